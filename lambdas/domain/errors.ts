@@ -1,0 +1,135 @@
+/**
+ * Domain errors. Every class sets a literal `name`: it becomes Lambda's `errorType`, which the
+ * state machine matches in Retry/Catch `ErrorEquals`, and it survives minification.
+ */
+import type { RejectionReason } from './marketplace-types';
+
+/** Base of every marketplace failure. `code` is the marketplace result code when there was one. */
+export class MarketplaceError extends Error {
+  public readonly code: number | undefined;
+  public constructor(message: string, code?: number, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'MarketplaceError';
+    this.code = code;
+  }
+}
+
+/** Code 1: database error on the marketplace side. Transient. */
+export class MarketplaceDatabaseError extends MarketplaceError {
+  public constructor(message = 'marketplace database error') {
+    super(message, 1);
+    this.name = 'MarketplaceDatabaseError';
+  }
+}
+
+/** Code 2: the marketplace rejected our input. Not transient. */
+export class MarketplaceInvalidInputError extends MarketplaceError {
+  public constructor(message = 'marketplace rejected the input') {
+    super(message, 2);
+    this.name = 'MarketplaceInvalidInputError';
+  }
+}
+
+/** Code 3: API key missing or invalid. Not transient: the operator must fix the key. */
+export class MarketplaceAuthError extends MarketplaceError {
+  public constructor(message = 'marketplace API key missing or invalid') {
+    super(message, 3);
+    this.name = 'MarketplaceAuthError';
+  }
+}
+
+/** Code 4: invalid endpoint. A bug or an API change. */
+export class MarketplaceEndpointError extends MarketplaceError {
+  public constructor(message = 'marketplace endpoint invalid') {
+    super(message, 4);
+    this.name = 'MarketplaceEndpointError';
+  }
+}
+
+/** Code 5: rate limited, after the client's own backoff was exhausted. Transient. */
+export class MarketplaceRateLimitedError extends MarketplaceError {
+  public constructor(message = 'marketplace rate limit exceeded') {
+    super(message, 5);
+    this.name = 'MarketplaceRateLimitedError';
+  }
+}
+
+/** Code 6: a business rejection with one of the five typed reasons. */
+export class MarketplaceRejectedError extends MarketplaceError {
+  public readonly reason: RejectionReason | string;
+  public constructor(reason: RejectionReason | string) {
+    super(`marketplace rejected the request: ${reason}`, 6);
+    this.name = 'MarketplaceRejectedError';
+    this.reason = reason;
+  }
+}
+
+/** Network failure, timeout, HTTP 5xx or an unreadable body. Transient. */
+export class MarketplaceUnavailableError extends MarketplaceError {
+  public constructor(message: string, options?: { cause?: unknown }) {
+    super(message, undefined, options);
+    this.name = 'MarketplaceUnavailableError';
+  }
+}
+
+/**
+ * create_order was sent but its outcome is unknown (timeout after sending, connection reset,
+ * unreadable answer). Never retried blindly: the caller reconciles through my_orders.
+ */
+export class OrderOutcomeUnknownError extends MarketplaceError {
+  public constructor(message: string, options?: { cause?: unknown }) {
+    super(message, undefined, options);
+    this.name = 'OrderOutcomeUnknownError';
+  }
+}
+
+/** A create_order request that fails our own checks before it is sent. */
+export class InvalidOrderRequestError extends Error {
+  public constructor(message: string) {
+    super(message);
+    this.name = 'InvalidOrderRequestError';
+  }
+}
+
+/** No server matches the request. Business failure, ends the task. */
+export class NoServerAvailableError extends Error {
+  public constructor(message: string) {
+    super(message);
+    this.name = 'NoServerAvailableError';
+  }
+}
+
+/** The account-wide hourly order cap is reached. Business failure, ends the task. */
+export class QuotaExceededError extends Error {
+  public constructor(limit: number) {
+    super(`Hourly order limit reached (${limit} per hour)`);
+    this.name = 'QuotaExceededError';
+  }
+}
+
+/** The task passed its soft time limit (300 s). */
+export class SoftTimeoutError extends Error {
+  public constructor(message = 'Task exceeded its soft time limit of 300 s') {
+    super(message);
+    this.name = 'SoftTimeoutError';
+  }
+}
+
+/** A write lost a conditional race (optimistic concurrency); safe to retry. */
+export class ConcurrentUpdateError extends Error {
+  public constructor(message: string) {
+    super(message);
+    this.name = 'ConcurrentUpdateError';
+  }
+}
+
+/** Error names the workflow and the worker treat as transient (retried with backoff). */
+export const TRANSIENT_ERROR_NAMES = [
+  'MarketplaceDatabaseError',
+  'MarketplaceRateLimitedError',
+  'MarketplaceUnavailableError',
+  'ConcurrentUpdateError',
+] as const;
+
+export const isTransient = (error: unknown): boolean =>
+  error instanceof Error && (TRANSIENT_ERROR_NAMES as readonly string[]).includes(error.name);

@@ -1,0 +1,81 @@
+/** Ports: what the domain needs from the outside world, in domain words. Adapters implement them. */
+import type { CreateOrderRequest, Order, Server, Wallet } from './marketplace-types';
+import type { JobMessage, TaskRecord, TaskResult, TaskState, CreateOrderInput, TaskOrigin } from './task';
+
+/** The marketplace API (lambdas/marketplace implements it over HTTP). */
+export interface MarketplaceClient {
+  listServers(): Promise<readonly Server[]>;
+  listWallets(): Promise<readonly Wallet[]>;
+  /** Never retried blindly. Throws OrderOutcomeUnknownError when the request may have reached the marketplace. Returns undefined when the answer carried no order_id. */
+  createOrder(request: CreateOrderRequest): Promise<{ order_id: number | undefined }>;
+  listOrders(options?: { returnCompleted?: boolean }): Promise<readonly Order[]>;
+  cancelOrder(orderId: number): Promise<void>;
+  setSpotPrice(orderId: number, desiredPrice: number): Promise<void>;
+  spotMarket(serverId: number): Promise<unknown>;
+}
+
+/**
+ * Shared pacing of marketplace calls: at most one call per interval per API key, across every
+ * concurrent caller. `acquire` resolves with the time (ms) at which the caller may send.
+ */
+export interface PacingGate {
+  acquire(keyId: string, intervalMs: number, now: number): Promise<number>;
+}
+
+/** A rolling window of events under one key (rate limit per address, hourly order quota). */
+export interface SlidingWindow {
+  /**
+   * Records one event at `now` when fewer than `limit` events lie in (now - windowMs, now].
+   * `eventId` makes it idempotent: recording the same id twice counts once.
+   */
+  hit(key: string, opts: { now: number; windowMs: number; limit: number; eventId: string }): Promise<{ allowed: boolean; retryAfterMs: number; count: number }>;
+}
+
+export interface TaskRepository {
+  /** Creates the record in state queued. Fails if the id exists. */
+  create(record: TaskRecord): Promise<void>;
+  get(taskId: string): Promise<TaskRecord | undefined>;
+  /** Moves a non-final task to `state` (running) and merges fields like order_id. */
+  update(taskId: string, fields: { state?: TaskState; order_id?: number; server_id?: number }, now: number): Promise<void>;
+  /**
+   * Records the final result once. Returns true for the one caller that moved the task to a final
+   * state, false when it was already final: only that caller delivers the result.
+   */
+  finish(taskId: string, state: 'succeeded' | 'failed', result: TaskResult, now: number): Promise<boolean>;
+  /** Removes a record whose hand-off failed, so no queued task exists without work behind it. */
+  remove(taskId: string): Promise<void>;
+}
+
+/** Starts the create-order workflow (Step Functions execution named by task id). */
+export interface WorkflowStarter {
+  start(taskId: string, input: CreateOrderWorkflowInput): Promise<void>;
+}
+
+/** Sends a job to the queue. */
+export interface JobQueue {
+  send(message: JobMessage): Promise<void>;
+}
+
+/** The workflow's input document. */
+export interface CreateOrderWorkflowInput {
+  readonly task_id: string;
+  readonly request: CreateOrderInput;
+  readonly origin: TaskOrigin;
+  /** Timing from config, so Wait states and deadlines follow the environment. */
+  readonly timing: { readonly poll_interval_seconds: number; readonly ready_timeout_seconds: number; readonly soft_deadline: number };
+}
+
+/** Claims a server for one task so concurrent tasks never race for it. */
+export interface ServerClaims {
+  claim(serverId: number, taskId: string, now: number, ttlSeconds: number): Promise<boolean>;
+  release(serverId: number, taskId: string): Promise<void>;
+}
+
+/** Outbound deliveries: callback_url, Slack ({text}) and Discord ({content}). Failures are logged, never thrown. */
+export interface Notifier {
+  callback(url: string, taskId: string, result: TaskResult): Promise<boolean>;
+  chat(text: string): Promise<void>;
+  slackResponse?(responseUrl: string, text: string): Promise<void>;
+}
+
+export type { TaskResult };

@@ -1,0 +1,89 @@
+/** Tasks: what a caller asked for, where it stands, and how it ended. */
+import type { PortProtocol } from './marketplace-types';
+
+export type TaskKind = 'create-order' | 'cancel-order' | 'status' | 'price-alert';
+export type TaskState = 'queued' | 'running' | 'succeeded' | 'failed';
+export const FINAL_STATES: readonly TaskState[] = ['succeeded', 'failed'];
+
+/** Where a task came from; decides where its result goes besides callback_url. */
+export interface TaskOrigin {
+  readonly source: 'webhook' | 'slack';
+  /** Slack's response_url for a slash command (hardening issue). */
+  readonly responseUrl?: string;
+}
+
+/** Normalized create-order input: request plus defaults from config. This is the workflow input's `request`. */
+export interface CreateOrderInput {
+  readonly gpu_type: string;
+  readonly max_price?: number;
+  readonly image: string;
+  readonly currency: string;
+  readonly ports: Readonly<Record<string, PortProtocol>>;
+  readonly env?: Readonly<Record<string, string>>;
+  readonly use_spot: boolean;
+  readonly callback_url?: string;
+}
+export interface CancelOrderInput { readonly order_id: number; readonly callback_url?: string }
+export interface StatusInput { readonly callback_url?: string }
+export interface PriceAlertInput {
+  readonly gpu_type: string;
+  readonly target_price: number;
+  readonly image: string;
+  readonly callback_url?: string;
+}
+
+export type TaskRequest =
+  | { readonly kind: 'create-order'; readonly input: CreateOrderInput }
+  | { readonly kind: 'cancel-order'; readonly input: CancelOrderInput }
+  | { readonly kind: 'status'; readonly input: StatusInput }
+  | { readonly kind: 'price-alert'; readonly input: PriceAlertInput };
+
+/** Results, exactly as order-relay.md §2.3 shapes them. */
+export interface CreateOrderSuccess {
+  readonly success: true;
+  readonly order_id: number;
+  readonly server_id: number;
+  readonly status: string;
+  readonly ssh_connection: string;
+  readonly gpu: readonly string[];
+  readonly price_usd: number | null;
+}
+export interface CancelSuccess { readonly success: true; readonly order_id: number; readonly status: 'cancelled' }
+export interface StatusResult {
+  readonly total_orders: number;
+  readonly active: number;
+  readonly creating: number;
+  readonly orders: readonly { readonly order_id: number; readonly status: string; readonly ssh: string | null }[];
+}
+export interface PriceAlertMatched { readonly success: true; readonly message: string; readonly task_id: string }
+export interface PriceNotMet { readonly success: false; readonly message: string }
+export interface FailureResult { readonly success: false; readonly error: string }
+
+export type TaskResult = CreateOrderSuccess | CancelSuccess | StatusResult | PriceAlertMatched | PriceNotMet | FailureResult;
+
+export const failure = (error: string): FailureResult => ({ success: false, error });
+
+/** A task record as stored (DynamoDB) and as returned by GET /webhook/tasks/{id}. */
+export interface TaskRecord {
+  readonly task_id: string;
+  readonly kind: TaskKind;
+  readonly state: TaskState;
+  /** The request without secrets. */
+  readonly request: Readonly<Record<string, unknown>>;
+  readonly origin: TaskOrigin;
+  readonly created_at: string;
+  readonly updated_at: string;
+  readonly finished_at?: string;
+  readonly result?: TaskResult;
+  /** Set by the workflow once an order exists, so a dangling order can always be found and cancelled. */
+  readonly order_id?: number;
+  readonly server_id?: number;
+}
+
+/** A job on the SQS queue (cancel-order, status, price-alert). */
+export interface JobMessage {
+  readonly task_id: string;
+  readonly kind: Exclude<TaskKind, 'create-order'>;
+  readonly input: CancelOrderInput | StatusInput | PriceAlertInput;
+  readonly origin: TaskOrigin;
+}

@@ -1,0 +1,32 @@
+/** Typed relay configuration with the spec's defaults (order-relay.md §2.1, DESIGN.md contract). */
+import { z } from 'zod';
+
+const PortsSchema = z.record(z.string().regex(/^\d{1,5}$/), z.enum(['tcp', 'http']));
+
+export const RelayConfigSchema = z.object({
+  marketplaceUrl: z.url().default('https://marketplace.example.invalid'),
+  defaultImage: z.string().min(1).default('nvidia/cuda:12.4.1-base-ubuntu22.04'),
+  defaultCurrency: z.string().min(1).default('NATIVE-Blockchain'),
+  defaultPorts: PortsSchema.default({ '22': 'tcp', '8888': 'http' }),
+  maxOrdersPerHour: z.coerce.number().int().positive().default(10),
+  maxRequestsPerMinute: z.coerce.number().int().positive().default(60),
+  orderReadyTimeoutSeconds: z.coerce.number().int().positive().default(120),
+  orderPollIntervalSeconds: z.coerce.number().int().positive().default(5),
+  allowPrivateCallbacks: z.boolean().default(false),
+  requireWebhookTimestamp: z.boolean().default(false),
+  /** Optional e-mail subscribed to the alarm topic. */
+  alarmEmail: z.email().optional(),
+  /** API stage throttling: the outer guard in front of the per-address limit. */
+  apiThrottle: z.object({ rateLimit: z.number().positive(), burstLimit: z.number().int().positive() }).default({ rateLimit: 50, burstLimit: 100 }),
+  /** Days of CloudWatch log retention for every log group. */
+  logRetentionDays: z.number().int().positive().default(30),
+});
+
+export type RelayConfig = z.infer<typeof RelayConfigSchema>;
+
+/** Validates once and fills the spec's defaults; throws naming every bad field. */
+export const relayConfig = (input: z.input<typeof RelayConfigSchema> = {}): RelayConfig => RelayConfigSchema.parse(input);
+
+/** Task time limits (order-relay.md §8). */
+export const SOFT_TIME_LIMIT_SECONDS = 300;
+export const HARD_TIME_LIMIT_SECONDS = 600;

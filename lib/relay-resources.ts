@@ -1,0 +1,40 @@
+/**
+ * The one place that names the relay's data resources. The CDK constructs and the local runtime
+ * (`npm start`) both build their table and queues from these definitions, so they cannot drift.
+ */
+
+/** Single-table design: every item is keyed by `pk` (e.g. TASK#<id>, RATE#<ip>, QUOTA#orders). */
+export const RELAY_TABLE = {
+  logicalName: 'relay',
+  partitionKey: 'pk',
+  /** Epoch seconds; DynamoDB TTL removes expired windows, claims, caches and idempotency keys. */
+  ttlAttribute: 'ttl',
+} as const;
+
+/** Worker Lambda timeout; the soft limit (300 s) is enforced inside the job, the hard (600 s) here. */
+export const WORKER_TIMEOUT_SECONDS = 600;
+
+export const JOB_QUEUE = {
+  logicalName: 'jobs',
+  /** At least 6x the worker timeout (Lambda's guidance for SQS event sources). */
+  visibilityTimeoutSeconds: 6 * WORKER_TIMEOUT_SECONDS,
+  /** Receives before SQS moves a message to the DLQ. The job itself gives up after 3 retries (4 receives). */
+  maxReceiveCount: 5,
+  retentionSeconds: 4 * 24 * 3600,
+} as const;
+
+export const DEAD_LETTER_QUEUE = {
+  logicalName: 'jobs-dlq',
+  retentionSeconds: 14 * 24 * 3600,
+} as const;
+
+/** Table key prefixes. */
+export const keys = {
+  task: (taskId: string) => `TASK#${taskId}`,
+  rate: (address: string) => `RATE#${address}`,
+  quota: () => 'QUOTA#orders',
+  pacing: (keyId: string) => `PACE#${keyId}`,
+  claim: (serverId: number) => `CLAIM#${serverId}`,
+  cache: (name: string) => `CACHE#${name}`,
+  idempotency: (key: string) => `IDEM#${key}`,
+} as const;
