@@ -1,0 +1,68 @@
+/** A relay Lambda with the house defaults: nodejs22.x on arm64, esbuild-minified with source maps, X-Ray, JSON logs, retention. */
+import * as path from 'node:path';
+import { Duration } from 'aws-cdk-lib';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
+import { Construct } from 'constructs';
+
+/** Repository root, so entries are written as repo-relative paths like `lambdas/handlers/api/health.ts`. */
+export const REPO_ROOT = path.resolve(__dirname, '..', '..');
+
+export interface RelayFunctionProps {
+  /** Repo-relative path of the handler file; it must export `handler`. */
+  readonly entry: string;
+  readonly description?: string;
+  readonly environment?: Readonly<Record<string, string>>;
+  /** @default 10 seconds */
+  readonly timeout?: Duration;
+  /** @default 256 */
+  readonly memorySize?: number;
+  /** @default - unreserved */
+  readonly reservedConcurrentExecutions?: number;
+  /** @default 30 days */
+  readonly logRetention?: logs.RetentionDays;
+}
+
+export class RelayFunction extends Construct {
+  public readonly fn: nodejs.NodejsFunction;
+  public readonly logGroup: logs.LogGroup;
+
+  public constructor(scope: Construct, id: string, props: RelayFunctionProps) {
+    super(scope, id);
+    this.logGroup = new logs.LogGroup(this, 'Logs', { retention: props.logRetention ?? logs.RetentionDays.ONE_MONTH });
+    this.fn = new nodejs.NodejsFunction(this, 'Function', {
+      entry: path.join(REPO_ROOT, props.entry),
+      handler: 'handler',
+      description: props.description,
+      runtime: lambda.Runtime.NODEJS_22_X,
+      architecture: lambda.Architecture.ARM_64,
+      memorySize: props.memorySize ?? 256,
+      timeout: props.timeout ?? Duration.seconds(10),
+      reservedConcurrentExecutions: props.reservedConcurrentExecutions,
+      tracing: lambda.Tracing.ACTIVE,
+      logGroup: this.logGroup,
+      loggingFormat: lambda.LoggingFormat.JSON,
+      projectRoot: REPO_ROOT,
+      depsLockFilePath: path.join(REPO_ROOT, 'package-lock.json'),
+      environment: {
+        NODE_OPTIONS: '--enable-source-maps',
+        POWERTOOLS_SERVICE_NAME: 'gpu-relay',
+        POWERTOOLS_METRICS_NAMESPACE: 'GpuRelay',
+        ...props.environment,
+      },
+      bundling: {
+        minify: true,
+        sourceMap: true,
+        keepNames: true,
+        target: 'node22',
+        format: nodejs.OutputFormat.ESM,
+        mainFields: ['module', 'main'],
+        // ESM bundles need a real `require` for the CommonJS parts of the SDK.
+        banner: "import { createRequire } from 'module';const require = createRequire(import.meta.url);",
+        // Bundle everything (Powertools, middy, SDK v3) rather than rely on the runtime's copy.
+        externalModules: [],
+      },
+    });
+  }
+}
