@@ -79,3 +79,10 @@ export interface Notifier {
 }
 
 export type { TaskResult };
+
+/** Idempotency keys (hardening issue): the first request with a key wins; repeats within 24 h get its task id. */
+export interface IdempotencyStore {
+  /** Stores key → taskId unless the key is known and unexpired; returns the task id now bound to the key. */
+  claim(key: string, taskId: string, now: number, ttlSeconds: number): Promise<string>;
+  release(key: string, taskId: string): Promise<void>;
+}

@@ -1,0 +1,54 @@
+/** The relay's secrets in Secrets Manager. Values never pass through CDK context or the template. */
+import { RemovalPolicy } from 'aws-cdk-lib';
+import type * as iam from 'aws-cdk-lib/aws-iam';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import { Construct } from 'constructs';
+
+export class RelaySecrets extends Construct {
+  /** HMAC key of X-Webhook-Signature; generated at deploy (64 alphanumerics). */
+  public readonly webhookSecret: secretsmanager.Secret;
+  /** The marketplace `auth` key; set by the operator after deploy. */
+  public readonly marketplaceApiKey: secretsmanager.Secret;
+  /** JSON {"slack_webhook_url": "...", "discord_webhook_url": "..."}; empty values skip that chat. */
+  public readonly chatWebhooks: secretsmanager.Secret;
+  /** Slack app signing secret; empty = no Slack verification (the spec's behaviour). */
+  public readonly slackSigningSecret: secretsmanager.Secret;
+
+  public constructor(scope: Construct, id: string) {
+    super(scope, id);
+    this.webhookSecret = new secretsmanager.Secret(this, 'WebhookSecret', {
+      description: 'GPU relay: HMAC key for X-Webhook-Signature and signed callbacks',
+      generateSecretString: { passwordLength: 64, excludePunctuation: true, includeSpace: false },
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    this.marketplaceApiKey = new secretsmanager.Secret(this, 'MarketplaceApiKey', {
+      description: 'GPU relay: marketplace API key (auth header); set it after deploy',
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    this.chatWebhooks = new secretsmanager.Secret(this, 'ChatWebhooks', {
+      description: 'GPU relay: JSON {"slack_webhook_url":"","discord_webhook_url":""}',
+      generateSecretString: { secretStringTemplate: JSON.stringify({ slack_webhook_url: '', discord_webhook_url: '' }), generateStringKey: 'unused' },
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    this.slackSigningSecret = new secretsmanager.Secret(this, 'SlackSigningSecret', {
+      description: 'GPU relay: Slack signing secret; leave empty to skip Slack verification',
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+  }
+
+  /** The `<NAME>_ARN` variables of the env contract (lambdas/adapters/env.ts). */
+  public environment(): Record<string, string> {
+    return {
+      WEBHOOK_SECRET_ARN: this.webhookSecret.secretArn,
+      MARKETPLACE_API_KEY_ARN: this.marketplaceApiKey.secretArn,
+      CHAT_WEBHOOKS_SECRET_ARN: this.chatWebhooks.secretArn,
+      SLACK_SIGNING_SECRET_ARN: this.slackSigningSecret.secretArn,
+    };
+  }
+
+  /** Read access to the secrets a function needs; least privilege by name. */
+  public grantRead(grantee: iam.IGrantable, which: readonly ('webhook' | 'apiKey' | 'chat' | 'slack')[]): void {
+    const map = { webhook: this.webhookSecret, apiKey: this.marketplaceApiKey, chat: this.chatWebhooks, slack: this.slackSigningSecret };
+    for (const name of which) map[name].grantRead(grantee);
+  }
+}
