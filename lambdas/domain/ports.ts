@@ -36,7 +36,7 @@ export interface TaskRepository {
   create(record: TaskRecord): Promise<void>;
   get(taskId: string): Promise<TaskRecord | undefined>;
   /** Moves a non-final task to `state` (running) and merges fields like order_id. */
-  update(taskId: string, fields: { state?: TaskState; order_id?: number; server_id?: number }, now: number): Promise<void>;
+  update(taskId: string, fields: { state?: TaskState; order_id?: number; server_id?: number; order_intent_at?: number; order_cancelled?: boolean }, now: number): Promise<void>;
   /**
    * Records the final result once. Returns true for the one caller that moved the task to a final
    * state, false when it was already final: only that caller delivers the result.

@@ -78,6 +78,13 @@ export interface TaskRecord {
   /** Set by the workflow once an order exists, so a dangling order can always be found and cancelled. */
   readonly order_id?: number;
   readonly server_id?: number;
+  /**
+   * Epoch ms at which the workflow was about to send create_order for `server_id` (an intent marker):
+   * a retried PlaceOrder that finds it reconciles through my_orders instead of placing a second order.
+   */
+  readonly order_intent_at?: number;
+  /** True once the workflow (or the safety net) cancelled `order_id`, so nobody cancels it twice. */
+  readonly order_cancelled?: boolean;
 }
 
 /** A job on the SQS queue (cancel-order, status, price-alert). */

@@ -1,0 +1,64 @@
+/**
+ * CDK app entry: the only place that reads CDK context. Every value is optional and validated by
+ * relayConfig(); e.g. `npx cdk deploy -c marketplaceUrl=https://... -c alarmEmail=ops@example.com`.
+ */
+import { App, Validations } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { relayConfig } from '../lib/config';
+import { RelayStack } from '../lib/relay-stack';
+
+/** Context values arrive as strings from `-c key=value` and as JSON values from cdk.json. */
+type ContextValue = string | number | boolean | Record<string, unknown> | undefined;
+
+const parseJson = (name: string, value: ContextValue): unknown => {
+  if (typeof value !== 'string') return value;
+  try {
+    return JSON.parse(value);
+  } catch {
+    throw new Error(`context ${name} must be JSON, e.g. {"22":"tcp","8888":"http"}`);
+  }
+};
+
+const toNumber = (value: ContextValue): unknown => (typeof value === 'string' && value.trim() !== '' ? Number(value) : value);
+
+const toBoolean = (value: ContextValue): unknown => (value === 'true' ? true : value === 'false' ? false : value);
+
+/** Drops unset keys so relayConfig() fills the spec's defaults. */
+const defined = <T extends Record<string, unknown>>(record: T): Partial<T> =>
+  Object.fromEntries(Object.entries(record).filter(([, value]) => value !== undefined && value !== '')) as Partial<T>;
+
+/** Builds the validated config from the app's context; throws naming every bad value. */
+export const configFromContext = (app: App) => {
+  const ctx = (key: string): ContextValue => app.node.tryGetContext(key) as ContextValue;
+  const rate = toNumber(ctx('apiThrottleRate'));
+  const burst = toNumber(ctx('apiThrottleBurst'));
+  return relayConfig(defined({
+    marketplaceUrl: ctx('marketplaceUrl'),
+    defaultImage: ctx('defaultImage'),
+    defaultCurrency: ctx('defaultCurrency'),
+    defaultPorts: parseJson('defaultPorts', ctx('defaultPorts')),
+    maxOrdersPerHour: toNumber(ctx('maxOrdersPerHour')),
+    maxRequestsPerMinute: toNumber(ctx('maxRequestsPerMinute')),
+    orderReadyTimeoutSeconds: toNumber(ctx('orderReadyTimeoutSeconds')),
+    orderPollIntervalSeconds: toNumber(ctx('orderPollIntervalSeconds')),
+    requireWebhookTimestamp: toBoolean(ctx('requireWebhookTimestamp')),
+    alarmEmail: ctx('alarmEmail'),
+    apiThrottle: rate === undefined && burst === undefined ? undefined : { rateLimit: rate ?? 50, burstLimit: burst ?? 100 },
+    logRetentionDays: toNumber(ctx('logRetentionDays')),
+  }) as Parameters<typeof relayConfig>[0]);
+};
+
+/** The app with its one stack and the cdk-nag AwsSolutions pack; `cdk synth` fails on an unacknowledged finding. */
+export const buildApp = (app: App = new App()): { app: App; stack: RelayStack } => {
+  const stack = new RelayStack(app, (app.node.tryGetContext('stackName') as string | undefined) ?? 'GpuOrderRelay', {
+    config: configFromContext(app),
+    description: 'GPU order relay: signed webhooks, order workflow, job queue',
+    tableDeletionProtection: ![false, 'false'].includes(app.node.tryGetContext('tableDeletionProtection') as string | boolean),
+    env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
+  });
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+  return { app, stack };
+};
+
+// Imported by the tests for configFromContext/buildApp; synthesized only when run as the CDK app.
+if (require.main === module) buildApp().app.synth();

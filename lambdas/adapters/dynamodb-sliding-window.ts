@@ -1,0 +1,69 @@
+/**
+ * SlidingWindow over one DynamoDB item per key: the in-window events plus a `version`. Every Lambda
+ * instance reads, computes with the pure window math and writes back only if the version is still
+ * the one it read, so the count is exact and never exceeds the limit under concurrency.
+ */
+import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { z } from 'zod';
+import { isConditionalCheckFailed } from './aws-clients';
+import { ConcurrentUpdateError } from '../domain/errors';
+import type { SlidingWindow } from '../domain/ports';
+import { slideWindow } from '../domain/sliding-window';
+
+const WindowItemSchema = z.object({
+  events: z.array(z.object({ id: z.string(), t: z.number() })).default([]),
+  version: z.number().int().nonnegative().default(0),
+});
+
+/** Optimistic-concurrency attempts before giving up with a (transient) ConcurrentUpdateError. */
+const MAX_ATTEMPTS = 50;
+
+const jitter = (attempt: number): Promise<void> =>
+  // Tiny and random, so racing writers fall out of lock-step instead of colliding again.
+  new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * Math.min(2 + attempt, 10))));
+
+/** Exact rolling windows in a DynamoDB table; `key` is the item's pk (keys.rate(ip), keys.quota()). */
+export class DynamoDbSlidingWindow implements SlidingWindow {
+  public constructor(
+    private readonly doc: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  public async hit(
+    key: string,
+    opts: { now: number; windowMs: number; limit: number; eventId: string },
+  ): Promise<{ allowed: boolean; retryAfterMs: number; count: number }> {
+    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt += 1) {
+      const { Item } = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: { pk: key }, ConsistentRead: true }));
+      const parsed = WindowItemSchema.safeParse(Item ?? {});
+      // A malformed item is overwritten rather than blocking the key forever; its version still guards the write.
+      const stored = parsed.success ? parsed.data : { events: [], version: typeof Item?.version === 'number' ? Item.version : 0 };
+      const expected = Item ? stored.version : 0;
+      const outcome = slideWindow({ ...opts, events: stored.events });
+      const result = { allowed: outcome.allowed, retryAfterMs: outcome.retryAfterMs, count: outcome.count };
+      // A rejection or a repeated event id changes nothing worth a write (pruning can wait for the next hit).
+      if (!outcome.allowed || !outcome.changed) return result;
+      const newest = outcome.events.reduce((max, e) => Math.max(max, e.t), opts.now);
+      try {
+        await this.doc.send(new PutCommand({
+          TableName: this.tableName,
+          Item: {
+            pk: key,
+            events: outcome.events,
+            version: expected + 1,
+            // Gone once its newest event has left the window; DynamoDB TTL deletes it (eventually).
+            ttl: Math.ceil((newest + opts.windowMs) / 1000) + 60,
+          },
+          ConditionExpression: 'attribute_not_exists(#pk) OR #version = :v',
+          ExpressionAttributeNames: { '#pk': 'pk', '#version': 'version' },
+          ExpressionAttributeValues: { ':v': expected },
+        }));
+        return result;
+      } catch (error) {
+        if (!isConditionalCheckFailed(error)) throw error;
+        await jitter(attempt);
+      }
+    }
+    throw new ConcurrentUpdateError(`sliding window ${key.split('#')[0]} is too contended`);
+  }
+}

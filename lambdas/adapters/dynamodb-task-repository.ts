@@ -1,0 +1,131 @@
+/**
+ * TaskRepository in the relay table (pk = TASK#<id>). Records carry created_at / updated_at /
+ * finished_at as ISO strings and a `ttl` 30 days after their last change: DynamoDB deletes them
+ * then, so GET /webhook/tasks/{id} answers for 30 days after a task ends.
+ */
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { z } from 'zod';
+import { isConditionalCheckFailed } from './aws-clients';
+import type { TaskRepository } from '../domain/ports';
+import type { TaskRecord, TaskResult, TaskState } from '../domain/task';
+import { keys } from '../../lib/relay-resources';
+
+/** How long a task record is kept after its last change. */
+export const TASK_RETENTION_SECONDS = 30 * 24 * 3600;
+
+/** `create` found a record with the same id. Not transient: the id is already taken. */
+export class TaskAlreadyExistsError extends Error {
+  public constructor(taskId: string) {
+    super(`task ${taskId} already exists`);
+    this.name = 'TaskAlreadyExistsError';
+  }
+}
+
+const TaskRecordSchema = z.object({
+  task_id: z.string().min(1),
+  kind: z.enum(['create-order', 'cancel-order', 'status', 'price-alert']),
+  state: z.enum(['queued', 'running', 'succeeded', 'failed']),
+  request: z.record(z.string(), z.unknown()),
+  origin: z.object({ source: z.enum(['webhook', 'slack']), responseUrl: z.string().optional() }),
+  created_at: z.string(),
+  updated_at: z.string(),
+  finished_at: z.string().optional(),
+  // Results are written only by this adapter from typed TaskResult values; check the shape loosely.
+  result: z.record(z.string(), z.unknown()).optional(),
+  order_id: z.number().int().optional(),
+  server_id: z.number().int().optional(),
+});
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+const ttlFrom = (ms: number): number => Math.floor(ms / 1000) + TASK_RETENTION_SECONDS;
+
+const NOT_FINAL = 'attribute_exists(#pk) AND (#state IN (:succeeded, :failed) OR #state <> :succeeded)';
+const FINAL_VALUES = { ':succeeded': 'succeeded', ':failed': 'failed' } as const;
+
+/** Task records in DynamoDB with exactly-once finishing. */
+export class DynamoDbTaskRepository implements TaskRepository {
+  public constructor(
+    private readonly doc: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  /** Throws TaskAlreadyExistsError when the id is taken. */
+  public async create(record: TaskRecord): Promise<void> {
+    const createdMs = Date.parse(record.created_at);
+    try {
+      await this.doc.send(new PutCommand({
+        TableName: this.tableName,
+        Item: { ...record, pk: keys.task(record.task_id), ttl: ttlFrom(Number.isNaN(createdMs) ? Date.now() : createdMs) },
+        ConditionExpression: 'attribute_not_exists(#pk)',
+        ExpressionAttributeNames: { '#pk': 'pk' },
+      }));
+    } catch (error) {
+      if (isConditionalCheckFailed(error)) throw new TaskAlreadyExistsError(record.task_id);
+      throw error;
+    }
+  }
+
+  /** The record, or undefined when absent. Throws when the stored item is not a valid task. */
+  public async get(taskId: string): Promise<TaskRecord | undefined> {
+    const { Item } = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: { pk: keys.task(taskId) }, ConsistentRead: true }));
+    if (!Item) return undefined;
+    const { pk: _pk, ttl: _ttl, ...rest } = Item;
+    const parsed = TaskRecordSchema.parse(rest);
+    return { ...parsed, result: parsed.result as TaskResult | undefined } as TaskRecord;
+  }
+
+  /**
+   * Moves a non-final task to `state` and merges order_id / server_id. A final task keeps its state,
+   * but still records order_id / server_id: a dangling order must stay findable. Missing task: no-op.
+   */
+  public async update(taskId: string, fields: { state?: TaskState; order_id?: number; server_id?: number }, now: number): Promise<void> {
+    const facts = { order_id: fields.order_id, server_id: fields.server_id };
+    try {
+      await this.set(taskId, { ...facts, state: fields.state, updated_at: iso(now), ttl: ttlFrom(now) }, NOT_FINAL, FINAL_VALUES);
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw error;
+      if (facts.order_id === undefined && facts.server_id === undefined) return;
+      try {
+        await this.set(taskId, { ...facts, updated_at: iso(now) }, 'attribute_exists(#pk)', {});
+      } catch (inner) {
+        if (!isConditionalCheckFailed(inner)) throw inner;
+      }
+    }
+  }
+
+  /** Conditional on the task not being final: true only for the caller whose write made it final. */
+  public async finish(taskId: string, state: 'succeeded' | 'failed', result: TaskResult, now: number): Promise<boolean> {
+    try {
+      await this.set(taskId, { state, result, finished_at: iso(now), updated_at: iso(now), ttl: ttlFrom(now) }, NOT_FINAL, FINAL_VALUES);
+      return true;
+    } catch (error) {
+      if (isConditionalCheckFailed(error)) return false;
+      throw error;
+    }
+  }
+
+  public async remove(taskId: string): Promise<void> {
+    await this.doc.send(new DeleteCommand({ TableName: this.tableName, Key: { pk: keys.task(taskId) } }));
+  }
+
+  /** SET every defined field under `condition` (attribute names are aliased: `state` and `ttl` are reserved words). */
+  private async set(taskId: string, fields: Record<string, unknown>, condition: string, values: Record<string, unknown>): Promise<void> {
+    const entries = Object.entries(fields).filter(([, v]) => v !== undefined);
+    const names: Record<string, string> = { '#pk': 'pk', '#state': 'state' };
+    const exprValues: Record<string, unknown> = { ...values };
+    const sets = entries.map(([name, value], i) => {
+      names[`#f${i}`] = name;
+      exprValues[`:f${i}`] = value;
+      return `#f${i} = :f${i}`;
+    });
+    if (!condition.includes('#state')) delete names['#state'];
+    await this.doc.send(new UpdateCommand({
+      TableName: this.tableName,
+      Key: { pk: keys.task(taskId) },
+      UpdateExpression: `SET ${sets.join(', ')}`,
+      ConditionExpression: condition,
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: Object.keys(exprValues).length > 0 ? exprValues : undefined,
+    }));
+  }
+}

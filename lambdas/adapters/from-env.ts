@@ -1,0 +1,43 @@
+/**
+ * Adapter factories from the parsed environment: handlers call these once at cold start and get
+ * ports back, so they never name a technology. Clients are the shared, traced singletons.
+ */
+import { documentClient, sfnClient, sqsClient } from './aws-clients';
+import { DynamoDbIdempotencyStore } from './dynamodb-idempotency-store';
+import { DynamoDbServerClaims } from './dynamodb-server-claims';
+import { DynamoDbSlidingWindow } from './dynamodb-sliding-window';
+import { DynamoDbTaskRepository } from './dynamodb-task-repository';
+import type { RelayEnv } from './env';
+import { HttpNotifier } from './http-notifier';
+import { chatWebhooks, webhookSecrets } from './secrets';
+import { SfnWorkflowStarter } from './sfn-workflow-starter';
+import { SqsJobQueue } from './sqs-job-queue';
+import type { IdempotencyStore, JobQueue, Notifier, ServerClaims, SlidingWindow, TaskRepository, WorkflowStarter } from '../domain/ports';
+
+export const taskRepositoryFromEnv = (env: RelayEnv): TaskRepository => new DynamoDbTaskRepository(documentClient(), env.TABLE_NAME);
+
+export const slidingWindowFromEnv = (env: RelayEnv): SlidingWindow => new DynamoDbSlidingWindow(documentClient(), env.TABLE_NAME);
+
+export const serverClaimsFromEnv = (env: RelayEnv): ServerClaims => new DynamoDbServerClaims(documentClient(), env.TABLE_NAME);
+
+export const idempotencyStoreFromEnv = (env: RelayEnv): IdempotencyStore => new DynamoDbIdempotencyStore(documentClient(), env.TABLE_NAME);
+
+/** Throws when STATE_MACHINE_ARN is unset: a function that starts workflows cannot run without it. */
+export const workflowStarterFromEnv = (env: RelayEnv): WorkflowStarter => {
+  if (!env.STATE_MACHINE_ARN) throw new Error('STATE_MACHINE_ARN is not set: cannot start the create-order workflow');
+  return new SfnWorkflowStarter(sfnClient(), env.STATE_MACHINE_ARN);
+};
+
+/** Throws when JOB_QUEUE_URL is unset: a function that queues jobs cannot run without it. */
+export const jobQueueFromEnv = (env: RelayEnv): JobQueue => {
+  if (!env.JOB_QUEUE_URL) throw new Error('JOB_QUEUE_URL is not set: cannot queue jobs');
+  return new SqsJobQueue(sqsClient(), env.JOB_QUEUE_URL);
+};
+
+/** Secrets are read per delivery through the cached secrets adapter, so a rotation is picked up. */
+export const notifierFromEnv = (env: RelayEnv): Notifier =>
+  new HttpNotifier({
+    webhookSecrets: () => webhookSecrets(env),
+    chat: () => chatWebhooks(env),
+    allowPrivate: env.ALLOW_PRIVATE_CALLBACKS,
+  });

@@ -1,0 +1,227 @@
+/**
+ * Outbound deliveries over HTTP: signed result callbacks (with retries), Slack `{text}` and Discord
+ * `{content}` chat messages, and Slack response_url replies. Failures are logged and counted, never
+ * thrown: a delivery problem must not fail the task it reports on. Chat URLs are secrets and
+ * callback URLs may carry tokens, so logs name only the callback host and the chat channel.
+ */
+import { createHash } from 'node:crypto';
+import { fetch as undiciFetch, type Dispatcher } from 'undici';
+import { discordContent } from '../domain/chat-messages';
+import { NOT_HTTP_URL_REASON, refusedUrlReason } from '../domain/address-policy';
+import type { Notifier } from '../domain/ports';
+import { hmacHex, signedBytes } from '../domain/signing';
+import type { TaskResult } from '../domain/task';
+import { countMetric, logger, MetricName } from './observability';
+import { guardedDispatcher, isBlockedDestination } from './ssrf-guard';
+
+export interface HttpNotifierOptions {
+  /** Accepted webhook secrets; callbacks are signed with the first (current) one. */
+  readonly webhookSecrets: () => Promise<string[]>;
+  readonly chat: () => Promise<{ slack?: string; discord?: string }>;
+  /** Skip the SSRF guard (local runtime and tests, whose receivers are on loopback). */
+  readonly allowPrivate: boolean;
+  /** @default undici's fetch (the one the SSRF dispatcher is built for) */
+  readonly fetchFn?: typeof fetch;
+  /** @default a real timer */
+  readonly sleep?: (ms: number) => Promise<void>;
+  /** @default Date.now */
+  readonly now?: () => number;
+  /** Per attempt. @default 10000 (order-relay.md §8) */
+  readonly callbackTimeoutMs?: number;
+  /** Per request. @default 5000 (order-relay.md §8) */
+  readonly chatTimeoutMs?: number;
+  /** @default 3 */
+  readonly callbackAttempts?: number;
+  /** First backoff delay, doubled after each attempt. @default 1000 */
+  readonly callbackBackoffMs?: number;
+  /** Longest Discord retry_after we wait for once. @default 5000 */
+  readonly discordMaxWaitMs?: number;
+  /** Dispatcher override (tests inject a resolver through guardedDispatcher). */
+  readonly dispatcher?: Dispatcher;
+}
+
+type Outcome = { ok: true; status: number } | { ok: false; retry: boolean; status?: number; reason: string; retryAfterMs?: number };
+
+/** Stable per task, so a receiver can drop a retried delivery it already processed. */
+export const callbackDeliveryId = (taskId: string): string =>
+  `cb_${createHash('sha256').update(`callback:${taskId}`).digest('hex').slice(0, 32)}`;
+
+const hostOf = (url: string): string => {
+  try {
+    return new URL(url).host;
+  } catch {
+    return 'invalid-url';
+  }
+};
+
+/** Seconds from a Discord 429: `retry_after` in the JSON body, else the Retry-After header. */
+const discordRetryAfterMs = async (res: Response): Promise<number | undefined> => {
+  try {
+    const body = (await res.json()) as { retry_after?: unknown };
+    if (typeof body.retry_after === 'number' && body.retry_after >= 0) return Math.ceil(body.retry_after * 1000);
+  } catch {
+    // not JSON: fall back to the header
+  }
+  const header = Number(res.headers.get('retry-after'));
+  return Number.isFinite(header) && header >= 0 ? Math.ceil(header * 1000) : undefined;
+};
+
+/** The Notifier port over HTTP, with the SSRF guard unless `allowPrivate`. */
+export class HttpNotifier implements Notifier {
+  private readonly fetchFn: typeof fetch;
+  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly now: () => number;
+  private readonly dispatcher: Dispatcher | undefined;
+
+  public constructor(private readonly opts: HttpNotifierOptions) {
+    this.fetchFn = opts.fetchFn ?? (undiciFetch as unknown as typeof fetch);
+    this.sleep = opts.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+    this.now = opts.now ?? Date.now;
+    this.dispatcher = opts.dispatcher ?? (opts.allowPrivate ? undefined : guardedDispatcher(false));
+  }
+
+  /**
+   * POSTs the result, signed like a timestamped request (X-Webhook-Timestamp, X-Webhook-Signature
+   * over `<timestamp>.<body>`, X-Webhook-Id the same on every retry). Retries 5xx, 429, network
+   * errors and timeouts with exponential backoff; never 4xx or redirects. Returns whether it was delivered.
+   */
+  public async callback(url: string, taskId: string, result: TaskResult): Promise<boolean> {
+    const host = hostOf(url);
+    const attempts = Math.max(1, this.opts.callbackAttempts ?? 3);
+    const fail = (reason: string, extra: Record<string, unknown> = {}) => {
+      logger.warn('callback delivery failed', { task_id: taskId, callback_host: host, reason, ...extra });
+      countMetric(MetricName.CallbackFailures);
+      return false;
+    };
+    const refused = this.refusal(url);
+    if (refused) return fail(`destination refused: ${refused}`);
+    let secret: string | undefined;
+    try {
+      [secret] = await this.opts.webhookSecrets();
+    } catch (error) {
+      return fail('webhook secret unavailable', { error: error instanceof Error ? error.name : 'unknown' });
+    }
+    if (!secret) return fail('no webhook secret configured to sign the callback');
+
+    const body = JSON.stringify(result);
+    const deliveryId = callbackDeliveryId(taskId);
+    let last: Outcome = { ok: false, retry: false, reason: 'not attempted' };
+    for (let attempt = 1; attempt <= attempts; attempt += 1) {
+      // A fresh timestamp per attempt keeps a late retry inside the receiver's replay window.
+      const timestamp = String(Math.floor(this.now() / 1000));
+      last = await this.post(url, body, this.opts.callbackTimeoutMs ?? 10_000, {
+        'X-Webhook-Timestamp': timestamp,
+        'X-Webhook-Signature': hmacHex(secret, signedBytes(body, timestamp)),
+        'X-Webhook-Id': deliveryId,
+      });
+      if (last.ok) {
+        countMetric(MetricName.CallbackDeliveries);
+        if (attempt > 1) logger.info('callback delivered after retry', { task_id: taskId, callback_host: host, attempt });
+        return true;
+      }
+      if (!last.retry || attempt === attempts) break;
+      logger.info('callback attempt failed, retrying', { task_id: taskId, callback_host: host, attempt, status: last.status, reason: last.reason });
+      await this.sleep((this.opts.callbackBackoffMs ?? 1_000) * 2 ** (attempt - 1));
+    }
+    return fail(last.ok ? 'unknown' : last.reason, { status: last.ok ? undefined : last.status, attempts });
+  }
+
+  /** Sends `text` to Slack (`{text}`) and Discord (`{content}`, ≤ 2000 chars) in parallel; unset URLs are skipped. */
+  public async chat(text: string): Promise<void> {
+    let urls: { slack?: string; discord?: string };
+    try {
+      urls = await this.opts.chat();
+    } catch (error) {
+      logger.warn('chat webhooks unavailable', { error: error instanceof Error ? error.name : 'unknown' });
+      return;
+    }
+    await Promise.all([
+      urls.slack ? this.chatSlack(urls.slack, text) : undefined,
+      urls.discord ? this.chatDiscord(urls.discord, text) : undefined,
+    ]);
+  }
+
+  /** Posts an in-channel reply to a Slack slash command's response_url. */
+  public async slackResponse(responseUrl: string, text: string): Promise<void> {
+    const refused = this.refusal(responseUrl);
+    const outcome: Outcome = refused
+      ? { ok: false, retry: false, reason: `destination refused: ${refused}` }
+      : await this.post(responseUrl, JSON.stringify({ response_type: 'in_channel', replace_original: false, text }), this.chatTimeout());
+    if (!outcome.ok) logger.warn('slack response_url delivery failed', { status: outcome.status, reason: outcome.reason });
+  }
+
+  private async chatSlack(url: string, text: string): Promise<void> {
+    const refused = this.refusal(url);
+    const outcome: Outcome = refused
+      ? { ok: false, retry: false, reason: `destination refused: ${refused}` }
+      : await this.post(url, JSON.stringify({ text }), this.chatTimeout());
+    if (!outcome.ok) this.chatFailed('slack', outcome);
+  }
+
+  private async chatDiscord(url: string, text: string): Promise<void> {
+    const refused = this.refusal(url);
+    if (refused) return this.chatFailed('discord', { ok: false, retry: false, reason: `destination refused: ${refused}` });
+    const body = JSON.stringify({ content: discordContent(text) });
+    let outcome = await this.post(url, body, this.chatTimeout(), {}, true);
+    if (!outcome.ok && outcome.status === 429) {
+      const waitMs = outcome.retryAfterMs ?? 1_000;
+      // Retrying before retry_after would only be rejected again; beyond the cap we give up.
+      if (waitMs <= (this.opts.discordMaxWaitMs ?? 5_000)) {
+        await this.sleep(waitMs);
+        outcome = await this.post(url, body, this.chatTimeout(), {}, true);
+      } else {
+        outcome = { ...outcome, reason: `rate limited for ${waitMs} ms` };
+      }
+    }
+    if (!outcome.ok) this.chatFailed('discord', outcome);
+  }
+
+  private chatFailed(channel: 'slack' | 'discord', outcome: Outcome): void {
+    if (outcome.ok) return;
+    logger.warn('chat delivery failed', { channel, status: outcome.status, reason: outcome.reason });
+    countMetric(MetricName.ChatFailures, { name: 'Channel', value: channel });
+  }
+
+  private chatTimeout(): number {
+    return this.opts.chatTimeoutMs ?? 5_000;
+  }
+
+  /** The protocol is always checked; literal private hosts only when the guard is on (it re-checks after DNS). */
+  private refusal(url: string): string | undefined {
+    const reason = refusedUrlReason(url);
+    return reason && this.opts.allowPrivate && reason !== NOT_HTTP_URL_REASON ? undefined : reason;
+  }
+
+  /** One POST with a timeout. Never throws; the outcome says whether a retry could help. */
+  private async post(url: string, body: string, timeoutMs: number, headers: Record<string, string> = {}, readRetryAfter = false): Promise<Outcome> {
+    let res: Response;
+    try {
+      res = await this.fetchFn(url, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'User-Agent': 'gpu-relay', ...headers },
+        body,
+        redirect: 'manual', // a redirect could lead anywhere, including past the SSRF guard
+        signal: AbortSignal.timeout(timeoutMs),
+        ...(this.dispatcher ? { dispatcher: this.dispatcher } : {}),
+      } as RequestInit);
+    } catch (error) {
+      if (isBlockedDestination(error)) return { ok: false, retry: false, reason: 'destination refused at connect time' };
+      // Duck-typed: the abort reason is a DOMException, which is not an Error in every realm.
+      const name = (error as { name?: unknown } | undefined)?.name;
+      const timedOut = name === 'TimeoutError' || name === 'AbortError';
+      const code = (error as { cause?: { code?: unknown } })?.cause?.code;
+      return { ok: false, retry: true, reason: timedOut ? `timeout after ${timeoutMs} ms` : `network error${typeof code === 'string' ? ` ${code}` : ''}` };
+    }
+    const retryAfterMs = readRetryAfter && res.status === 429 ? await discordRetryAfterMs(res) : undefined;
+    // Drain the body so the connection can be reused (and nothing leaks into an open handle).
+    await res.body?.cancel().catch(() => undefined);
+    if (res.status >= 200 && res.status < 300) return { ok: true, status: res.status };
+    return {
+      ok: false,
+      retry: res.status === 429 || res.status >= 500,
+      status: res.status,
+      reason: res.status >= 300 && res.status < 400 ? 'redirect not followed' : `HTTP ${res.status}`,
+      retryAfterMs,
+    };
+  }
+}

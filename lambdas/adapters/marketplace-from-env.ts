@@ -1,0 +1,43 @@
+/**
+ * The marketplace client every handler uses, built from the env contract: HTTP client paced through
+ * DynamoDB, behind the shared DynamoDB read cache. Build it once per cold start.
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { MarketplaceClient } from '../domain/ports';
+import { CachedMarketplaceClient } from '../marketplace/cached-marketplace-client';
+import { HttpMarketplaceClient } from '../marketplace/http-marketplace-client';
+import { DynamoDbPacingGate } from './dynamodb-pacing-gate';
+import { DynamoDbReadCache } from './dynamodb-read-cache';
+import type { RelayEnv } from './env';
+import { countMetric, logger, MetricName } from './observability';
+import { marketplaceApiKey } from './secrets';
+
+let doc: DynamoDBDocumentClient | undefined;
+
+// One client per Lambda instance, created on first use so importing this module stays free. The
+// SDK reads AWS_ENDPOINT_URL_DYNAMODB itself, which points it at dynalite locally.
+const documentClient = (): DynamoDBDocumentClient => {
+  doc ??= DynamoDBDocumentClient.from(new DynamoDBClient({}), { marshallOptions: { removeUndefinedValues: true } });
+  return doc;
+};
+
+/** Builds the cached, paced marketplace client. `cacheMaxAgeMs` defaults to the readiness poll interval. */
+export const marketplaceFromEnv = (env: RelayEnv, options: { cacheMaxAgeMs?: number } = {}): MarketplaceClient => {
+  const db = documentClient();
+  const http = new HttpMarketplaceClient({
+    baseUrl: env.MARKETPLACE_URL,
+    apiKey: () => marketplaceApiKey(env),
+    pacing: new DynamoDbPacingGate(db, env.TABLE_NAME),
+    minIntervalMs: env.MARKETPLACE_MIN_INTERVAL_MS,
+    timeoutMs: env.MARKETPLACE_TIMEOUT_MS,
+    onError: (code) => countMetric(MetricName.MarketplaceErrors, { name: 'ResultCode', value: String(code) }),
+  });
+  return new CachedMarketplaceClient({
+    inner: http,
+    cache: new DynamoDbReadCache(db, env.TABLE_NAME),
+    maxAgeMs: options.cacheMaxAgeMs ?? env.ORDER_POLL_INTERVAL_SECONDS * 1000,
+    // A cache outage costs extra marketplace reads, never a failed task.
+    onCacheError: (error) => logger.warn('marketplace read cache unavailable', { error }),
+  });
+};

@@ -1,0 +1,122 @@
+/**
+ * Accepting a task at the API: claim the idempotency key, record the task (queued), hand it off to
+ * the workflow or the job queue. The relay never answers "queued" for something it did not queue:
+ * if anything before the hand-off completes fails, the record and the key are undone.
+ */
+import type { CreateOrderWorkflowInput, IdempotencyStore, JobQueue, TaskRepository, WorkflowStarter } from './ports';
+import type { JobMessage, TaskOrigin, TaskRecord, TaskRequest } from './task';
+
+/** Idempotency keys bind for 24 h (hardening issue). */
+export const IDEMPOTENCY_KEY_TTL_SECONDS = 24 * 3600;
+
+/** The user-facing text of a failed hand-off (HTTP 503). */
+export const HAND_OFF_FAILED_MESSAGE = 'Could not queue the task; nothing was started. Retry later.';
+
+/** Recording or handing off the task failed; nothing was started. The API answers 503. */
+export class HandOffError extends Error {
+  public constructor(options?: { cause?: unknown }) {
+    super(HAND_OFF_FAILED_MESSAGE, options);
+    this.name = 'HandOffError';
+  }
+}
+
+export interface AcceptTaskDeps {
+  readonly tasks: TaskRepository;
+  readonly workflow: WorkflowStarter;
+  readonly queue: JobQueue;
+  /** Without a store, Idempotency-Key headers are ignored. */
+  readonly idempotency?: IdempotencyStore;
+}
+
+export interface AcceptTaskOptions {
+  readonly taskId: string;
+  /** Epoch ms. */
+  readonly now: number;
+  readonly origin: TaskOrigin;
+  readonly idempotencyKey?: string;
+  readonly timing: { readonly poll_interval_seconds: number; readonly ready_timeout_seconds: number };
+  readonly softLimitSeconds: number;
+}
+
+/**
+ * The request as stored in the task record: without secrets. Environment variable values are
+ * dropped (their names are kept, so an operator can see what was asked for).
+ */
+export const recordedRequest = (request: TaskRequest): Record<string, unknown> => {
+  if (request.kind === 'create-order') {
+    const { env, ...rest } = request.input;
+    return env ? { ...rest, env_names: Object.keys(env) } : { ...rest };
+  }
+  return { ...request.input };
+};
+
+/**
+ * Idempotency keys are scoped by task kind: a client that reuses one key on two different routes
+ * gets two tasks, never the create-order task id back from a cancel.
+ */
+export const scopedIdempotencyKey = (kind: TaskRequest['kind'], key: string): string => `${kind}:${key}`;
+
+/**
+ * Records and hands off one task. With an idempotency key, a repeat (within 24 h) returns the first
+ * request's task id with `replayed: true` and starts nothing. Throws {@link HandOffError} when the
+ * task could not be recorded or handed off; by then the record is removed and the key released.
+ */
+export const acceptTask = async (
+  deps: AcceptTaskDeps,
+  request: TaskRequest,
+  opts: AcceptTaskOptions,
+): Promise<{ taskId: string; replayed: boolean }> => {
+  const key = opts.idempotencyKey !== undefined && deps.idempotency ? scopedIdempotencyKey(request.kind, opts.idempotencyKey) : undefined;
+  if (key !== undefined && deps.idempotency) {
+    let bound: string;
+    try {
+      bound = await deps.idempotency.claim(key, opts.taskId, opts.now, IDEMPOTENCY_KEY_TTL_SECONDS);
+    } catch (cause) {
+      throw new HandOffError({ cause });
+    }
+    if (bound !== opts.taskId) return { taskId: bound, replayed: true };
+  }
+
+  const nowIso = new Date(opts.now).toISOString();
+  const record: TaskRecord = {
+    task_id: opts.taskId,
+    kind: request.kind,
+    state: 'queued',
+    request: recordedRequest(request),
+    origin: opts.origin,
+    created_at: nowIso,
+    updated_at: nowIso,
+  };
+
+  let recorded = false;
+  try {
+    await deps.tasks.create(record);
+    recorded = true;
+    await handOff(deps, request, opts);
+  } catch (cause) {
+    // Undo in reverse order; an undo that fails too must not hide the original failure.
+    if (recorded) await deps.tasks.remove(opts.taskId).catch(() => undefined);
+    if (key !== undefined && deps.idempotency) await deps.idempotency.release(key, opts.taskId).catch(() => undefined);
+    throw new HandOffError({ cause });
+  }
+  return { taskId: opts.taskId, replayed: false };
+};
+
+const handOff = async (deps: AcceptTaskDeps, request: TaskRequest, opts: AcceptTaskOptions): Promise<void> => {
+  if (request.kind === 'create-order') {
+    const input: CreateOrderWorkflowInput = {
+      task_id: opts.taskId,
+      request: request.input,
+      origin: opts.origin,
+      timing: {
+        poll_interval_seconds: opts.timing.poll_interval_seconds,
+        ready_timeout_seconds: opts.timing.ready_timeout_seconds,
+        soft_deadline: Math.floor(opts.now / 1000) + opts.softLimitSeconds,
+      },
+    };
+    await deps.workflow.start(opts.taskId, input);
+    return;
+  }
+  const message: JobMessage = { task_id: opts.taskId, kind: request.kind, input: request.input, origin: opts.origin };
+  await deps.queue.send(message);
+};

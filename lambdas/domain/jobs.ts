@@ -1,0 +1,253 @@
+/**
+ * The queued jobs (cancel-order, status, price-alert) and their retry policy. Pure use cases: the
+ * ports arrive as one deps object and time arrives as `now` (epoch ms). The SQS worker
+ * (lambdas/handlers/worker/job-worker.ts) runs them and maps the retry policy onto SQS.
+ */
+import { createHash } from 'node:crypto';
+import { orderCancelledText, priceAlertMatchedText } from './chat-messages';
+import { SoftTimeoutError } from './errors';
+import { findMatchingServer } from './matching';
+import type { Order, PortProtocol, Server } from './marketplace-types';
+import type { CreateOrderWorkflowInput, MarketplaceClient, Notifier, TaskRepository, WorkflowStarter } from './ports';
+import type {
+  CancelOrderInput,
+  CancelSuccess,
+  CreateOrderInput,
+  JobMessage,
+  PriceAlertInput,
+  PriceAlertMatched,
+  PriceNotMet,
+  StatusInput,
+  StatusResult,
+  TaskOrigin,
+  TaskRecord,
+  TaskResult,
+} from './task';
+
+/** Settings the jobs take from configuration (env contract), so the domain reads no environment. */
+export interface JobConfig {
+  readonly defaultCurrency: string;
+  readonly defaultPorts: Readonly<Record<string, PortProtocol>>;
+  readonly pollIntervalSeconds: number;
+  readonly readyTimeoutSeconds: number;
+  /** @default SOFT_TIME_LIMIT_SECONDS (300) */
+  readonly softTimeLimitSeconds?: number;
+}
+
+/** Everything a job needs from the outside world. */
+export interface JobDeps {
+  readonly marketplace: MarketplaceClient;
+  readonly tasks: TaskRepository;
+  readonly notifier: Notifier;
+  readonly workflow: WorkflowStarter;
+  readonly config: JobConfig;
+}
+
+/** Which job a message is and when it runs. */
+export interface JobContext {
+  readonly task_id: string;
+  readonly origin: TaskOrigin;
+  /** Epoch ms. */
+  readonly now: number;
+}
+
+/** The spec's soft task limit (order-relay.md §8). Mirrors lib/config.ts, which the domain may not import. */
+export const SOFT_TIME_LIMIT_SECONDS = 300;
+/** Retries after the first attempt (order-relay.md §3): attempts 1..4, then the failure result. */
+export const MAX_JOB_RETRIES = 3;
+/** SQS caps a message's visibility timeout at 12 hours. */
+const MAX_VISIBILITY_SECONDS = 43_200;
+
+// ---- Retry policy --------------------------------------------------------------------------
+
+/**
+ * Delay before the next attempt, in seconds: 2^retry, where retry = the receive count of the attempt
+ * that just failed (1st failure → 2 s, 2nd → 4 s, 3rd → 8 s), as the spec's `2 ** retries` countdown.
+ */
+export const retryDelaySeconds = (receiveCount: number): number => 2 ** Math.max(1, Math.floor(receiveCount));
+
+/**
+ * The same delay as an SQS visibility timeout: whole seconds (SQS has no finer unit), scaled by
+ * `baseMs` (1000 in production; tests shrink it, and anything under a second becomes 0 = at once).
+ */
+export const retryVisibilitySeconds = (receiveCount: number, baseMs = 1_000): number =>
+  Math.min(MAX_VISIBILITY_SECONDS, Math.max(0, Math.floor((retryDelaySeconds(receiveCount) * baseMs) / 1_000)));
+
+/** True on the 4th receive (after the 3rd retry): a failure now ends the task with the failure result. */
+export const isFinalAttempt = (receiveCount: number): boolean => receiveCount >= MAX_JOB_RETRIES + 1;
+
+/**
+ * Whether a failed attempt may be retried. A job that ran past its soft limit is not: retrying it
+ * would spend up to 3 more soft limits on work that is already too slow (the limit exists to stop that).
+ */
+export const isRetryable = (error: unknown): boolean => !(error instanceof SoftTimeoutError);
+
+/** The failure text sent to the caller: the exception text, as the spec's tasks report it. */
+export const errorText = (error: unknown): string =>
+  error instanceof Error && error.message ? error.message : typeof error === 'string' && error ? error : 'Unknown error';
+
+/**
+ * Runs `work` under the soft time limit: rejects with SoftTimeoutError when it has not settled after
+ * `limitMs`. The work itself is not cancelled (the ports take no signal); the worker's hard timeout
+ * (600 s) bounds it, and the result it might still produce is ignored.
+ */
+export const withSoftDeadline = async <T>(work: Promise<T>, limitMs: number, limitSeconds = SOFT_TIME_LIMIT_SECONDS): Promise<T> => {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new SoftTimeoutError(`Task exceeded its soft time limit of ${limitSeconds} s`)), limitMs);
+  });
+  try {
+    return await Promise.race([work, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+};
+
+const formatUsd = (price: number | undefined): string => (typeof price === 'number' ? `$${price}` : 'an unstated price');
+
+/** The GPU description of a server for messages: the spec string, else the card list. */
+const gpuLabel = (server: Server): string => server.specs.gpu || server.gpu_array.join(', ') || `server ${server.id}`;
+
+// ---- cancel-order --------------------------------------------------------------------------
+
+/** Cancels an order on the marketplace and tells the chat. */
+export const runCancel = async (input: CancelOrderInput, deps: Pick<JobDeps, 'marketplace' | 'notifier'>): Promise<CancelSuccess> => {
+  await deps.marketplace.cancelOrder(input.order_id);
+  await deps.notifier.chat(orderCancelledText(input.order_id));
+  return { success: true, order_id: input.order_id, status: 'cancelled' };
+};
+
+// ---- status --------------------------------------------------------------------------------
+
+/**
+ * Summarizes orders: `active` counts `running`, `creating` counts `creating_order` (the spec's
+ * counts); `ssh` is the order's ready ssh command line, or null while it has none.
+ */
+export const summarizeOrders = (orders: readonly Order[]): StatusResult => ({
+  total_orders: orders.length,
+  active: orders.filter((o) => o.status === 'running').length,
+  creating: orders.filter((o) => o.status === 'creating_order').length,
+  orders: orders.map((o) => ({ order_id: o.order_id, status: o.status, ssh: o.connection?.ssh ?? null })),
+});
+
+/**
+ * Lists the account's orders through my_orders. Decision: completed orders are NOT included
+ * (my_orders without return_completed). The result counts what is live now ("active"/"creating");
+ * completed orders cannot be acted on, and including them would make total_orders grow without
+ * bound over the account's lifetime.
+ */
+export const runStatus = async (_input: StatusInput, deps: Pick<JobDeps, 'marketplace'>): Promise<StatusResult> =>
+  summarizeOrders(await deps.marketplace.listOrders({ returnCompleted: false }));
+
+// ---- price-alert ---------------------------------------------------------------------------
+
+/** The fixed namespace of create-order task ids derived from a price alert (UUIDv5). */
+const PRICE_ALERT_NAMESPACE = '6f0e3c52-4d1a-5b9e-8c7d-2a4b6e8f0a1c';
+
+/**
+ * The create-order task id a price alert starts: a UUIDv5 of the alert's task id, so a retried
+ * alert finds the task it already created instead of placing a second order.
+ */
+export const priceAlertOrderTaskId = (alertTaskId: string): string => {
+  const namespace = Buffer.from(PRICE_ALERT_NAMESPACE.replace(/-/g, ''), 'hex');
+  const hash = createHash('sha1').update(namespace).update(`create-order:${alertTaskId}`, 'utf8').digest();
+  hash[6] = (hash[6] & 0x0f) | 0x50; // version 5
+  hash[8] = (hash[8] & 0x3f) | 0x80; // RFC 4122 variant
+  const hex = hash.subarray(0, 16).toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+};
+
+export const PRICE_NOT_MET = 'Price not met';
+
+/**
+ * A single price check (not a watch). When a server matches `gpu_type` at or under `target_price`
+ * (the workflow's matching rules, spot, default currency), a create-order task is recorded (queued),
+ * its workflow started (spot, max_price = target_price, same image and callback_url) and the chat
+ * told; otherwise the result is `{success:false, message:'Price not met'}`.
+ */
+export const runPriceAlert = async (
+  input: PriceAlertInput,
+  deps: JobDeps,
+  ctx: JobContext,
+): Promise<PriceAlertMatched | PriceNotMet> => {
+  const orderTaskId = priceAlertOrderTaskId(ctx.task_id);
+  // A retry after the create-order task was handed off must not start a second order.
+  const existing = await deps.tasks.get(orderTaskId);
+  if (existing) {
+    return { success: true, message: `Price alert matched; create-order task ${orderTaskId} already queued`, task_id: orderTaskId };
+  }
+
+  const servers = await deps.marketplace.listServers();
+  const currency = deps.config.defaultCurrency;
+  const server = findMatchingServer(servers, { gpu_type: input.gpu_type, max_price: input.target_price, currency, use_spot: true });
+  if (!server) return { success: false, message: PRICE_NOT_MET };
+
+  const request: CreateOrderInput = {
+    gpu_type: input.gpu_type,
+    max_price: input.target_price,
+    image: input.image,
+    currency,
+    ports: deps.config.defaultPorts,
+    use_spot: true,
+    ...(input.callback_url ? { callback_url: input.callback_url } : {}),
+  };
+  const nowIso = new Date(ctx.now).toISOString();
+  const record: TaskRecord = {
+    task_id: orderTaskId,
+    kind: 'create-order',
+    state: 'queued',
+    request: { ...request, price_alert_task_id: ctx.task_id },
+    origin: ctx.origin,
+    created_at: nowIso,
+    updated_at: nowIso,
+  };
+  const workflowInput: CreateOrderWorkflowInput = {
+    task_id: orderTaskId,
+    request,
+    origin: ctx.origin,
+    timing: {
+      poll_interval_seconds: deps.config.pollIntervalSeconds,
+      ready_timeout_seconds: deps.config.readyTimeoutSeconds,
+      soft_deadline: Math.floor(ctx.now / 1000) + (deps.config.softTimeLimitSeconds ?? SOFT_TIME_LIMIT_SECONDS),
+    },
+  };
+
+  await deps.tasks.create(record);
+  try {
+    await deps.workflow.start(orderTaskId, workflowInput);
+  } catch (error) {
+    // No queued task may exist without work behind it; the retry creates it again.
+    await deps.tasks.remove(orderTaskId);
+    throw error;
+  }
+
+  const gpu = gpuLabel(server);
+  const price = server.price.usd.spot;
+  await deps.notifier.chat(priceAlertMatchedText(gpu, price, input.target_price, orderTaskId));
+  return {
+    success: true,
+    message: `Price alert matched: ${gpu} at ${formatUsd(price)}/hr (target $${input.target_price}/hr); create-order task ${orderTaskId} queued`,
+    task_id: orderTaskId,
+  };
+};
+
+// ---- dispatch ------------------------------------------------------------------------------
+
+/** A JobMessage whose input is narrowed by its kind (what the worker's schema produces). */
+export type TypedJobMessage = JobMessage & (
+  | { readonly kind: 'cancel-order'; readonly input: CancelOrderInput }
+  | { readonly kind: 'status'; readonly input: StatusInput }
+  | { readonly kind: 'price-alert'; readonly input: PriceAlertInput }
+);
+
+/** Runs the job a message names. Throws what the job throws; the caller applies the retry policy. */
+export const runJob = async (message: TypedJobMessage, deps: JobDeps, now: number): Promise<TaskResult> => {
+  switch (message.kind) {
+    case 'cancel-order':
+      return runCancel(message.input, deps);
+    case 'status':
+      return runStatus(message.input, deps);
+    case 'price-alert':
+      return runPriceAlert(message.input, deps, { task_id: message.task_id, origin: message.origin, now });
+  }
+};

@@ -1,0 +1,57 @@
+/**
+ * Server matching for create-order and price-alert (DESIGN.md "Server matching"). Pure: the
+ * listing comes in, the chosen server goes out; the order of the listing is the marketplace's.
+ */
+import type { Server } from './marketplace-types';
+
+/** What a caller asks for. `max_price` is USD per hour. */
+export interface MatchCriteria {
+  readonly gpu_type: string;
+  /** Inclusive cap in USD/h: compared with usd.spot (spot) or usd.on_demand_native (on-demand). */
+  readonly max_price?: number;
+  readonly currency: string;
+  readonly use_spot: boolean;
+  /** Server ids this task already tried (rejected as rented/offline). */
+  readonly exclude?: readonly number[];
+  /** Server ids other running tasks hold (server claims). */
+  readonly claimed?: ReadonlySet<number> | readonly number[];
+}
+
+const asSet = (ids: ReadonlySet<number> | readonly number[] | undefined): ReadonlySet<number> =>
+  ids === undefined ? new Set() : Array.isArray(ids) ? new Set(ids) : (ids as ReadonlySet<number>);
+
+/** The USD/h price the cap is compared with, or undefined when the server does not state it. */
+export const comparablePriceUsd = (server: Server, useSpot: boolean): number | undefined =>
+  useSpot ? server.price.usd.spot : server.price.usd.on_demand_native;
+
+/** Whether one server satisfies the criteria (ignoring exclusions). */
+export const serverMatches = (server: Server, criteria: MatchCriteria): boolean => {
+  if (server.rented) return false;
+  const wanted = criteria.gpu_type.trim().toLowerCase();
+  if (wanted.length === 0) return false;
+  if (!server.gpu_array.some((gpu) => gpu.toLowerCase().includes(wanted))) return false;
+  if (!server.allowed_coins.includes(criteria.currency)) return false;
+  // A spot order needs a bid, and the bid is derived from the spot price in the order currency.
+  if (criteria.use_spot && typeof server.price.spot[criteria.currency] !== 'number') return false;
+  if (criteria.max_price !== undefined) {
+    const price = comparablePriceUsd(server, criteria.use_spot);
+    // A server that does not state the compared price cannot be shown to be under the cap.
+    if (typeof price !== 'number' || price > criteria.max_price) return false;
+  }
+  return true;
+};
+
+/** Every matching server, in marketplace order, without the excluded and claimed ones. */
+export const findMatchingServers = (servers: readonly Server[], criteria: MatchCriteria): Server[] => {
+  const excluded = asSet(criteria.exclude);
+  const claimed = asSet(criteria.claimed);
+  return servers.filter((s) => !excluded.has(s.id) && !claimed.has(s.id) && serverMatches(s, criteria));
+};
+
+/** The first matching server in marketplace order, or undefined. Shared by create-order and price-alert. */
+export const findMatchingServer = (servers: readonly Server[], criteria: MatchCriteria): Server | undefined =>
+  findMatchingServers(servers, criteria)[0];
+
+/** The spec's no-match text: "No <gpu_type> available under $<max_price>/hr", without the price part when uncapped. */
+export const noMatchMessage = (gpuType: string, maxPrice?: number): string =>
+  maxPrice === undefined ? `No ${gpuType} available` : `No ${gpuType} available under $${maxPrice}/hr`;

@@ -1,0 +1,434 @@
+/**
+ * The OpenAPI 3.1 description of the relay, served at GET /openapi.json.
+ *
+ * Bodies and answers are generated from the zod schemas the handlers validate with
+ * (`./requests`, via zod 4's `z.toJSONSchema`, JSON Schema 2020-12 = OpenAPI 3.1's dialect), and the
+ * operations from the route table (`lib/routes.ts`), so the document cannot drift from the code.
+ * Pure: no environment, no clock.
+ */
+import { z } from 'zod';
+import { ROUTES } from '../../lib/routes';
+import type { RouteDefinition } from '../../lib/routes';
+import {
+  AcceptedSchema,
+  CancelOrderBodySchema,
+  CreateOrderBodySchema,
+  ErrorSchema,
+  HealthSchema,
+  MarketplaceSummarySchema,
+  PriceAlertBodySchema,
+  SlackCommandFormSchema,
+  SlackResponseSchema,
+  StatusAcceptedSchema,
+  StatusBodySchema,
+  TaskViewSchema,
+} from './requests';
+import { REPLAY_WINDOW_SECONDS } from './signing';
+import type { TaskResult } from './task';
+import { TASK_ID_PATTERN } from './task-view';
+
+type JsonObject = Record<string, unknown>;
+
+export interface OpenApiOptions {
+  /** Base URL callers use, e.g. the API Gateway endpoint. @default - no `servers` entry (same origin) */
+  readonly serverUrl?: string;
+  /** MAX_REQUESTS_PER_MINUTE, shown in the rate-limit description. @default 60 */
+  readonly requestsPerMinute?: number;
+  /** Largest accepted body in bytes, shown in the 413 description. @default 65536 */
+  readonly maxBodyBytes?: number;
+}
+
+// ---- callback payloads (order-relay.md §2.3) ------------------------------------------------------
+// Documented from zod schemas checked against the domain's TaskResult type below, so a change to the
+// result shapes fails compilation here instead of silently leaving the document behind.
+
+const CreateOrderSuccessSchema = z.object({
+  success: z.literal(true),
+  order_id: z.number().int(),
+  server_id: z.number().int(),
+  status: z.string(),
+  ssh_connection: z.string(),
+  gpu: z.array(z.string()),
+  price_usd: z.number().nullable().meta({ description: 'Spot price of the chosen server in USD per hour' }),
+}).meta({ title: 'CreateOrderSuccess' });
+const CancelSuccessSchema = z.object({ success: z.literal(true), order_id: z.number().int(), status: z.literal('cancelled') }).meta({ title: 'CancelSuccess' });
+const StatusResultSchema = z.object({
+  total_orders: z.number().int(),
+  active: z.number().int().meta({ description: 'Orders with status running' }),
+  creating: z.number().int().meta({ description: 'Orders with status creating_order' }),
+  orders: z.array(z.object({ order_id: z.number().int(), status: z.string(), ssh: z.string().nullable() })),
+}).meta({ title: 'StatusResult' });
+const PriceAlertMatchedSchema = z.object({
+  success: z.literal(true),
+  message: z.string(),
+  task_id: z.string().meta({ description: 'The create-order task the match queued' }),
+}).meta({ title: 'PriceAlertMatched' });
+const PriceNotMetSchema = z.object({ success: z.literal(false), message: z.string() }).meta({ title: 'PriceNotMet' });
+const FailureResultSchema = z.object({ success: z.literal(false), error: z.string() }).meta({ title: 'Failure' });
+
+/** Every result a task can end with, as POSTed to callback_url and shown by GET /webhook/tasks/{task_id}. */
+export const TaskResultSchema = z.union([
+  CreateOrderSuccessSchema,
+  CancelSuccessSchema,
+  StatusResultSchema,
+  PriceAlertMatchedSchema,
+  PriceNotMetSchema,
+  FailureResultSchema,
+]);
+
+type Mutable<T> = T extends readonly (infer U)[] ? Mutable<U>[] : T extends object ? { -readonly [K in keyof T]: Mutable<T[K]> } : T;
+type Assert<T extends true> = T;
+type MutuallyAssignable<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+/** Compile-time drift check: the documented results are exactly the domain's TaskResult. */
+export type TaskResultSchemaMatchesDomain = Assert<MutuallyAssignable<z.infer<typeof TaskResultSchema>, Mutable<TaskResult>>>;
+
+// ---- schema conversion -------------------------------------------------------------------------
+
+/**
+ * Collects component schemas. zod emits schemas that carry a `meta({ id })` as `$defs` with
+ * `#/$defs/<id>` references, which inside an OpenAPI document would resolve against the document
+ * root; they are hoisted into `components.schemas` and the references rewritten.
+ */
+class SchemaComponents {
+  public readonly schemas: Record<string, JsonObject> = {};
+  private readonly raw = new Map<string, string>();
+
+  /** Converts a zod schema; named ones become a component and come back as a `$ref`. */
+  public convert(schema: z.ZodType, io: 'input' | 'output', name?: string): JsonObject {
+    const json = z.toJSONSchema(schema, { target: 'draft-2020-12', io }) as JsonObject;
+    const { $schema: _dialect, $defs, ...root } = json;
+    const renames = new Map<string, string>();
+    for (const [id, def] of Object.entries(($defs ?? {}) as Record<string, JsonObject>)) {
+      renames.set(id, this.nameFor(id, def, io));
+    }
+    for (const [id, def] of Object.entries(($defs ?? {}) as Record<string, JsonObject>)) {
+      this.schemas[renames.get(id) as string] = rewriteRefs(def, renames) as JsonObject;
+    }
+    const converted = rewriteRefs(root, renames) as JsonObject;
+    if (!name || isRefOnly(converted)) return converted;
+    const finalName = this.nameFor(name, root, io);
+    this.schemas[finalName] = converted;
+    return ref(finalName);
+  }
+
+  /** The component name for `name`: reused when the content is the same, suffixed when input and output differ. */
+  private nameFor(name: string, content: JsonObject, io: 'input' | 'output'): string {
+    const text = JSON.stringify(content);
+    for (const candidate of [name, `${name}${io === 'input' ? 'Input' : 'Output'}`]) {
+      const known = this.raw.get(candidate);
+      if (known === undefined) {
+        this.raw.set(candidate, text);
+        return candidate;
+      }
+      if (known === text) return candidate;
+    }
+    throw new Error(`openapi: two different schemas are both named ${name}`);
+  }
+}
+
+const ref = (name: string): JsonObject => ({ $ref: `#/components/schemas/${name}` });
+const isRefOnly = (schema: JsonObject): boolean => Object.keys(schema).length === 1 && typeof schema.$ref === 'string';
+
+const rewriteRefs = (value: unknown, renames: ReadonlyMap<string, string>): unknown => {
+  if (Array.isArray(value)) return value.map((v) => rewriteRefs(v, renames));
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([key, v]) => {
+      if (key === '$ref' && typeof v === 'string' && v.startsWith('#/$defs/')) {
+        const id = v.slice('#/$defs/'.length);
+        return [key, `#/components/schemas/${renames.get(id) ?? id}`];
+      }
+      return [key, rewriteRefs(v, renames)];
+    }),
+  );
+};
+
+// ---- document ----------------------------------------------------------------------------------
+
+const json = (schema: JsonObject, example?: unknown): JsonObject => ({
+  'application/json': { schema, ...(example !== undefined ? { example } : {}) },
+});
+const errorResponse = (description: string, example: string, headers?: JsonObject): JsonObject => ({
+  description,
+  ...(headers ? { headers } : {}),
+  content: json({ $ref: '#/components/schemas/Error' }, { error: example }),
+});
+const responseRef = (name: string): JsonObject => ({ $ref: `#/components/responses/${name}` });
+
+interface OperationDoc {
+  readonly operationId: string;
+  readonly tag: 'Tasks' | 'Read' | 'Slack' | 'Service';
+  readonly summary: string;
+  readonly description?: string;
+  readonly requestBody?: JsonObject;
+  /** 2xx answers; the error answers are added from the route's flags. */
+  readonly success: Record<string, JsonObject>;
+  readonly extraErrors?: readonly string[];
+  readonly parameters?: readonly JsonObject[];
+  readonly callback?: boolean;
+}
+
+const SIGNING_DESCRIPTION = `Every signed route requires \`X-Webhook-Signature\`: the lowercase hex HMAC-SHA256 of the raw request body, keyed with the shared webhook secret.
+
+* With \`X-Webhook-Timestamp\` (Unix seconds) the signed bytes are \`<timestamp>.<body>\`, and a timestamp more than ${REPLAY_WINDOW_SECONDS} s from the relay's clock is refused (replay window). The relay may be configured to require it.
+* Bodiless signed GETs (\`/webhook/tasks/{task_id}\`) sign the request path with its query string instead of a body, e.g. \`<timestamp>./webhook/tasks/6f1c…\`.
+* Sign the exact bytes you send.
+
+Missing signature: 401 \`Missing signature\`; wrong signature: 401 \`Invalid signature\`. The rate limit is checked before the signature.`;
+
+const CALLBACK_DESCRIPTION = `When the request has \`callback_url\`, the task's result is POSTed there as JSON once the task ends (success or failure), signed like a timestamped request: \`X-Webhook-Signature\` = lowercase hex HMAC-SHA256 of \`<X-Webhook-Timestamp>.<body>\` with the webhook secret. \`X-Webhook-Id\` is the same on every retry of the delivery, so a receiver can drop duplicates. Deliveries time out after 10 s and are retried with backoff on 5xx, 429 and timeouts, never on other 4xx or redirects.`;
+
+/**
+ * Builds the OpenAPI 3.1 document of every route in `ROUTES`. Throws when a route has no operation
+ * description, so a new route cannot be served undocumented.
+ */
+export const buildOpenApiDocument = (opts: OpenApiOptions = {}): JsonObject => {
+  const perMinute = opts.requestsPerMinute ?? 60;
+  const maxBody = opts.maxBodyBytes ?? 64 * 1024;
+  const components = new SchemaComponents();
+  // Register Error first so every error answer shares one component.
+  components.convert(ErrorSchema, 'output', 'Error');
+  const taskResult = components.convert(TaskResultSchema, 'output', 'TaskResult');
+  const accepted = (example: JsonObject) => ({ '202': { description: 'Queued; the work runs in the background.', content: json(components.convert(AcceptedSchema, 'output', 'Accepted'), example) } });
+  const body = (schema: z.ZodType, name: string, example: JsonObject, required = true): JsonObject => ({
+    required,
+    content: json(components.convert(schema, 'input', name), example),
+  });
+
+  const operations: Record<string, OperationDoc> = {
+    'POST /webhook/create-order': {
+      operationId: 'createOrder',
+      tag: 'Tasks',
+      summary: 'Rent the first matching server',
+      description: 'Queues a create-order task: search servers matching `gpu_type` (under `max_price` when given), bid (spot: 1.1 × spot price), place the order, wait up to 120 s for it to run (cancelled on timeout), and report the result. 400 `gpu_type required` when `gpu_type` is missing.',
+      requestBody: body(CreateOrderBodySchema, 'CreateOrderRequest', { gpu_type: 'RTX 4090', max_price: 0.5, callback_url: 'https://ci.example.com/gpu-callback' }),
+      success: accepted({ status: 'queued', task_id: '6f1c0b1e-8a57-4f0e-9b38-0d6c2f4c9a11', message: 'Order creation queued' }),
+      callback: true,
+    },
+    'POST /webhook/cancel-order': {
+      operationId: 'cancelOrder',
+      tag: 'Tasks',
+      summary: 'Cancel an order',
+      description: 'Queues a cancel task. 400 `order_id required` when `order_id` is missing or falsy.',
+      requestBody: body(CancelOrderBodySchema, 'CancelOrderRequest', { order_id: 123456 }),
+      success: accepted({ status: 'queued', task_id: '0b4f2d6e-1c3a-4e5f-8a9b-7c6d5e4f3a21', message: 'Order cancellation queued' }),
+      callback: true,
+    },
+    'POST /webhook/price-alert': {
+      operationId: 'priceAlert',
+      tag: 'Tasks',
+      summary: 'Check once for a server at or under a price',
+      description: 'A single check, not a recurring watch: when a server matches at or under `target_price`, a chat notification is sent and a create-order task (spot, `max_price` = `target_price`) is queued; otherwise the result is `Price not met`. 400 `gpu_type and target_price required` when either is missing.',
+      requestBody: body(PriceAlertBodySchema, 'PriceAlertRequest', { gpu_type: 'A100', target_price: 1.2 }),
+      success: accepted({ status: 'queued', task_id: '9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d', message: 'Price alert queued' }),
+      callback: true,
+    },
+    'POST /webhook/status': {
+      operationId: 'status',
+      tag: 'Tasks',
+      summary: 'List the account\'s orders',
+      description: 'Queues a status task that lists every order of the account. The body is optional.',
+      requestBody: body(StatusBodySchema, 'StatusRequest', {}, false),
+      success: { '202': { description: 'Queued.', content: json(components.convert(StatusAcceptedSchema, 'output', 'StatusAccepted'), { status: 'queued', task_id: '3c2b1a09-8f7e-4d6c-9b5a-4f3e2d1c0b9a' }) } },
+      callback: true,
+    },
+    'GET /webhook/tasks/{task_id}': {
+      operationId: 'getTask',
+      tag: 'Tasks',
+      summary: 'Look up a task: state, result and timestamps',
+      description: 'Signed like the other routes; having no body, the signature covers the request path (with its query string), prefixed by `<timestamp>.` when `X-Webhook-Timestamp` is sent.',
+      parameters: [{ $ref: '#/components/parameters/TaskId' }],
+      success: { '200': { description: 'The task record.', content: json(components.convert(TaskViewSchema, 'output', 'TaskView')) } },
+      extraErrors: ['404'],
+    },
+    'GET /webhook/marketplace': {
+      operationId: 'marketplaceSummary',
+      tag: 'Read',
+      summary: 'GPU availability and prices',
+      description: 'Groups servers by the first word of their first GPU name. Unsigned, rate limited.',
+      success: {
+        '200': {
+          description: 'Summary of the marketplace.',
+          content: json(components.convert(MarketplaceSummarySchema, 'output', 'MarketplaceSummary'), {
+            status: 'ok', summary: { NVIDIA: { available: 12, total: 20, min_price: 0.21 } }, total_servers: 20, total_available: 12,
+          }),
+        },
+      },
+    },
+    'POST /slack/command': {
+      operationId: 'slackCommand',
+      tag: 'Slack',
+      summary: 'Slack slash command: rent, cancel, status',
+      description: '`text` is split on whitespace; the first word is the subcommand: `rent <gpu_type> [max_price]`, `cancel <order_id>`, `status`. Anything else answers `ephemeral` usage. When a Slack signing secret is configured, `X-Slack-Signature` (v0, 5-minute window) is verified.',
+      parameters: [{ $ref: '#/components/parameters/SlackSignature' }, { $ref: '#/components/parameters/SlackRequestTimestamp' }],
+      requestBody: {
+        required: true,
+        content: { 'application/x-www-form-urlencoded': { schema: components.convert(SlackCommandFormSchema, 'input', 'SlackCommandForm'), example: { text: 'rent 4090 0.5' } } },
+      },
+      success: { '200': { description: 'Slack message.', content: json(components.convert(SlackResponseSchema, 'output', 'SlackResponse'), { response_type: 'in_channel', text: 'Queued order for 4090' }) } },
+      extraErrors: ['401'],
+    },
+    'GET /health': {
+      operationId: 'health',
+      tag: 'Service',
+      summary: 'Liveness check',
+      success: { '200': { description: 'The relay is up.', content: json(components.convert(HealthSchema, 'output', 'Health'), { status: 'ok' }) } },
+    },
+    'GET /openapi.json': {
+      operationId: 'openApi',
+      tag: 'Service',
+      summary: 'This document',
+      success: { '200': { description: 'OpenAPI 3.1 document.', content: json({ type: 'object' }) } },
+    },
+  };
+
+  const paths: Record<string, Record<string, JsonObject>> = {};
+  for (const route of ROUTES) {
+    const key = `${route.method} ${route.path}`;
+    const doc = operations[key];
+    if (!doc) throw new Error(`openapi: no operation documented for ${key}`);
+    (paths[route.path] ??= {})[route.method.toLowerCase()] = operation(route, doc, taskResult);
+  }
+  const undocumented = Object.keys(operations).filter((key) => !ROUTES.some((r) => `${r.method} ${r.path}` === key));
+  if (undocumented.length > 0) throw new Error(`openapi: operations for unknown routes: ${undocumented.join(', ')}`);
+
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'GPU Order Relay',
+      version: '0.1.0',
+      summary: 'Signed-webhook relay that rents GPU servers on a rental marketplace.',
+      description: `Action requests answer at once with a \`task_id\`; the work runs in the background and its result goes to \`callback_url\` and can be looked up at \`GET /webhook/tasks/{task_id}\`.\n\n## Signing\n\n${SIGNING_DESCRIPTION}\n\n## Callbacks\n\n${CALLBACK_DESCRIPTION}\n\n## Rate limit\n\n${perMinute} requests per rolling 60 s per client address on the four signed task routes, the task lookup and \`/webhook/marketplace\`. Every request counts, including ones that fail the signature check. Over the limit: 429 \`Rate limit exceeded\` with \`Retry-After\` (seconds).`,
+      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+    },
+    ...(opts.serverUrl ? { servers: [{ url: opts.serverUrl }] } : {}),
+    tags: [
+      { name: 'Tasks', description: 'Signed routes that queue work or look it up.' },
+      { name: 'Read', description: 'Unsigned reads.' },
+      { name: 'Slack', description: 'Slack slash command.' },
+      { name: 'Service', description: 'Health and this description.' },
+    ],
+    paths,
+    components: {
+      schemas: components.schemas,
+      securitySchemes: {
+        webhookSignature: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-Webhook-Signature',
+          description: SIGNING_DESCRIPTION,
+        },
+      },
+      parameters: {
+        WebhookTimestamp: {
+          name: 'X-Webhook-Timestamp',
+          in: 'header',
+          required: false,
+          description: `Unix seconds. When present the signature covers \`<timestamp>.<body>\` (or \`<timestamp>.<path>\`), and the request is refused with 401 when the timestamp is more than ${REPLAY_WINDOW_SECONDS} s from the relay's clock. Required when the relay runs with REQUIRE_WEBHOOK_TIMESTAMP=true.`,
+          schema: { type: 'string', pattern: '^\\d{1,12}$' },
+          example: '1767225600',
+        },
+        IdempotencyKey: {
+          name: 'Idempotency-Key',
+          in: 'header',
+          required: false,
+          description: 'A repeat of a signed POST with the same key within 24 h returns the first request\'s task_id and starts nothing.',
+          schema: { type: 'string', minLength: 1 },
+          example: 'deploy-2024-06-01-build-381',
+        },
+        TaskId: {
+          name: 'task_id',
+          in: 'path',
+          required: true,
+          description: 'The task_id a signed POST returned.',
+          schema: { type: 'string', pattern: TASK_ID_PATTERN.source },
+        },
+        SlackSignature: {
+          name: 'X-Slack-Signature',
+          in: 'header',
+          required: false,
+          description: 'Slack request signature (v0); verified when the relay has a Slack signing secret.',
+          schema: { type: 'string' },
+        },
+        SlackRequestTimestamp: {
+          name: 'X-Slack-Request-Timestamp',
+          in: 'header',
+          required: false,
+          description: 'Slack request timestamp; must be within 5 minutes when Slack verification is on.',
+          schema: { type: 'string' },
+        },
+      },
+      headers: {
+        RetryAfter: { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 0 } },
+      },
+      responses: {
+        BadRequest: errorResponse('Missing or invalid field, or a body that is not JSON. The spec\'s exact messages are kept (e.g. `gpu_type required`).', 'gpu_type required'),
+        Unauthorized: errorResponse('Missing or invalid signature, or a stale timestamp.', 'Invalid signature'),
+        NotFound: errorResponse('No task with this id.', 'Task not found'),
+        PayloadTooLarge: errorResponse(`Body larger than ${maxBody} bytes.`, `Request body too large (max ${maxBody} bytes)`),
+        TooManyRequests: errorResponse(`More than ${perMinute} requests from one client address within 60 s.`, 'Rate limit exceeded', { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } }),
+        InternalError: errorResponse('Unexpected failure (for the marketplace summary: the marketplace could not be read).', 'Internal server error'),
+        Unavailable: errorResponse('A dependency (secret store, rate-limit store, queue or workflow) is unavailable; retry later.', 'Service unavailable; retry later', { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } }),
+      },
+    },
+  };
+};
+
+const ERROR_RESPONSES: Record<string, string> = {
+  '400': 'BadRequest',
+  '401': 'Unauthorized',
+  '404': 'NotFound',
+  '413': 'PayloadTooLarge',
+  '429': 'TooManyRequests',
+  '500': 'InternalError',
+  '503': 'Unavailable',
+};
+
+/** One operation: the route's flags decide security, headers and which error answers apply. */
+const operation = (route: RouteDefinition, doc: OperationDoc, taskResult: JsonObject): JsonObject => {
+  const errors = new Set<string>(doc.extraErrors ?? []);
+  if (doc.requestBody) errors.add('400').add('413');
+  if (route.signed) errors.add('401').add('503');
+  if (route.rateLimited) errors.add('429').add('503');
+  if (route.path !== '/health' && route.path !== '/openapi.json') errors.add('500');
+  if (doc.callback) errors.add('503'); // the hand-off to the queue or the workflow failed
+
+  const parameters: JsonObject[] = [...(doc.parameters ?? [])];
+  if (route.signed) parameters.push({ $ref: '#/components/parameters/WebhookTimestamp' });
+  if (route.signed && route.method === 'POST') parameters.push({ $ref: '#/components/parameters/IdempotencyKey' });
+
+  const responses: Record<string, JsonObject> = { ...doc.success };
+  for (const status of [...errors].sort()) responses[status] = responseRef(ERROR_RESPONSES[status]);
+
+  return {
+    operationId: doc.operationId,
+    tags: [doc.tag],
+    summary: doc.summary,
+    ...(doc.description ? { description: doc.description } : {}),
+    security: route.signed ? [{ webhookSignature: [] }] : [],
+    ...(parameters.length ? { parameters } : {}),
+    ...(doc.requestBody ? { requestBody: doc.requestBody } : {}),
+    responses,
+    ...(doc.callback ? { callbacks: { taskResult: taskResultCallback(taskResult) } } : {}),
+    'x-rate-limited': route.rateLimited,
+  };
+};
+
+const taskResultCallback = (taskResult: JsonObject): JsonObject => ({
+  '{$request.body#/callback_url}': {
+    post: {
+      summary: 'The task\'s result, POSTed to callback_url',
+      description: CALLBACK_DESCRIPTION,
+      parameters: [
+        { name: 'X-Webhook-Timestamp', in: 'header', required: true, schema: { type: 'string', pattern: '^\\d{1,12}$' }, description: 'Unix seconds when the delivery was signed; reject it when more than 300 s old.' },
+        { name: 'X-Webhook-Signature', in: 'header', required: true, schema: { type: 'string', pattern: '^[0-9a-f]{64}$' }, description: 'Lowercase hex HMAC-SHA256 of `<timestamp>.<body>` with the webhook secret.' },
+        { name: 'X-Webhook-Id', in: 'header', required: true, schema: { type: 'string' }, description: 'Unique per task, the same on every retry of the delivery.' },
+      ],
+      requestBody: { required: true, content: json(taskResult) },
+      responses: {
+        '2XX': { description: 'Delivered.' },
+        '5XX': { description: 'Retried with backoff.' },
+      },
+    },
+  },
+});

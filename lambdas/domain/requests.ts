@@ -1,0 +1,262 @@
+/**
+ * Request and response shapes of the relay's HTTP routes (order-relay.md §4), as zod schemas. They
+ * validate the signed bodies with the spec's exact 400 messages and also generate the OpenAPI
+ * document, so the two cannot drift. Unknown fields are ignored (zod strips them).
+ */
+import { z } from 'zod';
+import { refusedUrlReason } from './address-policy';
+import type { PortProtocol } from './marketplace-types';
+import type { CancelOrderInput, CreateOrderInput, PriceAlertInput, StatusInput } from './task';
+
+/** Longest callback_url accepted; long enough for any real receiver, short enough to bound storage. */
+export const MAX_URL_LENGTH = 2048;
+const MAX_GPU_TYPE_LENGTH = 100;
+const MAX_IMAGE_LENGTH = 512;
+
+/** JSON `null` counts as "not sent" for optional fields: many clients serialize absent values that way. */
+const optional = <T extends z.ZodType>(schema: T) => schema.nullish().transform((v) => v ?? undefined);
+
+const gpuType = (requiredMessage: string) =>
+  z
+    .string({ error: requiredMessage })
+    .trim()
+    .min(1, requiredMessage)
+    .max(MAX_GPU_TYPE_LENGTH, `gpu_type must be at most ${MAX_GPU_TYPE_LENGTH} characters`);
+
+/** A positive USD price; the message names the field for a wrong type or a non-positive value. */
+const price = (field: string, requiredMessage?: string) =>
+  z
+    .number({ error: (issue) => (issue.input === undefined && requiredMessage ? requiredMessage : `${field} must be a number`) })
+    .positive(`${field} must be a positive number`)
+    .meta({ description: `${field} in USD per hour` });
+
+/**
+ * callback_url: an absolute http(s) URL. The private-address policy depends on configuration, so it
+ * is applied by {@link callbackUrlProblem} after parsing, not here.
+ */
+export const CallbackUrlSchema = z
+  .string({ error: 'callback_url must be an absolute http(s) URL' })
+  .max(MAX_URL_LENGTH, `callback_url must be at most ${MAX_URL_LENGTH} characters`)
+  .refine((url) => isAbsoluteHttpUrl(url), 'callback_url must be an absolute http(s) URL')
+  .meta({ description: 'Absolute http(s) URL that receives the result as a signed JSON POST', format: 'uri' });
+
+const isAbsoluteHttpUrl = (url: string): boolean => {
+  try {
+    const parsed = new URL(url);
+    return (parsed.protocol === 'http:' || parsed.protocol === 'https:') && parsed.hostname !== '';
+  } catch {
+    return false;
+  }
+};
+
+const image = optional(
+  z
+    .string({ error: 'image must be a string' })
+    .trim()
+    .min(1, 'image must not be empty')
+    .max(MAX_IMAGE_LENGTH, `image must be at most ${MAX_IMAGE_LENGTH} characters`),
+).meta({ description: 'Container image reference; defaults to the configured image' });
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+
+/** POST /webhook/create-order. */
+export const CreateOrderBodySchema = z.object({
+  gpu_type: gpuType('gpu_type required').meta({ description: 'GPU model to match, e.g. "RTX 4090" (case-insensitive substring)' }),
+  max_price: optional(price('max_price')),
+  image,
+  use_spot: optional(z.boolean({ error: 'use_spot must be a boolean' })).meta({ description: 'Spot order (default true)' }),
+  callback_url: optional(CallbackUrlSchema),
+  env: optional(
+    z
+      .record(z.string().regex(ENV_NAME, 'env names must be letters, digits and _'), z.string({ error: 'env values must be strings' }).max(4096), {
+        error: 'env must be an object of strings',
+      })
+      .refine((env) => Object.keys(env).length <= 50, 'env may hold at most 50 variables'),
+  ).meta({ description: 'Container environment variables; values are never stored in the task record' }),
+});
+export type CreateOrderBody = z.infer<typeof CreateOrderBodySchema>;
+
+/**
+ * order_id: an integer, or a string of digits (what form-minded clients send). The spec's "missing
+ * or falsy" rule comes first, so 0, "", null and false get `order_id required`.
+ */
+export const OrderIdSchema = z
+  .unknown()
+  .transform((value, ctx): number => {
+    if (!value) {
+      ctx.addIssue({ code: 'custom', message: 'order_id required' });
+      return z.NEVER;
+    }
+    const n = typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : Number.NaN;
+    if (!Number.isSafeInteger(n)) {
+      ctx.addIssue({ code: 'custom', message: 'order_id must be an integer' });
+      return z.NEVER;
+    }
+    if (n <= 0) {
+      ctx.addIssue({ code: 'custom', message: 'order_id must be a positive integer' });
+      return z.NEVER;
+    }
+    return n;
+  })
+  .meta({
+    description: 'Marketplace order id: an integer or a string of digits',
+    anyOf: [{ type: 'integer', minimum: 1 }, { type: 'string', pattern: '^\\d+$' }],
+  } as Record<string, unknown>);
+
+/** POST /webhook/cancel-order. */
+export const CancelOrderBodySchema = z.object({
+  order_id: OrderIdSchema,
+  callback_url: optional(CallbackUrlSchema),
+});
+export type CancelOrderBody = z.infer<typeof CancelOrderBodySchema>;
+
+const PRICE_ALERT_REQUIRED = 'gpu_type and target_price required';
+
+/** POST /webhook/price-alert. */
+export const PriceAlertBodySchema = z.object({
+  gpu_type: gpuType(PRICE_ALERT_REQUIRED),
+  target_price: z
+    .number({ error: (issue) => (issue.input === undefined || issue.input === null ? PRICE_ALERT_REQUIRED : 'target_price must be a number') })
+    .positive('target_price must be a positive number')
+    .meta({ description: 'Alert when a server is available at or under this USD/hour spot price' }),
+  image,
+  callback_url: optional(CallbackUrlSchema),
+});
+export type PriceAlertBody = z.infer<typeof PriceAlertBodySchema>;
+
+/** POST /webhook/status: the body is optional; an empty body counts as `{}`. */
+export const StatusBodySchema = z.object({
+  callback_url: optional(CallbackUrlSchema),
+});
+export type StatusBody = z.infer<typeof StatusBodySchema>;
+
+// ---- responses -----------------------------------------------------------------------------
+
+/** Every error answer: `{ "error": "<text>" }`. */
+export const ErrorSchema = z.object({ error: z.string() }).meta({ id: 'Error' });
+
+/** 202 of create-order, cancel-order and price-alert. */
+export const AcceptedSchema = z.object({
+  status: z.literal('queued'),
+  task_id: z.string().meta({ description: 'UUID of the task; look it up at GET /webhook/tasks/{task_id}' }),
+  message: z.string(),
+}).meta({ id: 'Accepted' });
+
+/** 202 of the status route (the spec gives it no message). */
+export const StatusAcceptedSchema = z.object({ status: z.literal('queued'), task_id: z.string() }).meta({ id: 'StatusAccepted' });
+
+export const HealthSchema = z.object({ status: z.literal('ok') }).meta({ id: 'Health' });
+
+export const MarketplaceGroupSchema = z.object({
+  available: z.number().int(),
+  total: z.number().int(),
+  min_price: z.number().nullable(),
+});
+
+/** GET /webhook/marketplace (order-relay.md §4.1). */
+export const MarketplaceSummarySchema = z.object({
+  status: z.literal('ok'),
+  summary: z.record(z.string(), MarketplaceGroupSchema),
+  total_servers: z.number().int(),
+  total_available: z.number().int(),
+}).meta({ id: 'MarketplaceSummary' });
+
+/** The form fields Slack posts to a slash-command URL (others are ignored). */
+export const SlackCommandFormSchema = z.object({
+  text: z.string().max(2000).optional(),
+  command: z.string().max(100).optional(),
+  response_url: z.string().max(MAX_URL_LENGTH).optional(),
+  user_id: z.string().max(100).optional(),
+});
+
+export const SlackResponseSchema = z.object({
+  response_type: z.enum(['in_channel', 'ephemeral']),
+  text: z.string(),
+}).meta({ id: 'SlackResponse' });
+
+/** GET /webhook/tasks/{task_id}. */
+export const TaskViewSchema = z.object({
+  task_id: z.string(),
+  kind: z.enum(['create-order', 'cancel-order', 'status', 'price-alert']),
+  state: z.enum(['queued', 'running', 'succeeded', 'failed']),
+  result: z.record(z.string(), z.unknown()).optional().meta({ description: 'The result payload (order-relay.md §2.3) once the task ended' }),
+  created_at: z.string(),
+  updated_at: z.string(),
+  finished_at: z.string().optional(),
+}).meta({ id: 'TaskView' });
+
+// ---- parsing and normalization ---------------------------------------------------------------
+
+export type ParseOutcome<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: string };
+
+/**
+ * Parses `body` with `schema`. On failure the error is the first issue's message, which is always
+ * one of the texts above: the spec's exact messages first, since fields are checked in order.
+ */
+export const parseBody = <S extends z.ZodType>(schema: S, body: unknown): ParseOutcome<z.infer<S>> => {
+  const result = schema.safeParse(body);
+  if (result.success) return { ok: true, value: result.data };
+  const issue = result.error.issues[0];
+  // A nested issue without a message of ours (e.g. inside env) still names where it is.
+  const message = issue?.message && !issue.message.startsWith('Invalid input') ? issue.message : `Invalid field ${issue?.path.join('.') ?? ''}`.trim();
+  return { ok: false, error: message };
+};
+
+/**
+ * Why a callback_url is refused, as a 400 text naming the field, or undefined when it is fine.
+ * With private callbacks allowed (local runtime) only the absolute-http(s) rule applies.
+ */
+export const callbackUrlProblem = (url: string | undefined, allowPrivate: boolean): string | undefined => {
+  if (url === undefined) return undefined;
+  if (allowPrivate) return isAbsoluteHttpUrl(url) ? undefined : 'callback_url must be an absolute http(s) URL';
+  const reason = refusedUrlReason(url);
+  return reason ? `callback_url ${reason}` : undefined;
+};
+
+/** The configuration defaults a request is completed with. */
+export interface RequestDefaults {
+  readonly image: string;
+  readonly currency: string;
+  readonly ports: Readonly<Record<string, PortProtocol>>;
+}
+
+/** The create-order fields a caller may set (the parsed body, or a Slack `rent`). */
+export interface CreateOrderFields {
+  readonly gpu_type: string;
+  readonly max_price?: number;
+  readonly image?: string;
+  readonly use_spot?: boolean;
+  readonly callback_url?: string;
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+/** Create-order fields + config defaults → the workflow's request (use_spot defaults to true). */
+export const normalizeCreateOrder = (body: CreateOrderFields, defaults: RequestDefaults): CreateOrderInput => ({
+  gpu_type: body.gpu_type,
+  ...(body.max_price !== undefined ? { max_price: body.max_price } : {}),
+  image: body.image ?? defaults.image,
+  currency: defaults.currency,
+  ports: defaults.ports,
+  ...(body.env !== undefined && Object.keys(body.env).length > 0 ? { env: body.env } : {}),
+  use_spot: body.use_spot ?? true,
+  ...(body.callback_url !== undefined ? { callback_url: body.callback_url } : {}),
+});
+
+export const normalizeCancelOrder = (body: { readonly order_id: number; readonly callback_url?: string }): CancelOrderInput => ({
+  order_id: body.order_id,
+  ...(body.callback_url !== undefined ? { callback_url: body.callback_url } : {}),
+});
+
+/** Price-alert body + the configured default image. */
+export const normalizePriceAlert = (
+  body: { readonly gpu_type: string; readonly target_price: number; readonly image?: string; readonly callback_url?: string },
+  defaults: Pick<RequestDefaults, 'image'>,
+): PriceAlertInput => ({
+  gpu_type: body.gpu_type,
+  target_price: body.target_price,
+  image: body.image ?? defaults.image,
+  ...(body.callback_url !== undefined ? { callback_url: body.callback_url } : {}),
+});
+
+export const normalizeStatus = (body: { readonly callback_url?: string }): StatusInput =>
+  body.callback_url !== undefined ? { callback_url: body.callback_url } : {};

@@ -1,0 +1,72 @@
+/** Parsing of the Slack slash-command text (order-relay.md §4.2). Pure. */
+
+export type SlackCommand =
+  | { readonly kind: 'rent'; readonly gpu_type: string; readonly max_price?: number }
+  | { readonly kind: 'cancel'; readonly order_id: number }
+  | { readonly kind: 'status' }
+  | { readonly kind: 'usage'; readonly text: string }
+  | { readonly kind: 'unknown'; readonly word: string };
+
+/** The usage text, with the command name Slack sent (e.g. `/gpu`) when known. */
+export const usageText = (command = '/gpu'): string =>
+  [
+    'Usage:',
+    `• \`${command} rent <gpu_type> [max_price]\` rent the first available server with that GPU (max_price in USD/hour)`,
+    `• \`${command} cancel <order_id>\` cancel an order`,
+    `• \`${command} status\` list your orders`,
+  ].join('\n');
+
+/** Same cap as the webhook's gpu_type. */
+const MAX_GPU_TYPE_LENGTH = 100;
+
+const RENT_USAGE = (command: string) => `Usage: \`${command} rent <gpu_type> [max_price]\`, e.g. \`${command} rent RTX_4090 0.5\` (max_price is a number, USD/hour)`;
+const CANCEL_USAGE = (command: string) => `Usage: \`${command} cancel <order_id>\` (order_id is a positive integer)`;
+
+/** A USD/hour price as people type it: `0.5`, `.5`, `2`, optionally with a leading `$`. */
+const parsePrice = (word: string): number | undefined => {
+  const bare = word.startsWith('$') ? word.slice(1) : word;
+  if (!/^(\d+(\.\d+)?|\.\d+)$/.test(bare)) return undefined;
+  const n = Number(bare);
+  return Number.isFinite(n) && n > 0 ? n : undefined;
+};
+
+const parseOrderId = (word: string): number | undefined => {
+  if (!/^\d+$/.test(word)) return undefined;
+  const n = Number(word);
+  return Number.isSafeInteger(n) && n > 0 ? n : undefined;
+};
+
+/**
+ * Splits `text` on whitespace; the first word (case-insensitive) is the subcommand. Empty text and
+ * missing or invalid arguments give `usage`; an unknown subcommand gives `unknown` with the word.
+ * `rent` and `cancel` take no extra words (a second GPU word would otherwise be read as a price);
+ * `status` ignores trailing words.
+ */
+export const parseSlackCommand = (text: string | undefined, command = '/gpu'): SlackCommand => {
+  const words = (text ?? '').trim().split(/\s+/).filter(Boolean);
+  if (words.length === 0) return { kind: 'usage', text: usageText(command) };
+  const [first, ...args] = words;
+  switch (first.toLowerCase()) {
+    case 'rent': {
+      if (args.length < 1 || args.length > 2) return { kind: 'usage', text: RENT_USAGE(command) };
+      const [gpuType, priceWord] = args;
+      if (gpuType.length > MAX_GPU_TYPE_LENGTH) return { kind: 'usage', text: RENT_USAGE(command) };
+      if (priceWord === undefined) return { kind: 'rent', gpu_type: gpuType };
+      const maxPrice = parsePrice(priceWord);
+      return maxPrice === undefined ? { kind: 'usage', text: RENT_USAGE(command) } : { kind: 'rent', gpu_type: gpuType, max_price: maxPrice };
+    }
+    case 'cancel': {
+      const orderId = args.length === 1 ? parseOrderId(args[0]) : undefined;
+      return orderId === undefined ? { kind: 'usage', text: CANCEL_USAGE(command) } : { kind: 'cancel', order_id: orderId };
+    }
+    case 'status':
+      return { kind: 'status' };
+    default:
+      return { kind: 'unknown', word: first };
+  }
+};
+
+/** The ephemeral answer to an unknown subcommand: names the word, then the usage. */
+export const unknownCommandText = (word: string, command = '/gpu'): string =>
+  // Slack renders `<...>` and `&` specially; the word is echoed in a code span with those escaped.
+  `Unknown command \`${word.slice(0, 50).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/`/g, "'")}\`.\n${usageText(command)}`;

@@ -1,0 +1,28 @@
+/** What GET /webhook/tasks/{task_id} shows of a task record. Pure. */
+import type { TaskKind, TaskRecord, TaskResult, TaskState } from './task';
+
+/** The public view: no request, origin or internal workflow markers (they may hold callback or Slack URLs). */
+export interface TaskView {
+  readonly task_id: string;
+  readonly kind: TaskKind;
+  readonly state: TaskState;
+  readonly result?: TaskResult;
+  readonly created_at: string;
+  readonly updated_at: string;
+  readonly finished_at?: string;
+}
+
+/** Task ids are UUIDs: random ones from the API, UUIDv5 ones derived by price alerts. */
+export const TASK_ID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export const isTaskId = (value: string | undefined): value is string => typeof value === 'string' && TASK_ID_PATTERN.test(value);
+
+export const toTaskView = (record: TaskRecord): TaskView => ({
+  task_id: record.task_id,
+  kind: record.kind,
+  state: record.state,
+  ...(record.result !== undefined ? { result: record.result } : {}),
+  created_at: record.created_at,
+  updated_at: record.updated_at,
+  ...(record.finished_at !== undefined ? { finished_at: record.finished_at } : {}),
+});

@@ -1,0 +1,169 @@
+/**
+ * The middleware chain every API route shares, driven by the route table (lib/routes.ts): Powertools
+ * logger context → rate limit (rate-limited routes) → body size/decoding → webhook signature (signed
+ * routes) or Slack signature → JSON parsing → handler; errors shaped last (JSON `{error}` bodies).
+ * Also the accept step the four task routes and Slack share.
+ */
+import { randomUUID } from 'node:crypto';
+import middy from '@middy/core';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import type { Context } from 'aws-lambda';
+import { ROUTES, type RouteDefinition } from '../../../lib/routes';
+import { SOFT_TIME_LIMIT_SECONDS } from '../../../lib/config';
+import type { RelayEnv } from '../../adapters/env';
+import { countMetric, logger, MetricName } from '../../adapters/observability';
+import { acceptTask } from '../../domain/accept-task';
+import type { IdempotencyStore, JobQueue, SlidingWindow, TaskRepository, WorkflowStarter } from '../../domain/ports';
+import type { TaskOrigin, TaskRequest } from '../../domain/task';
+import { decodeBody } from '../../middleware/body';
+import { errorHandler } from '../../middleware/error-handler';
+import { headerValue, httpError, type ApiResult, type RelayEvent } from '../../middleware/http';
+import { jsonBody } from '../../middleware/json-body';
+import { rateLimit } from '../../middleware/rate-limit';
+import { verifySlackSignature } from '../../middleware/slack-signature';
+import { verifySignature } from '../../middleware/verify-signature';
+
+/** What the chain itself needs; each handler's deps extend it. */
+export interface ChainDeps {
+  readonly env: RelayEnv;
+  /** Required on rate-limited routes. */
+  readonly window?: SlidingWindow;
+  /** Required on signed routes: accepted webhook secrets, current first. */
+  readonly webhookSecrets?: () => Promise<readonly string[]>;
+  /** Slack route: the signing secret, or undefined when none is configured. */
+  readonly slackSigningSecret?: () => Promise<string | undefined>;
+  /** @default Date.now */
+  readonly now?: () => number;
+}
+
+/** Deps of the routes that accept tasks. */
+export interface AcceptDeps extends ChainDeps {
+  readonly tasks: TaskRepository;
+  readonly workflow: WorkflowStarter;
+  readonly queue: JobQueue;
+  readonly idempotency?: IdempotencyStore;
+  /** @default crypto.randomUUID */
+  readonly newTaskId?: () => string;
+}
+
+export type RouteId = (typeof ROUTES)[number]['id'];
+export type ApiHandler = middy.MiddyfiedHandler<RelayEvent, ApiResult>;
+
+/**
+ * Memoizes a deps builder: adapters are built once per Lambda instance, on the first invocation (so
+ * importing a handler module needs no AWS and no env). A builder that throws is retried next time.
+ */
+export const lazy = <T>(build: () => T): (() => T) => {
+  let built: { value: T } | undefined;
+  return () => {
+    built ??= { value: build() };
+    return built.value;
+  };
+};
+
+const required = <T>(value: T | undefined, what: string): T => {
+  if (value === undefined) throw new Error(`${what} is not wired for this route`);
+  return value;
+};
+
+export const routeById = (id: string): RouteDefinition => {
+  const route = ROUTES.find((r) => r.id === id);
+  if (!route) throw new Error(`unknown route ${id}`);
+  return route;
+};
+
+export interface ApiHandlerOptions<D extends ChainDeps> {
+  readonly routeId: RouteId;
+  readonly deps: () => D;
+  /** Parse the body as a JSON object into `event.jsonBody`. @default false */
+  readonly json?: boolean;
+  /** Verify Slack's signature when a Slack signing secret is configured. @default false */
+  readonly slackSignature?: boolean;
+}
+
+/** Builds a route's handler: the shared chain around `core`. */
+export const apiHandler = <D extends ChainDeps>(
+  options: ApiHandlerOptions<D>,
+  core: (event: RelayEvent, deps: D, context: Context) => Promise<ApiResult>,
+): ApiHandler => {
+  const route = routeById(options.routeId);
+  const now = () => (options.deps().now ?? Date.now)();
+  const chain: middy.MiddlewareObj<RelayEvent>[] = [];
+  if (route.rateLimited) {
+    chain.push(rateLimit({
+      window: () => required(options.deps().window, 'the rate-limit window'),
+      limit: () => options.deps().env.MAX_REQUESTS_PER_MINUTE,
+      now,
+    }));
+  }
+  chain.push(decodeBody());
+  if (route.signed) {
+    chain.push(verifySignature({
+      secrets: () => required(options.deps().webhookSecrets, 'the webhook secret')(),
+      requireTimestamp: () => options.deps().env.REQUIRE_WEBHOOK_TIMESTAMP,
+      // Bodiless signed GETs (task lookup) sign their path.
+      covers: route.method === 'GET' ? 'path' : 'body',
+      now,
+    }));
+  }
+  if (options.slackSignature) {
+    chain.push(verifySlackSignature({ secret: async () => options.deps().slackSigningSecret?.(), now }));
+  }
+  if (options.json) chain.push(jsonBody());
+  return middy<RelayEvent, ApiResult>()
+    .use(injectLambdaContext(logger, { resetKeys: true }))
+    .use(chain)
+    .use(errorHandler()) // last: its onError runs first and shapes every error
+    .handler((event, context) => core(event, options.deps(), context));
+};
+
+/** Longest accepted Idempotency-Key. */
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 200;
+
+/** The Idempotency-Key header: 1..200 printable ASCII characters, else 400. Absent → undefined. */
+export const idempotencyKeyOf = (event: RelayEvent): string | undefined => {
+  const key = headerValue(event, 'Idempotency-Key');
+  if (key === undefined) return undefined;
+  if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH || !/^[\x20-\x7e]+$/.test(key) || key.trim() === '') {
+    throw httpError(400, `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} printable characters`);
+  }
+  return key;
+};
+
+/**
+ * Records and hands off a task (use case `acceptTask`), tags the logs with its id and counts it.
+ * Throws HandOffError (→ 503) when nothing could be queued.
+ */
+export const acceptRequest = async (
+  deps: AcceptDeps,
+  request: TaskRequest,
+  origin: TaskOrigin,
+  idempotencyKey: string | undefined,
+): Promise<{ taskId: string; replayed: boolean }> => {
+  const outcome = await acceptTask(deps, request, {
+    taskId: (deps.newTaskId ?? randomUUID)(),
+    now: (deps.now ?? Date.now)(),
+    origin,
+    idempotencyKey,
+    timing: { poll_interval_seconds: deps.env.ORDER_POLL_INTERVAL_SECONDS, ready_timeout_seconds: deps.env.ORDER_READY_TIMEOUT_SECONDS },
+    softLimitSeconds: SOFT_TIME_LIMIT_SECONDS,
+  });
+  logger.appendKeys({ task_id: outcome.taskId });
+  if (outcome.replayed) {
+    logger.info('idempotent repeat; returning the first task', { kind: request.kind });
+  } else {
+    countMetric(MetricName.TasksAccepted, { name: 'Kind', value: request.kind });
+    logger.info('task accepted', { kind: request.kind, source: origin.source });
+  }
+  return outcome;
+};
+
+/** A port a function must never use (its IAM role does not allow it), so a wiring bug fails loudly. */
+export const unavailablePort = (what: string): WorkflowStarter & JobQueue => ({
+  start: async () => {
+    throw new Error(`${what} is not available in this function`);
+  },
+  send: async () => {
+    throw new Error(`${what} is not available in this function`);
+  },
+});

@@ -1,0 +1,24 @@
+/** GET /webhook/tasks/{task_id}: signed (over the path), rate limited; the task's state, result and times. */
+import type { TaskRepository } from '../../domain/ports';
+import { isTaskId, toTaskView } from '../../domain/task-view';
+import { httpError, jsonResponse, type ApiResult, type RelayEvent } from '../../middleware/http';
+import { apiHandler, type ApiHandler, type ChainDeps } from './chain';
+import { taskLookupDepsFromEnv } from './deps';
+
+export interface GetTaskDeps extends ChainDeps {
+  readonly tasks: TaskRepository;
+}
+
+const getTask = async (event: RelayEvent, deps: GetTaskDeps): Promise<ApiResult> => {
+  // API Gateway fills pathParameters; a hand-built event may only have the path.
+  const taskId = event.pathParameters?.task_id ?? /^\/webhook\/tasks\/([^/]+)$/.exec(event.rawPath ?? '')?.[1];
+  if (!isTaskId(taskId)) throw httpError(400, 'Invalid task_id');
+  const record = await deps.tasks.get(taskId.toLowerCase());
+  if (!record) throw httpError(404, 'Task not found');
+  return jsonResponse(200, toTaskView(record));
+};
+
+/** The handler with injected deps (tests); `handler` wires the real adapters. */
+export const createGetTaskHandler = (deps: () => GetTaskDeps): ApiHandler => apiHandler({ routeId: 'GetTask', deps }, getTask);
+
+export const handler = createGetTaskHandler(taskLookupDepsFromEnv());

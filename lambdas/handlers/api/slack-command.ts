@@ -1,0 +1,81 @@
+/**
+ * POST /slack/command: a Slack slash command (form-encoded, base64 through API Gateway). Not signed
+ * with the webhook secret (spec); verified with Slack's signature when a signing secret is set.
+ * Success is an `in_channel` message with the task id; usage and unknown commands are `ephemeral`.
+ * Slack shows any non-200 answer as a generic failure, so every outcome here is a 200 message.
+ */
+import { logger } from '../../adapters/observability';
+import { HAND_OFF_FAILED_MESSAGE } from '../../domain/accept-task';
+import { callbackUrlProblem, normalizeCreateOrder, SlackCommandFormSchema } from '../../domain/requests';
+import { parseSlackCommand, unknownCommandText, usageText } from '../../domain/slack-command';
+import type { TaskOrigin, TaskRequest } from '../../domain/task';
+import { jsonResponse, rawBodyOf, type ApiResult, type RelayEvent } from '../../middleware/http';
+import { acceptRequest, apiHandler, MAX_IDEMPOTENCY_KEY_LENGTH, type AcceptDeps, type ApiHandler } from './chain';
+import { acceptDepsFromEnv } from './deps';
+
+const reply = (responseType: 'in_channel' | 'ephemeral', text: string): ApiResult => jsonResponse(200, { response_type: responseType, text });
+
+/** Slack treats `&`, `<` and `>` as markup; user words echoed in channel are escaped. */
+const escapeSlack = (text: string): string => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+const postSlackCommand = async (event: RelayEvent, deps: AcceptDeps): Promise<ApiResult> => {
+  const params = new URLSearchParams(rawBodyOf(event).toString('utf8'));
+  const form = SlackCommandFormSchema.safeParse(Object.fromEntries(params));
+  const command = form.success && form.data.command && /^\/[\w-]{1,50}$/.test(form.data.command) ? form.data.command : '/gpu';
+  if (!form.success) return reply('ephemeral', usageText(command));
+
+  const parsed = parseSlackCommand(form.data.text, command);
+  let request: TaskRequest;
+  let queuedText: (taskId: string) => string;
+  switch (parsed.kind) {
+    case 'usage':
+      return reply('ephemeral', parsed.text);
+    case 'unknown':
+      return reply('ephemeral', unknownCommandText(parsed.word, command));
+    case 'rent': {
+      const input = normalizeCreateOrder(
+        { gpu_type: parsed.gpu_type, max_price: parsed.max_price },
+        { image: deps.env.DEFAULT_IMAGE, currency: deps.env.DEFAULT_CURRENCY, ports: deps.env.DEFAULT_PORTS },
+      );
+      request = { kind: 'create-order', input };
+      const limit = parsed.max_price !== undefined ? ` (max $${parsed.max_price}/hr)` : '';
+      queuedText = (id) => `Renting ${escapeSlack(parsed.gpu_type)}${limit}: queued. Task ID: ${id}`;
+      break;
+    }
+    case 'cancel':
+      request = { kind: 'cancel-order', input: { order_id: parsed.order_id } };
+      queuedText = (id) => `Cancelling order ${parsed.order_id}: queued. Task ID: ${id}`;
+      break;
+    case 'status':
+      request = { kind: 'status', input: {} };
+      queuedText = (id) => `Status check queued. Task ID: ${id}`;
+      break;
+  }
+
+  // The result is posted to response_url later, so it gets the same SSRF policy as callback_url.
+  const responseUrl = form.data.response_url;
+  const refused = responseUrl ? callbackUrlProblem(responseUrl, deps.env.ALLOW_PRIVATE_CALLBACKS) : undefined;
+  if (refused) logger.warn('ignoring Slack response_url', { reason: refused });
+  const origin: TaskOrigin = { source: 'slack', ...(responseUrl && !refused ? { responseUrl } : {}) };
+
+  // Slack retries a command it thinks timed out with the same trigger_id: that retry must not queue twice.
+  const triggerId = params.get('trigger_id') ?? undefined;
+  const idempotencyKey = triggerId && triggerId.length <= MAX_IDEMPOTENCY_KEY_LENGTH && /^[\x21-\x7e]+$/.test(triggerId) ? `slack:${triggerId}` : undefined;
+
+  try {
+    const { taskId } = await acceptRequest(deps, request, origin, idempotencyKey);
+    return reply('in_channel', queuedText(taskId));
+  } catch (error) {
+    if (error instanceof Error && error.name === 'HandOffError') {
+      logger.error('hand-off failed; nothing was queued', { error });
+      return reply('ephemeral', HAND_OFF_FAILED_MESSAGE);
+    }
+    throw error;
+  }
+};
+
+/** The handler with injected deps (tests); `handler` wires the real adapters. */
+export const createSlackCommandHandler = (deps: () => AcceptDeps): ApiHandler =>
+  apiHandler({ routeId: 'SlackCommand', deps, slackSignature: true }, postSlackCommand);
+
+export const handler = createSlackCommandHandler(acceptDepsFromEnv({ workflow: true, queue: true, slack: true }));

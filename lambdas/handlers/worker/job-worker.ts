@@ -1,0 +1,160 @@
+/**
+ * The SQS job worker: runs cancel-order, status and price-alert jobs and reports partial batch
+ * failures. Records are processed one after another by our own loop (not Powertools' BatchProcessor,
+ * which runs records concurrently): marketplace calls stay paced, and each record's retry delay is
+ * set on the message itself before the record is reported failed.
+ *
+ * Per record (receive n = ApproximateReceiveCount):
+ * - unparseable / invalid body (poison): logged without its content and failed every time, after a
+ *   2^n s delay, so SQS moves it to the DLQ after maxReceiveCount receives;
+ * - job succeeds: the result is recorded and delivered (completeTask), the message deleted;
+ * - job fails on receive n < 4: visibility set to 2^n s (× JOB_RETRY_BASE_MS / 1000), record failed;
+ * - job fails on receive 4 (after the 3rd retry) or passes its soft limit: failure result
+ *   {success:false, error} recorded and delivered, message deleted.
+ */
+import type { Context, SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { z } from 'zod';
+import { completeTask } from '../../domain/complete-task';
+import {
+  SOFT_TIME_LIMIT_SECONDS,
+  errorText,
+  isFinalAttempt,
+  isRetryable,
+  retryVisibilitySeconds,
+  runJob,
+  withSoftDeadline,
+  type JobDeps,
+  type TypedJobMessage,
+} from '../../domain/jobs';
+import { FINAL_STATES, failure, type TaskResult } from '../../domain/task';
+import { countMetric, logger, MetricName } from '../../adapters/observability';
+import type { MessageVisibility } from './sqs-message-visibility';
+
+/** A message body that is not a valid JobMessage. Never succeeds, so it ends in the DLQ. */
+export class InvalidJobMessageError extends Error {
+  public constructor(message: string) {
+    super(message);
+    this.name = 'InvalidJobMessageError';
+  }
+}
+
+const OriginSchema = z.object({ source: z.enum(['webhook', 'slack']), responseUrl: z.string().min(1).optional() });
+// callback_url was checked at ingress (including the SSRF guard); here it only has to be a string.
+const CallbackUrl = z.string().min(1).optional();
+const Envelope = { task_id: z.string().min(1).max(128), origin: OriginSchema };
+
+/** The queue's message body (a JobMessage), with the input narrowed by kind. */
+export const JobMessageSchema = z.discriminatedUnion('kind', [
+  z.object({ ...Envelope, kind: z.literal('cancel-order'), input: z.object({ order_id: z.number().int().positive(), callback_url: CallbackUrl }) }),
+  z.object({ ...Envelope, kind: z.literal('status'), input: z.object({ callback_url: CallbackUrl }) }),
+  z.object({
+    ...Envelope,
+    kind: z.literal('price-alert'),
+    input: z.object({ gpu_type: z.string().min(1), target_price: z.number().finite().nonnegative(), image: z.string().min(1), callback_url: CallbackUrl }),
+  }),
+]);
+
+/** Parses a record body; throws InvalidJobMessageError naming only the failing paths (no values). */
+export const parseJobMessage = (body: string): TypedJobMessage => {
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch {
+    throw new InvalidJobMessageError('job message is not JSON');
+  }
+  const parsed = JobMessageSchema.safeParse(json);
+  if (!parsed.success) {
+    const paths = parsed.error.issues.map((issue) => issue.path.join('.') || '(root)');
+    throw new InvalidJobMessageError(`job message is invalid at ${[...new Set(paths)].join(', ')}`);
+  }
+  return parsed.data as TypedJobMessage;
+};
+
+/** ApproximateReceiveCount of a record; 1 when absent or unreadable (a first delivery). */
+export const receiveCountOf = (record: SQSRecord): number => {
+  const count = Number.parseInt(record.attributes?.ApproximateReceiveCount ?? '', 10);
+  return Number.isFinite(count) && count > 0 ? count : 1;
+};
+
+export interface JobWorkerDeps extends JobDeps {
+  readonly visibility: MessageVisibility;
+  /** Epoch ms. @default Date.now */
+  readonly now?: () => number;
+  /** Retry delay unit (JOB_RETRY_BASE_MS): 2^n × this. @default 1000 */
+  readonly retryBaseMs?: number;
+  /** The job's own deadline. @default 300 000 (the spec's soft limit) */
+  readonly softTimeLimitMs?: number;
+}
+
+/** Builds the SQS handler around injected ports (tests pass fakes; `handler` below passes adapters). */
+export const createJobWorker = (deps: JobWorkerDeps) => {
+  const now = deps.now ?? Date.now;
+  const retryBaseMs = deps.retryBaseMs ?? 1_000;
+  const softTimeLimitMs = deps.softTimeLimitMs ?? SOFT_TIME_LIMIT_SECONDS * 1_000;
+  const softTimeLimitSeconds = Math.round(softTimeLimitMs / 1_000);
+
+  /** Runs one job to its result. Throws only when the record should come back for another attempt. */
+  const handleJob = async (message: TypedJobMessage, receiveCount: number): Promise<void> => {
+    const existing = await deps.tasks.get(message.task_id);
+    if (existing && FINAL_STATES.includes(existing.state)) {
+      // A redelivery after the result was recorded (e.g. the delete was lost): nothing left to do.
+      logger.info('task already finished; dropping the redelivered job', { state: existing.state, receiveCount });
+      return;
+    }
+    await deps.tasks.update(message.task_id, { state: 'running' }, now());
+
+    let result: TaskResult;
+    try {
+      result = await withSoftDeadline(runJob(message, deps, now()), softTimeLimitMs, softTimeLimitSeconds);
+    } catch (error) {
+      if (isRetryable(error) && !isFinalAttempt(receiveCount)) throw error;
+      logger.error('job failed; sending the failure result', { error, receiveCount });
+      countMetric(MetricName.TasksFailed, { name: 'kind', value: message.kind });
+      result = failure(errorText(error));
+    }
+    await completeTask(deps, { task_id: message.task_id, origin: message.origin, callback_url: message.input.callback_url }, result, now());
+  };
+
+  /** Delays the record's next receive by the retry delay; a failure here only loses the delay. */
+  const scheduleRetry = async (record: SQSRecord, receiveCount: number): Promise<void> => {
+    const seconds = retryVisibilitySeconds(receiveCount, retryBaseMs);
+    try {
+      await deps.visibility.change(record.receiptHandle, seconds);
+    } catch (error) {
+      logger.warn('could not set the retry delay; the queue visibility timeout applies', { error });
+    }
+  };
+
+  const processRecord = async (record: SQSRecord): Promise<void> => {
+    const receiveCount = receiveCountOf(record);
+    let message: TypedJobMessage | undefined;
+    try {
+      message = parseJobMessage(record.body);
+      logger.appendKeys({ task_id: message.task_id, job_kind: message.kind });
+      await handleJob(message, receiveCount);
+    } catch (error) {
+      if (error instanceof InvalidJobMessageError) {
+        // The body may carry callback URLs with tokens: log where it is broken, never what it holds.
+        logger.error('poison job message', { messageId: record.messageId, receiveCount, reason: error.message });
+      } else {
+        logger.warn('job attempt failed; will retry', { error, receiveCount, retryInSeconds: retryVisibilitySeconds(receiveCount, retryBaseMs) });
+      }
+      await scheduleRetry(record, receiveCount);
+      throw error;
+    } finally {
+      if (message) logger.removeKeys(['task_id', 'job_kind']);
+    }
+  };
+
+  return async function processJobs(event: SQSEvent, _context?: Context): Promise<SQSBatchResponse> {
+    const batchItemFailures: SQSBatchItemFailure[] = [];
+    for (const record of event.Records) {
+      try {
+        await processRecord(record);
+      } catch {
+        batchItemFailures.push({ itemIdentifier: record.messageId });
+      }
+    }
+    return { batchItemFailures };
+  };
+};

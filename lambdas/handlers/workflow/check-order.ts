@@ -1,0 +1,16 @@
+/** CheckOrder: one readiness poll of my_orders; the state machine waits and loops. */
+import { checkOrder, type CheckOrderDeps, type CheckResult } from '../../domain/create-order-steps';
+import { logger } from '../../adapters/observability';
+import { checkOrderDeps } from './deps';
+import { parseWorkflowState, systemClock, type Clock } from './shared';
+
+/** Builds the task handler around its dependencies (tests pass fakes). */
+export const makeCheckOrder = (deps: () => CheckOrderDeps | Promise<CheckOrderDeps>, clock: Clock = systemClock) =>
+  async function checkOrderTask(input: unknown): Promise<CheckResult> {
+    const state = parseWorkflowState(input);
+    const check = await checkOrder(state, await deps(), clock());
+    if (check.timedOut) logger.warn('order not ready in time', { reason: check.reason, status: check.order?.status });
+    return check;
+  };
+
+export const handler = makeCheckOrder(checkOrderDeps);

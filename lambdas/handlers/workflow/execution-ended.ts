@@ -1,0 +1,63 @@
+/**
+ * The safety net: EventBridge "Step Functions Execution Status Change" for executions that ended
+ * TIMED_OUT, FAILED or ABORTED. A task without a result gets its dangling order cancelled and a
+ * failure result, so every task ends with exactly one result.
+ */
+import { z } from 'zod';
+import { handleExecutionEnded, type ExecutionEndedDeps } from '../../domain/create-order-steps';
+import { countMetric, logger, MetricName } from '../../adapters/observability';
+import { HARD_TIME_LIMIT_SECONDS } from '../../../lib/config';
+import { executionEndedDeps } from './deps';
+import { systemClock, type Clock } from './shared';
+
+const ExecutionInputSchema = z.object({
+  task_id: z.string().min(1).optional(),
+  request: z.object({ callback_url: z.string().optional() }).partial().optional(),
+  origin: z.object({ source: z.enum(['webhook', 'slack']), responseUrl: z.string().optional() }).optional(),
+});
+
+export const ExecutionStatusChangeSchema = z.object({
+  source: z.literal('aws.states').optional(),
+  'detail-type': z.literal('Step Functions Execution Status Change').optional(),
+  detail: z.object({
+    executionArn: z.string().optional(),
+    stateMachineArn: z.string().optional(),
+    name: z.string().min(1),
+    status: z.enum(['TIMED_OUT', 'FAILED', 'ABORTED']),
+    input: z.string().nullable().optional(),
+    error: z.string().nullable().optional(),
+    cause: z.string().nullable().optional(),
+  }),
+});
+export type ExecutionStatusChangeEvent = z.input<typeof ExecutionStatusChangeSchema>;
+
+const parseInput = (raw: string | null | undefined): z.infer<typeof ExecutionInputSchema> => {
+  if (!raw) return {};
+  try {
+    const parsed = ExecutionInputSchema.safeParse(JSON.parse(raw));
+    return parsed.success ? parsed.data : {};
+  } catch {
+    return {};
+  }
+};
+
+/** Builds the handler around its dependencies (tests pass fakes). */
+export const makeExecutionEnded = (deps: () => ExecutionEndedDeps | Promise<ExecutionEndedDeps>, clock: Clock = systemClock) =>
+  async function executionEnded(event: unknown): Promise<{ action: string }> {
+    const { detail } = ExecutionStatusChangeSchema.parse(event);
+    const input = parseInput(detail.input);
+    const taskId = input.task_id ?? detail.name;
+    logger.appendKeys({ task_id: taskId });
+    const outcome = await handleExecutionEnded(
+      { taskId, status: detail.status, cause: detail.error ?? undefined, origin: input.origin, callbackUrl: input.request?.callback_url },
+      await deps(),
+      { now: clock(), hardLimitSeconds: HARD_TIME_LIMIT_SECONDS, onCancelError: (error) => logger.error('dangling order not cancelled', { error }) },
+    );
+    if (outcome.action === 'completed') {
+      logger.warn('execution ended outside the workflow; task failed by the safety net', { status: detail.status, cancel: outcome.cancel });
+      if (outcome.delivered) countMetric(MetricName.TasksFailed);
+    }
+    return { action: outcome.action };
+  };
+
+export const handler = makeExecutionEnded(executionEndedDeps);

@@ -1,0 +1,16 @@
+/** FindServer: first matching server nobody else holds, claimed for this task. */
+import { findServer, type FindServerDeps, type SearchResult } from '../../domain/create-order-steps';
+import { logger } from '../../adapters/observability';
+import { findServerDeps } from './deps';
+import { parseWorkflowState, systemClock, type Clock } from './shared';
+
+/** Builds the task handler around its dependencies (tests pass fakes). */
+export const makeFindServer = (deps: () => FindServerDeps | Promise<FindServerDeps>, clock: Clock = systemClock) =>
+  async function findServerTask(input: unknown): Promise<SearchResult> {
+    const state = parseWorkflowState(input);
+    const search = await findServer(state, await deps(), clock());
+    logger.info('server chosen', { server_id: search.server.id, attempt: search.attempt, excluded: search.excluded });
+    return search;
+  };
+
+export const handler = makeFindServer(findServerDeps);

@@ -1,0 +1,19 @@
+/** ReserveQuota: counts the order against MAX_ORDERS_PER_HOUR (rolling hour, account-wide). */
+import { reserveQuota, type ReserveQuotaDeps } from '../../domain/create-order-steps';
+import { keys } from '../../../lib/relay-resources';
+import { reserveQuotaDeps } from './deps';
+import { parseWorkflowState, systemClock, type Clock } from './shared';
+
+export interface ReserveQuotaHandlerDeps extends ReserveQuotaDeps {
+  readonly maxOrdersPerHour: number;
+}
+
+/** Builds the task handler around its dependencies (tests pass fakes). */
+export const makeReserveQuota = (deps: () => ReserveQuotaHandlerDeps | Promise<ReserveQuotaHandlerDeps>, clock: Clock = systemClock) =>
+  async function reserveQuotaTask(input: unknown): Promise<{ count: number }> {
+    const state = parseWorkflowState(input);
+    const d = await deps();
+    return reserveQuota(state, d, { now: clock(), limit: d.maxOrdersPerHour, key: keys.quota() });
+  };
+
+export const handler = makeReserveQuota(reserveQuotaDeps);

@@ -1,0 +1,76 @@
+/**
+ * What every create-order workflow task shares: the state document schema (zod), the input error,
+ * and the task-id log key. The state machine passes the whole state document to each task.
+ */
+import { z } from 'zod';
+import type { WorkflowState } from '../../domain/create-order-steps';
+import { logger } from '../../adapters/observability';
+
+/** The state document failed validation: a bug or a hand-started execution. Not transient. */
+export class InvalidWorkflowInputError extends Error {
+  public constructor(message: string) {
+    super(message);
+    this.name = 'InvalidWorkflowInputError';
+  }
+}
+
+const ChosenServerSchema = z.object({
+  id: z.number().int(),
+  gpu_array: z.array(z.string()),
+  price_usd: z.number().nullable(),
+  spot_bid: z.number().positive().optional(),
+});
+
+export const WorkflowStateSchema = z.object({
+  task_id: z.string().min(1),
+  request: z.object({
+    gpu_type: z.string().min(1),
+    max_price: z.number().nonnegative().optional(),
+    image: z.string().min(1),
+    currency: z.string().min(1),
+    ports: z.record(z.string(), z.enum(['tcp', 'http'])),
+    env: z.record(z.string(), z.string()).optional(),
+    use_spot: z.boolean(),
+    callback_url: z.string().optional(),
+  }),
+  origin: z.object({ source: z.enum(['webhook', 'slack']), responseUrl: z.string().optional() }),
+  timing: z.object({
+    poll_interval_seconds: z.number().positive(),
+    ready_timeout_seconds: z.number().positive(),
+    /** Epoch ms. */
+    soft_deadline: z.number(),
+  }),
+  search: z.object({ server: ChosenServerSchema, attempt: z.number().int().positive(), excluded: z.array(z.number().int()) }).optional(),
+  placement: z
+    .discriminatedUnion('retry', [
+      z.object({ retry: z.literal(false), order_id: z.number().int(), server_id: z.number().int(), placed_at: z.number() }),
+      z.object({ retry: z.literal(true), server_id: z.number().int(), reason: z.string() }),
+    ])
+    .optional(),
+  check: z
+    .object({
+      ready: z.boolean(),
+      timedOut: z.boolean(),
+      reason: z.enum(['ready_timeout', 'soft_deadline']).optional(),
+      order: z.object({ order_id: z.number().int(), status: z.string(), ssh_connection: z.string().nullable() }).optional(),
+    })
+    .optional(),
+  cancel: z
+    .object({ cancelled: z.boolean(), order_id: z.number().int().optional(), note: z.enum(['no_order', 'already_cancelled', 'not_cancellable']).optional() })
+    .optional(),
+  error: z.object({ Error: z.string(), Cause: z.string().optional() }).optional(),
+});
+
+/** Validates a task's input into the state document; logs with the task id from here on. */
+export const parseWorkflowState = (input: unknown): WorkflowState => {
+  const parsed = WorkflowStateSchema.safeParse(input);
+  if (!parsed.success) {
+    throw new InvalidWorkflowInputError(`invalid workflow state: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  }
+  logger.appendKeys({ task_id: parsed.data.task_id });
+  return parsed.data as WorkflowState;
+};
+
+/** The clock handlers pass into the domain; tests inject their own. */
+export type Clock = () => number;
+export const systemClock: Clock = () => Date.now();

@@ -1,0 +1,37 @@
+/**
+ * Checks a create_order request before it is sent (marketplace-api.md §4.1, §8), so an input the
+ * marketplace would reject never costs a paced call, and never leaves an order's outcome unclear.
+ */
+import { z } from 'zod';
+import { InvalidOrderRequestError } from '../domain/errors';
+import type { CreateOrderRequest } from '../domain/marketplace-types';
+
+export const CreateOrderRequestSchema = z
+  .object({
+    renting_server: z.number().int().nonnegative(),
+    type: z.enum(['on-demand', 'spot']),
+    currency: z.string().min(1),
+    image: z.string().min(1),
+    ports: z.record(z.string().regex(/^\d{1,5}$/, 'port must be a number'), z.enum(['tcp', 'http'])).optional(),
+    env: z.record(z.string().min(1), z.string()).optional(),
+    ssh_password: z.string().regex(/^[A-Za-z0-9]{1,32}$/, 'ssh_password must be alphanumeric, at most 32 characters').optional(),
+    spotprice: z.number().positive().finite().optional(),
+  })
+  .superRefine((req, ctx) => {
+    if (req.type === 'spot' && req.spotprice === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['spotprice'], message: 'spotprice is required for a spot order' });
+    }
+  });
+
+/**
+ * Returns the request reduced to the fields the API lists; throws InvalidOrderRequestError naming
+ * every problem. The message never echoes values (ssh_password is a secret).
+ */
+export const validateOrderRequest = (request: CreateOrderRequest): CreateOrderRequest => {
+  const parsed = CreateOrderRequestSchema.safeParse(request);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.') || 'request'}: ${i.message}`);
+    throw new InvalidOrderRequestError(`invalid create_order request: ${problems.join('; ')}`);
+  }
+  return parsed.data;
+};

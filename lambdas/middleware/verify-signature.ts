@@ -1,0 +1,74 @@
+/**
+ * X-Webhook-Signature (order-relay.md §5, hardening issue): lowercase hex HMAC-SHA256 of the raw
+ * body bytes with the webhook secret, compared in constant time against every accepted secret (the
+ * current one and, during a rotation, the previous one).
+ *
+ * Replay window (opt-in): with X-Webhook-Timestamp (Unix seconds) the signature covers
+ * `<timestamp>.<body>` and the timestamp must be within ±300 s; `requireTimestamp` makes it
+ * mandatory. Bodiless signed GETs sign the request path with its query string instead of a body.
+ *
+ * Neither the signature nor the secrets are ever logged.
+ */
+import type middy from '@middy/core';
+import { signatureMatches, signedBytes, timestampFresh } from '../domain/signing';
+import { countMetric, logger, MetricName } from '../adapters/observability';
+import { headerValue, httpError, rawBodyOf, type RelayEvent } from './http';
+
+export const SIGNATURE_HEADER = 'X-Webhook-Signature';
+export const TIMESTAMP_HEADER = 'X-Webhook-Timestamp';
+
+export interface VerifySignatureOptions {
+  /** Accepted secrets, current first. A port: the secrets adapter caches values and picks up rotation. */
+  readonly secrets: () => Promise<readonly string[]>;
+  /** REQUIRE_WEBHOOK_TIMESTAMP. @default false */
+  readonly requireTimestamp?: boolean | (() => boolean);
+  /** What the signature covers: the body, or (bodiless GETs) the path with its query string. @default 'body' */
+  readonly covers?: 'body' | 'path';
+  /** @default Date.now */
+  readonly now?: () => number;
+}
+
+/** The bytes a bodiless request signs: rawPath plus `?query` when there is one (DESIGN.md). */
+export const signedPath = (event: Pick<RelayEvent, 'rawPath' | 'rawQueryString'>): string =>
+  event.rawPath + (event.rawQueryString ? `?${event.rawQueryString}` : '');
+
+const reject = (reason: string, message: string): Error => {
+  countMetric(MetricName.SignatureRejected);
+  logger.info('signature rejected', { reason });
+  return httpError(401, message);
+};
+
+export const verifySignature = (options: VerifySignatureOptions): middy.MiddlewareObj<RelayEvent> => {
+  const now = options.now ?? Date.now;
+  const before: middy.MiddlewareFn<RelayEvent> = async ({ event }) => {
+    const signature = headerValue(event, SIGNATURE_HEADER)?.trim();
+    if (!signature) throw reject('missing', 'Missing signature');
+
+    const timestamp = headerValue(event, TIMESTAMP_HEADER)?.trim();
+    const required = typeof options.requireTimestamp === 'function' ? options.requireTimestamp() : options.requireTimestamp === true;
+    if (!timestamp) {
+      if (required) throw reject('missing timestamp', 'Missing timestamp');
+    } else if (!timestampFresh(timestamp, now())) {
+      throw reject('stale timestamp', 'Stale or invalid timestamp');
+    }
+
+    let secrets: readonly string[];
+    try {
+      secrets = await options.secrets();
+    } catch (error) {
+      logger.error('webhook secret unavailable', { error });
+      throw httpError(503, 'Signature verification unavailable; retry later');
+    }
+    if (secrets.length === 0) {
+      // Nothing could ever verify: an operator must configure WEBHOOK_SECRET(_ARN).
+      logger.error('no webhook secret configured; every signed request is refused');
+      throw reject('no secret configured', 'Invalid signature');
+    }
+
+    const payload = options.covers === 'path' ? Buffer.from(signedPath(event), 'utf8') : rawBodyOf(event);
+    if (!signatureMatches(secrets, signedBytes(payload, timestamp || undefined), signature)) {
+      throw reject('mismatch', 'Invalid signature');
+    }
+  };
+  return { name: 'verifySignature', before };
+};

@@ -1,0 +1,260 @@
+/**
+ * Alarms, their SNS topic and the operations dashboard. Metric names and the namespace come from the
+ * code that emits them (lambdas/adapters/observability.ts), so a rename cannot silently blind an alarm.
+ */
+import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import type * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
+import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { METRICS_NAMESPACE, MetricName, SERVICE_NAME } from '../../lambdas/adapters/observability';
+
+export interface MonitoringProps {
+  /** @default - no e-mail subscription */
+  readonly alarmEmail?: string;
+  readonly deadLetterQueue: sqs.IQueue;
+  readonly stateMachine: sfn.IStateMachine;
+  readonly httpApi: apigwv2.IHttpApi;
+  /** Every relay function, by a stable name; each gets an errors and a throttles alarm. */
+  readonly functions: Readonly<Record<string, lambda.IFunction>>;
+  /**
+   * Marketplace code-5 ("too many requests") answers per 5 minutes that raise the alarm.
+   * @default 10
+   */
+  readonly marketplaceThrottledThreshold?: number;
+  /**
+   * Share of failed callback deliveries (0..1) per 5 minutes that raises the alarm.
+   * @default 0.2
+   */
+  readonly callbackFailureRateThreshold?: number;
+  /**
+   * API 5xx answers per 5 minutes that raise the alarm.
+   * @default 1
+   */
+  readonly api5xxThreshold?: number;
+}
+
+const FIVE_MINUTES = Duration.minutes(5);
+
+/** A custom relay metric as Powertools emits it: namespace GpuRelay, `service` dimension always present. */
+const relayMetric = (metricName: string, extraDimensions: Record<string, string> = {}, label?: string): cloudwatch.Metric =>
+  new cloudwatch.Metric({
+    namespace: METRICS_NAMESPACE,
+    metricName,
+    dimensionsMap: { service: SERVICE_NAME, ...extraDimensions },
+    statistic: cloudwatch.Stats.SUM,
+    period: FIVE_MINUTES,
+    label,
+  });
+
+/**
+ * Sum of one relay metric over every dimension combination it is emitted with (e.g. TasksAccepted by
+ * kind). Dashboards only: alarms cannot use SEARCH.
+ */
+const relayTotal = (metricName: string, label = metricName): cloudwatch.MathExpression =>
+  new cloudwatch.MathExpression({
+    expression: `SUM(SEARCH('Namespace="${METRICS_NAMESPACE}" MetricName="${metricName}"', 'Sum', 300))`,
+    label,
+    period: FIVE_MINUTES,
+  });
+
+/** One line per dimension value of a relay metric (e.g. MarketplaceErrors by ResultCode). */
+const relayBreakdown = (metricName: string, label: string): cloudwatch.MathExpression =>
+  new cloudwatch.MathExpression({
+    expression: `SEARCH('Namespace="${METRICS_NAMESPACE}" MetricName="${metricName}"', 'Sum', 300)`,
+    label,
+    period: FIVE_MINUTES,
+  });
+
+export class Monitoring extends Construct {
+  public readonly alarmTopic: sns.Topic;
+  public readonly dashboard: cloudwatch.Dashboard;
+  /** Every alarm, by construct id. */
+  public readonly alarms: Record<string, cloudwatch.Alarm> = {};
+
+  public constructor(scope: Construct, id: string, props: MonitoringProps) {
+    super(scope, id);
+    const code5Threshold = props.marketplaceThrottledThreshold ?? 10;
+    const callbackRate = props.callbackFailureRateThreshold ?? 0.2;
+    if (!(callbackRate > 0 && callbackRate <= 1)) throw new Error(`callbackFailureRateThreshold must be in (0, 1], got ${callbackRate}`);
+    if (!(code5Threshold >= 1)) throw new Error(`marketplaceThrottledThreshold must be at least 1, got ${code5Threshold}`);
+
+    // CloudWatch alarms cannot publish to a topic under the AWS-managed aws/sns key, hence our own key.
+    const topicKey = new kms.Key(this, 'AlarmTopicKey', {
+      description: 'GPU relay: encrypts the alarm topic',
+      enableKeyRotation: true,
+      removalPolicy: RemovalPolicy.DESTROY,
+      pendingWindow: Duration.days(7),
+    });
+    topicKey.addToResourcePolicy(new iam.PolicyStatement({
+      principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
+      actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+      resources: ['*'],
+    }));
+    this.alarmTopic = new sns.Topic(this, 'AlarmTopic', {
+      displayName: 'GPU relay alarms',
+      enforceSSL: true,
+      masterKey: topicKey,
+    });
+    if (props.alarmEmail) this.alarmTopic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
+    const toTopic = new actions.SnsAction(this.alarmTopic);
+
+    const alarm = (alarmId: string, metric: cloudwatch.IMetric, options: Omit<cloudwatch.CreateAlarmOptions, 'evaluationPeriods'> & { evaluationPeriods?: number }): cloudwatch.Alarm => {
+      const result = new cloudwatch.Alarm(this, alarmId, {
+        metric,
+        evaluationPeriods: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        // No data means nothing happened: no failures, no messages, no traffic.
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        ...options,
+      });
+      result.addAlarmAction(toTopic);
+      this.alarms[alarmId] = result;
+      return result;
+    };
+
+    alarm('DeadLetterQueueNotEmpty', props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+      period: Duration.minutes(1), statistic: cloudwatch.Stats.MAXIMUM,
+    }), { threshold: 1, alarmDescription: 'A job failed all its receives and waits in the DLQ. RUNBOOK: DeadLetterQueueNotEmpty.' });
+
+    alarm('WorkflowExecutionsFailed', props.stateMachine.metricFailed({ period: FIVE_MINUTES, statistic: cloudwatch.Stats.SUM }), {
+      threshold: 1, alarmDescription: 'A create-order execution failed. RUNBOOK: WorkflowExecutionsFailed.',
+    });
+    alarm('WorkflowExecutionsTimedOut', props.stateMachine.metricTimedOut({ period: FIVE_MINUTES, statistic: cloudwatch.Stats.SUM }), {
+      threshold: 1, alarmDescription: 'A create-order execution hit its 600 s hard limit. RUNBOOK: WorkflowExecutionsTimedOut.',
+    });
+
+    for (const [name, fn] of Object.entries(props.functions)) {
+      alarm(`${name}Errors`, fn.metricErrors({ period: FIVE_MINUTES, statistic: cloudwatch.Stats.SUM }), {
+        threshold: 1, alarmDescription: `Function ${name} threw. RUNBOOK: FunctionErrors.`,
+      });
+      alarm(`${name}Throttles`, fn.metricThrottles({ period: FIVE_MINUTES, statistic: cloudwatch.Stats.SUM }), {
+        threshold: 1, alarmDescription: `Function ${name} was throttled. RUNBOOK: FunctionThrottles.`,
+      });
+    }
+
+    alarm('Api5xx', props.httpApi.metricServerError({ period: FIVE_MINUTES, statistic: cloudwatch.Stats.SUM }), {
+      threshold: props.api5xxThreshold ?? 1, alarmDescription: 'The HTTP API answered 5xx. RUNBOOK: Api5xx.',
+    });
+
+    alarm('MarketplaceThrottled', relayMetric(MetricName.MarketplaceErrors, { ResultCode: '5' }), {
+      threshold: code5Threshold,
+      alarmDescription: 'The marketplace answered code 5 (too many requests) too often. RUNBOOK: MarketplaceThrottled.',
+    });
+
+    alarm('CallbackFailureRate', new cloudwatch.MathExpression({
+      // FILL: a period with deliveries but no failures has no CallbackFailures datapoint at all.
+      expression: 'IF(FILL(failures, 0) + FILL(deliveries, 0) > 0, FILL(failures, 0) / (FILL(failures, 0) + FILL(deliveries, 0)), 0)',
+      usingMetrics: {
+        failures: relayMetric(MetricName.CallbackFailures),
+        deliveries: relayMetric(MetricName.CallbackDeliveries),
+      },
+      label: 'Callback failure rate',
+      period: FIVE_MINUTES,
+    }), {
+      threshold: callbackRate,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 3,
+      datapointsToAlarm: 2,
+      alarmDescription: 'Too many callback POSTs fail. RUNBOOK: CallbackFailureRate.',
+    });
+
+    this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
+      defaultInterval: Duration.hours(6),
+      widgets: [
+        [
+          new cloudwatch.TextWidget({
+            markdown: '# GPU order relay\nAccepted → placed → ready, or failed. Alarms on the right; RUNBOOK in the README.',
+            width: 12, height: 3,
+          }),
+          new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: Object.values(this.alarms), width: 12, height: 3 }),
+        ],
+        [
+          new cloudwatch.GraphWidget({
+            title: 'Tasks: accepted → placed → ready / failed',
+            width: 12,
+            left: [
+              relayTotal(MetricName.TasksAccepted, 'Accepted'),
+              relayTotal(MetricName.OrdersPlaced, 'Orders placed'),
+              relayTotal(MetricName.OrdersReady, 'Orders ready'),
+              relayTotal(MetricName.OrderTimeouts, 'Order timeouts'),
+              relayTotal(MetricName.TasksFailed, 'Tasks failed'),
+            ],
+          }),
+          new cloudwatch.GraphWidget({
+            title: 'Tasks accepted by kind',
+            width: 12,
+            left: [relayBreakdown(MetricName.TasksAccepted, 'Accepted')],
+          }),
+        ],
+        [
+          new cloudwatch.GraphWidget({
+            title: 'API latency (ms)',
+            width: 8,
+            left: [
+              props.httpApi.metricLatency({ statistic: cloudwatch.Stats.p(50), period: FIVE_MINUTES, label: 'p50' }),
+              props.httpApi.metricLatency({ statistic: cloudwatch.Stats.p(99), period: FIVE_MINUTES, label: 'p99' }),
+            ],
+          }),
+          new cloudwatch.GraphWidget({
+            title: 'Workflow execution time (ms)',
+            width: 8,
+            left: [
+              props.stateMachine.metricTime({ statistic: cloudwatch.Stats.p(50), period: FIVE_MINUTES, label: 'p50' }),
+              props.stateMachine.metricTime({ statistic: cloudwatch.Stats.p(99), period: FIVE_MINUTES, label: 'p99' }),
+            ],
+          }),
+          new cloudwatch.GraphWidget({
+            title: 'API requests and errors',
+            width: 8,
+            left: [
+              props.httpApi.metricCount({ statistic: cloudwatch.Stats.SUM, period: FIVE_MINUTES, label: 'Requests' }),
+              props.httpApi.metricClientError({ statistic: cloudwatch.Stats.SUM, period: FIVE_MINUTES, label: '4xx' }),
+              props.httpApi.metricServerError({ statistic: cloudwatch.Stats.SUM, period: FIVE_MINUTES, label: '5xx' }),
+            ],
+            right: [
+              relayTotal(MetricName.SignatureRejected, 'Signature rejected'),
+              relayTotal(MetricName.RateLimited, 'Rate limited'),
+            ],
+          }),
+        ],
+        [
+          new cloudwatch.GraphWidget({
+            title: 'Marketplace errors by result code',
+            width: 8,
+            left: [relayBreakdown(MetricName.MarketplaceErrors, 'Marketplace errors')],
+          }),
+          new cloudwatch.GraphWidget({
+            title: 'Callback and chat delivery',
+            width: 8,
+            left: [
+              relayTotal(MetricName.CallbackDeliveries, 'Callbacks delivered'),
+              relayTotal(MetricName.CallbackFailures, 'Callbacks failed'),
+              relayTotal(MetricName.ChatFailures, 'Chat failures'),
+            ],
+          }),
+          new cloudwatch.GraphWidget({
+            title: 'Dead-letter queue depth',
+            width: 8,
+            left: [props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+              period: Duration.minutes(1), statistic: cloudwatch.Stats.MAXIMUM, label: 'Messages in DLQ',
+            })],
+          }),
+        ],
+      ],
+    });
+  }
+
+  /** Console link to the dashboard. */
+  public get dashboardUrl(): string {
+    const region = Stack.of(this).region;
+    return `https://${region}.console.aws.amazon.com/cloudwatch/home?region=${region}#dashboards:name=${this.dashboard.dashboardName}`;
+  }
+}

@@ -1,0 +1,147 @@
+/**
+ * The relay's HTTP API: one least-privilege function per route of lib/routes.ts, a throttled
+ * `$default` stage and JSON access logs.
+ */
+import { Duration } from 'aws-cdk-lib';
+import * as apigw from 'aws-cdk-lib/aws-apigateway';
+import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { ROUTES, type RouteDefinition } from '../routes';
+import { RelayFunction } from './relay-function';
+import type { RelaySecrets } from './relay-secrets';
+
+type SecretName = Parameters<RelaySecrets['grantRead']>[1][number];
+
+export interface WebhookApiProps {
+  readonly table: dynamodb.ITable;
+  readonly secrets: RelaySecrets;
+  /** Base environment of every route function (config values, secret ARNs). */
+  readonly environment: Readonly<Record<string, string>>;
+  /** Target of routes with the `startExecution` permission. */
+  readonly stateMachine: sfn.IStateMachine;
+  /** Target of routes with the `sendMessage` permission. */
+  readonly jobQueue: sqs.IQueue;
+  /**
+   * Stage throttling: the outer guard in front of the per-address rate limit.
+   * @default - no stage throttling
+   */
+  readonly throttle?: apigwv2.ThrottleSettings;
+  /** @default logs.RetentionDays.ONE_MONTH */
+  readonly logRetention?: logs.RetentionDays;
+  /** @default ROUTES (lib/routes.ts) */
+  readonly routes?: readonly RouteDefinition[];
+}
+
+/** Secrets a route reads: signed routes the webhook key, the marketplace route the API key, Slack its signing secret. */
+export const routeSecrets = (route: RouteDefinition): SecretName[] => {
+  const names: SecretName[] = [];
+  if (route.signed) names.push('webhook');
+  if (route.permissions.includes('marketplace')) names.push('apiKey');
+  if (route.path === '/slack/command') names.push('slack');
+  return names;
+};
+
+/** Env var carrying each secret's ARN (lambdas/adapters/env.ts). */
+const SECRET_ARN_VARS: Record<SecretName, string> = {
+  webhook: 'WEBHOOK_SECRET_ARN',
+  apiKey: 'MARKETPLACE_API_KEY_ARN',
+  chat: 'CHAT_WEBHOOKS_SECRET_ARN',
+  slack: 'SLACK_SIGNING_SECRET_ARN',
+};
+
+/** Whether a route touches the table: the rate limiter, task records and marketplace pacing all live there. */
+export const routeUsesTable = (route: RouteDefinition): boolean =>
+  route.rateLimited || route.permissions.includes('writeTasks') || route.permissions.includes('marketplace');
+
+export class WebhookApi extends Construct {
+  public readonly httpApi: apigwv2.HttpApi;
+  public readonly stage: apigwv2.HttpStage;
+  public readonly accessLogGroup: logs.LogGroup;
+  /** Route functions by route id (lib/routes.ts). */
+  public readonly functions: Record<string, RelayFunction> = {};
+
+  public constructor(scope: Construct, id: string, props: WebhookApiProps) {
+    super(scope, id);
+    const routes = props.routes ?? ROUTES;
+    const retention = props.logRetention ?? logs.RetentionDays.ONE_MONTH;
+    const secretArns = props.secrets.environment();
+    // A function sees only the ARNs of the secrets it may read, whatever the base environment carries.
+    const baseEnvironment = Object.fromEntries(Object.entries(props.environment)
+      .filter(([key]) => !Object.values(SECRET_ARN_VARS).includes(key)));
+
+    this.httpApi = new apigwv2.HttpApi(this, 'HttpApi', {
+      description: 'GPU order relay: signed webhooks, Slack command, marketplace summary',
+      // The default stage is created below: HttpApi's own cannot take throttling or access logs.
+      createDefaultStage: false,
+    });
+
+    this.accessLogGroup = new logs.LogGroup(this, 'AccessLogs', { retention });
+    this.stage = new apigwv2.HttpStage(this, 'DefaultStage', {
+      httpApi: this.httpApi,
+      stageName: '$default',
+      autoDeploy: true,
+      throttle: props.throttle,
+      accessLogSettings: {
+        destination: new apigwv2.LogGroupLogDestination(this.accessLogGroup),
+        // No headers and no body: X-Webhook-Signature and payloads stay out of the logs.
+        format: apigw.AccessLogFormat.custom(JSON.stringify({
+          requestId: '$context.requestId',
+          sourceIp: '$context.identity.sourceIp',
+          requestTime: '$context.requestTime',
+          routeKey: '$context.routeKey',
+          status: '$context.status',
+          responseLength: '$context.responseLength',
+          responseLatency: '$context.responseLatency',
+          integrationLatency: '$context.integrationLatency',
+          integrationError: '$context.integrationErrorMessage',
+        })),
+      },
+    });
+
+    for (const route of routes) {
+      const secretNames = routeSecrets(route);
+      const relayFn = new RelayFunction(this, route.id, {
+        entry: route.entry,
+        description: `GPU relay: ${route.method} ${route.path}`,
+        // The marketplace route is paced at 1 request/s per key and must still answer inside API Gateway's 30 s.
+        timeout: Duration.seconds(route.permissions.includes('marketplace') ? 25 : 10),
+        logRetention: retention,
+        environment: {
+          ...baseEnvironment,
+          ...Object.fromEntries(secretNames.map((name) => [SECRET_ARN_VARS[name], secretArns[SECRET_ARN_VARS[name]]])),
+          TABLE_NAME: props.table.tableName,
+          ...(route.permissions.includes('startExecution') ? { STATE_MACHINE_ARN: props.stateMachine.stateMachineArn } : {}),
+          ...(route.permissions.includes('sendMessage') ? { JOB_QUEUE_URL: props.jobQueue.queueUrl } : {}),
+        },
+      });
+      const fn = relayFn.fn;
+      if (routeUsesTable(route)) props.table.grantReadWriteData(fn);
+      if (route.permissions.includes('startExecution')) props.stateMachine.grantStartExecution(fn);
+      if (route.permissions.includes('sendMessage')) props.jobQueue.grantSendMessages(fn);
+      if (secretNames.length > 0) props.secrets.grantRead(fn, secretNames);
+
+      this.httpApi.addRoutes({
+        path: route.path,
+        methods: [apigwv2.HttpMethod[route.method]],
+        integration: new HttpLambdaIntegration(`${route.id}Integration`, fn),
+      });
+      this.functions[route.id] = relayFn;
+    }
+  }
+
+  /** The invoke URL of the `$default` stage. */
+  public get url(): string {
+    return this.stage.url;
+  }
+
+  /** Route functions as plain Lambda functions, by route id. */
+  public lambdaFunctions(): Record<string, lambda.IFunction> {
+    return Object.fromEntries(Object.entries(this.functions).map(([key, relayFn]) => [key, relayFn.fn]));
+  }
+}

@@ -1,0 +1,343 @@
+/**
+ * The local runtime behind `npm start` and the e2e tests: the stack's Lambda handlers, unchanged,
+ * wired to in-process stand-ins that speak the real AWS protocols (DESIGN.md "Local runtime"):
+ * dynalite (DynamoDB), fauxqs (SQS + DLQ), aws-local-stepfunctions running the ASL synthesized from
+ * the CDK stack, the marketplace simulator, and a node:http API Gateway v2 emulation.
+ *
+ * The handlers find the stand-ins through the SDK's per-service endpoint variables
+ * (AWS_ENDPOINT_URL_DYNAMODB / _SQS / _SFN), so no handler knows it runs locally.
+ */
+import * as path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { EXECUTION_ENDED_ENTRY, JOB_WORKER_ENTRY, ROUTES } from '../lib/routes';
+import type { RouteDefinition } from '../lib/routes';
+import { lambdaContext, startApiGateway } from './api-gateway';
+import type { LambdaHandler, LocalApiGateway } from './api-gateway';
+import { startLocalDynamo } from './dynalite';
+import type { LocalDynamo } from './dynalite';
+import type { startLocalSqs as StartLocalSqs } from './fauxqs';
+
+import type { MarketplaceSimulator, SimulatorOptions, startSimulator as StartSimulator } from './simulator/marketplace-simulator';
+import type { startSqsPoller as StartSqsPoller, SqsPollerOptions } from './sqs-poller';
+import type { synthesizeWorkflowAsl as SynthesizeWorkflowAsl } from './asl';
+import type { ExecutionStatusChangeEvent, LocalStepFunctions as LocalStepFunctionsClass } from './stepfunctions';
+
+export type { SimulatorOptions } from './simulator/marketplace-simulator';
+
+/** Repository root: handler entries in lib/routes.ts are repo-relative. */
+export const REPO_ROOT = path.resolve(__dirname, '..');
+
+/** Region and fake credentials the local stand-ins are addressed with. */
+export const LOCAL_REGION = 'us-east-1';
+const LOCAL_ACCOUNT = '000000000000';
+/** The ARN the create-order handler is given; the local Step Functions server runs one machine. */
+export const LOCAL_STATE_MACHINE_ARN = `arn:aws:states:${LOCAL_REGION}:${LOCAL_ACCOUNT}:stateMachine:relay-create-order`;
+
+/**
+ * The webhook secret used when none is configured. Public on purpose: start-up warns loudly, and
+ * anyone who knows this value can sign requests.
+ */
+export const PLACEHOLDER_WEBHOOK_SECRET = 'change-me-placeholder-webhook-secret';
+
+/** Worker and workflow functions get the API's 30 s only as a floor; their Lambda timeout is 600 s. */
+const TASK_TIMEOUT_MS = 600_000;
+
+export interface LocalRuntimeOptions {
+  /** API port; 0 picks a free one (tests). @default Number(env PORT) or 5000 */
+  readonly port?: number;
+  /** Overrides applied last, over the shell environment and the runtime's defaults. */
+  readonly env?: Readonly<Record<string, string>>;
+  /**
+   * The embedded marketplace simulator. Default: started unless MARKETPLACE_URL is set.
+   * `true` or options force it on (options are passed through); `false` forces it off.
+   */
+  readonly simulator?: boolean | SimulatorOptions;
+  /** No runtime log lines (tests). */
+  readonly quiet?: boolean;
+}
+
+export interface LocalRuntime {
+  /** Base URL of the API, e.g. `http://127.0.0.1:5000`. */
+  readonly url: string;
+  readonly port: number;
+  /** The embedded simulator, when started (tests steer it through `control`). */
+  readonly simulator?: MarketplaceSimulator;
+  readonly sqs: { readonly endpoint: string; readonly queueUrl: string; readonly dlqUrl: string };
+  readonly dynamo: { readonly endpoint: string; readonly tableName: string };
+  /** The environment the handlers run with (secret values included: never print it). */
+  readonly env: Readonly<Record<string, string>>;
+  /** Milliseconds each start-up phase took, for the banner and for measuring the 15 s goal. */
+  readonly timings: Readonly<Record<string, number>>;
+  close(): Promise<void>;
+}
+
+/**
+ * Loads one of the local modules another part of the project provides, naming the missing piece
+ * instead of failing with a bare "Cannot find module".
+ */
+const loadLocal = async <T>(relative: string, exportName: string, what: string): Promise<T> => {
+  const file = path.join(__dirname, relative);
+  let mod: Record<string, unknown>;
+  try {
+    mod = (await import(file)) as Record<string, unknown>;
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code === 'MODULE_NOT_FOUND' || code === 'ERR_MODULE_NOT_FOUND') {
+      throw new Error(`local runtime: ${what} is missing (${path.relative(REPO_ROOT, file)}.ts could not be loaded): ${(error as Error).message}`, { cause: error });
+    }
+    throw error;
+  }
+  const value = mod[exportName];
+  if (value === undefined) throw new Error(`local runtime: ${path.relative(REPO_ROOT, file)} does not export ${exportName} (${what})`);
+  return value as T;
+};
+
+/** Imports a handler file by its repo-relative entry and returns its `handler` export. */
+export const loadHandler = async (entry: string): Promise<LambdaHandler> => {
+  const file = path.join(REPO_ROOT, entry);
+  let mod: { handler?: unknown };
+  try {
+    mod = (await import(file)) as { handler?: unknown };
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code === 'MODULE_NOT_FOUND' || code === 'ERR_MODULE_NOT_FOUND') {
+      throw new Error(`local runtime: handler ${entry} could not be loaded: ${(error as Error).message}`, { cause: error });
+    }
+    throw new Error(`local runtime: handler ${entry} failed to load: ${(error as Error).message}`, { cause: error });
+  }
+  if (typeof mod.handler !== 'function') throw new Error(`local runtime: ${entry} does not export a handler function`);
+  return mod.handler as LambdaHandler;
+};
+
+/** Wraps a handler as a Lambda invocation with a fresh context, the way the Lambda service calls it. */
+const invoker = (handler: LambdaHandler, functionName: string) => (event: unknown): Promise<unknown> =>
+  handler(event, lambdaContext(functionName, randomUUID(), TASK_TIMEOUT_MS));
+
+const functionNameOf = (entry: string): string => `local-${path.basename(entry).replace(/\.[cm]?[jt]s$/, '')}`;
+
+/** Local defaults (DESIGN.md configuration contract); the shell, `.env` and `opts.env` override them. */
+const localDefaults = (): Record<string, string> => ({
+  PORT: '5000',
+  ALLOW_PRIVATE_CALLBACKS: 'true',
+  // Handlers log JSON through Powertools; metrics would only print EMF blobs locally and X-Ray has no daemon.
+  POWERTOOLS_METRICS_DISABLED: 'true',
+  POWERTOOLS_TRACE_ENABLED: 'false',
+  POWERTOOLS_SERVICE_NAME: 'gpu-relay',
+});
+
+/**
+ * Starts everything and resolves once the API answers. Sets `process.env` for the handlers (they
+ * parse it at their first invocation), so run at most one runtime per process (per jest test file).
+ */
+export const startLocalRuntime = async (opts: LocalRuntimeOptions = {}): Promise<LocalRuntime> => {
+  const timings: Record<string, number> = {};
+  const t0 = Date.now();
+  const mark = (phase: string, since: number) => {
+    timings[phase] = Date.now() - since;
+  };
+  const log = opts.quiet ? () => undefined : (message: string) => console.log(`[local] ${message}`);
+  const closers: { name: string; close: () => Promise<void> }[] = [];
+  const closeAll = async () => {
+    // Reverse start order: the API stops taking requests before anything it depends on goes away.
+    for (const { name, close } of closers.splice(0).reverse()) {
+      await close().catch((error: unknown) => {
+        if (!opts.quiet) console.error(`[local] stopping ${name} failed: ${(error as Error).message}`);
+      });
+    }
+  };
+
+  const requested = { ...localDefaults(), ...definedEnv(process.env), ...(opts.env ?? {}) };
+  const useSimulator = opts.simulator === undefined ? !requested.MARKETPLACE_URL : opts.simulator !== false;
+  if (!useSimulator && !requested.MARKETPLACE_URL) {
+    throw new Error('local runtime: MARKETPLACE_URL must be set when the simulator is disabled');
+  }
+
+  try {
+    // Independent pieces start concurrently; the CDK synthesis behind the ASL dominates start-up.
+    const [dynamo, sqs, simulator, asl] = await Promise.all([
+      (async () => {
+        const t = Date.now();
+        const d: LocalDynamo = await startLocalDynamo({ tableName: requested.TABLE_NAME || undefined });
+        closers.push({ name: 'dynalite', close: d.close });
+        mark('dynalite', t);
+        return d;
+      })(),
+      (async () => {
+        const t = Date.now();
+        const start = await loadLocal<typeof StartLocalSqs>('fauxqs', 'startLocalSqs', 'the local SQS (fauxqs) wrapper');
+        const s = await start();
+        closers.push({ name: 'fauxqs', close: s.close });
+        mark('fauxqs', t);
+        return s;
+      })(),
+      (async () => {
+        if (!useSimulator) return undefined;
+        const t = Date.now();
+        const start = await loadLocal<typeof StartSimulator>('simulator/marketplace-simulator', 'startSimulator', 'the marketplace simulator');
+        const simOptions: SimulatorOptions = typeof opts.simulator === 'object' ? { ...opts.simulator } : {};
+        const sim = await start({ ...(requested.MARKETPLACE_API_KEY ? { apiKey: requested.MARKETPLACE_API_KEY } : {}), ...simOptions });
+        closers.push({ name: 'simulator', close: sim.close });
+        mark('simulator', t);
+        return sim;
+      })(),
+      (async () => {
+        const t = Date.now();
+        const synthesize = await loadLocal<typeof SynthesizeWorkflowAsl>('asl', 'synthesizeWorkflowAsl', 'the ASL synthesizer');
+        const result = await synthesize();
+        mark('asl', t);
+        return result;
+      })(),
+    ]);
+
+    // The handlers' environment. Infrastructure endpoints always win over the shell: a stray
+    // AWS_ENDPOINT_URL or *_ARN from a real deployment must not send local traffic to AWS.
+    const simulatorOptions = typeof opts.simulator === 'object' ? opts.simulator : undefined;
+    const env: Record<string, string> = {
+      ...localDefaults(),
+      ...(simulator ? { MARKETPLACE_API_KEY: simulator.apiKey } : {}),
+      ...(simulatorOptions?.minIntervalMs !== undefined ? { MARKETPLACE_MIN_INTERVAL_MS: String(simulatorOptions.minIntervalMs) } : {}),
+      ...withoutSecretArns(definedEnv(process.env)),
+      ...(simulator ? { MARKETPLACE_URL: simulator.url, MARKETPLACE_API_KEY: simulator.apiKey } : {}),
+      TABLE_NAME: dynamo.tableName,
+      JOB_QUEUE_URL: sqs.queueUrl,
+      STATE_MACHINE_ARN: LOCAL_STATE_MACHINE_ARN,
+      AWS_REGION: LOCAL_REGION,
+      AWS_DEFAULT_REGION: LOCAL_REGION,
+      AWS_ACCESS_KEY_ID: 'local',
+      AWS_SECRET_ACCESS_KEY: 'local',
+      AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
+      AWS_ENDPOINT_URL_SQS: sqs.endpoint,
+      ...withoutSecretArns(opts.env ?? {}),
+    };
+    env.WEBHOOK_SECRET ||= PLACEHOLDER_WEBHOOK_SECRET;
+
+    // Step Functions needs its endpoint in the env before any handler builds an SFN client.
+    const tSfn = Date.now();
+    const LocalStepFunctions = await loadLocal<typeof LocalStepFunctionsClass>('stepfunctions', 'LocalStepFunctions', 'the local Step Functions server');
+    const stateHandlers: Record<string, (input: unknown) => Promise<unknown>> = {};
+    const late: { ended?: (event: unknown) => Promise<unknown> } = {};
+    const sfn = new LocalStepFunctions({
+      asl: asl.asl,
+      // Resolved lazily: the handler modules are imported below, after the environment is set.
+      handlers: Object.fromEntries(
+        Object.keys(asl.functionForState).map((state) => [state, (input: unknown) => stateHandlers[state](input)]),
+      ),
+      onExecutionEnded: (event: ExecutionStatusChangeEvent) => (late.ended ? late.ended(event) : Promise.resolve(undefined)),
+      stateMachineArn: LOCAL_STATE_MACHINE_ARN,
+      onError: (message, error) => log(`step functions: ${message}: ${error instanceof Error ? error.message : String(error)}`),
+    });
+    const sfnServer = await sfn.listen(0);
+    closers.push({ name: 'step functions', close: sfnServer.close });
+    env.AWS_ENDPOINT_URL_SFN = sfnServer.endpoint;
+    mark('stepfunctions', tSfn);
+
+    const restoreEnv = applyEnv(env);
+    closers.unshift({ name: 'environment', close: async () => restoreEnv() });
+
+    // Import every handler now (cold start up front), so a broken module fails start-up, not a request.
+    const tHandlers = Date.now();
+    const apiHandlers = new Map<RouteDefinition, LambdaHandler>();
+    const [worker, ended] = await Promise.all([
+      loadHandler(JOB_WORKER_ENTRY),
+      loadHandler(EXECUTION_ENDED_ENTRY),
+      ...Object.entries(asl.functionForState).map(async ([state, entry]) => {
+        stateHandlers[state] = invoker(await loadHandler(entry), functionNameOf(entry));
+      }),
+      ...ROUTES.map(async (route) => {
+        apiHandlers.set(route, await loadHandler(route.entry));
+      }),
+    ]);
+    late.ended = invoker(ended as LambdaHandler, functionNameOf(EXECUTION_ENDED_ENTRY));
+    mark('handlers', tHandlers);
+
+    const startPoller = await loadLocal<typeof StartSqsPoller>('sqs-poller', 'startSqsPoller', 'the SQS poller');
+    const sqsClient = new SQSClient({
+      endpoint: sqs.endpoint,
+      region: LOCAL_REGION,
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
+    const poller = startPoller({
+      client: sqsClient,
+      queueUrl: sqs.queueUrl,
+      handler: worker as SqsPollerOptions['handler'],
+      queueArn: sqs.queueArn,
+      functionName: functionNameOf(JOB_WORKER_ENTRY),
+      onError: (message, error) => log(`sqs poller: ${message}: ${error instanceof Error ? error.message : String(error)}`),
+    });
+    closers.push({
+      name: 'sqs poller',
+      close: async () => {
+        await poller.stop();
+        sqsClient.destroy();
+      },
+    });
+
+    const port = opts.port ?? Number(env.PORT || '5000');
+    const api: LocalApiGateway = await startApiGateway({
+      routes: ROUTES,
+      loadHandler: async (route) => apiHandlers.get(route) as LambdaHandler,
+      port,
+      log: opts.quiet
+        ? undefined
+        : (level, message, fields) => (level === 'error' ? console.error : console.log)(`[api] ${message}`, fields ? JSON.stringify(fields) : ''),
+    });
+    closers.push({ name: 'api', close: api.close });
+    timings.total = Date.now() - t0;
+    log(`ready in ${timings.total} ms`);
+
+    let closed = false;
+    return {
+      url: api.url,
+      port: api.port,
+      simulator,
+      sqs: { endpoint: sqs.endpoint, queueUrl: sqs.queueUrl, dlqUrl: sqs.dlqUrl },
+      dynamo: { endpoint: dynamo.endpoint, tableName: dynamo.tableName },
+      env,
+      timings,
+      close: async () => {
+        if (closed) return;
+        closed = true;
+        await closeAll();
+      },
+    };
+  } catch (error) {
+    await closeAll();
+    throw error;
+  }
+};
+
+/** process.env without undefined values. */
+const definedEnv = (env: NodeJS.ProcessEnv | Readonly<Record<string, string>>): Record<string, string> =>
+  Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => typeof e[1] === 'string'));
+
+/** Locally secrets are plain variables; an `*_ARN` would make a handler call Secrets Manager. */
+const withoutSecretArns = (env: Readonly<Record<string, string>>): Record<string, string> =>
+  Object.fromEntries(Object.entries(env).filter(([key]) => !/_SECRET_ARN$|^(WEBHOOK_SECRET|MARKETPLACE_API_KEY|CHAT_WEBHOOKS_SECRET|SLACK_SIGNING_SECRET)_ARN$/.test(key)));
+
+/** Sets the variables and returns a function that restores the previous values. */
+const applyEnv = (env: Readonly<Record<string, string>>): (() => void) => {
+  const previous = new Map<string, string | undefined>();
+  for (const [key, value] of Object.entries(env)) {
+    previous.set(key, process.env[key]);
+    process.env[key] = value;
+  }
+  for (const key of Object.keys(process.env)) {
+    if (/_ARN$/.test(key) && !(key in env) && /SECRET|API_KEY|WEBHOOK/.test(key)) {
+      previous.set(key, process.env[key]);
+      delete process.env[key];
+    }
+  }
+  for (const key of ['AWS_SESSION_TOKEN', 'AWS_PROFILE']) {
+    if (process.env[key] !== undefined) {
+      previous.set(key, process.env[key]);
+      delete process.env[key];
+    }
+  }
+  return () => {
+    for (const [key, value] of previous) {
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    }
+  };
+};

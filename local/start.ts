@@ -1,0 +1,90 @@
+/**
+ * `npm start`: the whole relay on one machine, no AWS account and no Docker. Reads the shell
+ * environment and `.env`, starts the local runtime, prints a banner and stops cleanly on Ctrl-C.
+ */
+import * as path from 'node:path';
+import { loadDotenv } from './dotenv';
+import type { EnvSource } from './dotenv';
+import { PLACEHOLDER_WEBHOOK_SECRET, startLocalRuntime } from './runtime';
+import type { LocalRuntime } from './runtime';
+
+const sourceOf = (key: string, before: ReadonlySet<string>, fromFile: ReadonlySet<string>): EnvSource =>
+  before.has(key) ? 'environment' : fromFile.has(key) ? '.env' : 'default';
+
+/** Where a setting came from, in words; never the value. */
+const describe = (key: string, source: EnvSource, fallback: string): string =>
+  source === 'default' ? fallback : `${key} from ${source === '.env' ? '.env' : 'the environment'}`;
+
+/** The start-up banner. Exported for tests; it must never contain a secret value. */
+export const banner = (runtime: LocalRuntime, sources: Readonly<Record<string, EnvSource>>): string => {
+  const placeholder = runtime.env.WEBHOOK_SECRET === PLACEHOLDER_WEBHOOK_SECRET;
+  const marketplace = runtime.simulator
+    ? `embedded simulator at ${runtime.simulator.url}`
+    : `${new URL(runtime.env.MARKETPLACE_URL).origin} (MARKETPLACE_URL)`;
+  const chat = (key: string, name: string) =>
+    runtime.env[key] ? `${name}: ${describe(key, sources[key] ?? 'default', 'set')}` : `${name}: not set (notifications skipped)`;
+  const lines = [
+    '',
+    '  GPU Order Relay — local runtime',
+    `  API          ${runtime.url}  (try ${runtime.url}/health)`,
+    `  Marketplace  ${marketplace}`,
+    `  Secrets      webhook secret: ${placeholder ? 'PLACEHOLDER (built-in default)' : describe('WEBHOOK_SECRET', sources.WEBHOOK_SECRET ?? 'default', 'set')}`,
+    `               marketplace API key: ${runtime.simulator && (sources.MARKETPLACE_API_KEY ?? 'default') === 'default' ? "the simulator's key" : describe('MARKETPLACE_API_KEY', sources.MARKETPLACE_API_KEY ?? 'default', 'set')}`,
+    `               ${chat('SLACK_WEBHOOK_URL', 'Slack')}; ${chat('DISCORD_WEBHOOK_URL', 'Discord')}`,
+    `  Stand-ins    DynamoDB ${runtime.dynamo.endpoint} (dynalite) · SQS ${runtime.sqs.endpoint} (fauxqs) · Step Functions (local ASL)`,
+    `  Started in   ${runtime.timings.total} ms. Ctrl-C stops everything.`,
+    '',
+  ];
+  if (placeholder) {
+    lines.push(
+      '  ############################################################################',
+      '  #  WARNING: WEBHOOK_SECRET is the built-in PLACEHOLDER. Anyone can sign     #',
+      '  #  requests with it. Set WEBHOOK_SECRET in the environment or in .env.      #',
+      '  ############################################################################',
+      '',
+    );
+  }
+  return lines.join('\n');
+};
+
+const main = async (): Promise<void> => {
+  const before = new Set(Object.keys(process.env));
+  const dotenv = loadDotenv(path.resolve(process.cwd(), '.env'));
+  const fromFile = new Set(dotenv.applied);
+  const keys = ['WEBHOOK_SECRET', 'MARKETPLACE_API_KEY', 'SLACK_WEBHOOK_URL', 'DISCORD_WEBHOOK_URL', 'MARKETPLACE_URL', 'PORT'];
+  const sources = Object.fromEntries(keys.map((k) => [k, sourceOf(k, before, fromFile)]));
+
+  const port = Number(process.env.PORT || '5000');
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be an integer 0-65535, got ${process.env.PORT}`);
+
+  const runtime = await startLocalRuntime({ port });
+  console.log(banner(runtime, sources));
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) {
+      console.error(`\n${signal} again: exiting without waiting.`);
+      process.exit(1);
+    }
+    stopping = true;
+    console.log(`\n${signal}: stopping…`);
+    runtime.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        console.error('stop failed:', error instanceof Error ? error.message : error);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+};
+
+if (require.main === module) {
+  main().catch((error: unknown) => {
+    const message = error instanceof Error ? error.message : String(error);
+    console.error(`npm start failed: ${message}`);
+    if (/EADDRINUSE/.test(message)) console.error('The port is taken: set PORT to another value.');
+    process.exit(1);
+  });
+}

@@ -1,0 +1,129 @@
+/**
+ * The gpu-relay CLI end to end against the local runtime (`npm start` in-process): every subcommand,
+ * --wait receiving a real signed callback, polling, and bad flags.
+ */
+import { startLocalRuntime } from '../../local/runtime';
+import type { LocalRuntime } from '../../local/runtime';
+import { startReceiver } from '../helpers/receivers';
+import { runCli, stdoutJson } from '../unit/cli/run-cli';
+
+const SECRET = 'e2e-cli-secret-4b1d';
+
+interface Accepted { status: string; task_id: string; message?: string }
+
+describe('CLI: gpu-relay against the local runtime', () => {
+  let runtime: LocalRuntime;
+  const env = () => ({ GPU_RELAY_URL: runtime.url, GPU_RELAY_SECRET: SECRET });
+
+  beforeAll(async () => {
+    runtime = await startLocalRuntime({
+      port: 0,
+      quiet: true,
+      env: {
+        WEBHOOK_SECRET: SECRET,
+        MAX_REQUESTS_PER_MINUTE: '10000',
+        ALLOW_PRIVATE_CALLBACKS: 'true',
+        ORDER_POLL_INTERVAL_SECONDS: '1',
+        JOB_RETRY_BASE_MS: '10',
+      },
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await runtime?.close();
+  });
+
+  it('marketplace prints the summary', async () => {
+    const run = await runCli(['marketplace'], { env: env() });
+    expect(run.code).toBe(0);
+    const summary = stdoutJson(run) as { status: string; total_servers: number; summary: Record<string, unknown> };
+    expect(summary.status).toBe('ok');
+    expect(summary.total_servers).toBeGreaterThan(0);
+    expect(Object.keys(summary.summary).length).toBeGreaterThan(0);
+  });
+
+  it.each([
+    [['create-order', '--gpu', 'RTX 4090', '--max-price', '0.5']],
+    [['create-order', '--gpu', 'A100', '--on-demand', '--no-timestamp']],
+    [['cancel-order', '987654']],
+    [['price-alert', '--gpu', 'RTX 3090', '--target', '0.01']],
+    [['status']],
+  ])('%j is accepted with a task id', async (args) => {
+    const run = await runCli(args, { env: env() });
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    const accepted = stdoutJson(run) as Accepted;
+    expect(accepted.status).toBe('queued');
+    expect(accepted.task_id).toEqual(expect.any(String));
+  });
+
+  it('task shows the record of a queued task', async () => {
+    const queued = stdoutJson(await runCli(['status'], { env: env() })) as Accepted;
+    const run = await runCli(['task', queued.task_id], { env: env() });
+    expect(run.code).toBe(0);
+    expect(stdoutJson(run)).toMatchObject({ task_id: queued.task_id, kind: 'status' });
+  });
+
+  it('status --wait receives the real signed callback and prints the result', async () => {
+    const run = await runCli(['status', '--wait', '--timeout', '45'], { env: env(), timeoutMs: 50_000 });
+    expect(run.code).toBe(0);
+    expect(stdoutJson(run)).toMatchObject({ total_orders: expect.any(Number), orders: expect.any(Array) });
+    expect(run.stderr).toContain('waiting for task');
+    expect(run.stderr).not.toContain('warning');
+  });
+
+  it('create-order --wait exits 1 when no server matches', async () => {
+    const run = await runCli(['create-order', '--gpu', 'NoSuchGpu9000', '--wait', '--timeout', '45'], { env: env(), timeoutMs: 50_000 });
+    expect(run.code).toBe(1);
+    expect(stdoutJson(run)).toMatchObject({ success: false, error: expect.stringContaining('NoSuchGpu9000') });
+  });
+
+  it('status --wait --poll follows the task record to the end', async () => {
+    const run = await runCli(['status', '--wait', '--poll', '--interval', '0.2', '--timeout', '45'], { env: env(), timeoutMs: 50_000 });
+    expect(run.code).toBe(0);
+    expect(stdoutJson(run)).toMatchObject({ total_orders: expect.any(Number) });
+  });
+
+  it('returns the same task for a repeated Idempotency-Key', async () => {
+    const args = ['cancel-order', '123456', '--idempotency-key', `cli-e2e-${Date.now()}`];
+    const first = stdoutJson(await runCli(args, { env: env() })) as Accepted;
+    const second = stdoutJson(await runCli(args, { env: env() })) as Accepted;
+    expect(second.task_id).toBe(first.task_id);
+  });
+
+  it('verify accepts a callback the relay really sent', async () => {
+    // Prepare: a receiver records the relay's callback with its headers
+    const receiver = await startReceiver();
+    try {
+      await runCli(['status', '--callback', `${receiver.url}/cb`], { env: env() });
+      const callback = await receiver.waitFor((r) => r.path === '/cb', 45_000);
+      // Act
+      const run = await runCli(
+        ['verify', '--signature', String(callback.headers['x-webhook-signature']), '--timestamp', String(callback.headers['x-webhook-timestamp'])],
+        { env: { GPU_RELAY_SECRET: SECRET }, stdin: callback.body },
+      );
+      const forged = await runCli(
+        ['verify', '--signature', String(callback.headers['x-webhook-signature']), '--timestamp', String(callback.headers['x-webhook-timestamp'])],
+        { env: { GPU_RELAY_SECRET: SECRET }, stdin: callback.body.replace('total_orders', 'total_orderz') },
+      );
+      // Assess
+      expect(run.code).toBe(0);
+      expect(forged.code).toBe(1);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('exits 2 with the relay\'s error when the secret is wrong, without printing it', async () => {
+    const run = await runCli(['status', '--secret', 'not-the-secret'], { env: { GPU_RELAY_URL: runtime.url } });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('HTTP 401: Invalid signature');
+    expect(run.stdout + run.stderr).not.toContain('not-the-secret');
+  });
+
+  it('exits 2 on bad flags before calling the relay', async () => {
+    const run = await runCli(['price-alert', '--gpu', 'A100', '--targett', '1'], { env: env() });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("Unknown option '--targett'");
+    expect(run.stdout + run.stderr).not.toContain(SECRET);
+  });
+});

@@ -1,0 +1,203 @@
+/**
+ * The relay end to end over real HTTP against the local runtime (`npm start`): every route, and
+ * every task kind through to its callback and chat notifications. Detailed rules live in the unit
+ * and workflow tests; this file proves the wiring.
+ */
+import { startTestRuntime, TEST_WEBHOOK_SECRET } from '../helpers/local-runtime';
+import type { LocalRuntime } from '../helpers/local-runtime';
+import { request, signedPost, startReceiver } from '../helpers/receivers';
+import type { ReceivedRequest, Receiver } from '../helpers/receivers';
+
+const SIGNED_ROUTES: readonly { path: string; body: Record<string, unknown> }[] = [
+  { path: '/webhook/create-order', body: { gpu_type: 'NoSuchGpuModel' } },
+  { path: '/webhook/cancel-order', body: { order_id: 999999 } },
+  { path: '/webhook/price-alert', body: { gpu_type: 'NoSuchGpuModel', target_price: 0.01 } },
+  { path: '/webhook/status', body: {} },
+];
+
+describe('Local runtime: relay routes over HTTP', () => {
+  let runtime: LocalRuntime;
+  let callbacks: Receiver;
+  let slack: Receiver;
+  let discord: Receiver;
+
+  /** The callback for one task (callbacks are POSTed to `${callbacks.url}/<tag>`). */
+  const callbackFor = (tag: string): Promise<ReceivedRequest> => callbacks.waitFor((r) => r.path === `/${tag}`, 30_000);
+
+  beforeAll(async () => {
+    [callbacks, slack, discord] = await Promise.all([startReceiver(), startReceiver(), startReceiver()]);
+    runtime = await startTestRuntime({
+      env: { SLACK_WEBHOOK_URL: `${slack.url}/slack`, DISCORD_WEBHOOK_URL: `${discord.url}/discord` },
+    });
+  });
+  afterAll(async () => {
+    await runtime?.close();
+    await Promise.all([callbacks, slack, discord].map((r) => r?.close()));
+  });
+
+  describe('unsigned routes', () => {
+    it('answers GET /health with status ok', async () => {
+      // Act
+      const res = await request(`${runtime.url}/health`);
+      // Assess
+      expect(res.status).toBe(200);
+      expect(res.json).toEqual({ status: 'ok' });
+    });
+
+    it('answers GET /webhook/marketplace with the summary of the simulator catalogue', async () => {
+      // Prepare: the simulator's own view, grouped by the first word of the first GPU name
+      const servers = runtime.simulator?.control.servers() ?? [];
+      const families = new Set(servers.filter((s) => s.gpu_array.length > 0).map((s) => s.gpu_array[0].split(/\s+/)[0]));
+      // Act
+      const res = await request(`${runtime.url}/webhook/marketplace`);
+      // Assess
+      expect(res.status).toBe(200);
+      expect(res.json?.status).toBe('ok');
+      const summary = res.json?.summary as Record<string, { available: number; total: number; min_price: number | null }>;
+      expect(new Set(Object.keys(summary))).toEqual(families);
+      const total = Object.values(summary).reduce((n, g) => n + g.total, 0);
+      const available = Object.values(summary).reduce((n, g) => n + g.available, 0);
+      expect(total).toBe(servers.filter((s) => s.gpu_array.length > 0).length);
+      expect(res.json?.total_available).toBe(available);
+      expect(available).toBeGreaterThan(0);
+      expect(available).toBeLessThan(total);
+    });
+
+    it('answers 404 for an unknown route and 405 for a wrong method', async () => {
+      // Act
+      const unknown = await request(`${runtime.url}/webhook/unknown`, { method: 'POST', body: '{}' });
+      const wrongMethod = await request(`${runtime.url}/health`, { method: 'POST', body: '{}' });
+      // Assess
+      expect(unknown.status).toBe(404);
+      expect(unknown.json).toEqual({ error: 'Not found' });
+      expect(wrongMethod.status).toBe(405);
+    });
+  });
+
+  describe.each(SIGNED_ROUTES)('signed route $path', ({ path, body }) => {
+    it('accepts a correctly signed request with 202 and a task id', async () => {
+      // Act
+      const res = await signedPost(runtime.url, path, body, TEST_WEBHOOK_SECRET);
+      // Assess
+      expect(res.status).toBe(202);
+      expect(res.json?.status).toBe('queued');
+      expect(typeof res.json?.task_id).toBe('string');
+      expect(String(res.json?.task_id).length).toBeGreaterThan(0);
+    });
+
+    it('rejects a request without a signature with 401 Missing signature', async () => {
+      // Act
+      const res = await request(`${runtime.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      // Assess
+      expect(res.status).toBe(401);
+      expect(res.json).toEqual({ error: 'Missing signature' });
+    });
+
+    it('rejects a request signed with another secret with 401 Invalid signature', async () => {
+      // Act
+      const res = await signedPost(runtime.url, path, body, 'not-the-secret');
+      // Assess
+      expect(res.status).toBe(401);
+      expect(res.json).toEqual({ error: 'Invalid signature' });
+    });
+  });
+
+  describe('tasks', () => {
+    let orderId: number;
+
+    it('create-order: the success result reaches callback_url and Slack and Discord announce the order', async () => {
+      // Act
+      const res = await signedPost(runtime.url, '/webhook/create-order', { gpu_type: 'RTX 4090', callback_url: `${callbacks.url}/create` }, TEST_WEBHOOK_SECRET);
+      const callback = await callbackFor('create');
+      // Assess
+      expect(res.status).toBe(202);
+      const result = callback.json as Record<string, unknown>;
+      expect(result).toMatchObject({ success: true, status: 'running' });
+      expect(typeof result.order_id).toBe('number');
+      expect(typeof result.ssh_connection).toBe('string');
+      expect(result.gpu).toEqual(expect.arrayContaining([expect.stringContaining('RTX 4090')]));
+      orderId = result.order_id as number;
+      const placed = runtime.simulator?.control.orders().find((o) => o.order_id === orderId);
+      expect(placed?.renting_server).toBe(result.server_id);
+      const slackMessage = await slack.waitFor((r) => String((r.json as { text?: string })?.text).includes(String(orderId)));
+      const discordMessage = await discord.waitFor((r) => String((r.json as { content?: string })?.content).includes(String(orderId)));
+      expect(slackMessage.path).toBe('/slack');
+      expect(discordMessage.path).toBe('/discord');
+    });
+
+    it('create-order: no match ends with a failure result at callback_url', async () => {
+      // Act
+      await signedPost(runtime.url, '/webhook/create-order', { gpu_type: 'NoSuchGpuModel', max_price: 1, callback_url: `${callbacks.url}/nomatch` }, TEST_WEBHOOK_SECRET);
+      const callback = await callbackFor('nomatch');
+      // Assess
+      expect(callback.json).toEqual({ success: false, error: expect.stringContaining('NoSuchGpuModel') });
+    });
+
+    it('status: the order list reaches callback_url', async () => {
+      // Act
+      await signedPost(runtime.url, '/webhook/status', { callback_url: `${callbacks.url}/status` }, TEST_WEBHOOK_SECRET);
+      const callback = await callbackFor('status');
+      // Assess
+      const result = callback.json as { total_orders: number; active: number; orders: { order_id: number }[] };
+      expect(result.total_orders).toBeGreaterThanOrEqual(1);
+      expect(result.orders.map((o) => o.order_id)).toContain(orderId);
+    });
+
+    it('cancel-order: the cancelled result reaches callback_url and Slack hears about it', async () => {
+      // Act
+      await signedPost(runtime.url, '/webhook/cancel-order', { order_id: orderId, callback_url: `${callbacks.url}/cancel` }, TEST_WEBHOOK_SECRET);
+      const callback = await callbackFor('cancel');
+      // Assess
+      expect(callback.json).toEqual({ success: true, order_id: orderId, status: 'cancelled' });
+      expect(runtime.simulator?.control.orders().find((o) => o.order_id === orderId)?.completed).toBe(true);
+      await slack.waitFor((r) => /cancel/i.test(String((r.json as { text?: string })?.text)) && String((r.json as { text?: string })?.text).includes(String(orderId)));
+    });
+
+    it('price-alert: a price not met returns the Price not met result', async () => {
+      // Act
+      await signedPost(runtime.url, '/webhook/price-alert', { gpu_type: 'RTX 4090', target_price: 0.0001, callback_url: `${callbacks.url}/alert-miss` }, TEST_WEBHOOK_SECRET);
+      const callback = await callbackFor('alert-miss');
+      // Assess
+      expect(callback.json).toEqual({ success: false, message: 'Price not met' });
+    });
+
+    it('price-alert: a match notifies chat and queues a create-order whose result follows', async () => {
+      // Act
+      await signedPost(runtime.url, '/webhook/price-alert', { gpu_type: 'RTX 3090', target_price: 1000, callback_url: `${callbacks.url}/alert-hit` }, TEST_WEBHOOK_SECRET);
+      const alert = await callbacks.waitFor((r) => r.path === '/alert-hit' && typeof (r.json as { task_id?: unknown })?.task_id === 'string', 30_000);
+      const order = await callbacks.waitFor((r) => r.path === '/alert-hit' && (r.json as { order_id?: unknown })?.order_id !== undefined, 30_000);
+      // Assess
+      expect(alert.json).toMatchObject({ success: true });
+      expect(order.json).toMatchObject({ success: true, status: 'running' });
+      expect(slack.requests.some((r) => /3090/.test(String((r.json as { text?: string })?.text)))).toBe(true);
+    });
+  });
+
+  describe('POST /slack/command', () => {
+    const slash = (text: string) =>
+      request(`${runtime.url}/slack/command`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ command: '/gpu', text }).toString(),
+      });
+
+    it('queues a status task in channel', async () => {
+      // Act
+      const res = await slash('status');
+      // Assess
+      expect(res.status).toBe(200);
+      expect(res.json?.response_type).toBe('in_channel');
+      expect(typeof res.json?.text).toBe('string');
+    });
+
+    it('answers usage ephemerally for empty text and names an unknown subcommand', async () => {
+      // Act
+      const empty = await slash('');
+      const unknown = await slash('frobnicate now');
+      // Assess
+      expect(empty.json?.response_type).toBe('ephemeral');
+      expect(unknown.json?.response_type).toBe('ephemeral');
+      expect(String(unknown.json?.text)).toContain('frobnicate');
+    });
+  });
+});

@@ -1,0 +1,92 @@
+/**
+ * `npm start` pieces that need no servers: the banner (never a secret value, a loud warning for the
+ * placeholder secret) and `.env` loading (the environment wins over the file).
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { loadDotenv, parseDotenv } from '../../local/dotenv';
+import { PLACEHOLDER_WEBHOOK_SECRET } from '../../local/runtime';
+import type { LocalRuntime } from '../../local/runtime';
+import { banner } from '../../local/start';
+
+const fakeRuntime = (env: Record<string, string>, withSimulator = true): LocalRuntime => ({
+  url: 'http://127.0.0.1:5000',
+  port: 5000,
+  simulator: withSimulator ? ({ url: 'http://127.0.0.1:5001', apiKey: env.MARKETPLACE_API_KEY, control: {}, close: async () => undefined } as unknown as LocalRuntime['simulator']) : undefined,
+  sqs: { endpoint: 'http://127.0.0.1:5002', queueUrl: 'http://127.0.0.1:5002/000000000000/jobs', dlqUrl: 'http://127.0.0.1:5002/000000000000/jobs-dlq' },
+  dynamo: { endpoint: 'http://127.0.0.1:5003', tableName: 'relay' },
+  env: { MARKETPLACE_URL: 'http://127.0.0.1:5001', ...env },
+  timings: { total: 1234 },
+  close: async () => undefined,
+});
+
+describe('Function: banner', () => {
+  it('names where each secret came from without printing any secret value', () => {
+    // Prepare
+    const env = {
+      WEBHOOK_SECRET: 'super-secret-value-1',
+      MARKETPLACE_API_KEY: 'api-key-value-2',
+      SLACK_WEBHOOK_URL: 'https://hooks.slack.example/T000/B000/XXXX',
+      DISCORD_WEBHOOK_URL: 'https://discord.example/api/webhooks/1/abcd',
+    };
+    // Act
+    const text = banner(fakeRuntime(env), { WEBHOOK_SECRET: '.env', MARKETPLACE_API_KEY: 'environment', SLACK_WEBHOOK_URL: '.env', DISCORD_WEBHOOK_URL: 'environment' });
+    // Assess
+    for (const value of Object.values(env)) expect(text).not.toContain(value);
+    expect(text).toContain('http://127.0.0.1:5000');
+    expect(text).toContain('WEBHOOK_SECRET from .env');
+    expect(text).toContain('MARKETPLACE_API_KEY from the environment');
+    expect(text).toContain('embedded simulator');
+    expect(text).not.toMatch(/WARNING/);
+  });
+
+  it('warns loudly when the webhook secret is the placeholder, and names an external marketplace by origin only', () => {
+    // Prepare
+    const env = { WEBHOOK_SECRET: PLACEHOLDER_WEBHOOK_SECRET, MARKETPLACE_URL: 'https://user:pw@market.example.com/base?k=v', MARKETPLACE_API_KEY: 'k' };
+    // Act
+    const text = banner(fakeRuntime(env, false), {});
+    // Assess
+    expect(text).toMatch(/WARNING: WEBHOOK_SECRET is the built-in PLACEHOLDER/);
+    expect(text).not.toContain(PLACEHOLDER_WEBHOOK_SECRET);
+    expect(text).toContain('https://market.example.com');
+    expect(text).not.toContain('pw@');
+    expect(text).toMatch(/Slack: not set/);
+  });
+});
+
+describe('Function: loadDotenv', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'dotenv-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('applies variables from the file but never overrides the environment', () => {
+    // Prepare
+    const file = path.join(dir, '.env');
+    writeFileSync(file, '# comment\nWEBHOOK_SECRET="from file"\nexport PORT=6000\nMAX_REQUESTS_PER_MINUTE=5\n');
+    const env: NodeJS.ProcessEnv = { PORT: '7000' };
+    // Act
+    const loaded = loadDotenv(file, env);
+    // Assess
+    expect(env).toEqual({ PORT: '7000', WEBHOOK_SECRET: 'from file', MAX_REQUESTS_PER_MINUTE: '5' });
+    expect([...loaded.applied].sort()).toEqual(['MAX_REQUESTS_PER_MINUTE', 'WEBHOOK_SECRET']);
+  });
+
+  it('does nothing when the file does not exist', () => {
+    // Act
+    const env: NodeJS.ProcessEnv = {};
+    const loaded = loadDotenv(path.join(dir, 'missing.env'), env);
+    // Assess
+    expect(loaded).toEqual({ file: undefined, applied: [] });
+    expect(env).toEqual({});
+  });
+
+  it('parses quotes, export prefixes and comments', () => {
+    // Act
+    const parsed = parseDotenv("A=1\nexport B='two words'\n# C=3\nD=\"x\"\n");
+    // Assess
+    expect(parsed).toEqual({ A: '1', B: 'two words', D: 'x' });
+  });
+});

@@ -1,0 +1,165 @@
+/**
+ * Real HTTP receivers for e2e and workflow tests: stand-ins for a caller's callback_url and for the
+ * Slack and Discord incoming webhooks. They record every request and can be told to fail or stall.
+ */
+import { createServer } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { hmacHex } from '../../lambdas/domain/signing';
+
+export interface ReceivedRequest {
+  readonly method: string;
+  /** Path with query string. */
+  readonly path: string;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: string;
+  /** The parsed JSON body, or undefined when it is not JSON. */
+  readonly json: unknown;
+}
+
+export interface ReceiverBehaviour {
+  /** Status to answer with. @default 200 */
+  readonly status?: number;
+  /** Hold each answer this long (to exercise the sender's timeout). @default 0 */
+  readonly delayMs?: number;
+}
+
+export interface Receiver {
+  /** Base URL, e.g. `http://127.0.0.1:41234`; post to `${url}/anything`. */
+  readonly url: string;
+  /** Every request so far, in arrival order. */
+  readonly requests: readonly ReceivedRequest[];
+  /** Changes how later requests are answered. */
+  setBehaviour(behaviour: ReceiverBehaviour): void;
+  /**
+   * Resolves with the first request (already received or still to come) that matches. Rejects
+   * after `timeoutMs` so a missing delivery fails the test with a message instead of hanging it.
+   */
+  waitFor(match?: (request: ReceivedRequest) => boolean, timeoutMs?: number): Promise<ReceivedRequest>;
+  close(): Promise<void>;
+}
+
+/** Starts a receiver on an ephemeral port. */
+export const startReceiver = async (behaviour: ReceiverBehaviour = {}): Promise<Receiver> => {
+  let current: ReceiverBehaviour = behaviour;
+  const requests: ReceivedRequest[] = [];
+  const waiters = new Set<{ match: (r: ReceivedRequest) => boolean; resolve: (r: ReceivedRequest) => void }>();
+  const timers = new Set<NodeJS.Timeout>();
+
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      let json: unknown;
+      try {
+        json = JSON.parse(body);
+      } catch {
+        json = undefined;
+      }
+      const received: ReceivedRequest = { method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers, body, json };
+      requests.push(received);
+      for (const waiter of [...waiters]) {
+        if (waiter.match(received)) {
+          waiters.delete(waiter);
+          waiter.resolve(received);
+        }
+      }
+      const { status = 200, delayMs = 0 } = current;
+      const answer = () => {
+        if (res.destroyed) return;
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(status < 400 ? { ok: true } : { error: 'receiver told to fail' }));
+      };
+      if (delayMs > 0) {
+        const timer = setTimeout(() => {
+          timers.delete(timer);
+          answer();
+        }, delayMs);
+        timers.add(timer);
+      } else {
+        answer();
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    setBehaviour: (next) => {
+      current = next;
+    },
+    waitFor: (match = () => true, timeoutMs = 20_000) => {
+      const seen = requests.find(match);
+      if (seen) return Promise.resolve(seen);
+      return new Promise<ReceivedRequest>((resolve, reject) => {
+        const waiter = {
+          match,
+          resolve: (r: ReceivedRequest) => {
+            clearTimeout(timer);
+            timers.delete(timer);
+            resolve(r);
+          },
+        };
+        const timer = setTimeout(() => {
+          waiters.delete(waiter);
+          timers.delete(timer);
+          reject(new Error(`receiver ${port}: no matching request within ${timeoutMs} ms (got ${requests.length}: ${requests.map((r) => `${r.method} ${r.path}`).join(', ') || 'none'})`));
+        }, timeoutMs);
+        timers.add(timer);
+        waiters.add(waiter);
+      });
+    },
+    close: async () => {
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+};
+
+export interface HttpAnswer {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly text: string;
+  /** Parsed JSON body, or undefined. */
+  readonly json: Record<string, unknown> | undefined;
+}
+
+const answerOf = async (res: Response): Promise<HttpAnswer> => {
+  const text = await res.text();
+  let json: Record<string, unknown> | undefined;
+  try {
+    json = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, headers: res.headers, text, json };
+};
+
+/** Any request, with the body read and parsed. */
+export const request = async (url: string, init: RequestInit = {}): Promise<HttpAnswer> => answerOf(await fetch(url, init));
+
+/**
+ * POSTs `body` (an object is sent as JSON) to `${baseUrl}${path}` with `X-Webhook-Signature`, the hex
+ * HMAC-SHA256 of the exact bytes sent, keyed with `secret`.
+ */
+export const signedPost = async (
+  baseUrl: string,
+  path: string,
+  body: unknown,
+  secret: string,
+  headers: Record<string, string> = {},
+): Promise<HttpAnswer> => {
+  const raw = typeof body === 'string' ? body : JSON.stringify(body);
+  return request(`${baseUrl}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-webhook-signature': hmacHex(secret, raw), ...headers },
+    body: raw,
+  });
+};

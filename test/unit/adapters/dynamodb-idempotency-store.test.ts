@@ -1,0 +1,48 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { createHash } from 'node:crypto';
+import { DynamoDbIdempotencyStore } from '../../../lambdas/adapters/dynamodb-idempotency-store';
+import { keys } from '../../../lib/relay-resources';
+import { startDynalite, type LocalDynamo } from '../../helpers/dynalite';
+
+const DAY = 24 * 3600;
+
+describe('Adapter: DynamoDbIdempotencyStore (dynalite)', () => {
+  let db: LocalDynamo;
+  let store: DynamoDbIdempotencyStore;
+  beforeAll(async () => {
+    db = await startDynalite();
+    store = new DynamoDbIdempotencyStore(db.doc, db.tableName);
+  });
+  afterAll(async () => db.close());
+
+  it('returns the first task id to every repeat within 24 h', async () => {
+    expect(await store.claim('key-1', 'first', 0, DAY)).toBe('first');
+    expect(await store.claim('key-1', 'second', DAY * 1000 - 1, DAY)).toBe('first');
+  });
+
+  it('binds exactly one task id when repeats race', async () => {
+    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => store.claim('race', `t${i}`, 0, DAY)));
+    expect(new Set(results).size).toBe(1);
+  });
+
+  it('treats an expired key as new (expiry is checked, not left to TTL)', async () => {
+    await store.claim('key-2', 'old', 0, DAY);
+    expect(await store.claim('key-2', 'new', DAY * 1000, DAY)).toBe('new');
+  });
+
+  it('stores a hash of the key, never the key itself', async () => {
+    await store.claim('secret-ish key', 'task', 0, DAY);
+    const hashed = keys.idempotency(createHash('sha256').update('secret-ish key').digest('hex'));
+    const { Item } = await db.doc.send(new GetCommand({ TableName: db.tableName, Key: { pk: hashed } }));
+    expect(Item?.task_id).toBe('task');
+    expect(JSON.stringify(Item)).not.toContain('secret-ish');
+  });
+
+  it('releases only for the task that holds the key', async () => {
+    await store.claim('key-3', 'holder', 0, DAY);
+    await store.release('key-3', 'other');
+    expect(await store.claim('key-3', 'retry', 1, DAY)).toBe('holder');
+    await store.release('key-3', 'holder');
+    expect(await store.claim('key-3', 'retry', 2, DAY)).toBe('retry');
+  });
+});

@@ -1,0 +1,112 @@
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDbTaskRepository, TASK_RETENTION_SECONDS, TaskAlreadyExistsError } from '../../../lambdas/adapters/dynamodb-task-repository';
+import type { TaskRecord } from '../../../lambdas/domain/task';
+import { keys } from '../../../lib/relay-resources';
+import { startDynalite, type LocalDynamo } from '../../helpers/dynalite';
+
+const T0 = Date.parse('2025-01-01T00:00:00.000Z');
+let counter = 0;
+const record = (overrides: Partial<TaskRecord> = {}): TaskRecord => {
+  counter += 1;
+  return {
+    task_id: `task-${counter}`,
+    kind: 'cancel-order',
+    state: 'queued',
+    request: { order_id: 42, callback_url: 'https://example.com/cb' },
+    origin: { source: 'webhook' },
+    created_at: new Date(T0).toISOString(),
+    updated_at: new Date(T0).toISOString(),
+    ...overrides,
+  };
+};
+
+describe('Adapter: DynamoDbTaskRepository (dynalite)', () => {
+  let db: LocalDynamo;
+  let repo: DynamoDbTaskRepository;
+  beforeAll(async () => {
+    db = await startDynalite();
+    repo = new DynamoDbTaskRepository(db.doc, db.tableName);
+  });
+  afterAll(async () => db.close());
+
+  it('creates a record and reads it back validated', async () => {
+    // Prepare
+    const task = record({ origin: { source: 'slack', responseUrl: 'https://hooks.slack.com/r/1' } });
+    // Act
+    await repo.create(task);
+    // Assess
+    expect(await repo.get(task.task_id)).toEqual(task);
+    const { Item } = await db.doc.send(new GetCommand({ TableName: db.tableName, Key: { pk: keys.task(task.task_id) } }));
+    expect(Item?.ttl).toBe(T0 / 1000 + TASK_RETENTION_SECONDS);
+  });
+
+  it('throws TaskAlreadyExistsError when the id is taken', async () => {
+    const task = record();
+    await repo.create(task);
+    await expect(repo.create({ ...task, kind: 'status' })).rejects.toBeInstanceOf(TaskAlreadyExistsError);
+    expect((await repo.get(task.task_id))?.kind).toBe('cancel-order');
+  });
+
+  it('returns undefined for an unknown task', async () => {
+    expect(await repo.get('nope')).toBeUndefined();
+  });
+
+  it('throws when the stored item is not a valid task', async () => {
+    await db.doc.send(new PutCommand({ TableName: db.tableName, Item: { pk: keys.task('broken'), task_id: 'broken', state: 'weird' } }));
+    await expect(repo.get('broken')).rejects.toThrow();
+  });
+
+  it('finishes exactly once under concurrent finishes', async () => {
+    // Prepare
+    const task = record();
+    await repo.create(task);
+    // Act
+    const wins = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        repo.finish(task.task_id, i % 2 ? 'failed' : 'succeeded', i % 2 ? { success: false, error: `e${i}` } : { success: true, order_id: i, status: 'cancelled' }, T0 + 1_000 + i),
+      ),
+    );
+    // Assess
+    expect(wins.filter(Boolean)).toHaveLength(1);
+    const winner = wins.indexOf(true);
+    const stored = await repo.get(task.task_id);
+    expect(stored?.finished_at).toBe(new Date(T0 + 1_000 + winner).toISOString());
+    expect(stored?.state).toBe(winner % 2 ? 'failed' : 'succeeded');
+  });
+
+  it('returns false when finishing an unknown task', async () => {
+    expect(await repo.finish('missing', 'failed', { success: false, error: 'x' }, T0)).toBe(false);
+  });
+
+  it('updates state and order ids of a running task', async () => {
+    const task = record({ kind: 'create-order' });
+    await repo.create(task);
+    await repo.update(task.task_id, { state: 'running' }, T0 + 5);
+    await repo.update(task.task_id, { order_id: 77, server_id: 9 }, T0 + 6);
+    const stored = await repo.get(task.task_id);
+    expect(stored).toMatchObject({ state: 'running', order_id: 77, server_id: 9, updated_at: new Date(T0 + 6).toISOString() });
+  });
+
+  it('never moves a final task, but still records its order id', async () => {
+    const task = record({ kind: 'create-order' });
+    await repo.create(task);
+    await repo.finish(task.task_id, 'failed', { success: false, error: 'timed out' }, T0 + 10);
+    await repo.update(task.task_id, { state: 'running', order_id: 555 }, T0 + 20);
+    const stored = await repo.get(task.task_id);
+    expect(stored?.state).toBe('failed');
+    expect(stored?.order_id).toBe(555);
+    expect(stored?.result).toEqual({ success: false, error: 'timed out' });
+  });
+
+  it('does not create a record when updating an unknown task', async () => {
+    await repo.update('ghost', { state: 'running', order_id: 1 }, T0);
+    expect(await repo.get('ghost')).toBeUndefined();
+  });
+
+  it('removes a record', async () => {
+    const task = record();
+    await repo.create(task);
+    await repo.remove(task.task_id);
+    expect(await repo.get(task.task_id)).toBeUndefined();
+  });
+});

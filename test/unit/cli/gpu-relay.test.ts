@@ -1,0 +1,308 @@
+import { hmacHex, signatureMatches, signedBytes } from '../../../lambdas/domain/signing';
+import { runCli, startFakeRelay, stdoutJson } from './run-cli';
+import type { FakeRelay, RecordedRequest } from './run-cli';
+
+const SECRET = 'unit-secret-7f3a9c';
+
+const signedCallback = async (url: string, body: unknown, opts: { secret?: string; id?: string; timestamp?: number } = {}) => {
+  const raw = JSON.stringify(body);
+  const ts = String(opts.timestamp ?? Math.floor(Date.now() / 1000));
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'x-webhook-timestamp': ts,
+      'x-webhook-signature': hmacHex(opts.secret ?? SECRET, signedBytes(raw, ts)),
+      'x-webhook-id': opts.id ?? 'delivery-1',
+    },
+    body: raw,
+  });
+  return res.status;
+};
+
+const callbackUrlOf = (req: RecordedRequest): string => (JSON.parse(req.body.toString('utf8')) as { callback_url: string }).callback_url;
+
+describe('CLI: gpu-relay', () => {
+  let relay: FakeRelay;
+  const env = () => ({ GPU_RELAY_URL: relay.url, GPU_RELAY_SECRET: SECRET });
+
+  beforeEach(async () => {
+    relay = await startFakeRelay();
+  });
+  afterEach(async () => {
+    await relay.close();
+  });
+
+  describe('signing', () => {
+    it('signs the exact body bytes it sends, prefixed by the timestamp it sends', async () => {
+      // Act
+      const run = await runCli(['create-order', '--gpu', 'RTX 4090', '--max-price', '0.5', '--on-demand', '--image', 'img:1'], { env: env() });
+      // Assess
+      expect(run.code).toBe(0);
+      const [req] = relay.requests;
+      expect(req.method).toBe('POST');
+      expect(req.url).toBe('/webhook/create-order');
+      expect(JSON.parse(req.body.toString('utf8'))).toEqual({ gpu_type: 'RTX 4090', max_price: 0.5, image: 'img:1', use_spot: false });
+      const ts = String(req.headers['x-webhook-timestamp']);
+      expect(ts).toMatch(/^\d+$/);
+      expect(Math.abs(Number(ts) - Date.now() / 1000)).toBeLessThan(300);
+      expect(signatureMatches([SECRET], signedBytes(req.body, ts), String(req.headers['x-webhook-signature']))).toBe(true);
+      expect(req.headers['content-type']).toBe('application/json');
+      expect(stdoutJson(run)).toEqual({ status: 'queued', task_id: 't-1', message: 'ok' });
+    });
+
+    it('signs the body alone with --no-timestamp', async () => {
+      const run = await runCli(['status', '--no-timestamp'], { env: env() });
+      expect(run.code).toBe(0);
+      const [req] = relay.requests;
+      expect(req.headers['x-webhook-timestamp']).toBeUndefined();
+      expect(req.body.toString('utf8')).toBe('{}');
+      expect(req.headers['x-webhook-signature']).toBe(hmacHex(SECRET, '{}'));
+    });
+
+    it('signs the path of a bodiless GET and keeps a base path of the relay URL', async () => {
+      relay.respond(() => ({ status: 200, body: { task_id: 'abc-1', state: 'running' } }));
+      const run = await runCli(['task', 'abc-1'], { env: { ...env(), GPU_RELAY_URL: `${relay.url}/prod/` } });
+      expect(run.code).toBe(0);
+      const [req] = relay.requests;
+      expect(req.method).toBe('GET');
+      expect(req.url).toBe('/prod/webhook/tasks/abc-1');
+      const ts = String(req.headers['x-webhook-timestamp']);
+      expect(req.headers['x-webhook-signature']).toBe(hmacHex(SECRET, `${ts}./prod/webhook/tasks/abc-1`));
+      expect(stdoutJson(run)).toEqual({ task_id: 'abc-1', state: 'running' });
+    });
+
+    it('reads the secret from --secret, then GPU_RELAY_SECRET, then WEBHOOK_SECRET', async () => {
+      await runCli(['status', '--no-timestamp', '--secret', 'flag-secret'], { env: { GPU_RELAY_URL: relay.url, GPU_RELAY_SECRET: 'env-secret' } });
+      await runCli(['status', '--no-timestamp'], { env: { GPU_RELAY_URL: relay.url, WEBHOOK_SECRET: 'fallback-secret' } });
+      expect(relay.requests.map((r) => r.headers['x-webhook-signature'])).toEqual([hmacHex('flag-secret', '{}'), hmacHex('fallback-secret', '{}')]);
+    });
+
+    it('sends the other task bodies and the Idempotency-Key header', async () => {
+      await runCli(['cancel-order', '42', '--callback', 'https://example.com/cb', '--idempotency-key', 'k-1'], { env: env() });
+      await runCli(['price-alert', '--gpu', 'A100', '--target', '1.25'], { env: env() });
+      const [cancel, alert] = relay.requests;
+      expect(cancel.url).toBe('/webhook/cancel-order');
+      expect(JSON.parse(cancel.body.toString('utf8'))).toEqual({ order_id: 42, callback_url: 'https://example.com/cb' });
+      expect(cancel.headers['idempotency-key']).toBe('k-1');
+      expect(alert.url).toBe('/webhook/price-alert');
+      expect(JSON.parse(alert.body.toString('utf8'))).toEqual({ gpu_type: 'A100', target_price: 1.25 });
+      expect(alert.headers['idempotency-key']).toBeUndefined();
+    });
+
+    it('calls the marketplace summary unsigned', async () => {
+      relay.respond(() => ({ status: 200, body: { status: 'ok', summary: {}, total_servers: 0, total_available: 0 } }));
+      const run = await runCli(['marketplace'], { env: { GPU_RELAY_URL: relay.url } });
+      expect(run.code).toBe(0);
+      expect(relay.requests[0].url).toBe('/webhook/marketplace');
+      expect(relay.requests[0].headers['x-webhook-signature']).toBeUndefined();
+      expect(stdoutJson(run)).toMatchObject({ status: 'ok', total_servers: 0 });
+    });
+  });
+
+  describe('errors and exit codes', () => {
+    it.each([
+      [['create-order'], '--gpu is required'],
+      [['create-order', '--gpu', 'A100', '--max-price', 'cheap'], "--max-price must be a positive number, got 'cheap'"],
+      [['create-order', '--gpu', 'A100', '--target', '1'], 'create-order does not take --target'],
+      [['cancel-order', 'abc'], "ORDER_ID must be a positive integer, got 'abc'"],
+      [['cancel-order'], 'expected exactly one ORDER_ID'],
+      [['price-alert', '--gpu', 'A100'], '--target is required'],
+      [['status', '--bogus'], "Unknown option '--bogus'"],
+      [['launch'], "unknown command 'launch'"],
+      [[], 'missing command'],
+      [['status', '--callback', 'ftp://x'], '--callback must be an http(s) URL'],
+      [['status', '--wait', '--callback', 'https://example.com/cb'], '--wait sets callback_url to its own listener'],
+      [['status', '--poll'], '--poll only makes sense with --wait'],
+    ])('exits 2 with a clear message for %j and never prints the secret', async (args, message) => {
+      // Act: the secret is both in the environment and on the command line
+      const run = await runCli([...args, '--secret', SECRET], { env: env() });
+      // Assess
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain(message);
+      expect(run.stdout + run.stderr).not.toContain(SECRET);
+      expect(relay.requests).toHaveLength(0);
+    });
+
+    it('hides a secret pasted where an argument belongs', async () => {
+      const run = await runCli(['status', SECRET], { env: env() });
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain("unexpected argument '***'");
+      expect(run.stdout + run.stderr).not.toContain(SECRET);
+    });
+
+    it('exits 2 and names the fix when no secret is configured', async () => {
+      const run = await runCli(['status'], { env: { GPU_RELAY_URL: relay.url } });
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain('set GPU_RELAY_SECRET');
+      expect(relay.requests).toHaveLength(0);
+    });
+
+    it('exits 2 on an HTTP error and shows the error text and Retry-After', async () => {
+      relay.respond(() => ({ status: 429, body: { error: 'Rate limit exceeded' }, headers: { 'retry-after': '17' } }));
+      const run = await runCli(['status'], { env: env() });
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain('HTTP 429: Rate limit exceeded (retry after 17 s)');
+    });
+
+    it('exits 2 on a 401 without printing the secret or the signature, even with --verbose', async () => {
+      relay.respond(() => ({ status: 401, body: { error: 'Invalid signature' } }));
+      const run = await runCli(['create-order', '--gpu', 'A100', '--verbose'], { env: env() });
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain('HTTP 401: Invalid signature');
+      expect(run.stderr).toContain('x-webhook-signature: <redacted>');
+      const sent = String(relay.requests[0].headers['x-webhook-signature']);
+      expect(run.stdout + run.stderr).not.toContain(SECRET);
+      expect(run.stdout + run.stderr).not.toContain(sent);
+    });
+
+    it('exits 2 when the relay cannot be reached', async () => {
+      const url = relay.url;
+      await relay.close();
+      const run = await runCli(['marketplace'], { env: { GPU_RELAY_URL: url } });
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain(`cannot reach the relay at ${url}`);
+      relay = await startFakeRelay(); // afterEach closes it
+    });
+
+    it('prints help and exits 0', async () => {
+      const run = await runCli(['help', 'create-order']);
+      expect(run.code).toBe(0);
+      expect(run.stdout).toContain('create-order --gpu TYPE');
+    });
+  });
+
+  describe('--wait', () => {
+    it('listens for the signed callback, rejects a forgery, prints the result and exits 0', async () => {
+      // Prepare: answer 202, then call back twice: a forgery first, then the real result
+      const statuses: number[] = [];
+      relay.respond(
+        () => ({ status: 202, body: { status: 'queued', task_id: 'task-9', message: 'queued' } }),
+        async (req) => {
+          const url = callbackUrlOf(req);
+          statuses.push(await signedCallback(url, { task_id: 'task-9', success: true, order_id: 1 }, { secret: 'wrong-secret' }));
+          statuses.push(await signedCallback(url, { task_id: 'task-9', total_orders: 0, active: 0, creating: 0, orders: [] }));
+          statuses.push(await signedCallback(url, { task_id: 'task-9', total_orders: 0, active: 0, creating: 0, orders: [] })); // a retried delivery
+        },
+      );
+      // Act
+      const run = await runCli(['status', '--wait'], { env: env() });
+      // Assess
+      expect(run.code).toBe(0);
+      expect(callbackUrlOf(relay.requests[0])).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/gpu-relay\/callback\/[0-9a-f]{24}$/);
+      expect(statuses[0]).toBe(401);
+      expect(statuses[1]).toBe(200);
+      expect(stdoutJson(run)).toEqual({ task_id: 'task-9', total_orders: 0, active: 0, creating: 0, orders: [] });
+      expect(run.stderr).toContain('queued task task-9');
+      expect(run.stderr).toContain('waiting for task task-9');
+      expect(run.stdout + run.stderr).not.toContain(SECRET);
+    });
+
+    it('rejects a callback with a stale timestamp and exits 1 on a failed result', async () => {
+      const statuses: number[] = [];
+      relay.respond(
+        () => ({ status: 202, body: { status: 'queued', task_id: 'mine', message: 'queued' } }),
+        async (req) => {
+          const url = callbackUrlOf(req);
+          statuses.push(await signedCallback(url, { success: true, order_id: 1 }, { timestamp: Math.floor(Date.now() / 1000) - 3600 }));
+          statuses.push(await signedCallback(url, { success: false, error: 'No RTX 4090 available under $0.5/h' }, { id: 'd-mine' }));
+        },
+      );
+      const run = await runCli(['create-order', '--gpu', 'RTX 4090', '--max-price', '0.5', '--wait'], { env: env() });
+      expect(statuses).toEqual([401, 200]);
+      expect(run.stderr).toContain('stale timestamp');
+      // a failed task exits 1 and still prints its result
+      expect(run.code).toBe(1);
+      expect(stdoutJson(run)).toEqual({ success: false, error: 'No RTX 4090 available under $0.5/h' });
+    });
+
+    it('takes a callback that arrives before the 202 answer', async () => {
+      relay.respond((req) => {
+        // The relay calls back while the request is still open (a very fast task).
+        void signedCallback(callbackUrlOf(req), { success: true, order_id: 3, status: 'cancelled' });
+        return { status: 202, body: { status: 'queued', task_id: 'fast', message: 'queued' } };
+      });
+      const run = await runCli(['cancel-order', '3', '--wait'], { env: env() });
+      expect(run.code).toBe(0);
+      expect(stdoutJson(run)).toEqual({ success: true, order_id: 3, status: 'cancelled' });
+    });
+
+    it('builds the callback URL from --public-url', async () => {
+      relay.respond(() => ({ status: 400, body: { error: 'callback_url refused' } }));
+      const run = await runCli(['status', '--wait', '--public-url', 'https://tunnel.example.com/hooks/'], { env: env() });
+      expect(run.code).toBe(2);
+      expect(callbackUrlOf(relay.requests[0])).toMatch(/^https:\/\/tunnel\.example\.com\/hooks\/gpu-relay\/callback\/[0-9a-f]{24}$/);
+    });
+
+    it('polls the task with --poll until it is final', async () => {
+      let polls = 0;
+      relay.respond((req) => {
+        if (req.method === 'POST') return { status: 202, body: { status: 'queued', task_id: 'p-1', message: 'queued' } };
+        polls += 1;
+        return polls < 3
+          ? { status: 200, body: { task_id: 'p-1', state: 'running' } }
+          : { status: 200, body: { task_id: 'p-1', state: 'succeeded', result: { success: true, order_id: 7, status: 'cancelled' } } };
+      });
+      const run = await runCli(['cancel-order', '7', '--wait', '--poll', '--interval', '0.05'], { env: env() });
+      expect(run.code).toBe(0);
+      expect(polls).toBe(3);
+      expect(relay.requests.slice(1).every((r) => r.url === '/webhook/tasks/p-1')).toBe(true);
+      expect(stdoutJson(run)).toEqual({ success: true, order_id: 7, status: 'cancelled' });
+    });
+
+    it('exits 1 when a polled task ends failed', async () => {
+      relay.respond((req) =>
+        req.method === 'POST'
+          ? { status: 202, body: { status: 'queued', task_id: 'p-2', message: 'queued' } }
+          : { status: 200, body: { task_id: 'p-2', state: 'failed', result: { success: false, error: 'boom' } } },
+      );
+      const run = await runCli(['status', '--wait', '--poll', '--interval', '0.05'], { env: env() });
+      expect(run.code).toBe(1);
+      expect(stdoutJson(run)).toEqual({ success: false, error: 'boom' });
+    });
+
+    it('gives up after --timeout with exit 1', async () => {
+      const run = await runCli(['status', '--wait', '--timeout', '0.3'], { env: env() });
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain('timed out');
+    });
+  });
+
+  describe('verify', () => {
+    const body = '{"task_id":"t-1","success":true}';
+    const now = () => String(Math.floor(Date.now() / 1000));
+
+    it('accepts a valid timestamped signature', async () => {
+      const ts = now();
+      const run = await runCli(['verify', '--secret', SECRET, '--signature', hmacHex(SECRET, `${ts}.${body}`), '--timestamp', ts], { stdin: body });
+      expect(run.code).toBe(0);
+      expect(stdoutJson(run)).toEqual({ valid: true });
+      expect(run.stdout + run.stderr).not.toContain(SECRET);
+    });
+
+    it('accepts an untimestamped signature with the secret from the environment', async () => {
+      const run = await runCli(['verify', '--signature', hmacHex(SECRET, body)], { stdin: body, env: { WEBHOOK_SECRET: SECRET } });
+      expect(run.code).toBe(0);
+    });
+
+    it('rejects a tampered body and hints at a trailing newline', async () => {
+      const ts = now();
+      const run = await runCli(['verify', '--secret', SECRET, '--signature', hmacHex(SECRET, `${ts}.${body}`), '--timestamp', ts], { stdin: `${body}\n` });
+      expect(run.code).toBe(1);
+      expect(stdoutJson(run)).toEqual({ valid: false, reason: expect.stringContaining('ends with a newline') });
+    });
+
+    it('rejects a correctly signed but stale timestamp as a replay', async () => {
+      const ts = String(Math.floor(Date.now() / 1000) - 3600);
+      const run = await runCli(['verify', '--secret', SECRET, '--signature', hmacHex(SECRET, `${ts}.${body}`), '--timestamp', ts], { stdin: body });
+      expect(run.code).toBe(1);
+      expect(stdoutJson(run)).toEqual({ valid: false, reason: expect.stringContaining('replay') });
+    });
+
+    it('exits 2 without --signature', async () => {
+      const run = await runCli(['verify', '--secret', SECRET], { stdin: body });
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain('--signature is required');
+    });
+  });
+});

@@ -1,0 +1,105 @@
+/**
+ * Test helpers for bin/gpu-relay.mjs: run it as a real child process (the way users run it, and the
+ * only way jest can drive an ESM bin), and a fake relay that records what the CLI sent.
+ */
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { IncomingHttpHeaders, Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import * as path from 'node:path';
+
+export const CLI_PATH = path.resolve(__dirname, '../../../bin/gpu-relay.mjs');
+
+export interface CliRun {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/**
+ * Runs the CLI with `args`. The environment is minimal and explicit (no GPU_RELAY_* or WEBHOOK_SECRET
+ * leaks in from the shell running the tests).
+ */
+export const runCli = (
+  args: readonly string[],
+  opts: { env?: Record<string, string>; stdin?: string | Buffer; timeoutMs?: number } = {},
+): Promise<CliRun> =>
+  new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI_PATH, ...args], {
+      env: { PATH: process.env.PATH ?? '', ...(opts.env ?? {}) },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    // A hung CLI must fail the test, not the whole jest run.
+    const killer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 30_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(killer);
+      resolve({ code, stdout, stderr });
+    });
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(opts.stdin ?? '');
+  });
+
+export interface RecordedRequest {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: Buffer;
+}
+
+export interface FakeReply {
+  readonly status: number;
+  readonly body?: unknown;
+  readonly headers?: Record<string, string>;
+}
+
+export interface FakeRelay {
+  readonly url: string;
+  readonly requests: RecordedRequest[];
+  /** Sets how the next requests are answered; `after` runs once the reply is sent (e.g. to call back). */
+  respond(fn: (req: RecordedRequest) => FakeReply, after?: (req: RecordedRequest) => Promise<void> | void): void;
+  close(): Promise<void>;
+}
+
+/** A relay stand-in on an ephemeral port that records every request and answers as told. */
+export const startFakeRelay = async (): Promise<FakeRelay> => {
+  const requests: RecordedRequest[] = [];
+  let reply: (req: RecordedRequest) => FakeReply = () => ({ status: 202, body: { status: 'queued', task_id: 't-1', message: 'ok' } });
+  let after: ((req: RecordedRequest) => Promise<void> | void) | undefined;
+  const pending: Promise<unknown>[] = [];
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const recorded: RecordedRequest = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks) };
+      requests.push(recorded);
+      const answer = reply(recorded);
+      res.writeHead(answer.status, { 'content-type': 'application/json', ...(answer.headers ?? {}) });
+      res.end(answer.body === undefined ? '' : JSON.stringify(answer.body), () => {
+        if (after) pending.push(Promise.resolve(after(recorded)).catch(() => undefined));
+      });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    respond(fn, then) {
+      reply = fn;
+      after = then;
+    },
+    async close() {
+      await Promise.all(pending);
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+};
+
+/** Parses the CLI's stdout as one JSON document. */
+export const stdoutJson = (run: CliRun): unknown => JSON.parse(run.stdout);

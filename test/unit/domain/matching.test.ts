@@ -1,0 +1,87 @@
+import { findMatchingServer, findMatchingServers, noMatchMessage, serverMatches } from '../../../lambdas/domain/matching';
+import type { Server } from '../../../lambdas/domain/marketplace-types';
+
+const NATIVE = 'NATIVE-Blockchain';
+const server = (id: number, patch: Partial<Server> & { spot?: Record<string, number>; usdSpot?: number; usdOnDemand?: number } = {}): Server => {
+  const { spot, usdSpot, usdOnDemand, ...rest } = patch;
+  return {
+    id,
+    owner: 1,
+    mrl: 24,
+    rented: false,
+    price: {
+      on_demand: { [NATIVE]: 10, bitcoin: 0.0001 },
+      spot: spot ?? { [NATIVE]: 5, bitcoin: 0.00005 },
+      usd: { on_demand_native: usdOnDemand ?? 1.2, spot: usdSpot ?? 0.6 },
+    },
+    specs: { gpu: '1x NVIDIA GeForce RTX 4090', cpu: 'x', ram: 64, disk: '1TB' },
+    gpu_array: ['NVIDIA RTX 4090'],
+    reliability: 0.99,
+    rating: { avg: 5, cnt: 3 },
+    allowed_coins: [NATIVE, 'bitcoin'],
+    ...rest,
+  };
+};
+const spot = { gpu_type: '4090', currency: NATIVE, use_spot: true };
+
+describe('Function: findMatchingServer', () => {
+  it('returns the first match in marketplace order', () => {
+    // Prepare
+    const servers = [server(1, { gpu_array: ['NVIDIA A100'] }), server(2), server(3)];
+    // Act
+    const match = findMatchingServer(servers, spot);
+    // Assess
+    expect(match?.id).toBe(2);
+  });
+
+  it('matches gpu_type case-insensitively as a substring of any gpu_array entry', () => {
+    const servers = [server(1, { gpu_array: ['AMD MI300', 'nvidia h100 sxm'] })];
+    expect(findMatchingServer(servers, { ...spot, gpu_type: 'H100' })?.id).toBe(1);
+    expect(findMatchingServer(servers, { ...spot, gpu_type: 'mi3' })?.id).toBe(1);
+    expect(findMatchingServer(servers, { ...spot, gpu_type: 'A100' })).toBeUndefined();
+  });
+
+  it('skips rented servers, servers without the currency and (for spot) without a spot price in it', () => {
+    const servers = [
+      server(1, { rented: true }),
+      server(2, { allowed_coins: ['bitcoin'] }),
+      server(3, { spot: { bitcoin: 0.1 } }),
+      server(4),
+    ];
+    expect(findMatchingServer(servers, spot)?.id).toBe(4);
+    // On-demand does not need a spot price.
+    expect(findMatchingServer(servers, { ...spot, use_spot: false })?.id).toBe(3);
+  });
+
+  it('treats max_price as inclusive, against usd.spot for spot and usd.on_demand_native for on-demand', () => {
+    const servers = [server(1, { usdSpot: 0.61, usdOnDemand: 0.5 }), server(2, { usdSpot: 0.6, usdOnDemand: 0.9 })];
+    expect(findMatchingServer(servers, { ...spot, max_price: 0.6 })?.id).toBe(2);
+    expect(findMatchingServer(servers, { ...spot, max_price: 0.59 })).toBeUndefined();
+    expect(findMatchingServer(servers, { ...spot, use_spot: false, max_price: 0.5 })?.id).toBe(1);
+    expect(findMatchingServer(servers, { ...spot, use_spot: false, max_price: 0.49 })).toBeUndefined();
+  });
+
+  it('does not match a capped request when the compared price is missing', () => {
+    const s = server(1);
+    const noUsd: Server = { ...s, price: { ...s.price, usd: {} } };
+    expect(serverMatches(noUsd, { ...spot, max_price: 100 })).toBe(false);
+    expect(serverMatches(noUsd, spot)).toBe(true);
+  });
+
+  it('leaves out excluded and claimed servers', () => {
+    const servers = [server(1), server(2), server(3)];
+    expect(findMatchingServer(servers, { ...spot, exclude: [1] })?.id).toBe(2);
+    expect(findMatchingServer(servers, { ...spot, exclude: [1], claimed: new Set([2]) })?.id).toBe(3);
+    expect(findMatchingServers(servers, { ...spot, claimed: [1, 3] }).map((s) => s.id)).toEqual([2]);
+  });
+});
+
+describe('Function: noMatchMessage', () => {
+  it('names the gpu and the price cap', () => {
+    expect(noMatchMessage('H100', 2.5)).toBe('No H100 available under $2.5/hr');
+  });
+
+  it('leaves out the price part without a cap', () => {
+    expect(noMatchMessage('H100')).toBe('No H100 available');
+  });
+});

@@ -1,0 +1,180 @@
+/**
+ * The create-order workflow with real parts: the ASL synthesized from the CDK construct run by
+ * LocalStepFunctions (aws-local-stepfunctions), the real task handlers wired to the HTTP
+ * marketplace client against the simulator, DynamoDB adapters against dynalite, and the HTTP
+ * notifier posting to real receivers. Only durations are shrunk.
+ */
+import { synthesizeWorkflowAsl } from '../../local/asl';
+import { LocalStepFunctions, type ExecutionDescription } from '../../local/stepfunctions';
+import { startSimulator, type MarketplaceSimulator, type SimServer } from '../../local/simulator/marketplace-simulator';
+import { HttpMarketplaceClient } from '../../lambdas/marketplace/http-marketplace-client';
+import { InMemoryPacingGate } from '../../lambdas/marketplace/in-memory-pacing-gate';
+import { DynamoDbTaskRepository } from '../../lambdas/adapters/dynamodb-task-repository';
+import { DynamoDbServerClaims } from '../../lambdas/adapters/dynamodb-server-claims';
+import { DynamoDbSlidingWindow } from '../../lambdas/adapters/dynamodb-sliding-window';
+import { HttpNotifier } from '../../lambdas/adapters/http-notifier';
+import { makeFindServer } from '../../lambdas/handlers/workflow/find-server';
+import { makeReserveQuota } from '../../lambdas/handlers/workflow/reserve-quota';
+import { makePlaceOrder } from '../../lambdas/handlers/workflow/place-order';
+import { makeCheckOrder } from '../../lambdas/handlers/workflow/check-order';
+import { makeCancelOrder } from '../../lambdas/handlers/workflow/cancel-order';
+import { makeReportResult } from '../../lambdas/handlers/workflow/report-result';
+import { makeExecutionEnded } from '../../lambdas/handlers/workflow/execution-ended';
+import { WORKFLOW_TASKS } from '../../lib/routes';
+import type { CreateOrderInput, TaskRecord } from '../../lambdas/domain/task';
+import type { CreateOrderWorkflowInput } from '../../lambdas/domain/ports';
+import { startDynalite, type LocalDynamo } from '../helpers/dynalite';
+import { startReceiver, type Receiver } from '../helpers/receivers';
+
+export const NATIVE = 'NATIVE-Blockchain';
+export const WEBHOOK_SECRET = 'workflow-test-secret';
+
+/** A simulator server with a GPU name no seeded server has, so only the test's servers match. */
+export const testServer = (id: number, patch: Partial<SimServer> & { spot?: number; usdSpot?: number; usdOnDemand?: number } = {}): SimServer => {
+  const { spot, usdSpot, usdOnDemand, ...rest } = patch;
+  return {
+    id,
+    owner: 7,
+    mrl: 48,
+    rented: false,
+    online: true,
+    price: {
+      on_demand: { [NATIVE]: 20, bitcoin: 0.0001 },
+      spot: { [NATIVE]: spot ?? 8 },
+      usd: { on_demand_native: usdOnDemand ?? 0.9, spot: usdSpot ?? 0.45 },
+    },
+    specs: { gpu: '2x ZETA Z9000', cpu: 'test cpu', ram: 64, disk: '1TB nvme' },
+    gpu_array: ['ZETA Z9000', 'ZETA Z9000'],
+    reliability: 0.99,
+    rating: { avg: 4.9, cnt: 10 },
+    allowed_coins: [NATIVE, 'bitcoin'],
+    ...rest,
+  };
+};
+
+export interface RunOptions {
+  readonly request?: Partial<CreateOrderInput>;
+  readonly timing?: Partial<CreateOrderWorkflowInput['timing']>;
+}
+
+export interface RunOutcome {
+  readonly execution: ExecutionDescription;
+  readonly record: TaskRecord | undefined;
+}
+
+export interface WorkflowHarness {
+  readonly sim: MarketplaceSimulator;
+  readonly dynamo: LocalDynamo;
+  readonly sfn: LocalStepFunctions;
+  readonly callback: Receiver;
+  readonly slack: Receiver;
+  readonly discord: Receiver;
+  readonly tasks: DynamoDbTaskRepository;
+  readonly quota: DynamoDbSlidingWindow;
+  /** Hourly order cap the ReserveQuota handler uses (tests change it). */
+  maxOrdersPerHour: number;
+  /** Creates the task record (as the ingress does) and runs one execution to its end. */
+  run(taskId: string, options?: RunOptions): Promise<RunOutcome>;
+  /** Back to the seeded simulator with the given test servers appended (listing order = array order). */
+  resetServers(servers: readonly SimServer[]): void;
+  close(): Promise<void>;
+}
+
+let taskCounter = 0;
+/** A unique task id per run (executions are named by task id). */
+export const nextTaskId = (label: string): string => `${label}-${process.pid}-${++taskCounter}`;
+
+export interface HarnessOptions {
+  /** Hard timeout of executions (seconds). @default the definition's 600 */
+  readonly timeoutSeconds?: number;
+}
+
+export const startWorkflowHarness = async (options: HarnessOptions = {}): Promise<WorkflowHarness> => {
+  const [{ asl, functionForState }, sim, dynamo, callback, slack, discord] = await Promise.all([
+    synthesizeWorkflowAsl(),
+    // The simulator enforces the same spacing the client keeps, as the real marketplace would.
+    startSimulator({ port: 0, seed: 7, readyDelayMs: 300, rateLimit: true, minIntervalMs: 10 }),
+    startDynalite(),
+    startReceiver(),
+    startReceiver(),
+    startReceiver(),
+  ]);
+  const marketplace = new HttpMarketplaceClient({
+    baseUrl: sim.url,
+    apiKey: async () => sim.apiKey,
+    pacing: new InMemoryPacingGate(),
+    minIntervalMs: 15,
+    timeoutMs: 2_000,
+    baseBackoffMs: 10,
+    maxBackoffMs: 50,
+  });
+  const tasks = new DynamoDbTaskRepository(dynamo.doc, dynamo.tableName);
+  const claims = new DynamoDbServerClaims(dynamo.doc, dynamo.tableName);
+  const quota = new DynamoDbSlidingWindow(dynamo.doc, dynamo.tableName);
+  const notifier = new HttpNotifier({
+    webhookSecrets: async () => [WEBHOOK_SECRET],
+    chat: async () => ({ slack: `${slack.url}/slack`, discord: `${discord.url}/discord` }),
+    allowPrivate: true,
+    callbackTimeoutMs: 2_000,
+    chatTimeoutMs: 2_000,
+    callbackAttempts: 2,
+    callbackBackoffMs: 10,
+  });
+
+  const harness = { maxOrdersPerHour: 1_000 } as WorkflowHarness;
+  const byEntry: Record<string, (input: unknown) => Promise<unknown>> = {
+    [WORKFLOW_TASKS.FindServer]: makeFindServer(() => ({ marketplace, claims, tasks })),
+    [WORKFLOW_TASKS.ReserveQuota]: makeReserveQuota(() => ({ quota, maxOrdersPerHour: harness.maxOrdersPerHour })),
+    [WORKFLOW_TASKS.PlaceOrder]: makePlaceOrder(() => ({ marketplace, tasks, claims })),
+    [WORKFLOW_TASKS.CheckOrder]: makeCheckOrder(() => ({ marketplace })),
+    [WORKFLOW_TASKS.CancelOrder]: makeCancelOrder(() => ({ marketplace, tasks })),
+    [WORKFLOW_TASKS.ReportResult]: makeReportResult(() => ({ tasks, notifier, claims })),
+  };
+  const executionEnded = makeExecutionEnded(() => ({ marketplace, tasks, notifier, claims }));
+  const sfn = new LocalStepFunctions({
+    asl,
+    handlers: Object.fromEntries(Object.entries(functionForState).map(([state, entry]) => [state, byEntry[entry]])),
+    onExecutionEnded: (event) => executionEnded(event),
+    waitTimeOverrides: { WaitForReady: 100 },
+    retryIntervalOverrides: Object.fromEntries(Object.keys(functionForState).map((state) => [state, 20])),
+    timeoutSeconds: options.timeoutSeconds,
+  });
+
+  return Object.assign(harness, {
+    sim, dynamo, sfn, callback, slack, discord, tasks, quota,
+    resetServers(servers: readonly SimServer[]) {
+      sim.control.reset();
+      sim.control.setReadyDelay(300);
+      for (const server of servers) sim.control.addServer(server);
+    },
+    async run(taskId: string, opts: RunOptions = {}): Promise<RunOutcome> {
+      const now = Date.now();
+      const request: CreateOrderInput = {
+        gpu_type: 'z9000',
+        image: 'nvidia/cuda:12.4.1-base-ubuntu22.04',
+        currency: NATIVE,
+        ports: { '22': 'tcp', '8888': 'http' },
+        use_spot: true,
+        callback_url: `${callback.url}/hook/${taskId}`,
+        ...opts.request,
+      };
+      await tasks.create({
+        task_id: taskId, kind: 'create-order', state: 'queued', request: { ...request }, origin: { source: 'webhook' },
+        created_at: new Date(now).toISOString(), updated_at: new Date(now).toISOString(),
+      });
+      const input: CreateOrderWorkflowInput = {
+        task_id: taskId,
+        request,
+        origin: { source: 'webhook' },
+        timing: { poll_interval_seconds: 1, ready_timeout_seconds: 120, soft_deadline: now + 300_000, ...opts.timing },
+      };
+      const { executionArn } = sfn.startExecution(taskId, input);
+      const execution = await sfn.waitForExecution(executionArn);
+      return { execution, record: await tasks.get(taskId) };
+    },
+    async close() {
+      await sfn.close();
+      await Promise.all([sim.close(), dynamo.close(), callback.close(), slack.close(), discord.close()]);
+    },
+  });
+};
