@@ -30,6 +30,7 @@ const OPTIONS = {
   'max-price': { type: 'string' },
   'on-demand': { type: 'boolean' },
   image: { type: 'string' },
+  env: { type: 'string', multiple: true },
   callback: { type: 'string' },
   target: { type: 'string' },
   signature: { type: 'string' },
@@ -55,8 +56,8 @@ const WAIT = ['wait', 'poll', 'interval', 'timeout', 'listen-port', 'listen-host
 /** Which options each command accepts, and its usage text. */
 const COMMANDS = {
   'create-order': {
-    options: [...SEND, ...WAIT, 'gpu', 'max-price', 'on-demand', 'image', 'callback'],
-    usage: 'create-order --gpu TYPE [--max-price USD] [--on-demand] [--image IMAGE] [--callback URL] [--wait [--poll]]',
+    options: [...SEND, ...WAIT, 'gpu', 'max-price', 'on-demand', 'image', 'env', 'callback'],
+    usage: 'create-order --gpu TYPE [--max-price USD] [--on-demand] [--image IMAGE] [--env NAME=VALUE]... [--callback URL] [--wait [--poll]]',
     summary: 'rent the first matching server (POST /webhook/create-order)',
   },
   'cancel-order': {
@@ -235,6 +236,11 @@ const buildBody = (command, values, positionals) => {
       if (values['max-price'] !== undefined) body.max_price = parsePositiveNumber(command, 'max-price', values['max-price']);
       if (values.image !== undefined) body.image = values.image;
       if (values['on-demand']) body.use_spot = false;
+      for (const pair of values.env ?? []) {
+        const match = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(pair);
+        if (!match) throw usageError(command, `--env takes NAME=VALUE, got '${pair}'`);
+        (body.env ??= {})[match[1]] = match[2];
+      }
       break;
     case 'cancel-order': {
       if (positionals.length !== 1) throw usageError(command, 'expected exactly one ORDER_ID');

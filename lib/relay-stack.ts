@@ -32,9 +32,13 @@ export interface RelayStackProps extends StackProps {
   readonly tableDeletionProtection?: boolean;
 }
 
-/** CloudWatch Logs accepts only these retention periods; anything else fails at deploy, so fail at synth. */
+/**
+ * CloudWatch Logs accepts only these retention periods; anything else fails at deploy, so fail at synth.
+ * INFINITE is refused too: every log group has a retention.
+ */
 export const toRetentionDays = (days: number): logs.RetentionDays => {
-  const allowed = Object.values(logs.RetentionDays).filter((value): value is number => typeof value === 'number' && value > 0);
+  const allowed = Object.values(logs.RetentionDays)
+    .filter((value): value is number => typeof value === 'number' && value > 0 && value !== logs.RetentionDays.INFINITE);
   if (!allowed.includes(days)) throw new Error(`logRetentionDays must be one of ${allowed.join(', ')}; got ${days}`);
   return days as logs.RetentionDays;
 };

@@ -15,7 +15,27 @@ interface FauxqsServer {
 }
 interface FauxqsModule {
   startFauxqs(options: { port?: number; logger?: boolean; host?: string; defaultRegion?: string }): Promise<FauxqsServer>;
+  /** Makes `*.localhost` resolve to 127.0.0.1 in this process; returns the undo. */
+  interceptLocalhostDns(hostname?: string): () => void;
 }
+
+// The DNS interception is process-wide: installed by the first open LocalSqs, removed by the last.
+let dnsUsers = 0;
+let restoreDns: (() => void) | undefined;
+const useLocalhostDns = (fauxqs: FauxqsModule): (() => void) => {
+  if (dnsUsers === 0) restoreDns = fauxqs.interceptLocalhostDns('localhost');
+  dnsUsers += 1;
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    dnsUsers -= 1;
+    if (dnsUsers === 0) {
+      restoreDns?.();
+      restoreDns = undefined;
+    }
+  };
+};
 
 export interface LocalSqs {
   /** `http://127.0.0.1:<port>`, for AWS_ENDPOINT_URL_SQS. */
@@ -72,13 +92,19 @@ const loadFauxqs = async (): Promise<FauxqsModule> => {
 
 /** Starts fauxqs on 127.0.0.1 and creates the job queue and its DLQ (RedrivePolicy, VisibilityTimeout). */
 export const startLocalSqs = async (options: LocalSqsOptions = {}): Promise<LocalSqs> => {
-  const { startFauxqs } = await loadFauxqs();
+  const fauxqs = await loadFauxqs();
   const region = options.region ?? process.env.AWS_REGION ?? 'us-east-1';
-  // Queue URLs look like http://sqs.<region>.localhost:<port>/000000000000/jobs; clients pin the
-  // endpoint (AWS_ENDPOINT_URL_SQS), so the SDK sends to 127.0.0.1 and only the URL's path matters.
-  const server = await startFauxqs({ port: options.port ?? 0, logger: false, defaultRegion: region });
+  const server = await fauxqs.startFauxqs({ port: options.port ?? 0, logger: false, defaultRegion: region });
+  // Queue URLs look like http://sqs.<region>.localhost:<port>/000000000000/jobs, and fauxqs finds a
+  // queue by its full URL. An SQS client whose endpoint comes from AWS_ENDPOINT_URL_SQS (the
+  // handlers') sends to the queue URL's host, which not every resolver maps to loopback
+  // (RFC 6761 says it should): make it so in this process while the queue is open.
+  const releaseDns = useLocalhostDns(fauxqs);
   const endpoint = `http://127.0.0.1:${server.port}`;
-  const close = async (): Promise<void> => { await server.stop(); };
+  const close = async (): Promise<void> => {
+    releaseDns();
+    await server.stop();
+  };
 
   const client = new SQSClient({ endpoint, region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
   try {

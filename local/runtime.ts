@@ -7,6 +7,7 @@
  * The handlers find the stand-ins through the SDK's per-service endpoint variables
  * (AWS_ENDPOINT_URL_DYNAMODB / _SQS / _SFN), so no handler knows it runs locally.
  */
+import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { SQSClient } from '@aws-sdk/client-sqs';
@@ -108,6 +109,19 @@ export const loadHandler = async (entry: string): Promise<LambdaHandler> => {
   }
   if (typeof mod.handler !== 'function') throw new Error(`local runtime: ${entry} does not export a handler function`);
   return mod.handler as LambdaHandler;
+};
+
+/**
+ * A route whose handler file does not exist (yet) answers 501 naming the file, and start-up says
+ * so, instead of the whole runtime refusing to start. Import errors of existing files still fail.
+ */
+const missingRoute = (route: RouteDefinition, log: (message: string) => void): LambdaHandler => {
+  log(`WARNING: ${route.method} ${route.path} has no handler (${route.entry} is missing); it answers 501`);
+  return async () => ({
+    statusCode: 501,
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ error: `Not implemented: ${route.entry} is missing` }),
+  });
 };
 
 /** Wraps a handler as a Lambda invocation with a fresh context, the way the Lambda service calls it. */
@@ -245,7 +259,7 @@ export const startLocalRuntime = async (opts: LocalRuntimeOptions = {}): Promise
         stateHandlers[state] = invoker(await loadHandler(entry), functionNameOf(entry));
       }),
       ...ROUTES.map(async (route) => {
-        apiHandlers.set(route, await loadHandler(route.entry));
+        apiHandlers.set(route, existsSync(path.join(REPO_ROOT, route.entry)) ? await loadHandler(route.entry) : missingRoute(route, log));
       }),
     ]);
     late.ended = invoker(ended as LambdaHandler, functionNameOf(EXECUTION_ENDED_ENTRY));

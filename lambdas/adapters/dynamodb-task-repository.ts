@@ -34,12 +34,14 @@ const TaskRecordSchema = z.object({
   result: z.record(z.string(), z.unknown()).optional(),
   order_id: z.number().int().optional(),
   server_id: z.number().int().optional(),
+  order_intent_at: z.number().optional(),
+  order_cancelled: z.boolean().optional(),
 });
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 const ttlFrom = (ms: number): number => Math.floor(ms / 1000) + TASK_RETENTION_SECONDS;
 
-const NOT_FINAL = 'attribute_exists(#pk) AND (#state IN (:succeeded, :failed) OR #state <> :succeeded)';
+const NOT_FINAL = 'attribute_exists(#pk) AND NOT (#state IN (:succeeded, :failed))';
 const FINAL_VALUES = { ':succeeded': 'succeeded', ':failed': 'failed' } as const;
 
 /** Task records in DynamoDB with exactly-once finishing. */
@@ -78,13 +80,17 @@ export class DynamoDbTaskRepository implements TaskRepository {
    * Moves a non-final task to `state` and merges order_id / server_id. A final task keeps its state,
    * but still records order_id / server_id: a dangling order must stay findable. Missing task: no-op.
    */
-  public async update(taskId: string, fields: { state?: TaskState; order_id?: number; server_id?: number }, now: number): Promise<void> {
-    const facts = { order_id: fields.order_id, server_id: fields.server_id };
+  public async update(
+    taskId: string,
+    fields: { state?: TaskState; order_id?: number; server_id?: number; order_intent_at?: number; order_cancelled?: boolean },
+    now: number,
+  ): Promise<void> {
+    const facts = { order_id: fields.order_id, server_id: fields.server_id, order_intent_at: fields.order_intent_at, order_cancelled: fields.order_cancelled };
     try {
       await this.set(taskId, { ...facts, state: fields.state, updated_at: iso(now), ttl: ttlFrom(now) }, NOT_FINAL, FINAL_VALUES);
     } catch (error) {
       if (!isConditionalCheckFailed(error)) throw error;
-      if (facts.order_id === undefined && facts.server_id === undefined) return;
+      if (Object.values(facts).every((v) => v === undefined)) return;
       try {
         await this.set(taskId, { ...facts, updated_at: iso(now) }, 'attribute_exists(#pk)', {});
       } catch (inner) {

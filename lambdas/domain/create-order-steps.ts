@@ -85,7 +85,8 @@ export interface WorkflowState extends CreateOrderWorkflowInput {
   readonly error?: CaughtError;
 }
 
-const softDeadlinePassed = (state: WorkflowState, now: number): boolean => now > state.timing.soft_deadline;
+/** `timing.soft_deadline` is epoch seconds (set by the ingress); `now` is epoch ms. */
+const softDeadlinePassed = (state: WorkflowState, now: number): boolean => now > state.timing.soft_deadline * 1000;
 
 // ---------------------------------------------------------------- FindServer
 
@@ -212,8 +213,10 @@ export const placeOrder = async (
     await deps.tasks.update(state.task_id, { order_id: orderId, server_id: serverId }, now);
     return { placement: { retry: false as const, order_id: orderId, server_id: serverId, placed_at: placedAt }, placedNow };
   };
+  // returnCompleted bypasses the shared my_orders cache (fresh read) and also finds an order that
+  // already ended: either way it proves this task placed one.
   const reconcile = async (sinceMs: number): Promise<Order | undefined> =>
-    findPlacedOrder(await deps.marketplace.listOrders(), server.id, sinceMs);
+    findPlacedOrder(await deps.marketplace.listOrders({ returnCompleted: true }), server.id, sinceMs);
 
   if (record?.order_id !== undefined) {
     // An earlier attempt of this step placed the order and recorded it: never place another.

@@ -61,7 +61,7 @@ export interface CreateOrderWorkflowInput {
   readonly task_id: string;
   readonly request: CreateOrderInput;
   readonly origin: TaskOrigin;
-  /** Timing from config, so Wait states and deadlines follow the environment. */
+  /** Timing from config, so Wait states and deadlines follow the environment. `soft_deadline` is epoch seconds. */
   readonly timing: { readonly poll_interval_seconds: number; readonly ready_timeout_seconds: number; readonly soft_deadline: number };
 }
 

@@ -68,8 +68,9 @@ export const CreateOrderBodySchema = z.object({
   callback_url: optional(CallbackUrlSchema),
   env: optional(
     z
-      .record(z.string().regex(ENV_NAME, 'env names must be letters, digits and _'), z.string({ error: 'env values must be strings' }).max(4096), {
-        error: 'env must be an object of strings',
+      .record(z.string().regex(ENV_NAME), z.string({ error: 'env values must be strings' }).max(4096, 'env values must be at most 4096 characters'), {
+        // zod reports a bad key on the record itself.
+        error: (issue) => (issue.code === 'invalid_key' ? 'env names must be letters, digits and _' : 'env must be an object of strings'),
       })
       .refine((env) => Object.keys(env).length <= 50, 'env may hold at most 50 variables'),
   ).meta({ description: 'Container environment variables; values are never stored in the task record' }),

@@ -73,6 +73,8 @@ export class CachedMarketplaceClient implements MarketplaceClient {
   }
 
   private async invalidateOrders(): Promise<void> {
+    // A read already in flight began before this write: later callers must not join it.
+    this.inFlight.delete(CACHE_NAMES.activeOrders);
     try {
       await this.options.cache.invalidate(CACHE_NAMES.activeOrders, this.now());
     } catch (error) {

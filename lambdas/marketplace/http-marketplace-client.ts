@@ -60,7 +60,7 @@ export interface HttpMarketplaceClientOptions {
   readonly baseBackoffMs?: number;
   /** @default 16000 */
   readonly maxBackoffMs?: number;
-  /** How late after its slot a call may still be sent; see pace(). @default minIntervalMs / 10, at most 100 */
+  /** How late after its slot a call may still be sent; see pace(). @default minIntervalMs / 10, within [5, 100] */
   readonly maxLatenessMs?: number;
   /** Called once per marketplace error (a non-zero result code, or 'network' for anything else). */
   readonly onError?: (code: number | 'network') => void;
@@ -152,7 +152,7 @@ export class HttpMarketplaceClient implements MarketplaceClient {
     this.maxNetworkRetries = options.maxNetworkRetries ?? 2;
     this.baseBackoffMs = options.baseBackoffMs ?? 1_000;
     this.maxBackoffMs = options.maxBackoffMs ?? 16_000;
-    this.maxLatenessMs = options.maxLatenessMs ?? Math.min(100, Math.ceil(this.minIntervalMs / 10));
+    this.maxLatenessMs = options.maxLatenessMs ?? Math.min(100, Math.max(5, Math.ceil(this.minIntervalMs / 10)));
   }
 
   public async listServers(): Promise<readonly Server[]> {

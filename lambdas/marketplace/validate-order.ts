@@ -6,22 +6,16 @@ import { z } from 'zod';
 import { InvalidOrderRequestError } from '../domain/errors';
 import type { CreateOrderRequest } from '../domain/marketplace-types';
 
-export const CreateOrderRequestSchema = z
-  .object({
-    renting_server: z.number().int().nonnegative(),
-    type: z.enum(['on-demand', 'spot']),
-    currency: z.string().min(1),
-    image: z.string().min(1),
-    ports: z.record(z.string().regex(/^\d{1,5}$/, 'port must be a number'), z.enum(['tcp', 'http'])).optional(),
-    env: z.record(z.string().min(1), z.string()).optional(),
-    ssh_password: z.string().regex(/^[A-Za-z0-9]{1,32}$/, 'ssh_password must be alphanumeric, at most 32 characters').optional(),
-    spotprice: z.number().positive().finite().optional(),
-  })
-  .superRefine((req, ctx) => {
-    if (req.type === 'spot' && req.spotprice === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['spotprice'], message: 'spotprice is required for a spot order' });
-    }
-  });
+export const CreateOrderRequestSchema = z.object({
+  renting_server: z.number().int().nonnegative(),
+  type: z.enum(['on-demand', 'spot']),
+  currency: z.string().min(1),
+  image: z.string().min(1),
+  ports: z.record(z.string().regex(/^\d{1,5}$/, 'port must be a number'), z.enum(['tcp', 'http'])).optional(),
+  env: z.record(z.string().min(1), z.string()).optional(),
+  ssh_password: z.string().regex(/^[A-Za-z0-9]{1,32}$/, 'ssh_password must be alphanumeric, at most 32 characters').optional(),
+  spotprice: z.number().positive().finite().optional(),
+});
 
 /**
  * Returns the request reduced to the fields the API lists; throws InvalidOrderRequestError naming
@@ -29,8 +23,10 @@ export const CreateOrderRequestSchema = z
  */
 export const validateOrderRequest = (request: CreateOrderRequest): CreateOrderRequest => {
   const parsed = CreateOrderRequestSchema.safeParse(request);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${i.path.join('.') || 'request'}: ${i.message}`);
+  const problems = parsed.success ? [] : parsed.error.issues.map((i) => `${i.path.join('.') || 'request'}: ${i.message}`);
+  // Checked apart from the schema so it is reported together with any other problem.
+  if (request?.type === 'spot' && request.spotprice === undefined) problems.push('spotprice: required for a spot order');
+  if (!parsed.success || problems.length > 0) {
     throw new InvalidOrderRequestError(`invalid create_order request: ${problems.join('; ')}`);
   }
   return parsed.data;

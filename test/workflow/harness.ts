@@ -22,7 +22,7 @@ import { makeReportResult } from '../../lambdas/handlers/workflow/report-result'
 import { makeExecutionEnded } from '../../lambdas/handlers/workflow/execution-ended';
 import { WORKFLOW_TASKS } from '../../lib/routes';
 import type { CreateOrderInput, TaskRecord } from '../../lambdas/domain/task';
-import type { CreateOrderWorkflowInput } from '../../lambdas/domain/ports';
+import type { CreateOrderWorkflowInput, MarketplaceClient } from '../../lambdas/domain/ports';
 import { startDynalite, type LocalDynamo } from '../helpers/dynalite';
 import { startReceiver, type Receiver } from '../helpers/receivers';
 
@@ -73,6 +73,8 @@ export interface WorkflowHarness {
   readonly quota: DynamoDbSlidingWindow;
   /** Hourly order cap the ReserveQuota handler uses (tests change it). */
   maxOrdersPerHour: number;
+  /** Wraps the next create_order calls (fault injection on our side of the wire). */
+  createOrderHook?: (send: () => Promise<{ order_id: number | undefined }>) => Promise<{ order_id: number | undefined }>;
   /** Creates the task record (as the ingress does) and runs one execution to its end. */
   run(taskId: string, options?: RunOptions): Promise<RunOutcome>;
   /** Back to the seeded simulator with the given test servers appended (listing order = array order). */
@@ -99,7 +101,7 @@ export const startWorkflowHarness = async (options: HarnessOptions = {}): Promis
     startReceiver(),
     startReceiver(),
   ]);
-  const marketplace = new HttpMarketplaceClient({
+  const http = new HttpMarketplaceClient({
     baseUrl: sim.url,
     apiKey: async () => sim.apiKey,
     pacing: new InMemoryPacingGate(),
@@ -108,6 +110,16 @@ export const startWorkflowHarness = async (options: HarnessOptions = {}): Promis
     baseBackoffMs: 10,
     maxBackoffMs: 50,
   });
+  const harness = { maxOrdersPerHour: 1_000 } as WorkflowHarness;
+  const marketplace: MarketplaceClient = {
+    listServers: () => http.listServers(),
+    listWallets: () => http.listWallets(),
+    createOrder: (request) => (harness.createOrderHook ? harness.createOrderHook(() => http.createOrder(request)) : http.createOrder(request)),
+    listOrders: (opts) => http.listOrders(opts),
+    cancelOrder: (id) => http.cancelOrder(id),
+    setSpotPrice: (id, price) => http.setSpotPrice(id, price),
+    spotMarket: (id) => http.spotMarket(id),
+  };
   const tasks = new DynamoDbTaskRepository(dynamo.doc, dynamo.tableName);
   const claims = new DynamoDbServerClaims(dynamo.doc, dynamo.tableName);
   const quota = new DynamoDbSlidingWindow(dynamo.doc, dynamo.tableName);
@@ -121,7 +133,6 @@ export const startWorkflowHarness = async (options: HarnessOptions = {}): Promis
     callbackBackoffMs: 10,
   });
 
-  const harness = { maxOrdersPerHour: 1_000 } as WorkflowHarness;
   const byEntry: Record<string, (input: unknown) => Promise<unknown>> = {
     [WORKFLOW_TASKS.FindServer]: makeFindServer(() => ({ marketplace, claims, tasks })),
     [WORKFLOW_TASKS.ReserveQuota]: makeReserveQuota(() => ({ quota, maxOrdersPerHour: harness.maxOrdersPerHour })),
@@ -166,7 +177,7 @@ export const startWorkflowHarness = async (options: HarnessOptions = {}): Promis
         task_id: taskId,
         request,
         origin: { source: 'webhook' },
-        timing: { poll_interval_seconds: 1, ready_timeout_seconds: 120, soft_deadline: now + 300_000, ...opts.timing },
+        timing: { poll_interval_seconds: 1, ready_timeout_seconds: 120, soft_deadline: Math.floor(now / 1000) + 300, ...opts.timing },
       };
       const { executionArn } = sfn.startExecution(taskId, input);
       const execution = await sfn.waitForExecution(executionArn);

@@ -27,8 +27,12 @@ import {
   type TypedJobMessage,
 } from '../../domain/jobs';
 import { FINAL_STATES, failure, type TaskResult } from '../../domain/task';
+import { sqsClient } from '../../adapters/aws-clients';
+import { relayEnv } from '../../adapters/env';
+import { notifierFromEnv, taskRepositoryFromEnv, workflowStarterFromEnv } from '../../adapters/from-env';
+import { marketplaceFromEnv } from '../../adapters/marketplace-from-env';
 import { countMetric, logger, MetricName } from '../../adapters/observability';
-import type { MessageVisibility } from './sqs-message-visibility';
+import { SqsMessageVisibility, type MessageVisibility } from './sqs-message-visibility';
 
 /** A message body that is not a valid JobMessage. Never succeeds, so it ends in the DLQ. */
 export class InvalidJobMessageError extends Error {
@@ -157,4 +161,35 @@ export const createJobWorker = (deps: JobWorkerDeps) => {
     }
     return { batchItemFailures };
   };
+};
+
+/** The worker's adapters from the env contract; fails fast naming what is missing. */
+export const jobWorkerDepsFromEnv = (): JobWorkerDeps => {
+  const env = relayEnv();
+  if (!env.JOB_QUEUE_URL) throw new Error('JOB_QUEUE_URL is not set: the worker cannot delay retries');
+  return {
+    marketplace: marketplaceFromEnv(env),
+    tasks: taskRepositoryFromEnv(env),
+    notifier: notifierFromEnv(env),
+    workflow: workflowStarterFromEnv(env),
+    visibility: new SqsMessageVisibility(sqsClient(), env.JOB_QUEUE_URL),
+    retryBaseMs: env.JOB_RETRY_BASE_MS,
+    config: {
+      defaultCurrency: env.DEFAULT_CURRENCY,
+      defaultPorts: env.DEFAULT_PORTS,
+      pollIntervalSeconds: env.ORDER_POLL_INTERVAL_SECONDS,
+      readyTimeoutSeconds: env.ORDER_READY_TIMEOUT_SECONDS,
+    },
+  };
+};
+
+// Built on the first invocation, not at import: importing the module (tests, the local runtime's
+// start-up) reads no environment and builds no clients.
+let worker: ReturnType<typeof createJobWorker> | undefined;
+
+/** The Lambda entry point (SQS event source with ReportBatchItemFailures). */
+export const handler = async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
+  worker ??= createJobWorker(jobWorkerDepsFromEnv());
+  logger.addContext(context);
+  return worker(event, context);
 };

@@ -37,7 +37,7 @@ export const WorkflowStateSchema = z.object({
   timing: z.object({
     poll_interval_seconds: z.number().positive(),
     ready_timeout_seconds: z.number().positive(),
-    /** Epoch ms. */
+    /** Epoch seconds. */
     soft_deadline: z.number(),
   }),
   search: z.object({ server: ChosenServerSchema, attempt: z.number().int().positive(), excluded: z.array(z.number().int()) }).optional(),

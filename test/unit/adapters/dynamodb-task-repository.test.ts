@@ -87,6 +87,15 @@ describe('Adapter: DynamoDbTaskRepository (dynalite)', () => {
     expect(stored).toMatchObject({ state: 'running', order_id: 77, server_id: 9, updated_at: new Date(T0 + 6).toISOString() });
   });
 
+  it('stores the order intent and the cancelled flag the workflow relies on', async () => {
+    const task = record({ kind: 'create-order' });
+    await repo.create(task);
+    await repo.update(task.task_id, { server_id: 9, order_intent_at: 1_735_689_600 }, T0 + 5);
+    await repo.update(task.task_id, { order_cancelled: true }, T0 + 6);
+    const stored = await repo.get(task.task_id);
+    expect(stored).toMatchObject({ server_id: 9, order_intent_at: 1_735_689_600, order_cancelled: true });
+  });
+
   it('never moves a final task, but still records its order id', async () => {
     const task = record({ kind: 'create-order' });
     await repo.create(task);

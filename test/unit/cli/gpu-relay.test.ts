@@ -36,13 +36,13 @@ describe('CLI: gpu-relay', () => {
   describe('signing', () => {
     it('signs the exact body bytes it sends, prefixed by the timestamp it sends', async () => {
       // Act
-      const run = await runCli(['create-order', '--gpu', 'RTX 4090', '--max-price', '0.5', '--on-demand', '--image', 'img:1'], { env: env() });
+      const run = await runCli(['create-order', '--gpu', 'RTX 4090', '--max-price', '0.5', '--on-demand', '--image', 'img:1', '--env', 'A=1', '--env', 'B=x=y'], { env: env() });
       // Assess
       expect(run.code).toBe(0);
       const [req] = relay.requests;
       expect(req.method).toBe('POST');
       expect(req.url).toBe('/webhook/create-order');
-      expect(JSON.parse(req.body.toString('utf8'))).toEqual({ gpu_type: 'RTX 4090', max_price: 0.5, image: 'img:1', use_spot: false });
+      expect(JSON.parse(req.body.toString('utf8'))).toEqual({ gpu_type: 'RTX 4090', max_price: 0.5, image: 'img:1', use_spot: false, env: { A: '1', B: 'x=y' } });
       const ts = String(req.headers['x-webhook-timestamp']);
       expect(ts).toMatch(/^\d+$/);
       expect(Math.abs(Number(ts) - Date.now() / 1000)).toBeLessThan(300);
@@ -105,6 +105,7 @@ describe('CLI: gpu-relay', () => {
       [['create-order'], '--gpu is required'],
       [['create-order', '--gpu', 'A100', '--max-price', 'cheap'], "--max-price must be a positive number, got 'cheap'"],
       [['create-order', '--gpu', 'A100', '--target', '1'], 'create-order does not take --target'],
+      [['create-order', '--gpu', 'A100', '--env', 'no-equals'], "--env takes NAME=VALUE, got 'no-equals'"],
       [['cancel-order', 'abc'], "ORDER_ID must be a positive integer, got 'abc'"],
       [['cancel-order'], 'expected exactly one ORDER_ID'],
       [['price-alert', '--gpu', 'A100'], '--target is required'],

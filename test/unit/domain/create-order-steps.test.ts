@@ -67,7 +67,7 @@ describe('Function: findServer', () => {
 
   it('throws SoftTimeoutError past the soft deadline', async () => {
     const deps = setup();
-    await expect(findServer(aState({ timing: { poll_interval_seconds: 1, ready_timeout_seconds: 1, soft_deadline: NOW - 1 } }), deps, NOW))
+    await expect(findServer(aState({ timing: { poll_interval_seconds: 1, ready_timeout_seconds: 1, soft_deadline: Math.floor(NOW / 1000) - 1 } }), deps, NOW))
       .rejects.toBeInstanceOf(SoftTimeoutError);
   });
 });
@@ -214,8 +214,9 @@ describe('Function: checkOrder', () => {
 
   it('times out at the soft deadline', async () => {
     const marketplace = new FakeMarketplace();
-    const state = aState({ placement: placed, timing: { poll_interval_seconds: 1, ready_timeout_seconds: 120, soft_deadline: NOW + 10 } });
-    expect(await checkOrder(state, { marketplace }, NOW + 11)).toMatchObject({ timedOut: true, reason: 'soft_deadline' });
+    const state = aState({ placement: placed, timing: { poll_interval_seconds: 1, ready_timeout_seconds: 120, soft_deadline: NOW / 1000 + 10 } });
+    expect(await checkOrder(state, { marketplace }, NOW + 10_000)).toMatchObject({ timedOut: false });
+    expect(await checkOrder(state, { marketplace }, NOW + 10_001)).toMatchObject({ timedOut: true, reason: 'soft_deadline' });
   });
 });
 

@@ -92,6 +92,19 @@ describe('Function: startSqsPoller (against fauxqs, with the real worker handler
     expect(await counts(sqs.dlqUrl)).toBe(0);
   });
 
+  it('serves clients that send to the queue URL host, as the handlers\' env-configured clients do', async () => {
+    // Prepare: no endpoint, so the SDK uses the host of the QueueUrl (sqs.<region>.localhost:<port>)
+    const urlClient = new SQSClient({ region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, logger: { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined } });
+    try {
+      // Act
+      await urlClient.send(new SendMessageCommand({ QueueUrl: sqs.queueUrl, MessageBody: 'hello' }));
+      // Assess
+      expect(await counts(sqs.queueUrl)).toBe(1);
+    } finally {
+      urlClient.destroy();
+    }
+  });
+
   it('stops promptly while long-polling an empty queue', async () => {
     startWorker();
     await new Promise((r) => setTimeout(r, 50));

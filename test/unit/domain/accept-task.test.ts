@@ -1,0 +1,121 @@
+import { acceptTask, HandOffError, recordedRequest, type AcceptTaskOptions } from '../../../lambdas/domain/accept-task';
+import type { CreateOrderInput, TaskRequest } from '../../../lambdas/domain/task';
+import { FakeIdempotencyStore, FakeQueue, FakeTaskRepository, FakeWorkflow } from '../handlers/api/fakes';
+
+const NOW = 1_700_000_000_500;
+const createOrder: CreateOrderInput = {
+  gpu_type: 'A100', image: 'img', currency: 'NATIVE-Blockchain', ports: { '22': 'tcp' }, use_spot: true, env: { TOKEN: 'hunter2' }, callback_url: 'https://cb.example',
+};
+
+const setup = () => {
+  const deps = { tasks: new FakeTaskRepository(), workflow: new FakeWorkflow(), queue: new FakeQueue(), idempotency: new FakeIdempotencyStore() };
+  const opts = (taskId: string, extra: Partial<AcceptTaskOptions> = {}): AcceptTaskOptions => ({
+    taskId, now: NOW, origin: { source: 'webhook' }, timing: { poll_interval_seconds: 5, ready_timeout_seconds: 120 }, softLimitSeconds: 300, ...extra,
+  });
+  return { deps, opts };
+};
+
+describe('Function: acceptTask', () => {
+  it('records a queued create-order task without secrets and starts the workflow with timing', async () => {
+    // Prepare
+    const { deps, opts } = setup();
+    // Act
+    const outcome = await acceptTask(deps, { kind: 'create-order', input: createOrder }, opts('t-1'));
+    // Assess
+    expect(outcome).toEqual({ taskId: 't-1', replayed: false });
+    const record = deps.tasks.records.get('t-1');
+    expect(record).toMatchObject({ task_id: 't-1', kind: 'create-order', state: 'queued', created_at: new Date(NOW).toISOString(), origin: { source: 'webhook' } });
+    expect(JSON.stringify(record)).not.toContain('hunter2');
+    expect(record?.request).toMatchObject({ gpu_type: 'A100', env_names: ['TOKEN'], callback_url: 'https://cb.example' });
+    expect(deps.workflow.started).toEqual([{
+      taskId: 't-1',
+      input: { task_id: 't-1', request: createOrder, origin: { source: 'webhook' }, timing: { poll_interval_seconds: 5, ready_timeout_seconds: 120, soft_deadline: 1_700_000_300 } },
+    }]);
+    expect(deps.queue.sent).toEqual([]);
+  });
+
+  it.each<TaskRequest>([
+    { kind: 'cancel-order', input: { order_id: 7 } },
+    { kind: 'status', input: {} },
+    { kind: 'price-alert', input: { gpu_type: 'A100', target_price: 1, image: 'img' } },
+  ])('sends a $kind job to the queue', async (request) => {
+    const { deps, opts } = setup();
+    await acceptTask(deps, request, opts('t-2', { origin: { source: 'slack', responseUrl: 'https://hooks.slack.com/x' } }));
+    expect(deps.queue.sent).toEqual([{ task_id: 't-2', kind: request.kind, input: request.input, origin: { source: 'slack', responseUrl: 'https://hooks.slack.com/x' } }]);
+    expect(deps.workflow.started).toEqual([]);
+    expect(deps.tasks.records.get('t-2')?.state).toBe('queued');
+  });
+
+  it('returns the first task id for a repeated idempotency key and starts nothing', async () => {
+    const { deps, opts } = setup();
+    await acceptTask(deps, { kind: 'create-order', input: createOrder }, opts('t-1', { idempotencyKey: 'k' }));
+    const repeat = await acceptTask(deps, { kind: 'create-order', input: createOrder }, opts('t-9', { idempotencyKey: 'k' }));
+    expect(repeat).toEqual({ taskId: 't-1', replayed: true });
+    expect(deps.workflow.started).toHaveLength(1);
+    expect(deps.tasks.records.has('t-9')).toBe(false);
+  });
+
+  it('scopes idempotency keys by task kind', async () => {
+    const { deps, opts } = setup();
+    await acceptTask(deps, { kind: 'status', input: {} }, opts('t-1', { idempotencyKey: 'k' }));
+    const other = await acceptTask(deps, { kind: 'cancel-order', input: { order_id: 1 } }, opts('t-2', { idempotencyKey: 'k' }));
+    expect(other).toEqual({ taskId: 't-2', replayed: false });
+  });
+
+  it('removes the record and releases the key when the hand-off fails, then throws HandOffError', async () => {
+    // Prepare
+    const { deps, opts } = setup();
+    deps.workflow.fail = new Error('StartExecution throttled');
+    // Act
+    const attempt = acceptTask(deps, { kind: 'create-order', input: createOrder }, opts('t-1', { idempotencyKey: 'k' }));
+    // Assess
+    await expect(attempt).rejects.toThrow(HandOffError);
+    await expect(attempt).rejects.toMatchObject({ name: 'HandOffError', message: 'Could not queue the task; nothing was started. Retry later.' });
+    expect(deps.tasks.records.size).toBe(0);
+    expect(deps.tasks.removed).toEqual(['t-1']);
+    expect(deps.idempotency.keys.size).toBe(0);
+    // The client's retry with the same key runs for real.
+    deps.workflow.fail = undefined;
+    expect(await acceptTask(deps, { kind: 'create-order', input: createOrder }, opts('t-2', { idempotencyKey: 'k' }))).toEqual({ taskId: 't-2', replayed: false });
+  });
+
+  it('throws HandOffError and sends nothing when the record cannot be written', async () => {
+    const { deps, opts } = setup();
+    deps.tasks.failCreate = new Error('table down');
+    await expect(acceptTask(deps, { kind: 'status', input: {} }, opts('t-1'))).rejects.toThrow(HandOffError);
+    expect(deps.queue.sent).toEqual([]);
+    expect(deps.tasks.removed).toEqual([]);
+  });
+
+  it('throws HandOffError when the idempotency store fails', async () => {
+    const { deps, opts } = setup();
+    deps.idempotency.claim = async () => {
+      throw new Error('down');
+    };
+    await expect(acceptTask(deps, { kind: 'status', input: {} }, opts('t-1', { idempotencyKey: 'k' }))).rejects.toThrow(HandOffError);
+    expect(deps.tasks.records.size).toBe(0);
+  });
+
+  it('still throws HandOffError when removing the record fails too', async () => {
+    const { deps, opts } = setup();
+    deps.queue.fail = new Error('SQS down');
+    deps.tasks.remove = async () => {
+      throw new Error('also down');
+    };
+    await expect(acceptTask(deps, { kind: 'status', input: {} }, opts('t-1'))).rejects.toThrow(HandOffError);
+  });
+
+  it('ignores the idempotency key without a store', async () => {
+    const { deps, opts } = setup();
+    const noStore = { tasks: deps.tasks, workflow: deps.workflow, queue: deps.queue };
+    await acceptTask(noStore, { kind: 'status', input: {} }, opts('t-1', { idempotencyKey: 'k' }));
+    expect(await acceptTask(noStore, { kind: 'status', input: {} }, opts('t-2', { idempotencyKey: 'k' }))).toEqual({ taskId: 't-2', replayed: false });
+  });
+});
+
+describe('Function: recordedRequest', () => {
+  it('keeps a create-order request without env unchanged', () => {
+    const { env: _env, ...rest } = createOrder;
+    expect(recordedRequest({ kind: 'create-order', input: rest })).toEqual(rest);
+  });
+});

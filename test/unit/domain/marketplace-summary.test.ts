@@ -1,0 +1,58 @@
+import { gpuGroupKey, summarizeMarketplace } from '../../../lambdas/domain/marketplace-summary';
+import type { Server } from '../../../lambdas/domain/marketplace-types';
+
+const server = (id: number, gpus: string[], rented: boolean, spot?: number): Server => ({
+  id,
+  owner: 1,
+  mrl: 24,
+  rented,
+  price: { on_demand: {}, spot: {}, usd: { on_demand_native: 1, ...(spot !== undefined ? { spot } : {}) } },
+  specs: { gpu: `${gpus.length}x ${gpus[0] ?? ''}`, cpu: 'cpu', ram: 32, disk: 'ssd' },
+  gpu_array: gpus,
+  reliability: 0.99,
+  rating: { avg: 5, cnt: 1 },
+  allowed_coins: ['NATIVE-Blockchain'],
+});
+
+describe('Function: summarizeMarketplace', () => {
+  it('groups by the first word of the first GPU name, counting availability and the lowest spot price', () => {
+    // Prepare
+    const servers = [
+      server(1, ['NVIDIA RTX 4090', 'NVIDIA RTX 4090'], false, 0.5),
+      server(2, ['NVIDIA A100'], true, 0.3),
+      server(3, ['AMD MI250'], false),
+      server(4, ['NVIDIA H100'], false, 0.9),
+    ];
+    // Act
+    const summary = summarizeMarketplace(servers);
+    // Assess
+    expect(summary).toEqual({
+      status: 'ok',
+      summary: { NVIDIA: { available: 2, total: 3, min_price: 0.3 }, AMD: { available: 1, total: 1, min_price: null } },
+      total_servers: 4,
+      total_available: 3,
+    });
+  });
+
+  it('skips servers without GPUs and leaves them out of the totals', () => {
+    const noGpu = { ...server(5, [], false, 0.1) };
+    const missing = { ...server(6, ['x'], false, 0.1), gpu_array: undefined } as unknown as Server;
+    const blank = server(7, ['   '], false, 0.1);
+    const summary = summarizeMarketplace([noGpu, missing, blank, server(8, ['Tesla V100'], true, 0.2)]);
+    expect(summary).toEqual({ status: 'ok', summary: { Tesla: { available: 0, total: 1, min_price: 0.2 } }, total_servers: 1, total_available: 0 });
+  });
+
+  it('returns empty totals for an empty marketplace', () => {
+    expect(summarizeMarketplace([])).toEqual({ status: 'ok', summary: {}, total_servers: 0, total_available: 0 });
+  });
+
+  it('keeps a GPU word like __proto__ as an ordinary key', () => {
+    const summary = summarizeMarketplace([server(1, ['__proto__ X'], false, 1)]);
+    expect(Object.keys(summary.summary)).toEqual(['__proto__']);
+    expect(JSON.parse(JSON.stringify(summary)).summary.__proto__).toEqual({ available: 1, total: 1, min_price: 1 });
+  });
+
+  it('splits on any whitespace', () => {
+    expect(gpuGroupKey({ gpu_array: ['  NVIDIA\tRTX'] })).toBe('NVIDIA');
+  });
+});

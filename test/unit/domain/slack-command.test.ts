@@ -1,0 +1,38 @@
+import { parseSlackCommand, unknownCommandText, usageText } from '../../../lambdas/domain/slack-command';
+
+describe('Function: parseSlackCommand', () => {
+  it.each([
+    ['rent RTX_4090', { kind: 'rent', gpu_type: 'RTX_4090' }],
+    ['RENT a100 0.75', { kind: 'rent', gpu_type: 'a100', max_price: 0.75 }],
+    ['  Rent   H100   $2  ', { kind: 'rent', gpu_type: 'H100', max_price: 2 }],
+    ['rent A100 .5', { kind: 'rent', gpu_type: 'A100', max_price: 0.5 }],
+    ['cancel 42', { kind: 'cancel', order_id: 42 }],
+    ['Cancel 0042', { kind: 'cancel', order_id: 42 }],
+    ['status', { kind: 'status' }],
+    ['STATUS please', { kind: 'status' }],
+  ])('parses %j', (text, expected) => {
+    expect(parseSlackCommand(text)).toEqual(expected);
+  });
+
+  it.each([[''], ['   '], [undefined]])('returns the usage for empty text %j', (text) => {
+    expect(parseSlackCommand(text)).toEqual({ kind: 'usage', text: usageText() });
+  });
+
+  it.each([['rent'], ['rent A100 abc'], ['rent A100 0'], ['rent A100 -1'], ['rent A100 1 2'], ['cancel'], ['cancel abc'], ['cancel 0'], ['cancel 1.5'], ['cancel 1 2'], [`rent ${'x'.repeat(101)}`]])(
+    'returns a usage message for missing or invalid arguments: %j',
+    (text) => {
+      const parsed = parseSlackCommand(text, '/relay');
+      expect(parsed.kind).toBe('usage');
+      expect(parsed.kind === 'usage' && parsed.text).toMatch(/^Usage: `\/relay (rent|cancel) /);
+    },
+  );
+
+  it('names an unknown subcommand', () => {
+    expect(parseSlackCommand('Launch A100')).toEqual({ kind: 'unknown', word: 'Launch' });
+    expect(unknownCommandText('Launch')).toMatch(/^Unknown command `Launch`\.\nUsage:/);
+  });
+
+  it('escapes Slack markup in the echoed word', () => {
+    expect(unknownCommandText('<!channel>&')).toContain('`&lt;!channel&gt;&amp;`');
+  });
+});

@@ -1,0 +1,134 @@
+import { createHmac } from 'node:crypto';
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { createSlackCommandHandler } from '../../../../lambdas/handlers/api/slack-command';
+import { apiEvent, lambdaContext } from '../../../fixtures/events/api-event';
+import slackFixture from '../../../fixtures/events/slack-command.json';
+import { acceptFakes, parseResult } from './fakes';
+
+const PATH = '/slack/command';
+const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();
+// Slack posts application/x-www-form-urlencoded, which API Gateway delivers base64-encoded.
+const slackEvent = (fields: Record<string, string>, headers: Record<string, string> = {}) =>
+  apiEvent({ path: PATH, body: form({ command: '/gpu', ...fields }), base64: true, headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers } });
+
+const setup = (env: Record<string, string> = {}) => {
+  const { fakes, deps } = acceptFakes(env);
+  const handler = createSlackCommandHandler(() => deps);
+  return { fakes, call: async (event: APIGatewayProxyEventV2) => parseResult(await handler(event, lambdaContext())) };
+};
+
+describe('Handler: slack-command', () => {
+  it('queues a create-order for the fixture event (base64 form) and answers in_channel with the task id', async () => {
+    // Prepare
+    const { fakes, call } = setup();
+    // Act
+    const result = await call(structuredClone(slackFixture) as APIGatewayProxyEventV2);
+    // Assess
+    expect(result.statusCode).toBe(200);
+    expect(result.body).toEqual({ response_type: 'in_channel', text: 'Renting RTX_4090 (max $0.5/hr): queued. Task ID: 00000000-0000-4000-8000-000000000001' });
+    expect(fakes.workflow.started[0].input).toMatchObject({
+      request: { gpu_type: 'RTX_4090', max_price: 0.5, use_spot: true },
+      origin: { source: 'slack', responseUrl: 'https://hooks.slack.com/commands/1234/5678' },
+    });
+    expect(fakes.tasks.records.get('00000000-0000-4000-8000-000000000001')?.origin).toEqual({ source: 'slack', responseUrl: 'https://hooks.slack.com/commands/1234/5678' });
+  });
+
+  it('queues a cancel job', async () => {
+    const { fakes, call } = setup();
+    const result = await call(slackEvent({ text: 'CANCEL 77' }));
+    expect(result.body).toEqual({ response_type: 'in_channel', text: 'Cancelling order 77: queued. Task ID: 00000000-0000-4000-8000-000000000001' });
+    expect(fakes.queue.sent).toEqual([{ task_id: '00000000-0000-4000-8000-000000000001', kind: 'cancel-order', input: { order_id: 77 }, origin: { source: 'slack' } }]);
+  });
+
+  it('queues a status job', async () => {
+    const { fakes, call } = setup();
+    const result = await call(slackEvent({ text: 'Status' }));
+    expect(result.body.response_type).toBe('in_channel');
+    expect(fakes.queue.sent[0]).toMatchObject({ kind: 'status', input: {} });
+  });
+
+  it.each([[''], ['rent'], ['rent A100 cheap'], ['cancel'], ['cancel twelve']])('answers ephemeral usage and queues nothing for %j', async (text) => {
+    const { fakes, call } = setup();
+    const result = await call(slackEvent({ text }));
+    expect(result.statusCode).toBe(200);
+    expect(result.body.response_type).toBe('ephemeral');
+    expect(result.body.text).toMatch(/Usage/);
+    expect(fakes.tasks.records.size).toBe(0);
+    expect(fakes.queue.sent).toEqual([]);
+    expect(fakes.workflow.started).toEqual([]);
+  });
+
+  it('answers ephemeral usage for a body without a text field', async () => {
+    const { call } = setup();
+    const result = await call(apiEvent({ path: PATH, body: '', base64: true }));
+    expect(result.body).toMatchObject({ response_type: 'ephemeral', text: expect.stringMatching(/^Usage:/) });
+  });
+
+  it('names an unknown subcommand', async () => {
+    const { fakes, call } = setup();
+    const result = await call(slackEvent({ text: 'destroy everything' }));
+    expect(result.body.response_type).toBe('ephemeral');
+    expect(result.body.text).toMatch(/^Unknown command `destroy`/);
+    expect(fakes.tasks.records.size).toBe(0);
+  });
+
+  it('does not require the webhook signature', async () => {
+    const { call } = setup();
+    expect((await call(slackEvent({ text: 'status' }))).statusCode).toBe(200);
+  });
+
+  it('drops a response_url on a private address unless private callbacks are allowed', async () => {
+    const { fakes, call } = setup();
+    await call(slackEvent({ text: 'status', response_url: 'http://169.254.169.254/latest/meta-data' }));
+    expect(fakes.queue.sent[0].origin).toEqual({ source: 'slack' });
+    const local = setup({ ALLOW_PRIVATE_CALLBACKS: 'true' });
+    await local.call(slackEvent({ text: 'status', response_url: 'http://127.0.0.1:9/r' }));
+    expect(local.fakes.queue.sent[0].origin).toEqual({ source: 'slack', responseUrl: 'http://127.0.0.1:9/r' });
+  });
+
+  it('queues once when Slack retries the same command (trigger_id)', async () => {
+    const { fakes, call } = setup();
+    const first = await call(slackEvent({ text: 'status', trigger_id: '123.456.abc' }));
+    const retry = await call(slackEvent({ text: 'status', trigger_id: '123.456.abc' }, { 'x-slack-retry-num': '1' }));
+    expect(retry.body.text).toBe(first.body.text);
+    expect(fakes.queue.sent).toHaveLength(1);
+  });
+
+  it('answers an ephemeral retry message when the hand-off fails, leaving nothing queued', async () => {
+    const { fakes, call } = setup();
+    fakes.queue.fail = new Error('SQS down');
+    const result = await call(slackEvent({ text: 'status' }));
+    expect(result).toMatchObject({ statusCode: 200, body: { response_type: 'ephemeral', text: 'Could not queue the task; nothing was started. Retry later.' } });
+    expect(fakes.tasks.records.size).toBe(0);
+  });
+
+  describe('with a Slack signing secret', () => {
+    const SLACK_SECRET = 'slack-signing-secret';
+    const NOW_S = 1_700_000_000;
+    const slackHeaders = (body: string, ts = String(NOW_S), secret = SLACK_SECRET) => ({
+      'x-slack-request-timestamp': ts,
+      'x-slack-signature': `v0=${createHmac('sha256', secret).update(`v0:${ts}:${body}`).digest('hex')}`,
+    });
+
+    it('accepts a correctly signed command', async () => {
+      const { fakes, call } = setup();
+      fakes.slackSecret = SLACK_SECRET;
+      const body = form({ command: '/gpu', text: 'status' });
+      const result = await call(apiEvent({ path: PATH, body, base64: true, headers: slackHeaders(body) }));
+      expect(result.body.response_type).toBe('in_channel');
+    });
+
+    it.each([
+      ['forged', (body: string) => slackHeaders(body, String(NOW_S), 'guess')],
+      ['stale', (body: string) => slackHeaders(body, String(NOW_S - 301))],
+      ['unsigned', () => ({})],
+    ])('returns 401 for a %s command and queues nothing', async (_name, headers) => {
+      const { fakes, call } = setup();
+      fakes.slackSecret = SLACK_SECRET;
+      const body = form({ command: '/gpu', text: 'status' });
+      const result = await call(apiEvent({ path: PATH, body, base64: true, headers: headers(body) }));
+      expect(result).toMatchObject({ statusCode: 401, body: { error: 'Invalid Slack signature' } });
+      expect(fakes.queue.sent).toEqual([]);
+    });
+  });
+});

@@ -1,0 +1,92 @@
+import { makeFindServer } from '../../../../lambdas/handlers/workflow/find-server';
+import { makeReserveQuota } from '../../../../lambdas/handlers/workflow/reserve-quota';
+import { makePlaceOrder } from '../../../../lambdas/handlers/workflow/place-order';
+import { makeCheckOrder } from '../../../../lambdas/handlers/workflow/check-order';
+import { makeCancelOrder } from '../../../../lambdas/handlers/workflow/cancel-order';
+import { makeReportResult } from '../../../../lambdas/handlers/workflow/report-result';
+import { makeExecutionEnded } from '../../../../lambdas/handlers/workflow/execution-ended';
+import { InvalidWorkflowInputError } from '../../../../lambdas/handlers/workflow/shared';
+import { aServer, aState, anOrder, FakeClaims, FakeMarketplace, FakeNotifier, FakeTasks, FakeWindow } from './fakes';
+
+const NOW = 5_000_000;
+const clock = () => NOW;
+
+describe('Handler: workflow task input', () => {
+  it('throws InvalidWorkflowInputError naming the bad fields', async () => {
+    // Prepare
+    const handler = makeFindServer(() => ({ marketplace: new FakeMarketplace(), claims: new FakeClaims(), tasks: new FakeTasks() }), clock);
+    // Act
+    const act = handler({ task_id: 't', request: { gpu_type: '' } });
+    // Assess
+    await expect(act).rejects.toBeInstanceOf(InvalidWorkflowInputError);
+    await expect(handler({ task_id: 't' })).rejects.toThrow(/request/);
+  });
+});
+
+describe('Handler: find-server → place-order → check-order → report-result', () => {
+  it('carries the state document through the steps as plain JSON', async () => {
+    // Prepare
+    const marketplace = new FakeMarketplace();
+    marketplace.servers = [aServer(3)];
+    const tasks = new FakeTasks();
+    tasks.seed();
+    const claims = new FakeClaims();
+    const notifier = new FakeNotifier();
+    let state: Record<string, unknown> = { ...aState() };
+    // Act
+    state = { ...state, search: await makeFindServer(() => ({ marketplace, claims, tasks }), clock)(state) };
+    state = { ...state, quota: await makeReserveQuota(() => ({ quota: new FakeWindow(), maxOrdersPerHour: 10 }), clock)(state) };
+    state = { ...state, placement: await makePlaceOrder(() => ({ marketplace, tasks, claims }), clock)(state) };
+    marketplace.orders = [anOrder(100, 3, 1, 'running')];
+    state = { ...state, check: await makeCheckOrder(() => ({ marketplace }), clock)(state) };
+    const report = await makeReportResult(() => ({ tasks, notifier, claims }), clock)(state);
+    // Assess
+    expect(JSON.parse(JSON.stringify(state))).toEqual(state);
+    expect(report).toEqual({ success: true, delivered: true });
+    expect(notifier.callbacks[0].result).toMatchObject({ success: true, order_id: 100, server_id: 3, gpu: ['NVIDIA RTX 4090'] });
+    expect(claims.holders.size).toBe(0);
+  });
+
+  it('cancel-order cancels the placed order after a timeout', async () => {
+    const marketplace = new FakeMarketplace();
+    const tasks = new FakeTasks();
+    tasks.seed();
+    const state = aState({ placement: { retry: false, order_id: 44, server_id: 1, placed_at: 0 }, check: { ready: false, timedOut: true, reason: 'ready_timeout' } });
+    expect(await makeCancelOrder(() => ({ marketplace, tasks }), clock)(state)).toEqual({ cancelled: true, order_id: 44 });
+    expect(marketplace.cancelled).toEqual([44]);
+  });
+});
+
+describe('Handler: execution-ended', () => {
+  const event = (status: string, input: unknown) => ({
+    source: 'aws.states',
+    'detail-type': 'Step Functions Execution Status Change',
+    detail: { name: 'task-1', status, input: JSON.stringify(input), executionArn: 'arn:x', stateMachineArn: 'arn:y' },
+  });
+
+  it('fails an unfinished task and delivers to the callback from the execution input', async () => {
+    // Prepare
+    const tasks = new FakeTasks();
+    tasks.seed('task-1', { state: 'running' });
+    const notifier = new FakeNotifier();
+    const handler = makeExecutionEnded(() => ({ tasks, notifier, claims: new FakeClaims(), marketplace: new FakeMarketplace() }), clock);
+    // Act
+    const result = await handler(event('ABORTED', aState()));
+    // Assess
+    expect(result).toEqual({ action: 'completed' });
+    expect(notifier.callbacks).toEqual([{ url: 'http://cb.example/hook', taskId: 'task-1', result: { success: false, error: 'Task aborted' } }]);
+  });
+
+  it('uses the execution name when the input is unreadable, and ignores finished tasks', async () => {
+    const tasks = new FakeTasks();
+    tasks.seed('task-1', { state: 'failed' });
+    const handler = makeExecutionEnded(() => ({ tasks, notifier: new FakeNotifier(), claims: new FakeClaims(), marketplace: new FakeMarketplace() }), clock);
+    const ev = event('FAILED', {});
+    expect(await handler({ ...ev, detail: { ...ev.detail, input: 'not json' } })).toEqual({ action: 'none' });
+  });
+
+  it('rejects events of other statuses', async () => {
+    const handler = makeExecutionEnded(() => ({ tasks: new FakeTasks(), notifier: new FakeNotifier(), claims: new FakeClaims(), marketplace: new FakeMarketplace() }), clock);
+    await expect(handler(event('SUCCEEDED', aState()))).rejects.toThrow();
+  });
+});

@@ -1,0 +1,83 @@
+/** The OrderWorkflow construct: retries, catches, timeouts, logging, the safety-net rule and IAM. */
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { buildWorkflowStack, synthesizeWorkflowAsl } from '../../local/asl';
+import { TRANSIENT_ERROR_NAMES } from '../../lambdas/domain/errors';
+import { WORKFLOW_TASKS } from '../../lib/routes';
+
+interface AslTask { Type: string; Retry?: { ErrorEquals: string[]; IntervalSeconds: number; MaxAttempts: number; BackoffRate: number }[]; Catch?: { ErrorEquals: string[]; ResultPath: string; Next: string }[]; Next?: string }
+
+describe('Construct: OrderWorkflow', () => {
+  const { stack, workflow } = buildWorkflowStack({ MARKETPLACE_URL: 'https://m.example', WEBHOOK_SECRET_ARN: 'should-be-dropped' });
+  const template = Template.fromStack(stack);
+  let states: Record<string, AslTask>;
+  let asl: Record<string, unknown>;
+
+  beforeAll(async () => {
+    ({ asl } = await synthesizeWorkflowAsl());
+    states = asl.States as Record<string, AslTask>;
+  });
+
+  it('is a Standard JSONPath state machine with a 600 s timeout, tracing and logging', () => {
+    expect(asl).toMatchObject({ TimeoutSeconds: 600, QueryLanguage: 'JSONPath', StartAt: 'FindServer' });
+    template.hasResourceProperties('AWS::StepFunctions::StateMachine', {
+      StateMachineType: 'STANDARD',
+      TracingConfiguration: { Enabled: true },
+      LoggingConfiguration: Match.objectLike({ Level: 'ALL', IncludeExecutionData: false }),
+    });
+    template.hasResourceProperties('AWS::Logs::LogGroup', { RetentionInDays: 30 });
+  });
+
+  it('retries transient errors in every task after 2, 4 and 8 s', () => {
+    for (const name of Object.keys(WORKFLOW_TASKS)) {
+      const retry = states[name].Retry ?? [];
+      expect(retry).toHaveLength(1);
+      expect(retry[0]).toMatchObject({ IntervalSeconds: 2, MaxAttempts: 3, BackoffRate: 2 });
+      expect(retry[0].ErrorEquals).toEqual(expect.arrayContaining([...TRANSIENT_ERROR_NAMES, 'Lambda.ServiceException', 'Lambda.TooManyRequestsException']));
+      expect(retry[0].ErrorEquals).not.toContain('States.ALL');
+    }
+  });
+
+  it('catches every error into compensation and the failure report', () => {
+    expect(states.FindServer.Catch).toEqual([{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'ReportResult' }]);
+    expect(states.ReserveQuota.Catch?.[0].Next).toBe('ReportResult');
+    expect(states.PlaceOrder.Catch).toEqual([{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'CancelOrder' }]);
+    expect(states.CheckOrder.Catch?.[0]).toMatchObject({ ResultPath: '$.error', Next: 'CancelOrder' });
+    expect(states.CancelOrder).toMatchObject({ Next: 'ReportResult', Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.cancelError', Next: 'ReportResult' }] });
+  });
+
+  it('waits for the poll interval taken from the input', () => {
+    expect(asl.States).toMatchObject({ WaitForReady: { Type: 'Wait', SecondsPath: '$.timing.poll_interval_seconds', Next: 'CheckOrder' } });
+  });
+
+  it('routes TIMED_OUT, FAILED and ABORTED executions to the ExecutionEnded function', () => {
+    template.hasResourceProperties('AWS::Events::Rule', {
+      EventPattern: {
+        source: ['aws.states'],
+        'detail-type': ['Step Functions Execution Status Change'],
+        detail: { status: ['TIMED_OUT', 'FAILED', 'ABORTED'], stateMachineArn: [{ Ref: stack.getLogicalId(workflow.stateMachine.node.defaultChild as never) }] },
+      },
+      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [stack.getLogicalId(workflow.functions.ExecutionEnded.node.defaultChild as never), 'Arn'] } })],
+    });
+  });
+
+  it('gives each function only the secrets it needs', () => {
+    const secretRefs = (fnName: keyof typeof workflow.functions): string[] => {
+      const roleId = stack.getLogicalId(workflow.functions[fnName].role?.node.defaultChild as never);
+      const policies = template.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: roleId }] } });
+      const text = JSON.stringify(policies);
+      return ['WebhookSecret', 'MarketplaceApiKey', 'ChatWebhooks', 'SlackSigningSecret'].filter((s) => new RegExp(`Secrets${s}[0-9A-F]{8}`).test(text));
+    };
+    expect(secretRefs('FindServer')).toEqual(['MarketplaceApiKey']);
+    expect(secretRefs('ReserveQuota')).toEqual([]);
+    expect(secretRefs('ReportResult')).toEqual(['WebhookSecret', 'ChatWebhooks']);
+    expect(secretRefs('ExecutionEnded')).toEqual(['WebhookSecret', 'MarketplaceApiKey', 'ChatWebhooks']);
+  });
+
+  it('passes the table name and only the needed secret ARNs in the environment', () => {
+    const fnId = stack.getLogicalId(workflow.functions.ReserveQuota.node.defaultChild as never);
+    const env = template.toJSON().Resources[fnId].Properties.Environment.Variables as Record<string, unknown>;
+    expect(env).toMatchObject({ MARKETPLACE_URL: 'https://m.example', TABLE_NAME: expect.anything() });
+    expect(env).not.toHaveProperty('WEBHOOK_SECRET_ARN');
+    expect(env).not.toHaveProperty('MARKETPLACE_API_KEY_ARN');
+  });
+});
