@@ -23,7 +23,9 @@ export const documentClient = (): DynamoDBDocumentClient => {
 
 /** The shared SQS client. */
 export const sqsClient = (): SQSClient => {
-  sqs ??= tracer.captureAWSv3Client(new SQSClient({}));
+  // Address the configured endpoint, not the host inside the queue URL (local emulators hand out
+  // URLs on *.localhost names that do not resolve).
+  sqs ??= tracer.captureAWSv3Client(new SQSClient({ useQueueUrlAsEndpoint: false }));
   return sqs;
 };
 

@@ -19,6 +19,8 @@ describe('CLI: gpu-relay against the local runtime', () => {
     runtime = await startLocalRuntime({
       port: 0,
       quiet: true,
+      // A quick marketplace: 20 req/s instead of 1, orders ready after 0.5 s.
+      simulator: { minIntervalMs: 50, readyDelayMs: 500 },
       env: {
         WEBHOOK_SECRET: SECRET,
         MAX_REQUESTS_PER_MINUTE: '10000',
@@ -69,6 +71,12 @@ describe('CLI: gpu-relay against the local runtime', () => {
     expect(stdoutJson(run)).toMatchObject({ total_orders: expect.any(Number), orders: expect.any(Array) });
     expect(run.stderr).toContain('waiting for task');
     expect(run.stderr).not.toContain('warning');
+  });
+
+  it('create-order --wait rents a server and prints its ssh connection', async () => {
+    const run = await runCli(['create-order', '--gpu', 'RTX 4090', '--wait', '--timeout', '45'], { env: env(), timeoutMs: 50_000 });
+    expect(run.code).toBe(0);
+    expect(stdoutJson(run)).toMatchObject({ success: true, order_id: expect.any(Number), ssh_connection: expect.any(String), gpu: expect.arrayContaining([expect.stringContaining('4090')]) });
   });
 
   it('create-order --wait exits 1 when no server matches', async () => {

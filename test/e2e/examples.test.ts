@@ -75,6 +75,7 @@ describe('Examples: signing snippets against the local runtime', () => {
     runtime = await startLocalRuntime({
       port: 0,
       quiet: true,
+      simulator: { minIntervalMs: 50 },
       env: { WEBHOOK_SECRET: SECRET, MAX_REQUESTS_PER_MINUTE: '10000', ALLOW_PRIVATE_CALLBACKS: 'true', JOB_RETRY_BASE_MS: '10' },
     });
   }, 60_000);
