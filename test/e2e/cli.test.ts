@@ -4,6 +4,7 @@
  */
 import { startLocalRuntime } from '../../local/runtime';
 import type { LocalRuntime } from '../../local/runtime';
+import { ROUTES } from '../../lib/routes';
 import { startReceiver } from '../helpers/receivers';
 import { runCli, stdoutJson } from '../unit/cli/run-cli';
 
@@ -32,6 +33,14 @@ describe('CLI: gpu-relay against the local runtime', () => {
   }, 60_000);
   afterAll(async () => {
     await runtime?.close();
+  });
+
+  it('serves the OpenAPI document with every route at /openapi.json', async () => {
+    const res = await fetch(`${runtime.url}/openapi.json`);
+    expect(res.status).toBe(200);
+    const doc = (await res.json()) as { openapi: string; paths: Record<string, Record<string, unknown>> };
+    expect(doc.openapi).toMatch(/^3\.1\./);
+    for (const route of ROUTES) expect(doc.paths[route.path]?.[route.method.toLowerCase()]).toBeDefined();
   });
 
   it('marketplace prints the summary', async () => {

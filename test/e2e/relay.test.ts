@@ -44,6 +44,22 @@ describe('Local runtime: relay routes over HTTP', () => {
       expect(res.json).toEqual({ status: 'ok' });
     });
 
+    it('answers GET /webhook/marketplace with 500 and an error when the marketplace fails', async () => {
+      // Prepare: the marketplace rejects the API key (code 3, not retried). First marketplace read of
+      // this runtime, so no shared listing cache (DESIGN.md) can answer instead.
+      runtime.simulator?.control.inject({ endpoint: 'marketplace', kind: 'code', code: 3, times: 5 });
+      try {
+        // Act
+        const res = await request(`${runtime.url}/webhook/marketplace`);
+        // Assess
+        expect(res.status).toBe(500);
+        expect(typeof res.json?.error).toBe('string');
+        expect(res.text).not.toContain(runtime.env.MARKETPLACE_API_KEY);
+      } finally {
+        runtime.simulator?.control.clearFaults();
+      }
+    });
+
     it('answers GET /webhook/marketplace with the summary of the simulator catalogue', async () => {
       // Prepare: the simulator's own view, grouped by the first word of the first GPU name
       const servers = runtime.simulator?.control.servers() ?? [];
