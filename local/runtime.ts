@@ -18,7 +18,6 @@ import type { LambdaHandler, LocalApiGateway } from './api-gateway';
 import { startLocalDynamo } from './dynalite';
 import type { LocalDynamo } from './dynalite';
 import type { startLocalSqs as StartLocalSqs } from './fauxqs';
-
 import type { MarketplaceSimulator, SimulatorOptions, startSimulator as StartSimulator } from './simulator/marketplace-simulator';
 import type { startSqsPoller as StartSqsPoller, SqsPollerOptions } from './sqs-poller';
 import type { synthesizeWorkflowAsl as SynthesizeWorkflowAsl } from './asl';
@@ -41,7 +40,7 @@ export const LOCAL_STATE_MACHINE_ARN = `arn:aws:states:${LOCAL_REGION}:${LOCAL_A
  */
 export const PLACEHOLDER_WEBHOOK_SECRET = 'change-me-placeholder-webhook-secret';
 
-/** Worker and workflow functions get the API's 30 s only as a floor; their Lambda timeout is 600 s. */
+/** Lambda timeout of the workflow task functions locally (the worker's context comes from the poller). */
 const TASK_TIMEOUT_MS = 600_000;
 
 export interface LocalRuntimeOptions {
@@ -235,6 +234,7 @@ export const startLocalRuntime = async (opts: LocalRuntimeOptions = {}): Promise
       ...withoutSecretArns(opts.env ?? {}),
     };
     env.WEBHOOK_SECRET ||= PLACEHOLDER_WEBHOOK_SECRET;
+    if (!simulator && !env.MARKETPLACE_API_KEY) log('WARNING: MARKETPLACE_URL is set but MARKETPLACE_API_KEY is not; marketplace calls will fail');
 
     // Step Functions needs its endpoint in the env before any handler builds an SFN client.
     const tSfn = Date.now();

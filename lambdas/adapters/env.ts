@@ -25,8 +25,8 @@ export const RelayEnvSchema = z.object({
   JOB_QUEUE_URL: z.string().optional(),
   MARKETPLACE_URL: z.string().url().default('http://127.0.0.1:5001'),
   MARKETPLACE_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
-  /** Minimum spacing of marketplace calls per API key: 1 req/s plus a 10% margin, because requests sent 1 s apart can arrive closer together. */
-  MARKETPLACE_MIN_INTERVAL_MS: z.coerce.number().int().nonnegative().default(1_100),
+  /** Minimum spacing of marketplace calls per API key (1 req/s); the pacing gate adds its own lateness margin. */
+  MARKETPLACE_MIN_INTERVAL_MS: z.coerce.number().int().nonnegative().default(1_000),
   DEFAULT_IMAGE: z.string().min(1).default('nvidia/cuda:12.4.1-base-ubuntu22.04'),
   DEFAULT_CURRENCY: z.string().min(1).default('NATIVE-Blockchain'),
   DEFAULT_PORTS: PortsJson.default({ '22': 'tcp', '8888': 'http' }),

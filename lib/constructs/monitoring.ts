@@ -172,9 +172,9 @@ export class Monitoring extends Construct {
         [
           new cloudwatch.TextWidget({
             markdown: '# GPU order relay\nAccepted → placed → ready, or failed. Alarms on the right; RUNBOOK in the README.',
-            width: 12, height: 3,
+            width: 12, height: 6,
           }),
-          new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: Object.values(this.alarms), width: 12, height: 3 }),
+          new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: Object.values(this.alarms), width: 12, height: 6 }),
         ],
         [
           new cloudwatch.GraphWidget({

@@ -1,6 +1,7 @@
 /** The composed RelayStack: one synth (bundling skipped), then assertions on the template and cdk-nag. */
 import { App, type Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import { relayConfig } from '../../lib/config';
 import { RelayStack } from '../../lib/relay-stack';
 import { JOB_QUEUE } from '../../lib/relay-resources';
@@ -162,6 +163,7 @@ describe('RelayStack', () => {
   });
 
   describe('cdk-nag AwsSolutions', () => {
+    // beforeAll's Template.fromStack synthesized the stack, so the acknowledging aspect has run.
     it('has no unacknowledged error', () => {
       const errors = unsuppressedNagErrors(stack).map((v) => `${v.ruleName}: ${v.violatingResources.map((r) => r.constructPath).join(', ')}`);
       expect(errors).toEqual([]);
@@ -171,6 +173,19 @@ describe('RelayStack', () => {
       const acks = acknowledgements(stack);
       expect(acks.length).toBeGreaterThan(0);
       for (const ack of acks) expect({ ...ack, reasonLength: ack.reason.trim().length >= 30 }).toEqual({ ...ack, reasonLength: true });
+    });
+
+    it('still reports a wildcard that is not X-Ray or log delivery', () => {
+      // Prepare
+      const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+      const wide = new RelayStack(app, 'Wide', { config: relayConfig() });
+      // Act: a statement added after the stack acknowledged its own wildcards, on a role that has X-Ray's `*`
+      wide.api.functions.Health.fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: ['*'] }));
+      Template.fromStack(wide); // synthesis runs the acknowledging aspect, as `cdk synth` does before cdk-nag
+      // Assess
+      const errors = unsuppressedNagErrors(wide);
+      expect(errors.map((v) => v.ruleName)).toEqual(['AwsSolutions-IAM5[Resource::*]']);
+      expect(errors[0].violatingResources.map((r) => r.constructPath)).toEqual(['Wide/WebhookApi/Health/Function/ServiceRole/DefaultPolicy/Resource']);
     });
   });
 

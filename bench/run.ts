@@ -1,0 +1,84 @@
+/**
+ * `npm run bench`: the performance budget. Prints a table per section and writes
+ * bench/results.json. Not part of `npm test`: figures on a shared machine are for reading, not
+ * for asserting.
+ */
+import { writeFileSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { benchAcceptPath } from './accept-path';
+import { benchBundles } from './bundles';
+import { costOf, PRICES_USD } from './cost-model';
+import { benchHttp } from './http';
+import { benchMarketplace } from './marketplace';
+
+process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
+process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
+process.env.AWS_REGION ??= 'us-east-1';
+
+const kb = (n: number) => `${(n / 1024).toFixed(1)} KB`;
+
+const main = async () => {
+  const only = process.argv.slice(2);
+  const want = (name: string) => only.length === 0 || only.includes(name);
+  const results: Record<string, unknown> = {
+    date: new Date().toISOString(),
+    machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memGiB: Math.round(os.totalmem() / 1024 ** 3), node: process.version, platform: `${os.platform()} ${os.arch()}` },
+  };
+
+  if (want('bundles')) {
+    const b = await benchBundles();
+    results.bundles = b;
+    console.log(`\n1. Bundles (minified ESM; load = median of fresh-process imports; baseline ${b.baselineLoadMs.toFixed(1)} ms)`);
+    console.table(b.bundles.map((x) => ({ entry: x.entry.replace('lambdas/handlers/', ''), size: kb(x.bytes), sdk: x.usesAwsSdk, budget: kb(x.budgetBytes), 'load ms': x.loadMsMedian.toFixed(1), ok: x.withinBudget && (!x.usesAwsSdk || x.loadMsMedian <= 80) })));
+  }
+  if (want('accept')) {
+    const a = await benchAcceptPath();
+    results.acceptPath = a;
+    console.log('\n2. Accept path (signed create-order through the real middleware chain, memory ports)');
+    console.table([{ runs: a.runs, 'p50 µs': a.p50Us.toFixed(1), 'p99 µs': a.p99Us.toFixed(1), 'HMAC p50 µs': a.hmacP50Us.toFixed(2), 'ratio p50': a.ratioP50.toFixed(1), 'budget p99 ≤ 1 ms': a.withinBudget }]);
+  }
+  if (want('http')) {
+    const h = await benchHttp();
+    results.http = h;
+    console.log('\n3. Local HTTP (autocannon, 10 connections, 10 s each)');
+    console.table(h);
+  }
+  let market: Awaited<ReturnType<typeof benchMarketplace>> | undefined;
+  if (want('marketplace')) {
+    market = await benchMarketplace();
+    results.marketplace = market;
+    console.log('\n4. Marketplace efficiency (10 concurrent create-orders, strict 1 req/s)');
+    console.table([{ orders: market.orders, succeeded: market.succeeded, 'calls/order': market.callsPerOrder.toFixed(2), 'code-5': market.code5Answers, 'makespan s': market.makespanS.toFixed(1), 'lower bound s': market.lowerBoundS }]);
+    console.table(market.callsByEndpoint);
+  }
+  if (want('cost')) {
+    // Per order: transitions = FindServer, ReserveQuota, PlaceOrder, PlacementOutcome, ReportResult,
+    // ResultReported + per readiness check (CheckOrder, OrderReady, WaitForReady) − the last wait.
+    const checks = market?.checksPerOrder ?? 3;
+    const perOrder = {
+      transitions: 6 + 3 * checks - 1,
+      lambdaInvocations: 1 + 4 + checks, // API + FindServer/ReserveQuota/PlaceOrder/ReportResult + checks
+      lambdaBilledMs: 1 * 60 + 4 * 300 + checks * 150 + 0, // measured-order-of-magnitude durations (ms) at 256 MB
+      lambdaMemoryMb: 256,
+      apiRequests: 1,
+      ddbWrites: 2 /* rate window, task */ + 1 /* claim */ + 1 /* quota */ + 3 /* task updates */ + 1 /* finish */ + 1 /* release */ + (5 + checks) /* pacing slots */ + 2 /* caches */,
+      ddbReads: 1 + 2 + checks + 2,
+      sqsRequests: 0,
+      logBytes: 12 * 600,
+    };
+    const perWebhook = { transitions: 0, lambdaInvocations: 1, lambdaBilledMs: 60, lambdaMemoryMb: 256, apiRequests: 1, ddbWrites: 2, ddbReads: 1, sqsRequests: 1, logBytes: 2 * 600 };
+    const orders = costOf(perOrder, 1000);
+    const webhooks = costOf(perWebhook, 1_000_000);
+    results.cost = { prices: PRICES_USD, perOrder, perWebhook, per1000Orders: orders, per1MWebhooks: webhooks };
+    console.log('\n5. Cost model (USD, us-east-1 list prices in bench/cost-model.ts)');
+    console.table({ 'per 1,000 orders': orders, 'per 1M accepted webhooks (queued job, no order)': webhooks });
+  }
+  writeFileSync(path.join(__dirname, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+  console.log('\nwrote bench/results.json');
+};
+
+main().then(() => process.exit(0), (error) => {
+  console.error(error);
+  process.exit(1);
+});
