@@ -19,8 +19,9 @@ const WindowItemSchema = z.object({
 const MAX_ATTEMPTS = 50;
 
 const jitter = (attempt: number): Promise<void> =>
-  // Tiny and random, so racing writers fall out of lock-step instead of colliding again.
-  new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * Math.min(2 + attempt, 10))));
+  // Full jitter over a doubling cap (2, 4, 8 … 64 ms): racing writers spread out instead of
+  // colliding again in lock-step, which a fixed tiny jitter did under 10 concurrent writers.
+  new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * Math.min(2 ** attempt, 64))));
 
 /** Exact rolling windows in a DynamoDB table; `key` is the item's pk (keys.rate(ip), keys.quota()). */
 export class DynamoDbSlidingWindow implements SlidingWindow {

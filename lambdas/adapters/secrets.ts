@@ -55,5 +55,20 @@ export const chatWebhooks = async (env: RelayEnv): Promise<ChatWebhooks> => {
   return { slack: env.SLACK_WEBHOOK_URL || undefined, discord: env.DISCORD_WEBHOOK_URL || undefined };
 };
 
+/** The Slack signing secret: a raw value or JSON {"signing_secret": "..."}; empty = no verification. */
+export const parseSlackSigningSecret = (raw: string | undefined): string | undefined => {
+  const value = raw?.trim();
+  if (!value) return undefined;
+  if (value.startsWith('{')) {
+    try {
+      const parsed = JSON.parse(value) as { signing_secret?: unknown };
+      return typeof parsed.signing_secret === 'string' && parsed.signing_secret.length > 0 ? parsed.signing_secret : undefined;
+    } catch {
+      return value;
+    }
+  }
+  return value;
+};
+
 export const slackSigningSecret = async (env: RelayEnv): Promise<string | undefined> =>
-  env.SLACK_SIGNING_SECRET_ARN ? getSecretString(env.SLACK_SIGNING_SECRET_ARN) : env.SLACK_SIGNING_SECRET || undefined;
+  parseSlackSigningSecret(env.SLACK_SIGNING_SECRET_ARN ? await getSecretString(env.SLACK_SIGNING_SECRET_ARN) : env.SLACK_SIGNING_SECRET);

@@ -30,8 +30,11 @@ export class RelaySecrets extends Construct {
       generateSecretString: { secretStringTemplate: JSON.stringify({ slack_webhook_url: '', discord_webhook_url: '' }), generateStringKey: 'unused' },
       removalPolicy: RemovalPolicy.RETAIN,
     });
+    // Created holding {"signing_secret":""} (= no verification, the spec's behaviour) rather than a
+    // random value, which would make every real Slack request fail verification until replaced.
     this.slackSigningSecret = new secretsmanager.Secret(this, 'SlackSigningSecret', {
-      description: 'GPU relay: Slack signing secret; leave empty to skip Slack verification',
+      description: 'GPU relay: Slack signing secret, as {"signing_secret":"..."} or the raw value; empty skips Slack verification',
+      generateSecretString: { secretStringTemplate: JSON.stringify({ signing_secret: '' }), generateStringKey: 'unused' },
       removalPolicy: RemovalPolicy.RETAIN,
     });
   }

@@ -1,5 +1,5 @@
 /**
- * Every copy-paste snippet in examples/ (and docs/calling-the-relay.md) runs against the local
+ * Every copy-paste snippet in examples/ (and the README's "Calling the relay") runs against the local
  * runtime: curl + openssl, Node fetch + crypto, Python hmac + urllib, and the callback receiver.
  */
 import { spawn } from 'node:child_process';
@@ -76,7 +76,7 @@ describe('Examples: signing snippets against the local runtime', () => {
       port: 0,
       quiet: true,
       simulator: { minIntervalMs: 50 },
-      env: { WEBHOOK_SECRET: SECRET, MAX_REQUESTS_PER_MINUTE: '10000', ALLOW_PRIVATE_CALLBACKS: 'true', JOB_RETRY_BASE_MS: '10' },
+      env: { WEBHOOK_SECRET: SECRET, MAX_REQUESTS_PER_MINUTE: '5000', ALLOW_PRIVATE_CALLBACKS: 'true', JOB_RETRY_BASE_MS: '10' },
     });
   }, 60_000);
   afterAll(async () => {

@@ -113,7 +113,7 @@ export const createJobWorker = (deps: JobWorkerDeps) => {
     } catch (error) {
       if (isRetryable(error) && !isFinalAttempt(receiveCount)) throw error;
       logger.error('job failed; sending the failure result', { error, receiveCount });
-      countMetric(MetricName.TasksFailed, { name: 'kind', value: message.kind });
+      countMetric(MetricName.TasksFailed, { name: 'Kind', value: message.kind });
       result = failure(errorText(error));
     }
     await completeTask(deps, { task_id: message.task_id, origin: message.origin, callback_url: message.input.callback_url }, result, now());

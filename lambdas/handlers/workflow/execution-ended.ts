@@ -55,7 +55,7 @@ export const makeExecutionEnded = (deps: () => ExecutionEndedDeps | Promise<Exec
     );
     if (outcome.action === 'completed') {
       logger.warn('execution ended outside the workflow; task failed by the safety net', { status: detail.status, cancel: outcome.cancel });
-      if (outcome.delivered) countMetric(MetricName.TasksFailed);
+      if (outcome.delivered) countMetric(MetricName.TasksFailed, { name: 'Kind', value: 'create-order' });
     }
     return { action: outcome.action };
   };

@@ -9,7 +9,10 @@ export const makeReportResult = (deps: () => ReportResultDeps | Promise<ReportRe
   async function reportResultTask(input: unknown): Promise<{ success: boolean; delivered: boolean }> {
     const state = parseWorkflowState(input);
     const { success, delivered, result } = await reportResult(state, await deps(), clock());
-    if (delivered) countMetric(success ? MetricName.OrdersReady : MetricName.TasksFailed);
+    if (delivered) {
+      if (success) countMetric(MetricName.OrdersReady);
+      else countMetric(MetricName.TasksFailed, { name: 'Kind', value: 'create-order' });
+    }
     // The error text is the caller's own failure reason, never a secret; log it for operators.
     logger.info('task finished', { success, delivered, ...('error' in result ? { error: result.error } : {}) });
     return { success, delivered };

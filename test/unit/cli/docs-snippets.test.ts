@@ -8,8 +8,8 @@ import * as path from 'node:path';
 const ROOT = path.resolve(__dirname, '../../..');
 const MARKER = /<!-- example: (\S+) -->\n```[a-z]*\n([\s\S]*?)\n```/g;
 
-/** The docs page, and the README once the lead has merged the section into it. */
-const pages = ['docs/calling-the-relay.md', 'README.md']
+/** The README's "Calling the relay" section. */
+const pages = ['README.md']
   .filter((page) => existsSync(path.join(ROOT, page)))
   .map((page) => [page, readFileSync(path.join(ROOT, page), 'utf8')] as const)
   .filter(([, text]) => text.includes('<!-- example: '));

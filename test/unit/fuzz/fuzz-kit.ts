@@ -138,6 +138,8 @@ export const freshCase = (config: CaseConfig) => {
   return { ports, deps };
 };
 
+let openApiHandler: ApiHandler | undefined;
+
 export type TargetKind = 'accept-json' | 'lookup' | 'read' | 'slack';
 
 export interface FuzzTarget {
@@ -157,7 +159,8 @@ export const TARGETS: Readonly<Record<string, FuzzTarget>> = {
   MarketplaceSummary: { kind: 'read', build: (d) => createMarketplaceSummaryHandler(() => d) },
   SlackCommand: { kind: 'slack', build: (d) => createSlackCommandHandler(() => d) },
   Health: { kind: 'read', build: () => createHealthHandler() },
-  OpenApi: { kind: 'read', build: (d) => createOpenApiHandler(() => d) },
+  // The document is built once per handler (per Lambda instance): share one handler across cases.
+  OpenApi: { kind: 'read', build: (d) => (openApiHandler ??= createOpenApiHandler(() => d)) },
 };
 
 export const routeOf = (id: string) => {
@@ -321,17 +324,19 @@ export const encode = (body: BodySpec, enc: Encoding): { eventBody: string | und
 // ---- headers -------------------------------------------------------------------------------------
 
 export type SignatureMode = 'absent' | 'blank' | 'garbage' | 'wrong-secret' | 'correct' | 'previous' | 'body-only' | 'variant';
-export const signatureMode: fc.Arbitrary<SignatureMode> = fc.constantFrom<SignatureMode>(
-  'absent', 'blank', 'garbage', 'wrong-secret', 'correct', 'correct', 'correct', 'previous', 'body-only', 'variant',
+// Correct signatures dominate, so most cases get past the signature check to the body rules.
+export const signatureMode: fc.Arbitrary<SignatureMode> = fc.oneof(
+  { weight: 10, arbitrary: fc.constant<SignatureMode>('correct') },
+  { weight: 6, arbitrary: fc.constantFrom<SignatureMode>('absent', 'blank', 'garbage', 'wrong-secret', 'previous', 'body-only', 'variant') },
 );
 export const signatureHeaderName = fc.constantFrom('x-webhook-signature', 'X-Webhook-Signature', 'X-WEBHOOK-SIGNATURE', 'x-Webhook-signature');
 
 export type TimestampMode = 'absent' | 'blank' | 'fresh' | 'stale' | 'garbage';
 export const timestamp: fc.Arbitrary<{ mode: TimestampMode; value?: string }> = fc.oneof(
-  fc.constant({ mode: 'absent' as const }),
+  { weight: 4, arbitrary: fc.constant({ mode: 'absent' as const }) },
   fc.constantFrom('', ' ', '\t').map((value) => ({ mode: 'blank' as const, value })),
   // ±300 s is still fresh (inclusive).
-  fc.integer({ min: -300, max: 300 }).map((d) => ({ mode: 'fresh' as const, value: String(NOW_S + d) })),
+  { weight: 4, arbitrary: fc.integer({ min: -300, max: 300 }).map((d) => ({ mode: 'fresh' as const, value: String(NOW_S + d) })) },
   fc.oneof(fc.integer({ min: 301, max: 10_000_000 }), fc.integer({ min: -NOW_S, max: -301 })).map((d) => ({ mode: 'stale' as const, value: String(NOW_S + d) })),
   fc
     .oneof(fc.string({ unit: 'binary', maxLength: 20 }), fc.constantFrom('1.7e9', `${NOW_S}.5`, `-${NOW_S}`, `+${NOW_S}`, `${NOW_S}s`, '0x6553f100', '１７００', 'NaN', 'Infinity', '9'.repeat(13)))
@@ -416,7 +421,11 @@ export const signatureShouldPass = (mode: SignatureMode, ts: { mode: TimestampMo
   return undefined;
 };
 
-export const caseConfig: fc.Arbitrary<CaseConfig> = fc.record({ requireTimestamp: fc.boolean(), rotation: fc.boolean(), slackSecret: fc.boolean() });
+export const caseConfig: fc.Arbitrary<CaseConfig> = fc.record({
+  requireTimestamp: fc.constantFrom(false, false, true),
+  rotation: fc.boolean(),
+  slackSecret: fc.boolean(),
+});
 
 // ---- running one case ----------------------------------------------------------------------------
 

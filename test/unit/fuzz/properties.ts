@@ -6,8 +6,8 @@ import fc from 'fast-check';
 import type { SignatureMode } from './fuzz-kit';
 import {
   EXISTING_TASK_ID,
-  LIMIT,
   NOW_S,
+  SECRET,
   SLACK_SECRET,
   TARGETS,
   buildEvent,
@@ -36,10 +36,16 @@ import {
 } from './fuzz-kit';
 import { createHmac } from 'node:crypto';
 
-/** Cases run per route in this process (for the figures in docs/reliability.md). */
-export const casesRun: Record<string, number> = {};
-const count = (routeId: string): void => {
-  casesRun[routeId] = (casesRun[routeId] ?? 0) + 1;
+/** Answers per route and status in this process: the tests check every outcome was reached. */
+export const outcomes: Record<string, Record<string, number>> = {};
+const tally = (routeId: string, status: number | string): void => {
+  const byStatus = (outcomes[routeId] ??= {});
+  byStatus[String(status)] = (byStatus[String(status)] ?? 0) + 1;
+};
+
+/** Prints the tallies when FUZZ_REPORT is set (the figures of docs/reliability.md). */
+export const reportOutcomes = (): void => {
+  if (process.env.FUZZ_REPORT) process.stdout.write(`FUZZ_OUTCOMES ${JSON.stringify(outcomes)}\n`);
 };
 
 const webhookHeaders = fc.record({
@@ -81,13 +87,13 @@ export const signedJsonRouteProperty = (routeId: string) => {
   const route = routeOf(routeId);
   const target = TARGETS[routeId];
   return fc.asyncProperty(caseConfig, jsonBodies(routeId), encoding, webhookHeaders, sourceIp, async (config, body: BodySpec, enc, h, ip) => {
-    count(routeId);
     const { ports, deps } = freshCase(config);
     const sent = encode(body, enc);
     const { headers, signature } = signedHeaders(h, sent.decoded);
     const event = buildEvent({ method: 'POST', path: route.path, eventBody: sent.eventBody, isBase64Encoded: sent.isBase64Encoded, headers, sourceIp: ip });
 
     const answer = await invoke(target.build(deps), event, leakable(h.mode, signature));
+    tally(routeId, answer.statusCode);
 
     const pass = signatureShouldPass(h.mode, h.ts, config);
     if (!expectSizeRule(answer, sent.eventBody, sent.isBase64Encoded)) {
@@ -119,11 +125,10 @@ export const idempotentRepeatProperty = (routeId: string) => {
     fc.integer({ min: 2, max: 4 }),
     idempotencyHeaderName,
     async (body, key, repeats, keyName) => {
-      count(`${routeId} (repeat)`);
       const { ports, deps } = freshCase({ requireTimestamp: false, rotation: false, slackSecret: false });
       const handler = target.build(deps);
       const text = JSON.stringify(body);
-      const signature = createHmac('sha256', 'fuzz-webhook-secret-0f3a').update(text).digest('hex');
+      const signature = createHmac('sha256', SECRET).update(text).digest('hex');
       const ids: unknown[] = [];
       for (let i = 0; i < repeats; i += 1) {
         const event = buildEvent({
@@ -131,6 +136,7 @@ export const idempotentRepeatProperty = (routeId: string) => {
           headers: { 'x-webhook-signature': signature, [keyName]: key }, sourceIp: '198.51.100.1',
         });
         const answer = await invoke(handler, event);
+        tally(`${routeId} (repeat)`, answer.statusCode);
         expect(answer.statusCode).toBe(202);
         ids.push(answer.json.task_id);
       }
@@ -153,9 +159,8 @@ const taskIdInPath = fc.oneof(
  * signature, then 400 for a non-UUID, 404 for an unknown task, 200 with the task view; it writes
  * nothing, whatever it is sent.
  */
-export const taskLookupProperty = () => {
-  const route = routeOf('GetTask');
-  return fc.asyncProperty(
+export const taskLookupProperty = () =>
+   fc.asyncProperty(
     caseConfig,
     taskIdInPath,
     fc.option(fc.string({ unit: 'binary', maxLength: 60 }), { nil: undefined }),
@@ -165,7 +170,6 @@ export const taskLookupProperty = () => {
     sourceIp,
     fc.boolean(),
     async (config, taskId, query, body, enc, h, ip, withPathParameters) => {
-      count('GetTask');
       const { ports, deps } = freshCase(config);
       const path = `/webhook/tasks/${taskId}`;
       const signedPath = path + (query ? `?${query}` : '');
@@ -177,6 +181,7 @@ export const taskLookupProperty = () => {
       });
 
       const answer = await invoke(TARGETS.GetTask.build(deps), event, leakable(h.mode, signature));
+      tally('GetTask', answer.statusCode);
 
       if (!expectSizeRule(answer, sent.eventBody, sent.isBase64Encoded)) {
         const pass = signatureShouldPass(h.mode, h.ts, config);
@@ -199,7 +204,6 @@ export const taskLookupProperty = () => {
       expect(ports.window.keysHit).toHaveLength(1);
     },
   );
-};
 
 /**
  * Unsigned read routes (marketplace summary, health, OpenAPI): whatever the body and headers,
@@ -215,13 +219,13 @@ export const readRouteProperty = (routeId: string) => {
     fc.option(fc.string({ unit: 'binary', maxLength: 60 }), { nil: undefined }),
     sourceIp,
     async (config, body, enc, h, query, ip) => {
-      count(routeId);
       const { ports, deps } = freshCase(config);
       const sent = body ? encode(body, enc) : { eventBody: undefined, isBase64Encoded: false };
       const { headers } = signedHeaders(h, sent.eventBody ? Buffer.from(sent.eventBody) : Buffer.alloc(0));
       const event = buildEvent({ method: 'GET', path: route.path, rawQueryString: query, eventBody: sent.eventBody, isBase64Encoded: sent.isBase64Encoded, headers, sourceIp: ip });
 
       const answer = await invoke(TARGETS[routeId].build(deps), event);
+      tally(routeId, answer.statusCode);
 
       if (!expectSizeRule(answer, sent.eventBody, sent.isBase64Encoded)) {
         expect(answer.statusCode).toBe(200);
@@ -271,8 +275,8 @@ const slackForm: fc.Arbitrary<SlackForm> = fc.record({
   extra: fc.dictionary(fc.stringMatching(/^[a-z_]{1,12}$/), fc.string({ unit: 'binary', maxLength: 30 }), { maxKeys: 3 }),
 }).map(({ pick, command, responseUrl: url, triggerId, extra }) => ({
   text: pick.text,
-  // Only a short /command keeps the form valid; any command name of ≤100 characters is accepted.
-  valid: pick.valid && (command === undefined || command.length <= 100),
+  // Over-long form fields make the form invalid (usage answer); any command name of ≤100 characters is accepted.
+  valid: pick.valid && (command === undefined || command.length <= 100) && (url === undefined || url.length <= 2048),
   command,
   responseUrl: url,
   triggerId,
@@ -301,7 +305,6 @@ export const slackProperty = () => {
     extraHeaders,
     sourceIp,
     async (config, body, enc, sigMode, sigName, extra, ip) => {
-      count('SlackCommand');
       const { ports, deps } = freshCase(config);
       let spec: BodySpec;
       let valid: boolean | undefined;
@@ -333,6 +336,7 @@ export const slackProperty = () => {
       const event = buildEvent({ method: 'POST', path: route.path, eventBody: sent.eventBody, isBase64Encoded: sent.isBase64Encoded, headers, sourceIp: ip });
 
       const answer = await invoke(TARGETS.SlackCommand.build(deps), event, sigMode === 'correct' ? [mac(SLACK_SECRET)] : []);
+      tally('SlackCommand', answer.statusCode === 200 ? `200 ${String(answer.json.response_type)}` : answer.statusCode);
 
       const signaturePasses = !config.slackSecret || sigMode === 'correct';
       if (!expectSizeRule(answer, sent.eventBody, sent.isBase64Encoded)) {
@@ -355,4 +359,3 @@ export const slackProperty = () => {
   );
 };
 
-export { LIMIT, SLACK_SECRET };
