@@ -6,6 +6,9 @@
  * secrets): the definition depends on nothing else, and this keeps synthesis fast and independent
  * of how lib/relay-stack.ts composes the rest. Bundling is skipped (`aws:cdk:bundling-stacks: []`).
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -58,8 +61,11 @@ export const resolveTokens = (value: Token): string => {
 interface AslState { readonly Type: string; readonly Resource?: string; readonly Parameters?: { readonly FunctionName?: string } }
 
 /** A stack holding only the workflow, its table and secrets; bundling skipped. Also used by tests. */
-export const buildWorkflowStack = (environment: Readonly<Record<string, string>> = {}): { app: App; stack: Stack; workflow: OrderWorkflow } => {
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] }, analyticsReporting: false });
+export const buildWorkflowStack = (
+  environment: Readonly<Record<string, string>> = {},
+  outdir?: string,
+): { app: App; stack: Stack; workflow: OrderWorkflow } => {
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] }, analyticsReporting: false, outdir });
   const stack = new Stack(app, 'OrderWorkflowAsl', { env: { account: PLACEHOLDER_ACCOUNT, region: PLACEHOLDER_REGION } });
   const table = new dynamodb.Table(stack, 'Table', {
     partitionKey: { name: RELAY_TABLE.partitionKey, type: dynamodb.AttributeType.STRING },
@@ -71,7 +77,16 @@ export const buildWorkflowStack = (environment: Readonly<Record<string, string>>
 
 /** Synthesizes the workflow and returns its ASL and the state → handler mapping (about 0.6 s). */
 export const synthesizeWorkflowAsl = async (): Promise<WorkflowAsl> => {
-  const { app, stack, workflow } = buildWorkflowStack();
+  // Synthesize into a private folder and remove it: only the template in memory is needed.
+  const outdir = mkdtempSync(path.join(tmpdir(), 'relay-asl-'));
+  try {
+    return extractAsl(buildWorkflowStack({}, outdir));
+  } finally {
+    rmSync(outdir, { recursive: true, force: true });
+  }
+};
+
+const extractAsl = ({ app, stack, workflow }: ReturnType<typeof buildWorkflowStack>): WorkflowAsl => {
 
   const entryForFunction: Record<string, string> = {};
   for (const [name, fn] of Object.entries(workflow.functions)) {
