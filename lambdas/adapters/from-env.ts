@@ -8,11 +8,9 @@ import { DynamoDbServerClaims } from './dynamodb-server-claims';
 import { DynamoDbSlidingWindow } from './dynamodb-sliding-window';
 import { DynamoDbTaskRepository } from './dynamodb-task-repository';
 import type { RelayEnv } from './env';
-import { HttpNotifier } from './http-notifier';
-import { chatWebhooks, webhookSecrets } from './secrets';
 import { SfnWorkflowStarter } from './sfn-workflow-starter';
 import { SqsJobQueue } from './sqs-job-queue';
-import type { IdempotencyStore, JobQueue, Notifier, ServerClaims, SlidingWindow, TaskRepository, WorkflowStarter } from '../domain/ports';
+import type { IdempotencyStore, JobQueue, ServerClaims, SlidingWindow, TaskRepository, WorkflowStarter } from '../domain/ports';
 
 export const taskRepositoryFromEnv = (env: RelayEnv): TaskRepository => new DynamoDbTaskRepository(documentClient(), env.TABLE_NAME);
 
@@ -35,9 +33,3 @@ export const jobQueueFromEnv = (env: RelayEnv): JobQueue => {
 };
 
 /** Secrets are read per delivery through the cached secrets adapter, so a rotation is picked up. */
-export const notifierFromEnv = (env: RelayEnv): Notifier =>
-  new HttpNotifier({
-    webhookSecrets: () => webhookSecrets(env),
-    chat: () => chatWebhooks(env),
-    allowPrivate: env.ALLOW_PRIVATE_CALLBACKS,
-  });

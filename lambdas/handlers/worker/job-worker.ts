@@ -29,8 +29,9 @@ import {
 import { FINAL_STATES, failure, type TaskResult } from '../../domain/task';
 import { sqsClient } from '../../adapters/aws-clients';
 import { relayEnv } from '../../adapters/env';
-import { notifierFromEnv, taskRepositoryFromEnv, workflowStarterFromEnv } from '../../adapters/from-env';
+import { taskRepositoryFromEnv, workflowStarterFromEnv } from '../../adapters/from-env';
 import { marketplaceFromEnv } from '../../adapters/marketplace-from-env';
+import { notifierFromEnv } from '../../adapters/notifier-from-env';
 import { countMetric, logger, MetricName } from '../../adapters/observability';
 import { SqsMessageVisibility, type MessageVisibility } from './sqs-message-visibility';
 

@@ -5,8 +5,9 @@
  */
 import type { MarketplaceClient, Notifier, ServerClaims, SlidingWindow, TaskRepository } from '../../domain/ports';
 import { relayEnv } from '../../adapters/env';
-import { notifierFromEnv, serverClaimsFromEnv, slidingWindowFromEnv, taskRepositoryFromEnv } from '../../adapters/from-env';
+import { serverClaimsFromEnv, slidingWindowFromEnv, taskRepositoryFromEnv } from '../../adapters/from-env';
 import { marketplaceFromEnv } from '../../adapters/marketplace-from-env';
+import { notifierFromEnv } from '../../adapters/notifier-from-env';
 
 /** One value built on first call; a failed build is retried on the next call. */
 const once = <T>(make: () => T | Promise<T>): (() => Promise<T>) => {

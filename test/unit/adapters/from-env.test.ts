@@ -4,8 +4,9 @@ import { DynamoDbSlidingWindow } from '../../../lambdas/adapters/dynamodb-slidin
 import { DynamoDbTaskRepository } from '../../../lambdas/adapters/dynamodb-task-repository';
 import { RelayEnvSchema } from '../../../lambdas/adapters/env';
 import {
-  idempotencyStoreFromEnv, jobQueueFromEnv, notifierFromEnv, serverClaimsFromEnv, slidingWindowFromEnv, taskRepositoryFromEnv, workflowStarterFromEnv,
+  idempotencyStoreFromEnv, jobQueueFromEnv, serverClaimsFromEnv, slidingWindowFromEnv, taskRepositoryFromEnv, workflowStarterFromEnv,
 } from '../../../lambdas/adapters/from-env';
+import { notifierFromEnv } from '../../../lambdas/adapters/notifier-from-env';
 import { HttpNotifier } from '../../../lambdas/adapters/http-notifier';
 import { SfnWorkflowStarter } from '../../../lambdas/adapters/sfn-workflow-starter';
 import { SqsJobQueue } from '../../../lambdas/adapters/sqs-job-queue';

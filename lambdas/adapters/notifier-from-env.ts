@@ -1,0 +1,15 @@
+/**
+ * The notifier from the environment. Its own module (not from-env.ts) so that functions which never
+ * notify, the API routes, do not bundle the HTTP client and SSRF guard behind it.
+ */
+import type { RelayEnv } from './env';
+import { HttpNotifier } from './http-notifier';
+import { chatWebhooks, webhookSecrets } from './secrets';
+import type { Notifier } from '../domain/ports';
+
+export const notifierFromEnv = (env: RelayEnv): Notifier =>
+  new HttpNotifier({
+    webhookSecrets: () => webhookSecrets(env),
+    chat: () => chatWebhooks(env),
+    allowPrivate: env.ALLOW_PRIVATE_CALLBACKS,
+  });
