@@ -278,7 +278,8 @@ export const checkOrder = async (state: WorkflowState, deps: CheckOrderDeps, now
 // ---------------------------------------------------------------- CancelOrder
 
 export interface CancelOrderDeps {
-  readonly marketplace: Pick<MarketplaceClient, 'cancelOrder'>;
+  /** listOrders finds an order whose create_order answer was lost (intent marker, no order id). */
+  readonly marketplace: Pick<MarketplaceClient, 'cancelOrder'> & Partial<Pick<MarketplaceClient, 'listOrders'>>;
   readonly tasks: Pick<TaskRepository, 'get' | 'update'>;
 }
 
@@ -295,7 +296,17 @@ export const cancelTaskOrder = async (
   now: number,
 ): Promise<CancelResult> => {
   const record = await deps.tasks.get(taskId);
-  const orderId = orderIdFromState ?? record?.order_id;
+  let orderId = orderIdFromState ?? record?.order_id;
+  if (orderId === undefined && record?.server_id !== undefined && record.order_intent_at !== undefined && deps.marketplace.listOrders) {
+    // create_order may have reached the marketplace with its answer lost, and PlaceOrder gave up
+    // before it could reconcile: find that order (my_orders is the source of truth) so it does not
+    // stay running after a failure result. A failing read propagates to the step's Retry.
+    const found = findPlacedOrder(await deps.marketplace.listOrders({ returnCompleted: true }), record.server_id, record.order_intent_at);
+    if (found) {
+      orderId = found.order_id;
+      await deps.tasks.update(taskId, { order_id: orderId }, now);
+    }
+  }
   if (orderId === undefined) return { cancelled: false, note: 'no_order' };
   if (record?.order_cancelled && record.order_id === orderId) return { cancelled: false, order_id: orderId, note: 'already_cancelled' };
   try {

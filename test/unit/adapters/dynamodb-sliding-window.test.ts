@@ -41,6 +41,19 @@ describe('Adapter: DynamoDbSlidingWindow (dynalite)', () => {
     expect(later.count).toBe(2);
   });
 
+  it('counts a repeat once on the append path too, and prunes expired events once the list is full', async () => {
+    // Prepare
+    const key = keys.rate('198.51.100.9');
+    const hit = (now: number, id: string) => window.hit(key, { now, windowMs: 1_000, limit: 3, eventId: id });
+    // Act: the list is not full, so these go through the conditional append
+    const results = [await hit(0, 'a'), await hit(10, 'a'), await hit(20, 'b'), await hit(30, 'c'), await hit(40, 'd')];
+    // ... and after the window the full list (a, b, c: all expired) is pruned by the slow path
+    const afterWindow = [await hit(1_100, 'e'), await hit(1_110, 'f'), await hit(1_120, 'g'), await hit(1_130, 'h')];
+    // Assess
+    expect(results.map((r) => r.allowed)).toEqual([true, true, true, true, false]);
+    expect(afterWindow.map((r) => r.allowed)).toEqual([true, true, true, false]);
+  });
+
   it('counts a repeated event id once', async () => {
     const key = keys.quota();
     const first = await window.hit(key, { now: 10, windowMs: 3_600_000, limit: 1, eventId: 'task-1' });
