@@ -1,5 +1,5 @@
 /** Typed relay configuration with the spec's defaults (order-relay.md §2.1, DESIGN.md contract). */
-import { z } from 'zod';
+import * as z from 'zod';
 
 const PortsSchema = z.record(z.string().regex(/^\d{1,5}$/), z.enum(['tcp', 'http']));
 

@@ -11,7 +11,7 @@
  * math, decide exactly, and write back only if the version is unchanged.
  */
 import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { z } from 'zod';
+import * as z from 'zod';
 import { isConditionalCheckFailed } from './aws-clients';
 import { ConcurrentUpdateError } from '../domain/errors';
 import type { SlidingWindow } from '../domain/ports';

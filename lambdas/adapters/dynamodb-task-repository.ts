@@ -4,7 +4,7 @@
  * then, so GET /webhook/tasks/{id} answers for 30 days after a task ends.
  */
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { z } from 'zod';
+import * as z from 'zod';
 import { isConditionalCheckFailed } from './aws-clients';
 import type { TaskRepository } from '../domain/ports';
 import type { TaskRecord, TaskResult, TaskState } from '../domain/task';

@@ -3,7 +3,7 @@
  * (set by the CDK constructs) and locally (set by `npm start` from the shell or `.env`).
  * Secret values come either from `<NAME>_ARN` (Secrets Manager, AWS) or `<NAME>` (plain, local).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 const bool = z
   .enum(['true', 'false', '1', '0', ''])

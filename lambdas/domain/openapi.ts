@@ -6,7 +6,7 @@
  * operations from the route table (`lib/routes.ts`), so the document cannot drift from the code.
  * Pure: no environment, no clock.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { ROUTES } from '../../lib/routes';
 import type { RouteDefinition } from '../../lib/routes';
 import {

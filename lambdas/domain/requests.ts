@@ -3,7 +3,7 @@
  * validate the signed bodies with the spec's exact 400 messages and also generate the OpenAPI
  * document, so the two cannot drift. Unknown fields are ignored (zod strips them).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { refusedUrlReason } from './address-policy';
 import type { PortProtocol } from './marketplace-types';
 import type { CancelOrderInput, CreateOrderInput, PriceAlertInput, StatusInput } from './task';

@@ -3,7 +3,7 @@
  * on every call, shared pacing per API key, result codes as typed domain errors, full-jitter backoff
  * on code 5, network retries only for reads, and a create_order that is never retried blindly.
  */
-import type { z } from 'zod';
+import type * as z from 'zod';
 import {
   MarketplaceAuthError,
   MarketplaceDatabaseError,

@@ -6,7 +6,7 @@
  * both documented in README.md: a `null` price value counts as "no price in that currency", and a
  * missing `started` (an order still being set up) reads as 0.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Order, Server, Wallet } from '../domain/marketplace-types';
 
 /**

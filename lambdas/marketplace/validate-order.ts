@@ -2,7 +2,7 @@
  * Checks a create_order request before it is sent (marketplace-api.md §4.1, §8), so an input the
  * marketplace would reject never costs a paced call, and never leaves an order's outcome unclear.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { InvalidOrderRequestError } from '../domain/errors';
 import type { CreateOrderRequest } from '../domain/marketplace-types';
 

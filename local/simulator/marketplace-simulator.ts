@@ -9,7 +9,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Wallet } from '../../lambdas/domain/marketplace-types';
 import type { SimServer } from './catalogue';
 import { MarketplaceState, type SimBody, type SimOrderView } from './marketplace-state';

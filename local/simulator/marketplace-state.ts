@@ -3,7 +3,7 @@
  * spot prices. Each endpoint method returns the response body, result code included.
  * The rules the spec leaves open are decided here and listed in lambdas/marketplace/README.md.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Order, Wallet } from '../../lambdas/domain/marketplace-types';
 import { buildCatalogue, DEFAULT_SERVER_COUNT, INITIAL_WALLETS, type SimServer } from './catalogue';
 

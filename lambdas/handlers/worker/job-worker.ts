@@ -13,7 +13,7 @@
  *   {success:false, error} recorded and delivered, message deleted.
  */
 import type { Context, SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { z } from 'zod';
+import * as z from 'zod';
 import { completeTask } from '../../domain/complete-task';
 import {
   SOFT_TIME_LIMIT_SECONDS,

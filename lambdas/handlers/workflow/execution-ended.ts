@@ -3,7 +3,7 @@
  * TIMED_OUT, FAILED or ABORTED. A task without a result gets its dangling order cancelled and a
  * failure result, so every task ends with exactly one result.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { handleExecutionEnded, type ExecutionEndedDeps } from '../../domain/create-order-steps';
 import { countMetric, logger, MetricName } from '../../adapters/observability';
 import { HARD_TIME_LIMIT_SECONDS } from '../../../lib/config';

@@ -2,7 +2,7 @@
  * What every create-order workflow task shares: the state document schema (zod), the input error,
  * and the task-id log key. The state machine passes the whole state document to each task.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { WorkflowState } from '../../domain/create-order-steps';
 import { logger } from '../../adapters/observability';
 
