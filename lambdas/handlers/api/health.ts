@@ -1,11 +1,16 @@
-/** GET /health: unsigned, not rate limited, touches nothing. */
-import { jsonResponse, type ApiResult } from '../../middleware/http';
-import { apiHandler, type ApiHandler, type ChainDeps } from './chain';
+/**
+ * GET /health: unsigned, not rate limited, touches nothing. Deliberately without the shared chain's
+ * middlewares (logger, tracer, zod): a liveness probe should load and answer with the least code.
+ */
+import middy from '@middy/core';
+import type { ApiHandler } from './chain';
+import type { ApiResult, RelayEvent } from '../../middleware/http';
 
-const getHealth = async (): Promise<ApiResult> => jsonResponse(200, { status: 'ok' });
-
-/** Health needs no deps; the chain only reads them on rate-limited or signed routes. */
 export const createHealthHandler = (): ApiHandler =>
-  apiHandler({ routeId: 'Health', deps: () => ({}) as ChainDeps }, getHealth);
+  middy<RelayEvent, ApiResult>().handler(async () => ({
+    statusCode: 200,
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ status: 'ok' }),
+  }));
 
 export const handler = createHealthHandler();
