@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { orderCancelledText, priceAlertMatchedText } from './chat-messages';
-import { SoftTimeoutError } from './errors';
+import { MarketplaceInvalidInputError, SoftTimeoutError } from './errors';
 import { findMatchingServer } from './matching';
 import type { Order, PortProtocol, Server } from './marketplace-types';
 import type { CreateOrderWorkflowInput, MarketplaceClient, Notifier, TaskRepository, WorkflowStarter } from './ports';
@@ -112,10 +112,20 @@ const gpuLabel = (server: Server): string => server.specs.gpu || server.gpu_arra
 
 /** Cancels an order on the marketplace and tells the chat. */
 export const runCancel = async (input: CancelOrderInput, deps: Pick<JobDeps, 'marketplace' | 'notifier'>): Promise<CancelSuccess> => {
-  await deps.marketplace.cancelOrder(input.order_id);
+  try {
+    await deps.marketplace.cancelOrder(input.order_id);
+  } catch (error) {
+    // A retry after an attempt whose answer was lost (the order WAS cancelled) is told "invalid
+    // input". my_orders is the source of truth: an order that shows as ended is what was asked for.
+    if (!(error instanceof MarketplaceInvalidInputError) || !(await orderEnded(input.order_id, deps))) throw error;
+  }
   await deps.notifier.chat(orderCancelledText(input.order_id));
   return { success: true, order_id: input.order_id, status: 'cancelled' };
 };
+
+/** True when my_orders (completed ones included, a fresh read) shows the order as ended. */
+const orderEnded = async (orderId: number, deps: Pick<JobDeps, 'marketplace'>): Promise<boolean> =>
+  (await deps.marketplace.listOrders({ returnCompleted: true })).some((o) => o.order_id === orderId && o.status === 'expired');
 
 // ---- status --------------------------------------------------------------------------------
 

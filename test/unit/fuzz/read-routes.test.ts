@@ -13,8 +13,9 @@ describe('Fuzz: route coverage', () => {
 });
 
 describe.each(['MarketplaceSummary', 'Health', 'OpenApi'])('Fuzz: %s', (routeId) => {
-  it('answers 200 with its document, or 413 over the size limit, and hands off nothing', async () => {
+  it('answers 200 with its document (413 only over the size limit) and hands off nothing', async () => {
     await fc.assert(readRouteProperty(routeId), fuzzParameters());
-    expect(Object.keys(outcomes[routeId]).sort()).toEqual(['200', '413']);
+    expect(Object.keys(outcomes[routeId])).toContain('200');
+    expect(['200', '413']).toEqual(expect.arrayContaining(Object.keys(outcomes[routeId])));
   });
 });
