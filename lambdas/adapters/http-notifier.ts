@@ -5,14 +5,14 @@
  * callback URLs may carry tokens, so logs name only the callback host and the chat channel.
  */
 import { createHash } from 'node:crypto';
-import { fetch as undiciFetch, type Dispatcher } from 'undici';
 import { discordContent } from '../domain/chat-messages';
 import { NOT_HTTP_URL_REASON, refusedUrlReason } from '../domain/address-policy';
 import type { Notifier } from '../domain/ports';
 import { hmacHex, signedBytes } from '../domain/signing';
 import type { TaskResult } from '../domain/task';
 import { countMetric, logger, MetricName } from './observability';
-import { guardedDispatcher, isBlockedDestination } from './ssrf-guard';
+import { httpPost, type PostResponse, type Transport } from './http-post';
+import { isBlockedDestination } from './ssrf-guard';
 
 export interface HttpNotifierOptions {
   /** Accepted webhook secrets; callbacks are signed with the first (current) one. */
@@ -20,8 +20,11 @@ export interface HttpNotifierOptions {
   readonly chat: () => Promise<{ slack?: string; discord?: string }>;
   /** Skip the SSRF guard (local runtime and tests, whose receivers are on loopback). */
   readonly allowPrivate: boolean;
-  /** @default undici's fetch (the one the SSRF dispatcher is built for) */
-  readonly fetchFn?: typeof fetch;
+  /**
+   * The POST itself; it receives `allowPrivate` and must apply the SSRF guard at connect time.
+   * Tests wrap httpPost to inject a DNS resolver. @default httpPost (node:http/https)
+   */
+  readonly transport?: Transport;
   /** @default a real timer */
   readonly sleep?: (ms: number) => Promise<void>;
   /** @default Date.now */
@@ -36,8 +39,6 @@ export interface HttpNotifierOptions {
   readonly callbackBackoffMs?: number;
   /** Longest Discord retry_after we wait for once. @default 5000 */
   readonly discordMaxWaitMs?: number;
-  /** Dispatcher override (tests inject a resolver through guardedDispatcher). */
-  readonly dispatcher?: Dispatcher;
 }
 
 type Outcome = { ok: true; status: number } | { ok: false; retry: boolean; status?: number; reason: string; retryAfterMs?: number };
@@ -55,29 +56,28 @@ const hostOf = (url: string): string => {
 };
 
 /** Seconds from a Discord 429: `retry_after` in the JSON body, else the Retry-After header. */
-const discordRetryAfterMs = async (res: Response): Promise<number | undefined> => {
+const discordRetryAfterMs = (res: PostResponse): number | undefined => {
   try {
-    const body = (await res.json()) as { retry_after?: unknown };
-    if (typeof body.retry_after === 'number' && body.retry_after >= 0) return Math.ceil(body.retry_after * 1000);
+    const body = JSON.parse(res.text()) as { retry_after?: unknown } | null;
+    if (typeof body?.retry_after === 'number' && body.retry_after >= 0) return Math.ceil(body.retry_after * 1000);
   } catch {
     // not JSON: fall back to the header
   }
-  const header = Number(res.headers.get('retry-after'));
+  const raw = res.headers['retry-after'];
+  const header = typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : Number.NaN;
   return Number.isFinite(header) && header >= 0 ? Math.ceil(header * 1000) : undefined;
 };
 
 /** The Notifier port over HTTP, with the SSRF guard unless `allowPrivate`. */
 export class HttpNotifier implements Notifier {
-  private readonly fetchFn: typeof fetch;
+  private readonly transport: Transport;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly now: () => number;
-  private readonly dispatcher: Dispatcher | undefined;
 
   public constructor(private readonly opts: HttpNotifierOptions) {
-    this.fetchFn = opts.fetchFn ?? (undiciFetch as unknown as typeof fetch);
+    this.transport = opts.transport ?? httpPost;
     this.sleep = opts.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
     this.now = opts.now ?? Date.now;
-    this.dispatcher = opts.dispatcher ?? (opts.allowPrivate ? undefined : guardedDispatcher(false));
   }
 
   /**
@@ -194,34 +194,29 @@ export class HttpNotifier implements Notifier {
 
   /** One POST with a timeout. Never throws; the outcome says whether a retry could help. */
   private async post(url: string, body: string, timeoutMs: number, headers: Record<string, string> = {}, readRetryAfter = false): Promise<Outcome> {
-    let res: Response;
+    let res: PostResponse;
     try {
-      res = await this.fetchFn(url, {
-        method: 'POST',
+      res = await this.transport(url, {
         headers: { 'Content-Type': 'application/json', 'User-Agent': 'gpu-relay', ...headers },
         body,
-        redirect: 'manual', // a redirect could lead anywhere, including past the SSRF guard
-        signal: AbortSignal.timeout(timeoutMs),
-        ...(this.dispatcher ? { dispatcher: this.dispatcher } : {}),
-      } as RequestInit);
+        timeoutMs,
+        allowPrivate: this.opts.allowPrivate,
+      });
     } catch (error) {
       if (isBlockedDestination(error)) return { ok: false, retry: false, reason: 'destination refused at connect time' };
-      // Duck-typed: the abort reason is a DOMException, which is not an Error in every realm.
-      const name = (error as { name?: unknown } | undefined)?.name;
-      const timedOut = name === 'TimeoutError' || name === 'AbortError';
-      const code = (error as { cause?: { code?: unknown } })?.cause?.code;
-      return { ok: false, retry: true, reason: timedOut ? `timeout after ${timeoutMs} ms` : `network error${typeof code === 'string' ? ` ${code}` : ''}` };
+      // Duck-typed: only the name and code are logged, never the message (it may hold the URL).
+      const { name, code } = (error ?? {}) as { name?: unknown; code?: unknown };
+      if (name === 'DeliveryTimeoutError') return { ok: false, retry: true, reason: `timeout after ${timeoutMs} ms` };
+      return { ok: false, retry: true, reason: `network error${typeof code === 'string' ? ` ${code}` : ''}` };
     }
-    const retryAfterMs = readRetryAfter && res.status === 429 ? await discordRetryAfterMs(res) : undefined;
-    // Drain the body so the connection can be reused (and nothing leaks into an open handle).
-    await res.body?.cancel().catch(() => undefined);
     if (res.status >= 200 && res.status < 300) return { ok: true, status: res.status };
     return {
       ok: false,
       retry: res.status === 429 || res.status >= 500,
       status: res.status,
+      // A redirect could lead anywhere, including past the SSRF guard: it is a failure, not followed.
       reason: res.status >= 300 && res.status < 400 ? 'redirect not followed' : `HTTP ${res.status}`,
-      retryAfterMs,
+      retryAfterMs: readRetryAfter && res.status === 429 ? discordRetryAfterMs(res) : undefined,
     };
   }
 }

@@ -1,17 +1,73 @@
 /**
  * Powertools logger, metrics and tracer, one of each per function. Every log line is JSON; the
- * task id is appended as `task_id` so one task can be followed across API, workflow and worker.
+ * task id is appended as `task_id` (and put on the X-Ray trace as an annotation) so one task can be
+ * followed across API, workflow and worker.
+ *
+ * The task id of a line comes from the invocation's task scope (AsyncLocalStorage) when there is
+ * one. Logger keys are process-wide: in Lambda one process serves one invocation at a time, but the
+ * local runtime runs every function's invocations concurrently in one process, where a key appended
+ * by one invocation would otherwise label (or be wiped by) another's lines.
+ *
+ * Tracing is active only inside Lambda: Powertools turns the tracer off when AWS_EXECUTION_ENV is
+ * unset (local runtime, jest) or POWERTOOLS_TRACE_ENABLED=false, and then every helper below is a
+ * plain call that never touches the X-Ray SDK or its daemon.
  */
-import { Logger } from '@aws-lambda-powertools/logger';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { Logger, LogFormatter, LogItem } from '@aws-lambda-powertools/logger';
+import type { LogAttributes, UnformattedAttributes } from '@aws-lambda-powertools/logger/types';
+import type middy from '@middy/core';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { Tracer } from '@aws-lambda-powertools/tracer';
 
 export const SERVICE_NAME = 'gpu-relay';
 export const METRICS_NAMESPACE = 'GpuRelay';
 
-export const logger = new Logger({ serviceName: SERVICE_NAME });
+/** The task an invocation (or one SQS record) works on; `taskId` unset = no task (yet). */
+interface TaskScope {
+  taskId?: string;
+  /**
+   * Opened at an invocation boundary (and so owned by exactly one invocation or record), as opposed
+   * to one `tagTask` opened itself, which may have leaked into whatever called that invocation.
+   */
+  readonly boundary: boolean;
+}
+const taskScope = new AsyncLocalStorage<TaskScope>();
+
+/**
+ * Powertools' standard JSON line, except that inside a task scope `task_id` is the scope's (and
+ * absent when the scope has none), whatever a concurrent invocation appended to the shared logger.
+ */
+class TaskScopedLogFormatter extends LogFormatter {
+  public formatAttributes(attributes: UnformattedAttributes, additionalLogAttributes: LogAttributes): LogItem {
+    const context = attributes.lambdaContext;
+    const base: LogAttributes = {
+      level: attributes.logLevel,
+      message: attributes.message,
+      timestamp: this.formatTimestamp(attributes.timestamp),
+      service: attributes.serviceName,
+      cold_start: context?.coldStart,
+      function_arn: context?.invokedFunctionArn,
+      function_memory_size: context?.memoryLimitInMB,
+      function_name: context?.functionName,
+      function_request_id: context?.awsRequestId,
+      sampling_rate: attributes.sampleRateValue,
+      xray_trace_id: attributes.xRayTraceId,
+    };
+    const scope = taskScope.getStore();
+    if (scope === undefined) return new LogItem({ attributes: base }).addAttributes(additionalLogAttributes);
+    const { task_id: _appended, ...rest } = additionalLogAttributes;
+    return new LogItem({ attributes: base }).addAttributes(scope.taskId === undefined ? rest : { ...rest, task_id: scope.taskId });
+  }
+}
+
+export const logger = new Logger({ serviceName: SERVICE_NAME, logFormatter: new TaskScopedLogFormatter() });
 export const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME });
-export const tracer = new Tracer({ serviceName: SERVICE_NAME });
+/**
+ * Outgoing HTTP is not auto-captured: X-Ray records each request's URL path, and chat webhook URLs
+ * carry their token in the path (callback URLs may too). AWS SDK calls are traced per client
+ * (adapters/aws-clients.ts), handlers by `captureLambdaHandler` (API) or `tracedHandler`.
+ */
+export const tracer = new Tracer({ serviceName: SERVICE_NAME, captureHTTPsRequests: false });
 
 /** Metric names (the dashboard and alarms use the same names). */
 export const MetricName = {
@@ -34,4 +90,89 @@ export const countMetric = (name: string, dimension?: { name: string; value: str
   const single = metrics.singleMetric();
   if (dimension) single.addDimension(dimension.name, dimension.value);
   single.addMetric(name, MetricUnit.Count, 1);
+};
+
+type TraceSegment = NonNullable<ReturnType<Tracer['getSegment']>>;
+
+/** The Lambda facade segment has no parent and takes no annotations; subsegments do. */
+const isSubsegment = (segment: TraceSegment): boolean => (segment as { parent?: unknown }).parent !== undefined;
+
+/**
+ * Runs `work` in a subsegment named `name` of the current segment, with the error (if any) as
+ * metadata. Without tracing it is a direct call that never touches the X-Ray SDK.
+ */
+export const tracedSegment = async <R>(name: string, work: () => Promise<R>, annotate?: () => void): Promise<R> => {
+  if (!tracer.isTracingEnabled()) return work();
+  const parent = tracer.getSegment();
+  if (parent === undefined) return work();
+  const subsegment = parent.addNewSubsegment(name);
+  tracer.setSegment(subsegment);
+  annotate?.();
+  try {
+    return await work();
+  } catch (error) {
+    tracer.addErrorAsMetadata(error as Error);
+    throw error;
+  } finally {
+    subsegment.close();
+    tracer.setSegment(parent);
+  }
+};
+
+/**
+ * Starts a fresh, empty task scope for the rest of the current invocation, from inside it (a middy
+ * `before`): its lines carry no task id until `tagTask`, whatever another invocation tagged.
+ */
+export const beginInvocation = (): void => {
+  taskScope.enterWith({ boundary: true });
+};
+
+/** Runs `work` in its own empty task scope (one invocation, one SQS record). */
+export const withTaskScope = <R>(work: () => Promise<R>): Promise<R> => taskScope.run({ boundary: true }, work);
+
+/** Middy middleware, first in a chain: a fresh task scope per request. */
+export const taskScopeMiddleware = (): middy.MiddlewareObj => ({
+  before: () => {
+    beginInvocation();
+  },
+});
+
+/**
+ * Wraps a handler that is not built with middy (SQS worker, execution-ended): a fresh task scope,
+ * and a `## <handler>` X-Ray subsegment with the ColdStart and Service annotations and the error as
+ * metadata (what Powertools' `captureLambdaHandler` does for the API chain). Responses are not
+ * recorded: a workflow state carries the caller's callback URL.
+ */
+export const tracedHandler = <A extends unknown[], R>(handler: (...args: A) => Promise<R>): ((...args: A) => Promise<R>) =>
+  (...args: A): Promise<R> =>
+    withTaskScope(() =>
+      tracedSegment(`## ${process.env._HANDLER ?? handler.name}`, () => handler(...args), () => {
+        tracer.annotateColdStart();
+        tracer.addServiceNameAnnotation();
+      }),
+    );
+
+/**
+ * Correlates the rest of this invocation (or SQS record) with one task: `task_id` (plus `extra`)
+ * on every log line, and a `task_id` annotation on the trace so X-Ray can find it
+ * (`annotation.task_id = "..."`). Outside an invocation's scope it opens one for the rest of the
+ * current call chain. Callers that handle several tasks per invocation remove the
+ * keys when done (`logger.removeKeys`).
+ */
+export const tagTask = (taskId: string, extra: Readonly<Record<string, string>> = {}): void => {
+  logger.appendKeys({ task_id: taskId, ...extra });
+  const scope = taskScope.getStore();
+  if (scope?.boundary) scope.taskId = taskId;
+  else taskScope.enterWith({ taskId, boundary: false });
+  if (!tracer.isTracingEnabled()) return;
+  const current = tracer.getSegment();
+  if (current === undefined) return;
+  if (isSubsegment(current)) {
+    current.addAnnotation('task_id', taskId);
+    return;
+  }
+  // Only the facade segment is open (a task handler without its own subsegment): annotate a marker.
+  const marker = current.addNewSubsegment('## task');
+  marker.addAnnotation('task_id', taskId);
+  marker.close();
 };

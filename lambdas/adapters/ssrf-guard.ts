@@ -2,11 +2,10 @@
  * Connect-time SSRF guard for callback and chat deliveries. The address is judged when the socket
  * is opened, after DNS, so a name that resolved to a public address during validation and to
  * 169.254.169.254 a moment later (DNS rebinding) is still refused. Literal IP hosts skip DNS in
- * Node's net.connect, so the connector judges them itself before connecting.
+ * Node's net.connect, so they are judged before connecting (see `refusedLiteralHost`).
  */
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { isIP } from 'node:net';
-import { Agent, buildConnector, type Dispatcher } from 'undici';
 import { isRefusedAddress } from '../domain/address-policy';
 
 /** A destination the SSRF policy refuses (private, loopback, link-local... or not http(s)). Never retried. */
@@ -26,10 +25,13 @@ export type Resolver = (
 
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
+/** The `lookup` option of net.connect / http.request, in both forms Node calls it (`all` or not). */
+export type ConnectLookup = (hostname: string, options: LookupOptions, callback: LookupCallback) => void;
+
 const defaultResolver: Resolver = (hostname, options, callback) => dnsLookup(hostname, options, callback);
 
-const resolvingLookup = (resolver: Resolver, judge: boolean) =>
-  (hostname: string, options: LookupOptions, callback: LookupCallback): void => {
+const resolvingLookup = (resolver: Resolver, judge: boolean): ConnectLookup =>
+  (hostname, options, callback) => {
     resolver(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, []);
       const list = addresses ?? [];
@@ -38,44 +40,37 @@ const resolvingLookup = (resolver: Resolver, judge: boolean) =>
       if (judge && list.some((a) => isRefusedAddress(a.address))) {
         return callback(new BlockedDestinationError(`destination ${hostname} resolves to a refused address`) as NodeJS.ErrnoException, []);
       }
+      // Node ≥ 20 asks for `all` when autoSelectFamily (happy eyeballs) is on, a single address otherwise.
       if (options.all) return callback(null, list);
       return callback(null, list[0].address, list[0].family);
     });
   };
 
 /** A `lookup` for net.connect that fails with BlockedDestinationError if any resolved address is refused. */
-export const guardedLookup = (resolver: Resolver = defaultResolver) => resolvingLookup(resolver, true);
+export const guardedLookup = (resolver: Resolver = defaultResolver): ConnectLookup => resolvingLookup(resolver, true);
 
 /**
- * An undici dispatcher for outbound deliveries. With `allowPrivate` false it refuses non-http(s)
- * origins and any refused address, literal or resolved, at connect time. With `allowPrivate` true
- * (local runtime, tests) it is a plain Agent. Callers also pass `redirect: 'manual'`: a redirect
- * could point anywhere, so none is followed.
+ * The `lookup` to connect with: guarded unless `allowPrivate`. Undefined means Node's own DNS lookup
+ * (allowPrivate and no injected resolver); an injected resolver applies either way, so tests can map
+ * a name to a local receiver and show that only the guard's verdict differs.
  */
-export const guardedDispatcher = (allowPrivate: boolean, options: { lookup?: Resolver } = {}): Dispatcher => {
-  if (allowPrivate) {
-    // An injected resolver still applies, so tests can map names to a local receiver.
-    return options.lookup ? new Agent({ connect: { lookup: resolvingLookup(options.lookup, false) } as buildConnector.BuildOptions }) : new Agent();
-  }
-  const connector = buildConnector({ lookup: guardedLookup(options.lookup) } as buildConnector.BuildOptions);
-  return new Agent({
-    connect: (opts, callback) => {
-      if (opts.protocol !== 'http:' && opts.protocol !== 'https:') {
-        return callback(new BlockedDestinationError(`protocol ${opts.protocol} is not allowed`), null);
-      }
-      const host = opts.hostname.replace(/^\[|\]$/g, '');
-      // Node's net.connect never calls `lookup` for an IP literal, so judge literals here.
-      if (isIP(host) !== 0 && isRefusedAddress(host)) {
-        return callback(new BlockedDestinationError('destination is a refused address'), null);
-      }
-      return connector(opts, callback);
-    },
-  });
+export const connectLookup = (allowPrivate: boolean, resolver?: Resolver): ConnectLookup | undefined => {
+  if (!allowPrivate) return guardedLookup(resolver);
+  return resolver ? resolvingLookup(resolver, false) : undefined;
 };
 
-/** True when `error` or one of its causes is a BlockedDestinationError (fetch wraps it in a TypeError). */
+/**
+ * The refusal for a URL's host when it is an IP literal the policy refuses, else undefined. Needed
+ * because net.connect never calls `lookup` for an IP literal. Accepts `[::1]` or `::1`.
+ */
+export const refusedLiteralHost = (hostname: string): BlockedDestinationError | undefined => {
+  const host = hostname.replace(/^\[|\]$/g, '');
+  return isIP(host) !== 0 && isRefusedAddress(host) ? new BlockedDestinationError('destination is a refused address') : undefined;
+};
+
+/** True when `error` or one of its causes is a BlockedDestinationError. */
 export const isBlockedDestination = (error: unknown): boolean => {
-  // Duck-typed: errors may come from another realm (undici internals, test sandboxes).
+  // Duck-typed and cause-walking: errors may be wrapped, or come from another realm (test sandboxes).
   for (let e: unknown = error, depth = 0; typeof e === 'object' && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth += 1) {
     if ((e as { name?: unknown }).name === 'BlockedDestinationError') return true;
   }

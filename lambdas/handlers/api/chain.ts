@@ -1,17 +1,19 @@
 /**
  * The middleware chain every API route shares, driven by the route table (lib/routes.ts): Powertools
- * logger context → rate limit (rate-limited routes) → body size/decoding → webhook signature (signed
- * routes) or Slack signature → JSON parsing → handler; errors shaped last (JSON `{error}` bodies).
+ * tracer (handler subsegment; a no-op outside Lambda) → task scope → logger context → rate limit
+ * (rate-limited routes) → body size/decoding → webhook signature (signed routes) or Slack
+ * signature → JSON parsing → handler; errors shaped last (JSON `{error}` bodies).
  * Also the accept step the four task routes and Slack share.
  */
 import { randomUUID } from 'node:crypto';
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import type { Context } from 'aws-lambda';
 import { ROUTES, type RouteDefinition } from '../../../lib/routes';
 import { SOFT_TIME_LIMIT_SECONDS } from '../../../lib/config';
 import type { RelayEnv } from '../../adapters/env';
-import { countMetric, logger, MetricName } from '../../adapters/observability';
+import { countMetric, logger, MetricName, tagTask, taskScopeMiddleware, tracer } from '../../adapters/observability';
 import { acceptTask } from '../../domain/accept-task';
 import type { IdempotencyStore, JobQueue, SlidingWindow, TaskRepository, WorkflowStarter } from '../../domain/ports';
 import type { TaskOrigin, TaskRequest } from '../../domain/task';
@@ -111,7 +113,13 @@ export const apiHandler = <D extends ChainDeps>(
   }
   if (options.json) chain.push(jsonBody());
   return middy<RelayEvent, ApiResult>()
-    .use(injectLambdaContext(logger, { resetKeys: true }))
+    // First, so the subsegment spans every middleware. Responses stay out of the trace: cheap, and
+    // nothing a route answers needs to be in X-Ray.
+    .use(captureLambdaHandler(tracer, { captureResponse: false }))
+    .use(taskScopeMiddleware()) // this request's lines carry its own task id, or none
+    // logEvent pinned off: the raw event holds X-Webhook-Signature and caller URLs, and
+    // POWERTOOLS_LOGGER_LOG_EVENT=true must not be able to put them in the logs.
+    .use(injectLambdaContext(logger, { resetKeys: true, logEvent: false }))
     .use(chain)
     .use(errorHandler()) // last: its onError runs first and shapes every error
     .handler((event, context) => core(event, options.deps(), context));
@@ -148,7 +156,7 @@ export const acceptRequest = async (
     timing: { poll_interval_seconds: deps.env.ORDER_POLL_INTERVAL_SECONDS, ready_timeout_seconds: deps.env.ORDER_READY_TIMEOUT_SECONDS },
     softLimitSeconds: SOFT_TIME_LIMIT_SECONDS,
   });
-  logger.appendKeys({ task_id: outcome.taskId });
+  tagTask(outcome.taskId);
   if (outcome.replayed) {
     logger.info('idempotent repeat; returning the first task', { kind: request.kind });
   } else {

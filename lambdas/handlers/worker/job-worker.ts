@@ -14,7 +14,7 @@
  */
 import type { Context, SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import * as z from 'zod';
-import { completeTask } from '../../domain/complete-task';
+import { completeTask, isSuccessResult } from '../../domain/complete-task';
 import {
   SOFT_TIME_LIMIT_SECONDS,
   errorText,
@@ -32,7 +32,7 @@ import { relayEnv } from '../../adapters/env';
 import { taskRepositoryFromEnv, workflowStarterFromEnv } from '../../adapters/from-env';
 import { marketplaceFromEnv } from '../../adapters/marketplace-from-env';
 import { notifierFromEnv } from '../../adapters/notifier-from-env';
-import { countMetric, logger, MetricName } from '../../adapters/observability';
+import { countMetric, logger, MetricName, tagTask, tracedHandler, tracedSegment, withTaskScope } from '../../adapters/observability';
 import { SqsMessageVisibility, type MessageVisibility } from './sqs-message-visibility';
 
 /** A message body that is not a valid JobMessage. Never succeeds, so it ends in the DLQ. */
@@ -117,7 +117,9 @@ export const createJobWorker = (deps: JobWorkerDeps) => {
       countMetric(MetricName.TasksFailed, { name: 'Kind', value: message.kind });
       result = failure(errorText(error));
     }
-    await completeTask(deps, { task_id: message.task_id, origin: message.origin, callback_url: message.input.callback_url }, result, now());
+    const delivered = await completeTask(deps, { task_id: message.task_id, origin: message.origin, callback_url: message.input.callback_url }, result, now());
+    // One line per finished job (the workflow's is ReportResult's 'task finished'), so every task leaves a trail.
+    logger.info('job finished', { kind: message.kind, success: isSuccessResult(result), delivered, receiveCount });
   };
 
   /** Delays the record's next receive by the retry delay; a failure here only loses the delay. */
@@ -135,7 +137,7 @@ export const createJobWorker = (deps: JobWorkerDeps) => {
     let message: TypedJobMessage | undefined;
     try {
       message = parseJobMessage(record.body);
-      logger.appendKeys({ task_id: message.task_id, job_kind: message.kind });
+      tagTask(message.task_id, { job_kind: message.kind });
       await handleJob(message, receiveCount);
     } catch (error) {
       if (error instanceof InvalidJobMessageError) {
@@ -155,7 +157,8 @@ export const createJobWorker = (deps: JobWorkerDeps) => {
     const batchItemFailures: SQSBatchItemFailure[] = [];
     for (const record of event.Records) {
       try {
-        await processRecord(record);
+        // Own task scope and subsegment per record: a record never carries another's task_id.
+        await withTaskScope(() => tracedSegment('## job', () => processRecord(record)));
       } catch {
         batchItemFailures.push({ itemIdentifier: record.messageId });
       }
@@ -188,9 +191,9 @@ export const jobWorkerDepsFromEnv = (): JobWorkerDeps => {
 // start-up) reads no environment and builds no clients.
 let worker: ReturnType<typeof createJobWorker> | undefined;
 
-/** The Lambda entry point (SQS event source with ReportBatchItemFailures). */
-export const handler = async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
+/** The Lambda entry point (SQS event source with ReportBatchItemFailures), traced as `## <handler>`. */
+export const handler = tracedHandler(async function processJobQueue(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
   worker ??= createJobWorker(jobWorkerDepsFromEnv());
   logger.addContext(context);
   return worker(event, context);
-};
+});

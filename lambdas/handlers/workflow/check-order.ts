@@ -1,6 +1,6 @@
 /** CheckOrder: one readiness poll of my_orders; the state machine waits and loops. */
 import { checkOrder, type CheckOrderDeps, type CheckResult } from '../../domain/create-order-steps';
-import { logger } from '../../adapters/observability';
+import { logger, tracedHandler } from '../../adapters/observability';
 import { checkOrderDeps } from './deps';
 import { parseWorkflowState, systemClock, type Clock } from './shared';
 
@@ -13,4 +13,4 @@ export const makeCheckOrder = (deps: () => CheckOrderDeps | Promise<CheckOrderDe
     return check;
   };
 
-export const handler = makeCheckOrder(checkOrderDeps);
+export const handler = tracedHandler(makeCheckOrder(checkOrderDeps));

@@ -5,9 +5,9 @@
  */
 import * as z from 'zod';
 import { handleExecutionEnded, type ExecutionEndedDeps } from '../../domain/create-order-steps';
-import { countMetric, logger, MetricName } from '../../adapters/observability';
+import { countMetric, logger, MetricName, tagTask, tracedHandler } from '../../adapters/observability';
 import { HARD_TIME_LIMIT_SECONDS } from '../../../lib/config';
-import { executionEndedDeps } from './deps';
+import { executionEndedDeps } from './notifier-deps';
 import { systemClock, type Clock } from './shared';
 
 const ExecutionInputSchema = z.object({
@@ -47,7 +47,7 @@ export const makeExecutionEnded = (deps: () => ExecutionEndedDeps | Promise<Exec
     const { detail } = ExecutionStatusChangeSchema.parse(event);
     const input = parseInput(detail.input);
     const taskId = input.task_id ?? detail.name;
-    logger.appendKeys({ task_id: taskId });
+    tagTask(taskId);
     const outcome = await handleExecutionEnded(
       { taskId, status: detail.status, cause: detail.error ?? undefined, origin: input.origin, callbackUrl: input.request?.callback_url },
       await deps(),
@@ -60,4 +60,4 @@ export const makeExecutionEnded = (deps: () => ExecutionEndedDeps | Promise<Exec
     return { action: outcome.action };
   };
 
-export const handler = makeExecutionEnded(executionEndedDeps);
+export const handler = tracedHandler(makeExecutionEnded(executionEndedDeps));

@@ -1,6 +1,6 @@
 /** FindServer: first matching server nobody else holds, claimed for this task. */
 import { findServer, type FindServerDeps, type SearchResult } from '../../domain/create-order-steps';
-import { logger } from '../../adapters/observability';
+import { logger, tracedHandler } from '../../adapters/observability';
 import { findServerDeps } from './deps';
 import { parseWorkflowState, systemClock, type Clock } from './shared';
 
@@ -13,4 +13,4 @@ export const makeFindServer = (deps: () => FindServerDeps | Promise<FindServerDe
     return search;
   };
 
-export const handler = makeFindServer(findServerDeps);
+export const handler = tracedHandler(makeFindServer(findServerDeps));

@@ -1,7 +1,7 @@
 /** ReportResult: the task's one result (record, callback, chat on a ready order) and the claim release. */
 import { reportResult, type ReportResultDeps } from '../../domain/create-order-steps';
-import { countMetric, logger, MetricName } from '../../adapters/observability';
-import { reportResultDeps } from './deps';
+import { countMetric, logger, MetricName, tracedHandler } from '../../adapters/observability';
+import { reportResultDeps } from './notifier-deps';
 import { parseWorkflowState, systemClock, type Clock } from './shared';
 
 /** Builds the task handler around its dependencies (tests pass fakes). */
@@ -18,4 +18,4 @@ export const makeReportResult = (deps: () => ReportResultDeps | Promise<ReportRe
     return { success, delivered };
   };
 
-export const handler = makeReportResult(reportResultDeps);
+export const handler = tracedHandler(makeReportResult(reportResultDeps));

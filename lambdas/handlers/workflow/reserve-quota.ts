@@ -1,4 +1,5 @@
 /** ReserveQuota: counts the order against MAX_ORDERS_PER_HOUR (rolling hour, account-wide). */
+import { tracedHandler } from '../../adapters/observability';
 import { reserveQuota, type ReserveQuotaDeps } from '../../domain/create-order-steps';
 import { keys } from '../../../lib/relay-resources';
 import { reserveQuotaDeps } from './deps';
@@ -16,4 +17,4 @@ export const makeReserveQuota = (deps: () => ReserveQuotaHandlerDeps | Promise<R
     return reserveQuota(state, d, { now: clock(), limit: d.maxOrdersPerHour, key: keys.quota() });
   };
 
-export const handler = makeReserveQuota(reserveQuotaDeps);
+export const handler = tracedHandler(makeReserveQuota(reserveQuotaDeps));

@@ -4,7 +4,7 @@
  */
 import * as z from 'zod';
 import type { WorkflowState } from '../../domain/create-order-steps';
-import { logger } from '../../adapters/observability';
+import { beginInvocation, tagTask } from '../../adapters/observability';
 
 /** The state document failed validation: a bug or a hand-started execution. Not transient. */
 export class InvalidWorkflowInputError extends Error {
@@ -61,13 +61,18 @@ export const WorkflowStateSchema = z.object({
   error: z.object({ Error: z.string(), Cause: z.string().optional() }).optional(),
 });
 
-/** Validates a task's input into the state document; logs with the task id from here on. */
+/**
+ * Validates a task's input into the state document; logs (and the trace) carry its task id from
+ * here on. Every task handler calls this first, so it also opens the invocation's task scope: a
+ * task id of an earlier (or, locally, a concurrent) invocation never labels this one's lines.
+ */
 export const parseWorkflowState = (input: unknown): WorkflowState => {
+  beginInvocation();
   const parsed = WorkflowStateSchema.safeParse(input);
   if (!parsed.success) {
     throw new InvalidWorkflowInputError(`invalid workflow state: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
   }
-  logger.appendKeys({ task_id: parsed.data.task_id });
+  tagTask(parsed.data.task_id);
   return parsed.data as WorkflowState;
 };
 

@@ -1,4 +1,6 @@
 import { callbackDeliveryId, HttpNotifier, type HttpNotifierOptions } from '../../../lambdas/adapters/http-notifier';
+import { httpPost, type Transport } from '../../../lambdas/adapters/http-post';
+import type { Resolver } from '../../../lambdas/adapters/ssrf-guard';
 import * as observability from '../../../lambdas/adapters/observability';
 import { signatureMatches, signedBytes } from '../../../lambdas/domain/signing';
 import type { TaskResult } from '../../../lambdas/domain/task';
@@ -110,12 +112,14 @@ describe('Adapter: HttpNotifier', () => {
       await closed.close();
       expect(await notifier({ callbackAttempts: 2 }).callback(`${closed.base}/cb`, 'task-7', result)).toBe(false);
       expect(sleeps).toEqual([1_000]);
+      expect(logs.join('\n')).toContain('network error ECONNREFUSED');
     });
 
     it('follows no redirect', async () => {
       receiver.reply({ status: 302, headers: { Location: `${receiver.base}/elsewhere` } });
       expect(await notifier().callback(`${receiver.base}/cb`, 'task-8', result)).toBe(false);
       expect(receiver.requests.map((r) => r.path)).toEqual(['/cb']);
+      expect(sleeps).toEqual([]); // a redirect is a failure, not retried
     });
 
     it('refuses a non-http(s) callback even when private addresses are allowed', async () => {
@@ -149,16 +153,34 @@ describe('Adapter: HttpNotifier', () => {
     });
 
     it('refuses a name that resolves to loopback at connect time', async () => {
-      // Prepare: a dispatcher whose resolver maps the name to the local receiver
-      const { guardedDispatcher } = await import('../../../lambdas/adapters/ssrf-guard');
-      const lookup = (_host: string, _opts: unknown, cb: (e: null, a: { address: string; family: number }[]) => void) => cb(null, [{ address: '127.0.0.1', family: 4 }]);
-      const n = notifier({ allowPrivate: false, dispatcher: guardedDispatcher(false, { lookup }) });
+      // Prepare: the default transport with a resolver that maps the name to the local receiver
+      const lookup: Resolver = (_host, _opts, cb) => cb(null, [{ address: '127.0.0.1', family: 4 }]);
+      const transport: Transport = (url, options) => httpPost(url, { ...options, lookup });
+      const slack = `http://chat.example.com:${receiver.port}/slack`;
+      const guarded = notifier({ allowPrivate: false, transport, chat: async () => ({ slack }) });
+      const open = notifier({ allowPrivate: true, transport });
       // Act
-      const delivered = await n.callback(`http://callbacks.example.com:${receiver.port}/cb`, 'task-12', result);
-      // Assess
+      const delivered = await guarded.callback(`http://callbacks.example.com:${receiver.port}/cb`, 'task-12', result);
+      await guarded.chat('hello');
+      const control = await open.callback(`http://callbacks.example.com:${receiver.port}/cb`, 'task-12', result);
+      // Assess: only the guard's verdict differs; a refused destination is not retried
       expect(delivered).toBe(false);
-      expect(receiver.requests).toHaveLength(0);
-      expect(sleeps).toEqual([]); // a refused destination is not retried
+      expect(control).toBe(true);
+      expect(receiver.requests).toHaveLength(1);
+      expect(sleeps).toEqual([]);
+      expect(logs.join('\n')).toContain('destination refused at connect time');
+      expect(metrics.map((m) => m.name)).toEqual(['CallbackFailures', 'ChatFailures', 'CallbackDeliveries']);
+    });
+
+    it('passes allowPrivate to the transport', async () => {
+      const seen: boolean[] = [];
+      const transport: Transport = async (_url, options) => {
+        seen.push(options.allowPrivate);
+        return { status: 204, headers: {}, text: () => '' };
+      };
+      await notifier({ allowPrivate: false, transport }).callback('https://hooks.example.com/cb', 'task-14', result);
+      await notifier({ allowPrivate: true, transport }).callback('https://hooks.example.com/cb', 'task-15', result);
+      expect(seen).toEqual([false, true]);
     });
   });
 

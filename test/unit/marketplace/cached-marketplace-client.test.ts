@@ -5,7 +5,7 @@ import type { CreateOrderRequest, Order, Server } from '../../../lambdas/domain/
 import type { MarketplaceClient } from '../../../lambdas/domain/ports';
 import { CachedMarketplaceClient } from '../../../lambdas/marketplace/cached-marketplace-client';
 import { InMemoryReadCache, type ReadCache } from '../../../lambdas/marketplace/read-cache';
-import { startTestDynamo, type TestDynamo } from './local-dynamo';
+import { startDynalite, type LocalDynamo } from '../../helpers/dynalite';
 
 /** A fake marketplace that counts calls and answers with a version number, so staleness shows. */
 class FakeMarketplace implements MarketplaceClient {
@@ -163,12 +163,11 @@ describe('CachedMarketplaceClient', () => {
 });
 
 describe('DynamoDbReadCache', () => {
-  let dynamo: TestDynamo;
+  let dynamo: LocalDynamo;
   let cache: DynamoDbReadCache;
 
   beforeAll(async () => {
-    dynamo = await startTestDynamo();
-    await dynamo.createTable('relay');
+    dynamo = await startDynalite({ tableName: 'relay' });
     cache = new DynamoDbReadCache(dynamo.doc, 'relay');
   });
   afterAll(() => dynamo.close());

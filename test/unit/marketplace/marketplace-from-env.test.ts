@@ -1,15 +1,14 @@
 import { RelayEnvSchema } from '../../../lambdas/adapters/env';
 import { startSimulator, type MarketplaceSimulator } from '../../../local/simulator/marketplace-simulator';
-import { startTestDynamo, type TestDynamo } from './local-dynamo';
+import { startDynalite, type LocalDynamo } from '../../helpers/dynalite';
 
 describe('Function: marketplaceFromEnv', () => {
   let sim: MarketplaceSimulator;
-  let dynamo: TestDynamo;
+  let dynamo: LocalDynamo;
   const saved = process.env.AWS_ENDPOINT_URL_DYNAMODB;
 
   beforeAll(async () => {
-    [sim, dynamo] = await Promise.all([startSimulator({ minIntervalMs: 20, readyDelayMs: 0 }), startTestDynamo()]);
-    await dynamo.createTable('relay-test');
+    [sim, dynamo] = await Promise.all([startSimulator({ minIntervalMs: 20, readyDelayMs: 0 }), startDynalite({ tableName: 'relay-test' })]);
     // The module-level DynamoDB client reads this when it is created, as in the local runtime.
     process.env.AWS_ENDPOINT_URL_DYNAMODB = dynamo.endpoint;
   });

@@ -5,7 +5,7 @@ import type { PacingGate } from '../../../lambdas/domain/ports';
 import { HttpMarketplaceClient } from '../../../lambdas/marketplace/http-marketplace-client';
 import { InMemoryPacingGate } from '../../../lambdas/marketplace/in-memory-pacing-gate';
 import { startSimulator, type MarketplaceSimulator } from '../../../local/simulator/marketplace-simulator';
-import { startTestDynamo, type TestDynamo } from './local-dynamo';
+import { startDynalite, type LocalDynamo } from '../../helpers/dynalite';
 
 // The simulator enforces 25 ms per key; clients pace at 60 ms, leaving a margin for arrival jitter.
 const SIM_INTERVAL_MS = 25;
@@ -15,11 +15,10 @@ const callsOf = (sim: MarketplaceSimulator): number => Object.values(sim.control
 
 describe('Pacing', () => {
   let sim: MarketplaceSimulator;
-  let dynamo: TestDynamo;
+  let dynamo: LocalDynamo;
 
   beforeAll(async () => {
-    [sim, dynamo] = await Promise.all([startSimulator({ minIntervalMs: SIM_INTERVAL_MS }), startTestDynamo()]);
-    await dynamo.createTable('relay');
+    [sim, dynamo] = await Promise.all([startSimulator({ minIntervalMs: SIM_INTERVAL_MS }), startDynalite({ tableName: 'relay' })]);
   });
   afterAll(async () => {
     await Promise.all([sim.close(), dynamo.close()]);

@@ -1,0 +1,16 @@
+/**
+ * Dependencies of the two tasks that deliver results (ReportResult, ExecutionEnded). A module of its
+ * own so that the other task handlers never import the notifier: esbuild bundles whatever a module
+ * imports, so keeping it out of ./deps.ts is what keeps it out of their bundles.
+ */
+import type { Notifier } from '../../domain/ports';
+import { relayEnv } from '../../adapters/env';
+import { notifierFromEnv } from '../../adapters/notifier-from-env';
+import { claims, marketplace, once, tasks } from './deps';
+
+const notifier = once<Notifier>(() => notifierFromEnv(relayEnv()));
+
+export const reportResultDeps = async () => ({ tasks: await tasks(), notifier: await notifier(), claims: await claims() });
+export const executionEndedDeps = async () => ({
+  marketplace: await marketplace(), tasks: await tasks(), notifier: await notifier(), claims: await claims(),
+});
