@@ -4,12 +4,13 @@
  */
 import type { RelayEnv } from './env';
 import { HttpNotifier } from './http-notifier';
-import { chatWebhooks, webhookSecrets } from './secrets';
+import { chatWebhooks, currentWebhookSecret } from './secrets';
 import type { Notifier } from '../domain/ports';
 
 export const notifierFromEnv = (env: RelayEnv): Notifier =>
   new HttpNotifier({
-    webhookSecrets: () => webhookSecrets(env),
+    // Callbacks are signed with the current secret only: no AWSPREVIOUS read on this path.
+    webhookSecrets: () => currentWebhookSecret(env),
     chat: () => chatWebhooks(env),
     allowPrivate: env.ALLOW_PRIVATE_CALLBACKS,
   });

@@ -1,39 +1,98 @@
 /**
  * Secret values: from Secrets Manager when `<NAME>_ARN` is set (AWS), else from the plain variable
- * (local). Powertools caches each value for 5 minutes, so a rotation is picked up within minutes.
+ * (local). Values are cached for 5 minutes, so a rotation is picked up within minutes.
+ *
+ * One Powertools SecretsProvider per version stage: a provider keys its cache on the secret name
+ * (and transform) only, not on `sdkOptions.VersionStage`, so reading AWSCURRENT and AWSPREVIOUS
+ * through one provider (or `getSecret`) made both stages share one cache entry.
  */
-import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
+import { ResourceNotFoundException, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
+import type { SecretsGetOptions } from '@aws-lambda-powertools/parameters/secrets/types';
 import type { RelayEnv } from './env';
+import { logger, tracer } from './observability';
 
-const MAX_AGE_SECONDS = 300;
+/** How long a fetched value (or a missing AWSPREVIOUS) is reused. */
+export const SECRET_MAX_AGE_SECONDS = 300;
 
-/** Reads a secret string; `versionStage: 'AWSPREVIOUS'` reads the previous value during a rotation. */
-export const getSecretString = async (secretId: string, versionStage?: 'AWSCURRENT' | 'AWSPREVIOUS'): Promise<string | undefined> => {
+export type VersionStage = 'AWSCURRENT' | 'AWSPREVIOUS';
+
+/** Cached in place of a value when a secret has no AWSPREVIOUS version yet (before its first rotation). */
+const NO_VERSION = '';
+
+const isNotFound = (error: unknown): boolean =>
+  error instanceof ResourceNotFoundException || (error as { name?: unknown } | null)?.name === 'ResourceNotFoundException';
+
+/** A SecretsProvider pinned to one version stage, so its name-keyed cache holds that stage only. */
+class StageSecretsProvider extends SecretsProvider {
+  public constructor(private readonly stage: VersionStage, client: SecretsManagerClient) {
+    super({ awsSdkV3Client: client });
+  }
+
+  protected override async _get(name: string, options?: SecretsGetOptions): Promise<string | Uint8Array | undefined> {
+    try {
+      return await super._get(name, { ...options, sdkOptions: { ...options?.sdkOptions, VersionStage: this.stage } });
+    } catch (error) {
+      // Secrets Manager answers ResourceNotFoundException for a stage no version carries. Cache that
+      // as "none" like a value, instead of asking again on every request until the first rotation.
+      if (this.stage === 'AWSPREVIOUS' && isNotFound(error)) return NO_VERSION;
+      throw error;
+    }
+  }
+}
+
+let providers: Record<VersionStage, StageSecretsProvider> | undefined;
+
+const providerFor = (stage: VersionStage): StageSecretsProvider => {
+  if (!providers) {
+    const client = tracer.captureAWSv3Client(new SecretsManagerClient({}));
+    providers = { AWSCURRENT: new StageSecretsProvider('AWSCURRENT', client), AWSPREVIOUS: new StageSecretsProvider('AWSPREVIOUS', client) };
+  }
+  return providers[stage];
+};
+
+/** Forgets every cached value (tests; a new Lambda instance starts empty anyway). */
+export const clearSecretCache = (): void => {
+  providers = undefined;
+};
+
+/**
+ * Reads a secret string of one version stage (default AWSCURRENT), cached per stage for
+ * SECRET_MAX_AGE_SECONDS. AWSPREVIOUS gives undefined when the secret has no previous version.
+ */
+export const getSecretString = async (secretId: string, versionStage: VersionStage = 'AWSCURRENT'): Promise<string | undefined> => {
+  const value = await providerFor(versionStage).get(secretId, { maxAge: SECRET_MAX_AGE_SECONDS });
+  if (versionStage === 'AWSPREVIOUS' && value === NO_VERSION) return undefined;
+  if (typeof value !== 'string') throw new Error(`secret ${secretId} is not a string`);
+  return value;
+};
+
+/** The previous webhook secret, or undefined. A read failure is not cached and only drops the old key. */
+const previousSecret = async (secretId: string): Promise<string | undefined> => {
   try {
-    const value = await getSecret<string>(secretId, {
-      maxAge: MAX_AGE_SECONDS,
-      ...(versionStage ? { sdkOptions: { VersionStage: versionStage } } : {}),
-    });
-    if (typeof value !== 'string') throw new Error(`secret ${secretId} is not a string`);
-    return value;
+    return await getSecretString(secretId, 'AWSPREVIOUS');
   } catch (error) {
-    // No previous version exists until the first rotation: that is not an error.
-    if (versionStage === 'AWSPREVIOUS') return undefined;
-    throw error;
+    // The current secret still verifies; refusing everything (503) for an unreadable old key would
+    // be worse. The error name only: the message may quote the request.
+    logger.warn('previous webhook secret unavailable', { error_name: error instanceof Error ? error.name : 'unknown' });
+    return undefined;
   }
 };
+
+const distinctNonEmpty = (values: readonly (string | undefined)[]): string[] =>
+  values.filter((s): s is string => typeof s === 'string' && s.length > 0).filter((s, i, all) => all.indexOf(s) === i);
+
+/** The webhook secret callbacks are signed with: the current one only (no AWSPREVIOUS read). */
+export const currentWebhookSecret = async (env: RelayEnv): Promise<string[]> =>
+  distinctNonEmpty([env.WEBHOOK_SECRET_ARN ? await getSecretString(env.WEBHOOK_SECRET_ARN) : env.WEBHOOK_SECRET]);
 
 /** The webhook secrets accepted now: current first, then the previous one during a rotation. */
 export const webhookSecrets = async (env: RelayEnv): Promise<string[]> => {
   if (env.WEBHOOK_SECRET_ARN) {
-    const [current, previous] = await Promise.all([
-      getSecretString(env.WEBHOOK_SECRET_ARN),
-      getSecretString(env.WEBHOOK_SECRET_ARN, 'AWSPREVIOUS'),
-    ]);
-    return [current, previous].filter((s): s is string => typeof s === 'string' && s.length > 0 && s !== undefined)
-      .filter((s, i, all) => all.indexOf(s) === i);
+    const [current, previous] = await Promise.all([getSecretString(env.WEBHOOK_SECRET_ARN), previousSecret(env.WEBHOOK_SECRET_ARN)]);
+    return distinctNonEmpty([current, previous]);
   }
-  return [env.WEBHOOK_SECRET, env.WEBHOOK_SECRET_PREVIOUS].filter((s): s is string => !!s);
+  return distinctNonEmpty([env.WEBHOOK_SECRET, env.WEBHOOK_SECRET_PREVIOUS]);
 };
 
 export const marketplaceApiKey = async (env: RelayEnv): Promise<string> => {
