@@ -5,7 +5,26 @@
  * Which servers are offline, lack a spot market or accept which coins follows the index (so every
  * seed has some of each); GPU counts, prices, rented flags, reliability and ratings follow the seed.
  */
-import type { Server } from '../../lambdas/domain/marketplace-types';
+/**
+ * A listing element in the spec's shape (marketplace-api.md §2.1). The simulator keeps its own wire
+ * type: the relay's domain `Server` is what the reader makes of either dialect, not what is sent.
+ */
+export interface Server {
+  readonly id: number;
+  readonly owner: number;
+  readonly mrl: number;
+  readonly rented: boolean;
+  readonly price: {
+    readonly on_demand: Readonly<Record<string, number>>;
+    readonly spot: Readonly<Record<string, number>>;
+    readonly usd: { readonly on_demand_native?: number; readonly spot?: number };
+  };
+  readonly specs: { readonly gpu: string; readonly cpu: string; readonly ram: number; readonly disk: string };
+  readonly gpu_array: readonly string[];
+  readonly reliability: number;
+  readonly rating: { readonly avg: number; readonly cnt: number };
+  readonly allowed_coins: readonly string[];
+}
 
 /** A catalogue server: the API's Server plus simulator state the API does not list. */
 export interface SimServer extends Server {
@@ -25,21 +44,28 @@ export const seededRandom = (seed: number): (() => number) => {
   };
 };
 
-interface GpuModel { readonly name: string; readonly usdPerHour: number; readonly cpu: string; readonly ramPerGpu: number }
+export interface GpuModel {
+  readonly name: string;
+  readonly usdPerHour: number;
+  readonly cpu: string;
+  readonly ramPerGpu: number;
+  /** Memory per card in GB (the live dialect's `specs.gpuram`). */
+  readonly memGb: number;
+}
 
 /** GPU models with a rough on-demand USD/h per card. */
 export const GPU_MODELS: readonly GpuModel[] = [
-  { name: 'NVIDIA GeForce RTX 4090', usdPerHour: 0.35, cpu: 'AMD Ryzen 9 7950X 16-Core Processor', ramPerGpu: 32 },
-  { name: 'NVIDIA GeForce RTX 3090', usdPerHour: 0.2, cpu: 'AMD Ryzen 9 5950X 16-Core Processor', ramPerGpu: 32 },
-  { name: 'NVIDIA A100 80GB PCIe', usdPerHour: 1.1, cpu: 'AMD EPYC 7763 64-Core Processor', ramPerGpu: 128 },
-  { name: 'NVIDIA H100 80GB HBM3', usdPerHour: 2.2, cpu: 'Intel(R) Xeon(R) Platinum 8480+', ramPerGpu: 192 },
-  { name: 'NVIDIA RTX A6000', usdPerHour: 0.5, cpu: 'AMD EPYC 7543 32-Core Processor', ramPerGpu: 64 },
-  { name: 'NVIDIA L40S', usdPerHour: 0.8, cpu: 'Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz', ramPerGpu: 96 },
-  { name: 'NVIDIA GeForce RTX 3080', usdPerHour: 0.12, cpu: 'Intel(R) Core(TM) i9-10900K CPU @ 3.70GHz', ramPerGpu: 16 },
+  { name: 'NVIDIA GeForce RTX 4090', usdPerHour: 0.35, cpu: 'AMD Ryzen 9 7950X 16-Core Processor', ramPerGpu: 32, memGb: 24 },
+  { name: 'NVIDIA GeForce RTX 3090', usdPerHour: 0.2, cpu: 'AMD Ryzen 9 5950X 16-Core Processor', ramPerGpu: 32, memGb: 24 },
+  { name: 'NVIDIA A100 80GB PCIe', usdPerHour: 1.1, cpu: 'AMD EPYC 7763 64-Core Processor', ramPerGpu: 128, memGb: 80 },
+  { name: 'NVIDIA H100 80GB HBM3', usdPerHour: 2.2, cpu: 'Intel(R) Xeon(R) Platinum 8480+', ramPerGpu: 192, memGb: 80 },
+  { name: 'NVIDIA RTX A6000', usdPerHour: 0.5, cpu: 'AMD EPYC 7543 32-Core Processor', ramPerGpu: 64, memGb: 48 },
+  { name: 'NVIDIA L40S', usdPerHour: 0.8, cpu: 'Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz', ramPerGpu: 96, memGb: 48 },
+  { name: 'NVIDIA GeForce RTX 3080', usdPerHour: 0.12, cpu: 'Intel(R) Core(TM) i9-10900K CPU @ 3.70GHz', ramPerGpu: 16, memGb: 10 },
 ];
 
 /** Exchange rates used to express USD prices in each coin (per day, as the CLI documents). */
-const USD_PER = { bitcoin: 60_000, 'NATIVE-Blockchain': 0.02, 'USD-Blockchain': 1 } as const;
+export const USD_PER = { bitcoin: 60_000, 'NATIVE-Blockchain': 0.02, 'USD-Blockchain': 1 } as const;
 
 const COIN_SETS: readonly (readonly string[])[] = [
   ['bitcoin', 'NATIVE-Blockchain', 'USD-Blockchain'],

@@ -1,7 +1,9 @@
 /**
- * A marketplace simulator over plain node:http, faithful to marketplace-api.md, for `npm start` and
- * the tests. Every answer is HTTP 200 with a JSON body carrying the result code in `code` (the spec
- * maps no results to HTTP statuses); faults injected through the control can break that on purpose.
+ * A marketplace simulator over plain node:http for `npm start` and the tests. One state
+ * (marketplace-state.ts), two dialects (dialect.ts): `spec` is faithful to marketplace-api.md, every
+ * answer HTTP 200 with the result code in `code`; `live` answers as production does
+ * (marketplace-live.md): its shapes and coin names, HTTP 401 for a bad key and 429 for rate limits.
+ * Faults injected through the control can break either on purpose.
  *
  * Scenario control is both an in-process object and JSON routes under `/_sim/` (no auth, not
  * rate limited, not counted), so tests in another process can drive a running simulator.
@@ -10,14 +12,41 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import * as z from 'zod';
-import type { Wallet } from '../../lambdas/domain/marketplace-types';
 import type { SimServer } from './catalogue';
-import { MarketplaceState, type SimBody, type SimOrderView } from './marketplace-state';
+import { renameServerCoins, type Dialect, type DialectRenderer } from './dialect';
+import { liveDialect } from './dialect-live';
+import { specDialect, specOrderView, type SpecOrder } from './dialect-spec';
+import { MarketplaceState, OrderPatchSchema, type OrderPatch, type Outcome, type SimBody, type SimOrder } from './marketplace-state';
 
 export type { SimServer } from './catalogue';
-export type { SimOrderView } from './marketplace-state';
+export { DIALECTS, parseDialect, type Dialect } from './dialect';
+export type { OrderPatch, OrderPhase } from './marketplace-state';
+
+/**
+ * An order as control.orders() reports it, in every dialect: the spec's view (status included) plus
+ * what the simulator knows, and the live flags. Coin names are the dialect's.
+ */
+export interface SimOrderView extends SpecOrder {
+  readonly image: string;
+  readonly completed: boolean;
+  readonly end_reason?: 'cancelled' | 'expired';
+  /** Running now (the live dialect's `online`). */
+  readonly online: boolean;
+  /** Ended, cancelled or run out (the live dialect's `expired`). */
+  readonly expired: boolean;
+}
+
+/** A wallet as the control reports it. */
+export interface SimWallet {
+  readonly name: string;
+  readonly balance: number;
+}
+
+const DIALECT_RENDERERS: Readonly<Record<Dialect, DialectRenderer>> = { spec: specDialect, live: liveDialect };
 
 export interface SimulatorOptions {
+  /** Answer shapes, coin names and HTTP statuses: marketplace-api.md or production's. @default 'spec' */
+  readonly dialect?: Dialect;
   /** @default 0 (an ephemeral port) */
   readonly port?: number;
   /** @default '127.0.0.1' */
@@ -32,6 +61,11 @@ export interface SimulatorOptions {
   readonly rateLimit?: boolean;
   /** Minimum spacing of requests per key when rate limiting. @default 1000 (1 request/s) */
   readonly minIntervalMs?: number;
+  /**
+   * Minimum spacing of create_order requests per key when rate limiting (a create_order also counts
+   * for minIntervalMs). @default 5000 in the live dialect (production's 1 per 5 s), 0 in spec
+   */
+  readonly createIntervalMs?: number;
   /** Business clock (orders, readiness, spot price rules). Rate limiting always uses real time. @default Date.now */
   readonly now?: () => number;
   /** @default 40 */
@@ -61,13 +95,17 @@ export type Fault = z.infer<typeof FaultSchema>;
 export interface SimulatorCounters {
   /** Requests per endpoint name (`invalid` for unknown paths), including rejected ones. */
   readonly calls: Record<string, number>;
-  /** Code 5 answers. */
+  /** Code 5 answers (HTTP 429 in the live dialect). */
   readonly rateLimited: number;
   readonly ordersCreated: number;
 }
 
 /** Scenario control, in-process; the same operations are served under `/_sim/`. */
 export interface SimulatorControl {
+  /** The dialect the simulator answers in. */
+  readonly dialect: Dialect;
+  /** The dialect's name of the marketplace's own coin (`NATIVE-Blockchain` or `CLORE-Blockchain`). */
+  readonly nativeCoin: string;
   /** Back to the seeded catalogue, initial wallets, no orders, no faults, zero counters, initial options. */
   reset(): void;
   setReadyDelay(ms: number): void;
@@ -77,11 +115,18 @@ export interface SimulatorControl {
   counters(): SimulatorCounters;
   /** Every order ever created, ended ones included. */
   orders(): SimOrderView[];
+  /**
+   * Changes an order's status as the marketplace might: `{online: false}` pauses it (live: online
+   * false; spec: status paused), `{online: true}` or `{status: 'running'}` runs it now,
+   * `{expired: true}` or `{status: 'expired'}` ends it and frees its server. Throws for an unknown
+   * order or for reviving an ended one.
+   */
+  setOrder(id: number, patch: OrderPatch): SimOrderView;
   servers(): SimServer[];
   setServer(id: number, patch: Partial<SimServer>): void;
   addServer(server: Omit<SimServer, 'online'> & { online?: boolean }): void;
   setBalance(currency: string, balance: number): void;
-  wallets(): Wallet[];
+  wallets(): SimWallet[];
   /** Moves the business clock forward (e.g. past the 600 s spot price rule). */
   advanceClock(ms: number): void;
 }
@@ -90,6 +135,9 @@ export interface MarketplaceSimulator {
   /** Base URL, e.g. `http://127.0.0.1:40123` (paths start with `/v1`). */
   readonly url: string;
   readonly apiKey: string;
+  readonly dialect: Dialect;
+  /** The effective create_order spacing per key (ms), for the relay's MARKETPLACE_CREATE_INTERVAL_MS. */
+  readonly createIntervalMs: number;
   readonly control: SimulatorControl;
   close(): Promise<void>;
 }
@@ -138,6 +186,10 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
   const apiKey = opts.apiKey ?? 'sim-api-key';
   const initialRateLimit = opts.rateLimit ?? true;
   const minIntervalMs = opts.minIntervalMs ?? 1_000;
+  const dialect: Dialect = opts.dialect ?? 'spec';
+  const render = DIALECT_RENDERERS[dialect];
+  if (!render) throw new Error(`unknown simulator dialect "${String(opts.dialect)}"`);
+  const createIntervalMs = opts.createIntervalMs ?? (dialect === 'live' ? 5_000 : 0);
   const clock = opts.now ?? Date.now;
   const state = new MarketplaceState({ seed: opts.seed ?? 1, serverCount: opts.serverCount, readyDelayMs: opts.readyDelayMs ?? 3_000 });
 
@@ -147,6 +199,7 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
   let calls: Record<string, number> = {};
   let rateLimited = 0;
   const lastAccepted = new Map<string, number>();
+  const lastCreateAccepted = new Map<string, number>();
   const pendingDelays = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
   const now = () => clock() + clockOffsetMs;
 
@@ -164,7 +217,19 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
     return fault;
   };
 
+  const orderView = (order: SimOrder): SimOrderView => ({
+    ...specOrderView(order),
+    currency: render.coinOut(order.currency),
+    image: order.image,
+    completed: order.endedMs !== undefined,
+    ...(order.endReason ? { end_reason: order.endReason } : {}),
+    online: order.phase === 'running',
+    expired: order.phase === 'expired',
+  });
+
   const control: SimulatorControl = {
+    dialect,
+    nativeCoin: render.nativeCoin,
     reset: () => {
       state.reset();
       rateLimit = initialRateLimit;
@@ -173,34 +238,53 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
       calls = {};
       rateLimited = 0;
       lastAccepted.clear();
+      lastCreateAccepted.clear();
     },
     setReadyDelay: (ms) => { state.readyDelayMs = ms; },
     setRateLimit: (enabled) => { rateLimit = enabled; },
     inject: (fault) => { faults.push({ ...FaultSchema.parse(fault), remaining: fault.times ?? 1 }); },
     clearFaults: () => { faults = []; },
     counters: () => ({ calls: { ...calls }, rateLimited, ordersCreated: state.ordersCreated }),
-    orders: () => state.allOrders(now()),
-    servers: () => state.allServers(),
-    setServer: (id, patch) => state.patchServer(id, patch),
-    addServer: (server) => state.addServer(server),
-    setBalance: (currency, balance) => state.setBalance(currency, balance),
-    wallets: () => state.allWallets(),
+    orders: () => state.allOrders(now()).map(orderView),
+    setOrder: (id, patch) => orderView(state.patchOrder(id, OrderPatchSchema.parse(patch), now())),
+    servers: () => state.allServers().map((s) => renameServerCoins(s, render.coinOut)),
+    setServer: (id, patch) => state.patchServer(id, renameServerCoins(patch, render.coinIn)),
+    addServer: (server) => state.addServer(renameServerCoins(server, render.coinIn)),
+    setBalance: (currency, balance) => state.setBalance(render.coinIn(currency), balance),
+    wallets: () => state.walletList().map(([name, balance]) => ({ name: render.coinOut(name), balance })),
     advanceClock: (ms) => { clockOffsetMs += ms; },
+  };
+
+  const rendered = <T>(outcome: Outcome<T>, ok: (value: T) => SimBody): SimBody =>
+    'refused' in outcome ? render.refusal(outcome.refused) : ok(outcome.ok);
+
+  /** The request body with the dialect's coin name turned into the state's. */
+  const coinsIn = (body: unknown): unknown => {
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) return body;
+    const currency = (body as { currency?: unknown }).currency;
+    return typeof currency === 'string' ? { ...body, currency: render.coinIn(currency) } : body;
   };
 
   const dispatch = (endpoint: string, url: URL, body: unknown): SimBody => {
     const t = now();
     switch (endpoint) {
-      case 'marketplace': return state.marketplace(t);
-      case 'wallets': return state.walletList();
-      case 'create_order': return state.createOrder(body, t);
-      case 'my_orders': return state.myOrders(url.searchParams.get('return_completed') === 'true', t);
-      case 'cancel_order': return state.cancelOrder(body, t);
-      case 'set_spot_price': return state.setSpotPrice(body, t);
-      case 'spot_marketplace': return state.spotMarket(url.searchParams.get('market'), t);
+      case 'marketplace': return render.marketplace(state.marketplace(t));
+      case 'wallets': return render.wallets(state.walletList());
+      case 'create_order': return rendered(state.createOrder(coinsIn(body), t), render.createOrder);
+      case 'my_orders': {
+        const orders = state.myOrders(url.searchParams.get('return_completed') === 'true', t);
+        const servers = new Map(state.allServers().map((s) => [s.id, s]));
+        return render.myOrders(orders, (id) => servers.get(id), t);
+      }
+      case 'cancel_order': return rendered(state.cancelOrder(body, t), render.done);
+      case 'set_spot_price': return rendered(state.setSpotPrice(body, t), render.done);
+      case 'spot_marketplace': return rendered(state.spotMarket(url.searchParams.get('market'), t), ({ server, offers }) => render.spotMarket(server, offers));
       default: return { code: 4 };
     }
   };
+
+  /** An API answer: the dialect picks the HTTP status of its result code. */
+  const answer = (res: ServerResponse, body: SimBody): void => sendJson(res, render.httpStatus(body.code), body);
 
   const handleApi = async (req: IncomingMessage, res: ServerResponse, url: URL, text: string): Promise<void> => {
     const match = /^\/v1\/([a-z_]+)$/.exec(url.pathname);
@@ -208,22 +292,25 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
     calls[endpoint] = (calls[endpoint] ?? 0) + 1;
 
     const key = req.headers.auth;
-    if (typeof key !== 'string' || key !== apiKey) return sendJson(res, 200, { code: 3 });
+    if (typeof key !== 'string' || key !== apiKey) return answer(res, { code: 3 });
 
     if (rateLimit) {
       const t = performance.now();
+      const isCreate = endpoint === 'create_order' && req.method === 'POST';
       const last = lastAccepted.get(key);
-      if (last !== undefined && t - last < minIntervalMs) {
+      const lastCreate = isCreate ? lastCreateAccepted.get(key) : undefined;
+      if ((last !== undefined && t - last < minIntervalMs) || (lastCreate !== undefined && t - lastCreate < createIntervalMs)) {
         rateLimited += 1;
-        return sendJson(res, 200, { code: 5 });
+        return answer(res, { code: 5 });
       }
       lastAccepted.set(key, t);
+      if (isCreate) lastCreateAccepted.set(key, t);
     }
 
-    if (endpoint === 'invalid' || ENDPOINTS[endpoint] !== req.method) return sendJson(res, 200, { code: 4 });
+    if (endpoint === 'invalid' || ENDPOINTS[endpoint] !== req.method) return answer(res, { code: 4 });
 
     const fault = takeFault(endpoint);
-    if (fault?.kind === 'code') return sendJson(res, 200, { code: fault.code ?? 1, ...(fault.error ? { error: fault.error } : {}) });
+    if (fault?.kind === 'code') return answer(res, { code: fault.code ?? 1, ...(fault.error ? { error: fault.error } : {}) });
     if (fault?.kind === 'http500') {
       res.writeHead(500, { 'content-type': 'text/plain' });
       res.end('Internal Server Error');
@@ -248,7 +335,7 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
       req.socket.destroy();
       return;
     }
-    sendJson(res, 200, result);
+    answer(res, result);
   };
 
   const handleControl = (req: IncomingMessage, res: ServerResponse, url: URL, text: string): void => {
@@ -256,6 +343,7 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
     const input = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
     const route = `${req.method} ${url.pathname}`;
     const serverMatch = /^\/_sim\/servers\/(\d+)$/.exec(url.pathname);
+    const orderMatch = /^\/_sim\/orders\/(\d+)$/.exec(url.pathname);
     try {
       if (route === 'POST /_sim/reset') control.reset();
       else if (route === 'POST /_sim/ready-delay') control.setReadyDelay(z.number().int().nonnegative().parse(input.ms));
@@ -263,7 +351,11 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
       else if (route === 'POST /_sim/faults') control.inject(FaultSchema.parse(input));
       else if (route === 'DELETE /_sim/faults') control.clearFaults();
       else if (route === 'GET /_sim/counters') return sendJson(res, 200, control.counters());
+      else if (route === 'GET /_sim/info') return sendJson(res, 200, { dialect, nativeCoin: render.nativeCoin, minIntervalMs, createIntervalMs });
       else if (route === 'GET /_sim/orders') return sendJson(res, 200, { orders: control.orders() });
+      else if (orderMatch && (req.method === 'PATCH' || req.method === 'POST')) {
+        return sendJson(res, 200, { order: control.setOrder(Number(orderMatch[1]), OrderPatchSchema.parse(input)) });
+      }
       else if (route === 'GET /_sim/servers') return sendJson(res, 200, { servers: control.servers() });
       else if (route === 'POST /_sim/servers') control.addServer(input as unknown as SimServer);
       else if (serverMatch && (req.method === 'PATCH' || req.method === 'POST')) control.setServer(Number(serverMatch[1]), input as Partial<SimServer>);
@@ -303,6 +395,8 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
   return {
     url: `http://${urlHost}:${port}`,
     apiKey,
+    dialect,
+    createIntervalMs,
     control,
     close: async () => {
       for (const entry of pendingDelays) {

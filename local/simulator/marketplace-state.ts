@@ -1,10 +1,11 @@
 /**
- * The simulated marketplace's business state and rules, without HTTP: catalogue, wallets, orders,
- * spot prices. Each endpoint method returns the response body, result code included.
+ * The simulated marketplace's business state and rules, without HTTP and without answer shapes:
+ * catalogue, wallets, orders, spot prices. Each endpoint method returns either its result (plain
+ * records) or a Refusal; a dialect (dialect.ts) turns both into response bodies. Coin names here
+ * are the spec's (`NATIVE-Blockchain`); the live dialect translates at the edge.
  * The rules the spec leaves open are decided here and listed in lambdas/marketplace/README.md.
  */
 import * as z from 'zod';
-import type { Order, Wallet } from '../../lambdas/domain/marketplace-types';
 import { buildCatalogue, DEFAULT_SERVER_COUNT, INITIAL_WALLETS, type SimServer } from './catalogue';
 
 /** One decrease of a spot price per this many ms (marketplace-api.md §8). */
@@ -15,6 +16,26 @@ export const SPOT_MAX_DECREASE_FRACTION = 0.2;
 /** Response body: always a result code, plus the endpoint's fields. */
 export type SimBody = { code: number; error?: string } & Record<string, unknown>;
 
+/** The spec's error strings of result code 6 (marketplace-api.md). */
+export type RejectionReason = 'not_enough_balance' | 'server-already-rented' | 'too_low_price' | 'server-offline' | 'currency-not-allowed';
+
+/** Why a request was not carried out, in the simulator's words; each dialect words it its own way. */
+export type Refusal =
+  /** Invalid input or an unknown/unsuitable object (code 2). */
+  | { readonly kind: 'invalid' }
+  /** Code 6 with one of the spec's reasons; `minPrice` for too_low_price against a server minimum. */
+  | { readonly kind: 'rejected'; readonly reason: RejectionReason; readonly minPrice?: number }
+  /** A spot price decrease bigger than the allowed step (`maxStep`, in the order's currency). */
+  | { readonly kind: 'step-too-big'; readonly maxStep: number }
+  /** A second spot price decrease sooner than SPOT_DECREASE_INTERVAL_MS after the last one. */
+  | { readonly kind: 'decrease-too-soon'; readonly waitMs: number };
+
+export type Outcome<T> = { readonly ok: T } | { readonly refused: Refusal };
+
+/** What an order is doing. Without a control override it follows the clock. */
+export type OrderPhase = 'pending' | 'creating_order' | 'running' | 'paused' | 'expired';
+export const ORDER_PHASES = ['pending', 'creating_order', 'running', 'paused', 'expired'] as const;
+
 /** An order as the simulator keeps it. */
 interface OrderRecord {
   readonly order_id: number;
@@ -23,7 +44,7 @@ interface OrderRecord {
   readonly currency: string;
   price: number;
   readonly image: string;
-  readonly ports: Readonly<Record<string, string>>;
+  readonly ports: Readonly<Record<string, 'tcp' | 'http'>>;
   readonly env: Readonly<Record<string, string>>;
   readonly createdMs: number;
   readonly readyAtMs: number;
@@ -31,18 +52,31 @@ interface OrderRecord {
   endedMs?: number;
   endReason?: 'cancelled' | 'expired';
   lastDecreaseMs?: number;
+  /** Set through the control: the phase shown instead of the clock's. */
+  forcedPhase?: Exclude<OrderPhase, 'expired'>;
+  /** When the order went running through the control before its ready time. */
+  startedMs?: number;
 }
 
-/** An order as control.orders() reports it: the API view plus what the simulator knows. */
-export interface SimOrderView extends Order {
-  readonly image: string;
-  readonly completed: boolean;
-  readonly end_reason?: 'cancelled' | 'expired';
+/** A snapshot of an order with its phase at the time asked. */
+export interface SimOrder extends Readonly<Omit<OrderRecord, 'forcedPhase'>> {
+  readonly phase: OrderPhase;
+  /** When it went running (ms), if it has. */
+  readonly startedAtMs?: number;
 }
 
-const ok = (fields: Record<string, unknown> = {}): SimBody => ({ code: 0, ...fields });
-const invalid = (): SimBody => ({ code: 2 });
-const rejected = (error: string): SimBody => ({ code: 6, error });
+/** A status change requested through the control (`POST /_sim/orders/:id`). */
+export const OrderPatchSchema = z.strictObject({
+  status: z.enum(ORDER_PHASES).optional(),
+  online: z.boolean().optional(),
+  expired: z.boolean().optional(),
+});
+export type OrderPatch = z.infer<typeof OrderPatchSchema>;
+
+const refuse = (refusal: Refusal): { refused: Refusal } => ({ refused: refusal });
+const invalid = () => refuse({ kind: 'invalid' });
+const rejected = (reason: RejectionReason, minPrice?: number) =>
+  refuse(minPrice === undefined ? { kind: 'rejected', reason } : { kind: 'rejected', reason, minPrice });
 
 const CreateOrderBodySchema = z.looseObject({
   renting_server: z.number().int(),
@@ -54,11 +88,11 @@ const CreateOrderBodySchema = z.looseObject({
   ssh_password: z.string().regex(/^[A-Za-z0-9]{1,32}$/).optional(),
   spotprice: z.number().positive().optional(),
 });
+export type CreateOrderBody = z.infer<typeof CreateOrderBodySchema>;
 const CancelBodySchema = z.looseObject({ id: z.number().int() });
 const SetSpotPriceBodySchema = z.looseObject({ order_id: z.number().int(), desired_price: z.number().positive() });
 
 const clone = <T>(value: T): T => structuredClone(value);
-const seconds = (ms: number): number => Math.floor(ms / 1000);
 
 export interface MarketplaceStateOptions {
   readonly seed: number;
@@ -90,23 +124,25 @@ export class MarketplaceState {
 
   // ---- endpoints ----------------------------------------------------------------------------
 
-  public marketplace(now: number): SimBody {
+  public marketplace(now: number): SimServer[] {
     this.sweep(now);
-    // `online` and `net` are not in the spec: they exercise the client's tolerance of extra fields.
-    return ok({ servers: this.servers.map((s) => ({ ...clone(s), net: { up: 500, down: 1000 } })) });
+    return clone(this.servers);
   }
 
-  public walletList(): SimBody {
-    return ok({
-      wallets: [...this.wallets].map(([name, balance]) => ({ name, balance, deposit: `sim-deposit-${name}` })),
-    });
+  public walletList(): [string, number][] {
+    return [...this.wallets];
   }
 
-  public createOrder(body: unknown, now: number): SimBody {
-    this.sweep(now);
+  /** Validates the parsed JSON body of create_order (the dialect may translate coin names first). */
+  public static parseCreateOrder(body: unknown): CreateOrderBody | undefined {
     const parsed = CreateOrderBodySchema.safeParse(body);
-    if (!parsed.success) return invalid();
-    const req = parsed.data;
+    return parsed.success ? parsed.data : undefined;
+  }
+
+  public createOrder(body: unknown, now: number): Outcome<SimOrder> {
+    this.sweep(now);
+    const req = MarketplaceState.parseCreateOrder(body);
+    if (!req) return invalid();
     if (req.type === 'spot' && req.spotprice === undefined) return invalid();
     const server = this.servers.find((s) => s.id === req.renting_server);
     if (!server) return invalid();
@@ -118,7 +154,7 @@ export class MarketplaceState {
       const minimum = server.price.spot[req.currency];
       // No spot market in this currency: the request cannot be served as asked.
       if (minimum === undefined) return invalid();
-      if ((req.spotprice as number) < minimum) return rejected('too_low_price');
+      if ((req.spotprice as number) < minimum) return rejected('too_low_price', minimum);
       price = req.spotprice as number;
     } else {
       const listed = server.price.on_demand[req.currency];
@@ -147,26 +183,26 @@ export class MarketplaceState {
     this.orders.push(order);
     this.ordersCreated += 1;
     this.patchServer(server.id, { rented: true });
-    return ok({ order_id: order.order_id });
+    return { ok: this.snapshot(order, now) };
   }
 
-  public myOrders(returnCompleted: boolean, now: number): SimBody {
+  /** Active orders, or every order with `returnCompleted`. */
+  public myOrders(returnCompleted: boolean, now: number): SimOrder[] {
     this.sweep(now);
-    const visible = this.orders.filter((o) => returnCompleted || o.endedMs === undefined);
-    return ok({ orders: visible.map((o) => this.apiView(o, now)) });
+    return this.orders.filter((o) => returnCompleted || o.endedMs === undefined).map((o) => this.snapshot(o, now));
   }
 
-  public cancelOrder(body: unknown, now: number): SimBody {
+  public cancelOrder(body: unknown, now: number): Outcome<true> {
     this.sweep(now);
     const parsed = CancelBodySchema.safeParse(body);
     if (!parsed.success) return invalid();
     const order = this.orders.find((o) => o.order_id === parsed.data.id);
     if (!order || order.endedMs !== undefined) return invalid();
     this.end(order, now, 'cancelled');
-    return ok();
+    return { ok: true };
   }
 
-  public setSpotPrice(body: unknown, now: number): SimBody {
+  public setSpotPrice(body: unknown, now: number): Outcome<true> {
     this.sweep(now);
     const parsed = SetSpotPriceBodySchema.safeParse(body);
     if (!parsed.success) return invalid();
@@ -174,25 +210,28 @@ export class MarketplaceState {
     const order = this.orders.find((o) => o.order_id === order_id);
     if (!order || order.type !== 'spot' || order.endedMs !== undefined) return invalid();
     const minimum = this.servers.find((s) => s.id === order.renting_server)?.price.spot[order.currency];
-    if (minimum !== undefined && desired_price < minimum) return rejected('too_low_price');
+    if (minimum !== undefined && desired_price < minimum) return rejected('too_low_price', minimum);
     if (desired_price < order.price) {
-      if (order.lastDecreaseMs !== undefined && now - order.lastDecreaseMs < SPOT_DECREASE_INTERVAL_MS) return invalid();
-      if (desired_price < order.price * (1 - SPOT_MAX_DECREASE_FRACTION)) return rejected('too_low_price');
+      const since = order.lastDecreaseMs === undefined ? Infinity : now - order.lastDecreaseMs;
+      if (since < SPOT_DECREASE_INTERVAL_MS) return refuse({ kind: 'decrease-too-soon', waitMs: SPOT_DECREASE_INTERVAL_MS - since });
+      const maxStep = order.price * SPOT_MAX_DECREASE_FRACTION;
+      if (order.price - desired_price > maxStep) return refuse({ kind: 'step-too-big', maxStep });
       order.lastDecreaseMs = now;
     }
     order.price = desired_price;
-    return ok();
+    return { ok: true };
   }
 
-  public spotMarket(serverParam: string | null, now: number): SimBody {
+  /** A server's spot market: the server and its active spot orders. */
+  public spotMarket(serverParam: string | null, now: number): Outcome<{ server: SimServer; offers: SimOrder[] }> {
     this.sweep(now);
     const id = serverParam !== null && /^\d+$/.test(serverParam) ? Number(serverParam) : undefined;
     const server = id === undefined ? undefined : this.servers.find((s) => s.id === id);
     if (!server) return invalid();
     const offers = this.orders
       .filter((o) => o.renting_server === server.id && o.type === 'spot' && o.endedMs === undefined)
-      .map((o) => ({ order_id: o.order_id, price: o.price, currency: o.currency }));
-    return ok({ market: { offers, server: { id: server.id, min_pricing: clone(server.price.spot), online: server.online } } });
+      .map((o) => this.snapshot(o, now));
+    return { ok: { server: clone(server), offers } };
   }
 
   // ---- control ------------------------------------------------------------------------------
@@ -216,18 +255,39 @@ export class MarketplaceState {
     this.wallets.set(currency, balance);
   }
 
-  public allWallets(): Wallet[] {
-    return [...this.wallets].map(([name, balance]) => ({ name, balance }));
+  /** Every order ever created, ended ones included. */
+  public allOrders(now: number): SimOrder[] {
+    this.sweep(now);
+    return this.orders.map((o) => this.snapshot(o, now));
   }
 
-  public allOrders(now: number): SimOrderView[] {
+  /**
+   * Changes an order's status the way the marketplace might on its own: `online: false` pauses a
+   * running order (or holds a starting one offline), `online: true` or `status: 'running'` makes it
+   * run now, `expired: true` or `status: 'expired'` ends it (and frees its server). An ended order
+   * cannot come back.
+   */
+  public patchOrder(id: number, patch: OrderPatch, now: number): SimOrder {
     this.sweep(now);
-    return this.orders.map((o) => ({
-      ...this.apiView(o, now),
-      image: o.image,
-      completed: o.endedMs !== undefined,
-      ...(o.endReason ? { end_reason: o.endReason } : {}),
-    }));
+    const order = this.orders.find((o) => o.order_id === id);
+    if (!order) throw new Error(`no order ${id}`);
+    const end = patch.expired === true || patch.status === 'expired';
+    const phase = this.phaseOf(order, now);
+    if (order.endedMs !== undefined) {
+      if (!end && (patch.status !== undefined || patch.online !== undefined || patch.expired === false)) throw new Error(`order ${id} has ended`);
+      return this.snapshot(order, now);
+    }
+    if (end) {
+      this.end(order, now, 'expired');
+      return this.snapshot(order, now);
+    }
+    let next: Exclude<OrderPhase, 'expired'> | undefined = patch.status as Exclude<OrderPhase, 'expired'> | undefined;
+    if (patch.online === true) next = 'running';
+    if (patch.online === false) next = phase === 'running' ? 'paused' : (next ?? (phase as Exclude<OrderPhase, 'expired'>));
+    if (next === undefined) return this.snapshot(order, now);
+    if (next === 'running' && order.startedMs === undefined && now < order.readyAtMs) order.startedMs = now;
+    order.forcedPhase = next;
+    return this.snapshot(order, now);
   }
 
   // ---- internals ----------------------------------------------------------------------------
@@ -246,29 +306,16 @@ export class MarketplaceState {
     if (!stillRented && this.servers.some((s) => s.id === order.renting_server)) this.patchServer(order.renting_server, { rented: false });
   }
 
-  private apiView(order: OrderRecord, now: number): Order {
-    const ready = now >= order.readyAtMs;
-    // Ended orders read `expired` (the spec's only terminal status), whether cancelled or run out.
-    const status = order.endedMs !== undefined ? 'expired' : ready ? 'running' : 'creating_order';
-    const host = `n${order.renting_server}.servers.sim.invalid`;
-    const mapped = (port: string) => 20_000 + ((order.order_id * 7 + Number(port)) % 40_000);
-    const connection = ready && order.endedMs === undefined
-      ? {
-          ssh: `ssh root@${host} -p ${mapped('22')}`,
-          jupyter: `http://${host}:${mapped('8888')}`,
-          ports: Object.fromEntries(Object.entries(order.ports).map(([port, proto]) => [port, `${proto}://${host}:${mapped(port)}`])),
-        }
-      : {};
-    return {
-      order_id: order.order_id,
-      renting_server: order.renting_server,
-      type: order.type,
-      status,
-      currency: order.currency,
-      price: order.price,
-      created: seconds(order.createdMs),
-      started: ready ? seconds(order.readyAtMs) : 0,
-      connection,
-    };
+  private phaseOf(order: OrderRecord, now: number): OrderPhase {
+    if (order.endedMs !== undefined) return 'expired';
+    if (order.forcedPhase) return order.forcedPhase;
+    return now >= order.readyAtMs ? 'running' : 'creating_order';
+  }
+
+  private snapshot(order: OrderRecord, now: number): SimOrder {
+    const { forcedPhase: _forced, ...rest } = order;
+    const naturalStart = now >= order.readyAtMs && (order.endedMs === undefined || order.endedMs >= order.readyAtMs) ? order.readyAtMs : undefined;
+    const startedAtMs = order.startedMs ?? naturalStart;
+    return { ...clone(rest), phase: this.phaseOf(order, now), ...(startedAtMs !== undefined ? { startedAtMs } : {}) };
   }
 }
