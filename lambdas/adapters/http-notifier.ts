@@ -39,7 +39,44 @@ export interface HttpNotifierOptions {
   readonly callbackBackoffMs?: number;
   /** Longest Discord retry_after we wait for once. @default 5000 */
   readonly discordMaxWaitMs?: number;
+  /**
+   * Milliseconds left in the invocation (adapters/invocation-budget.ts). Every POST's timeout is cut
+   * to what is left minus `reserveMs`, and retries and Discord waits that would not fit are skipped,
+   * so a hanging receiver never outlives the function. @default () => Infinity
+   */
+  readonly remainingMs?: () => number;
+  /** Kept back for the caller's work after the deliveries (claim release, logs). @default 2000 */
+  readonly reserveMs?: number;
 }
+
+/** The notifier's defaults (order-relay.md §8 timeouts); the time-budget test sums the same numbers. */
+export const NOTIFIER_DEFAULTS = {
+  callbackTimeoutMs: 10_000,
+  chatTimeoutMs: 5_000,
+  callbackAttempts: 3,
+  callbackBackoffMs: 1_000,
+  discordMaxWaitMs: 5_000,
+  reserveMs: 2_000,
+  /** A POST given less than this is not started: it could not complete. */
+  minAttemptMs: 500,
+} as const;
+
+type Limits = Pick<HttpNotifierOptions, 'callbackTimeoutMs' | 'chatTimeoutMs' | 'callbackAttempts' | 'callbackBackoffMs' | 'discordMaxWaitMs'>;
+
+/** Longest a callback delivery can take without a budget: every attempt times out, with the back-off between. */
+export const callbackWorstCaseMs = (limits: Limits = {}): number => {
+  const attempts = Math.max(1, limits.callbackAttempts ?? NOTIFIER_DEFAULTS.callbackAttempts);
+  const backoff = limits.callbackBackoffMs ?? NOTIFIER_DEFAULTS.callbackBackoffMs;
+  let total = attempts * (limits.callbackTimeoutMs ?? NOTIFIER_DEFAULTS.callbackTimeoutMs);
+  for (let attempt = 1; attempt < attempts; attempt += 1) total += backoff * 2 ** (attempt - 1);
+  return total;
+};
+
+/** Longest a chat announcement can take (Slack and Discord in parallel; Discord may wait once for retry_after). */
+export const chatWorstCaseMs = (limits: Limits = {}): number => {
+  const post = limits.chatTimeoutMs ?? NOTIFIER_DEFAULTS.chatTimeoutMs;
+  return Math.max(post, post + (limits.discordMaxWaitMs ?? NOTIFIER_DEFAULTS.discordMaxWaitMs) + post);
+};
 
 type Outcome = { ok: true; status: number } | { ok: false; retry: boolean; status?: number; reason: string; retryAfterMs?: number };
 
@@ -73,11 +110,30 @@ export class HttpNotifier implements Notifier {
   private readonly transport: Transport;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly now: () => number;
+  private readonly remainingMs: () => number;
 
   public constructor(private readonly opts: HttpNotifierOptions) {
     this.transport = opts.transport ?? httpPost;
     this.sleep = opts.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
     this.now = opts.now ?? Date.now;
+    this.remainingMs = opts.remainingMs ?? (() => Number.POSITIVE_INFINITY);
+  }
+
+  /** Milliseconds the deliveries may still use: the invocation's remaining time minus the reserve. */
+  private budgetMs(): number {
+    return this.remainingMs() - (this.opts.reserveMs ?? NOTIFIER_DEFAULTS.reserveMs);
+  }
+
+  /** The timeout of a POST started now: `nominalMs`, cut to the budget; undefined when too little is left to try. */
+  private attemptTimeout(nominalMs: number): number | undefined {
+    const budget = this.budgetMs();
+    if (budget < NOTIFIER_DEFAULTS.minAttemptMs) return undefined;
+    return Math.floor(Math.min(nominalMs, budget));
+  }
+
+  /** Whether waiting `waitMs` would still leave time for another attempt. */
+  private canWait(waitMs: number): boolean {
+    return this.budgetMs() - waitMs >= NOTIFIER_DEFAULTS.minAttemptMs;
   }
 
   /**
@@ -87,7 +143,7 @@ export class HttpNotifier implements Notifier {
    */
   public async callback(url: string, taskId: string, result: TaskResult): Promise<boolean> {
     const host = hostOf(url);
-    const attempts = Math.max(1, this.opts.callbackAttempts ?? 3);
+    const attempts = Math.max(1, this.opts.callbackAttempts ?? NOTIFIER_DEFAULTS.callbackAttempts);
     const fail = (reason: string, extra: Record<string, unknown> = {}) => {
       logger.warn('callback delivery failed', { task_id: taskId, callback_host: host, reason, ...extra });
       countMetric(MetricName.CallbackFailures);
@@ -106,10 +162,18 @@ export class HttpNotifier implements Notifier {
     const body = JSON.stringify(result);
     const deliveryId = callbackDeliveryId(taskId);
     let last: Outcome = { ok: false, retry: false, reason: 'not attempted' };
+    let tried = 0;
     for (let attempt = 1; attempt <= attempts; attempt += 1) {
+      const timeoutMs = this.attemptTimeout(this.opts.callbackTimeoutMs ?? NOTIFIER_DEFAULTS.callbackTimeoutMs);
+      if (timeoutMs === undefined) {
+        // The function would time out before this attempt could finish: stop, so the handler still ends on its own.
+        if (attempt === 1) last = { ok: false, retry: false, reason: 'no time left in the invocation' };
+        break;
+      }
+      tried = attempt;
       // A fresh timestamp per attempt keeps a late retry inside the receiver's replay window.
       const timestamp = String(Math.floor(this.now() / 1000));
-      last = await this.post(url, body, this.opts.callbackTimeoutMs ?? 10_000, {
+      last = await this.post(url, body, timeoutMs, {
         'X-Webhook-Timestamp': timestamp,
         'X-Webhook-Signature': hmacHex(secret, signedBytes(body, timestamp)),
         'X-Webhook-Id': deliveryId,
@@ -120,10 +184,15 @@ export class HttpNotifier implements Notifier {
         return true;
       }
       if (!last.retry || attempt === attempts) break;
+      const backoffMs = (this.opts.callbackBackoffMs ?? NOTIFIER_DEFAULTS.callbackBackoffMs) * 2 ** (attempt - 1);
+      if (!this.canWait(backoffMs)) {
+        logger.info('callback retries skipped: the invocation is running out of time', { task_id: taskId, callback_host: host, attempt });
+        break;
+      }
       logger.info('callback attempt failed, retrying', { task_id: taskId, callback_host: host, attempt, status: last.status, reason: last.reason });
-      await this.sleep((this.opts.callbackBackoffMs ?? 1_000) * 2 ** (attempt - 1));
+      await this.sleep(backoffMs);
     }
-    return fail(last.ok ? 'unknown' : last.reason, { status: last.ok ? undefined : last.status, attempts });
+    return fail(last.ok ? 'unknown' : last.reason, { status: last.ok ? undefined : last.status, attempts: tried });
   }
 
   /** Sends `text` to Slack (`{text}`) and Discord (`{content}`, ≤ 2000 chars) in parallel; unset URLs are skipped. */
@@ -146,7 +215,7 @@ export class HttpNotifier implements Notifier {
     const refused = this.refusal(responseUrl);
     const outcome: Outcome = refused
       ? { ok: false, retry: false, reason: `destination refused: ${refused}` }
-      : await this.post(responseUrl, JSON.stringify({ response_type: 'in_channel', replace_original: false, text }), this.chatTimeout());
+      : await this.budgetedPost(responseUrl, JSON.stringify({ response_type: 'in_channel', replace_original: false, text }), this.chatTimeout());
     if (!outcome.ok) logger.warn('slack response_url delivery failed', { status: outcome.status, reason: outcome.reason });
   }
 
@@ -154,7 +223,7 @@ export class HttpNotifier implements Notifier {
     const refused = this.refusal(url);
     const outcome: Outcome = refused
       ? { ok: false, retry: false, reason: `destination refused: ${refused}` }
-      : await this.post(url, JSON.stringify({ text }), this.chatTimeout());
+      : await this.budgetedPost(url, JSON.stringify({ text }), this.chatTimeout());
     if (!outcome.ok) this.chatFailed('slack', outcome);
   }
 
@@ -162,13 +231,14 @@ export class HttpNotifier implements Notifier {
     const refused = this.refusal(url);
     if (refused) return this.chatFailed('discord', { ok: false, retry: false, reason: `destination refused: ${refused}` });
     const body = JSON.stringify({ content: discordContent(text) });
-    let outcome = await this.post(url, body, this.chatTimeout(), {}, true);
+    let outcome = await this.budgetedPost(url, body, this.chatTimeout(), true);
     if (!outcome.ok && outcome.status === 429) {
       const waitMs = outcome.retryAfterMs ?? 1_000;
-      // Retrying before retry_after would only be rejected again; beyond the cap we give up.
-      if (waitMs <= (this.opts.discordMaxWaitMs ?? 5_000)) {
+      // Retrying before retry_after would only be rejected again; beyond the cap (or the
+      // invocation's remaining time) we give up.
+      if (waitMs <= (this.opts.discordMaxWaitMs ?? NOTIFIER_DEFAULTS.discordMaxWaitMs) && this.canWait(waitMs)) {
         await this.sleep(waitMs);
-        outcome = await this.post(url, body, this.chatTimeout(), {}, true);
+        outcome = await this.budgetedPost(url, body, this.chatTimeout(), true);
       } else {
         outcome = { ...outcome, reason: `rate limited for ${waitMs} ms` };
       }
@@ -183,7 +253,14 @@ export class HttpNotifier implements Notifier {
   }
 
   private chatTimeout(): number {
-    return this.opts.chatTimeoutMs ?? 5_000;
+    return this.opts.chatTimeoutMs ?? NOTIFIER_DEFAULTS.chatTimeoutMs;
+  }
+
+  /** A chat POST with its timeout cut to the budget; not sent at all when no time is left. */
+  private async budgetedPost(url: string, body: string, nominalMs: number, readRetryAfter = false): Promise<Outcome> {
+    const timeoutMs = this.attemptTimeout(nominalMs);
+    if (timeoutMs === undefined) return { ok: false, retry: false, reason: 'no time left in the invocation' };
+    return this.post(url, body, timeoutMs, {}, readRetryAfter);
   }
 
   /** The protocol is always checked; literal private hosts only when the guard is on (it re-checks after DNS). */

@@ -10,8 +10,29 @@ import { HttpMarketplaceClient } from '../marketplace/http-marketplace-client';
 import { DynamoDbPacingGate } from './dynamodb-pacing-gate';
 import { DynamoDbReadCache } from './dynamodb-read-cache';
 import type { RelayEnv } from './env';
+import { remainingMs } from './invocation-budget';
 import { countMetric, logger, MetricName } from './observability';
 import { marketplaceApiKey } from './secrets';
+
+/**
+ * Retry limits and back-off of the deployed client, stated here (not left to the client's defaults)
+ * so the time-budget test (test/unit/time-budgets.test.ts) sums the same numbers the code uses.
+ */
+export const MARKETPLACE_CLIENT_LIMITS = {
+  maxNetworkRetries: 2,
+  maxRateLimitRetries: 4,
+  baseBackoffMs: 1_000,
+  maxBackoffMs: 16_000,
+} as const;
+
+/**
+ * Kept back from the client's budget for the caller's own answer after the client gives up (the
+ * summary's JSON 500, a step's error result); the client keeps its own safety reserve on top.
+ */
+export const MARKETPLACE_ANSWER_RESERVE_MS = 1_000;
+
+/** The invocation's remaining time as the marketplace client may spend it. */
+export const marketplaceRemainingMs = (): number => remainingMs() - MARKETPLACE_ANSWER_RESERVE_MS;
 
 let doc: DynamoDBDocumentClient | undefined;
 
@@ -31,6 +52,10 @@ export const marketplaceFromEnv = (env: RelayEnv, options: { cacheMaxAgeMs?: num
     pacing: new DynamoDbPacingGate(db, env.TABLE_NAME),
     minIntervalMs: env.MARKETPLACE_MIN_INTERVAL_MS,
     timeoutMs: env.MARKETPLACE_TIMEOUT_MS,
+    ...MARKETPLACE_CLIENT_LIMITS,
+    // Each attempt's timeout is capped and retries skipped so the client gives up
+    // (MarketplaceUnavailableError) before the invocation runs out of time.
+    remainingMs: marketplaceRemainingMs,
     onError: (code) => countMetric(MetricName.MarketplaceErrors, { name: 'ResultCode', value: String(code) }),
   });
   return new CachedMarketplaceClient({

@@ -33,6 +33,7 @@ import { taskRepositoryFromEnv, workflowStarterFromEnv } from '../../adapters/fr
 import { marketplaceFromEnv } from '../../adapters/marketplace-from-env';
 import { notifierFromEnv } from '../../adapters/notifier-from-env';
 import { countMetric, logger, MetricName, tagTask, tracedHandler, tracedSegment, withTaskScope } from '../../adapters/observability';
+import { budgetedHandler } from '../../adapters/invocation-budget';
 import { SqsMessageVisibility, type MessageVisibility } from './sqs-message-visibility';
 
 /** A message body that is not a valid JobMessage. Never succeeds, so it ends in the DLQ. */
@@ -192,8 +193,8 @@ export const jobWorkerDepsFromEnv = (): JobWorkerDeps => {
 let worker: ReturnType<typeof createJobWorker> | undefined;
 
 /** The Lambda entry point (SQS event source with ReportBatchItemFailures), traced as `## <handler>`. */
-export const handler = tracedHandler(async function processJobQueue(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
+export const handler = budgetedHandler(tracedHandler(async function processJobQueue(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
   worker ??= createJobWorker(jobWorkerDepsFromEnv());
   logger.addContext(context);
   return worker(event, context);
-});
+}));

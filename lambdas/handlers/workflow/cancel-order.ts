@@ -1,6 +1,7 @@
 /** CancelOrder: cancels the placed order after a readiness timeout, or as compensation after an error. */
 import { cancelOrderStep, type CancelOrderDeps, type CancelResult } from '../../domain/create-order-steps';
 import { countMetric, logger, MetricName, tracedHandler } from '../../adapters/observability';
+import { budgetedHandler } from '../../adapters/invocation-budget';
 import { cancelOrderDeps } from './deps';
 import { parseWorkflowState, systemClock, type Clock } from './shared';
 
@@ -14,4 +15,4 @@ export const makeCancelOrder = (deps: () => CancelOrderDeps | Promise<CancelOrde
     return result;
   };
 
-export const handler = tracedHandler(makeCancelOrder(cancelOrderDeps));
+export const handler = budgetedHandler(tracedHandler(makeCancelOrder(cancelOrderDeps)));

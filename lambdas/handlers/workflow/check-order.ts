@@ -1,6 +1,7 @@
 /** CheckOrder: one readiness poll of my_orders; the state machine waits and loops. */
 import { checkOrder, type CheckOrderDeps, type CheckResult } from '../../domain/create-order-steps';
 import { logger, tracedHandler } from '../../adapters/observability';
+import { budgetedHandler } from '../../adapters/invocation-budget';
 import { checkOrderDeps } from './deps';
 import { parseWorkflowState, systemClock, type Clock } from './shared';
 
@@ -13,4 +14,4 @@ export const makeCheckOrder = (deps: () => CheckOrderDeps | Promise<CheckOrderDe
     return check;
   };
 
-export const handler = tracedHandler(makeCheckOrder(checkOrderDeps));
+export const handler = budgetedHandler(tracedHandler(makeCheckOrder(checkOrderDeps)));

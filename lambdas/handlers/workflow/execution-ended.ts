@@ -6,6 +6,7 @@
 import * as z from 'zod';
 import { handleExecutionEnded, type ExecutionEndedDeps } from '../../domain/create-order-steps';
 import { countMetric, logger, MetricName, tagTask, tracedHandler } from '../../adapters/observability';
+import { budgetedHandler } from '../../adapters/invocation-budget';
 import { HARD_TIME_LIMIT_SECONDS } from '../../../lib/config';
 import { executionEndedDeps } from './notifier-deps';
 import { systemClock, type Clock } from './shared';
@@ -60,4 +61,4 @@ export const makeExecutionEnded = (deps: () => ExecutionEndedDeps | Promise<Exec
     return { action: outcome.action };
   };
 
-export const handler = tracedHandler(makeExecutionEnded(executionEndedDeps));
+export const handler = budgetedHandler(tracedHandler(makeExecutionEnded(executionEndedDeps)));

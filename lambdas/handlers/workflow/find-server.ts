@@ -1,6 +1,7 @@
 /** FindServer: first matching server nobody else holds, claimed for this task. */
 import { findServer, type FindServerDeps, type SearchResult } from '../../domain/create-order-steps';
 import { logger, tracedHandler } from '../../adapters/observability';
+import { budgetedHandler } from '../../adapters/invocation-budget';
 import { findServerDeps } from './deps';
 import { parseWorkflowState, systemClock, type Clock } from './shared';
 
@@ -13,4 +14,4 @@ export const makeFindServer = (deps: () => FindServerDeps | Promise<FindServerDe
     return search;
   };
 
-export const handler = tracedHandler(makeFindServer(findServerDeps));
+export const handler = budgetedHandler(tracedHandler(makeFindServer(findServerDeps)));

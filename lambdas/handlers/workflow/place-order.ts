@@ -1,6 +1,7 @@
 /** PlaceOrder: create_order once per task (intent marker + my_orders reconciliation), or ask for a new search. */
 import { placeOrder, type PlaceOrderDeps, type PlacementResult } from '../../domain/create-order-steps';
 import { countMetric, logger, MetricName, tracedHandler } from '../../adapters/observability';
+import { budgetedHandler } from '../../adapters/invocation-budget';
 import { placeOrderDeps } from './deps';
 import { parseWorkflowState, systemClock, type Clock } from './shared';
 
@@ -18,4 +19,4 @@ export const makePlaceOrder = (deps: () => PlaceOrderDeps | Promise<PlaceOrderDe
     return placement;
   };
 
-export const handler = tracedHandler(makePlaceOrder(placeOrderDeps));
+export const handler = budgetedHandler(tracedHandler(makePlaceOrder(placeOrderDeps)));

@@ -1,6 +1,7 @@
 /** ReportResult: the task's one result (record, callback, chat on a ready order) and the claim release. */
 import { reportResult, type ReportResultDeps } from '../../domain/create-order-steps';
 import { countMetric, logger, MetricName, tracedHandler } from '../../adapters/observability';
+import { budgetedHandler } from '../../adapters/invocation-budget';
 import { reportResultDeps } from './notifier-deps';
 import { parseWorkflowState, systemClock, type Clock } from './shared';
 
@@ -18,4 +19,4 @@ export const makeReportResult = (deps: () => ReportResultDeps | Promise<ReportRe
     return { success, delivered };
   };
 
-export const handler = tracedHandler(makeReportResult(reportResultDeps));
+export const handler = budgetedHandler(tracedHandler(makeReportResult(reportResultDeps)));

@@ -1,5 +1,6 @@
 /** ReserveQuota: counts the order against MAX_ORDERS_PER_HOUR (rolling hour, account-wide). */
 import { tracedHandler } from '../../adapters/observability';
+import { budgetedHandler } from '../../adapters/invocation-budget';
 import { reserveQuota, type ReserveQuotaDeps } from '../../domain/create-order-steps';
 import { keys } from '../../../lib/relay-resources';
 import { reserveQuotaDeps } from './deps';
@@ -17,4 +18,4 @@ export const makeReserveQuota = (deps: () => ReserveQuotaHandlerDeps | Promise<R
     return reserveQuota(state, d, { now: clock(), limit: d.maxOrdersPerHour, key: keys.quota() });
   };
 
-export const handler = tracedHandler(makeReserveQuota(reserveQuotaDeps));
+export const handler = budgetedHandler(tracedHandler(makeReserveQuota(reserveQuotaDeps)));
