@@ -4,6 +4,7 @@
  */
 import type { RelayEnv } from './env';
 import { HttpNotifier } from './http-notifier';
+import { remainingMs } from './invocation-budget';
 import { chatWebhooks, currentWebhookSecret } from './secrets';
 import type { Notifier } from '../domain/ports';
 
@@ -13,4 +14,6 @@ export const notifierFromEnv = (env: RelayEnv): Notifier =>
     webhookSecrets: () => currentWebhookSecret(env),
     chat: () => chatWebhooks(env),
     allowPrivate: env.ALLOW_PRIVATE_CALLBACKS,
+    // Deliveries give up before the invocation does, so the handler still records the outcome.
+    remainingMs,
   });

@@ -13,6 +13,7 @@ import type { Context } from 'aws-lambda';
 import { ROUTES, type RouteDefinition } from '../../../lib/routes';
 import { SOFT_TIME_LIMIT_SECONDS } from '../../../lib/config';
 import type { RelayEnv } from '../../adapters/env';
+import { invocationBudget } from '../../adapters/invocation-budget';
 import { countMetric, logger, MetricName, tagTask, taskScopeMiddleware, tracer } from '../../adapters/observability';
 import { acceptTask } from '../../domain/accept-task';
 import type { IdempotencyStore, JobQueue, SlidingWindow, TaskRepository, WorkflowStarter } from '../../domain/ports';
@@ -117,6 +118,7 @@ export const apiHandler = <D extends ChainDeps>(
     // nothing a route answers needs to be in X-Ray.
     .use(captureLambdaHandler(tracer, { captureResponse: false }))
     .use(taskScopeMiddleware()) // this request's lines carry its own task id, or none
+    .use(invocationBudget()) // the marketplace client budgets from this invocation's remaining time
     // logEvent pinned off: the raw event holds X-Webhook-Signature and caller URLs, and
     // POWERTOOLS_LOGGER_LOG_EVENT=true must not be able to put them in the logs.
     .use(injectLambdaContext(logger, { resetKeys: true, logEvent: false }))
