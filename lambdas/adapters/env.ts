@@ -37,6 +37,8 @@ export const RelayEnvSchema = z.object({
   ORDER_POLL_INTERVAL_SECONDS: z.coerce.number().int().positive().default(5),
   ALLOW_PRIVATE_CALLBACKS: bool.default(false),
   REQUIRE_WEBHOOK_TIMESTAMP: bool.default(false),
+  /** Without a Slack signing secret: true = commands pass unverified (the spec, `npm start`), false = refused (403). */
+  ALLOW_UNSIGNED_SLACK: bool.default(false),
   /** Delay unit of job retries (2^retry × this, in ms); 1000 in production, smaller in tests. */
   JOB_RETRY_BASE_MS: z.coerce.number().int().positive().default(1_000),
   // Secrets: ARN (AWS) or value (local).

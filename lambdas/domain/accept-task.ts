@@ -34,6 +34,8 @@ export interface AcceptTaskOptions {
   readonly now: number;
   readonly origin: TaskOrigin;
   readonly idempotencyKey?: string;
+  /** How long the key binds. @default IDEMPOTENCY_KEY_TTL_SECONDS (24 h) */
+  readonly idempotencyTtlSeconds?: number;
   readonly timing: { readonly poll_interval_seconds: number; readonly ready_timeout_seconds: number };
   readonly softLimitSeconds: number;
 }
@@ -57,7 +59,7 @@ export const recordedRequest = (request: TaskRequest): Record<string, unknown> =
 export const scopedIdempotencyKey = (kind: TaskRequest['kind'], key: string): string => `${kind}:${key}`;
 
 /**
- * Records and hands off one task. With an idempotency key, a repeat (within 24 h) returns the first
+ * Records and hands off one task. With an idempotency key, a repeat (within 24 h, or the given TTL) returns the first
  * request's task id with `replayed: true` and starts nothing. Throws {@link HandOffError} when the
  * task could not be recorded or handed off; by then the record is removed and the key released.
  */
@@ -70,7 +72,7 @@ export const acceptTask = async (
   if (key !== undefined && deps.idempotency) {
     let bound: string;
     try {
-      bound = await deps.idempotency.claim(key, opts.taskId, opts.now, IDEMPOTENCY_KEY_TTL_SECONDS);
+      bound = await deps.idempotency.claim(key, opts.taskId, opts.now, opts.idempotencyTtlSeconds ?? IDEMPOTENCY_KEY_TTL_SECONDS);
     } catch (cause) {
       throw new HandOffError({ cause });
     }

@@ -11,7 +11,7 @@ export type SlackCommand =
 export const usageText = (command = '/gpu'): string =>
   [
     'Usage:',
-    `• \`${command} rent <gpu_type> [max_price]\` rent the first available server with that GPU (max_price in USD/hour)`,
+    `• \`${command} rent <gpu_type> [max_price]\` rent the first available server with that GPU (max_price in USD/hour), e.g. \`${command} rent RTX_4090 0.5\` (write \`_\` for a space)`,
     `• \`${command} cancel <order_id>\` cancel an order`,
     `• \`${command} status\` list your orders`,
   ].join('\n');
@@ -19,8 +19,16 @@ export const usageText = (command = '/gpu'): string =>
 /** Same cap as the webhook's gpu_type. */
 const MAX_GPU_TYPE_LENGTH = 100;
 
-const RENT_USAGE = (command: string) => `Usage: \`${command} rent <gpu_type> [max_price]\`, e.g. \`${command} rent RTX_4090 0.5\` (max_price is a number, USD/hour)`;
+const RENT_USAGE = (command: string) =>
+  `Usage: \`${command} rent <gpu_type> [max_price]\`, e.g. \`${command} rent RTX_4090 0.5\` or \`${command} rent A100\` (write \`_\` for a space in the GPU name; max_price is a number, USD/hour)`;
+
 const CANCEL_USAGE = (command: string) => `Usage: \`${command} cancel <order_id>\` (order_id is a positive integer)`;
+
+/**
+ * The GPU argument as the marketplace names GPUs: one Slack word cannot hold a space, so `_` stands
+ * for one (`RTX_4090` searches "RTX 4090", a substring of "NVIDIA GeForce RTX 4090").
+ */
+const gpuTypeOf = (word: string): string => word.replace(/_+/g, ' ').trim();
 
 /** A USD/hour price as people type it: `0.5`, `.5`, `2`, optionally with a leading `$`. */
 const parsePrice = (word: string): number | undefined => {
@@ -40,7 +48,7 @@ const parseOrderId = (word: string): number | undefined => {
  * Splits `text` on whitespace; the first word (case-insensitive) is the subcommand. Empty text and
  * missing or invalid arguments give `usage`; an unknown subcommand gives `unknown` with the word.
  * `rent` and `cancel` take no extra words (a second GPU word would otherwise be read as a price);
- * `status` ignores trailing words.
+ * in the `rent` GPU argument `_` stands for a space; `status` ignores trailing words.
  */
 export const parseSlackCommand = (text: string | undefined, command = '/gpu'): SlackCommand => {
   const words = (text ?? '').trim().split(/\s+/).filter(Boolean);
@@ -49,8 +57,9 @@ export const parseSlackCommand = (text: string | undefined, command = '/gpu'): S
   switch (first.toLowerCase()) {
     case 'rent': {
       if (args.length < 1 || args.length > 2) return { kind: 'usage', text: RENT_USAGE(command) };
-      const [gpuType, priceWord] = args;
-      if (gpuType.length > MAX_GPU_TYPE_LENGTH) return { kind: 'usage', text: RENT_USAGE(command) };
+      const [gpuWord, priceWord] = args;
+      const gpuType = gpuTypeOf(gpuWord);
+      if (gpuType.length === 0 || gpuType.length > MAX_GPU_TYPE_LENGTH) return { kind: 'usage', text: RENT_USAGE(command) };
       if (priceWord === undefined) return { kind: 'rent', gpu_type: gpuType };
       const maxPrice = parsePrice(priceWord);
       return maxPrice === undefined ? { kind: 'usage', text: RENT_USAGE(command) } : { kind: 'rent', gpu_type: gpuType, max_price: maxPrice };

@@ -1,7 +1,10 @@
 /**
  * Slack request signing (hardening issue): when a Slack signing secret is configured,
  * X-Slack-Signature must be `v0=` + hex HMAC-SHA256 of `v0:<timestamp>:<raw body>`, with
- * X-Slack-Request-Timestamp within 5 minutes. Without a secret the endpoint stays unsigned (spec).
+ * X-Slack-Request-Timestamp within 5 minutes. Without a secret the endpoint is unsigned (the spec)
+ * only when `allowUnsigned` says so (ALLOW_UNSIGNED_SLACK: true under `npm start`, opt-in in AWS);
+ * otherwise every command is refused with 403 and nothing is queued: a public endpoint without a
+ * secret would let anyone rent or cancel.
  */
 import type middy from '@middy/core';
 import { signatureMatches, timestampFresh } from '../domain/signing';
@@ -14,9 +17,14 @@ export const SLACK_WINDOW_SECONDS = 300;
 export interface SlackSignatureOptions {
   /** The signing secret, or undefined when none is configured. */
   readonly secret: () => Promise<string | undefined>;
+  /** ALLOW_UNSIGNED_SLACK: without a secret, let commands through unverified. @default false (refuse) */
+  readonly allowUnsigned?: boolean | (() => boolean);
   /** @default Date.now */
   readonly now?: () => number;
 }
+
+/** The answer to a command refused because no signing secret is configured (a 403, nothing queued). */
+export const UNSIGNED_SLACK_REFUSED_MESSAGE = 'Slack commands are disabled: this relay has no Slack signing secret configured';
 
 /** The bytes Slack signs. */
 export const slackBaseString = (timestamp: string, rawBody: Buffer): Buffer =>
@@ -32,7 +40,13 @@ export const verifySlackSignature = (options: SlackSignatureOptions): middy.Midd
       logger.error('Slack signing secret unavailable', { error });
       throw httpError(503, 'Signature verification unavailable; retry later');
     }
-    if (!secret) return;
+    if (!secret) {
+      const allowUnsigned = typeof options.allowUnsigned === 'function' ? options.allowUnsigned() : options.allowUnsigned === true;
+      if (allowUnsigned) return;
+      countMetric(MetricName.SignatureRejected);
+      logger.warn('unsigned Slack command refused: no Slack signing secret is configured and ALLOW_UNSIGNED_SLACK is false; set the secret, or opt in with -c allowUnsignedSlack=true');
+      throw httpError(403, UNSIGNED_SLACK_REFUSED_MESSAGE);
+    }
     const fail = (reason: string) => {
       countMetric(MetricName.SignatureRejected);
       logger.info('Slack signature rejected', { reason });

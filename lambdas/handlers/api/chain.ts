@@ -80,7 +80,7 @@ export interface ApiHandlerOptions<D extends ChainDeps> {
   readonly deps: () => D;
   /** Parse the body as a JSON object into `event.jsonBody`. @default false */
   readonly json?: boolean;
-  /** Verify Slack's signature when a Slack signing secret is configured. @default false */
+  /** Verify Slack's signature (refusing unsigned commands unless ALLOW_UNSIGNED_SLACK). @default false */
   readonly slackSignature?: boolean;
 }
 
@@ -110,7 +110,11 @@ export const apiHandler = <D extends ChainDeps>(
     }));
   }
   if (options.slackSignature) {
-    chain.push(verifySlackSignature({ secret: async () => options.deps().slackSigningSecret?.(), now }));
+    chain.push(verifySlackSignature({
+      secret: async () => options.deps().slackSigningSecret?.(),
+      allowUnsigned: () => options.deps().env.ALLOW_UNSIGNED_SLACK,
+      now,
+    }));
   }
   if (options.json) chain.push(jsonBody());
   return middy<RelayEvent, ApiResult>()
@@ -149,12 +153,14 @@ export const acceptRequest = async (
   request: TaskRequest,
   origin: TaskOrigin,
   idempotencyKey: string | undefined,
+  options: { readonly idempotencyTtlSeconds?: number } = {},
 ): Promise<{ taskId: string; replayed: boolean }> => {
   const outcome = await acceptTask(deps, request, {
     taskId: (deps.newTaskId ?? randomUUID)(),
     now: (deps.now ?? Date.now)(),
     origin,
     idempotencyKey,
+    ...(options.idempotencyTtlSeconds !== undefined ? { idempotencyTtlSeconds: options.idempotencyTtlSeconds } : {}),
     timing: { poll_interval_seconds: deps.env.ORDER_POLL_INTERVAL_SECONDS, ready_timeout_seconds: deps.env.ORDER_READY_TIMEOUT_SECONDS },
     softLimitSeconds: SOFT_TIME_LIMIT_SECONDS,
   });

@@ -1,8 +1,10 @@
 /**
  * POST /slack/command: a Slack slash command (form-encoded, base64 through API Gateway). Not signed
- * with the webhook secret (spec); verified with Slack's signature when a signing secret is set.
- * Success is an `in_channel` message with the task id; usage and unknown commands are `ephemeral`.
- * Slack shows any non-200 answer as a generic failure, so every outcome here is a 200 message.
+ * with the webhook secret (spec); verified with Slack's signature when a signing secret is set, and
+ * refused (403) without one unless ALLOW_UNSIGNED_SLACK is true (the local default; AWS opts in with
+ * `-c allowUnsignedSlack=true`). Success is an `in_channel` message with the task id; usage and
+ * unknown commands are `ephemeral`. Slack shows any non-200 answer as a generic failure, so every
+ * outcome past the signature check is a 200 message.
  */
 import { logger } from '../../adapters/observability';
 import { HAND_OFF_FAILED_MESSAGE } from '../../domain/accept-task';
@@ -10,8 +12,12 @@ import { callbackUrlProblem, normalizeCreateOrder, SlackCommandFormSchema } from
 import { parseSlackCommand, unknownCommandText, usageText } from '../../domain/slack-command';
 import type { TaskOrigin, TaskRequest } from '../../domain/task';
 import { jsonResponse, rawBodyOf, type ApiResult, type RelayEvent } from '../../middleware/http';
+import { SLACK_WINDOW_SECONDS } from '../../middleware/slack-signature';
 import { acceptRequest, apiHandler, MAX_IDEMPOTENCY_KEY_LENGTH, type AcceptDeps, type ApiHandler } from './chain';
 import { acceptDepsFromEnv } from './deps';
+
+/** How long a trigger_id binds its task: Slack's signature replay window, not the 24 h of Idempotency-Key. */
+export const SLACK_TRIGGER_ID_TTL_SECONDS = SLACK_WINDOW_SECONDS;
 
 const reply = (responseType: 'in_channel' | 'ephemeral', text: string): ApiResult => jsonResponse(200, { response_type: responseType, text });
 
@@ -58,12 +64,14 @@ const postSlackCommand = async (event: RelayEvent, deps: AcceptDeps): Promise<Ap
   if (refused) logger.warn('ignoring Slack response_url', { reason: refused });
   const origin: TaskOrigin = { source: 'slack', ...(responseUrl && !refused ? { responseUrl } : {}) };
 
-  // Slack retries a command it thinks timed out with the same trigger_id: that retry must not queue twice.
+  // Slack never retries a slash command, and each invocation gets a fresh trigger_id. The key only
+  // guards the signature's own replay window: a captured signed command resent within 5 minutes
+  // queues once, and a client that reuses a trigger_id later is not silently dropped.
   const triggerId = params.get('trigger_id') ?? undefined;
   const idempotencyKey = triggerId && triggerId.length <= MAX_IDEMPOTENCY_KEY_LENGTH && /^[\x21-\x7e]+$/.test(triggerId) ? `slack:${triggerId}` : undefined;
 
   try {
-    const { taskId } = await acceptRequest(deps, request, origin, idempotencyKey);
+    const { taskId } = await acceptRequest(deps, request, origin, idempotencyKey, { idempotencyTtlSeconds: SLACK_TRIGGER_ID_TTL_SECONDS });
     return reply('in_channel', queuedText(taskId));
   } catch (error) {
     if (error instanceof Error && error.name === 'HandOffError') {

@@ -2,7 +2,9 @@ import { parseSlackCommand, unknownCommandText, usageText } from '../../../lambd
 
 describe('Function: parseSlackCommand', () => {
   it.each([
-    ['rent RTX_4090', { kind: 'rent', gpu_type: 'RTX_4090' }],
+    ['rent RTX_4090', { kind: 'rent', gpu_type: 'RTX 4090' }],
+    ['rent RTX_4090 0.5', { kind: 'rent', gpu_type: 'RTX 4090', max_price: 0.5 }],
+    ['rent _RTX__A6000_', { kind: 'rent', gpu_type: 'RTX A6000' }],
     ['RENT a100 0.75', { kind: 'rent', gpu_type: 'a100', max_price: 0.75 }],
     ['  Rent   H100   $2  ', { kind: 'rent', gpu_type: 'H100', max_price: 2 }],
     ['rent A100 .5', { kind: 'rent', gpu_type: 'A100', max_price: 0.5 }],
@@ -18,12 +20,24 @@ describe('Function: parseSlackCommand', () => {
     expect(parseSlackCommand(text)).toEqual({ kind: 'usage', text: usageText() });
   });
 
-  it.each([['rent'], ['rent A100 abc'], ['rent A100 0'], ['rent A100 -1'], ['rent A100 1 2'], ['cancel'], ['cancel abc'], ['cancel 0'], ['cancel 1.5'], ['cancel 1 2'], [`rent ${'x'.repeat(101)}`]])(
+  it.each([['rent'], ['rent A100 abc'], ['rent A100 0'], ['rent A100 -1'], ['rent A100 1 2'], ['cancel'], ['cancel abc'], ['cancel 0'], ['cancel 1.5'], ['cancel 1 2'], [`rent ${'x'.repeat(101)}`], ['rent _'], ['rent ___ 1']])(
     'returns a usage message for missing or invalid arguments: %j',
     (text) => {
       const parsed = parseSlackCommand(text, '/relay');
       expect(parsed.kind).toBe('usage');
       expect(parsed.kind === 'usage' && parsed.text).toMatch(/^Usage: `\/relay (rent|cancel) /);
+    },
+  );
+
+  it.each([[usageText('/gpu')], [(parseSlackCommand('rent', '/gpu') as { text: string }).text]])(
+    'suggests a rent example that parses to a GPU name the marketplace uses: %j',
+    (text) => {
+      const example = /`\/gpu (rent [^`]+)`/.exec(text.replace('rent <gpu_type> [max_price]', ''))?.[1];
+      expect(example).toBe('rent RTX_4090 0.5');
+      const parsed = parseSlackCommand(example);
+      expect(parsed).toEqual({ kind: 'rent', gpu_type: 'RTX 4090', max_price: 0.5 });
+      // A substring of how the marketplace names the GPU (matching is a case-insensitive substring test).
+      expect('NVIDIA GeForce RTX 4090'.toLowerCase()).toContain((parsed as { gpu_type: string }).gpu_type.toLowerCase());
     },
   );
 

@@ -64,17 +64,20 @@ export interface CaseConfig {
   /** Secret rotation in progress: the previous secret is accepted too. */
   readonly rotation: boolean;
   readonly slackSecret: boolean;
+  /** ALLOW_UNSIGNED_SLACK: without a Slack secret, commands pass (true) or are refused with 403 (false). */
+  readonly allowUnsignedSlack: boolean;
 }
 
 const envCache = new Map<string, RelayEnv>();
 const envFor = (config: CaseConfig): RelayEnv => {
-  const key = String(config.requireTimestamp);
+  const key = `${config.requireTimestamp}/${config.allowUnsignedSlack}`;
   let env = envCache.get(key);
   if (!env) {
     env = RelayEnvSchema.parse({
       WEBHOOK_SECRET: SECRET,
       ALLOW_PRIVATE_CALLBACKS: 'false',
       REQUIRE_WEBHOOK_TIMESTAMP: String(config.requireTimestamp),
+      ALLOW_UNSIGNED_SLACK: String(config.allowUnsignedSlack),
       // Each case gets fresh ports, so the limit is never reached; 429 is tested elsewhere.
       MAX_REQUESTS_PER_MINUTE: '60',
     });
@@ -425,6 +428,7 @@ export const caseConfig: fc.Arbitrary<CaseConfig> = fc.record({
   requireTimestamp: fc.constantFrom(false, false, true),
   rotation: fc.boolean(),
   slackSecret: fc.boolean(),
+  allowUnsignedSlack: fc.constantFrom(true, true, false),
 });
 
 // ---- running one case ----------------------------------------------------------------------------

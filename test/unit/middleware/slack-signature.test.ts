@@ -3,7 +3,7 @@ import middy from '@middy/core';
 import { decodeBody } from '../../../lambdas/middleware/body';
 import { errorHandler } from '../../../lambdas/middleware/error-handler';
 import type { RelayEvent } from '../../../lambdas/middleware/http';
-import { verifySlackSignature } from '../../../lambdas/middleware/slack-signature';
+import { UNSIGNED_SLACK_REFUSED_MESSAGE, verifySlackSignature } from '../../../lambdas/middleware/slack-signature';
 import { apiEvent, lambdaContext } from '../../fixtures/events/api-event';
 import { parseResult } from '../handlers/api/fakes';
 
@@ -13,10 +13,10 @@ const TS = '1531420618';
 const slackSign = (body: string | Buffer, ts = TS, secret = SECRET) =>
   `v0=${createHmac('sha256', secret).update(Buffer.concat([Buffer.from(`v0:${ts}:`), Buffer.from(body)])).digest('hex')}`;
 
-const run = async (event: RelayEvent, secret: string | undefined) => {
+const run = async (event: RelayEvent, secret: string | undefined, allowUnsigned?: boolean) => {
   const handler = middy<RelayEvent>()
     .use(decodeBody())
-    .use(verifySlackSignature({ secret: async () => secret, now: () => NOW }))
+    .use(verifySlackSignature({ secret: async () => secret, now: () => NOW, ...(allowUnsigned !== undefined ? { allowUnsigned: () => allowUnsigned } : {}) }))
     .use(errorHandler())
     .handler(async () => ({ statusCode: 204, body: '' }));
   return parseResult(await handler(event, lambdaContext()));
@@ -48,7 +48,18 @@ describe('Middleware: verifySlackSignature', () => {
     expect(result).toMatchObject({ statusCode: 401, body: { error: 'Invalid Slack signature' } });
   });
 
-  it('lets everything through when no signing secret is configured (the spec)', async () => {
-    expect((await run(apiEvent({ body, base64: true }), undefined)).statusCode).toBe(204);
+  it('lets everything through when no signing secret is configured and unsigned commands are allowed (the spec)', async () => {
+    expect((await run(apiEvent({ body, base64: true }), undefined, true)).statusCode).toBe(204);
+  });
+
+  it.each([
+    ['by default', undefined],
+    ['with allowUnsigned false', false],
+  ])('refuses with 403 when no signing secret is configured, %s', async (_name, allowUnsigned) => {
+    const signed = apiEvent({ body, base64: true, headers: { 'x-slack-signature': slackSign(body), 'x-slack-request-timestamp': TS } });
+    for (const event of [apiEvent({ body, base64: true }), signed]) {
+      expect(await run(event, undefined, allowUnsigned)).toMatchObject({ statusCode: 403, body: { error: UNSIGNED_SLACK_REFUSED_MESSAGE } });
+    }
+    expect(await run(apiEvent({ body, base64: true }), '', allowUnsigned)).toMatchObject({ statusCode: 403 });
   });
 });

@@ -7,8 +7,9 @@ import type { JobMessage, TaskRecord, TaskResult, TaskState } from '../../../../
 export const SECRET = 'test-webhook-secret';
 export const PREVIOUS_SECRET = 'previous-webhook-secret';
 
+/** Slack commands without a signing secret pass (the spec, as under `npm start`); tests of the AWS refusal override it. */
 export const testEnv = (overrides: Record<string, string> = {}): RelayEnv =>
-  RelayEnvSchema.parse({ WEBHOOK_SECRET: SECRET, ALLOW_PRIVATE_CALLBACKS: 'false', ...overrides });
+  RelayEnvSchema.parse({ WEBHOOK_SECRET: SECRET, ALLOW_PRIVATE_CALLBACKS: 'false', ALLOW_UNSIGNED_SLACK: 'true', ...overrides });
 
 export class FakeTaskRepository implements TaskRepository {
   public readonly records = new Map<string, TaskRecord>();

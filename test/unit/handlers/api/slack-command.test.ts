@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { createSlackCommandHandler } from '../../../../lambdas/handlers/api/slack-command';
+import { createSlackCommandHandler, SLACK_TRIGGER_ID_TTL_SECONDS } from '../../../../lambdas/handlers/api/slack-command';
+import { UNSIGNED_SLACK_REFUSED_MESSAGE } from '../../../../lambdas/middleware/slack-signature';
 import { apiEvent, lambdaContext } from '../../../fixtures/events/api-event';
 import slackFixture from '../../../fixtures/events/slack-command.json';
 import { acceptFakes, parseResult } from './fakes';
@@ -25,9 +26,10 @@ describe('Handler: slack-command', () => {
     const result = await call(structuredClone(slackFixture) as APIGatewayProxyEventV2);
     // Assess
     expect(result.statusCode).toBe(200);
-    expect(result.body).toEqual({ response_type: 'in_channel', text: 'Renting RTX_4090 (max $0.5/hr): queued. Task ID: 00000000-0000-4000-8000-000000000001' });
+    // `_` stands for a space: `rent RTX_4090 0.5` searches "RTX 4090".
+    expect(result.body).toEqual({ response_type: 'in_channel', text: 'Renting RTX 4090 (max $0.5/hr): queued. Task ID: 00000000-0000-4000-8000-000000000001' });
     expect(fakes.workflow.started[0].input).toMatchObject({
-      request: { gpu_type: 'RTX_4090', max_price: 0.5, use_spot: true },
+      request: { gpu_type: 'RTX 4090', max_price: 0.5, use_spot: true },
       origin: { source: 'slack', responseUrl: 'https://hooks.slack.com/commands/1234/5678' },
     });
     expect(fakes.tasks.records.get('00000000-0000-4000-8000-000000000001')?.origin).toEqual({ source: 'slack', responseUrl: 'https://hooks.slack.com/commands/1234/5678' });
@@ -86,12 +88,52 @@ describe('Handler: slack-command', () => {
     expect(local.fakes.queue.sent[0].origin).toEqual({ source: 'slack', responseUrl: 'http://127.0.0.1:9/r' });
   });
 
-  it('queues once when Slack retries the same command (trigger_id)', async () => {
+  it('queues once when the same trigger_id arrives again within the signature window (a replay)', async () => {
     const { fakes, call } = setup();
     const first = await call(slackEvent({ text: 'status', trigger_id: '123.456.abc' }));
-    const retry = await call(slackEvent({ text: 'status', trigger_id: '123.456.abc' }, { 'x-slack-retry-num': '1' }));
-    expect(retry.body.text).toBe(first.body.text);
+    fakes.clock += (SLACK_TRIGGER_ID_TTL_SECONDS - 1) * 1000;
+    const replay = await call(slackEvent({ text: 'status', trigger_id: '123.456.abc' }));
+    expect(replay.body.text).toBe(first.body.text);
     expect(fakes.queue.sent).toHaveLength(1);
+  });
+
+  it('queues a reused trigger_id again once the signature window has passed (not 24 h later)', async () => {
+    // Slack never retries slash commands; a client reusing the value must not lose its commands for a day.
+    const { fakes, call } = setup();
+    expect(SLACK_TRIGGER_ID_TTL_SECONDS).toBe(300);
+    const first = await call(slackEvent({ text: 'status', trigger_id: '123.456.abc' }));
+    fakes.clock += SLACK_TRIGGER_ID_TTL_SECONDS * 1000;
+    const later = await call(slackEvent({ text: 'status', trigger_id: '123.456.abc' }));
+    expect(later.body.response_type).toBe('in_channel');
+    expect(later.body.text).not.toBe(first.body.text);
+    expect(fakes.queue.sent.map((m) => m.task_id)).toEqual(['00000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-000000000002']);
+  });
+
+  describe('without a Slack signing secret', () => {
+    it.each([['rent A100'], ['cancel 42'], ['status'], ['']])('refuses %j with 403 and queues nothing unless ALLOW_UNSIGNED_SLACK', async (text) => {
+      const { fakes, call } = setup({ ALLOW_UNSIGNED_SLACK: 'false' });
+      const result = await call(slackEvent({ text, trigger_id: '1.2.3' }));
+      expect(result).toMatchObject({ statusCode: 403, body: { error: UNSIGNED_SLACK_REFUSED_MESSAGE } });
+      expect(fakes.tasks.records.size).toBe(0);
+      expect(fakes.workflow.started).toEqual([]);
+      expect(fakes.queue.sent).toEqual([]);
+      expect(fakes.idempotency.keys.size).toBe(0);
+    });
+
+    it('lets commands through unverified when ALLOW_UNSIGNED_SLACK is true (the spec, `npm start`)', async () => {
+      const { fakes, call } = setup({ ALLOW_UNSIGNED_SLACK: 'true' });
+      const result = await call(slackEvent({ text: 'status' }));
+      expect(result.body.response_type).toBe('in_channel');
+      expect(fakes.queue.sent).toHaveLength(1);
+    });
+
+    it('still verifies a configured secret when ALLOW_UNSIGNED_SLACK is true', async () => {
+      const { fakes, call } = setup({ ALLOW_UNSIGNED_SLACK: 'true' });
+      fakes.slackSecret = 'configured';
+      const result = await call(slackEvent({ text: 'status' }));
+      expect(result.statusCode).toBe(401);
+      expect(fakes.queue.sent).toEqual([]);
+    });
   });
 
   it('answers an ephemeral retry message when the hand-off fails, leaving nothing queued', async () => {
