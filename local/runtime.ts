@@ -19,6 +19,8 @@ import { startLocalDynamo } from './dynalite';
 import type { LocalDynamo } from './dynalite';
 import type { startLocalSqs as StartLocalSqs } from './fauxqs';
 import type { MarketplaceSimulator, SimulatorOptions, startSimulator as StartSimulator } from './simulator/marketplace-simulator';
+import { parseDialect } from './simulator/dialect';
+import { LIVE_NATIVE_COIN } from './simulator/dialect-live';
 import type { startSqsPoller as StartSqsPoller, SqsPollerOptions } from './sqs-poller';
 import type { synthesizeWorkflowAsl as SynthesizeWorkflowAsl } from './asl';
 import type { ExecutionStatusChangeEvent, LocalStepFunctions as LocalStepFunctionsClass } from './stepfunctions';
@@ -51,6 +53,7 @@ export interface LocalRuntimeOptions {
   /**
    * The embedded marketplace simulator. Default: started unless MARKETPLACE_URL is set.
    * `true` or options force it on (options are passed through); `false` forces it off.
+   * Its dialect is `options.dialect`, else MARKETPLACE_DIALECT (`spec` | `live`, default `spec`).
    */
   readonly simulator?: boolean | SimulatorOptions;
   /** No runtime log lines (tests). */
@@ -164,6 +167,8 @@ export const startLocalRuntime = async (opts: LocalRuntimeOptions = {}): Promise
 
   const requested = { ...localDefaults(), ...definedEnv(process.env), ...(opts.env ?? {}) };
   const useSimulator = opts.simulator === undefined ? !requested.MARKETPLACE_URL : opts.simulator !== false;
+  // Checked before anything starts: a misspelt dialect is a start-up error, not a silent `spec`.
+  const dialect = parseDialect(requested.MARKETPLACE_DIALECT);
   if (!useSimulator && !requested.MARKETPLACE_URL) {
     throw new Error('local runtime: MARKETPLACE_URL must be set when the simulator is disabled');
   }
@@ -191,7 +196,7 @@ export const startLocalRuntime = async (opts: LocalRuntimeOptions = {}): Promise
         const t = Date.now();
         const start = await loadLocal<typeof StartSimulator>('simulator/marketplace-simulator', 'startSimulator', 'the marketplace simulator');
         const simOptions: SimulatorOptions = typeof opts.simulator === 'object' ? { ...opts.simulator } : {};
-        const sim = await start({ ...(requested.MARKETPLACE_API_KEY ? { apiKey: requested.MARKETPLACE_API_KEY } : {}), ...simOptions });
+        const sim = await start({ dialect, ...(requested.MARKETPLACE_API_KEY ? { apiKey: requested.MARKETPLACE_API_KEY } : {}), ...simOptions });
         closers.push({ name: 'simulator', close: sim.close });
         mark('simulator', t);
         return sim;
@@ -218,10 +223,15 @@ export const startLocalRuntime = async (opts: LocalRuntimeOptions = {}): Promise
     // The handlers' environment. Infrastructure endpoints always win over the shell: a stray
     // AWS_ENDPOINT_URL or *_ARN from a real deployment must not send local traffic to AWS.
     const simulatorOptions = typeof opts.simulator === 'object' ? opts.simulator : undefined;
+    // A live-dialect simulator knows only CLORE-Blockchain and spaces create_order: tell the relay,
+    // unless the caller chose otherwise (the shell, .env and opts.env come later and win).
+    const live = simulator?.dialect === 'live';
     const env: Record<string, string> = {
       ...localDefaults(),
       ...(simulator ? { MARKETPLACE_API_KEY: simulator.apiKey } : {}),
       ...(simulatorOptions?.minIntervalMs !== undefined ? { MARKETPLACE_MIN_INTERVAL_MS: String(simulatorOptions.minIntervalMs) } : {}),
+      ...(simulator && (live || simulatorOptions?.createIntervalMs !== undefined) ? { MARKETPLACE_CREATE_INTERVAL_MS: String(simulator.createIntervalMs) } : {}),
+      ...(live ? { DEFAULT_CURRENCY: LIVE_NATIVE_COIN } : {}),
       ...withoutSecretArns(definedEnv(process.env)),
       ...(simulator ? { MARKETPLACE_URL: simulator.url, MARKETPLACE_API_KEY: simulator.apiKey } : {}),
       TABLE_NAME: dynamo.tableName,

@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { loadDotenv } from './dotenv';
 import type { EnvSource } from './dotenv';
 import { PLACEHOLDER_WEBHOOK_SECRET, startLocalRuntime } from './runtime';
+import { parseDialect } from './simulator/dialect';
 import type { LocalRuntime } from './runtime';
 
 const sourceOf = (key: string, before: ReadonlySet<string>, fromFile: ReadonlySet<string>): EnvSource =>
@@ -18,8 +19,11 @@ const describe = (key: string, source: EnvSource, fallback: string): string =>
 /** The start-up banner. Exported for tests; it must never contain a secret value. */
 export const banner = (runtime: LocalRuntime, sources: Readonly<Record<string, EnvSource>>): string => {
   const placeholder = runtime.env.WEBHOOK_SECRET === PLACEHOLDER_WEBHOOK_SECRET;
+  // A runtime built by hand (tests) may carry a simulator without a dialect: that is the spec's.
+  const dialect = (runtime.simulator as { dialect?: string } | undefined)?.dialect ?? 'spec';
+  const dialectSource = sources.MARKETPLACE_DIALECT ?? 'default';
   const marketplace = runtime.simulator
-    ? `embedded simulator at ${runtime.simulator.url}`
+    ? `embedded simulator at ${runtime.simulator.url}, dialect ${dialect}${dialectSource === 'default' ? '' : ` (${describe('MARKETPLACE_DIALECT', dialectSource, '')})`}`
     : `${new URL(runtime.env.MARKETPLACE_URL).origin} (MARKETPLACE_URL)`;
   const chat = (key: string, name: string) =>
     runtime.env[key] ? `${name}: ${describe(key, sources[key] ?? 'default', 'set')}` : `${name}: not set (notifications skipped)`;
@@ -51,11 +55,12 @@ const main = async (): Promise<void> => {
   const before = new Set(Object.keys(process.env));
   const dotenv = loadDotenv(path.resolve(process.cwd(), '.env'));
   const fromFile = new Set(dotenv.applied);
-  const keys = ['WEBHOOK_SECRET', 'MARKETPLACE_API_KEY', 'SLACK_WEBHOOK_URL', 'DISCORD_WEBHOOK_URL', 'MARKETPLACE_URL', 'PORT'];
+  const keys = ['WEBHOOK_SECRET', 'MARKETPLACE_API_KEY', 'SLACK_WEBHOOK_URL', 'DISCORD_WEBHOOK_URL', 'MARKETPLACE_URL', 'PORT', 'MARKETPLACE_DIALECT'];
   const sources = Object.fromEntries(keys.map((k) => [k, sourceOf(k, before, fromFile)]));
 
   const port = Number(process.env.PORT || '5000');
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be an integer 0-65535, got ${process.env.PORT}`);
+  parseDialect(process.env.MARKETPLACE_DIALECT);
 
   const runtime = await startLocalRuntime({ port });
   console.log(banner(runtime, sources));

@@ -7,8 +7,13 @@
  */
 import { startLocalRuntime } from '../../local/runtime';
 import type { LocalRuntime, LocalRuntimeOptions, SimulatorOptions } from '../../local/runtime';
+import { parseDialect, type Dialect } from '../../local/simulator/dialect';
 
 export type { LocalRuntime } from '../../local/runtime';
+export type { Dialect } from '../../local/simulator/dialect';
+
+/** Both marketplace dialects, for `describe.each(DIALECTS)` over behaviour that must hold in each. */
+export const DIALECTS = ['spec', 'live'] as const satisfies readonly Dialect[];
 
 /** The webhook secret every test runtime uses; sign with it (see signedPost in receivers.ts). */
 export const TEST_WEBHOOK_SECRET = 'e2e-test-webhook-secret-4f1c9a';
@@ -27,18 +32,33 @@ export const FAST_ENV: Readonly<Record<string, string>> = {
 /** Simulator settings: orders become ready after 300 ms; pacing spacing of 20 ms instead of 1 s. */
 export const FAST_SIMULATOR: SimulatorOptions = { seed: 42, readyDelayMs: 300, minIntervalMs: 20 };
 
+/**
+ * Added in the live dialect: create_order spacing of 100 ms instead of production's 5 s (the runtime
+ * passes it to the relay as MARKETPLACE_CREATE_INTERVAL_MS).
+ */
+export const FAST_LIVE_SIMULATOR: SimulatorOptions = { createIntervalMs: 100 };
+
 export interface TestRuntimeOptions {
   readonly env?: Readonly<Record<string, string>>;
   readonly simulator?: SimulatorOptions | false;
+  /**
+   * The embedded simulator's dialect. `live` also makes the runtime set the relay's
+   * DEFAULT_CURRENCY=CLORE-Blockchain and MARKETPLACE_CREATE_INTERVAL_MS.
+   * @default MARKETPLACE_DIALECT of the test process, else 'spec'
+   */
+  readonly dialect?: Dialect;
 }
 
 /** Starts the full local runtime on port 0 with FAST_ENV and FAST_SIMULATOR (plus overrides). */
 export const startTestRuntime = (options: TestRuntimeOptions = {}): Promise<LocalRuntime> => {
+  const dialect = options.dialect ?? parseDialect(process.env.MARKETPLACE_DIALECT);
   const runtimeOptions: LocalRuntimeOptions = {
     port: 0,
     quiet: true,
     env: { ...FAST_ENV, ...options.env },
-    simulator: options.simulator === false ? false : { ...FAST_SIMULATOR, ...options.simulator },
+    simulator: options.simulator === false
+      ? false
+      : { ...FAST_SIMULATOR, ...(dialect === 'live' ? FAST_LIVE_SIMULATOR : {}), dialect, ...options.simulator },
   };
   return startLocalRuntime(runtimeOptions);
 };
