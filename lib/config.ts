@@ -9,8 +9,8 @@ export const RelayConfigSchema = z.object({
   defaultCurrency: z.string().min(1).default('NATIVE-Blockchain'),
   defaultPorts: PortsSchema.default({ '22': 'tcp', '8888': 'http' }),
   maxOrdersPerHour: z.coerce.number().int().positive().default(10),
-  /** Capped at 5,000: the exact window stores every in-window event in one DynamoDB item. */
-  maxRequestsPerMinute: z.coerce.number().int().positive().max(5_000).default(60),
+  /** Capped at 600 like MAX_REQUESTS_PER_MINUTE: the exact window keeps every in-window event in one DynamoDB item. */
+  maxRequestsPerMinute: z.coerce.number().int().positive().max(600, 'maxRequestsPerMinute must be at most 600 (the exact window keeps every in-window request in one DynamoDB item)').default(60),
   orderReadyTimeoutSeconds: z.coerce.number().int().positive().default(120),
   orderPollIntervalSeconds: z.coerce.number().int().positive().default(5),
   allowPrivateCallbacks: z.boolean().default(false),

@@ -31,8 +31,8 @@ export const RelayEnvSchema = z.object({
   DEFAULT_CURRENCY: z.string().min(1).default('NATIVE-Blockchain'),
   DEFAULT_PORTS: PortsJson.default({ '22': 'tcp', '8888': 'http' }),
   MAX_ORDERS_PER_HOUR: z.coerce.number().int().positive().default(10),
-  /** Capped at 5,000: the exact window stores every in-window event in one item (400 KB limit). */
-  MAX_REQUESTS_PER_MINUTE: z.coerce.number().int().positive().max(5_000).default(60),
+  /** Capped at 600: the exact window stores every in-window event in one item; at 600 it is ≤ 54 KB (dynamodb-sliding-window test). */
+  MAX_REQUESTS_PER_MINUTE: z.coerce.number().int().positive().max(600, 'MAX_REQUESTS_PER_MINUTE must be at most 600 (the exact window keeps every in-window request in one DynamoDB item)').default(60),
   ORDER_READY_TIMEOUT_SECONDS: z.coerce.number().int().positive().default(120),
   ORDER_POLL_INTERVAL_SECONDS: z.coerce.number().int().positive().default(5),
   ALLOW_PRIVATE_CALLBACKS: bool.default(false),

@@ -1,7 +1,15 @@
+import { GetItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbSlidingWindow } from '../../../lambdas/adapters/dynamodb-sliding-window';
+import { RelayEnvSchema } from '../../../lambdas/adapters/env';
+import { RATE_WINDOW_MS } from '../../../lambdas/middleware/rate-limit';
+import { RelayConfigSchema } from '../../../lib/config';
 import { keys } from '../../../lib/relay-resources';
 import { startDynalite, type LocalDynamo } from '../../helpers/dynalite';
+import { itemSize, writeUnits } from './dynamodb-item-size';
+
+/** The zod `.max()` of a defaulted number setting. */
+const maxOf = (schema: { unwrap(): unknown }): number => (schema.unwrap() as { maxValue: number }).maxValue;
 
 describe('Adapter: DynamoDbSlidingWindow (dynalite)', () => {
   let db: LocalDynamo;
@@ -68,5 +76,50 @@ describe('Adapter: DynamoDbSlidingWindow (dynalite)', () => {
     expect([a.allowed, b.allowed]).toEqual([true, true]);
     const { Item } = await db.doc.send(new GetCommand({ TableName: db.tableName, Key: { pk: keys.rate('192.0.2.1') } }));
     expect(Item?.ttl).toBeGreaterThanOrEqual(Math.ceil(65_000 / 1000));
+  });
+
+  describe('the largest window item, at the MAX_REQUESTS_PER_MINUTE cap', () => {
+    const cap = maxOf(RelayEnvSchema.shape.MAX_REQUESTS_PER_MINUTE);
+    /** DynamoDB's write throughput limit of one partition key. */
+    const PARTITION_WCU_PER_SECOND = 1_000;
+
+    /** Fills one address's window to the cap through the adapter; returns the stored item's billed size. */
+    const fillToCap = async (address: string, id: (i: number) => string): Promise<{ bytes: number; rejected: boolean }> => {
+      const key = keys.rate(address);
+      const t0 = Date.UTC(2026, 0, 1) + 123; // 13 significant digits, like every real epoch-ms
+      for (let i = 0; i < cap; i += 1) {
+        const hit = await window.hit(key, { now: t0 + i * 97, windowMs: RATE_WINDOW_MS, limit: cap, eventId: id(i) });
+        expect(hit.allowed).toBe(true);
+      }
+      const over = await window.hit(key, { now: t0 + cap * 97, windowMs: RATE_WINDOW_MS, limit: cap, eventId: id(cap) });
+      const { Item } = await db.doc.send(new GetItemCommand({ TableName: db.tableName, Key: { pk: { S: key } }, ConsistentRead: true }));
+      return { bytes: itemSize(Item as Record<string, AttributeValue>), rejected: !over.allowed };
+    };
+
+    it('caps the setting at 600 in the Lambda env and in the deploy config alike', () => {
+      expect(cap).toBe(600);
+      expect(maxOf(RelayConfigSchema.shape.maxRequestsPerMinute)).toBe(cap);
+      expect(RelayEnvSchema.safeParse({ MAX_REQUESTS_PER_MINUTE: String(cap + 1) }).error?.issues[0]?.message)
+        .toMatch(/MAX_REQUESTS_PER_MINUTE must be at most 600/);
+    });
+
+    it('stays small enough that an address at the limit never throttles its own key', async () => {
+      // Worst case the relay produces: the longest textual IPv6 address and 36-character ids (UUIDs,
+      // the fallback when a request has no id; API Gateway's own ids have 16 characters).
+      const uuid = (i: number) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
+      const [worst, apiGateway] = await Promise.all([
+        fillToCap('0000:0000:0000:0000:0000:ffff:255.255.255.255', uuid),
+        fillToCap('203.0.113.250', (i) => `JgLkzjq4oAM${String(i).padStart(4, '0')}=`),
+      ]);
+
+      // The measured figures (bytes as DynamoDB bills them): about 89 and 49 bytes per event.
+      expect(worst).toEqual({ bytes: 53_422, rejected: true });
+      expect(apiGateway).toEqual({ bytes: 29_390, rejected: true });
+      // An append at the cap writes 53 WCU at worst (29 with API Gateway ids; ~240 at the old 5,000),
+      // so an address sending at the limit (cap / 60 = 10 per second) needs 530 WCU/s at worst:
+      // about half of one partition key's 1,000 WCU/s, where 5,000 needed ~20,000 and was throttled.
+      expect([writeUnits(worst.bytes), writeUnits(apiGateway.bytes)]).toEqual([53, 29]);
+      expect((cap / 60) * writeUnits(worst.bytes)).toBeLessThan(PARTITION_WCU_PER_SECOND * 0.6);
+    }, 60_000);
   });
 });
