@@ -1,20 +1,36 @@
 /**
- * Marketplace pacing shared by every Lambda instance: one item per API key holds the next free
- * send slot, claimed with optimistic conditional writes. Runs unchanged against dynalite.
+ * Marketplace pacing shared by every Lambda instance: one item per API key holds the key's pacing
+ * schedule (lambdas/marketplace/pacing-schedule.ts), claimed with optimistic conditional writes.
+ * Runs unchanged against dynalite.
+ *
+ * Item: `next_free` (epoch ms), `reserved` (future lane slots), `lanes` (per lane, its next slot),
+ * `busy_until` (until when ordinary calls are constrained: the fast path's condition), `rev` (bumped by every write), `ttl`.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ConcurrentUpdateError } from '../domain/errors';
-import type { PacingGate } from '../domain/ports';
+import type { PacingGate, PacingLaneRequest } from '../domain/ports';
+import { busyUntil, claimLaneSlot, claimSlot, EMPTY_SCHEDULE, scheduleHorizon, type Claim, type PacingSchedule } from '../marketplace/pacing-schedule';
 import { keys, RELAY_TABLE } from '../../lib/relay-resources';
 
 /** Lost races before giving up; each lost race means another caller got a slot, so this is ample. */
 const MAX_ATTEMPTS = 50;
-/** Pacing items outlive their slot by an hour, then TTL removes them. */
+/** Pacing items outlive their schedule by an hour, then TTL removes them. */
 const TTL_MARGIN_SECONDS = 3600;
 
 const isConditionFailure = (error: unknown): boolean =>
   error instanceof ConditionalCheckFailedException || (error as { name?: unknown })?.name === 'ConditionalCheckFailedException';
+
+const numberOr = (value: unknown, fallback: number): number => (typeof value === 'number' && Number.isFinite(value) ? value : fallback);
+
+const scheduleOf = (item: Record<string, unknown> | undefined): PacingSchedule => {
+  if (!item) return EMPTY_SCHEDULE;
+  const reserved = Array.isArray(item.reserved) ? item.reserved.filter((r): r is number => typeof r === 'number') : [];
+  const lanes = item.lanes && typeof item.lanes === 'object'
+    ? Object.fromEntries(Object.entries(item.lanes as Record<string, unknown>).filter((e): e is [string, number] => typeof e[1] === 'number'))
+    : {};
+  return { nextFree: numberOr(item.next_free, Number.NEGATIVE_INFINITY), reserved, lanes };
+};
 
 export class DynamoDbPacingGate implements PacingGate {
   public constructor(
@@ -22,43 +38,85 @@ export class DynamoDbPacingGate implements PacingGate {
     private readonly tableName: string,
   ) {}
 
-  /** Claims the earliest slot at or after `now` that is `intervalMs` past the previous claim. */
+  /** Claims the earliest slot at or after `now` that is `intervalMs` away from every other claim. */
   public async acquire(keyId: string, intervalMs: number, now: number): Promise<number> {
     const pk = keys.pacing(keyId);
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
-      // Fast path, one write: the key is idle, so the slot is now.
-      if (await this.claim(pk, now, intervalMs, { idleAt: now })) return now;
-
-      const { Item } = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: { pk }, ConsistentRead: true }));
-      const nextFree = typeof Item?.next_free === 'number' ? Item.next_free : undefined;
-      // The slot freed up between the two calls: take the fast path again.
-      if (nextFree === undefined || nextFree <= now) continue;
-      if (await this.claim(pk, nextFree, intervalMs, { expected: nextFree })) return nextFree;
+      // Fast path, one write: the key is idle (nothing handed out or reserved ahead), so the slot is now.
+      if (await this.claimIdle(pk, now, intervalMs)) return now;
+      const claim = await this.claimFromSchedule(pk, (schedule) => claimSlot(schedule, now, intervalMs), intervalMs);
+      if (claim) return claim.slot;
     }
     throw new ConcurrentUpdateError(`marketplace pacing slot for ${keyId} stayed contended`);
   }
 
-  private async claim(pk: string, slot: number, intervalMs: number, when: { idleAt?: number; expected?: number }): Promise<boolean> {
-    const next = slot + intervalMs;
-    const condition = when.expected === undefined
-      ? 'attribute_not_exists(next_free) OR next_free <= :cmp'
-      : 'next_free = :cmp';
+  public async acquireInLane(keyId: string, intervalMs: number, now: number, lane: PacingLaneRequest): Promise<number | undefined> {
+    const pk = keys.pacing(keyId);
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
+      let refused = false;
+      const claim = await this.claimFromSchedule(pk, (schedule) => {
+        const c = claimLaneSlot(schedule, now, intervalMs, lane);
+        refused = c === undefined;
+        return c;
+      }, intervalMs);
+      if (claim) return claim.slot;
+      if (refused) return undefined;
+    }
+    throw new ConcurrentUpdateError(`marketplace pacing lane ${lane.name} for ${keyId} stayed contended`);
+  }
+
+  private async claimIdle(pk: string, now: number, intervalMs: number): Promise<boolean> {
+    const next = now + intervalMs;
     try {
       await this.doc.send(new UpdateCommand({
         TableName: this.tableName,
         Key: { pk },
-        UpdateExpression: 'SET next_free = :next, #ttl = :ttl',
-        ConditionExpression: condition,
+        UpdateExpression: 'SET next_free = :next, busy_until = :next, #ttl = :ttl ADD rev :one',
+        ConditionExpression: '(attribute_not_exists(next_free) OR next_free <= :now) AND (attribute_not_exists(busy_until) OR busy_until <= :now)',
         ExpressionAttributeNames: { '#ttl': RELAY_TABLE.ttlAttribute },
-        ExpressionAttributeValues: {
-          ':next': next,
-          ':cmp': when.expected ?? when.idleAt,
-          ':ttl': Math.ceil(next / 1000) + TTL_MARGIN_SECONDS,
-        },
+        ExpressionAttributeValues: { ':next': next, ':now': now, ':one': 1, ':ttl': Math.ceil(next / 1000) + TTL_MARGIN_SECONDS },
       }));
       return true;
     } catch (error) {
       if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+
+  /** Reads the schedule, lets `decide` claim, writes it back if nobody wrote in between. Undefined: refused or lost the race. */
+  private async claimFromSchedule(pk: string, decide: (schedule: PacingSchedule) => Claim | undefined, intervalMs: number): Promise<Claim | undefined> {
+    const { Item } = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: { pk }, ConsistentRead: true }));
+    const claim = decide(scheduleOf(Item));
+    if (!claim) return undefined;
+    const horizon = scheduleHorizon(claim.schedule, intervalMs);
+    const rev = typeof Item?.rev === 'number' ? Item.rev : undefined;
+    const condition = !Item
+      ? 'attribute_not_exists(pk)'
+      : rev === undefined
+        ? 'attribute_not_exists(rev)'
+        : 'rev = :rev';
+    try {
+      await this.doc.send(new UpdateCommand({
+        TableName: this.tableName,
+        Key: { pk },
+        UpdateExpression: 'SET next_free = :next, reserved = :reserved, lanes = :lanes, busy_until = :busy, rev = :newRev, #ttl = :ttl',
+        ConditionExpression: condition,
+        ExpressionAttributeNames: { '#ttl': RELAY_TABLE.ttlAttribute },
+        ExpressionAttributeValues: {
+          // -Infinity is not a DynamoDB number: an empty schedule's next_free is written as 0.
+          ':next': Number.isFinite(claim.schedule.nextFree) ? claim.schedule.nextFree : 0,
+          ':reserved': [...claim.schedule.reserved],
+          ':lanes': { ...claim.schedule.lanes },
+          // Lanes do not constrain ordinary calls, so they do not keep the fast path closed.
+          ':busy': Math.max(0, busyUntil(claim.schedule, intervalMs)),
+          ':newRev': (rev ?? 0) + 1,
+          ':ttl': Math.ceil(horizon / 1000) + TTL_MARGIN_SECONDS,
+          ...(rev === undefined ? {} : { ':rev': rev }),
+        },
+      }));
+      return claim;
+    } catch (error) {
+      if (isConditionFailure(error)) return undefined;
       throw error;
     }
   }

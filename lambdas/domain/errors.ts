@@ -54,13 +54,32 @@ export class MarketplaceRateLimitedError extends MarketplaceError {
   }
 }
 
-/** Code 6: a business rejection with one of the five typed reasons. */
+/** Numbers the marketplace sends with some code-6 reasons (production: marketplace-live.md). */
+export interface RejectionDetails {
+  /** too_low_price: the lowest acceptable price. */
+  readonly min_price?: number;
+  /** exceeded_max_step: the largest allowed decrease. */
+  readonly max_step?: number;
+  /** can_lower_every_600_seconds: seconds until a decrease is allowed again. */
+  readonly time_to_lowering?: number;
+}
+
+const describeDetails = (details: RejectionDetails): string => {
+  const parts = (['min_price', 'max_step', 'time_to_lowering'] as const)
+    .filter((k) => typeof details[k] === 'number')
+    .map((k) => `${k} ${details[k]}`);
+  return parts.length ? ` (${parts.join(', ')})` : '';
+};
+
+/** Code 6: a business rejection with one of the typed reasons, and the numbers that came with it. */
 export class MarketplaceRejectedError extends MarketplaceError {
   public readonly reason: RejectionReason | string;
-  public constructor(reason: RejectionReason | string) {
-    super(`marketplace rejected the request: ${reason}`, 6);
+  public readonly details: RejectionDetails;
+  public constructor(reason: RejectionReason | string, details: RejectionDetails = {}) {
+    super(`marketplace rejected the request: ${reason}${describeDetails(details)}`, 6);
     this.name = 'MarketplaceRejectedError';
     this.reason = reason;
+    this.details = details;
   }
 }
 
@@ -133,3 +152,22 @@ export const TRANSIENT_ERROR_NAMES = [
 
 export const isTransient = (error: unknown): boolean =>
   error instanceof Error && (TRANSIENT_ERROR_NAMES as readonly string[]).includes(error.name);
+
+/**
+ * Error names that are business outcomes: retrying cannot change them, so neither the workflow nor
+ * the worker retries them (order-relay.md §3 retries every other exception, 3 times, 2^n s apart).
+ * OrderOutcomeUnknownError is NOT one: a retried PlaceOrder reconciles through my_orders first.
+ */
+export const BUSINESS_ERROR_NAMES = [
+  'NoServerAvailableError',
+  'QuotaExceededError',
+  'SoftTimeoutError',
+  'MarketplaceRejectedError',
+  'MarketplaceInvalidInputError',
+  'MarketplaceAuthError',
+  'InvalidOrderRequestError',
+] as const;
+
+/** True for a named business outcome (never retried); any other exception is retried. */
+export const isBusinessOutcome = (error: unknown): boolean =>
+  error instanceof Error && (BUSINESS_ERROR_NAMES as readonly string[]).includes(error.name);

@@ -1,13 +1,24 @@
-/** Domain view of the marketplace API (see ../shared/spec/marketplace-api.md). */
+/**
+ * Domain view of the marketplace API. The marketplace answers in two dialects (the spec's shapes in
+ * marketplace-api.md and production's in marketplace-live.md); the reader in lambdas/marketplace/
+ * turns both into these types, so nothing past it knows dialects exist.
+ */
 
 export type Currency = 'bitcoin' | 'NATIVE-Blockchain' | 'USD-Blockchain' | (string & {});
 export type OrderType = 'on-demand' | 'spot';
 export type PortProtocol = 'tcp' | 'http';
 
 export interface ServerPrice {
+  /** Crypto prices by currency; a currency without a price is absent. */
   readonly on_demand: Readonly<Record<string, number>>;
+  /** Spot prices by currency; only positive prices (a server without a spot market has `{}`). */
   readonly spot: Readonly<Record<string, number>>;
-  readonly usd: { readonly on_demand_native?: number; readonly spot?: number };
+  readonly usd: {
+    /** USD price of an on-demand order, by the currency it is paid in. */
+    readonly on_demand: Readonly<Record<string, number>>;
+    /** USD spot price; absent when the server has no spot price. */
+    readonly spot?: number;
+  };
 }
 
 export interface Server {
@@ -17,6 +28,7 @@ export interface Server {
   readonly rented: boolean;
   readonly price: ServerPrice;
   readonly specs: { readonly gpu: string; readonly cpu: string; readonly ram: number; readonly disk: string };
+  /** One trimmed name per GPU card; never empty (a listing element without GPUs is skipped). */
   readonly gpu_array: readonly string[];
   readonly reliability: number;
   readonly rating: { readonly avg: number; readonly cnt: number };
@@ -25,6 +37,10 @@ export interface Server {
 
 export type OrderStatus = 'pending' | 'running' | 'paused' | 'expired' | 'creating_order' | (string & {});
 
+/**
+ * An order. `status` is the spec's vocabulary in both dialects: `running` means ready (reachable
+ * over ssh), `creating_order` not yet, `expired` ended.
+ */
 export interface Order {
   readonly order_id: number;
   readonly renting_server: number;
@@ -54,12 +70,14 @@ export interface CreateOrderRequest {
   readonly spotprice?: number;
 }
 
-/** The five error strings that come with result code 6. */
+/** The error strings that come with result code 6: the spec's five and production's two spot-price ones. */
 export const REJECTION_REASONS = [
   'not_enough_balance',
   'server-already-rented',
   'too_low_price',
   'server-offline',
   'currency-not-allowed',
+  'exceeded_max_step',
+  'can_lower_every_600_seconds',
 ] as const;
 export type RejectionReason = (typeof REJECTION_REASONS)[number];

@@ -3,11 +3,12 @@
  * listing comes in, the chosen server goes out; the order of the listing is the marketplace's.
  */
 import type { Server } from './marketplace-types';
+import { spotBidFor } from './spot-bid';
 
 /** What a caller asks for. `max_price` is USD per hour. */
 export interface MatchCriteria {
   readonly gpu_type: string;
-  /** Inclusive cap in USD/h: compared with usd.spot (spot) or usd.on_demand_native (on-demand). */
+  /** Inclusive cap in USD/h: compared with usd.spot (spot) or the on-demand USD price in the order currency. */
   readonly max_price?: number;
   readonly currency: string;
   readonly use_spot: boolean;
@@ -21,8 +22,8 @@ const asSet = (ids: ReadonlySet<number> | readonly number[] | undefined): Readon
   ids === undefined ? new Set() : Array.isArray(ids) ? new Set(ids) : (ids as ReadonlySet<number>);
 
 /** The USD/h price the cap is compared with, or undefined when the server does not state it. */
-export const comparablePriceUsd = (server: Server, useSpot: boolean): number | undefined =>
-  useSpot ? server.price.usd.spot : server.price.usd.on_demand_native;
+export const comparablePriceUsd = (server: Server, useSpot: boolean, currency: string): number | undefined =>
+  useSpot ? server.price.usd.spot : server.price.usd.on_demand[currency];
 
 /** Whether one server satisfies the criteria (ignoring exclusions). */
 export const serverMatches = (server: Server, criteria: MatchCriteria): boolean => {
@@ -31,10 +32,11 @@ export const serverMatches = (server: Server, criteria: MatchCriteria): boolean 
   if (wanted.length === 0) return false;
   if (!server.gpu_array.some((gpu) => gpu.toLowerCase().includes(wanted))) return false;
   if (!server.allowed_coins.includes(criteria.currency)) return false;
-  // A spot order needs a bid, and the bid is derived from the spot price in the order currency.
-  if (criteria.use_spot && typeof server.price.spot[criteria.currency] !== 'number') return false;
+  // A spot order needs a bid, and the bid is derived from the spot price in the order currency: a
+  // server without a positive one there is not a spot candidate (the next one is tried).
+  if (criteria.use_spot && spotBidFor(server, criteria.currency) === undefined) return false;
   if (criteria.max_price !== undefined) {
-    const price = comparablePriceUsd(server, criteria.use_spot);
+    const price = comparablePriceUsd(server, criteria.use_spot, criteria.currency);
     // A server that does not state the compared price cannot be shown to be under the cap.
     if (typeof price !== 'number' || price > criteria.max_price) return false;
   }

@@ -20,6 +20,19 @@ export interface MarketplaceClient {
  */
 export interface PacingGate {
   acquire(keyId: string, intervalMs: number, now: number): Promise<number>;
+  /**
+   * A slot that is also `lane.spacingMs` after the previous slot of the same lane (create_order: one
+   * per 5 s). Calls outside the lane keep getting their slots while a lane call waits. Resolves
+   * undefined, claiming nothing, when the slot would lie more than `lane.maxWaitMs` ahead.
+   */
+  acquireInLane(keyId: string, intervalMs: number, now: number, lane: PacingLaneRequest): Promise<number | undefined>;
+}
+
+/** A pacing lane: calls sharing a name are spaced `spacingMs` apart on top of the key's interval. */
+export interface PacingLaneRequest {
+  readonly name: string;
+  readonly spacingMs: number;
+  readonly maxWaitMs?: number;
 }
 
 /** A rolling window of events under one key (rate limit per address, hourly order quota). */

@@ -1,7 +1,9 @@
 /**
- * The marketplace over HTTP (marketplace-api.md): all 7 endpoints, the `auth` header and a timeout
- * on every call, shared pacing per API key, result codes as typed domain errors, full-jitter backoff
- * on code 5, network retries only for reads, and a create_order that is never retried blindly.
+ * The marketplace over HTTP, in both dialects (marketplace-api.md and marketplace-live.md): all 7
+ * endpoints, the `auth` header, an explicit User-Agent and a timeout on every call, shared pacing per
+ * API key (create_order in its own 5 s lane), result codes and production's HTTP statuses as typed
+ * domain errors, full-jitter backoff on code 5 / HTTP 429, network retries only for reads, a
+ * create_order that is never retried blindly, and a time budget taken from the Lambda invocation.
  */
 import type * as z from 'zod';
 import {
@@ -16,12 +18,15 @@ import {
   OrderOutcomeUnknownError,
 } from '../domain/errors';
 import type { CreateOrderRequest, Order, Server, Wallet } from '../domain/marketplace-types';
-import type { MarketplaceClient, PacingGate } from '../domain/ports';
+import type { MarketplaceClient, PacingGate, PacingLaneRequest } from '../domain/ports';
+import { version } from '../../package.json';
 import { apiKeyId } from './key-id';
+import { readOrders, readServers, type SkippedElement } from './reader';
 import {
   CancelOrderResponseSchema,
   CreateOrderResponseSchema,
   EnvelopeSchema,
+  type Envelope,
   MarketplaceResponseSchema,
   MyOrdersResponseSchema,
   ResultCode,
@@ -64,9 +69,31 @@ export interface HttpMarketplaceClientOptions {
   readonly maxLatenessMs?: number;
   /** Called once per marketplace error (a non-zero result code, or 'network' for anything else). */
   readonly onError?: (code: number | 'network') => void;
+  /** Called once per list element the reader could not use (it is left out of the answer). */
+  readonly onSkipped?: (endpoint: string, skipped: SkippedElement) => void;
+  /** Spacing of create_order calls per API key, on top of `minIntervalMs` (production: 1 per 5 s). @default 5000 */
+  readonly createIntervalMs?: number;
+  /**
+   * Time left in the current invocation (Lambda's `getRemainingTimeInMillis`). Each attempt's timeout,
+   * each backoff and each create_order slot wait must fit in it minus `reserveMs`; what does not fit
+   * is not started, and the call fails with the error it had (MarketplaceUnavailableError if none).
+   * @default no budget
+   */
+  readonly remainingMs?: () => number;
+  /** Time kept back from `remainingMs` for the caller to record the outcome. @default 3000 */
+  readonly reserveMs?: number;
 }
 
+/** Sent on every request: some CDNs answer default user agents with HTTP 403 (marketplace-live.md). */
+export const USER_AGENT = `gpu-order-relay/${version}`;
+
+/** The shortest attempt worth starting when the budget is short. */
+const MIN_ATTEMPT_MS = 1_000;
+
 type Method = 'GET' | 'POST';
+
+/** The pacing lane of create_order. */
+const CREATE_LANE = 'create_order';
 
 /** Late slots dropped before sending anyway (a gate that is always slow must not stall calls). */
 const MAX_LATE_SLOTS = 3;
@@ -105,8 +132,8 @@ const errorCodes = (error: unknown): string[] => {
   return codes;
 };
 
-/** Maps a non-zero result code to its typed domain error. */
-export const errorForResultCode = (code: number, error: string | undefined, endpoint: string): MarketplaceError => {
+/** Maps a non-zero result code to its typed domain error; code 6 keeps the numbers that came with it. */
+export const errorForResultCode = (code: number, error: string | undefined, endpoint: string, envelope: Partial<Envelope> = {}): MarketplaceError => {
   switch (code) {
     case ResultCode.DatabaseError:
       return new MarketplaceDatabaseError(`marketplace database error on ${endpoint}`);
@@ -119,7 +146,11 @@ export const errorForResultCode = (code: number, error: string | undefined, endp
     case ResultCode.RateLimited:
       return new MarketplaceRateLimitedError();
     case ResultCode.SeeError:
-      return new MarketplaceRejectedError(error ?? 'unknown');
+      return new MarketplaceRejectedError(error ?? 'unknown', {
+        ...(envelope.min_price !== undefined ? { min_price: envelope.min_price } : {}),
+        ...(envelope.max_step !== undefined ? { max_step: envelope.max_step } : {}),
+        ...(envelope.time_to_lowering !== undefined ? { time_to_lowering: envelope.time_to_lowering } : {}),
+      });
     default:
       return new MarketplaceError(`marketplace answered unknown result code ${code} on ${endpoint}`, code);
   }
@@ -139,6 +170,8 @@ export class HttpMarketplaceClient implements MarketplaceClient {
   private readonly baseBackoffMs: number;
   private readonly maxBackoffMs: number;
   private readonly maxLatenessMs: number;
+  private readonly createIntervalMs: number;
+  private readonly reserveMs: number;
 
   public constructor(private readonly options: HttpMarketplaceClientOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
@@ -153,11 +186,15 @@ export class HttpMarketplaceClient implements MarketplaceClient {
     this.baseBackoffMs = options.baseBackoffMs ?? 1_000;
     this.maxBackoffMs = options.maxBackoffMs ?? 16_000;
     this.maxLatenessMs = options.maxLatenessMs ?? Math.min(100, Math.max(5, Math.ceil(this.minIntervalMs / 10)));
+    this.createIntervalMs = options.createIntervalMs ?? 5_000;
+    this.reserveMs = options.reserveMs ?? 3_000;
   }
 
   public async listServers(): Promise<readonly Server[]> {
     const res = await this.call({ endpoint: 'marketplace', method: 'GET', schema: MarketplaceResponseSchema });
-    return res.servers;
+    const { items, skipped } = readServers(res.servers);
+    for (const s of skipped) this.options.onSkipped?.('marketplace', s);
+    return items;
   }
 
   public async listWallets(): Promise<readonly Wallet[]> {
@@ -174,7 +211,9 @@ export class HttpMarketplaceClient implements MarketplaceClient {
   public async listOrders(options: { returnCompleted?: boolean } = {}): Promise<readonly Order[]> {
     const query = options.returnCompleted ? { return_completed: 'true' } : undefined;
     const res = await this.call({ endpoint: 'my_orders', method: 'GET', schema: MyOrdersResponseSchema, query });
-    return res.orders;
+    const { items, skipped } = readOrders(res.orders);
+    for (const s of skipped) this.options.onSkipped?.('my_orders', s);
+    return items;
   }
 
   public async cancelOrder(orderId: number): Promise<void> {
@@ -205,17 +244,45 @@ export class HttpMarketplaceClient implements MarketplaceClient {
     return Math.floor(this.random() * Math.min(this.maxBackoffMs, this.baseBackoffMs * 2 ** retry));
   }
 
+  /** Milliseconds this call may still spend, or Infinity without a budget. */
+  private budget(): number {
+    return this.options.remainingMs ? this.options.remainingMs() - this.reserveMs : Number.POSITIVE_INFINITY;
+  }
+
+  /** Whether waiting `waitMs` and then one attempt of at least MIN_ATTEMPT_MS still fits the budget. */
+  private fits(waitMs: number): boolean {
+    return waitMs + MIN_ATTEMPT_MS <= this.budget();
+  }
+
   /**
    * Waits for this caller's send slot. A slot is only good if used on time: when the gate itself
    * was slow and the slot has passed by more than `maxLatenessMs`, sending now could land right
    * before the next slot's request, so the slot is dropped (wasting it is safe) and another taken.
-   * Slots are spaced `minIntervalMs + maxLatenessMs` apart, so sends are at least `minIntervalMs` apart.
+   * Slots are spaced `minIntervalMs + maxLatenessMs` apart, so sends are at least `minIntervalMs` apart;
+   * create_order slots are also `createIntervalMs + maxLatenessMs` apart from each other. A create
+   * slot further ahead than the budget allows is not taken (MarketplaceRateLimitedError: try later).
    */
-  private async pace(apiKey: string): Promise<void> {
-    if (this.minIntervalMs <= 0) return;
+  private async pace(apiKey: string, inCreateLane: boolean): Promise<void> {
+    if (this.minIntervalMs <= 0 && (!inCreateLane || this.createIntervalMs <= 0)) return;
     const keyId = this.options.keyId ?? apiKeyId(apiKey);
+    const interval = Math.max(this.minIntervalMs, 0) + this.maxLatenessMs;
     for (let attempt = 0; ; attempt += 1) {
-      const slot = await this.options.pacing.acquire(keyId, this.minIntervalMs + this.maxLatenessMs, this.now());
+      let slot: number;
+      if (inCreateLane) {
+        const maxWaitMs = Math.max(0, this.budget() - MIN_ATTEMPT_MS);
+        const lane: PacingLaneRequest = {
+          name: CREATE_LANE,
+          spacingMs: this.createIntervalMs + this.maxLatenessMs,
+          ...(Number.isFinite(maxWaitMs) ? { maxWaitMs } : {}),
+        };
+        const claimed = await this.options.pacing.acquireInLane(keyId, interval, this.now(), lane);
+        if (claimed === undefined) {
+          throw new MarketplaceRateLimitedError(`create_order: no send slot within this invocation's remaining ${Math.round(maxWaitMs)} ms`);
+        }
+        slot = claimed;
+      } else {
+        slot = await this.options.pacing.acquire(keyId, interval, this.now());
+      }
       const wait = slot - this.now();
       if (wait > 0) await this.sleep(wait);
       if (this.now() - slot <= this.maxLatenessMs || attempt >= MAX_LATE_SLOTS) return;
@@ -227,16 +294,23 @@ export class HttpMarketplaceClient implements MarketplaceClient {
     let rateLimitRetries = 0;
     let networkRetries = 0;
     for (;;) {
+      if (!this.fits(0)) {
+        throw new MarketplaceUnavailableError(`marketplace ${spec.endpoint}: not started, the invocation has too little time left`);
+      }
       const apiKey = await this.options.apiKey();
-      await this.pace(apiKey);
-      const outcome = await this.send(spec, apiKey);
+      await this.pace(apiKey, isCreate);
+      const timeoutMs = Math.max(MIN_ATTEMPT_MS, Math.min(this.timeoutMs, this.budget()));
+      const outcome = await this.send(spec, apiKey, timeoutMs);
 
       if (outcome instanceof TransportFailure) {
         this.options.onError?.('network');
         if (spec.method === 'GET' && networkRetries < this.maxNetworkRetries) {
-          await this.sleep(this.backoff(networkRetries));
-          networkRetries += 1;
-          continue;
+          const delay = this.backoff(networkRetries);
+          if (this.fits(delay)) {
+            await this.sleep(delay);
+            networkRetries += 1;
+            continue;
+          }
         }
         if (isCreate && outcome.maybeSent) {
           throw new OrderOutcomeUnknownError(`create_order outcome unknown: ${outcome.message}`, { cause: outcome.cause });
@@ -244,20 +318,21 @@ export class HttpMarketplaceClient implements MarketplaceClient {
         throw new MarketplaceUnavailableError(`marketplace ${spec.endpoint}: ${outcome.message}`, { cause: outcome.cause });
       }
 
-      const { code, error } = outcome.envelope;
-      if (code === ResultCode.RateLimited) {
-        this.options.onError?.(code);
-        // Code 5 means the request was not processed, so even create_order may be sent again.
-        if (rateLimitRetries < this.maxRateLimitRetries) {
-          await this.sleep(this.backoff(rateLimitRetries));
+      const { envelope } = outcome;
+      if (envelope.code === ResultCode.RateLimited) {
+        this.options.onError?.(envelope.code);
+        // Code 5 (or HTTP 429) means the request was not processed, so even create_order may be sent again.
+        const delay = this.backoff(rateLimitRetries);
+        if (rateLimitRetries < this.maxRateLimitRetries && this.fits(delay)) {
+          await this.sleep(delay);
           rateLimitRetries += 1;
           continue;
         }
         throw new MarketplaceRateLimitedError(`marketplace rate limit exceeded on ${spec.endpoint} after ${rateLimitRetries} retries`);
       }
-      if (code !== ResultCode.Success) {
-        this.options.onError?.(code);
-        throw errorForResultCode(code, error, spec.endpoint);
+      if (envelope.code !== ResultCode.Success) {
+        this.options.onError?.(envelope.code);
+        throw errorForResultCode(envelope.code, envelope.error, spec.endpoint, envelope);
       }
 
       const parsed = spec.schema.safeParse(outcome.body);
@@ -275,11 +350,12 @@ export class HttpMarketplaceClient implements MarketplaceClient {
   private async send(
     spec: CallSpec<z.ZodType>,
     apiKey: string,
-  ): Promise<TransportFailure | { envelope: z.infer<typeof EnvelopeSchema>; body: unknown }> {
+    timeoutMs: number,
+  ): Promise<TransportFailure | { envelope: Envelope; body: unknown }> {
     const url = new URL(`${this.baseUrl}/v1/${spec.endpoint}`);
     for (const [name, value] of Object.entries(spec.query ?? {})) url.searchParams.set(name, value);
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), this.timeoutMs);
+    const timer = setTimeout(() => controller.abort(), timeoutMs);
     let status: number;
     let text: string;
     try {
@@ -288,6 +364,7 @@ export class HttpMarketplaceClient implements MarketplaceClient {
         headers: {
           auth: apiKey,
           accept: 'application/json',
+          'user-agent': USER_AGENT,
           ...(spec.body === undefined ? {} : { 'content-type': 'application/json' }),
         },
         body: spec.body === undefined ? undefined : JSON.stringify(spec.body),
@@ -296,7 +373,7 @@ export class HttpMarketplaceClient implements MarketplaceClient {
       status = response.status;
       text = await response.text();
     } catch (cause) {
-      if (controller.signal.aborted) return new TransportFailure(`timed out after ${this.timeoutMs} ms`, true, cause);
+      if (controller.signal.aborted) return new TransportFailure(`timed out after ${timeoutMs} ms`, true, cause);
       const codes = errorCodes(cause);
       const notSent = codes.some((c) => NOT_SENT_CODES.has(c));
       return new TransportFailure(`request failed (${codes[0] ?? 'network error'})`, !notSent, cause);
@@ -304,17 +381,30 @@ export class HttpMarketplaceClient implements MarketplaceClient {
       clearTimeout(timer);
     }
 
+    // Production's statuses (marketplace-live.md): 401 is a bad key and 429 a rate limit, whatever
+    // the body says (it may carry code 3 or 5, or nothing readable); neither request was processed.
+    if (status === 401) return { envelope: { code: ResultCode.InvalidApiKey }, body: undefined };
+    if (status === 429) return { envelope: { code: ResultCode.RateLimited }, body: undefined };
+
     let body: unknown;
     try {
       body = JSON.parse(text);
     } catch (cause) {
-      return new TransportFailure(status >= 500 ? `HTTP ${status}` : `unreadable answer (HTTP ${status})`, true, cause);
+      return this.failureWithoutCode(status, cause);
     }
-    // The spec does not map results to HTTP statuses: a body with a result code is authoritative.
+    // A body with a result code is authoritative whatever the HTTP status (the spec maps none).
     const envelope = EnvelopeSchema.safeParse(body);
-    if (!envelope.success) {
-      return new TransportFailure(status >= 500 ? `HTTP ${status}` : `answer without a result code (HTTP ${status})`, true);
-    }
+    if (!envelope.success) return this.failureWithoutCode(status);
     return { envelope: envelope.data, body };
+  }
+
+  /**
+   * An answer without a result code. A 4xx was refused before any processing (a CDN's 403 on a
+   * default user agent, say); a 5xx or an unreadable 2xx may have been processed.
+   */
+  private failureWithoutCode(status: number, cause?: unknown): TransportFailure {
+    if (status >= 400 && status < 500) return new TransportFailure(`HTTP ${status} without a result code`, false, cause);
+    if (status >= 500) return new TransportFailure(`HTTP ${status} without a result code`, true, cause);
+    return new TransportFailure(`unreadable answer (HTTP ${status})`, true, cause);
   }
 }

@@ -80,7 +80,7 @@ describe('Function: runPriceAlert', () => {
   it('returns Price not met and starts nothing when no server is at or under the target', async () => {
     // Prepare
     const { deps, marketplace, workflow, tasks, notifier } = fakeDeps();
-    marketplace.servers = [server({ id: 1, price: { on_demand: {}, spot: { 'NATIVE-Blockchain': 9 }, usd: { spot: 0.51 } } })];
+    marketplace.servers = [server({ id: 1, price: { on_demand: {}, spot: { 'NATIVE-Blockchain': 9 }, usd: { on_demand: {}, spot: 0.51 } } })];
     // Act
     const result = await runPriceAlert(input, deps, { task_id: ALERT_TASK, origin: { source: 'webhook' }, now: NOW });
     // Assess
@@ -96,7 +96,7 @@ describe('Function: runPriceAlert', () => {
     marketplace.servers = [
       server({ id: 1, rented: true }),
       server({ id: 2, gpu_array: ['NVIDIA A100'], specs: { gpu: '1x NVIDIA A100', cpu: 'x', ram: 1, disk: 'd' } }),
-      server({ id: 3, price: { on_demand: {}, spot: { 'NATIVE-Blockchain': 4 }, usd: { spot: 0.5 } } }),
+      server({ id: 3, price: { on_demand: {}, spot: { 'NATIVE-Blockchain': 4 }, usd: { on_demand: {}, spot: 0.5 } } }),
     ];
     // Act
     const result = await runPriceAlert(input, deps, { task_id: ALERT_TASK, origin: { source: 'slack' }, now: NOW });

@@ -84,7 +84,7 @@ describe('HttpMarketplaceClient', () => {
       const market = await c.spotMarket(server.id);
       // Assess
       expect(servers.length).toBeGreaterThanOrEqual(30);
-      expect(servers.find((s) => s.id === server.id)?.price.usd.on_demand_native).toBe(server.price.usd.on_demand_native);
+      expect(servers.find((s) => s.id === server.id)?.price.usd.on_demand['NATIVE-Blockchain']).toBe(server.price.usd.on_demand_native);
       expect(wallets.map((w) => w.name)).toContain('NATIVE-Blockchain');
       expect(typeof order_id).toBe('number');
       expect(active).toEqual([expect.objectContaining({ order_id, renting_server: server.id, status: 'running' })]);
@@ -222,9 +222,15 @@ describe('HttpMarketplaceClient', () => {
       expect(sim.control.counters().calls.cancel_order).toBe(1);
     });
 
-    it('treats an answer that breaks the schema as unavailable, without retrying', async () => {
-      const c = client({ fetchFn: async () => jsonResponse('{"code":0,"servers":[{"id":"six"}]}') });
+    it('treats an answer that breaks the envelope as unavailable, without retrying', async () => {
+      const c = client({ fetchFn: async () => jsonResponse('{"code":0,"servers":{"id":"six"}}') });
       await expect(c.listServers()).rejects.toBeInstanceOf(MarketplaceUnavailableError);
+      expect(sleeps).toEqual([]);
+    });
+
+    it('leaves out a listing element that breaks the schema instead of failing the answer', async () => {
+      const c = client({ fetchFn: async () => jsonResponse('{"code":0,"servers":[{"id":"six"}]}') });
+      await expect(c.listServers()).resolves.toEqual([]);
       expect(sleeps).toEqual([]);
     });
   });
@@ -297,20 +303,43 @@ describe('HttpMarketplaceClient', () => {
       // Act
       const [servers, orders, wallets] = await Promise.all([c.listServers(), c.listOrders(), c.listWallets()]);
       // Assess
-      expect(servers).toHaveLength(3);
+      // The third element lists no GPU: not an offer the relay can use, so it is left out.
+      expect(servers).toHaveLength(2);
       expect(servers[0]).toMatchObject({ id: 6, cuda_version: '12.4', net: { cc: 'DE' }, specs: { pcie_width: 16 } });
       expect(servers[1]?.price.spot).toEqual({});
       expect(servers[1]?.price.usd.spot).toBeUndefined();
-      expect(servers[2]?.price.spot).toEqual({});
       expect(orders[0]).toMatchObject({ order_id: 38, connection: { ports: { '22': 'tcp://n6.example.invalid:40022' } }, spend: 0.1 });
       expect(orders[1]).toMatchObject({ order_id: 39, status: 'creating_order', started: 0, connection: {} });
       expect(wallets).toEqual([expect.objectContaining({ name: 'bitcoin', balance: 0.0031 }), expect.objectContaining({ name: 'NATIVE-Blockchain' })]);
     });
 
-    it('is strict on listed fields', async () => {
+    it('reads an unreadable safety field the safe way: a server whose `rented` is not a boolean counts as rented', async () => {
       const broken = JSON.parse(fixture('marketplace.json')) as { servers: Record<string, unknown>[] };
       (broken.servers[0] as Record<string, unknown>).rented = 'no';
       const c = client({ fetchFn: async () => jsonResponse(JSON.stringify(broken)) });
+      const servers = await c.listServers();
+      expect(servers.find((s) => s.id === broken.servers[0]?.id)?.rented).toBe(true);
+    });
+
+    it('skips and reports an element it cannot use, by index, and keeps the rest of the answer', async () => {
+      const broken = JSON.parse(fixture('marketplace.json')) as { servers: Record<string, unknown>[] };
+      delete broken.servers[0]?.id;
+      const skipped: [string, number, string][] = [];
+      const c = client({
+        fetchFn: async () => jsonResponse(JSON.stringify(broken)),
+        onSkipped: (endpoint, s) => skipped.push([endpoint, s.index, s.reason]),
+      });
+      const servers = await c.listServers();
+      expect(servers.map((s) => s.id)).not.toContain(undefined);
+      expect(servers.length).toBe(1);
+      expect(skipped).toEqual([
+        ['marketplace', 0, expect.stringContaining('id')],
+        ['marketplace', 2, expect.stringContaining('gpu_array')],
+      ]);
+    });
+
+    it('refuses an answer whose envelope is broken (no list at all)', async () => {
+      const c = client({ fetchFn: async () => jsonResponse(JSON.stringify({ code: 0, servers: 'none' })) });
       await expect(c.listServers()).rejects.toBeInstanceOf(MarketplaceUnavailableError);
     });
   });
@@ -323,7 +352,10 @@ describe('HttpMarketplaceClient', () => {
       const c = client({
         minIntervalMs: 1_000,
         now: () => clock,
-        pacing: { acquire: async (keyId, interval, now) => { acquired.push([keyId, interval, now]); return now + 750; } },
+        pacing: {
+          acquire: async (keyId, interval, now) => { acquired.push([keyId, interval, now]); return now + 750; },
+          acquireInLane: async () => { throw new Error('not a lane call'); },
+        },
         sleep: async (ms) => { sleeps.push(ms); clock += ms; },
       });
       // Act
@@ -341,7 +373,7 @@ describe('HttpMarketplaceClient', () => {
       const c = client({
         minIntervalMs: 1_000,
         now: () => clock,
-        pacing: { acquire: async () => { clock += 300; return slots.shift() as number; } },
+        pacing: { acquire: async () => { clock += 300; return slots.shift() as number; }, acquireInLane: async () => { throw new Error('not a lane call'); } },
         sleep: async (ms) => { sleeps.push(ms); clock += ms; },
       });
       // Act

@@ -9,7 +9,7 @@ export const server = (overrides: Partial<Server> & { id: number }): Server => (
   owner: 1,
   mrl: 720,
   rented: false,
-  price: { on_demand: { 'NATIVE-Blockchain': 10 }, spot: { 'NATIVE-Blockchain': 5 }, usd: { on_demand_native: 0.8, spot: 0.4 } },
+  price: { on_demand: { 'NATIVE-Blockchain': 10 }, spot: { 'NATIVE-Blockchain': 5 }, usd: { on_demand: { 'NATIVE-Blockchain': 0.8 }, spot: 0.4 } },
   specs: { gpu: '1x NVIDIA GeForce RTX 4090', cpu: 'AMD EPYC', ram: 64, disk: '1TB NVMe' },
   gpu_array: ['NVIDIA RTX 4090'],
   reliability: 0.99,
