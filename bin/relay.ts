@@ -1,6 +1,7 @@
 /**
- * CDK app entry: the only place that reads CDK context. Every value is optional and validated by
- * relayConfig(); e.g. `npx cdk deploy -c marketplaceUrl=https://... -c alarmEmail=ops@example.com`.
+ * CDK app entry: the only place that reads CDK context. `marketplaceUrl` is required; every other
+ * value is optional and validated by relayConfig(); e.g.
+ * `npx cdk deploy -c marketplaceUrl=https://... -c alarmEmail=ops@example.com`.
  */
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
@@ -27,13 +28,25 @@ const toBoolean = (value: ContextValue): unknown => (value === 'true' ? true : v
 const defined = <T extends Record<string, unknown>>(record: T): Partial<T> =>
   Object.fromEntries(Object.entries(record).filter(([, value]) => value !== undefined && value !== '')) as Partial<T>;
 
-/** Builds the validated config from the app's context; throws naming every bad value. */
+/** Thrown by the app when context `marketplaceUrl` is not set. */
+export const MISSING_MARKETPLACE_URL_MESSAGE =
+  'context marketplaceUrl is required: the marketplace API base URL the functions call, e.g. ' +
+  '`npx cdk deploy -c marketplaceUrl=https://api.example-marketplace.com` (or "marketplaceUrl" in cdk.json)';
+
+/**
+ * Builds the validated config from the app's context; throws naming every bad value. The
+ * marketplace URL has no default here: a stack deployed without one would call a placeholder host.
+ */
 export const configFromContext = (app: App) => {
   const ctx = (key: string): ContextValue => app.node.tryGetContext(key) as ContextValue;
+  const marketplaceUrl = ctx('marketplaceUrl');
+  if (marketplaceUrl === undefined || (typeof marketplaceUrl === 'string' && marketplaceUrl.trim() === '')) {
+    throw new Error(MISSING_MARKETPLACE_URL_MESSAGE);
+  }
   const rate = toNumber(ctx('apiThrottleRate'));
   const burst = toNumber(ctx('apiThrottleBurst'));
   return relayConfig(defined({
-    marketplaceUrl: ctx('marketplaceUrl'),
+    marketplaceUrl,
     defaultImage: ctx('defaultImage'),
     defaultCurrency: ctx('defaultCurrency'),
     defaultPorts: parseJson('defaultPorts', ctx('defaultPorts')),
@@ -42,6 +55,7 @@ export const configFromContext = (app: App) => {
     orderReadyTimeoutSeconds: toNumber(ctx('orderReadyTimeoutSeconds')),
     orderPollIntervalSeconds: toNumber(ctx('orderPollIntervalSeconds')),
     requireWebhookTimestamp: toBoolean(ctx('requireWebhookTimestamp')),
+    allowUnsignedSlack: toBoolean(ctx('allowUnsignedSlack')),
     alarmEmail: ctx('alarmEmail'),
     apiThrottle: rate === undefined && burst === undefined ? undefined : { rateLimit: rate ?? 50, burstLimit: burst ?? 100 },
     logRetentionDays: toNumber(ctx('logRetentionDays')),

@@ -14,7 +14,17 @@ export const RelayConfigSchema = z.object({
   orderReadyTimeoutSeconds: z.coerce.number().int().positive().default(120),
   orderPollIntervalSeconds: z.coerce.number().int().positive().default(5),
   allowPrivateCallbacks: z.boolean().default(false),
-  requireWebhookTimestamp: z.boolean().default(false),
+  /**
+   * REQUIRE_WEBHOOK_TIMESTAMP of the deployed functions. On by default in AWS (a public endpoint: a
+   * captured untimestamped request could be replayed forever); `-c requireWebhookTimestamp=false`
+   * relaxes it. `npm start` keeps the spec's optional timestamp.
+   */
+  requireWebhookTimestamp: z.boolean().default(true),
+  /**
+   * ALLOW_UNSIGNED_SLACK of the deployed functions: with no Slack signing secret, /slack/command is
+   * refused (403) unless the operator opts in with `-c allowUnsignedSlack=true`.
+   */
+  allowUnsignedSlack: z.boolean().default(false),
   /** Optional e-mail subscribed to the alarm topic. */
   alarmEmail: z.email().optional(),
   /** API stage throttling: the outer guard in front of the per-address limit. */

@@ -12,4 +12,5 @@ export const configEnvironment = (config: RelayConfig): Record<string, string> =
   ORDER_POLL_INTERVAL_SECONDS: String(config.orderPollIntervalSeconds),
   ALLOW_PRIVATE_CALLBACKS: String(config.allowPrivateCallbacks),
   REQUIRE_WEBHOOK_TIMESTAMP: String(config.requireWebhookTimestamp),
+  ALLOW_UNSIGNED_SLACK: String(config.allowUnsignedSlack),
 });

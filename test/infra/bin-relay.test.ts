@@ -1,19 +1,42 @@
 /** bin/relay.ts: CDK context → validated RelayConfig (the app's only context reader). */
 import { App } from 'aws-cdk-lib';
-import { configFromContext } from '../../bin/relay';
+import { configFromContext, MISSING_MARKETPLACE_URL_MESSAGE } from '../../bin/relay';
 
 const configOf = (context: Record<string, unknown>) => configFromContext(new App({ context }));
+/** The one required value; every other has the spec's default. */
+const URL_ONLY = { marketplaceUrl: 'https://market.example.com' };
 
 describe('Function: configFromContext', () => {
-  it('fills the spec defaults when no context is given', () => {
+  it('fills the spec defaults when only the marketplace URL is given', () => {
     // Act
-    const config = configOf({});
+    const config = configOf(URL_ONLY);
     // Assess
     expect(config).toMatchObject({
       defaultCurrency: 'NATIVE-Blockchain', defaultPorts: { '22': 'tcp', '8888': 'http' },
       maxOrdersPerHour: 10, maxRequestsPerMinute: 60, orderReadyTimeoutSeconds: 120, orderPollIntervalSeconds: 5,
     });
     expect(config.alarmEmail).toBeUndefined();
+    // Secure defaults of a public endpoint (issue 13 item 3).
+    expect(config).toMatchObject({ requireWebhookTimestamp: true, allowUnsignedSlack: false });
+  });
+
+  it.each([
+    ['no context', {}],
+    ['an empty marketplaceUrl', { marketplaceUrl: '' }],
+    ['a blank marketplaceUrl', { marketplaceUrl: '   ' }],
+    ['other context but no marketplaceUrl', { alarmEmail: 'ops@example.com', allowUnsignedSlack: 'true' }],
+  ])('refuses to build a deployable config with %s, naming the missing key', (_name, context) => {
+    expect(() => configOf(context)).toThrow(MISSING_MARKETPLACE_URL_MESSAGE);
+    expect(MISSING_MARKETPLACE_URL_MESSAGE).toMatch(/^context marketplaceUrl is required/);
+  });
+
+  it.each([
+    [{ requireWebhookTimestamp: 'false' }, { requireWebhookTimestamp: false, allowUnsignedSlack: false }],
+    [{ allowUnsignedSlack: 'true' }, { requireWebhookTimestamp: true, allowUnsignedSlack: true }],
+    [{ requireWebhookTimestamp: false, allowUnsignedSlack: true }, { requireWebhookTimestamp: false, allowUnsignedSlack: true }],
+    [{ requireWebhookTimestamp: 'true', allowUnsignedSlack: 'false' }, { requireWebhookTimestamp: true, allowUnsignedSlack: false }],
+  ])('reads the relaxing flags %j', (flags, expected) => {
+    expect(configOf({ ...URL_ONLY, ...flags })).toMatchObject(expected);
   });
 
   it('parses `-c key=value` strings into numbers, JSON ports and throttle settings', () => {
@@ -32,7 +55,7 @@ describe('Function: configFromContext', () => {
   });
 
   it('accepts JSON values as cdk.json gives them', () => {
-    expect(configOf({ defaultPorts: { '22': 'tcp' }, maxOrdersPerHour: 4 })).toMatchObject({ defaultPorts: { '22': 'tcp' }, maxOrdersPerHour: 4 });
+    expect(configOf({ ...URL_ONLY, defaultPorts: { '22': 'tcp' }, maxOrdersPerHour: 4 })).toMatchObject({ defaultPorts: { '22': 'tcp' }, maxOrdersPerHour: 4 });
   });
 
   it.each([
@@ -42,7 +65,11 @@ describe('Function: configFromContext', () => {
     ['marketplaceUrl', 'not a url'],
     ['alarmEmail', 'nobody'],
     ['apiThrottleRate', '-1'],
+    ['allowUnsignedSlack', 'yes'],
+    ['requireWebhookTimestamp', 'no'],
   ])('throws on an invalid %s (%s)', (key, value) => {
-    expect(() => configOf({ [key]: value })).toThrow();
+    // With a valid URL, so each case fails for its own key, not the missing marketplaceUrl.
+    expect(() => configOf(URL_ONLY)).not.toThrow();
+    expect(() => configOf({ ...URL_ONLY, [key]: value })).toThrow(key === 'apiThrottleRate' ? /rateLimit/ : new RegExp(key));
   });
 });
