@@ -230,7 +230,8 @@ export const startLocalRuntime = async (opts: LocalRuntimeOptions = {}): Promise
       ...localDefaults(),
       ...(simulator ? { MARKETPLACE_API_KEY: simulator.apiKey } : {}),
       ...(simulatorOptions?.minIntervalMs !== undefined ? { MARKETPLACE_MIN_INTERVAL_MS: String(simulatorOptions.minIntervalMs) } : {}),
-      ...(simulator && (live || simulatorOptions?.createIntervalMs !== undefined) ? { MARKETPLACE_CREATE_INTERVAL_MS: String(simulator.createIntervalMs) } : {}),
+      // The embedded simulator's create_order spacing (0 in the spec dialect, which has none; 5 s live).
+      ...(simulator ? { MARKETPLACE_CREATE_INTERVAL_MS: String(simulator.createIntervalMs) } : {}),
       ...(live ? { DEFAULT_CURRENCY: LIVE_NATIVE_COIN } : {}),
       ...withoutSecretArns(definedEnv(process.env)),
       ...(simulator ? { MARKETPLACE_URL: simulator.url, MARKETPLACE_API_KEY: simulator.apiKey } : {}),

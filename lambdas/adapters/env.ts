@@ -27,6 +27,8 @@ export const RelayEnvSchema = z.object({
   MARKETPLACE_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
   /** Minimum spacing of marketplace calls per API key (1 req/s); the pacing gate adds its own lateness margin. */
   MARKETPLACE_MIN_INTERVAL_MS: z.coerce.number().int().nonnegative().default(1_000),
+  /** Minimum spacing of create_order calls per API key (production: 1 per 5 s), on top of the interval above. */
+  MARKETPLACE_CREATE_INTERVAL_MS: z.coerce.number().int().nonnegative().default(5_000),
   DEFAULT_IMAGE: z.string().min(1).default('nvidia/cuda:12.4.1-base-ubuntu22.04'),
   DEFAULT_CURRENCY: z.string().min(1).default('NATIVE-Blockchain'),
   DEFAULT_PORTS: PortsJson.default({ '22': 'tcp', '8888': 'http' }),

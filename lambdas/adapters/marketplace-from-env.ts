@@ -51,12 +51,15 @@ export const marketplaceFromEnv = (env: RelayEnv, options: { cacheMaxAgeMs?: num
     apiKey: () => marketplaceApiKey(env),
     pacing: new DynamoDbPacingGate(db, env.TABLE_NAME),
     minIntervalMs: env.MARKETPLACE_MIN_INTERVAL_MS,
+    createIntervalMs: env.MARKETPLACE_CREATE_INTERVAL_MS,
     timeoutMs: env.MARKETPLACE_TIMEOUT_MS,
     ...MARKETPLACE_CLIENT_LIMITS,
     // Each attempt's timeout is capped and retries skipped so the client gives up
     // (MarketplaceUnavailableError) before the invocation runs out of time.
     remainingMs: marketplaceRemainingMs,
     onError: (code) => countMetric(MetricName.MarketplaceErrors, { name: 'ResultCode', value: String(code) }),
+    // One element the reader cannot use is left out, never the whole answer; the operator sees which.
+    onSkipped: (endpoint, skipped) => logger.warn('marketplace answer element skipped', { endpoint, index: skipped.index, reason: skipped.reason }),
   });
   return new CachedMarketplaceClient({
     inner: http,
