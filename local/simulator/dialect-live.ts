@@ -78,7 +78,7 @@ const liveServer = (server: SimServer, legacy: boolean): Record<string, unknown>
     ...Object.fromEntries(server.allowed_coins.filter((c) => USD_SLUG[c]).map((c) => [`on_demand_${USD_SLUG[c]}`, round(base * (USD_SPREAD[c] ?? 1), 4)])),
     spot: usdSpot(server, spot),
   };
-  const first = server.allowed_coins[0] ?? SPEC_NATIVE_COIN;
+  const first = server.allowed_coins.includes(SPEC_NATIVE_COIN) ? SPEC_NATIVE_COIN : server.allowed_coins[0] ?? SPEC_NATIVE_COIN;
   return {
     id: server.id,
     owner: server.owner,
