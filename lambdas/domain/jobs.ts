@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { orderCancelledText, priceAlertMatchedText } from './chat-messages';
-import { MarketplaceInvalidInputError, SoftTimeoutError } from './errors';
+import { isBusinessOutcome, MarketplaceInvalidInputError, SoftTimeoutError } from './errors';
 import { findMatchingServer } from './matching';
 import type { Order, PortProtocol, Server } from './marketplace-types';
 import type { CreateOrderWorkflowInput, MarketplaceClient, Notifier, TaskRepository, WorkflowStarter } from './ports';
@@ -80,7 +80,7 @@ export const isFinalAttempt = (receiveCount: number): boolean => receiveCount >=
  * Whether a failed attempt may be retried. A job that ran past its soft limit is not: retrying it
  * would spend up to 3 more soft limits on work that is already too slow (the limit exists to stop that).
  */
-export const isRetryable = (error: unknown): boolean => !(error instanceof SoftTimeoutError);
+export const isRetryable = (error: unknown): boolean => !isBusinessOutcome(error);
 
 /** The failure text sent to the caller: the exception text, as the spec's tasks report it. */
 export const errorText = (error: unknown): string =>
