@@ -15,6 +15,7 @@ import { DEAD_LETTER_QUEUE, JOB_QUEUE, WORKER_TIMEOUT_SECONDS } from '../relay-r
 import { JOB_WORKER_ENTRY } from '../routes';
 import { RelayFunction } from './relay-function';
 import type { RelaySecrets } from './relay-secrets';
+import { grantItemAccess } from './relay-table';
 
 export interface JobQueueProps {
   readonly table: dynamodb.ITable;
@@ -98,7 +99,7 @@ export class JobQueue extends Construct {
     // The event source grants consume (Receive, Delete, ChangeMessageVisibility, GetQueueAttributes);
     // the retry delay is set with ChangeMessageVisibility, so grant it explicitly as well.
     this.queue.grant(fn, 'sqs:ChangeMessageVisibility');
-    props.table.grantReadWriteData(fn);
+    grantItemAccess(props.table, fn);
     props.stateMachine.grantStartExecution(fn);
     props.secrets.grantRead(fn, WORKER_SECRETS);
   }

@@ -2,7 +2,7 @@
  * Alarms, their SNS topic and the operations dashboard. Metric names and the namespace come from the
  * code that emits them (lambdas/adapters/observability.ts), so a rename cannot silently blind an alarm.
  */
-import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { ArnFormat, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
@@ -20,6 +20,11 @@ export interface MonitoringProps {
   /** @default - no e-mail subscription */
   readonly alarmEmail?: string;
   readonly deadLetterQueue: sqs.IQueue;
+  /**
+   * Status-change events the workflow's safety net could not handle (OrderWorkflow.safetyNetDeadLetterQueue).
+   * @default - no alarm
+   */
+  readonly safetyNetDeadLetterQueue?: sqs.IQueue;
   readonly stateMachine: sfn.IStateMachine;
   readonly httpApi: apigwv2.IHttpApi;
   /** Every relay function, by a stable name; each gets an errors and a throttles alarm. */
@@ -93,10 +98,16 @@ export class Monitoring extends Construct {
       removalPolicy: RemovalPolicy.DESTROY,
       pendingWindow: Duration.days(7),
     });
+    const stack = Stack.of(this);
     topicKey.addToResourcePolicy(new iam.PolicyStatement({
       principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
       actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
       resources: ['*'],
+      // Only this account's alarms may use the key (confused-deputy guard).
+      conditions: {
+        StringEquals: { 'aws:SourceAccount': stack.account },
+        ArnLike: { 'aws:SourceArn': stack.formatArn({ service: 'cloudwatch', resource: 'alarm', resourceName: '*', arnFormat: ArnFormat.COLON_RESOURCE_NAME }) },
+      },
     }));
     this.alarmTopic = new sns.Topic(this, 'AlarmTopic', {
       displayName: 'GPU relay alarms',
@@ -123,6 +134,12 @@ export class Monitoring extends Construct {
     alarm('DeadLetterQueueNotEmpty', props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
       period: Duration.minutes(1), statistic: cloudwatch.Stats.MAXIMUM,
     }), { threshold: 1, alarmDescription: 'A job failed all its receives and waits in the DLQ. RUNBOOK: DeadLetterQueueNotEmpty.' });
+
+    if (props.safetyNetDeadLetterQueue) {
+      alarm('SafetyNetDeadLetterQueueNotEmpty', props.safetyNetDeadLetterQueue.metricApproximateNumberOfMessagesVisible({
+        period: Duration.minutes(1), statistic: cloudwatch.Stats.MAXIMUM,
+      }), { threshold: 1, alarmDescription: 'An ended execution could not be handled by the safety net; its task may have no result. RUNBOOK: SafetyNetDeadLetterQueueNotEmpty.' });
+    }
 
     alarm('WorkflowExecutionsFailed', props.stateMachine.metricFailed({ period: FIVE_MINUTES, statistic: cloudwatch.Stats.SUM }), {
       threshold: 1, alarmDescription: 'A create-order execution failed. RUNBOOK: WorkflowExecutionsFailed.',

@@ -8,20 +8,23 @@
  *                                        └─(timed out)─▶ CancelOrder ───────────┘
  *   Catch (any step) ▸ CancelOrder (compensation: cancels a placed order) ▸ ReportResult (failure)
  */
-import { Duration } from 'aws-cdk-lib';
+import { Duration, Names, RemovalPolicy } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
-import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as destinations from 'aws-cdk-lib/aws-lambda-destinations';
 import * as logs from 'aws-cdk-lib/aws-logs';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
-import { TRANSIENT_ERROR_NAMES } from '../../lambdas/domain/errors';
+import { BUSINESS_ERROR_NAMES, TRANSIENT_ERROR_NAMES } from '../../lambdas/domain/errors';
 import { HARD_TIME_LIMIT_SECONDS } from '../config';
 import { EXECUTION_ENDED_ENTRY, WORKFLOW_TASKS, type WorkflowTaskName } from '../routes';
 import { RelayFunction } from './relay-function';
 import type { RelaySecrets } from './relay-secrets';
+import { grantItemAccess } from './relay-table';
 
 export interface OrderWorkflowProps {
   /** The relay table (tasks, quota, claims, pacing, caches). */
@@ -33,19 +36,48 @@ export interface OrderWorkflowProps {
   readonly logRetention?: logs.RetentionDays;
 }
 
-/** Lambda's own transient failures, retried like ours. */
+/** Lambda's own transient failures (Step Functions "handle Lambda service exceptions"), retried like ours. */
 export const LAMBDA_TRANSIENT_ERRORS = [
   'Lambda.ServiceException',
   'Lambda.AWSLambdaException',
   'Lambda.SdkClientException',
-  'Lambda.TooManyRequestsException',
+  'Lambda.ClientExecutionTimeoutException',
 ] as const;
 
-/** Every error a workflow step retries (2, 4, 8 s). */
+/** Lambda throttling: the function never ran, so it gets more (and jittered) attempts than an exception. */
+export const LAMBDA_THROTTLE_ERRORS = ['Lambda.TooManyRequestsException'] as const;
+
+/** Named transient errors (ours and Lambda's); every other non-business exception is retried too (States.ALL). */
 export const WORKFLOW_RETRY_ERRORS: readonly string[] = [...TRANSIENT_ERROR_NAMES, ...LAMBDA_TRANSIENT_ERRORS];
+
+/**
+ * Errors a step never retries: the business outcomes (lambdas/domain/errors.ts, the list the SQS
+ * worker uses too) and a malformed state document, which no retry can repair.
+ */
+export const NOT_RETRIED_ERRORS: readonly string[] = [...BUSINESS_ERROR_NAMES, 'InvalidWorkflowInputError'];
 
 /** Retry policy of every step: 3 retries after 2, 4 and 8 s (order-relay.md §3). */
 export const WORKFLOW_RETRY = { interval: Duration.seconds(2), maxAttempts: 3, backoffRate: 2 } as const;
+
+/** Retry policy on Lambda throttling: 6 retries from 2 s, doubling up to 30 s, full jitter (about 1.5 min at most). */
+export const THROTTLE_RETRY = {
+  interval: Duration.seconds(2), maxAttempts: 6, backoffRate: 2, maxDelay: Duration.seconds(30), jitterStrategy: sfn.JitterType.FULL,
+} as const;
+
+/**
+ * Lambda timeout of each workflow function, in seconds: above the function's worst case without a
+ * budget (test/unit/time-budgets.test.ts sums it from the constants the code uses). The clients
+ * also budget from the remaining time, so even an unforeseen wait ends in an error the handler reports.
+ */
+export const WORKFLOW_FUNCTION_TIMEOUT_SECONDS: Record<WorkflowTaskName | 'ExecutionEnded', number> = {
+  FindServer: 120,
+  ReserveQuota: 30,
+  PlaceOrder: 300,
+  CheckOrder: 120,
+  CancelOrder: 210,
+  ReportResult: 90,
+  ExecutionEnded: 270,
+};
 
 /** Which secrets each function reads (least privilege). */
 const SECRETS_OF: Record<WorkflowTaskName | 'ExecutionEnded', readonly ('webhook' | 'apiKey' | 'chat')[]> = {
@@ -74,6 +106,8 @@ export class OrderWorkflow extends Construct {
   public readonly logGroup: logs.LogGroup;
   /** EventBridge rule: TIMED_OUT / FAILED / ABORTED executions → ExecutionEnded. */
   public readonly executionEndedRule: events.Rule;
+  /** Status-change events the safety net could not handle: the rule target's DLQ and the function's on-failure destination. */
+  public readonly safetyNetDeadLetterQueue: sqs.Queue;
 
   public constructor(scope: Construct, id: string, props: OrderWorkflowProps) {
     super(scope, id);
@@ -87,9 +121,7 @@ export class OrderWorkflow extends Construct {
       const fn = new RelayFunction(this, `${name}Function`, {
         entry,
         description: name === 'ExecutionEnded' ? 'GPU relay: create-order safety net (ended executions)' : `GPU relay: create-order step ${name}`,
-        // Room for the shared 1 req/s marketplace pacing, a 10 s marketplace timeout and
-        // (ReportResult) a 10 s callback plus 5 s chat posts.
-        timeout: Duration.seconds(30),
+        timeout: Duration.seconds(WORKFLOW_FUNCTION_TIMEOUT_SECONDS[name]),
         logRetention: retention,
         environment: {
           ...Object.fromEntries(Object.entries(props.environment).filter(([k]) => !k.endsWith('_SECRET_ARN') && k !== 'MARKETPLACE_API_KEY_ARN')),
@@ -97,7 +129,7 @@ export class OrderWorkflow extends Construct {
           TABLE_NAME: props.table.tableName,
         },
       }).fn;
-      props.table.grantReadWriteData(fn);
+      grantItemAccess(props.table, fn);
       props.secrets.grantRead(fn, which);
       fns[name] = fn;
     }
@@ -110,7 +142,14 @@ export class OrderWorkflow extends Construct {
         // Our own Retry below covers Lambda's transient errors with the spec's 2/4/8 s policy.
         retryOnServiceExceptions: false,
         resultPath,
-      }).addRetry({ errors: [...WORKFLOW_RETRY_ERRORS, ...extraRetryErrors], ...WORKFLOW_RETRY });
+      })
+        // Retriers match in order, each counting its own attempts: business outcomes never retry
+        // (MaxAttempts 0), throttling gets the long policy, any other exception the spec's 3 retries.
+        .addRetry({ errors: [...NOT_RETRIED_ERRORS], maxAttempts: 0 })
+        .addRetry({ errors: [...LAMBDA_THROTTLE_ERRORS], ...THROTTLE_RETRY })
+        .addRetry({ errors: [...WORKFLOW_RETRY_ERRORS, ...extraRetryErrors], ...WORKFLOW_RETRY })
+        // A bug, an unclassified marketplace answer, a Lambda timeout (Sandbox.Timedout): retried too.
+        .addRetry({ errors: [sfn.Errors.ALL], ...WORKFLOW_RETRY });
 
     const reportResult = step('ReportResult', '$.report').next(new sfn.Succeed(this, 'ResultReported'));
     const cancelOrder = step('CancelOrder', '$.cancel')
@@ -124,7 +163,8 @@ export class OrderWorkflow extends Construct {
 
     const findServer = catchInto(step('FindServer', '$.search'), reportResult);
     const reserveQuota = catchInto(step('ReserveQuota', '$.quota'), reportResult);
-    // OrderOutcomeUnknownError is retried too: a retried PlaceOrder reconciles before it places.
+    // OrderOutcomeUnknownError is retried too: a retried PlaceOrder reconciles through my_orders
+    // (intent marker on the task record) before it places, so a retry never orders twice.
     const placeOrder = catchInto(step('PlaceOrder', '$.placement', ['OrderOutcomeUnknownError']), cancelOrder);
     const checkOrder = catchInto(step('CheckOrder', '$.check'), cancelOrder);
     const waitForReady = new sfn.Wait(this, 'WaitForReady', {
@@ -142,7 +182,14 @@ export class OrderWorkflow extends Construct {
 
     this.definition = findServer.next(reserveQuota).next(placeOrder).next(placement);
 
-    this.logGroup = new logs.LogGroup(this, 'Logs', { retention });
+    this.logGroup = new logs.LogGroup(this, 'Logs', {
+      // Under /aws/vendedlogs/: Step Functions then needs no entry of its own in the account's one
+      // CloudWatch Logs resource policy (5,120 characters at most, shared by every log delivery).
+      logGroupName: `/aws/vendedlogs/states/${Names.uniqueResourceName(this, { maxLength: 200 })}`,
+      retention,
+      // A named group: retained, it would block re-creating the stack under the same name.
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
     this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {
       stateMachineType: sfn.StateMachineType.STANDARD,
       queryLanguage: sfn.QueryLanguage.JSON_PATH,
@@ -153,6 +200,21 @@ export class OrderWorkflow extends Construct {
       logs: { destination: this.logGroup, level: sfn.LogLevel.ALL, includeExecutionData: false },
     });
 
+    // Where a status-change event ends when neither EventBridge nor the function's async invoke could
+    // handle it; the monitoring construct alarms on it (RUNBOOK: SafetyNetDeadLetterQueueNotEmpty).
+    this.safetyNetDeadLetterQueue = new sqs.Queue(this, 'SafetyNetDeadLetterQueue', {
+      retentionPeriod: Duration.days(14),
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+    });
+    // Async invoke (EventBridge → Lambda): 2 retries by Lambda, then the event goes to the queue.
+    new lambda.EventInvokeConfig(this, 'ExecutionEndedAsyncInvoke', {
+      function: fns.ExecutionEnded,
+      retryAttempts: 2,
+      maxEventAge: Duration.hours(6),
+      onFailure: new destinations.SqsDestination(this.safetyNetDeadLetterQueue),
+    });
+
     this.executionEndedRule = new events.Rule(this, 'ExecutionEndedRule', {
       description: 'GPU relay: create-order executions that ended TIMED_OUT, FAILED or ABORTED',
       eventPattern: {
@@ -160,7 +222,12 @@ export class OrderWorkflow extends Construct {
         detailType: ['Step Functions Execution Status Change'],
         detail: { status: ['TIMED_OUT', 'FAILED', 'ABORTED'], stateMachineArn: [this.stateMachine.stateMachineArn] },
       },
-      targets: [new targets.LambdaFunction(fns.ExecutionEnded, { retryAttempts: 4, maxEventAge: Duration.hours(2) })],
+      targets: [new targets.LambdaFunction(fns.ExecutionEnded, {
+        retryAttempts: 4,
+        maxEventAge: Duration.hours(2),
+        // Events EventBridge could not deliver (throttling, a missing permission) are kept, not dropped.
+        deadLetterQueue: this.safetyNetDeadLetterQueue,
+      })],
     });
   }
 }

@@ -15,6 +15,7 @@ import { Construct } from 'constructs';
 import { ROUTES, type RouteDefinition } from '../routes';
 import { RelayFunction } from './relay-function';
 import type { RelaySecrets } from './relay-secrets';
+import { grantItemAccess } from './relay-table';
 
 type SecretName = Parameters<RelaySecrets['grantRead']>[1][number];
 
@@ -121,7 +122,7 @@ export class WebhookApi extends Construct {
         },
       });
       const fn = relayFn.fn;
-      if (routeUsesTable(route)) props.table.grantReadWriteData(fn);
+      if (routeUsesTable(route)) grantItemAccess(props.table, fn);
       if (route.permissions.includes('startExecution')) props.stateMachine.grantStartExecution(fn);
       if (route.permissions.includes('sendMessage')) props.jobQueue.grantSendMessages(fn);
       if (secretNames.length > 0) props.secrets.grantRead(fn, secretNames);

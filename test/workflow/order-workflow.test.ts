@@ -1,10 +1,10 @@
 /** The OrderWorkflow construct: retries, catches, timeouts, logging, the safety-net rule and IAM. */
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { buildWorkflowStack, synthesizeWorkflowAsl } from '../../local/asl';
-import { TRANSIENT_ERROR_NAMES } from '../../lambdas/domain/errors';
+import { BUSINESS_ERROR_NAMES, TRANSIENT_ERROR_NAMES } from '../../lambdas/domain/errors';
 import { WORKFLOW_TASKS } from '../../lib/routes';
 
-interface AslTask { Type: string; Retry?: { ErrorEquals: string[]; IntervalSeconds: number; MaxAttempts: number; BackoffRate: number }[]; Catch?: { ErrorEquals: string[]; ResultPath: string; Next: string }[]; Next?: string }
+interface AslTask { Type: string; Retry?: { ErrorEquals: string[]; IntervalSeconds?: number; MaxAttempts: number; BackoffRate?: number; JitterStrategy?: string; MaxDelaySeconds?: number }[]; Catch?: { ErrorEquals: string[]; ResultPath: string; Next: string }[]; Next?: string }
 
 describe('Construct: OrderWorkflow', () => {
   const { stack, workflow } = buildWorkflowStack({ MARKETPLACE_URL: 'https://m.example', WEBHOOK_SECRET_ARN: 'should-be-dropped' });
@@ -27,14 +27,30 @@ describe('Construct: OrderWorkflow', () => {
     template.hasResourceProperties('AWS::Logs::LogGroup', { RetentionInDays: 30 });
   });
 
-  it('retries transient errors in every task after 2, 4 and 8 s', () => {
+  it('never retries a business outcome, retries every other exception 3 times after 2, 4 and 8 s', () => {
     for (const name of Object.keys(WORKFLOW_TASKS)) {
       const retry = states[name].Retry ?? [];
-      expect(retry).toHaveLength(1);
-      expect(retry[0]).toMatchObject({ IntervalSeconds: 2, MaxAttempts: 3, BackoffRate: 2 });
-      expect(retry[0].ErrorEquals).toEqual(expect.arrayContaining([...TRANSIENT_ERROR_NAMES, 'Lambda.ServiceException', 'Lambda.TooManyRequestsException']));
-      expect(retry[0].ErrorEquals).not.toContain('States.ALL');
+      // Retriers match in order: the business list first (MaxAttempts 0), States.ALL alone and last.
+      expect(retry[0]).toMatchObject({ ErrorEquals: [...BUSINESS_ERROR_NAMES, 'InvalidWorkflowInputError'], MaxAttempts: 0 });
+      expect(retry[retry.length - 1]).toEqual({ ErrorEquals: ['States.ALL'], IntervalSeconds: 2, MaxAttempts: 3, BackoffRate: 2 });
+      const named = retry.find((r) => r.ErrorEquals.includes('MarketplaceUnavailableError'));
+      expect(named).toMatchObject({ IntervalSeconds: 2, MaxAttempts: 3, BackoffRate: 2 });
+      expect(named?.ErrorEquals).toEqual(expect.arrayContaining([...TRANSIENT_ERROR_NAMES, 'Lambda.ServiceException', 'Lambda.ClientExecutionTimeoutException']));
+      // No business name may hide in a retrying retrier.
+      for (const r of retry.slice(1)) for (const business of BUSINESS_ERROR_NAMES) expect(r.ErrorEquals).not.toContain(business);
     }
+  });
+
+  it('gives Lambda throttling more, jittered attempts than an exception', () => {
+    for (const name of Object.keys(WORKFLOW_TASKS)) {
+      const throttle = (states[name].Retry ?? []).find((r) => r.ErrorEquals.includes('Lambda.TooManyRequestsException'));
+      expect(throttle).toMatchObject({ ErrorEquals: ['Lambda.TooManyRequestsException'], MaxAttempts: 6, JitterStrategy: 'FULL', MaxDelaySeconds: 30 });
+    }
+  });
+
+  it('retries OrderOutcomeUnknownError in PlaceOrder (a retry reconciles through my_orders before placing)', () => {
+    const retry = states.PlaceOrder.Retry ?? [];
+    expect(retry.some((r) => r.ErrorEquals.includes('OrderOutcomeUnknownError') && r.MaxAttempts === 3)).toBe(true);
   });
 
   it('catches every error into compensation and the failure report', () => {

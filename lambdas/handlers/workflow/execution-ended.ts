@@ -6,7 +6,8 @@
 import * as z from 'zod';
 import { handleExecutionEnded, type ExecutionEndedDeps } from '../../domain/create-order-steps';
 import { countMetric, logger, MetricName, tagTask, tracedHandler } from '../../adapters/observability';
-import { budgetedHandler } from '../../adapters/invocation-budget';
+import { callbackWorstCaseMs } from '../../adapters/http-notifier';
+import { budgetedHandler, withReserve } from '../../adapters/invocation-budget';
 import { HARD_TIME_LIMIT_SECONDS } from '../../../lib/config';
 import { executionEndedDeps } from './notifier-deps';
 import { systemClock, type Clock } from './shared';
@@ -42,6 +43,22 @@ const parseInput = (raw: string | null | undefined): z.infer<typeof ExecutionInp
   }
 };
 
+/**
+ * Time the safety net keeps for the failure result after the cancel: a callback's worst case (its
+ * Slack response_url reply runs alongside) plus the final write and the claim release.
+ */
+export const REPORT_RESERVE_MS = callbackWorstCaseMs() + 5_000;
+
+/**
+ * The marketplace as the cancel may use it: its calls see the invocation's remaining time minus
+ * REPORT_RESERVE_MS, so a slow marketplace makes the cancel give up (and be named in the message)
+ * while the callback still has its whole budget.
+ */
+const leavingTimeToReport = (marketplace: ExecutionEndedDeps['marketplace']): ExecutionEndedDeps['marketplace'] => ({
+  cancelOrder: (orderId) => withReserve(REPORT_RESERVE_MS, () => marketplace.cancelOrder(orderId)),
+  ...(marketplace.listOrders ? { listOrders: (options) => withReserve(REPORT_RESERVE_MS, () => marketplace.listOrders!(options)) } : {}),
+});
+
 /** Builds the handler around its dependencies (tests pass fakes). */
 export const makeExecutionEnded = (deps: () => ExecutionEndedDeps | Promise<ExecutionEndedDeps>, clock: Clock = systemClock) =>
   async function executionEnded(event: unknown): Promise<{ action: string }> {
@@ -49,9 +66,10 @@ export const makeExecutionEnded = (deps: () => ExecutionEndedDeps | Promise<Exec
     const input = parseInput(detail.input);
     const taskId = input.task_id ?? detail.name;
     tagTask(taskId);
+    const d = await deps();
     const outcome = await handleExecutionEnded(
       { taskId, status: detail.status, cause: detail.error ?? undefined, origin: input.origin, callbackUrl: input.request?.callback_url },
-      await deps(),
+      { ...d, marketplace: leavingTimeToReport(d.marketplace) },
       { now: clock(), hardLimitSeconds: HARD_TIME_LIMIT_SECONDS, onCancelError: (error) => logger.error('dangling order not cancelled', { error }) },
     );
     if (outcome.action === 'completed') {

@@ -5,11 +5,27 @@ import { budgetedHandler } from '../../adapters/invocation-budget';
 import { reportResultDeps } from './notifier-deps';
 import { parseWorkflowState, systemClock, type Clock } from './shared';
 
+/**
+ * The claim release comes after the result is final: a failure there must not fail the step (a
+ * retry could no longer announce the order, and an execution FAILED after a delivered result would
+ * raise alarms on a good order). The claim expires on its own (CLAIM_TTL_SECONDS).
+ */
+const releaseBestEffort = (claims: ReportResultDeps['claims']): ReportResultDeps['claims'] => ({
+  release: async (serverId, taskId) => {
+    try {
+      await claims.release(serverId, taskId);
+    } catch (error) {
+      logger.warn('server claim not released; it expires on its own', { server_id: serverId, error });
+    }
+  },
+});
+
 /** Builds the task handler around its dependencies (tests pass fakes). */
 export const makeReportResult = (deps: () => ReportResultDeps | Promise<ReportResultDeps>, clock: Clock = systemClock) =>
   async function reportResultTask(input: unknown): Promise<{ success: boolean; delivered: boolean }> {
     const state = parseWorkflowState(input);
-    const { success, delivered, result } = await reportResult(state, await deps(), clock());
+    const d = await deps();
+    const { success, delivered, result } = await reportResult(state, { ...d, claims: releaseBestEffort(d.claims) }, clock());
     if (delivered) {
       if (success) countMetric(MetricName.OrdersReady);
       else countMetric(MetricName.TasksFailed, { name: 'Kind', value: 'create-order' });
