@@ -70,13 +70,13 @@ export const THROTTLE_RETRY = {
  * also budget from the remaining time, so even an unforeseen wait ends in an error the handler reports.
  */
 export const WORKFLOW_FUNCTION_TIMEOUT_SECONDS: Record<WorkflowTaskName | 'ExecutionEnded', number> = {
-  FindServer: 120,
+  FindServer: 150,
   ReserveQuota: 30,
-  PlaceOrder: 300,
-  CheckOrder: 120,
-  CancelOrder: 210,
+  PlaceOrder: 360,
+  CheckOrder: 150,
+  CancelOrder: 240,
   ReportResult: 90,
-  ExecutionEnded: 270,
+  ExecutionEnded: 300,
 };
 
 /** Which secrets each function reads (least privilege). */

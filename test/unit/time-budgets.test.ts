@@ -1,0 +1,137 @@
+/**
+ * Every function's worst case fits its Lambda timeout (issue 13, item 2). The worst cases are summed
+ * from the constants the code uses: the notifier's timeouts, attempts and back-off, the deployed
+ * marketplace client's timeout, retries, back-off and pacing, and the number of AWS calls each
+ * handler makes. Run with PRINT_BUDGETS=1 to print the table (README "Time budgets").
+ *
+ * "Without a budget" is the sum if every attempt waits for its full timeout. Where that does not fit
+ * (the marketplace summary behind API Gateway), the bound is the client's own: it gives up before the
+ * invocation's remaining time falls under its reserve, and that is checked here too.
+ */
+import type { Context } from 'aws-lambda';
+import { RelayEnvSchema } from '../../lambdas/adapters/env';
+import { callbackWorstCaseMs, chatWorstCaseMs, NOTIFIER_DEFAULTS } from '../../lambdas/adapters/http-notifier';
+import { withInvocationBudget } from '../../lambdas/adapters/invocation-budget';
+import { MARKETPLACE_ANSWER_RESERVE_MS, MARKETPLACE_CLIENT_LIMITS, marketplaceRemainingMs } from '../../lambdas/adapters/marketplace-from-env';
+import { REPORT_RESERVE_MS } from '../../lambdas/handlers/workflow/execution-ended';
+import { SOFT_TIME_LIMIT_SECONDS } from '../../lambdas/domain/jobs';
+import { WORKFLOW_FUNCTION_TIMEOUT_SECONDS } from '../../lib/constructs/order-workflow';
+import { API_GATEWAY_TIMEOUT_SECONDS, routeTimeoutSeconds } from '../../lib/constructs/webhook-api';
+import { WORKER_TIMEOUT_SECONDS } from '../../lib/relay-resources';
+import { ROUTES } from '../../lib/routes';
+
+/**
+ * Allowance per AWS SDK call (DynamoDB item, Secrets Manager, SQS, Step Functions) including the
+ * SDK's own retries on a healthy service. The one assumed figure here: the rest is the code's.
+ */
+const AWS_CALL_MS = 1_000;
+/** The pacing gate's lateness margin at its cap (http-marketplace-client: minIntervalMs / 10 within [5, 100]). */
+const PACING_LATENESS_MS = 100;
+
+const env = RelayEnvSchema.parse({});
+const limits = MARKETPLACE_CLIENT_LIMITS;
+
+const backoffsMs = (retries: number): number => {
+  let total = 0;
+  for (let n = 0; n < retries; n += 1) total += Math.min(limits.maxBackoffMs, limits.baseBackoffMs * 2 ** n);
+  return total;
+};
+/** One attempt: its pacing slot (plus the gate's 2 DynamoDB calls) and the full timeout. */
+const attemptMs = (slotMs: number): number => slotMs + PACING_LATENESS_MS + 2 * AWS_CALL_MS + env.MARKETPLACE_TIMEOUT_MS;
+/** A read (my_orders, listing): network and code-5 retries, and the shared read cache (get + put). */
+const marketplaceGetMs = (1 + limits.maxNetworkRetries + limits.maxRateLimitRetries) * attemptMs(env.MARKETPLACE_MIN_INTERVAL_MS)
+  + backoffsMs(limits.maxNetworkRetries) + backoffsMs(limits.maxRateLimitRetries) + 2 * AWS_CALL_MS;
+/** cancel_order: never re-sent after a network failure, only after code 5. */
+const marketplacePostMs = (1 + limits.maxRateLimitRetries) * attemptMs(env.MARKETPLACE_MIN_INTERVAL_MS) + backoffsMs(limits.maxRateLimitRetries);
+/** create_order: as cancel_order, in its own slower pacing lane. */
+const createOrderMs = (1 + limits.maxRateLimitRetries) * attemptMs(Math.max(env.MARKETPLACE_MIN_INTERVAL_MS, env.MARKETPLACE_CREATE_INTERVAL_MS))
+  + backoffsMs(limits.maxRateLimitRetries);
+const callbackMs = callbackWorstCaseMs();
+const chatMs = chatWorstCaseMs();
+/** completeTask: the final write, then the callback and the Slack response_url reply in parallel. */
+const completeTaskMs = AWS_CALL_MS + Math.max(callbackMs, NOTIFIER_DEFAULTS.chatTimeoutMs);
+
+interface Budget {
+  readonly fn: string;
+  readonly timeoutS: number;
+  /** Sum of every step at its worst, without any budget. */
+  readonly worstMs: number;
+  readonly parts: string;
+}
+
+const workflow = (fn: keyof typeof WORKFLOW_FUNCTION_TIMEOUT_SECONDS, worstMs: number, parts: string): Budget =>
+  ({ fn, timeoutS: WORKFLOW_FUNCTION_TIMEOUT_SECONDS[fn], worstMs, parts });
+
+const BUDGETS: readonly Budget[] = [
+  // secret + task update + listing + up to 3 claims
+  workflow('FindServer', marketplaceGetMs + 5 * AWS_CALL_MS, 'listing GET + 5 AWS calls'),
+  workflow('ReserveQuota', 3 * AWS_CALL_MS, '3 AWS calls'),
+  // secret, task get, reconcile GET, intent write, create_order, reconcile GET after an unknown outcome, result write, claim release
+  workflow('PlaceOrder', 2 * marketplaceGetMs + createOrderMs + 5 * AWS_CALL_MS, '2 my_orders GET + create_order + 5 AWS calls'),
+  workflow('CheckOrder', marketplaceGetMs + AWS_CALL_MS, 'my_orders GET + 1 AWS call'),
+  // secret, task get, reconcile GET, order write, cancel_order, cancelled write
+  workflow('CancelOrder', marketplaceGetMs + marketplacePostMs + 4 * AWS_CALL_MS, 'my_orders GET + cancel_order + 4 AWS calls'),
+  // 2 secrets, final write + callback ∥ Slack reply, chat (Slack ∥ Discord with retry_after), claim release
+  workflow('ReportResult', 3 * AWS_CALL_MS + completeTaskMs + chatMs + AWS_CALL_MS, 'callback 3 × 10 s + back-off, chat 5 s + Discord wait + 5 s, 4 AWS calls'),
+  // 3 secrets, task get, cancel (task get, GET, write, cancel_order, write), complete, claim release
+  workflow('ExecutionEnded', 5 * AWS_CALL_MS + marketplaceGetMs + marketplacePostMs + 2 * AWS_CALL_MS + completeTaskMs + AWS_CALL_MS,
+    'my_orders GET + cancel_order + callback + 8 AWS calls'),
+  {
+    fn: 'JobWorker',
+    timeoutS: WORKER_TIMEOUT_SECONDS,
+    // The job runs under its soft limit; after it: visibility / state writes and the result's delivery.
+    worstMs: 2 * AWS_CALL_MS + SOFT_TIME_LIMIT_SECONDS * 1_000 + completeTaskMs + AWS_CALL_MS,
+    parts: 'soft limit 300 s + result delivery + 3 AWS calls',
+  },
+  ...ROUTES.filter((r) => !r.permissions.includes('marketplace')).map((route): Budget => ({
+    fn: `Api${route.id}`,
+    timeoutS: routeTimeoutSeconds(route),
+    // Rate-limit window (get + write), a secret, idempotency (get + put), task record, StartExecution or SendMessage.
+    worstMs: 7 * AWS_CALL_MS,
+    parts: 'at most 7 AWS calls',
+  })),
+];
+
+describe('Time budgets', () => {
+  if (process.env.PRINT_BUDGETS) {
+    console.log(BUDGETS.map((b) => `| ${b.fn} | ${b.timeoutS} s | ${(b.worstMs / 1000).toFixed(1)} s | ${b.parts} |`).join('\n'));
+  }
+
+  it.each(BUDGETS.map((b) => [b.fn, b] as const))('%s: the worst case without a budget fits the timeout', (_fn, budget) => {
+    expect(budget.worstMs).toBeLessThan(budget.timeoutS * 1_000);
+  });
+
+  it('ReportResult ends well inside its timeout even if every delivery hangs (no Lambda timeout after the final write)', () => {
+    const reportResult = BUDGETS.find((b) => b.fn === 'ReportResult')!;
+    // Margin for a cold start and the Secrets Manager fetches on top of the sum.
+    expect(reportResult.timeoutS * 1_000 - reportResult.worstMs).toBeGreaterThanOrEqual(20_000);
+  });
+
+  it('ExecutionEnded keeps the failure report its whole budget, whatever the cancel costs', () => {
+    // The cancel runs with REPORT_RESERVE_MS held back: the client gives up before it eats into the report.
+    expect(REPORT_RESERVE_MS).toBeGreaterThanOrEqual(completeTaskMs + AWS_CALL_MS + NOTIFIER_DEFAULTS.reserveMs);
+    expect(WORKFLOW_FUNCTION_TIMEOUT_SECONDS.ExecutionEnded * 1_000).toBeGreaterThan(REPORT_RESERVE_MS + marketplaceGetMs + marketplacePostMs);
+  });
+
+  describe('MarketplaceSummary (behind API Gateway)', () => {
+    const route = ROUTES.find((r) => r.id === 'MarketplaceSummary')!;
+
+    it('times out before API Gateway does, so its own JSON answer can reach the caller', () => {
+      expect(routeTimeoutSeconds(route)).toBeLessThan(API_GATEWAY_TIMEOUT_SECONDS);
+    });
+
+    it('has a listing whose unbudgeted worst case would not fit: the client budget is what bounds it', () => {
+      expect(marketplaceGetMs).toBeGreaterThan(routeTimeoutSeconds(route) * 1_000);
+    });
+
+    it('hands the client the invocation\'s remaining time minus the time to answer', async () => {
+      // Prepare
+      const context = { getRemainingTimeInMillis: () => routeTimeoutSeconds(route) * 1_000 } as unknown as Context;
+      // Act
+      const seen = await withInvocationBudget(context, async () => marketplaceRemainingMs());
+      // Assess
+      expect(seen).toBe(routeTimeoutSeconds(route) * 1_000 - MARKETPLACE_ANSWER_RESERVE_MS);
+      expect(marketplaceRemainingMs()).toBe(Number.POSITIVE_INFINITY);
+    });
+  });
+});
