@@ -196,7 +196,11 @@ export const startLocalRuntime = async (opts: LocalRuntimeOptions = {}): Promise
         const t = Date.now();
         const start = await loadLocal<typeof StartSimulator>('simulator/marketplace-simulator', 'startSimulator', 'the marketplace simulator');
         const simOptions: SimulatorOptions = typeof opts.simulator === 'object' ? { ...opts.simulator } : {};
-        const sim = await start({ dialect, ...(requested.MARKETPLACE_API_KEY ? { apiKey: requested.MARKETPLACE_API_KEY } : {}), ...simOptions });
+        const sim = await start({
+          ...(requested.MARKETPLACE_API_KEY ? { apiKey: requested.MARKETPLACE_API_KEY } : {}),
+          ...simOptions,
+          dialect: simOptions.dialect ?? dialect,
+        });
         closers.push({ name: 'simulator', close: sim.close });
         mark('simulator', t);
         return sim;
