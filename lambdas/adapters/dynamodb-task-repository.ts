@@ -2,11 +2,17 @@
  * TaskRepository in the relay table (pk = TASK#<id>). Records carry created_at / updated_at /
  * finished_at as ISO strings and a `ttl` 30 days after their last change: DynamoDB deletes them
  * then, so GET /webhook/tasks/{id} answers for 30 days after a task ends.
+ *
+ * A create-order's container env values live in the same item as `order_env`, not in the workflow
+ * input (execution history, EventBridge events). The table is encrypted at rest with KMS (the
+ * AWS-managed `aws/dynamodb` key, lib/constructs/relay-table.ts). `get` never returns them; only
+ * `orderEnv` (PlaceOrder) reads them, and `finish` removes them in the same write that makes the
+ * task final, so they live no longer than the task (the record's TTL covers a task that never ends).
  */
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import { isConditionalCheckFailed } from './aws-clients';
-import type { TaskRepository } from '../domain/ports';
+import type { SealedTaskInput, TaskRepository } from '../domain/ports';
 import type { TaskRecord, TaskResult, TaskState } from '../domain/task';
 import { keys } from '../../lib/relay-resources';
 
@@ -38,6 +44,11 @@ const TaskRecordSchema = z.object({
   order_cancelled: z.boolean().optional(),
 });
 
+/** The item attribute holding the sealed container env. */
+export const ORDER_ENV_ATTRIBUTE = 'order_env';
+
+const OrderEnvSchema = z.record(z.string(), z.string());
+
 const iso = (ms: number): string => new Date(ms).toISOString();
 const ttlFrom = (ms: number): number => Math.floor(ms / 1000) + TASK_RETENTION_SECONDS;
 
@@ -52,12 +63,13 @@ export class DynamoDbTaskRepository implements TaskRepository {
   ) {}
 
   /** Throws TaskAlreadyExistsError when the id is taken. */
-  public async create(record: TaskRecord): Promise<void> {
+  public async create(record: TaskRecord, sealed: SealedTaskInput = {}): Promise<void> {
     const createdMs = Date.parse(record.created_at);
+    const orderEnv = sealed.orderEnv !== undefined && Object.keys(sealed.orderEnv).length > 0 ? { [ORDER_ENV_ATTRIBUTE]: sealed.orderEnv } : {};
     try {
       await this.doc.send(new PutCommand({
         TableName: this.tableName,
-        Item: { ...record, pk: keys.task(record.task_id), ttl: ttlFrom(Number.isNaN(createdMs) ? Date.now() : createdMs) },
+        Item: { ...record, ...orderEnv, pk: keys.task(record.task_id), ttl: ttlFrom(Number.isNaN(createdMs) ? Date.now() : createdMs) },
         ConditionExpression: 'attribute_not_exists(#pk)',
         ExpressionAttributeNames: { '#pk': 'pk' },
       }));
@@ -71,9 +83,22 @@ export class DynamoDbTaskRepository implements TaskRepository {
   public async get(taskId: string): Promise<TaskRecord | undefined> {
     const { Item } = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: { pk: keys.task(taskId) }, ConsistentRead: true }));
     if (!Item) return undefined;
-    const { pk: _pk, ttl: _ttl, ...rest } = Item;
+    const { pk: _pk, ttl: _ttl, [ORDER_ENV_ATTRIBUTE]: _sealed, ...rest } = Item;
     const parsed = TaskRecordSchema.parse(rest);
     return { ...parsed, result: parsed.result as TaskResult | undefined } as TaskRecord;
+  }
+
+  /** The sealed container env of a task that is not final yet; undefined when none is stored. */
+  public async orderEnv(taskId: string): Promise<Readonly<Record<string, string>> | undefined> {
+    const { Item } = await this.doc.send(new GetCommand({
+      TableName: this.tableName,
+      Key: { pk: keys.task(taskId) },
+      ConsistentRead: true,
+      ProjectionExpression: '#env',
+      ExpressionAttributeNames: { '#env': ORDER_ENV_ATTRIBUTE },
+    }));
+    const stored: unknown = Item?.[ORDER_ENV_ATTRIBUTE];
+    return stored === undefined ? undefined : OrderEnvSchema.parse(stored);
   }
 
   /**
@@ -99,10 +124,13 @@ export class DynamoDbTaskRepository implements TaskRepository {
     }
   }
 
-  /** Conditional on the task not being final: true only for the caller whose write made it final. */
+  /**
+   * Conditional on the task not being final: true only for the caller whose write made it final.
+   * The same write removes the sealed container env: a finished task never needs it again.
+   */
   public async finish(taskId: string, state: 'succeeded' | 'failed', result: TaskResult, now: number): Promise<boolean> {
     try {
-      await this.set(taskId, { state, result, finished_at: iso(now), updated_at: iso(now), ttl: ttlFrom(now) }, NOT_FINAL, FINAL_VALUES);
+      await this.set(taskId, { state, result, finished_at: iso(now), updated_at: iso(now), ttl: ttlFrom(now) }, NOT_FINAL, FINAL_VALUES, [ORDER_ENV_ATTRIBUTE]);
       return true;
     } catch (error) {
       if (isConditionalCheckFailed(error)) return false;
@@ -114,8 +142,8 @@ export class DynamoDbTaskRepository implements TaskRepository {
     await this.doc.send(new DeleteCommand({ TableName: this.tableName, Key: { pk: keys.task(taskId) } }));
   }
 
-  /** SET every defined field under `condition` (attribute names are aliased: `state` and `ttl` are reserved words). */
-  private async set(taskId: string, fields: Record<string, unknown>, condition: string, values: Record<string, unknown>): Promise<void> {
+  /** SET every defined field (and REMOVE `remove`) under `condition` (names are aliased: `state` and `ttl` are reserved words). */
+  private async set(taskId: string, fields: Record<string, unknown>, condition: string, values: Record<string, unknown>, remove: readonly string[] = []): Promise<void> {
     const entries = Object.entries(fields).filter(([, v]) => v !== undefined);
     const names: Record<string, string> = { '#pk': 'pk', '#state': 'state' };
     const exprValues: Record<string, unknown> = { ...values };
@@ -124,11 +152,15 @@ export class DynamoDbTaskRepository implements TaskRepository {
       exprValues[`:f${i}`] = value;
       return `#f${i} = :f${i}`;
     });
+    const removes = remove.map((name, i) => {
+      names[`#r${i}`] = name;
+      return `#r${i}`;
+    });
     if (!condition.includes('#state')) delete names['#state'];
     await this.doc.send(new UpdateCommand({
       TableName: this.tableName,
       Key: { pk: keys.task(taskId) },
-      UpdateExpression: `SET ${sets.join(', ')}`,
+      UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''}`,
       ConditionExpression: condition,
       ExpressionAttributeNames: names,
       ExpressionAttributeValues: Object.keys(exprValues).length > 0 ? exprValues : undefined,

@@ -42,7 +42,8 @@ export interface AcceptTaskOptions {
 
 /**
  * The request as stored in the task record: without secrets. Environment variable values are
- * dropped (their names are kept, so an operator can see what was asked for).
+ * dropped (their names are kept, so an operator can see what was asked for, and PlaceOrder knows
+ * the order needs them); the values are sealed beside the record until the task ends.
  */
 export const recordedRequest = (request: TaskRequest): Record<string, unknown> => {
   if (request.kind === 'create-order') {
@@ -90,11 +91,14 @@ export const acceptTask = async (
     updated_at: nowIso,
   };
 
+  // Container env values (often tokens) are stored beside the record, never in the workflow input:
+  // that stays in the execution history for 90 days and in EventBridge status-change events.
+  const { request: handedOff, orderEnv } = sealRequest(request);
   let recorded = false;
   try {
-    await deps.tasks.create(record);
+    await deps.tasks.create(record, orderEnv ? { orderEnv } : undefined);
     recorded = true;
-    await handOff(deps, request, opts);
+    await handOff(deps, handedOff, opts);
   } catch (cause) {
     // Undo in reverse order; an undo that fails too must not hide the original failure.
     if (recorded) await deps.tasks.remove(opts.taskId).catch(() => undefined);
@@ -102,6 +106,13 @@ export const acceptTask = async (
     throw new HandOffError({ cause });
   }
   return { taskId: opts.taskId, replayed: false };
+};
+
+/** The request without the create-order env values, and those values. */
+export const sealRequest = (request: TaskRequest): { request: TaskRequest; orderEnv?: Readonly<Record<string, string>> } => {
+  if (request.kind !== 'create-order' || request.input.env === undefined) return { request };
+  const { env, ...input } = request.input;
+  return { request: { kind: 'create-order', input }, orderEnv: env };
 };
 
 const handOff = async (deps: AcceptTaskDeps, request: TaskRequest, opts: AcceptTaskOptions): Promise<void> => {

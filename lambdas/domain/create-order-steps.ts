@@ -7,6 +7,7 @@
 import { orderReadyText } from './chat-messages';
 import { completeTask } from './complete-task';
 import {
+  InvalidOrderRequestError,
   MarketplaceInvalidInputError,
   MarketplaceRejectedError,
   NoServerAvailableError,
@@ -19,7 +20,7 @@ import { findMatchingServers, noMatchMessage } from './matching';
 import type { CreateOrderWorkflowInput, MarketplaceClient, Notifier, ServerClaims, SlidingWindow, TaskRepository } from './ports';
 import { spotBidFor } from './spot-bid';
 import { FINAL_STATES, failure } from './task';
-import type { CreateOrderSuccess, FailureResult, TaskResult } from './task';
+import type { CreateOrderSuccess, FailureResult, TaskRecord, TaskResult } from './task';
 
 /** Placement attempts per task: the first server plus two more after rented/offline rejections. */
 export const MAX_PLACEMENT_ATTEMPTS = 3;
@@ -161,7 +162,7 @@ export const reserveQuota = async (
 
 export interface PlaceOrderDeps {
   readonly marketplace: Pick<MarketplaceClient, 'createOrder' | 'listOrders'>;
-  readonly tasks: Pick<TaskRepository, 'get' | 'update'>;
+  readonly tasks: Pick<TaskRepository, 'get' | 'update' | 'orderEnv'>;
   readonly claims: Pick<ServerClaims, 'release'>;
 }
 
@@ -176,8 +177,8 @@ export const findPlacedOrder = (orders: readonly Order[], serverId: number, sinc
     .sort((a, b) => b.created - a.created || b.order_id - a.order_id)[0];
 };
 
-/** The create_order body for the chosen server. */
-export const orderRequest = (state: WorkflowState, server: ChosenServer): CreateOrderRequest => {
+/** The create_order body for the chosen server; `env` is the task's sealed container env. */
+export const orderRequest = (state: WorkflowState, server: ChosenServer, env = state.request.env): CreateOrderRequest => {
   const { request } = state;
   return {
     renting_server: server.id,
@@ -185,9 +186,27 @@ export const orderRequest = (state: WorkflowState, server: ChosenServer): Create
     currency: request.currency,
     image: request.image,
     ports: request.ports,
-    ...(request.env ? { env: request.env } : {}),
+    ...(env ? { env } : {}),
     ...(request.use_spot && server.spot_bid !== undefined ? { spotprice: server.spot_bid } : {}),
   };
+};
+
+/**
+ * The order's container env. The values are sealed beside the task record (never in the workflow
+ * input); the record's `request.env_names` says the caller asked for some. Missing values (the task
+ * ended meanwhile) fail the task rather than place an order without them. An execution started
+ * before env was sealed still carries it in `request.env`.
+ */
+const sealedOrderEnv = async (
+  state: WorkflowState,
+  record: TaskRecord | undefined,
+  deps: PlaceOrderDeps,
+): Promise<Readonly<Record<string, string>> | undefined> => {
+  const names = record?.request.env_names;
+  if (!Array.isArray(names) || names.length === 0) return state.request.env;
+  const env = (await deps.tasks.orderEnv?.(state.task_id)) ?? state.request.env;
+  if (!env) throw new InvalidOrderRequestError('The container env of this task is no longer stored; no order was placed');
+  return env;
 };
 
 /**
@@ -229,11 +248,12 @@ export const placeOrder = async (
     if (found) return done(found.order_id, server.id, intentAt, false);
   }
   if (softDeadlinePassed(state, now)) throw new SoftTimeoutError();
+  const env = await sealedOrderEnv(state, record, deps);
 
   await deps.tasks.update(state.task_id, { server_id: server.id, order_intent_at: now }, now);
   let orderId: number | undefined;
   try {
-    orderId = (await deps.marketplace.createOrder(orderRequest(state, server))).order_id;
+    orderId = (await deps.marketplace.createOrder(orderRequest(state, server, env))).order_id;
   } catch (error) {
     if (error instanceof MarketplaceRejectedError && SERVER_UNAVAILABLE.has(error.reason)) {
       await deps.claims.release(server.id, state.task_id);

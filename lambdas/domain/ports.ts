@@ -45,9 +45,14 @@ export interface SlidingWindow {
 }
 
 export interface TaskRepository {
-  /** Creates the record in state queued. Fails if the id exists. */
-  create(record: TaskRecord): Promise<void>;
+  /**
+   * Creates the record in state queued. Fails if the id exists. `sealed` holds what must never be in
+   * the record as read by `get` (nor in the workflow input): the create-order container env values.
+   */
+  create(record: TaskRecord, sealed?: SealedTaskInput): Promise<void>;
   get(taskId: string): Promise<TaskRecord | undefined>;
+  /** The container env stored by `create` (PlaceOrder reads it); undefined once the task is final. */
+  orderEnv?(taskId: string): Promise<Readonly<Record<string, string>> | undefined>;
   /** Moves a non-final task to `state` (running) and merges fields like order_id. */
   update(taskId: string, fields: { state?: TaskState; order_id?: number; server_id?: number; order_intent_at?: number; order_cancelled?: boolean }, now: number): Promise<void>;
   /**
@@ -57,6 +62,11 @@ export interface TaskRepository {
   finish(taskId: string, state: 'succeeded' | 'failed', result: TaskResult, now: number): Promise<boolean>;
   /** Removes a record whose hand-off failed, so no queued task exists without work behind it. */
   remove(taskId: string): Promise<void>;
+}
+
+/** What a task keeps beside its record until it ends: values too secret for logs, history or events. */
+export interface SealedTaskInput {
+  readonly orderEnv?: Readonly<Record<string, string>>;
 }
 
 /** Starts the create-order workflow (Step Functions execution named by task id). */
@@ -69,7 +79,10 @@ export interface JobQueue {
   send(message: JobMessage): Promise<void>;
 }
 
-/** The workflow's input document. */
+/**
+ * The workflow's input document. `request.env` is never set by the relay: env values stay out of the
+ * execution history and EventBridge events; PlaceOrder reads them with `TaskRepository.orderEnv`.
+ */
 export interface CreateOrderWorkflowInput {
   readonly task_id: string;
   readonly request: CreateOrderInput;

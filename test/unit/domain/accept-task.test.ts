@@ -27,11 +27,24 @@ describe('Function: acceptTask', () => {
     expect(record).toMatchObject({ task_id: 't-1', kind: 'create-order', state: 'queued', created_at: new Date(NOW).toISOString(), origin: { source: 'webhook' } });
     expect(JSON.stringify(record)).not.toContain('hunter2');
     expect(record?.request).toMatchObject({ gpu_type: 'A100', env_names: ['TOKEN'], callback_url: 'https://cb.example' });
+    // The env values are sealed beside the record and kept out of the workflow input (execution history, events).
+    expect(deps.tasks.sealed.get('t-1')).toEqual({ orderEnv: { TOKEN: 'hunter2' } });
+    const { env: _env, ...withoutEnv } = createOrder;
     expect(deps.workflow.started).toEqual([{
       taskId: 't-1',
-      input: { task_id: 't-1', request: createOrder, origin: { source: 'webhook' }, timing: { poll_interval_seconds: 5, ready_timeout_seconds: 120, soft_deadline: 1_700_000_300 } },
+      input: { task_id: 't-1', request: withoutEnv, origin: { source: 'webhook' }, timing: { poll_interval_seconds: 5, ready_timeout_seconds: 120, soft_deadline: 1_700_000_300 } },
     }]);
+    expect(JSON.stringify(deps.workflow.started)).not.toContain('hunter2');
     expect(deps.queue.sent).toEqual([]);
+  });
+
+  it('seals nothing for a create-order without env, and never for other kinds', async () => {
+    const { deps, opts } = setup();
+    const { env: _env, ...withoutEnv } = createOrder;
+    await acceptTask(deps, { kind: 'create-order', input: withoutEnv }, opts('t-1'));
+    await acceptTask(deps, { kind: 'status', input: {} }, opts('t-2'));
+    expect(deps.tasks.sealed.size).toBe(0);
+    expect(deps.workflow.started[0].input.request).toEqual(withoutEnv);
   });
 
   it.each<TaskRequest>([

@@ -1,6 +1,6 @@
 /** In-memory fakes of the ports the API handlers use, and a test env. */
 import { RelayEnvSchema, type RelayEnv } from '../../../../lambdas/adapters/env';
-import type { CreateOrderWorkflowInput, IdempotencyStore, JobQueue, SlidingWindow, TaskRepository, WorkflowStarter } from '../../../../lambdas/domain/ports';
+import type { CreateOrderWorkflowInput, IdempotencyStore, JobQueue, SealedTaskInput, SlidingWindow, TaskRepository, WorkflowStarter } from '../../../../lambdas/domain/ports';
 import { slideWindow, type WindowEvent } from '../../../../lambdas/domain/sliding-window';
 import type { JobMessage, TaskRecord, TaskResult, TaskState } from '../../../../lambdas/domain/task';
 
@@ -15,11 +15,14 @@ export class FakeTaskRepository implements TaskRepository {
   public readonly records = new Map<string, TaskRecord>();
   public failCreate: Error | undefined;
   public readonly removed: string[] = [];
+  /** What `create` sealed beside each record (the container env). */
+  public readonly sealed = new Map<string, SealedTaskInput>();
 
-  public async create(record: TaskRecord): Promise<void> {
+  public async create(record: TaskRecord, sealed?: SealedTaskInput): Promise<void> {
     if (this.failCreate) throw this.failCreate;
     if (this.records.has(record.task_id)) throw new Error('exists');
     this.records.set(record.task_id, record);
+    if (sealed) this.sealed.set(record.task_id, sealed);
   }
   public async get(taskId: string): Promise<TaskRecord | undefined> {
     return this.records.get(taskId);
@@ -38,6 +41,7 @@ export class FakeTaskRepository implements TaskRepository {
   public async remove(taskId: string): Promise<void> {
     this.removed.push(taskId);
     this.records.delete(taskId);
+    this.sealed.delete(taskId);
   }
 }
 

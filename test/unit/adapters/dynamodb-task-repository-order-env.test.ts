@@ -1,0 +1,63 @@
+/** DynamoDbTaskRepository: the sealed container env (order_env) beside a task record, on dynalite. */
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDbTaskRepository, ORDER_ENV_ATTRIBUTE } from '../../../lambdas/adapters/dynamodb-task-repository';
+import type { TaskRecord } from '../../../lambdas/domain/task';
+import { keys } from '../../../lib/relay-resources';
+import { startDynalite, type LocalDynamo } from '../../helpers/dynalite';
+
+const NOW = 1_700_000_000_000;
+const ENV = { API_TOKEN: 'tok-sEcReT-1' };
+
+const aRecord = (taskId: string): TaskRecord => ({
+  task_id: taskId,
+  kind: 'create-order',
+  state: 'queued',
+  request: { gpu_type: 'A100', env_names: Object.keys(ENV) },
+  origin: { source: 'webhook' },
+  created_at: new Date(NOW).toISOString(),
+  updated_at: new Date(NOW).toISOString(),
+});
+
+describe('Adapter: DynamoDbTaskRepository order env', () => {
+  let dynamo: LocalDynamo;
+  let repo: DynamoDbTaskRepository;
+  const rawItem = async (taskId: string) =>
+    (await dynamo.doc.send(new GetCommand({ TableName: dynamo.tableName, Key: { pk: keys.task(taskId) } }))).Item;
+
+  beforeAll(async () => {
+    dynamo = await startDynalite();
+    repo = new DynamoDbTaskRepository(dynamo.doc, dynamo.tableName);
+  });
+  afterAll(async () => dynamo.close());
+
+  it('stores the env beside the record; get never returns it, orderEnv does', async () => {
+    await repo.create(aRecord('t-1'), { orderEnv: ENV });
+    expect((await rawItem('t-1'))?.[ORDER_ENV_ATTRIBUTE]).toEqual(ENV);
+    const record = await repo.get('t-1');
+    expect(record).toMatchObject({ task_id: 't-1', request: { env_names: ['API_TOKEN'] } });
+    expect(JSON.stringify(record)).not.toContain(ENV.API_TOKEN);
+    expect(await repo.orderEnv('t-1')).toEqual(ENV);
+  });
+
+  it('keeps the env through running updates and removes it when the task finishes, exactly once', async () => {
+    await repo.create(aRecord('t-2'), { orderEnv: ENV });
+    await repo.update('t-2', { state: 'running', server_id: 7, order_intent_at: NOW }, NOW + 1);
+    expect(await repo.orderEnv('t-2')).toEqual(ENV);
+    expect(await repo.finish('t-2', 'succeeded', { success: true, order_id: 1, server_id: 7, status: 'running', ssh_connection: 'ssh x', gpu: [], price_usd: null }, NOW + 2)).toBe(true);
+    expect(await repo.orderEnv('t-2')).toBeUndefined();
+    // A late update of a final task (a dangling order's id) does not bring anything back.
+    await repo.update('t-2', { order_id: 1 }, NOW + 3);
+    expect(await rawItem('t-2')).not.toHaveProperty(ORDER_ENV_ATTRIBUTE);
+    expect(await repo.finish('t-2', 'failed', { success: false, error: 'late' }, NOW + 4)).toBe(false);
+  });
+
+  it('stores no attribute for a task without env (or an empty one)', async () => {
+    await repo.create(aRecord('t-3'));
+    await repo.create(aRecord('t-4'), { orderEnv: {} });
+    for (const id of ['t-3', 't-4']) {
+      expect(await rawItem(id)).not.toHaveProperty(ORDER_ENV_ATTRIBUTE);
+      expect(await repo.orderEnv(id)).toBeUndefined();
+    }
+    expect(await repo.orderEnv('absent')).toBeUndefined();
+  });
+});
