@@ -1,0 +1,66 @@
+/** Issue 13, item 5: deploy-time defaults that only matter in an AWS account. */
+import { App } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { relayConfig } from '../../lib/config';
+import { TABLE_ITEM_ACTIONS } from '../../lib/constructs/relay-table';
+import { RelayStack } from '../../lib/relay-stack';
+
+type Resource = { Type: string; Properties: Record<string, unknown> };
+type Statement = { Action: string | string[]; Principal?: unknown; Condition?: unknown };
+
+describe('RelayStack: production defaults', () => {
+  let template: Template;
+
+  beforeAll(() => {
+    // Prepare
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const config = relayConfig({ marketplaceUrl: 'https://marketplace.example.com' });
+    // Act
+    template = Template.fromStack(new RelayStack(app, 'Relay', { config, env: { account: '111111111111', region: 'eu-west-1' } }));
+  });
+
+  it('names the state machine log group under /aws/vendedlogs/states/ and uses it', () => {
+    const groups = Object.entries(template.findResources('AWS::Logs::LogGroup') as Record<string, Resource>)
+      .filter(([, g]) => String(g.Properties.LogGroupName ?? '').startsWith('/aws/vendedlogs/states/'));
+    expect(groups).toHaveLength(1);
+    const [machine] = Object.values(template.findResources('AWS::StepFunctions::StateMachine')) as Resource[];
+    expect(JSON.stringify(machine.Properties.LoggingConfiguration)).toContain(groups[0][0]);
+  });
+
+  it('gives the safety net\'s EventBridge target a dead-letter queue, and ExecutionEnded an on-failure destination to it', () => {
+    const queues = Object.keys(template.findResources('AWS::SQS::Queue')).filter((id) => id.includes('SafetyNetDeadLetterQueue'));
+    expect(queues).toHaveLength(1);
+    template.hasResourceProperties('AWS::Events::Rule', {
+      Targets: [Match.objectLike({ DeadLetterConfig: { Arn: { 'Fn::GetAtt': [queues[0], 'Arn'] } }, RetryPolicy: Match.anyValue() })],
+    });
+    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      FunctionName: { Ref: Match.stringLikeRegexp('ExecutionEnded') },
+      MaximumRetryAttempts: 2,
+      DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [queues[0], 'Arn'] } } },
+    });
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queues[0], 'QueueName'] } }],
+    });
+  });
+
+  it('grants DynamoDB item actions only: no Scan, Query or batch writes', () => {
+    const dynamoActions = new Set<string>();
+    for (const policy of Object.values(template.findResources('AWS::IAM::Policy')) as Resource[]) {
+      for (const statement of (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement) {
+        for (const action of ([] as string[]).concat(statement.Action)) if (action.startsWith('dynamodb:')) dynamoActions.add(action);
+      }
+    }
+    expect([...dynamoActions].sort()).toEqual([...TABLE_ITEM_ACTIONS].sort());
+  });
+
+  it('lets only this account\'s CloudWatch alarms use the alarm topic key', () => {
+    const [key] = Object.values(template.findResources('AWS::KMS::Key')) as Resource[];
+    const statements = (key.Properties.KeyPolicy as { Statement: Statement[] }).Statement;
+    const cloudwatch = statements.filter((s) => JSON.stringify(s.Principal).includes('cloudwatch.amazonaws.com'));
+    expect(cloudwatch).toHaveLength(1);
+    const condition = cloudwatch[0].Condition as { StringEquals: unknown; ArnLike: { 'aws:SourceArn': { 'Fn::Join': [string, unknown[]] } } };
+    expect(condition.StringEquals).toEqual({ 'aws:SourceAccount': '111111111111' });
+    const arn = condition.ArnLike['aws:SourceArn']['Fn::Join'][1].map((part) => (typeof part === 'string' ? part : '<partition>')).join('');
+    expect(arn).toBe('arn:<partition>:cloudwatch:eu-west-1:111111111111:alarm:*');
+  });
+});
