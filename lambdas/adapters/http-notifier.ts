@@ -41,7 +41,8 @@ export interface HttpNotifierOptions {
   readonly discordMaxWaitMs?: number;
   /**
    * Milliseconds left in the invocation (adapters/invocation-budget.ts). Every POST's timeout is cut
-   * to what is left minus `reserveMs`, and retries and Discord waits that would not fit are skipped,
+   * to what is left minus `reserveMs` (a callback also leaves one chat post's time, for the
+   * announcement that may follow it), and retries and Discord waits that would not fit are skipped,
    * so a hanging receiver never outlives the function. @default () => Infinity
    */
   readonly remainingMs?: () => number;
@@ -124,16 +125,23 @@ export class HttpNotifier implements Notifier {
     return this.remainingMs() - (this.opts.reserveMs ?? NOTIFIER_DEFAULTS.reserveMs);
   }
 
-  /** The timeout of a POST started now: `nominalMs`, cut to the budget; undefined when too little is left to try. */
-  private attemptTimeout(nominalMs: number): number | undefined {
-    const budget = this.budgetMs();
+  /**
+   * The budget of a callback: it also leaves one chat post's time, because a result's chat
+   * announcement (ReportResult) follows the callback and must not be starved by a hanging receiver.
+   */
+  private callbackBudgetMs(): number {
+    return this.budgetMs() - this.chatTimeout();
+  }
+
+  /** The timeout of a POST started now: `nominalMs`, cut to `budget`; undefined when too little is left to try. */
+  private attemptTimeout(nominalMs: number, budget = this.budgetMs()): number | undefined {
     if (budget < NOTIFIER_DEFAULTS.minAttemptMs) return undefined;
     return Math.floor(Math.min(nominalMs, budget));
   }
 
-  /** Whether waiting `waitMs` would still leave time for another attempt. */
-  private canWait(waitMs: number): boolean {
-    return this.budgetMs() - waitMs >= NOTIFIER_DEFAULTS.minAttemptMs;
+  /** Whether waiting `waitMs` would still leave time for another attempt within `budget`. */
+  private canWait(waitMs: number, budget = this.budgetMs()): boolean {
+    return budget - waitMs >= NOTIFIER_DEFAULTS.minAttemptMs;
   }
 
   /**
@@ -164,7 +172,7 @@ export class HttpNotifier implements Notifier {
     let last: Outcome = { ok: false, retry: false, reason: 'not attempted' };
     let tried = 0;
     for (let attempt = 1; attempt <= attempts; attempt += 1) {
-      const timeoutMs = this.attemptTimeout(this.opts.callbackTimeoutMs ?? NOTIFIER_DEFAULTS.callbackTimeoutMs);
+      const timeoutMs = this.attemptTimeout(this.opts.callbackTimeoutMs ?? NOTIFIER_DEFAULTS.callbackTimeoutMs, this.callbackBudgetMs());
       if (timeoutMs === undefined) {
         // The function would time out before this attempt could finish: stop, so the handler still ends on its own.
         if (attempt === 1) last = { ok: false, retry: false, reason: 'no time left in the invocation' };
@@ -185,7 +193,7 @@ export class HttpNotifier implements Notifier {
       }
       if (!last.retry || attempt === attempts) break;
       const backoffMs = (this.opts.callbackBackoffMs ?? NOTIFIER_DEFAULTS.callbackBackoffMs) * 2 ** (attempt - 1);
-      if (!this.canWait(backoffMs)) {
+      if (!this.canWait(backoffMs, this.callbackBudgetMs())) {
         logger.info('callback retries skipped: the invocation is running out of time', { task_id: taskId, callback_host: host, attempt });
         break;
       }

@@ -56,24 +56,36 @@ describe('Adapter: HttpNotifier time budget', () => {
     expect(callbackWorstCaseMs()).toBe(33_000);
   });
 
-  it.each([5_000, 12_000, 20_000, 40_000])('with %i ms left, stops before the reserve is reached', async (budget) => {
+  it.each([8_000, 12_000, 20_000, 40_000])('with %i ms left, a callback stops before the reserve and a chat post\'s time are reached', async (budget) => {
     // Prepare
     const { notifier, posts, clock } = setup(budget);
+    const limit = budget - NOTIFIER_DEFAULTS.reserveMs - NOTIFIER_DEFAULTS.chatTimeoutMs;
     // Act
     await notifier.callback('https://cb.example/hook', 't-1', result);
-    // Assess: the handler keeps its reserve to record the outcome.
-    expect(clock()).toBeLessThanOrEqual(budget - NOTIFIER_DEFAULTS.reserveMs);
+    // Assess: the handler keeps its reserve to record the outcome, and time to announce it.
+    expect(clock()).toBeLessThanOrEqual(limit);
     expect(posts.length).toBeGreaterThanOrEqual(1);
-    for (const post of posts) expect(post.at + post.timeoutMs).toBeLessThanOrEqual(budget - NOTIFIER_DEFAULTS.reserveMs);
+    for (const post of posts) expect(post.at + post.timeoutMs).toBeLessThanOrEqual(limit);
   });
 
   it('cuts the last attempt to what is left instead of skipping it', async () => {
-    // Prepare: 20 s left, 2 s reserve → 10 s, 1 s back-off, then 7 s.
+    // Prepare: 20 s left − 2 s reserve − 5 s for the chat → 10 s, 1 s back-off, then 2 s.
     const { notifier, posts } = setup(20_000);
     // Act
     await notifier.callback('https://cb.example/hook', 't-1', result);
     // Assess
-    expect(posts.map((p) => p.timeoutMs)).toEqual([10_000, 7_000]);
+    expect(posts.map((p) => p.timeoutMs)).toEqual([10_000, 2_000]);
+  });
+
+  it('leaves the chat announcement its time after a callback to a hanging receiver', async () => {
+    // Prepare
+    const { notifier, posts, clock } = setup(20_000);
+    // Act
+    await notifier.callback('https://cb.example/hook', 't-1', result);
+    const afterCallback = clock();
+    await notifier.chat('ready');
+    // Assess: both chat posts were sent with their full 5 s.
+    expect(posts.filter((p) => p.at >= afterCallback).map((p) => p.timeoutMs)).toEqual([5_000, 5_000]);
   });
 
   it('sends nothing when the invocation has no time left for a POST', async () => {
