@@ -60,6 +60,13 @@ const SECRET_ARN_VARS: Record<SecretName, string> = {
 export const routeUsesTable = (route: RouteDefinition): boolean =>
   route.rateLimited || route.permissions.includes('writeTasks') || route.permissions.includes('marketplace');
 
+/**
+ * Memory of the route functions: callers wait on their cold starts, and Lambda's CPU share grows with
+ * memory (a full vCPU at 1,769 MB), so 512 MB about halves a CPU-bound init compared with 256 MB
+ * (BENCHMARKS.md "Cold start").
+ */
+export const API_MEMORY_MB = 512;
+
 /** API Gateway's integration timeout (HTTP APIs: 30 s at most; the issue's measured 29 s is the safe figure). */
 export const API_GATEWAY_TIMEOUT_SECONDS = 29;
 
@@ -121,6 +128,7 @@ export class WebhookApi extends Construct {
         entry: route.entry,
         description: `GPU relay: ${route.method} ${route.path}`,
         timeout: Duration.seconds(routeTimeoutSeconds(route)),
+        memorySize: API_MEMORY_MB,
         logRetention: retention,
         environment: {
           ...baseEnvironment,

@@ -2,7 +2,9 @@
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { relayConfig } from '../../lib/config';
+import { DEFAULT_MEMORY_MB } from '../../lib/constructs/relay-function';
 import { TABLE_ITEM_ACTIONS } from '../../lib/constructs/relay-table';
+import { API_MEMORY_MB } from '../../lib/constructs/webhook-api';
 import { RelayStack } from '../../lib/relay-stack';
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
@@ -62,5 +64,22 @@ describe('RelayStack: production defaults', () => {
     expect(condition.StringEquals).toEqual({ 'aws:SourceAccount': '111111111111' });
     const arn = condition.ArnLike['aws:SourceArn']['Fn::Join'][1].map((part) => (typeof part === 'string' ? part : '<partition>')).join('');
     expect(arn).toBe('arn:<partition>:cloudwatch:eu-west-1:111111111111:alarm:*');
+  });
+});
+
+describe('RelayStack: memory and source maps (BENCHMARKS.md "Cold start")', () => {
+  it('runs route functions with 512 MB, the others with 256 MB, and none with --enable-source-maps', () => {
+    // Prepare
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const template = Template.fromStack(new RelayStack(app, 'Relay', { config: relayConfig({ marketplaceUrl: 'https://marketplace.example.com' }) }));
+    // Act
+    const functions = Object.entries(template.findResources('AWS::Lambda::Function') as Record<string, Resource>)
+      .filter(([, fn]) => (fn.Properties.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables?.POWERTOOLS_SERVICE_NAME === 'gpu-relay');
+    // Assess
+    expect(functions.length).toBeGreaterThan(10);
+    for (const [id, fn] of functions) {
+      expect(fn.Properties.MemorySize).toBe(id.startsWith('WebhookApi') ? API_MEMORY_MB : DEFAULT_MEMORY_MB);
+      expect(JSON.stringify(fn.Properties.Environment)).not.toContain('enable-source-maps');
+    }
   });
 });
