@@ -1,4 +1,7 @@
-/** Four projects: unit, infra, workflow, e2e. `npm test` runs them all. */
+/**
+ * Projects: unit, infra, workflow, e2e, and e2e-live (the dialect-sensitive e2e files again, against
+ * the simulator in production's dialect: same test files, MARKETPLACE_DIALECT=live). `npm test` runs them all.
+ */
 const base = {
   preset: 'ts-jest',
   testEnvironment: 'node',
@@ -15,6 +18,14 @@ module.exports = {
     { ...base, displayName: 'infra', testMatch: ['<rootDir>/test/infra/**/*.test.ts'] },
     { ...base, displayName: 'workflow', testMatch: ['<rootDir>/test/workflow/**/*.test.ts'] },
     { ...base, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
+    {
+      ...base,
+      displayName: 'e2e-live',
+      // One local runtime per test file (the handlers parse the environment once per module
+      // registry), so a dialect is a project setting rather than a describe.each inside a file.
+      testMatch: ['<rootDir>/test/e2e/relay.test.ts'],
+      setupFiles: [...base.setupFiles, '<rootDir>/test/setup-live-dialect.ts'],
+    },
   ],
   testTimeout: 60000,
 };

@@ -53,7 +53,7 @@ export interface AcceptPathFigures {
 }
 
 export const benchAcceptPath = async (): Promise<AcceptPathFigures> => {
-  const env = RelayEnvSchema.parse({ WEBHOOK_SECRET: SECRET, MAX_REQUESTS_PER_MINUTE: '5000' });
+  const env = RelayEnvSchema.parse({ WEBHOOK_SECRET: SECRET, MAX_REQUESTS_PER_MINUTE: '600' });
   const ports = memoryPorts();
   let n = 0;
   const handler = createCreateOrderHandler(() => ({

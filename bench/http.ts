@@ -76,7 +76,7 @@ export const benchHttp = async (): Promise<HttpFigure[]> => {
     quiet: true,
     env: {
       WEBHOOK_SECRET: SECRET,
-      MAX_REQUESTS_PER_MINUTE: '5000',
+      MAX_REQUESTS_PER_MINUTE: '600',
       POWERTOOLS_LOG_LEVEL: 'SILENT',
       POWERTOOLS_METRICS_DISABLED: 'true',
     },

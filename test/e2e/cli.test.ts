@@ -24,7 +24,7 @@ describe('CLI: gpu-relay against the local runtime', () => {
       simulator: { minIntervalMs: 50, readyDelayMs: 500 },
       env: {
         WEBHOOK_SECRET: SECRET,
-        MAX_REQUESTS_PER_MINUTE: '5000',
+        MAX_REQUESTS_PER_MINUTE: '600',
         ALLOW_PRIVATE_CALLBACKS: 'true',
         ORDER_POLL_INTERVAL_SECONDS: '1',
         JOB_RETRY_BASE_MS: '10',

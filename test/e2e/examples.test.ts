@@ -76,7 +76,7 @@ describe('Examples: signing snippets against the local runtime', () => {
       port: 0,
       quiet: true,
       simulator: { minIntervalMs: 50 },
-      env: { WEBHOOK_SECRET: SECRET, MAX_REQUESTS_PER_MINUTE: '5000', ALLOW_PRIVATE_CALLBACKS: 'true', JOB_RETRY_BASE_MS: '10' },
+      env: { WEBHOOK_SECRET: SECRET, MAX_REQUESTS_PER_MINUTE: '600', ALLOW_PRIVATE_CALLBACKS: 'true', JOB_RETRY_BASE_MS: '10' },
     });
   }, 60_000);
   afterAll(async () => {

@@ -1,9 +1,10 @@
 /**
  * The relay end to end over real HTTP against the local runtime (`npm start`): every route, and
- * every task kind through to its callback and chat notifications. Detailed rules live in the unit
- * and workflow tests; this file proves the wiring.
+ * every task kind through to its callback and chat notifications, against the simulator in each
+ * marketplace dialect: the `e2e` jest project runs it against the spec's, `e2e-live` against
+ * production's. Detailed rules live in the unit and workflow tests; this file proves the wiring.
  */
-import { startTestRuntime, TEST_WEBHOOK_SECRET } from '../helpers/local-runtime';
+import { startTestRuntime, TEST_WEBHOOK_SECRET, testDialect } from '../helpers/local-runtime';
 import type { LocalRuntime } from '../helpers/local-runtime';
 import { request, signedPost, startReceiver } from '../helpers/receivers';
 import type { ReceivedRequest, Receiver } from '../helpers/receivers';
@@ -15,7 +16,12 @@ const SIGNED_ROUTES: readonly { path: string; body: Record<string, unknown> }[] 
   { path: '/webhook/status', body: {} },
 ];
 
-describe('Local runtime: relay routes over HTTP', () => {
+/** Readiness wait of these runtimes: short, so the ready-timeout test costs seconds. */
+const READY_TIMEOUT_SECONDS = 4;
+
+const dialect = testDialect();
+
+describe(`Local runtime (${dialect} marketplace dialect): relay routes over HTTP`, () => {
   let runtime: LocalRuntime;
   let callbacks: Receiver;
   let slack: Receiver;
@@ -27,7 +33,16 @@ describe('Local runtime: relay routes over HTTP', () => {
   beforeAll(async () => {
     [callbacks, slack, discord] = await Promise.all([startReceiver(), startReceiver(), startReceiver()]);
     runtime = await startTestRuntime({
-      env: { SLACK_WEBHOOK_URL: `${slack.url}/slack`, DISCORD_WEBHOOK_URL: `${discord.url}/discord` },
+      dialect,
+      env: {
+        SLACK_WEBHOOK_URL: `${slack.url}/slack`,
+        DISCORD_WEBHOOK_URL: `${discord.url}/discord`,
+        ORDER_READY_TIMEOUT_SECONDS: String(READY_TIMEOUT_SECONDS),
+        // Pace at three times the simulator's limits: arrival jitter of tens of ms on a loaded
+        // machine must not turn into rate-limit answers the tests below count.
+        MARKETPLACE_MIN_INTERVAL_MS: '60',
+        ...(dialect === 'live' ? { MARKETPLACE_CREATE_INTERVAL_MS: '300' } : {}),
+      },
     });
   });
   afterAll(async () => {
@@ -61,9 +76,15 @@ describe('Local runtime: relay routes over HTTP', () => {
     });
 
     it('answers GET /webhook/marketplace with the summary of the simulator catalogue', async () => {
-      // Prepare: the simulator's own view, grouped by the first word of the first GPU name
-      const servers = runtime.simulator?.control.servers() ?? [];
-      const families = new Set(servers.filter((s) => s.gpu_array.length > 0).map((s) => s.gpu_array[0].split(/\s+/)[0]));
+      // Prepare: the marketplace's own answer in this dialect, grouped by the first word of the
+      // first GPU name; elements without GPU names (production's older answers) are not offers.
+      runtime.simulator?.control.setRateLimit(false);
+      const raw = await fetch(`${runtime.env.MARKETPLACE_URL}/v1/marketplace`, { headers: { auth: runtime.env.MARKETPLACE_API_KEY ?? '' } });
+      runtime.simulator?.control.setRateLimit(true);
+      const servers = ((await raw.json()) as { servers: { gpu_array?: string[] }[] }).servers
+        .map((s) => (s.gpu_array ?? []).map((g) => g.trim()).filter(Boolean))
+        .filter((gpus) => gpus.length > 0);
+      const families = new Set(servers.map((gpus) => gpus[0]!.split(/\s+/)[0]));
       // Act
       const res = await request(`${runtime.url}/webhook/marketplace`);
       // Assess
@@ -73,7 +94,7 @@ describe('Local runtime: relay routes over HTTP', () => {
       expect(new Set(Object.keys(summary))).toEqual(families);
       const total = Object.values(summary).reduce((n, g) => n + g.total, 0);
       const available = Object.values(summary).reduce((n, g) => n + g.available, 0);
-      expect(total).toBe(servers.filter((s) => s.gpu_array.length > 0).length);
+      expect(total).toBe(servers.length);
       expect(res.json?.total_available).toBe(available);
       expect(available).toBeGreaterThan(0);
       expect(available).toBeLessThan(total);
@@ -139,6 +160,59 @@ describe('Local runtime: relay routes over HTTP', () => {
       const discordMessage = await discord.waitFor((r) => String((r.json as { content?: string })?.content).includes(String(orderId)));
       expect(slackMessage.path).toBe('/slack');
       expect(discordMessage.path).toBe('/discord');
+    });
+
+    it('create-order on demand with max_price: the cap is compared with the USD price in the order currency', async () => {
+      // Act
+      await signedPost(runtime.url, '/webhook/create-order', { gpu_type: 'RTX 3090', use_spot: false, max_price: 1000, callback_url: `${callbacks.url}/ondemand` }, TEST_WEBHOOK_SECRET);
+      const callback = await callbackFor('ondemand');
+      // Assess
+      expect(callback.json).toMatchObject({ success: true, status: 'running' });
+      const placed = runtime.simulator?.control.orders().find((o) => o.order_id === (callback.json as { order_id: number }).order_id);
+      expect(placed).toMatchObject({ type: 'on-demand' });
+    });
+
+    it('create-order on demand with a max_price under every price: no match, nothing placed', async () => {
+      const before = runtime.simulator?.control.orders().length;
+      await signedPost(runtime.url, '/webhook/create-order', { gpu_type: 'RTX 3090', use_spot: false, max_price: 0.0001, callback_url: `${callbacks.url}/ondemand-cap` }, TEST_WEBHOOK_SECRET);
+      const callback = await callbackFor('ondemand-cap');
+      expect(callback.json).toEqual({ success: false, error: 'No RTX 3090 available under $0.0001/hr' });
+      expect(runtime.simulator?.control.orders().length).toBe(before);
+    });
+
+    it('create-order: an order not ready in time is cancelled and the failure names the timeout', async () => {
+      // Prepare: orders never become ready
+      runtime.simulator?.control.setReadyDelay(600_000);
+      try {
+        // Act
+        await signedPost(runtime.url, '/webhook/create-order', { gpu_type: 'RTX', callback_url: `${callbacks.url}/timeout` }, TEST_WEBHOOK_SECRET);
+        const callback = await callbacks.waitFor((r) => r.path === '/timeout', 60_000);
+        // Assess
+        expect(callback.json).toEqual({ success: false, error: `Order creation timed out after ${READY_TIMEOUT_SECONDS} s` });
+        const orders = runtime.simulator?.control.orders() ?? [];
+        const placed = orders[orders.length - 1];
+        expect(placed?.completed).toBe(true);
+      } finally {
+        runtime.simulator?.control.setReadyDelay(300);
+      }
+    });
+
+    it('create-order: three at once give three orders on three servers, no rate-limit violation, no duplicate', async () => {
+      // Prepare
+      const before = runtime.simulator?.control.orders().length ?? 0;
+      const limited = runtime.simulator?.control.counters().rateLimited ?? 0;
+      // Act
+      const tags = ['trio-1', 'trio-2', 'trio-3'];
+      await Promise.all(tags.map((tag) => signedPost(runtime.url, '/webhook/create-order', { gpu_type: 'RTX', callback_url: `${callbacks.url}/${tag}` }, TEST_WEBHOOK_SECRET)));
+      const results = await Promise.all(tags.map((tag) => callbackFor(tag)));
+      // Assess
+      const orderIds = results.map((r) => (r.json as { order_id?: number }).order_id);
+      expect(results.map((r) => (r.json as { success?: boolean }).success)).toEqual([true, true, true]);
+      const placed = (runtime.simulator?.control.orders() ?? []).slice(before);
+      expect(placed).toHaveLength(3);
+      expect(new Set(placed.map((o) => o.order_id))).toEqual(new Set(orderIds));
+      expect(new Set(placed.map((o) => o.renting_server)).size).toBe(3);
+      expect(runtime.simulator?.control.counters().rateLimited).toBe(limited);
     });
 
     it('create-order: no match ends with a failure result at callback_url', async () => {

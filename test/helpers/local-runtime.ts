@@ -15,6 +15,9 @@ export type { Dialect } from '../../local/simulator/dialect';
 /** Both marketplace dialects, for `describe.each(DIALECTS)` over behaviour that must hold in each. */
 export const DIALECTS = ['spec', 'live'] as const satisfies readonly Dialect[];
 
+/** The dialect this test process runs against: MARKETPLACE_DIALECT (the e2e-live jest project sets live), else spec. */
+export const testDialect = (): Dialect => parseDialect(process.env.MARKETPLACE_DIALECT);
+
 /** The webhook secret every test runtime uses; sign with it (see signedPost in receivers.ts). */
 export const TEST_WEBHOOK_SECRET = 'e2e-test-webhook-secret-4f1c9a';
 

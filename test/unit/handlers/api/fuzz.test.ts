@@ -35,7 +35,7 @@ describe('Fuzz: signed routes', () => {
         fc.constantFrom('valid', 'wrong', 'none'),
         fc.option(fc.string({ maxLength: 210 }), { nil: undefined }),
         async (text, base64, headerName, signing, idempotencyKey) => {
-          const { fakes, deps } = acceptFakes({ MAX_REQUESTS_PER_MINUTE: '1000' });
+          const { fakes, deps } = acceptFakes({ MAX_REQUESTS_PER_MINUTE: '600' });
           const handler = create(() => deps);
           const headers: Record<string, string> = {};
           if (signing !== 'none') headers[headerName] = sign(signing === 'valid' ? SECRET : 'nope', text);
