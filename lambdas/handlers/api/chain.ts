@@ -13,7 +13,7 @@ import type { Context } from 'aws-lambda';
 import { ROUTES, type RouteDefinition } from '../../../lib/routes';
 import { SOFT_TIME_LIMIT_SECONDS } from '../../../lib/config';
 import type { RelayEnv } from '../../adapters/env';
-import { invocationBudget } from '../../adapters/invocation-budget';
+import { invocationBudget, withInvocationBudget } from '../../adapters/invocation-budget';
 import { countMetric, logger, MetricName, tagTask, taskScopeMiddleware, tracer } from '../../adapters/observability';
 import { acceptTask } from '../../domain/accept-task';
 import type { IdempotencyStore, JobQueue, SlidingWindow, TaskRepository, WorkflowStarter } from '../../domain/ports';
@@ -118,17 +118,19 @@ export const apiHandler = <D extends ChainDeps>(
   }
   if (options.json) chain.push(jsonBody());
   return middy<RelayEvent, ApiResult>()
+    // Before anything awaits, so the whole chain runs inside this invocation's time budget (the
+    // marketplace client reads it); the handler below also runs inside it explicitly.
+    .use(invocationBudget())
     // First, so the subsegment spans every middleware. Responses stay out of the trace: cheap, and
     // nothing a route answers needs to be in X-Ray.
     .use(captureLambdaHandler(tracer, { captureResponse: false }))
     .use(taskScopeMiddleware()) // this request's lines carry its own task id, or none
-    .use(invocationBudget()) // the marketplace client budgets from this invocation's remaining time
     // logEvent pinned off: the raw event holds X-Webhook-Signature and caller URLs, and
     // POWERTOOLS_LOGGER_LOG_EVENT=true must not be able to put them in the logs.
     .use(injectLambdaContext(logger, { resetKeys: true, logEvent: false }))
     .use(chain)
     .use(errorHandler()) // last: its onError runs first and shapes every error
-    .handler((event, context) => core(event, options.deps(), context));
+    .handler((event, context) => withInvocationBudget(context, () => core(event, options.deps(), context)));
 };
 
 /** Longest accepted Idempotency-Key. */
