@@ -60,8 +60,9 @@ export const budgetedHandler = <E, C extends BudgetContext | undefined, R>(handl
   (event: E, context: C): Promise<R> => withInvocationBudget(context, () => handler(event, context));
 
 /**
- * Middy middleware: records the invocation's context as the budget. `before` enters the store
- * synchronously (no await before it), so the rest of the chain and the handler run inside it.
+ * Middy middleware: records the invocation's context as the budget for the middlewares after it.
+ * Use it first in the chain. An `enterWith` from a middleware does not always reach the handler
+ * (observed in the API chain), so wrap the handler itself with `withInvocationBudget` too.
  */
 export const invocationBudget = (): middy.MiddlewareObj => ({
   before: (request) => {
