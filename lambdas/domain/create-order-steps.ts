@@ -256,6 +256,12 @@ export const placeOrder = async (
     orderId = (await deps.marketplace.createOrder(orderRequest(state, server, env))).order_id;
   } catch (error) {
     if (error instanceof MarketplaceRejectedError && SERVER_UNAVAILABLE.has(error.reason)) {
+      // "Already rented" may mean rented by us: an earlier attempt's create_order (outcome unknown)
+      // can land after that attempt's reconcile looked. my_orders decides before the server is given up.
+      if (record?.server_id === server.id) {
+        const late = await reconcile(record.order_intent_at ?? now);
+        if (late) return done(late.order_id, server.id, record.order_intent_at ?? now, false);
+      }
       await deps.claims.release(server.id, state.task_id);
       if (search.attempt >= MAX_PLACEMENT_ATTEMPTS) throw error;
       return { placement: { retry: true, server_id: server.id, reason: error.reason }, placedNow: false };

@@ -259,14 +259,14 @@ export const buildOpenApiDocument = (opts: OpenApiOptions = {}): JsonObject => {
       operationId: 'slackCommand',
       tag: 'Slack',
       summary: 'Slack slash command: rent, cancel, status',
-      description: '`text` is split on whitespace; the first word is the subcommand: `rent <gpu_type> [max_price]`, `cancel <order_id>`, `status`. Anything else answers `ephemeral` usage. When a Slack signing secret is configured, `X-Slack-Signature` (v0, 5-minute window) is verified.',
+      description: '`text` is split on whitespace; the first word is the subcommand: `rent <gpu_type> [max_price]` (`_` stands for a space: `rent RTX_4090 0.5`), `cancel <order_id>`, `status`. Anything else answers `ephemeral` usage. When a Slack signing secret is configured, `X-Slack-Signature` (v0, 5-minute window) is verified; without one, commands are refused with 403 unless the operator allowed unsigned commands (`ALLOW_UNSIGNED_SLACK`, the local default; off when deployed).',
       parameters: [{ $ref: '#/components/parameters/SlackSignature' }, { $ref: '#/components/parameters/SlackRequestTimestamp' }],
       requestBody: {
         required: true,
         content: { 'application/x-www-form-urlencoded': { schema: components.convert(SlackCommandFormSchema, 'input', 'SlackCommandForm'), example: { text: 'rent 4090 0.5' } } },
       },
       success: { '200': { description: 'Slack message.', content: json(components.convert(SlackResponseSchema, 'output', 'SlackResponse'), { response_type: 'in_channel', text: 'Queued order for 4090' }) } },
-      extraErrors: ['401'],
+      extraErrors: ['401', '403'],
     },
     'GET /health': {
       operationId: 'health',
@@ -364,6 +364,7 @@ export const buildOpenApiDocument = (opts: OpenApiOptions = {}): JsonObject => {
       responses: {
         BadRequest: errorResponse('Missing or invalid field, or a body that is not JSON. The spec\'s exact messages are kept (e.g. `gpu_type required`).', 'gpu_type required'),
         Unauthorized: errorResponse('Missing or invalid signature, or a stale timestamp.', 'Invalid signature'),
+        Forbidden: errorResponse('Slack commands are refused: no Slack signing secret is configured and unsigned commands are not allowed.', 'Slack commands are disabled: this relay has no Slack signing secret configured'),
         NotFound: errorResponse('No task with this id.', 'Task not found'),
         PayloadTooLarge: errorResponse(`Body larger than ${maxBody} bytes.`, `Request body too large (max ${maxBody} bytes)`),
         TooManyRequests: errorResponse(`More than ${perMinute} requests from one client address within 60 s.`, 'Rate limit exceeded', { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } }),
@@ -377,6 +378,7 @@ export const buildOpenApiDocument = (opts: OpenApiOptions = {}): JsonObject => {
 const ERROR_RESPONSES: Record<string, string> = {
   '400': 'BadRequest',
   '401': 'Unauthorized',
+  '403': 'Forbidden',
   '404': 'NotFound',
   '413': 'PayloadTooLarge',
   '429': 'TooManyRequests',

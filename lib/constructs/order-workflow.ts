@@ -161,8 +161,11 @@ export class OrderWorkflow extends Construct {
       return task;
     };
 
-    const findServer = catchInto(step('FindServer', '$.search'), reportResult);
-    const reserveQuota = catchInto(step('ReserveQuota', '$.quota'), reportResult);
+    // FindServer and ReserveQuota also run again after a placement retry, when an earlier
+    // create_order whose outcome was unknown may have landed late: their failures go through
+    // CancelOrder too (it finds such an order by the task's intent marker; without one it is a no-op).
+    const findServer = catchInto(step('FindServer', '$.search'), cancelOrder);
+    const reserveQuota = catchInto(step('ReserveQuota', '$.quota'), cancelOrder);
     // OrderOutcomeUnknownError is retried too: a retried PlaceOrder reconciles through my_orders
     // (intent marker on the task record) before it places, so a retry never orders twice.
     const placeOrder = catchInto(step('PlaceOrder', '$.placement', ['OrderOutcomeUnknownError']), cancelOrder);

@@ -177,7 +177,7 @@ describe('Faults: SQS send and Step Functions start at the API', () => {
       const ports = { current: brokenPorts(fault) };
       const ids: string[] = [];
       const deps: AcceptDeps = {
-        env: RelayEnvSchema.parse({ WEBHOOK_SECRET: SECRET, ALLOW_PRIVATE_CALLBACKS: 'false' }),
+        env: RelayEnvSchema.parse({ WEBHOOK_SECRET: SECRET, ALLOW_PRIVATE_CALLBACKS: 'false', ALLOW_UNSIGNED_SLACK: 'true' }),
         window: new DynamoDbSlidingWindow(dynamo.doc, dynamo.tableName),
         tasks,
         idempotency: new DynamoDbIdempotencyStore(dynamo.doc, dynamo.tableName),

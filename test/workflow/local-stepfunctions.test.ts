@@ -70,7 +70,8 @@ describe('Class: LocalStepFunctions', () => {
     const output = JSON.parse(done.output ?? '{}') as { error: { Error: string; Cause: string } };
     expect(output.error.Error).toBe('NoServerAvailableError');
     expect(JSON.parse(output.error.Cause)).toMatchObject({ errorType: 'NoServerAvailableError', errorMessage: 'No 4090 available' });
-    expect(calls).toEqual(['ReportResult']);
+    // Every failure goes through CancelOrder (a no-op without an order intent), then the report.
+    expect(calls).toEqual(['CancelOrder', 'ReportResult']);
   });
 
   it('retries transient errors three times, then catches into compensation', async () => {

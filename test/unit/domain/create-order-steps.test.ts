@@ -177,6 +177,27 @@ describe('Function: placeOrder', () => {
     expect(deps.claims.holders.has(1)).toBe(false);
   });
 
+  it('takes "already rented" as ours when an earlier create with an unknown outcome landed late', async () => {
+    // Prepare: attempt 1 timed out and its reconcile saw nothing; the order shows up only now.
+    const deps = setup();
+    deps.tasks.seed('task-1', { server_id: 1, order_intent_at: NOW - 4000 });
+    let reads = 0;
+    const listOrders = deps.marketplace.listOrders.bind(deps.marketplace);
+    deps.marketplace.listOrders = async (options) => {
+      reads += 1;
+      // The first reconcile (before placing again) sees nothing; the late order exists after that.
+      if (reads === 2) deps.marketplace.orders.push(anOrder(31, 1, Math.floor((NOW - 4000) / 1000)));
+      return reads === 1 ? [] : listOrders(options);
+    };
+    deps.marketplace.createOutcomes = [async () => { throw new MarketplaceRejectedError('server-already-rented'); }];
+    // Act
+    const { placement, placedNow } = await placeOrder(aState({ search: search() }), deps, NOW);
+    // Assess: the task keeps its own order instead of searching again and leaving it running
+    expect(placement).toMatchObject({ retry: false, order_id: 31, server_id: 1 });
+    expect(placedNow).toBe(false);
+    expect(deps.claims.holders.get(1)).toBe('task-1');
+  });
+
   it('gives up after the last attempt', async () => {
     const deps = setup();
     deps.marketplace.createOutcomes = [async () => { throw new MarketplaceRejectedError('server-offline'); }];
