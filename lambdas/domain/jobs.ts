@@ -77,8 +77,9 @@ export const retryVisibilitySeconds = (receiveCount: number, baseMs = 1_000): nu
 export const isFinalAttempt = (receiveCount: number): boolean => receiveCount >= MAX_JOB_RETRIES + 1;
 
 /**
- * Whether a failed attempt may be retried. A job that ran past its soft limit is not: retrying it
- * would spend up to 3 more soft limits on work that is already too slow (the limit exists to stop that).
+ * Whether a failed attempt may be retried: every exception except a named business outcome
+ * (BUSINESS_ERROR_NAMES, the list the state machine's Retry uses too). A job that ran past its soft
+ * limit is one: retrying it would spend up to 3 more soft limits on work that is already too slow.
  */
 export const isRetryable = (error: unknown): boolean => !isBusinessOutcome(error);
 
