@@ -183,11 +183,11 @@ describe('Function: placeOrder', () => {
     deps.tasks.seed('task-1', { server_id: 1, order_intent_at: NOW - 4000 });
     let reads = 0;
     const listOrders = deps.marketplace.listOrders.bind(deps.marketplace);
-    deps.marketplace.listOrders = async (options) => {
+    deps.marketplace.listOrders = async () => {
       reads += 1;
       // The first reconcile (before placing again) sees nothing; the late order exists after that.
       if (reads === 2) deps.marketplace.orders.push(anOrder(31, 1, Math.floor((NOW - 4000) / 1000)));
-      return reads === 1 ? [] : listOrders(options);
+      return reads === 1 ? [] : listOrders();
     };
     deps.marketplace.createOutcomes = [async () => { throw new MarketplaceRejectedError('server-already-rented'); }];
     // Act
