@@ -38,10 +38,6 @@ describe(`Local runtime (${dialect} marketplace dialect): relay routes over HTTP
         SLACK_WEBHOOK_URL: `${slack.url}/slack`,
         DISCORD_WEBHOOK_URL: `${discord.url}/discord`,
         ORDER_READY_TIMEOUT_SECONDS: String(READY_TIMEOUT_SECONDS),
-        // Pace at three times the simulator's limits: arrival jitter of tens of ms on a loaded
-        // machine must not turn into rate-limit answers the tests below count.
-        MARKETPLACE_MIN_INTERVAL_MS: '60',
-        ...(dialect === 'live' ? { MARKETPLACE_CREATE_INTERVAL_MS: '300' } : {}),
       },
     });
   });

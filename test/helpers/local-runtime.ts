@@ -28,6 +28,9 @@ export const FAST_ENV: Readonly<Record<string, string>> = {
   ORDER_READY_TIMEOUT_SECONDS: '30',
   JOB_RETRY_BASE_MS: '20',
   MARKETPLACE_TIMEOUT_MS: '5000',
+  // The relay paces at three times the simulator's 20 ms limit (FAST_SIMULATOR): a few ms of arrival
+  // jitter on a loaded machine must not turn into rate-limit answers that tests count as calls.
+  MARKETPLACE_MIN_INTERVAL_MS: '60',
   ALLOW_PRIVATE_CALLBACKS: 'true',
   POWERTOOLS_LOG_LEVEL: 'SILENT',
 };
@@ -40,6 +43,9 @@ export const FAST_SIMULATOR: SimulatorOptions = { seed: 42, readyDelayMs: 300, m
  * passes it to the relay as MARKETPLACE_CREATE_INTERVAL_MS).
  */
 export const FAST_LIVE_SIMULATOR: SimulatorOptions = { createIntervalMs: 100 };
+
+/** Added to the relay's env in the live dialect: create_order paced at three times the simulator's spacing. */
+export const FAST_LIVE_ENV: Readonly<Record<string, string>> = { MARKETPLACE_CREATE_INTERVAL_MS: '300' };
 
 export interface TestRuntimeOptions {
   readonly env?: Readonly<Record<string, string>>;
@@ -58,7 +64,7 @@ export const startTestRuntime = (options: TestRuntimeOptions = {}): Promise<Loca
   const runtimeOptions: LocalRuntimeOptions = {
     port: 0,
     quiet: true,
-    env: { ...FAST_ENV, ...options.env },
+    env: { ...FAST_ENV, ...(dialect === 'live' ? FAST_LIVE_ENV : {}), ...options.env },
     simulator: options.simulator === false
       ? false
       : { ...FAST_SIMULATOR, ...(dialect === 'live' ? FAST_LIVE_SIMULATOR : {}), dialect, ...options.simulator },

@@ -106,6 +106,8 @@ export const startWorkflowHarness = async (options: HarnessOptions = {}): Promis
     apiKey: async () => sim.apiKey,
     pacing: new InMemoryPacingGate(),
     minIntervalMs: 15,
+    // The spec-dialect simulator has no create_order limit; the 5 s production spacing would only slow these tests.
+    createIntervalMs: 0,
     timeoutMs: 2_000,
     baseBackoffMs: 10,
     maxBackoffMs: 50,

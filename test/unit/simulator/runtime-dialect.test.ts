@@ -2,7 +2,8 @@
  * The local runtime starts the embedded simulator in the dialect asked for and tells the relay what
  * the live dialect needs (its coin, its create_order spacing), unless the caller said otherwise.
  */
-import { startTestRuntime, type LocalRuntime } from '../../helpers/local-runtime';
+import { startLocalRuntime } from '../../../local/runtime';
+import { FAST_ENV, FAST_SIMULATOR, startTestRuntime, type LocalRuntime } from '../../helpers/local-runtime';
 
 describe('Local runtime: marketplace dialect', () => {
   let runtime: LocalRuntime | undefined;
@@ -12,7 +13,8 @@ describe('Local runtime: marketplace dialect', () => {
   });
 
   it('starts a live simulator and sets the relay\'s DEFAULT_CURRENCY and MARKETPLACE_CREATE_INTERVAL_MS', async () => {
-    runtime = await startTestRuntime({ dialect: 'live' });
+    // startLocalRuntime itself: startTestRuntime would pace creates slower than the simulator on purpose.
+    runtime = await startLocalRuntime({ port: 0, quiet: true, env: { ...FAST_ENV }, simulator: { ...FAST_SIMULATOR, dialect: 'live', createIntervalMs: 100 } });
     expect(runtime.simulator?.dialect).toBe('live');
     expect(runtime.simulator?.createIntervalMs).toBe(100);
     expect(runtime.env).toMatchObject({ DEFAULT_CURRENCY: 'CLORE-Blockchain', MARKETPLACE_CREATE_INTERVAL_MS: '100' });
