@@ -33,6 +33,9 @@ const OPTIONS = {
   env: { type: 'string', multiple: true },
   callback: { type: 'string' },
   target: { type: 'string' },
+  'max-hours': { type: 'string' },
+  hours: { type: 'string' },
+  price: { type: 'string' },
   signature: { type: 'string' },
   timestamp: { type: 'string' },
   'max-age': { type: 'string' },
@@ -56,14 +59,24 @@ const WAIT = ['wait', 'poll', 'interval', 'timeout', 'listen-port', 'listen-host
 /** Which options each command accepts, and its usage text. */
 const COMMANDS = {
   'create-order': {
-    options: [...SEND, ...WAIT, 'gpu', 'max-price', 'on-demand', 'image', 'env', 'callback'],
-    usage: 'create-order --gpu TYPE [--max-price USD] [--on-demand] [--image IMAGE] [--env NAME=VALUE]... [--callback URL] [--wait [--poll]]',
+    options: [...SEND, ...WAIT, 'gpu', 'max-price', 'max-hours', 'on-demand', 'image', 'env', 'callback'],
+    usage: 'create-order --gpu TYPE [--max-price USD] [--max-hours H] [--on-demand] [--image IMAGE] [--env NAME=VALUE]... [--callback URL] [--wait [--poll]]',
     summary: 'rent the first matching server (POST /webhook/create-order)',
   },
   'cancel-order': {
     options: [...SEND, ...WAIT, 'callback'],
     usage: 'cancel-order ORDER_ID [--callback URL] [--wait [--poll]]',
     summary: 'cancel an order (POST /webhook/cancel-order)',
+  },
+  'extend-order': {
+    options: [...SEND, ...WAIT, 'hours', 'callback'],
+    usage: 'extend-order ORDER_ID --hours H [--callback URL] [--wait [--poll]]',
+    summary: 'extend (or start) an order\'s lease by H hours (POST /webhook/extend-order)',
+  },
+  'set-spot-price': {
+    options: [...SEND, ...WAIT, 'price', 'callback'],
+    usage: 'set-spot-price ORDER_ID --price P [--callback URL] [--wait [--poll]]',
+    summary: 'change the bid of a spot order (POST /webhook/set-spot-price)',
   },
   'price-alert': {
     options: [...SEND, ...WAIT, 'gpu', 'target', 'image', 'callback'],
@@ -98,7 +111,7 @@ const HELP = `gpu-relay: signed client of the GPU Order Relay
 Usage: gpu-relay <command> [options]
 
 Commands:
-${Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(13)} ${c.summary}`).join('\n')}
+${Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(15)} ${c.summary}`).join('\n')}
 
 Connection:
   --url URL               relay base URL (env GPU_RELAY_URL; default ${DEFAULT_URL})
@@ -107,7 +120,7 @@ Connection:
   --idempotency-key K     send Idempotency-Key: a repeat within 24 h returns the same task_id
   --verbose               show the request and answer lines on stderr (signature redacted)
 
-Waiting for the result (create-order, cancel-order, price-alert, status, task):
+Waiting for the result (create-order, cancel-order, extend-order, set-spot-price, price-alert, status, task):
   --wait                  wait for the task's result and print it; exit 1 if the task failed
   --listen-port N         port of the local callback listener (default 0 = any free port)
   --listen-host H         address the listener binds (default 127.0.0.1)
@@ -123,6 +136,9 @@ Examples:
   export GPU_RELAY_URL=http://127.0.0.1:5000 GPU_RELAY_SECRET=...
   gpu-relay create-order --gpu "RTX 4090" --max-price 0.5 --wait
   gpu-relay cancel-order 12345
+  gpu-relay create-order --gpu "RTX 4090" --max-hours 4 --wait
+  gpu-relay extend-order 12345 --hours 2
+  gpu-relay set-spot-price 12345 --price 1500
   gpu-relay task 6f1c0b1e-...
   printf '%s' "$BODY" | gpu-relay verify --signature "$SIG" --timestamp "$TS"
 `;
@@ -170,6 +186,21 @@ const parsePositiveNumber = (command, flag, raw) => {
     throw usageError(command, `--${flag} must be a positive number, got '${raw}'`);
   }
   return value;
+};
+
+/** Lease hours: a number above 0 and at most 720 (30 days), fractions allowed; the relay checks the same. */
+const parseHours = (command, flag, raw) => {
+  const value = parsePositiveNumber(command, flag, raw);
+  if (value > 720) throw usageError(command, `--${flag} must be at most 720 hours, got '${raw}'`);
+  return value;
+};
+
+/** The one ORDER_ID positional of the order commands. */
+const parseOrderId = (command, positionals) => {
+  if (positionals.length !== 1) throw usageError(command, 'expected exactly one ORDER_ID');
+  const id = positionals[0];
+  if (!/^\d{1,15}$/.test(id) || Number(id) <= 0) throw usageError(command, `ORDER_ID must be a positive integer, got '${id}'`);
+  return Number(id);
 };
 
 const parseSeconds = (command, flag, raw, fallback) => (raw === undefined ? fallback : parsePositiveNumber(command, flag, raw));
@@ -234,6 +265,7 @@ const buildBody = (command, values, positionals) => {
       if (!values.gpu?.trim()) throw usageError(command, '--gpu is required (e.g. --gpu "RTX 4090")');
       body.gpu_type = values.gpu;
       if (values['max-price'] !== undefined) body.max_price = parsePositiveNumber(command, 'max-price', values['max-price']);
+      if (values['max-hours'] !== undefined) body.max_hours = parseHours(command, 'max-hours', values['max-hours']);
       if (values.image !== undefined) body.image = values.image;
       if (values['on-demand']) body.use_spot = false;
       for (const pair of values.env ?? []) {
@@ -242,13 +274,19 @@ const buildBody = (command, values, positionals) => {
         (body.env ??= {})[match[1]] = match[2];
       }
       break;
-    case 'cancel-order': {
-      if (positionals.length !== 1) throw usageError(command, 'expected exactly one ORDER_ID');
-      const id = positionals[0];
-      if (!/^\d{1,15}$/.test(id) || Number(id) <= 0) throw usageError(command, `ORDER_ID must be a positive integer, got '${id}'`);
-      body.order_id = Number(id);
+    case 'cancel-order':
+      body.order_id = parseOrderId(command, positionals);
       break;
-    }
+    case 'extend-order':
+      body.order_id = parseOrderId(command, positionals);
+      if (values.hours === undefined) throw usageError(command, '--hours is required');
+      body.hours = parseHours(command, 'hours', values.hours);
+      break;
+    case 'set-spot-price':
+      body.order_id = parseOrderId(command, positionals);
+      if (values.price === undefined) throw usageError(command, '--price is required (the new bid, in the order\'s currency)');
+      body.desired_price = parsePositiveNumber(command, 'price', values.price);
+      break;
     case 'price-alert':
       if (positionals.length) throw usageError(command, `unexpected argument '${positionals[0]}'`);
       if (!values.gpu?.trim()) throw usageError(command, '--gpu is required');

@@ -90,6 +90,18 @@ describe('CLI: gpu-relay', () => {
       expect(alert.headers['idempotency-key']).toBeUndefined();
     });
 
+    it('sends the lease and spot-price commands (issue 14 routes) with their bodies', async () => {
+      await runCli(['create-order', '--gpu', 'A100', '--max-hours', '1.5'], { env: env() });
+      await runCli(['extend-order', '42', '--hours', '0.25'], { env: env() });
+      await runCli(['set-spot-price', '42', '--price', '1500', '--callback', 'https://example.com/cb'], { env: env() });
+      const [create, extend, bid] = relay.requests;
+      expect(JSON.parse(create.body.toString('utf8'))).toEqual({ gpu_type: 'A100', max_hours: 1.5 });
+      expect(extend.url).toBe('/webhook/extend-order');
+      expect(JSON.parse(extend.body.toString('utf8'))).toEqual({ order_id: 42, hours: 0.25 });
+      expect(bid.url).toBe('/webhook/set-spot-price');
+      expect(JSON.parse(bid.body.toString('utf8'))).toEqual({ order_id: 42, desired_price: 1500, callback_url: 'https://example.com/cb' });
+    });
+
     it('calls the marketplace summary unsigned', async () => {
       relay.respond(() => ({ status: 200, body: { status: 'ok', summary: {}, total_servers: 0, total_available: 0 } }));
       const run = await runCli(['marketplace'], { env: { GPU_RELAY_URL: relay.url } });
@@ -109,6 +121,12 @@ describe('CLI: gpu-relay', () => {
       [['cancel-order', 'abc'], "ORDER_ID must be a positive integer, got 'abc'"],
       [['cancel-order'], 'expected exactly one ORDER_ID'],
       [['price-alert', '--gpu', 'A100'], '--target is required'],
+      [['create-order', '--gpu', 'A100', '--max-hours', '721'], "--max-hours must be at most 720 hours, got '721'"],
+      [['create-order', '--gpu', 'A100', '--max-hours', '0'], "--max-hours must be a positive number, got '0'"],
+      [['extend-order', '42'], '--hours is required'],
+      [['extend-order', '--hours', '2'], 'expected exactly one ORDER_ID'],
+      [['set-spot-price', '42'], '--price is required'],
+      [['set-spot-price', 'x1', '--price', '1'], "ORDER_ID must be a positive integer, got 'x1'"],
       [['status', '--bogus'], "Unknown option '--bogus'"],
       [['launch'], "unknown command 'launch'"],
       [[], 'missing command'],
