@@ -1,5 +1,10 @@
 import tseslint from 'typescript-eslint';
 
+/** Relative imports that reach `lambdas/` or `lib/` from another top-level folder. */
+const LAMBDAS = { regex: '^(\\.\\./)+lambdas(/|$)', message: 'lib/ (what is deployed) does not import lambdas/ (what runs): put what both need in contract/.' };
+const LIB = { regex: '^(\\.\\./)+lib(/|$)', message: 'lambdas/ (what runs) does not import lib/ (what is deployed): put what both need in contract/.' };
+const CONTRACT_IMPORTS = { regex: '^(\\.\\./)+(lib|lambdas|local|bin|test|bench)(/|$)', message: 'contract/ imports neither side: it is the agreement between them.' };
+
 export default tseslint.config(
   { ignores: ['node_modules/**', 'cdk.out/**', 'coverage/**', 'jest.config.js', 'bench/out/**', '.local-data/**'] },
   ...tseslint.configs.recommended,
@@ -10,17 +15,40 @@ export default tseslint.config(
     },
   },
   {
-    // The domain is pure: no AWS SDK, no middy, no environment.
+    files: ['contract/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [CONTRACT_IMPORTS, { regex: '^[^.]', message: 'contract/ is tiny and side-effect free: no packages.' }] }],
+    },
+  },
+  {
+    files: ['lib/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [LAMBDAS] }] },
+  },
+  {
+    files: ['lambdas/**/*.ts'],
+    ignores: ['lambdas/domain/**'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [LIB] }] },
+  },
+  {
+    // The domain is pure: rules only. No AWS SDK, no middy, no Powertools, no environment, no clock,
+    // no timers, and nothing from the outer rings or from the contract's infrastructure facts.
     files: ['lambdas/domain/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [
+        LIB,
         { group: ['@aws-sdk/*', '@middy/*', 'aws-lambda', '@aws-lambda-powertools/*'], message: 'lambdas/domain is pure: no AWS, middy or Powertools imports.' },
+        { group: ['timers', 'timers/*', 'node:timers', 'node:timers/*'], message: 'lambdas/domain sets no timers; the handlers and adapters own time.' },
+        { regex: '^\\.\\./(adapters|handlers|middleware|marketplace|http)(/|$)', message: 'lambdas/domain does not import the outer rings (adapters, handlers, middleware, marketplace).' },
+        { regex: '^(\\.\\./)+contract/(routes|resources|settings)$', message: 'lambdas/domain does not import the contract\'s infrastructure parts (routes, resources, settings).' },
       ] }],
       'no-restricted-properties': ['error',
         { object: 'process', property: 'env', message: 'lambdas/domain reads no environment; pass config in.' },
         { object: 'Date', property: 'now', message: 'lambdas/domain reads no clock; pass `now` in.' },
       ],
-      'no-restricted-globals': ['error', { name: 'process', message: 'lambdas/domain does not touch process.' }],
+      'no-restricted-globals': ['error',
+        { name: 'process', message: 'lambdas/domain does not touch process.' },
+        ...['setTimeout', 'setInterval', 'setImmediate'].map((name) => ({ name, message: 'lambdas/domain sets no timers; the handlers and adapters own time.' })),
+      ],
     },
   },
 );

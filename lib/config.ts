@@ -37,7 +37,3 @@ export type RelayConfig = z.infer<typeof RelayConfigSchema>;
 
 /** Validates once and fills the spec's defaults; throws naming every bad field. */
 export const relayConfig = (input: z.input<typeof RelayConfigSchema> = {}): RelayConfig => RelayConfigSchema.parse(input);
-
-/** Task time limits (order-relay.md §8). */
-export const SOFT_TIME_LIMIT_SECONDS = 300;
-export const HARD_TIME_LIMIT_SECONDS = 600;

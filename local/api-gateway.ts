@@ -8,7 +8,7 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import type { RouteDefinition } from '../lib/routes';
+import type { RouteDefinition } from '../contract/routes';
 
 /** What every relay handler module exports as `handler`. */
 export type LambdaHandler<E = unknown, R = unknown> = (event: E, context: Context) => Promise<R>;

@@ -14,7 +14,7 @@ import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { OrderWorkflow, WORKFLOW_FUNCTION_ENTRIES } from '../lib/constructs/order-workflow';
 import { RelaySecrets } from '../lib/constructs/relay-secrets';
-import { RELAY_TABLE } from '../lib/relay-resources';
+import { RELAY_TABLE } from '../contract/resources';
 
 /** Placeholder account and region of the resolved ARNs. */
 export const PLACEHOLDER_ACCOUNT = '000000000000';

@@ -6,7 +6,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { RELAY_TABLE } from '../lib/relay-resources';
+import { RELAY_TABLE } from '../contract/resources';
 
 /** dynalite ships no type declarations; this is the part we use. */
 type DynaliteFactory = (options?: { createTableMs?: number; deleteTableMs?: number; updateTableMs?: number; path?: string }) => Server;

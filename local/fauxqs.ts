@@ -6,7 +6,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { DEAD_LETTER_QUEUE, JOB_QUEUE } from '../lib/relay-resources';
+import { DEAD_LETTER_QUEUE, JOB_QUEUE } from '../contract/resources';
 
 /** The part of fauxqs' `FauxqsServer` we use (its .d.ts imports `.ts` paths our resolver cannot follow). */
 interface FauxqsServer {

@@ -11,8 +11,9 @@ import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { EXECUTION_ENDED_ENTRY, JOB_WORKER_ENTRY, ROUTES } from '../lib/routes';
-import type { RouteDefinition } from '../lib/routes';
+import { EXECUTION_ENDED_ENTRY, JOB_WORKER_ENTRY, ROUTES } from '../contract/routes';
+import type { RouteDefinition } from '../contract/routes';
+import { SERVICE_NAME } from '../contract/telemetry';
 import { lambdaContext, startApiGateway } from './api-gateway';
 import type { LambdaHandler, LocalApiGateway } from './api-gateway';
 import { startLocalDynamo } from './dynalite';
@@ -141,7 +142,7 @@ const localDefaults = (): Record<string, string> => ({
   // Handlers log JSON through Powertools; metrics would only print EMF blobs locally and X-Ray has no daemon.
   POWERTOOLS_METRICS_DISABLED: 'true',
   POWERTOOLS_TRACE_ENABLED: 'false',
-  POWERTOOLS_SERVICE_NAME: 'gpu-relay',
+  POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
 });
 
 /**

@@ -14,7 +14,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSMessageAttributes, SQSRecord, SQSRecordAttributes } from 'aws-lambda';
-import { WORKER_TIMEOUT_SECONDS } from '../lib/relay-resources';
+import { WORKER_TIMEOUT_SECONDS } from '../contract/resources';
 
 export interface SqsPollerOptions {
   readonly client: SQSClient;

@@ -13,7 +13,7 @@ import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } fr
 import { isConditionalCheckFailed } from './aws-clients';
 import { ConcurrentUpdateError } from '../domain/errors';
 import type { IdempotencyStore } from '../domain/ports';
-import { keys } from '../../lib/relay-resources';
+import { keys } from '../../contract/resources';
 
 /** How long a key binds (order-relay hardening: repeats within 24 h). */
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 3600;

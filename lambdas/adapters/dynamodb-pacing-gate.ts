@@ -11,7 +11,7 @@ import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk
 import { ConcurrentUpdateError } from '../domain/errors';
 import type { PacingGate, PacingLaneRequest } from '../domain/ports';
 import { busyUntil, claimLaneSlot, claimSlot, EMPTY_SCHEDULE, scheduleHorizon, type Claim, type PacingSchedule } from '../marketplace/pacing-schedule';
-import { keys, RELAY_TABLE } from '../../lib/relay-resources';
+import { keys, RELAY_TABLE } from '../../contract/resources';
 
 /** Lost races before giving up; each lost race means another caller got a slot, so this is ample. */
 const MAX_ATTEMPTS = 50;

@@ -5,7 +5,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ReadCache } from '../marketplace/read-cache';
-import { keys, RELAY_TABLE } from '../../lib/relay-resources';
+import { keys, RELAY_TABLE } from '../../contract/resources';
 
 /** DynamoDB items are limited to 400 KB; larger answers are simply not cached. */
 export const MAX_CACHED_BYTES = 350_000;

@@ -6,7 +6,7 @@
 import { DeleteCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { isConditionalCheckFailed } from './aws-clients';
 import type { ServerClaims } from '../domain/ports';
-import { keys } from '../../lib/relay-resources';
+import { keys } from '../../contract/resources';
 
 /** One task at a time per marketplace server. */
 export class DynamoDbServerClaims implements ServerClaims {

@@ -14,7 +14,7 @@ import * as z from 'zod';
 import { isConditionalCheckFailed } from './aws-clients';
 import type { SealedTaskInput, TaskRepository } from '../domain/ports';
 import type { TaskRecord, TaskResult, TaskState } from '../domain/task';
-import { keys } from '../../lib/relay-resources';
+import { keys } from '../../contract/resources';
 
 /** How long a task record is kept after its last change. */
 export const TASK_RETENTION_SECONDS = 30 * 24 * 3600;

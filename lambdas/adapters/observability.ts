@@ -19,8 +19,9 @@ import type middy from '@middy/core';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { Tracer } from '@aws-lambda-powertools/tracer';
 
-export const SERVICE_NAME = 'gpu-relay';
-export const METRICS_NAMESPACE = 'GpuRelay';
+import { METRICS_NAMESPACE, MetricName, SERVICE_NAME } from '../../contract/telemetry';
+
+export { METRICS_NAMESPACE, MetricName, SERVICE_NAME };
 
 /** The task an invocation (or one SQS record) works on; `taskId` unset = no task (yet). */
 interface TaskScope {
@@ -68,21 +69,6 @@ export const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: 
  * (adapters/aws-clients.ts), handlers by `captureLambdaHandler` (API) or `tracedHandler`.
  */
 export const tracer = new Tracer({ serviceName: SERVICE_NAME, captureHTTPsRequests: false });
-
-/** Metric names (the dashboard and alarms use the same names). */
-export const MetricName = {
-  TasksAccepted: 'TasksAccepted',
-  OrdersPlaced: 'OrdersPlaced',
-  OrdersReady: 'OrdersReady',
-  OrderTimeouts: 'OrderTimeouts',
-  TasksFailed: 'TasksFailed',
-  SignatureRejected: 'SignatureRejected',
-  RateLimited: 'RateLimited',
-  MarketplaceErrors: 'MarketplaceErrors',
-  CallbackFailures: 'CallbackFailures',
-  CallbackDeliveries: 'CallbackDeliveries',
-  ChatFailures: 'ChatFailures',
-} as const;
 
 /** Emits one count immediately (its own EMF blob), with an optional dimension. */
 export const countMetric = (name: string, dimension?: { name: string; value: string }): void => {

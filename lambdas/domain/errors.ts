@@ -2,6 +2,8 @@
  * Domain errors. Every class sets a literal `name`: it becomes Lambda's `errorType`, which the
  * state machine matches in Retry/Catch `ErrorEquals`, and it survives minification.
  */
+import { BUSINESS_ERROR_NAMES, TRANSIENT_ERROR_NAMES } from '../../contract/error-names';
+import { SOFT_TIME_LIMIT_SECONDS } from '../../contract/limits';
 import type { RejectionReason } from './marketplace-types';
 
 /** Base of every marketplace failure. `code` is the marketplace result code when there was one. */
@@ -126,9 +128,9 @@ export class QuotaExceededError extends Error {
   }
 }
 
-/** The task passed its soft time limit (300 s). */
+/** The task passed its soft time limit (SOFT_TIME_LIMIT_SECONDS). */
 export class SoftTimeoutError extends Error {
-  public constructor(message = 'Task exceeded its soft time limit of 300 s') {
+  public constructor(message = `Task exceeded its soft time limit of ${SOFT_TIME_LIMIT_SECONDS} s`) {
     super(message);
     this.name = 'SoftTimeoutError';
   }
@@ -142,31 +144,12 @@ export class ConcurrentUpdateError extends Error {
   }
 }
 
-/** Error names the workflow and the worker treat as transient (retried with backoff). */
-export const TRANSIENT_ERROR_NAMES = [
-  'MarketplaceDatabaseError',
-  'MarketplaceRateLimitedError',
-  'MarketplaceUnavailableError',
-  'ConcurrentUpdateError',
-] as const;
+export { TRANSIENT_ERROR_NAMES };
 
 export const isTransient = (error: unknown): boolean =>
   error instanceof Error && (TRANSIENT_ERROR_NAMES as readonly string[]).includes(error.name);
 
-/**
- * Error names that are business outcomes: retrying cannot change them, so neither the workflow nor
- * the worker retries them (order-relay.md §3 retries every other exception, 3 times, 2^n s apart).
- * OrderOutcomeUnknownError is NOT one: a retried PlaceOrder reconciles through my_orders first.
- */
-export const BUSINESS_ERROR_NAMES = [
-  'NoServerAvailableError',
-  'QuotaExceededError',
-  'SoftTimeoutError',
-  'MarketplaceRejectedError',
-  'MarketplaceInvalidInputError',
-  'MarketplaceAuthError',
-  'InvalidOrderRequestError',
-] as const;
+export { BUSINESS_ERROR_NAMES };
 
 /** True for a named business outcome (never retried); any other exception is retried. */
 export const isBusinessOutcome = (error: unknown): boolean =>

@@ -4,8 +4,9 @@
  * (lambdas/handlers/worker/job-worker.ts) runs them and maps the retry policy onto SQS.
  */
 import { createHash } from 'node:crypto';
+import { SOFT_TIME_LIMIT_SECONDS } from '../../contract/limits';
 import { orderCancelledText, priceAlertMatchedText } from './chat-messages';
-import { isBusinessOutcome, MarketplaceInvalidInputError, SoftTimeoutError } from './errors';
+import { isBusinessOutcome, MarketplaceInvalidInputError } from './errors';
 import { findMatchingServer } from './matching';
 import type { Order, PortProtocol, Server } from './marketplace-types';
 import type { CreateOrderWorkflowInput, MarketplaceClient, Notifier, TaskRepository, WorkflowStarter } from './ports';
@@ -51,12 +52,9 @@ export interface JobContext {
   readonly now: number;
 }
 
-/** The spec's soft task limit (order-relay.md §8). Mirrors lib/config.ts, which the domain may not import. */
-export const SOFT_TIME_LIMIT_SECONDS = 300;
+export { SOFT_TIME_LIMIT_SECONDS };
 /** Retries after the first attempt (order-relay.md §3): attempts 1..4, then the failure result. */
 export const MAX_JOB_RETRIES = 3;
-/** SQS caps a message's visibility timeout at 12 hours. */
-const MAX_VISIBILITY_SECONDS = 43_200;
 
 // ---- Retry policy --------------------------------------------------------------------------
 
@@ -65,13 +63,6 @@ const MAX_VISIBILITY_SECONDS = 43_200;
  * that just failed (1st failure → 2 s, 2nd → 4 s, 3rd → 8 s), as the spec's `2 ** retries` countdown.
  */
 export const retryDelaySeconds = (receiveCount: number): number => 2 ** Math.max(1, Math.floor(receiveCount));
-
-/**
- * The same delay as an SQS visibility timeout: whole seconds (SQS has no finer unit), scaled by
- * `baseMs` (1000 in production; tests shrink it, and anything under a second becomes 0 = at once).
- */
-export const retryVisibilitySeconds = (receiveCount: number, baseMs = 1_000): number =>
-  Math.min(MAX_VISIBILITY_SECONDS, Math.max(0, Math.floor((retryDelaySeconds(receiveCount) * baseMs) / 1_000)));
 
 /** True on the 4th receive (after the 3rd retry): a failure now ends the task with the failure result. */
 export const isFinalAttempt = (receiveCount: number): boolean => receiveCount >= MAX_JOB_RETRIES + 1;
@@ -86,23 +77,6 @@ export const isRetryable = (error: unknown): boolean => !isBusinessOutcome(error
 /** The failure text sent to the caller: the exception text, as the spec's tasks report it. */
 export const errorText = (error: unknown): string =>
   error instanceof Error && error.message ? error.message : typeof error === 'string' && error ? error : 'Unknown error';
-
-/**
- * Runs `work` under the soft time limit: rejects with SoftTimeoutError when it has not settled after
- * `limitMs`. The work itself is not cancelled (the ports take no signal); the worker's hard timeout
- * (600 s) bounds it, and the result it might still produce is ignored.
- */
-export const withSoftDeadline = async <T>(work: Promise<T>, limitMs: number, limitSeconds = SOFT_TIME_LIMIT_SECONDS): Promise<T> => {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new SoftTimeoutError(`Task exceeded its soft time limit of ${limitSeconds} s`)), limitMs);
-  });
-  try {
-    return await Promise.race([work, deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
-};
 
 const formatUsd = (price: number | undefined): string => (typeof price === 'number' ? `$${price}` : 'an unstated price');
 

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type middy from '@middy/core';
-import { keys } from '../../lib/relay-resources';
+import { keys } from '../../contract/resources';
 import type { SlidingWindow } from '../domain/ports';
 import { countMetric, logger, MetricName } from '../adapters/observability';
 import { httpError, type RelayEvent } from './http';

@@ -1,6 +1,6 @@
 /**
  * Alarms, their SNS topic and the operations dashboard. Metric names and the namespace come from the
- * code that emits them (lambdas/adapters/observability.ts), so a rename cannot silently blind an alarm.
+ * code that emits them (both read contract/telemetry.ts), so a rename cannot silently blind an alarm.
  */
 import { ArnFormat, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
@@ -14,7 +14,7 @@ import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { METRICS_NAMESPACE, MetricName, SERVICE_NAME } from '../../lambdas/adapters/observability';
+import { METRICS_NAMESPACE, MetricName, SERVICE_NAME } from '../../contract/telemetry';
 
 export interface MonitoringProps {
   /** @default - no e-mail subscription */

@@ -3,7 +3,7 @@ import { RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
-import { RELAY_TABLE } from '../relay-resources';
+import { RELAY_TABLE } from '../../contract/resources';
 
 export interface RelayTableProps {
   /**

@@ -12,7 +12,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { ROUTES, type RouteDefinition } from '../routes';
+import { ROUTES, type RouteDefinition } from '../../contract/routes';
 import { RelayFunction } from './relay-function';
 import type { RelaySecrets } from './relay-secrets';
 import { grantItemAccess } from './relay-table';

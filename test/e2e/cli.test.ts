@@ -4,7 +4,7 @@
  */
 import { startLocalRuntime } from '../../local/runtime';
 import type { LocalRuntime } from '../../local/runtime';
-import { ROUTES } from '../../lib/routes';
+import { ROUTES } from '../../contract/routes';
 import { startReceiver } from '../helpers/receivers';
 import { runCli, stdoutJson } from '../unit/cli/run-cli';
 

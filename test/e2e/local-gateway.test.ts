@@ -6,7 +6,7 @@ import { connect } from 'node:net';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { startApiGateway } from '../../local/api-gateway';
 import type { LambdaHandler, LocalApiGateway } from '../../local/api-gateway';
-import type { RouteDefinition } from '../../lib/routes';
+import type { RouteDefinition } from '../../contract/routes';
 import { request } from '../helpers/receivers';
 
 const route = (method: 'GET' | 'POST', path: string, id: string): RouteDefinition => ({

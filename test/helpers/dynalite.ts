@@ -5,7 +5,7 @@
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { RELAY_TABLE } from '../../lib/relay-resources';
+import { RELAY_TABLE } from '../../contract/resources';
 import { startLocalDynamo } from '../../local/dynalite';
 
 export interface LocalDynamo {

@@ -12,7 +12,7 @@ import { Monitoring } from '../../lib/constructs/monitoring';
 import { RelaySecrets } from '../../lib/constructs/relay-secrets';
 import { RelayTable } from '../../lib/constructs/relay-table';
 import { WebhookApi, routeSecrets, routeUsesTable } from '../../lib/constructs/webhook-api';
-import { ROUTES } from '../../lib/routes';
+import { ROUTES } from '../../contract/routes';
 import { actionsOf, functionProps, logicalIdOf, resourcesFor } from './helpers';
 
 const STUB_ENTRY = 'test/infra/fixtures/noop-handler.ts';

@@ -4,8 +4,8 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { relayConfig } from '../../lib/config';
 import { RelayStack } from '../../lib/relay-stack';
-import { JOB_QUEUE } from '../../lib/relay-resources';
-import { ROUTES } from '../../lib/routes';
+import { JOB_QUEUE } from '../../contract/resources';
+import { ROUTES } from '../../contract/routes';
 import { acknowledgements, actionsOf, unsuppressedNagErrors } from './helpers';
 
 type Resource = { Type: string; Properties: Record<string, unknown> };

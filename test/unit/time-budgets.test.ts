@@ -14,11 +14,11 @@ import { callbackWorstCaseMs, chatWorstCaseMs, NOTIFIER_DEFAULTS } from '../../l
 import { withInvocationBudget } from '../../lambdas/adapters/invocation-budget';
 import { MARKETPLACE_ANSWER_RESERVE_MS, MARKETPLACE_CLIENT_LIMITS, marketplaceRemainingMs } from '../../lambdas/adapters/marketplace-from-env';
 import { REPORT_RESERVE_MS } from '../../lambdas/handlers/workflow/execution-ended';
-import { SOFT_TIME_LIMIT_SECONDS } from '../../lambdas/domain/jobs';
+import { SOFT_TIME_LIMIT_SECONDS } from '../../contract/limits';
 import { WORKFLOW_FUNCTION_TIMEOUT_SECONDS } from '../../lib/constructs/order-workflow';
 import { API_GATEWAY_TIMEOUT_SECONDS, routeTimeoutSeconds } from '../../lib/constructs/webhook-api';
-import { WORKER_TIMEOUT_SECONDS } from '../../lib/relay-resources';
-import { ROUTES } from '../../lib/routes';
+import { WORKER_TIMEOUT_SECONDS } from '../../contract/resources';
+import { ROUTES } from '../../contract/routes';
 
 /**
  * Allowance per AWS SDK call (DynamoDB item, Secrets Manager, SQS, Step Functions) including the

@@ -6,7 +6,7 @@ import { DynamoDbServerClaims } from '../../lambdas/adapters/dynamodb-server-cla
 import { logger } from '../../lambdas/adapters/observability';
 import { MarketplaceUnavailableError } from '../../lambdas/domain/errors';
 import { hmacHex } from '../../lambdas/domain/signing';
-import { keys } from '../../lib/relay-resources';
+import { keys } from '../../contract/resources';
 import { NATIVE, WEBHOOK_SECRET, nextTaskId, startWorkflowHarness, testServer, type WorkflowHarness } from './harness';
 
 describe('Workflow: create-order', () => {

@@ -20,7 +20,7 @@ import { makeCheckOrder } from '../../lambdas/handlers/workflow/check-order';
 import { makeCancelOrder } from '../../lambdas/handlers/workflow/cancel-order';
 import { makeReportResult } from '../../lambdas/handlers/workflow/report-result';
 import { makeExecutionEnded } from '../../lambdas/handlers/workflow/execution-ended';
-import { WORKFLOW_TASKS } from '../../lib/routes';
+import { WORKFLOW_TASKS } from '../../contract/routes';
 import type { CreateOrderInput, TaskRecord } from '../../lambdas/domain/task';
 import type { CreateOrderWorkflowInput, MarketplaceClient } from '../../lambdas/domain/ports';
 import { startDynalite, type LocalDynamo } from '../helpers/dynalite';

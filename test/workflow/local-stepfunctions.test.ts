@@ -6,7 +6,7 @@ import { DescribeExecutionCommand, SFNClient, StartExecutionCommand, StopExecuti
 import { synthesizeWorkflowAsl, type WorkflowAsl } from '../../local/asl';
 import { LocalStepFunctions, type ExecutionStatusChangeEvent } from '../../local/stepfunctions';
 import { SfnWorkflowStarter } from '../../lambdas/adapters/sfn-workflow-starter';
-import { WORKFLOW_TASKS } from '../../lib/routes';
+import { WORKFLOW_TASKS } from '../../contract/routes';
 import type { CreateOrderWorkflowInput } from '../../lambdas/domain/ports';
 
 const input = (taskId: string): CreateOrderWorkflowInput => ({

@@ -2,7 +2,7 @@
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { buildWorkflowStack, synthesizeWorkflowAsl } from '../../local/asl';
 import { BUSINESS_ERROR_NAMES, TRANSIENT_ERROR_NAMES } from '../../lambdas/domain/errors';
-import { WORKFLOW_TASKS } from '../../lib/routes';
+import { WORKFLOW_TASKS } from '../../contract/routes';
 
 interface AslTask { Type: string; Retry?: { ErrorEquals: string[]; IntervalSeconds?: number; MaxAttempts: number; BackoffRate?: number; JitterStrategy?: string; MaxDelaySeconds?: number }[]; Catch?: { ErrorEquals: string[]; ResultPath: string; Next: string }[]; Next?: string }
 

@@ -1,6 +1,6 @@
 /** GET /openapi.json: the OpenAPI 3.1 document, generated from the route table and the request schemas. */
 import { relayEnv } from '../../adapters/env';
-import { buildOpenApiDocument } from '../../domain/openapi';
+import { buildOpenApiDocument } from '../../http/openapi-document';
 import { MAX_BODY_BYTES } from '../../middleware/body';
 import { jsonResponse, type ApiResult } from '../../middleware/http';
 import { apiHandler, lazy, type ApiHandler, type ChainDeps } from './chain';

@@ -8,7 +8,8 @@
  */
 import { logger } from '../../adapters/observability';
 import { HAND_OFF_FAILED_MESSAGE } from '../../domain/accept-task';
-import { callbackUrlProblem, normalizeCreateOrder, SlackCommandFormSchema } from '../../domain/requests';
+import { callbackUrlProblem, normalizeCreateOrder } from '../../domain/requests';
+import { SlackCommandFormSchema } from '../../http/response-schemas';
 import { parseSlackCommand, unknownCommandText, usageText } from '../../domain/slack-command';
 import type { TaskOrigin, TaskRequest } from '../../domain/task';
 import { jsonResponse, rawBodyOf, type ApiResult, type RelayEvent } from '../../middleware/http';

@@ -15,17 +15,8 @@
 import type { Context, SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import * as z from 'zod';
 import { completeTask, isSuccessResult } from '../../domain/complete-task';
-import {
-  SOFT_TIME_LIMIT_SECONDS,
-  errorText,
-  isFinalAttempt,
-  isRetryable,
-  retryVisibilitySeconds,
-  runJob,
-  withSoftDeadline,
-  type JobDeps,
-  type TypedJobMessage,
-} from '../../domain/jobs';
+import { SOFT_TIME_LIMIT_SECONDS } from '../../../contract/limits';
+import { errorText, isFinalAttempt, isRetryable, runJob, type JobDeps, type TypedJobMessage } from '../../domain/jobs';
 import { FINAL_STATES, failure, type TaskResult } from '../../domain/task';
 import { sqsClient } from '../../adapters/aws-clients';
 import { relayEnv } from '../../adapters/env';
@@ -34,7 +25,8 @@ import { marketplaceFromEnv } from '../../adapters/marketplace-from-env';
 import { notifierFromEnv } from '../../adapters/notifier-from-env';
 import { countMetric, logger, MetricName, tagTask, tracedHandler, tracedSegment, withTaskScope } from '../../adapters/observability';
 import { budgetedHandler } from '../../adapters/invocation-budget';
-import { SqsMessageVisibility, type MessageVisibility } from './sqs-message-visibility';
+import { withSoftDeadline } from './soft-deadline';
+import { retryVisibilitySeconds, SqsMessageVisibility, type MessageVisibility } from './sqs-message-visibility';
 
 /** A message body that is not a valid JobMessage. Never succeeds, so it ends in the DLQ. */
 export class InvalidJobMessageError extends Error {

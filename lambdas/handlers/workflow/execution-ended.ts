@@ -8,7 +8,7 @@ import { handleExecutionEnded, type ExecutionEndedDeps } from '../../domain/crea
 import { countMetric, logger, MetricName, tagTask, tracedHandler } from '../../adapters/observability';
 import { callbackWorstCaseMs } from '../../adapters/http-notifier';
 import { budgetedHandler, withReserve } from '../../adapters/invocation-budget';
-import { HARD_TIME_LIMIT_SECONDS } from '../../../lib/config';
+import { HARD_TIME_LIMIT_SECONDS } from '../../../contract/limits';
 import { executionEndedDeps } from './notifier-deps';
 import { systemClock, type Clock } from './shared';
 

@@ -2,7 +2,7 @@
 import { tracedHandler } from '../../adapters/observability';
 import { budgetedHandler } from '../../adapters/invocation-budget';
 import { reserveQuota, type ReserveQuotaDeps } from '../../domain/create-order-steps';
-import { keys } from '../../../lib/relay-resources';
+import { keys } from '../../../contract/resources';
 import { reserveQuotaDeps } from './deps';
 import { parseWorkflowState, systemClock, type Clock } from './shared';
 

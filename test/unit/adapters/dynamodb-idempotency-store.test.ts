@@ -1,7 +1,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { createHash } from 'node:crypto';
 import { DynamoDbIdempotencyStore } from '../../../lambdas/adapters/dynamodb-idempotency-store';
-import { keys } from '../../../lib/relay-resources';
+import { keys } from '../../../contract/resources';
 import { startDynalite, type LocalDynamo } from '../../helpers/dynalite';
 
 const DAY = 24 * 3600;

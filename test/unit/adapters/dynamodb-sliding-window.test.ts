@@ -4,7 +4,7 @@ import { DynamoDbSlidingWindow } from '../../../lambdas/adapters/dynamodb-slidin
 import { RelayEnvSchema } from '../../../lambdas/adapters/env';
 import { RATE_WINDOW_MS } from '../../../lambdas/middleware/rate-limit';
 import { RelayConfigSchema } from '../../../lib/config';
-import { keys } from '../../../lib/relay-resources';
+import { keys } from '../../../contract/resources';
 import { startDynalite, type LocalDynamo } from '../../helpers/dynalite';
 import { itemSize, writeUnits } from './dynamodb-item-size';
 

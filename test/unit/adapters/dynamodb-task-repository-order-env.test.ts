@@ -2,7 +2,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbTaskRepository, ORDER_ENV_ATTRIBUTE } from '../../../lambdas/adapters/dynamodb-task-repository';
 import type { TaskRecord } from '../../../lambdas/domain/task';
-import { keys } from '../../../lib/relay-resources';
+import { keys } from '../../../contract/resources';
 import { startDynalite, type LocalDynamo } from '../../helpers/dynalite';
 
 const NOW = 1_700_000_000_000;

@@ -1,7 +1,7 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbTaskRepository, TASK_RETENTION_SECONDS, TaskAlreadyExistsError } from '../../../lambdas/adapters/dynamodb-task-repository';
 import type { TaskRecord } from '../../../lambdas/domain/task';
-import { keys } from '../../../lib/relay-resources';
+import { keys } from '../../../contract/resources';
 import { startDynalite, type LocalDynamo } from '../../helpers/dynalite';
 
 const T0 = Date.parse('2025-01-01T00:00:00.000Z');

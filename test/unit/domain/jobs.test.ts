@@ -4,13 +4,11 @@ import {
   isRetryable,
   priceAlertOrderTaskId,
   retryDelaySeconds,
-  retryVisibilitySeconds,
   runCancel,
   runJob,
   runPriceAlert,
   runStatus,
   summarizeOrders,
-  withSoftDeadline,
 } from '../../../lambdas/domain/jobs';
 import { MarketplaceUnavailableError, SoftTimeoutError } from '../../../lambdas/domain/errors';
 import { fakeDeps, order, server } from '../worker/fakes';
@@ -165,13 +163,6 @@ describe('Function: runJob', () => {
 describe('Function: retry policy', () => {
   it('waits 2, 4 and 8 seconds after the 1st, 2nd and 3rd failed receive', () => {
     expect([1, 2, 3].map(retryDelaySeconds)).toEqual([2, 4, 8]);
-    expect([1, 2, 3].map((n) => retryVisibilitySeconds(n))).toEqual([2, 4, 8]);
-  });
-
-  it('scales the visibility by the base and never goes below 0 or above 12 hours', () => {
-    expect(retryVisibilitySeconds(3, 10)).toBe(0);
-    expect(retryVisibilitySeconds(3, 250)).toBe(2);
-    expect(retryVisibilitySeconds(40)).toBe(43_200);
   });
 
   it('treats the 4th receive (after the 3rd retry) as the final attempt', () => {
@@ -181,23 +172,5 @@ describe('Function: retry policy', () => {
   it('retries ordinary errors but not a passed soft limit', () => {
     expect(isRetryable(new MarketplaceUnavailableError('down'))).toBe(true);
     expect(isRetryable(new SoftTimeoutError())).toBe(false);
-  });
-});
-
-describe('Function: withSoftDeadline', () => {
-  afterEach(() => jest.useRealTimers());
-
-  it('rejects with the soft limit text when the work outlasts the limit', async () => {
-    jest.useFakeTimers();
-    const never = new Promise<string>(() => undefined);
-    const raced = withSoftDeadline(never, 300_000);
-    jest.advanceTimersByTime(300_000);
-    await expect(raced).rejects.toThrow('Task exceeded its soft time limit of 300 s');
-  });
-
-  it('returns the result of work that settles in time and clears its timer', async () => {
-    jest.useFakeTimers();
-    await expect(withSoftDeadline(Promise.resolve(7), 300_000)).resolves.toBe(7);
-    expect(jest.getTimerCount()).toBe(0);
   });
 });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
+import { AcceptedSchema } from '../../../lambdas/http/response-schemas';
 import {
-  AcceptedSchema,
   CancelOrderBodySchema,
   callbackUrlProblem,
   CreateOrderBodySchema,

@@ -11,7 +11,7 @@
 import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
 import type { Context } from 'aws-lambda';
-import { ROUTES } from '../../../lib/routes';
+import { ROUTES } from '../../../contract/routes';
 import { RelayEnvSchema, type RelayEnv } from '../../../lambdas/adapters/env';
 import type { Server } from '../../../lambdas/domain/marketplace-types';
 import type { MarketplaceClient } from '../../../lambdas/domain/ports';

@@ -1,6 +1,6 @@
 /** Fuzz: the unsigned read routes, and a check that every route of lib/routes.ts is fuzzed. */
 import fc from 'fast-check';
-import { ROUTES } from '../../../lib/routes';
+import { ROUTES } from '../../../contract/routes';
 import { TARGETS, fuzzParameters } from './fuzz-kit';
 import { outcomes, readRouteProperty, reportOutcomes } from './properties';
 

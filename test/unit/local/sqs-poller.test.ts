@@ -4,7 +4,7 @@ import { startLocalSqs, type LocalSqs } from '../../../local/fauxqs';
 import { queueArnFromUrl, startSqsPoller, succeededIds, toSqsRecord, type SqsPoller } from '../../../local/sqs-poller';
 import { createJobWorker } from '../../../lambdas/handlers/worker/job-worker';
 import { SqsMessageVisibility } from '../../../lambdas/handlers/worker/sqs-message-visibility';
-import { JOB_QUEUE } from '../../../lib/relay-resources';
+import { JOB_QUEUE } from '../../../contract/resources';
 import { fakeDeps, order } from '../worker/fakes';
 
 /** Resolves once `check` holds; fails the test (not a timing assertion) if it never does. */

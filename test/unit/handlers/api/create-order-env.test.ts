@@ -16,7 +16,7 @@ import type { PlaceOrderDeps } from '../../../../lambdas/domain/create-order-ste
 import { createCreateOrderHandler } from '../../../../lambdas/handlers/api/create-order';
 import type { AcceptDeps } from '../../../../lambdas/handlers/api/chain';
 import { makePlaceOrder } from '../../../../lambdas/handlers/workflow/place-order';
-import { keys } from '../../../../lib/relay-resources';
+import { keys } from '../../../../contract/resources';
 import { lambdaContext, signedPost } from '../../../fixtures/events/api-event';
 import { startDynalite, type LocalDynamo } from '../../../helpers/dynalite';
 import { FakeQueue, FakeSlidingWindow, parseResult, SECRET, testEnv } from './fakes';

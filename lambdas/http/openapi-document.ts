@@ -2,30 +2,27 @@
  * The OpenAPI 3.1 description of the relay, served at GET /openapi.json.
  *
  * Bodies and answers are generated from the zod schemas the handlers validate with
- * (`./requests`, via zod 4's `z.toJSONSchema`, JSON Schema 2020-12 = OpenAPI 3.1's dialect), and the
- * operations from the route table (`lib/routes.ts`), so the document cannot drift from the code.
+ * (lambdas/domain/requests.ts and ./response-schemas.ts, via zod 4's `z.toJSONSchema`, JSON Schema 2020-12 = OpenAPI 3.1's dialect), and the
+ * operations from the route table (contract/routes.ts), so the document cannot drift from the code.
  * Pure: no environment, no clock.
  */
 import * as z from 'zod';
-import { ROUTES } from '../../lib/routes';
-import type { RouteDefinition } from '../../lib/routes';
+import { ROUTES } from '../../contract/routes';
+import type { RouteDefinition } from '../../contract/routes';
+import { CancelOrderBodySchema, CreateOrderBodySchema, PriceAlertBodySchema, StatusBodySchema } from '../domain/requests';
+import { REPLAY_WINDOW_SECONDS } from '../domain/signing';
+import type { TaskResult } from '../domain/task';
+import { TASK_ID_PATTERN } from '../domain/task-view';
 import {
   AcceptedSchema,
-  CancelOrderBodySchema,
-  CreateOrderBodySchema,
   ErrorSchema,
   HealthSchema,
   MarketplaceSummarySchema,
-  PriceAlertBodySchema,
   SlackCommandFormSchema,
   SlackResponseSchema,
   StatusAcceptedSchema,
-  StatusBodySchema,
   TaskViewSchema,
-} from './requests';
-import { REPLAY_WINDOW_SECONDS } from './signing';
-import type { TaskResult } from './task';
-import { TASK_ID_PATTERN } from './task-view';
+} from './response-schemas';
 
 type JsonObject = Record<string, unknown>;
 

@@ -2,6 +2,7 @@
  * The one place that names the relay's data resources. The CDK constructs and the local runtime
  * (`npm start`) both build their table and queues from these definitions, so they cannot drift.
  */
+import { HARD_TIME_LIMIT_SECONDS } from './limits';
 
 /** Single-table design: every item is keyed by `pk` (e.g. TASK#<id>, RATE#<ip>, QUOTA#orders). */
 export const RELAY_TABLE = {
@@ -11,8 +12,8 @@ export const RELAY_TABLE = {
   ttlAttribute: 'ttl',
 } as const;
 
-/** Worker Lambda timeout; the soft limit (300 s) is enforced inside the job, the hard (600 s) here. */
-export const WORKER_TIMEOUT_SECONDS = 600;
+/** Worker Lambda timeout: the hard limit; the soft limit is enforced inside the job. */
+export const WORKER_TIMEOUT_SECONDS = HARD_TIME_LIMIT_SECONDS;
 
 export const JOB_QUEUE = {
   logicalName: 'jobs',

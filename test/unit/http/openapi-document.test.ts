@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import Ajv2020 from 'ajv/dist/2020';
 import type { z } from 'zod';
-import { ROUTES } from '../../../lib/routes';
-import { buildOpenApiDocument } from '../../../lambdas/domain/openapi';
+import { ROUTES } from '../../../contract/routes';
+import { buildOpenApiDocument } from '../../../lambdas/http/openapi-document';
 import { CancelOrderBodySchema, CreateOrderBodySchema, PriceAlertBodySchema, StatusBodySchema } from '../../../lambdas/domain/requests';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any

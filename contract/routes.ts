@@ -1,0 +1,45 @@
+/**
+ * Every relay route, in one table: the CDK HTTP API, the local runtime and the OpenAPI document
+ * are all built from it, so a route cannot exist in one and be missing from another.
+ */
+export interface RouteDefinition {
+  readonly method: 'GET' | 'POST';
+  /** API Gateway path syntax, e.g. `/webhook/tasks/{task_id}`. */
+  readonly path: string;
+  /** Repo-relative handler file; it exports `handler`. */
+  readonly entry: string;
+  /** Stable construct id of the route's function. */
+  readonly id: string;
+  readonly signed: boolean;
+  readonly rateLimited: boolean;
+  /** What the function may do besides reading the table and secrets. */
+  readonly permissions: readonly ('startExecution' | 'sendMessage' | 'writeTasks' | 'marketplace')[];
+}
+
+export const ROUTES: readonly RouteDefinition[] = [
+  { method: 'POST', path: '/webhook/create-order', entry: 'lambdas/handlers/api/create-order.ts', id: 'CreateOrder', signed: true, rateLimited: true, permissions: ['startExecution', 'writeTasks'] },
+  { method: 'POST', path: '/webhook/cancel-order', entry: 'lambdas/handlers/api/cancel-order.ts', id: 'CancelOrder', signed: true, rateLimited: true, permissions: ['sendMessage', 'writeTasks'] },
+  { method: 'POST', path: '/webhook/price-alert', entry: 'lambdas/handlers/api/price-alert.ts', id: 'PriceAlert', signed: true, rateLimited: true, permissions: ['sendMessage', 'writeTasks'] },
+  { method: 'POST', path: '/webhook/status', entry: 'lambdas/handlers/api/status.ts', id: 'Status', signed: true, rateLimited: true, permissions: ['sendMessage', 'writeTasks'] },
+  { method: 'GET', path: '/webhook/tasks/{task_id}', entry: 'lambdas/handlers/api/get-task.ts', id: 'GetTask', signed: true, rateLimited: true, permissions: [] },
+  { method: 'GET', path: '/webhook/marketplace', entry: 'lambdas/handlers/api/marketplace-summary.ts', id: 'MarketplaceSummary', signed: false, rateLimited: true, permissions: ['marketplace'] },
+  { method: 'POST', path: '/slack/command', entry: 'lambdas/handlers/api/slack-command.ts', id: 'SlackCommand', signed: false, rateLimited: false, permissions: ['startExecution', 'sendMessage', 'writeTasks'] },
+  { method: 'GET', path: '/health', entry: 'lambdas/handlers/api/health.ts', id: 'Health', signed: false, rateLimited: false, permissions: [] },
+  { method: 'GET', path: '/openapi.json', entry: 'lambdas/handlers/api/openapi.ts', id: 'OpenApi', signed: false, rateLimited: false, permissions: [] },
+];
+
+/** Create-order workflow steps: state name → handler. The state machine and the local runtime share it. */
+export const WORKFLOW_TASKS = {
+  FindServer: 'lambdas/handlers/workflow/find-server.ts',
+  ReserveQuota: 'lambdas/handlers/workflow/reserve-quota.ts',
+  PlaceOrder: 'lambdas/handlers/workflow/place-order.ts',
+  CheckOrder: 'lambdas/handlers/workflow/check-order.ts',
+  CancelOrder: 'lambdas/handlers/workflow/cancel-order.ts',
+  ReportResult: 'lambdas/handlers/workflow/report-result.ts',
+} as const;
+export type WorkflowTaskName = keyof typeof WORKFLOW_TASKS;
+
+/** Invoked by the EventBridge rule on executions that end TIMED_OUT, FAILED or ABORTED. */
+export const EXECUTION_ENDED_ENTRY = 'lambdas/handlers/workflow/execution-ended.ts';
+/** The SQS job worker. */
+export const JOB_WORKER_ENTRY = 'lambdas/handlers/worker/job-worker.ts';
