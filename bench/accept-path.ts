@@ -53,7 +53,8 @@ export interface AcceptPathFigures {
 }
 
 export const benchAcceptPath = async (): Promise<AcceptPathFigures> => {
-  const env = RelayEnvSchema.parse({ WEBHOOK_SECRET: SECRET, MAX_REQUESTS_PER_MINUTE: '600' });
+  // TABLE_NAME and MARKETPLACE_URL have no defaults (the env contract); nothing here reaches either.
+  const env = RelayEnvSchema.parse({ WEBHOOK_SECRET: SECRET, MAX_REQUESTS_PER_MINUTE: '600', TABLE_NAME: 'relay', MARKETPLACE_URL: 'http://127.0.0.1:5001' });
   const ports = memoryPorts();
   let n = 0;
   const handler = createCreateOrderHandler(() => ({

@@ -1,42 +1,98 @@
 /**
- * Bench 1: bundle size (esbuild metafile, minified, the same options as RelayFunction) and module
- * load time of each bundle in a fresh Node process, beside an empty-handler baseline.
+ * Bench 1: what a cold start pays, per function.
+ *
+ * - Bundle size (esbuild, minified, the same options as RelayFunction) and, from the metafile, the
+ *   ten heaviest modules in the output (node_modules grouped by package, our code by folder).
+ * - Module load: in a fresh Node process, the time to `import()` the bundle; median of LOAD_RUNS
+ *   processes, and its ratio to an empty handler's load measured in the same run.
+ * - First invocation after load, in the same fresh process: the handler called once with a
+ *   representative event (bench/cold-start-events.ts), its clients created on the way and pointed
+ *   at in-process fakes: Secrets Manager and Step Functions (bench/fake-aws.ts), DynamoDB
+ *   (dynalite), SQS (fauxqs), the marketplace (simulator), callbacks (the fake's `/callback`).
+ *
+ * The child runs Lambda-like (AWS_EXECUTION_ENV, LAMBDA_TASK_ROOT, a trace header, the X-Ray daemon
+ * address on a local UDP socket), so Powertools Tracer is on as in AWS and the segment documents a
+ * first invocation sends are counted. BENCH_TRACING=off runs the children as a local process instead.
+ * BENCH_ENTRIES=create-order,openapi limits the functions (substring match on the entry).
  */
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { build } from 'esbuild';
+import { promisify } from 'node:util';
+import { build, type Metafile } from 'esbuild';
 import { EXECUTION_ENDED_ENTRY, JOB_WORKER_ENTRY, ROUTES, WORKFLOW_TASKS } from '../lib/routes';
+import { startLocalDynamo } from '../local/dynalite';
+import { startLocalSqs } from '../local/fauxqs';
+import { startSimulator } from '../local/simulator/marketplace-simulator';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDbTaskRepository } from '../lambdas/adapters/dynamodb-task-repository';
+import { firstInvocation, type EventContext, type FirstInvocation } from './cold-start-events';
+import { startFakeAws } from './fake-aws';
 
 const ROOT = path.resolve(__dirname, '..');
 const OUT = path.join(ROOT, 'bench', 'out', 'bundles');
 const LOAD_RUNS = 7;
+const TOP_MODULES = 10;
+const KB = 1024;
+
+export interface ModuleShare {
+  /** An npm package (`@smithy/core`, `zod`) or a folder of ours (`lambdas/adapters`). */
+  readonly module: string;
+  readonly bytes: number;
+}
 
 export interface BundleFigure {
   readonly entry: string;
   readonly bytes: number;
   readonly usesAwsSdk: boolean;
   readonly loadMsMedian: number;
+  /** loadMsMedian ÷ the empty handler's, same run. */
+  readonly loadRatio: number;
+  /** The first handler call after load, median over the same fresh processes. */
+  readonly firstInvocationMsMedian: number;
+  /** What that call answered (HTTP status, step result keys, or the error): a sanity check, not a figure. */
+  readonly firstInvocationOutcome: string;
+  /** X-Ray segment documents sent during load + first call (0 when tracing is off). */
+  readonly traceDocuments: number;
   readonly budgetBytes: number;
+  /** Size within its budget and, with the SDK, load ≤ 80 ms or ≤ 16× the baseline. */
   readonly withinBudget: boolean;
+  readonly topModules: readonly ModuleShare[];
+}
+
+export interface BundlesResult {
+  readonly tracing: boolean;
+  readonly baselineLoadMs: number;
+  readonly baselineFirstInvocationMs: number;
+  readonly bundles: BundleFigure[];
 }
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-/** Load time of one ESM file in a fresh process: the child measures its own dynamic import. */
-const loadTimeMs = (file: string): number => {
-  const runs: number[] = [];
-  for (let i = 0; i < LOAD_RUNS; i += 1) {
-    const out = execFileSync(process.execPath, ['--input-type=module', '-e',
-      `const t=performance.now();await import(${JSON.stringify(file)});console.log(performance.now()-t)`], {
-      env: { ...process.env, AWS_REGION: 'us-east-1', POWERTOOLS_LOG_LEVEL: 'SILENT' },
-    });
-    runs.push(Number(out.toString().trim()));
+/** The package (or our folder) an esbuild input path belongs to. */
+export const moduleOf = (input: string): string => {
+  const at = input.lastIndexOf('node_modules/');
+  if (at >= 0) {
+    const parts = input.slice(at + 'node_modules/'.length).split('/');
+    return parts[0].startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0];
   }
-  return median(runs);
+  const parts = input.split('/');
+  return parts.length > 2 ? `${parts[0]}/${parts[1]}` : parts[0];
 };
 
-const bundle = async (entry: string, outfile: string): Promise<{ bytes: number; usesAwsSdk: boolean }> => {
+/** The heaviest modules of one output, by bytes they contribute to it (after tree-shaking and minifying). */
+export const topModules = (output: Metafile['outputs'][string], n = TOP_MODULES): ModuleShare[] => {
+  const bytes = new Map<string, number>();
+  for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) {
+    const m = moduleOf(input);
+    bytes.set(m, (bytes.get(m) ?? 0) + bytesInOutput);
+  }
+  return [...bytes].map(([module, b]) => ({ module, bytes: b })).sort((a, b) => b.bytes - a.bytes).slice(0, n);
+};
+
+/** The same esbuild options as RelayFunction's bundling (lib/constructs/relay-function.ts). */
+const bundle = async (entry: string, outfile: string): Promise<{ bytes: number; usesAwsSdk: boolean; topModules: ModuleShare[] }> => {
   const result = await build({
     entryPoints: [path.join(ROOT, entry)],
     outfile,
@@ -54,21 +110,173 @@ const bundle = async (entry: string, outfile: string): Promise<{ bytes: number; 
   });
   const output = Object.values(result.metafile.outputs)[0];
   const usesAwsSdk = Object.keys(result.metafile.inputs).some((p) => p.includes('@aws-sdk/client-'));
-  return { bytes: output.bytes, usesAwsSdk };
+  return { bytes: output.bytes, usesAwsSdk, topModules: topModules(output) };
 };
 
-export const benchBundles = async (): Promise<{ baselineLoadMs: number; bundles: BundleFigure[] }> => {
+/**
+ * The fresh process: imports the bundle (timed), then calls `handler` once with BENCH_EVENT (timed),
+ * prints one BENCH_RESULT line. It waits a moment before exiting so the UDP segment documents leave.
+ */
+const CHILD = `
+const t0 = performance.now();
+const mod = await import(process.env.BENCH_BUNDLE);
+const loadMs = performance.now() - t0;
+const context = { callbackWaitsForEmptyEventLoop: true, functionName: 'bench', functionVersion: '$LATEST',
+  invokedFunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:bench', memoryLimitInMB: '512',
+  awsRequestId: 'bench-request', logGroupName: '/aws/lambda/bench', logStreamName: 'bench',
+  getRemainingTimeInMillis: () => 10000, done() {}, fail() {}, succeed() {} };
+const event = JSON.parse(process.env.BENCH_EVENT);
+let outcome;
+const t1 = performance.now();
+try {
+  const r = await mod.handler(event, context);
+  if (r && typeof r === 'object' && 'statusCode' in r) outcome = 'HTTP ' + r.statusCode + (r.statusCode >= 400 ? ' ' + String(r.body).slice(0, 100) : '');
+  else if (r && typeof r === 'object' && Array.isArray(r.batchItemFailures)) outcome = 'batchItemFailures ' + r.batchItemFailures.length;
+  else outcome = JSON.stringify(r).slice(0, 100);
+} catch (e) {
+  outcome = 'threw ' + (e && e.name) + ': ' + String(e && e.message).slice(0, 100);
+}
+const firstMs = performance.now() - t1;
+await new Promise((r) => setTimeout(r, 30));
+console.log('BENCH_RESULT ' + JSON.stringify({ loadMs, firstMs, outcome }));
+process.exit(0);
+`;
+
+interface ChildResult { loadMs: number; firstMs: number; outcome: string }
+
+const run = promisify(execFile);
+
+const coldStart = async (file: string, event: unknown, env: NodeJS.ProcessEnv): Promise<ChildResult> => {
+  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', CHILD], {
+    env: { ...env, BENCH_BUNDLE: file, BENCH_EVENT: JSON.stringify(event) },
+    maxBuffer: 16 * KB * KB,
+  });
+  const line = stdout.split('\n').find((l) => l.startsWith('BENCH_RESULT '));
+  if (!line) throw new Error(`no result from ${file}: ${stdout.slice(-500)}`);
+  return JSON.parse(line.slice('BENCH_RESULT '.length)) as ChildResult;
+};
+
+const SECRET_ARN = (name: string) => `arn:aws:secretsmanager:us-east-1:123456789012:secret:relay/${name}-AbCdEf`;
+
+export const benchBundles = async (): Promise<BundlesResult> => {
   mkdirSync(OUT, { recursive: true });
-  const baselineFile = path.join(OUT, 'baseline.mjs');
-  writeFileSync(baselineFile, 'export const handler = async () => ({ statusCode: 200 });\n');
-  const baselineLoadMs = loadTimeMs(baselineFile);
-  const entries = [...ROUTES.map((r) => r.entry), ...Object.values(WORKFLOW_TASKS), EXECUTION_ENDED_ENTRY, JOB_WORKER_ENTRY];
-  const bundles: BundleFigure[] = [];
-  for (const entry of entries) {
-    const outfile = path.join(OUT, `${entry.replace(/[\\/]/g, '_').replace(/\.ts$/, '')}.mjs`);
-    const { bytes, usesAwsSdk } = await bundle(entry, outfile);
-    const budgetBytes = usesAwsSdk ? 400 * 1024 : 60 * 1024;
-    bundles.push({ entry, bytes, usesAwsSdk, loadMsMedian: loadTimeMs(outfile), budgetBytes, withinBudget: bytes <= budgetBytes });
+  const tracing = process.env.BENCH_TRACING !== 'off';
+  const only = process.env.BENCH_ENTRIES?.split(',').filter(Boolean);
+  const entries = [...ROUTES.map((r) => r.entry), ...Object.values(WORKFLOW_TASKS), EXECUTION_ENDED_ENTRY, JOB_WORKER_ENTRY]
+    .filter((e) => !only || only.some((o) => e.includes(o)));
+  const outfileOf = (entry: string) => path.join(OUT, `${entry.replace(/[\\/]/g, '_').replace(/\.ts$/, '')}.mjs`);
+  // esbuild runs the builds concurrently; only the timed processes below run one at a time.
+  const built = await Promise.all(entries.map((entry) => bundle(entry, outfileOf(entry))));
+
+  const secrets = { webhook: 'bench-webhook-secret', slack: 'bench-slack-secret' };
+  const [dynamo, sqs, sim] = await Promise.all([startLocalDynamo(), startLocalSqs(), startSimulator({ rateLimit: false, readyDelayMs: 0 })]);
+  // Read by the fake per request, so the chat secret can name the fake's own address below.
+  const secretValues: Record<string, string> = {
+    [SECRET_ARN('webhook')]: secrets.webhook,
+    [SECRET_ARN('marketplace')]: sim.apiKey,
+    [SECRET_ARN('slack')]: secrets.slack,
+  };
+  const fake = await startFakeAws(secretValues);
+  try {
+    const callbackUrl = `${fake.endpoint}/callback`;
+    secretValues[SECRET_ARN('chat')] = JSON.stringify({ slack_webhook_url: callbackUrl });
+    const server = sim.control.servers().find((s) => s.online && !s.rented && s.gpu_array.some((g) => g.includes('RTX'))) ?? sim.control.servers()[0];
+    const ctx: EventContext = {
+      webhookSecret: secrets.webhook,
+      slackSigningSecret: secrets.slack,
+      callbackUrl,
+      server: { id: server.id, gpu_array: server.gpu_array, price_usd: server.price.usd.on_demand_native ?? null },
+      queueArn: sqs.queueArn,
+    };
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH,
+      // What Lambda puts in a function's environment (credentials are fake; nothing reaches AWS).
+      AWS_REGION: 'us-east-1',
+      AWS_DEFAULT_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'AKIDBENCH',
+      AWS_SECRET_ACCESS_KEY: 'bench-secret-key',
+      AWS_SESSION_TOKEN: 'bench-session-token',
+      AWS_LAMBDA_FUNCTION_NAME: 'bench',
+      AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '512',
+      ...(tracing ? {
+        AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs22.x',
+        LAMBDA_TASK_ROOT: OUT,
+        _X_AMZN_TRACE_ID: 'Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1',
+        AWS_XRAY_DAEMON_ADDRESS: fake.daemonAddress,
+        AWS_XRAY_CONTEXT_MISSING: 'IGNORE_ERROR',
+      } : {}),
+      AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
+      AWS_ENDPOINT_URL_SQS: sqs.endpoint,
+      AWS_ENDPOINT_URL_SFN: fake.endpoint,
+      AWS_ENDPOINT_URL_SECRETS_MANAGER: fake.endpoint,
+      POWERTOOLS_LOG_LEVEL: 'SILENT',
+      POWERTOOLS_METRICS_DISABLED: 'true',
+      // The relay's environment contract, secrets by ARN as deployed.
+      TABLE_NAME: dynamo.tableName,
+      STATE_MACHINE_ARN: 'arn:aws:states:us-east-1:123456789012:stateMachine:CreateOrder',
+      JOB_QUEUE_URL: sqs.queueUrl,
+      MARKETPLACE_URL: sim.url,
+      MARKETPLACE_MIN_INTERVAL_MS: '0',
+      MARKETPLACE_CREATE_INTERVAL_MS: '0',
+      MAX_REQUESTS_PER_MINUTE: '600',
+      ALLOW_PRIVATE_CALLBACKS: 'true',
+      WEBHOOK_SECRET_ARN: SECRET_ARN('webhook'),
+      MARKETPLACE_API_KEY_ARN: SECRET_ARN('marketplace'),
+      CHAT_WEBHOOKS_SECRET_ARN: SECRET_ARN('chat'),
+      SLACK_SIGNING_SECRET_ARN: SECRET_ARN('slack'),
+    };
+
+    // Workflow steps and jobs work on a task the API recorded: seed it as the API would.
+    const tasks = new DynamoDbTaskRepository(DynamoDBDocumentClient.from(new DynamoDBClient({
+      endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    })), dynamo.tableName);
+    const measure = async (file: string, invocationOf: (run: number) => FirstInvocation) => {
+      const runs: ChildResult[] = [];
+      let documents = 0;
+      for (let i = 0; i < LOAD_RUNS; i += 1) {
+        const { event, existingTask } = invocationOf(i);
+        if (existingTask) {
+          const at = new Date().toISOString();
+          await tasks.create({ ...existingTask, state: 'queued', request: { gpu_type: 'RTX' }, origin: { source: 'webhook' }, created_at: at, updated_at: at });
+        }
+        fake.takeSegments();
+        runs.push(await coldStart(file, event, env));
+        documents = fake.takeSegments();
+      }
+      return {
+        loadMs: median(runs.map((r) => r.loadMs)),
+        firstMs: median(runs.map((r) => r.firstMs)),
+        outcome: runs[runs.length - 1].outcome,
+        documents,
+      };
+    };
+
+    const baselineFile = path.join(OUT, 'baseline.mjs');
+    writeFileSync(baselineFile, 'export const handler = async () => ({ statusCode: 200 });\n');
+    const baseline = await measure(baselineFile, () => ({ event: {} }));
+
+    const bundles: BundleFigure[] = [];
+    for (const [i, entry] of entries.entries()) {
+      const { bytes, usesAwsSdk, topModules: top } = built[i];
+      const m = await measure(outfileOf(entry), (r) => firstInvocation(entry, r, ctx));
+      const budgetBytes = usesAwsSdk ? 400 * KB : 60 * KB;
+      const loadRatio = m.loadMs / baseline.loadMs;
+      bundles.push({
+        entry,
+        bytes,
+        usesAwsSdk,
+        loadMsMedian: m.loadMs,
+        loadRatio,
+        firstInvocationMsMedian: m.firstMs,
+        firstInvocationOutcome: m.outcome,
+        traceDocuments: m.documents,
+        budgetBytes,
+        withinBudget: bytes <= budgetBytes && (!usesAwsSdk || m.loadMs <= 80 || loadRatio <= 16),
+        topModules: top,
+      });
+    }
+    return { tracing, baselineLoadMs: baseline.loadMs, baselineFirstInvocationMs: baseline.firstMs, bundles };
+  } finally {
+    await Promise.all([fake.close(), dynamo.close(), sqs.close(), sim.close()]);
   }
-  return { baselineLoadMs, bundles };
 };

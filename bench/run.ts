@@ -45,8 +45,15 @@ const main = async () => {
   if (want('bundles')) {
     const b = await benchBundles();
     results.bundles = b;
-    console.log(`\n1. Bundles (minified ESM; load = median of fresh-process imports; baseline ${b.baselineLoadMs.toFixed(1)} ms)`);
-    console.table(b.bundles.map((x) => ({ entry: x.entry.replace('lambdas/handlers/', ''), size: kb(x.bytes), sdk: x.usesAwsSdk, budget: kb(x.budgetBytes), 'load ms': x.loadMsMedian.toFixed(1), ok: x.withinBudget && (!x.usesAwsSdk || x.loadMsMedian <= 80) })));
+    const name = (entry: string) => entry.replace('lambdas/handlers/', '').replace(/\.ts$/, '');
+    console.log(`\n1. Bundles (minified ESM; load and first call = medians of fresh processes; baseline load ${b.baselineLoadMs.toFixed(1)} ms, first call ${b.baselineFirstInvocationMs.toFixed(1)} ms; tracing ${b.tracing ? 'on (Lambda-like)' : 'off'})`);
+    console.table(b.bundles.map((x) => ({
+      entry: name(x.entry), size: kb(x.bytes), sdk: x.usesAwsSdk, budget: kb(x.budgetBytes),
+      'load ms': x.loadMsMedian.toFixed(1), '× baseline': x.loadRatio.toFixed(1), '1st call ms': x.firstInvocationMsMedian.toFixed(1),
+      'trace docs': x.traceDocuments, ok: x.withinBudget, 'first call answered': x.firstInvocationOutcome,
+    })));
+    console.log('Top modules by bytes in the output:');
+    for (const x of b.bundles) console.log(`  ${name(x.entry)}: ${x.topModules.map((m) => `${m.module} ${(m.bytes / 1024).toFixed(0)}K`).join(', ')}`);
   }
   if (want('accept')) {
     const a = await benchAcceptPath();
