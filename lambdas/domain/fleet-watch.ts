@@ -1,0 +1,263 @@
+/**
+ * The fleet watch (issue 14) as use cases: the sweep that expires leases and reports status changes,
+ * and the extend-order and set-spot-price jobs. Dependencies arrive in one object; time as `now`
+ * (Unix seconds).
+ */
+import { ConcurrentUpdateError, MarketplaceRejectedError, isBusinessOutcome } from './errors';
+import {
+  DEFAULT_LEASE_WARNING_SECONDS,
+  SPOT_DECREASE_INTERVAL_SECONDS,
+  activeOrdersById,
+  diffWatch,
+  extendLease,
+  hasLease,
+  isSpotDecrease,
+  leaseExpiredEvent,
+  leaseExpiredText,
+  leaseExpiringEvent,
+  leaseExpiringText,
+  notSpotOrderText,
+  orderNotActiveText,
+  planLeaseSweep,
+  spotDecreaseRefusal,
+  spotPriceRefusedText,
+  statusChangedEvent,
+  statusChangedText,
+  type ExtendOrderInput,
+  type ExtendOrderSuccess,
+  type OutboundEvent,
+  type SetSpotPriceInput,
+  type SetSpotPriceSuccess,
+  type TrackedOrder,
+  type WatchEntry,
+} from './lease';
+import type { EventSender, LeaseStore } from './lease-ports';
+import type { MarketplaceClient, Notifier } from './ports';
+import { failure, type FailureResult } from './task';
+
+/** Leases handled per sweep; the rest wait for the next one (cancels are paced at 1 request/s). */
+export const DEFAULT_SWEEP_LIMIT = 100;
+/** A cancel claim older than this belongs to a sweep that died: another sweep may take over. */
+export const DEFAULT_CANCEL_CLAIM_STALE_SECONDS = 300;
+
+export interface FleetWatchDeps {
+  readonly leases: LeaseStore;
+  readonly marketplace: Pick<MarketplaceClient, 'listOrders' | 'cancelOrder'>;
+  readonly notifier: Pick<Notifier, 'chat'>;
+  readonly events: EventSender;
+}
+
+export interface SweepOptions {
+  readonly now: number;
+  /** @default DEFAULT_LEASE_WARNING_SECONDS */
+  readonly warningSeconds?: number;
+  /** @default DEFAULT_SWEEP_LIMIT */
+  readonly limit?: number;
+  /** @default DEFAULT_CANCEL_CLAIM_STALE_SECONDS */
+  readonly cancelClaimStaleSeconds?: number;
+}
+
+/** Counters of one sweep, for metrics, alarms and the bench. */
+export interface SweepReport {
+  /** Leases the due query returned (ending within the warning window or ended). */
+  readonly due: number;
+  readonly warned: number;
+  /** Orders this sweep cancelled (cancel_order succeeded). */
+  readonly cancelled: number;
+  /** cancel_order calls that failed; the lease is retried on the next sweep. Alarm on it. */
+  readonly failedCancels: number;
+  /** Expired leases closed without a call because the order was already gone. */
+  readonly closed: number;
+  /** Expired leases another sweep was already cancelling. */
+  readonly skippedClaims: number;
+  readonly statusChanges: number;
+  readonly eventsSent: number;
+  readonly eventsFailed: number;
+  /** my_orders reads (0 or 1) plus cancel_order calls. */
+  readonly marketplaceCalls: number;
+  /** Items read from the lease store during the sweep. */
+  readonly tableReads: number;
+  /** Why each failed cancel failed, for the log. */
+  readonly cancelFailures: readonly { readonly order_id: number; readonly reason: string }[];
+}
+
+type Counters = { -readonly [K in Exclude<keyof SweepReport, 'cancelFailures'>]: SweepReport[K] } & {
+  cancelFailures: { order_id: number; reason: string }[];
+};
+
+const emptyReport = (): Counters => ({
+  due: 0, warned: 0, cancelled: 0, failedCancels: 0, closed: 0, skippedClaims: 0,
+  statusChanges: 0, eventsSent: 0, eventsFailed: 0, marketplaceCalls: 0, tableReads: 0, cancelFailures: [],
+});
+
+const reasonOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+/**
+ * One sweep of the fleet watch: one `my_orders` read (through the shared read cache) covers every
+ * watched order and every due lease. Expired leases of active orders are cancelled once (claimCancel)
+ * and reported (chat + `order.lease_expired`); leases in the warning window are warned once
+ * (`order.lease_expiring`); status changes are reported (chat + `order.status_changed`); an order
+ * that is gone or expired leaves the watch. Fails only when my_orders cannot be read.
+ */
+export const sweepFleet = async (deps: FleetWatchDeps, options: SweepOptions): Promise<SweepReport> => {
+  const { now } = options;
+  const warningSeconds = options.warningSeconds ?? DEFAULT_LEASE_WARNING_SECONDS;
+  const report = emptyReport();
+  const readsBefore = deps.leases.itemsRead();
+  const done = (): SweepReport => ({ ...report, tableReads: deps.leases.itemsRead() - readsBefore });
+
+  const due = await deps.leases.dueBefore(now + warningSeconds, options.limit ?? DEFAULT_SWEEP_LIMIT);
+  const watched = await deps.leases.watched();
+  report.due = due.length;
+  if (due.length === 0 && watched.size === 0) return done();
+
+  report.marketplaceCalls += 1;
+  const orders = await deps.marketplace.listOrders();
+  const active = activeOrdersById(orders);
+
+  const send = async (order: TrackedOrder | undefined, event: OutboundEvent): Promise<void> => {
+    if (!order?.callback_url) return;
+    if (!(await deps.leases.claimEvent(event.id, now))) return;
+    if (await deps.events.send(order.callback_url, event.id, event.body)) report.eventsSent += 1;
+    else report.eventsFailed += 1;
+  };
+
+  // Orders this sweep cancels leave the watch here, so the next sweep does not report them as gone.
+  const handled = new Set<number>();
+  const plan = planLeaseSweep(due, now, warningSeconds);
+
+  for (const lease of plan.expire) {
+    if (!active.has(lease.order_id)) {
+      // Already gone: nothing to cancel; the status diff below reports it.
+      if (await deps.leases.endLease(lease.order_id, 'order_gone', now, lease.expires_at)) report.closed += 1;
+      continue;
+    }
+    if (!(await deps.leases.claimCancel(lease.order_id, lease.expires_at, now, options.cancelClaimStaleSeconds ?? DEFAULT_CANCEL_CLAIM_STALE_SECONDS))) {
+      report.skippedClaims += 1;
+      continue;
+    }
+    handled.add(lease.order_id);
+    report.marketplaceCalls += 1;
+    try {
+      await deps.marketplace.cancelOrder(lease.order_id);
+    } catch (error) {
+      report.failedCancels += 1;
+      report.cancelFailures.push({ order_id: lease.order_id, reason: reasonOf(error) });
+      await deps.leases.releaseCancel(lease.order_id, now);
+      continue;
+    }
+    await deps.leases.endLease(lease.order_id, 'cancelled', now, lease.expires_at);
+    report.cancelled += 1;
+    const entry = watched.get(lease.order_id);
+    if (entry) await deps.leases.setStatus(lease.order_id, entry, undefined, now);
+    await deps.notifier.chat(leaseExpiredText(lease.order_id, lease.hours));
+    await send(lease, leaseExpiredEvent(lease, now));
+  }
+
+  for (const lease of plan.warn) {
+    if (!active.has(lease.order_id)) continue;
+    if (!(await deps.leases.claimWarning(lease.order_id, lease.expires_at))) continue;
+    report.warned += 1;
+    await deps.notifier.chat(leaseExpiringText(lease.order_id, lease.expires_at, now));
+    await send(lease, leaseExpiringEvent(lease, now));
+  }
+
+  const stillWatched = new Map([...watched].filter(([orderId]) => !handled.has(orderId)));
+  const changes = diffWatch(stillWatched, orders);
+  if (changes.length > 0) {
+    const records = await deps.leases.getMany(changes.map((c) => c.order_id));
+    for (const change of changes) {
+      const prev = stillWatched.get(change.order_id) as WatchEntry;
+      const next: WatchEntry | undefined = change.terminal ? undefined : { status: change.to, since: now, spot: change.spot };
+      if (!(await deps.leases.setStatus(change.order_id, prev, next, now))) continue;
+      report.statusChanges += 1;
+      const record = records.get(change.order_id);
+      if (change.terminal && hasLease(record) && !record.ended) {
+        if (await deps.leases.endLease(change.order_id, 'order_gone', now)) report.closed += 1;
+      }
+      await deps.notifier.chat(statusChangedText(change));
+      if (record) await send(record, statusChangedEvent(change, record, now));
+    }
+  }
+  return done();
+};
+
+// ---- extend-order -----------------------------------------------------------------------------
+
+export interface ExtendOrderDeps {
+  readonly leases: Pick<LeaseStore, 'get' | 'extend'>;
+  readonly marketplace: Pick<MarketplaceClient, 'listOrders'>;
+}
+
+/** Conditional-write attempts before an extension gives up to the job's retry (ConcurrentUpdateError is transient). */
+const EXTEND_ATTEMPTS = 3;
+
+/**
+ * Extends an active order's lease to `max(now, current end) + hours`; an order without a lease gets
+ * one (and is watched from now on, reporting to this task's callback_url unless the relay placed it).
+ * Fails with `order <id> is not active` when my_orders does not list it as active or its lease ended.
+ */
+export const extendOrder = async (
+  input: ExtendOrderInput,
+  ctx: { readonly task_id: string; readonly now: number },
+  deps: ExtendOrderDeps,
+): Promise<ExtendOrderSuccess | FailureResult> => {
+  const order = activeOrdersById(await deps.marketplace.listOrders()).get(input.order_id);
+  if (!order) return failure(orderNotActiveText(input.order_id));
+  for (let attempt = 0; attempt < EXTEND_ATTEMPTS; attempt += 1) {
+    const record = await deps.leases.get(input.order_id);
+    // An ended lease or one being cancelled: the order is on its way out.
+    if (hasLease(record) && (record.ended || record.cancel_claimed_at !== undefined)) return failure(orderNotActiveText(input.order_id));
+    const expectedEnd = hasLease(record) ? record.expires_at : undefined;
+    const expiresAt = extendLease(expectedEnd, ctx.now, input.hours);
+    const watched = record ?? {
+      order_id: input.order_id,
+      task_id: ctx.task_id,
+      ...(input.callback_url !== undefined ? { callback_url: input.callback_url } : {}),
+      spot: order.type === 'spot',
+    };
+    if (await deps.leases.extend(watched, { expectedEnd, expiresAt, addHours: input.hours }, { now: ctx.now, status: order.status })) {
+      return { success: true, order_id: input.order_id, lease_expires_at: expiresAt };
+    }
+  }
+  throw new ConcurrentUpdateError(`lease of order ${input.order_id} kept changing during the extension`);
+};
+
+// ---- set-spot-price ---------------------------------------------------------------------------
+
+export interface SetSpotPriceDeps {
+  readonly leases: Pick<LeaseStore, 'claimSpotDecrease' | 'releaseSpotDecrease'>;
+  readonly marketplace: Pick<MarketplaceClient, 'listOrders' | 'setSpotPrice'>;
+}
+
+/**
+ * Sets an active spot order's price. A decrease within 600 s of the relay's previous decrease on the
+ * order is refused here, without a marketplace call. A marketplace refusal (code 6) and other business
+ * errors become a failure naming the reason; transient errors are thrown for the job's retry.
+ */
+export const setSpotPrice = async (
+  input: SetSpotPriceInput,
+  ctx: { readonly now: number },
+  deps: SetSpotPriceDeps,
+): Promise<SetSpotPriceSuccess | FailureResult> => {
+  const order = activeOrdersById(await deps.marketplace.listOrders()).get(input.order_id);
+  if (!order) return failure(orderNotActiveText(input.order_id));
+  if (order.type !== 'spot') return failure(notSpotOrderText(input.order_id));
+  const decrease = isSpotDecrease(order.price, input.desired_price);
+  if (decrease) {
+    const claim = await deps.leases.claimSpotDecrease(input.order_id, ctx.now, SPOT_DECREASE_INTERVAL_SECONDS);
+    if (!claim.claimed) {
+      return failure(spotDecreaseRefusal(input.order_id, claim.last_at, ctx.now) ?? `spot price of order ${input.order_id} was lowered recently`);
+    }
+  }
+  try {
+    await deps.marketplace.setSpotPrice(input.order_id, input.desired_price);
+  } catch (error) {
+    // A refused (or failed) decrease did not count against the marketplace's 600 s.
+    if (decrease) await deps.leases.releaseSpotDecrease(input.order_id, ctx.now);
+    if (error instanceof MarketplaceRejectedError) return failure(spotPriceRefusedText(input.order_id, input.desired_price, error.reason, error.details));
+    if (isBusinessOutcome(error)) return failure(reasonOf(error));
+    throw error;
+  }
+  return { success: true, order_id: input.order_id, desired_price: input.desired_price };
+};

@@ -1,0 +1,380 @@
+/**
+ * Order leases and the fleet watch (issue 14), as pure rules: request fields, lease arithmetic, the
+ * sweep decision, the watch diff, lifecycle events with deterministic ids, chat texts and the spot
+ * price decrease rule. No clock, no environment, no I/O: time arrives as `now` (Unix seconds).
+ */
+import * as z from 'zod';
+import { CallbackUrlSchema, OrderIdSchema, type ParseOutcome } from './requests';
+import type { Order, Server } from './marketplace-types';
+
+// ---- limits and defaults --------------------------------------------------------------------
+
+/** Longest lease (and longest single extension) a request may ask for: 30 days. */
+export const MAX_LEASE_HOURS = 720;
+/** `LEASE_WARNING_SECONDS` when unset. */
+export const DEFAULT_LEASE_WARNING_SECONDS = 600;
+/** `WATCH_INTERVAL_SECONDS` when unset. */
+export const DEFAULT_WATCH_INTERVAL_SECONDS = 60;
+/** The marketplace allows one spot price decrease per this many seconds per order. */
+export const SPOT_DECREASE_INTERVAL_SECONDS = 600;
+
+// ---- request fields -------------------------------------------------------------------------
+
+export const MAX_HOURS_ERROR = `max_hours must be a number between 0 and ${MAX_LEASE_HOURS}`;
+export const EXTEND_REQUIRED_ERROR = 'order_id and hours required';
+/** A present `hours` that is not a number in (0, 720]. Absent or null `hours` is EXTEND_REQUIRED_ERROR. */
+export const HOURS_ERROR = `hours must be a number between 0 and ${MAX_LEASE_HOURS}`;
+export const SPOT_PRICE_REQUIRED_ERROR = 'order_id and desired_price required';
+/** A present `desired_price` that is not a positive number. */
+export const DESIRED_PRICE_ERROR = 'desired_price must be a positive number';
+
+/** A lease length in hours: a finite number, > 0 and ≤ 720; fractions allowed. */
+export const isLeaseHours = (value: unknown): value is number =>
+  typeof value === 'number' && Number.isFinite(value) && value > 0 && value <= MAX_LEASE_HOURS;
+
+/**
+ * `max_hours` of create-order: absent or null → undefined (DEFAULT_MAX_HOURS applies), a valid
+ * number → itself, anything else (strings included) → MAX_HOURS_ERROR.
+ */
+export const parseMaxHours = (value: unknown): ParseOutcome<number | undefined> => {
+  if (value === undefined || value === null) return { ok: true, value: undefined };
+  return isLeaseHours(value) ? { ok: true, value } : { ok: false, error: MAX_HOURS_ERROR };
+};
+
+/** The lease of a new order: the request's `max_hours`, else DEFAULT_MAX_HOURS, else none. */
+export const resolveMaxHours = (requested: number | undefined, defaultMaxHours: number | undefined): number | undefined =>
+  requested ?? defaultMaxHours;
+
+/** `max_hours` as a create-order body field, to add with `CreateOrderBodySchema.extend({ max_hours: MaxHoursSchema })`. */
+export const MaxHoursSchema = z
+  .unknown()
+  .transform((value, ctx): number | undefined => {
+    const parsed = parseMaxHours(value);
+    if (parsed.ok) return parsed.value;
+    ctx.addIssue({ code: 'custom', message: parsed.error });
+    return z.NEVER;
+  })
+  .meta({
+    description: `Lease in hours (> 0, at most ${MAX_LEASE_HOURS}, fractions allowed), counted from readiness; the relay cancels the order when it ends`,
+    type: 'number',
+    exclusiveMinimum: 0,
+    maximum: MAX_LEASE_HOURS,
+  } as Record<string, unknown>);
+
+/** JSON `null` counts as "not sent", as in requests.ts. */
+const optional = <T extends z.ZodType>(schema: T) => schema.nullish().transform((v) => v ?? undefined);
+
+/** order_id with a route's own "required" text; the other order_id texts are OrderIdSchema's. */
+const requiredOrderId = (requiredMessage: string) =>
+  z
+    .unknown()
+    .transform((value, ctx): number => {
+      // The spec's rule for order_id: missing or falsy counts as not sent.
+      if (!value) {
+        ctx.addIssue({ code: 'custom', message: requiredMessage });
+        return z.NEVER;
+      }
+      const parsed = OrderIdSchema.safeParse(value);
+      if (parsed.success) return parsed.data;
+      ctx.addIssue({ code: 'custom', message: parsed.error.issues[0]?.message ?? 'order_id must be an integer' });
+      return z.NEVER;
+    })
+    .meta({
+      description: 'Marketplace order id: an integer or a string of digits',
+      anyOf: [{ type: 'integer', minimum: 1 }, { type: 'string', pattern: '^\\d+$' }],
+    } as Record<string, unknown>);
+
+/** A required field: absent or null → `requiredMessage`; present but failing `valid` → `invalidMessage`. */
+const requiredNumber = (requiredMessage: string, invalidMessage: string, valid: (n: unknown) => n is number, meta: Record<string, unknown>) =>
+  z
+    .unknown()
+    .transform((value, ctx): number => {
+      if (value === undefined || value === null) {
+        ctx.addIssue({ code: 'custom', message: requiredMessage });
+        return z.NEVER;
+      }
+      if (valid(value)) return value;
+      ctx.addIssue({ code: 'custom', message: invalidMessage });
+      return z.NEVER;
+    })
+    .meta(meta);
+
+const isPositivePrice = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value) && value > 0;
+
+/** POST /webhook/extend-order. */
+export const ExtendOrderBodySchema = z.object({
+  order_id: requiredOrderId(EXTEND_REQUIRED_ERROR),
+  hours: requiredNumber(EXTEND_REQUIRED_ERROR, HOURS_ERROR, isLeaseHours, {
+    description: `Hours added to the lease (> 0, at most ${MAX_LEASE_HOURS}); the new end is max(now, current end) + hours`,
+    type: 'number',
+    exclusiveMinimum: 0,
+    maximum: MAX_LEASE_HOURS,
+  }),
+  callback_url: optional(CallbackUrlSchema),
+});
+export type ExtendOrderBody = z.infer<typeof ExtendOrderBodySchema>;
+
+/** POST /webhook/set-spot-price. */
+export const SetSpotPriceBodySchema = z.object({
+  order_id: requiredOrderId(SPOT_PRICE_REQUIRED_ERROR),
+  desired_price: requiredNumber(SPOT_PRICE_REQUIRED_ERROR, DESIRED_PRICE_ERROR, isPositivePrice, {
+    description: 'New spot price, in the order currency and the marketplace\'s unit (per day)',
+    type: 'number',
+    exclusiveMinimum: 0,
+  }),
+  callback_url: optional(CallbackUrlSchema),
+});
+export type SetSpotPriceBody = z.infer<typeof SetSpotPriceBodySchema>;
+
+/** Task inputs of the two new job kinds (what the queue carries). */
+export interface ExtendOrderInput { readonly order_id: number; readonly hours: number; readonly callback_url?: string }
+export interface SetSpotPriceInput { readonly order_id: number; readonly desired_price: number; readonly callback_url?: string }
+
+/** Results of the two new job kinds (FailureResult from task.ts otherwise). */
+export interface ExtendOrderSuccess { readonly success: true; readonly order_id: number; readonly lease_expires_at: number }
+export interface SetSpotPriceSuccess { readonly success: true; readonly order_id: number; readonly desired_price: number }
+
+// ---- lease arithmetic -----------------------------------------------------------------------
+
+/** Hours → whole seconds, rounded to the nearest second (0.1 h = 360 s; 0.7 × 3600 is 2520.0000000000005). */
+export const hoursToSeconds = (hours: number): number => Math.round(hours * 3600);
+
+/** End of a lease of `maxHours` counted from readiness (Unix seconds). */
+export const leaseExpiresAt = (readyAtSeconds: number, maxHours: number): number => readyAtSeconds + hoursToSeconds(maxHours);
+
+/** New end of an extended lease: `max(now, current end) + hours`; an order without a lease counts from now. */
+export const extendLease = (currentEnd: number | undefined, nowSeconds: number, hours: number): number =>
+  Math.max(nowSeconds, currentEnd ?? nowSeconds) + hoursToSeconds(hours);
+
+/** A server can carry the lease when its maximum rental time (`mrl`, hours) is not below it. No lease: any server. */
+export const serverFitsLease = (server: Pick<Server, 'mrl'>, maxHours: number | undefined): boolean =>
+  maxHours === undefined || server.mrl >= maxHours;
+
+// ---- what the watch keeps -------------------------------------------------------------------
+
+/** An order the relay placed (or extended): who to tell about it. */
+export interface WatchedOrder {
+  readonly order_id: number;
+  /** The task that placed it; lifecycle events carry it. */
+  readonly task_id: string;
+  /** The placing request's callback_url: where lifecycle events go. */
+  readonly callback_url?: string;
+  /** A spot order: when it stops, the chat names it "possibly outbid". */
+  readonly spot?: boolean;
+}
+
+/** Why a lease stopped being swept. */
+export type LeaseEnd = 'cancelled' | 'order_gone';
+
+/** A watched order with a lease. */
+export interface Lease extends WatchedOrder {
+  /** Unix seconds. */
+  readonly expires_at: number;
+  /** Hours granted in total (the original lease plus every extension). */
+  readonly hours: number;
+  /** The `expires_at` a warning was posted for: an extension moves the end and re-arms the warning. */
+  readonly warned_for?: number;
+  /** Set while one sweep holds the right to cancel (Unix seconds of the claim). */
+  readonly cancel_claimed_at?: number;
+  readonly ended?: LeaseEnd;
+}
+
+export type TrackedOrder = WatchedOrder | Lease;
+
+export const hasLease = (order: TrackedOrder | undefined): order is Lease =>
+  order !== undefined && typeof (order as Lease).expires_at === 'number';
+
+/** The status the watch last saw for an order, and since when (Unix seconds). */
+export interface WatchEntry {
+  readonly status: string;
+  readonly since: number;
+  readonly spot?: boolean;
+}
+
+/** `to` of an order that is no longer in the active `my_orders` list. */
+export const GONE = 'gone';
+
+/** Present in `my_orders` and not expired. */
+export const isActiveOrder = (order: Pick<Order, 'status'>): boolean => order.status !== 'expired';
+
+/** The active orders of a `my_orders` answer by id (the first of duplicates wins). */
+export const activeOrdersById = (orders: readonly Order[]): ReadonlyMap<number, Order> => {
+  const byId = new Map<number, Order>();
+  for (const order of orders) if (isActiveOrder(order) && !byId.has(order.order_id)) byId.set(order.order_id, order);
+  return byId;
+};
+
+// ---- the sweep decision ---------------------------------------------------------------------
+
+export interface LeaseSweepPlan {
+  /** Leases within the warning window that were not warned for their current end. */
+  readonly warn: readonly Lease[];
+  /** Leases whose end has passed: to cancel (or to close when the order is already gone). */
+  readonly expire: readonly Lease[];
+}
+
+/**
+ * Which leases get a warning and which expired, at `now`. Ended leases are skipped. A lease first
+ * seen after its end is only expired (no late warning). Two sweeps may reach the same decision: the
+ * store's conditional writes (claimWarning, claimCancel) let one of them act.
+ */
+export const planLeaseSweep = (leases: readonly Lease[], now: number, warningSeconds: number = DEFAULT_LEASE_WARNING_SECONDS): LeaseSweepPlan => {
+  const warn: Lease[] = [];
+  const expire: Lease[] = [];
+  for (const lease of leases) {
+    if (lease.ended) continue;
+    if (lease.expires_at <= now) expire.push(lease);
+    else if (lease.expires_at - warningSeconds <= now && lease.warned_for !== lease.expires_at) warn.push(lease);
+  }
+  return { warn, expire };
+};
+
+// ---- the watch diff -------------------------------------------------------------------------
+
+export interface StatusChange {
+  readonly order_id: number;
+  readonly from: string;
+  /** The current status, or GONE. */
+  readonly to: string;
+  /** When `from` was first seen: with from/to it names this change once, whichever sweep sees it. */
+  readonly since: number;
+  readonly spot: boolean;
+  /** `gone` or `expired`: the watch stops following the order. */
+  readonly terminal: boolean;
+}
+
+const STOPPED = new Set(['paused', 'expired', GONE]);
+
+/** A stop: paused, expired or gone, or (live dialect) a running order that went offline (creating_order again). */
+export const isStop = (from: string, to: string): boolean => STOPPED.has(to) || (from === 'running' && to === 'creating_order');
+
+/**
+ * Status changes of the watched orders against one `my_orders` answer, by order id. Orders the
+ * relay did not place (not in `watched`) are ignored; a watched order missing from the list, or
+ * listed as expired, is terminal.
+ */
+export const diffWatch = (watched: ReadonlyMap<number, WatchEntry>, orders: readonly Order[]): StatusChange[] => {
+  const listed = new Map<number, Order>();
+  for (const order of orders) if (!listed.has(order.order_id)) listed.set(order.order_id, order);
+  const changes: StatusChange[] = [];
+  for (const [orderId, entry] of [...watched].sort(([a], [b]) => a - b)) {
+    const order = listed.get(orderId);
+    const to = order ? order.status : GONE;
+    if (to === entry.status) continue;
+    changes.push({
+      order_id: orderId,
+      from: entry.status,
+      to,
+      since: entry.since,
+      spot: entry.spot === true || order?.type === 'spot',
+      terminal: to === GONE || to === 'expired',
+    });
+  }
+  return changes;
+};
+
+// ---- events ---------------------------------------------------------------------------------
+
+export type OrderEventName = 'order.lease_expiring' | 'order.lease_expired' | 'order.status_changed';
+
+/** The JSON body POSTed to the placing task's callback_url. Times are Unix seconds. */
+export interface OrderEvent {
+  readonly event: OrderEventName;
+  readonly order_id: number;
+  readonly task_id: string;
+  readonly occurred_at: number;
+  readonly lease_expires_at?: number;
+  readonly from?: string;
+  readonly to?: string;
+}
+
+/** An event and its id (`X-Webhook-Id`, and the dedupe key in the table). */
+export interface OutboundEvent {
+  readonly id: string;
+  readonly body: OrderEvent;
+}
+
+/**
+ * Deterministic event ids: the same occurrence gets the same id in every sweep and on every retry.
+ * A lease event is named by the end it is about (an extension makes a new occurrence); a status
+ * change by its from/to and when `from` was first seen.
+ */
+export const leaseEventId = (kind: 'lease_expiring' | 'lease_expired', orderId: number, expiresAt: number): string =>
+  `${kind}:${orderId}:${expiresAt}`;
+export const statusEventId = (change: Pick<StatusChange, 'order_id' | 'from' | 'to' | 'since'>): string =>
+  `status_changed:${change.order_id}:${change.from}:${change.to}:${change.since}`;
+
+export const leaseExpiringEvent = (lease: Lease, now: number): OutboundEvent => ({
+  id: leaseEventId('lease_expiring', lease.order_id, lease.expires_at),
+  body: { event: 'order.lease_expiring', order_id: lease.order_id, task_id: lease.task_id, occurred_at: now, lease_expires_at: lease.expires_at },
+});
+
+export const leaseExpiredEvent = (lease: Lease, now: number): OutboundEvent => ({
+  id: leaseEventId('lease_expired', lease.order_id, lease.expires_at),
+  body: { event: 'order.lease_expired', order_id: lease.order_id, task_id: lease.task_id, occurred_at: now, lease_expires_at: lease.expires_at },
+});
+
+export const statusChangedEvent = (change: StatusChange, order: TrackedOrder, now: number): OutboundEvent => ({
+  id: statusEventId(change),
+  body: {
+    event: 'order.status_changed',
+    order_id: change.order_id,
+    task_id: order.task_id,
+    occurred_at: now,
+    ...(hasLease(order) ? { lease_expires_at: order.expires_at } : {}),
+    from: change.from,
+    to: change.to,
+  },
+});
+
+// ---- chat texts -----------------------------------------------------------------------------
+
+/** Hours as people write them: 2, 0.5, 0.3 (not 0.30000000000000004). */
+export const formatHours = (hours: number): string => String(Number(hours.toPrecision(6)));
+
+/** Posted when the relay cancelled an order at the end of its lease. */
+export const leaseExpiredText = (orderId: number, hours: number): string => `Order ${orderId} cancelled: its ${formatHours(hours)} h lease ended`;
+
+/** Posted LEASE_WARNING_SECONDS before the end; minutes rounded up, at least 1. */
+export const leaseExpiringText = (orderId: number, expiresAt: number, now: number): string =>
+  `Order ${orderId}: its lease ends in ${Math.max(1, Math.ceil((expiresAt - now) / 60))} min`;
+
+/** Posted on a status change; a spot order that stops is named "possibly outbid". */
+export const statusChangedText = (change: Pick<StatusChange, 'order_id' | 'from' | 'to' | 'spot'>): string => {
+  const what = change.to === GONE
+    ? `Order ${change.order_id} is gone from the active orders (was ${change.from})`
+    : `Order ${change.order_id} is now ${change.to} (was ${change.from})`;
+  return change.spot && isStop(change.from, change.to) ? `${what}: spot order, possibly outbid` : what;
+};
+
+export const orderNotActiveText = (orderId: number): string => `order ${orderId} is not active`;
+export const notSpotOrderText = (orderId: number): string => `order ${orderId} is not a spot order`;
+
+// ---- spot price -----------------------------------------------------------------------------
+
+/** A lower price than the order's current one: the marketplace limits those to one per 600 s. */
+export const isSpotDecrease = (currentPrice: number, desiredPrice: number): boolean => desiredPrice < currentPrice;
+
+/**
+ * Why the relay refuses a decrease itself (no marketplace call), or undefined when it may go ahead:
+ * its previous decrease on the order was less than 600 s ago.
+ */
+export const spotDecreaseRefusal = (orderId: number, lastDecreaseAt: number | undefined, now: number): string | undefined => {
+  if (lastDecreaseAt === undefined) return undefined;
+  const ago = Math.max(0, now - lastDecreaseAt);
+  if (ago >= SPOT_DECREASE_INTERVAL_SECONDS) return undefined;
+  return `spot price of order ${orderId} was lowered ${ago} s ago; the marketplace allows one decrease per ${SPOT_DECREASE_INTERVAL_SECONDS} s (retry in ${SPOT_DECREASE_INTERVAL_SECONDS - ago} s)`;
+};
+
+/** The failure text of a set_spot_price the marketplace refused: its reason and the numbers that came with it. */
+export const spotPriceRefusedText = (
+  orderId: number,
+  desiredPrice: number,
+  reason: string,
+  details: { readonly min_price?: number; readonly max_step?: number; readonly time_to_lowering?: number } = {},
+): string => {
+  const numbers = (['min_price', 'max_step', 'time_to_lowering'] as const)
+    .filter((k) => typeof details[k] === 'number')
+    .map((k) => `${k} ${details[k]}`);
+  return `marketplace refused spot price ${desiredPrice} for order ${orderId}: ${reason}${numbers.length ? ` (${numbers.join(', ')})` : ''}`;
+};
