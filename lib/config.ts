@@ -1,30 +1,44 @@
-/** Typed relay configuration with the spec's defaults (order-relay.md §2.1, DESIGN.md contract). */
+/**
+ * Typed relay configuration with the spec's defaults (order-relay.md §2.1). The settings the
+ * functions share are declared once in contract/settings.ts; this adds what only the stack uses.
+ */
 import * as z from 'zod';
+import { SETTINGS, type DeployedSettingKey, type Setting, type SettingValueOf } from '../contract/settings';
+import { PortsSchema } from '../contract/shapes';
 
-const PortsSchema = z.record(z.string().regex(/^\d{1,5}$/), z.enum(['tcp', 'http']));
+/** The deploy-time schema of one setting (CDK context values may be strings: numbers are coerced). */
+const deployedSchema = (key: string, s: Setting): z.ZodType => {
+  switch (s.kind) {
+    case 'url':
+      return z.url();
+    case 'text':
+      return z.string().min(1);
+    case 'ports':
+      return PortsSchema;
+    case 'bool':
+      return z.boolean();
+    case 'int': {
+      const base = s.min === 0 ? z.coerce.number().int().nonnegative() : z.coerce.number().int().positive();
+      return s.max ? base.max(s.max.value, `${key} must be at most ${s.max.value} (${s.max.reason})`) : base;
+    }
+  }
+};
+
+type DeployedShape = { [K in DeployedSettingKey]: z.ZodDefault<z.ZodType<SettingValueOf<K>>> };
+
+const deployedShape = (): DeployedShape => {
+  const shape: Record<string, z.ZodType> = {};
+  for (const [key, s] of Object.entries(SETTINGS) as [string, Setting][]) {
+    if (s.deployed === false) continue;
+    const fallback = s.deployedDefault ?? s.default;
+    if (fallback === undefined) throw new Error(`setting ${key} needs a deployed default`);
+    shape[key] = deployedSchema(key, s).default(fallback);
+  }
+  return shape as unknown as DeployedShape;
+};
 
 export const RelayConfigSchema = z.object({
-  marketplaceUrl: z.url().default('https://marketplace.example.invalid'),
-  defaultImage: z.string().min(1).default('nvidia/cuda:12.4.1-base-ubuntu22.04'),
-  defaultCurrency: z.string().min(1).default('NATIVE-Blockchain'),
-  defaultPorts: PortsSchema.default({ '22': 'tcp', '8888': 'http' }),
-  maxOrdersPerHour: z.coerce.number().int().positive().default(10),
-  /** Capped at 600 like MAX_REQUESTS_PER_MINUTE: the exact window keeps every in-window event in one DynamoDB item. */
-  maxRequestsPerMinute: z.coerce.number().int().positive().max(600, 'maxRequestsPerMinute must be at most 600 (the exact window keeps every in-window request in one DynamoDB item)').default(60),
-  orderReadyTimeoutSeconds: z.coerce.number().int().positive().default(120),
-  orderPollIntervalSeconds: z.coerce.number().int().positive().default(5),
-  allowPrivateCallbacks: z.boolean().default(false),
-  /**
-   * REQUIRE_WEBHOOK_TIMESTAMP of the deployed functions. On by default in AWS (a public endpoint: a
-   * captured untimestamped request could be replayed forever); `-c requireWebhookTimestamp=false`
-   * relaxes it. `npm start` keeps the spec's optional timestamp.
-   */
-  requireWebhookTimestamp: z.boolean().default(true),
-  /**
-   * ALLOW_UNSIGNED_SLACK of the deployed functions: with no Slack signing secret, /slack/command is
-   * refused (403) unless the operator opts in with `-c allowUnsignedSlack=true`.
-   */
-  allowUnsignedSlack: z.boolean().default(false),
+  ...deployedShape(),
   /** Optional e-mail subscribed to the alarm topic. */
   alarmEmail: z.email().optional(),
   /** API stage throttling: the outer guard in front of the per-address limit. */

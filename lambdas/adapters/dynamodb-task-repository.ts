@@ -13,7 +13,7 @@ import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocu
 import * as z from 'zod';
 import { isConditionalCheckFailed } from './aws-clients';
 import type { SealedTaskInput, TaskRepository } from '../domain/ports';
-import type { TaskRecord, TaskResult, TaskState } from '../domain/task';
+import { TaskKindSchema, TaskOriginSchema, TaskStateSchema, type TaskRecord, type TaskResult, type TaskState } from '../domain/task';
 import { keys } from '../../contract/resources';
 
 /** How long a task record is kept after its last change. */
@@ -29,10 +29,10 @@ export class TaskAlreadyExistsError extends Error {
 
 const TaskRecordSchema = z.object({
   task_id: z.string().min(1),
-  kind: z.enum(['create-order', 'cancel-order', 'status', 'price-alert']),
-  state: z.enum(['queued', 'running', 'succeeded', 'failed']),
+  kind: TaskKindSchema,
+  state: TaskStateSchema,
   request: z.record(z.string(), z.unknown()),
-  origin: z.object({ source: z.enum(['webhook', 'slack']), responseUrl: z.string().optional() }),
+  origin: TaskOriginSchema,
   created_at: z.string(),
   updated_at: z.string(),
   finished_at: z.string().optional(),

@@ -7,6 +7,8 @@
 import { createHash } from 'node:crypto';
 import { discordContent } from '../domain/chat-messages';
 import { NOT_HTTP_URL_REASON, refusedUrlReason } from '../domain/address-policy';
+import type { EventSender } from '../domain/lease-ports';
+import type { OrderEvent } from '../domain/lease';
 import type { Notifier } from '../domain/ports';
 import { hmacHex, signedBytes } from '../domain/signing';
 import type { TaskResult } from '../domain/task';
@@ -106,8 +108,8 @@ const discordRetryAfterMs = (res: PostResponse): number | undefined => {
   return Number.isFinite(header) && header >= 0 ? Math.ceil(header * 1000) : undefined;
 };
 
-/** The Notifier port over HTTP, with the SSRF guard unless `allowPrivate`. */
-export class HttpNotifier implements Notifier {
+/** The Notifier and EventSender ports over HTTP, with the SSRF guard unless `allowPrivate`. */
+export class HttpNotifier implements Notifier, EventSender {
   private readonly transport: Transport;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly now: () => number;
@@ -149,11 +151,25 @@ export class HttpNotifier implements Notifier {
    * over `<timestamp>.<body>`, X-Webhook-Id the same on every retry). Retries 5xx, 429, network
    * errors and timeouts with exponential backoff; never 4xx or redirects. Returns whether it was delivered.
    */
-  public async callback(url: string, taskId: string, result: TaskResult): Promise<boolean> {
+  public callback(url: string, taskId: string, result: TaskResult): Promise<boolean> {
+    return this.deliverSigned(url, callbackDeliveryId(taskId), JSON.stringify(result), { task_id: taskId });
+  }
+
+  /**
+   * A lifecycle event (order.lease_expiring, order.lease_expired, order.status_changed) to the
+   * callback URL of the create-order that placed the order: signed and retried exactly like a
+   * callback, with `X-Webhook-Id` = the event id on every retry. Never throws.
+   */
+  public send(url: string, eventId: string, event: OrderEvent): Promise<boolean> {
+    return this.deliverSigned(url, eventId, JSON.stringify(event), { task_id: event.task_id, event: event.event, event_id: eventId });
+  }
+
+  /** One signed delivery with retries; `logContext` names what is delivered (never the URL itself). */
+  private async deliverSigned(url: string, deliveryId: string, body: string, logContext: Record<string, unknown>): Promise<boolean> {
     const host = hostOf(url);
     const attempts = Math.max(1, this.opts.callbackAttempts ?? NOTIFIER_DEFAULTS.callbackAttempts);
     const fail = (reason: string, extra: Record<string, unknown> = {}) => {
-      logger.warn('callback delivery failed', { task_id: taskId, callback_host: host, reason, ...extra });
+      logger.warn('callback delivery failed', { ...logContext, callback_host: host, reason, ...extra });
       countMetric(MetricName.CallbackFailures);
       return false;
     };
@@ -167,8 +183,6 @@ export class HttpNotifier implements Notifier {
     }
     if (!secret) return fail('no webhook secret configured to sign the callback');
 
-    const body = JSON.stringify(result);
-    const deliveryId = callbackDeliveryId(taskId);
     let last: Outcome = { ok: false, retry: false, reason: 'not attempted' };
     let tried = 0;
     for (let attempt = 1; attempt <= attempts; attempt += 1) {
@@ -188,16 +202,16 @@ export class HttpNotifier implements Notifier {
       });
       if (last.ok) {
         countMetric(MetricName.CallbackDeliveries);
-        if (attempt > 1) logger.info('callback delivered after retry', { task_id: taskId, callback_host: host, attempt });
+        if (attempt > 1) logger.info('callback delivered after retry', { ...logContext, callback_host: host, attempt });
         return true;
       }
       if (!last.retry || attempt === attempts) break;
       const backoffMs = (this.opts.callbackBackoffMs ?? NOTIFIER_DEFAULTS.callbackBackoffMs) * 2 ** (attempt - 1);
       if (!this.canWait(backoffMs, this.callbackBudgetMs())) {
-        logger.info('callback retries skipped: the invocation is running out of time', { task_id: taskId, callback_host: host, attempt });
+        logger.info('callback retries skipped: the invocation is running out of time', { ...logContext, callback_host: host, attempt });
         break;
       }
-      logger.info('callback attempt failed, retrying', { task_id: taskId, callback_host: host, attempt, status: last.status, reason: last.reason });
+      logger.info('callback attempt failed, retrying', { ...logContext, callback_host: host, attempt, status: last.status, reason: last.reason });
       await this.sleep(backoffMs);
     }
     return fail(last.ok ? 'unknown' : last.reason, { status: last.ok ? undefined : last.status, attempts: tried });

@@ -2,11 +2,10 @@
  * The marketplace client every handler uses, built from the env contract: HTTP client paced through
  * DynamoDB, behind the shared DynamoDB read cache. Build it once per cold start.
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { MarketplaceClient } from '../domain/ports';
 import { CachedMarketplaceClient } from '../marketplace/cached-marketplace-client';
 import { HttpMarketplaceClient } from '../marketplace/http-marketplace-client';
+import { documentClient } from './aws-clients';
 import { DynamoDbPacingGate } from './dynamodb-pacing-gate';
 import { DynamoDbReadCache } from './dynamodb-read-cache';
 import type { RelayEnv } from './env';
@@ -34,16 +33,10 @@ export const MARKETPLACE_ANSWER_RESERVE_MS = 1_000;
 /** The invocation's remaining time as the marketplace client may spend it. */
 export const marketplaceRemainingMs = (): number => remainingMs() - MARKETPLACE_ANSWER_RESERVE_MS;
 
-let doc: DynamoDBDocumentClient | undefined;
-
-// One client per Lambda instance, created on first use so importing this module stays free. The
-// SDK reads AWS_ENDPOINT_URL_DYNAMODB itself, which points it at dynalite locally.
-const documentClient = (): DynamoDBDocumentClient => {
-  doc ??= DynamoDBDocumentClient.from(new DynamoDBClient({}), { marshallOptions: { removeUndefinedValues: true } });
-  return doc;
-};
-
-/** Builds the cached, paced marketplace client. `cacheMaxAgeMs` defaults to the readiness poll interval. */
+/**
+ * Builds the cached, paced marketplace client on the shared, traced DynamoDB client (pacing and
+ * read-cache calls appear in X-Ray). `cacheMaxAgeMs` defaults to the readiness poll interval.
+ */
 export const marketplaceFromEnv = (env: RelayEnv, options: { cacheMaxAgeMs?: number } = {}): MarketplaceClient => {
   const db = documentClient();
   const http = new HttpMarketplaceClient({

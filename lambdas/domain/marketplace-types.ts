@@ -3,10 +3,12 @@
  * marketplace-api.md and production's in marketplace-live.md); the reader in lambdas/marketplace/
  * turns both into these types, so nothing past it knows dialects exist.
  */
+import type * as z from 'zod';
+import type { PortProtocolSchema } from '../../contract/shapes';
 
 export type Currency = 'bitcoin' | 'NATIVE-Blockchain' | 'USD-Blockchain' | (string & {});
 export type OrderType = 'on-demand' | 'spot';
-export type PortProtocol = 'tcp' | 'http';
+export type PortProtocol = z.infer<typeof PortProtocolSchema>;
 
 export interface ServerPrice {
   /** Crypto prices by currency; a currency without a price is absent. */

@@ -1,16 +1,20 @@
 /** Tasks: what a caller asked for, where it stands, and how it ended. */
+import * as z from 'zod';
 import type { PortProtocol } from './marketplace-types';
 
-export type TaskKind = 'create-order' | 'cancel-order' | 'status' | 'price-alert';
-export type TaskState = 'queued' | 'running' | 'succeeded' | 'failed';
+export const TaskKindSchema = z.enum(['create-order', 'cancel-order', 'status', 'price-alert']);
+export type TaskKind = z.infer<typeof TaskKindSchema>;
+export const TaskStateSchema = z.enum(['queued', 'running', 'succeeded', 'failed']);
+export type TaskState = z.infer<typeof TaskStateSchema>;
 export const FINAL_STATES: readonly TaskState[] = ['succeeded', 'failed'];
 
 /** Where a task came from; decides where its result goes besides callback_url. */
-export interface TaskOrigin {
-  readonly source: 'webhook' | 'slack';
+export const TaskOriginSchema = z.object({
+  source: z.enum(['webhook', 'slack']),
   /** Slack's response_url for a slash command (hardening issue). */
-  readonly responseUrl?: string;
-}
+  responseUrl: z.string().min(1).optional(),
+});
+export type TaskOrigin = Readonly<z.infer<typeof TaskOriginSchema>>;
 
 /** Normalized create-order input: request plus defaults from config. This is the workflow input's `request`. */
 export interface CreateOrderInput {

@@ -5,6 +5,7 @@
  */
 import * as z from 'zod';
 import { MAX_URL_LENGTH } from '../domain/requests';
+import { TaskKindSchema, TaskStateSchema } from '../domain/task';
 
 /** Every error answer: `{ "error": "<text>" }`. */
 export const ErrorSchema = z.object({ error: z.string() }).meta({ id: 'Error' });
@@ -51,8 +52,8 @@ export const SlackResponseSchema = z.object({
 /** GET /webhook/tasks/{task_id}. */
 export const TaskViewSchema = z.object({
   task_id: z.string(),
-  kind: z.enum(['create-order', 'cancel-order', 'status', 'price-alert']),
-  state: z.enum(['queued', 'running', 'succeeded', 'failed']),
+  kind: TaskKindSchema,
+  state: TaskStateSchema,
   result: z.record(z.string(), z.unknown()).optional().meta({ description: 'The result payload (order-relay.md §2.3) once the task ended' }),
   created_at: z.string(),
   updated_at: z.string(),

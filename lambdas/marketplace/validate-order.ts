@@ -3,6 +3,7 @@
  * marketplace would reject never costs a paced call, and never leaves an order's outcome unclear.
  */
 import * as z from 'zod';
+import { PortsSchema } from '../../contract/shapes';
 import { InvalidOrderRequestError } from '../domain/errors';
 import type { CreateOrderRequest } from '../domain/marketplace-types';
 
@@ -11,7 +12,7 @@ export const CreateOrderRequestSchema = z.object({
   type: z.enum(['on-demand', 'spot']),
   currency: z.string().min(1),
   image: z.string().min(1),
-  ports: z.record(z.string().regex(/^\d{1,5}$/, 'port must be a number'), z.enum(['tcp', 'http'])).optional(),
+  ports: PortsSchema.optional(),
   env: z.record(z.string().min(1), z.string()).optional(),
   ssh_password: z.string().regex(/^[A-Za-z0-9]{1,32}$/, 'ssh_password must be alphanumeric, at most 32 characters').optional(),
   spotprice: z.number().positive().finite().optional(),

@@ -13,7 +13,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { GetQueueAttributesCommand, PurgeQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { SFNClient } from '@aws-sdk/client-sfn';
-import { RelayEnvSchema } from '../../lambdas/adapters/env';
+import { testEnv } from '../fakes/env';
 import { DynamoDbIdempotencyStore } from '../../lambdas/adapters/dynamodb-idempotency-store';
 import { DynamoDbSlidingWindow } from '../../lambdas/adapters/dynamodb-sliding-window';
 import { DynamoDbTaskRepository } from '../../lambdas/adapters/dynamodb-task-repository';
@@ -177,7 +177,7 @@ describe('Faults: SQS send and Step Functions start at the API', () => {
       const ports = { current: brokenPorts(fault) };
       const ids: string[] = [];
       const deps: AcceptDeps = {
-        env: RelayEnvSchema.parse({ WEBHOOK_SECRET: SECRET, ALLOW_PRIVATE_CALLBACKS: 'false', ALLOW_UNSIGNED_SLACK: 'true' }),
+        env: testEnv({ WEBHOOK_SECRET: SECRET, ALLOW_PRIVATE_CALLBACKS: 'false', ALLOW_UNSIGNED_SLACK: 'true' }),
         window: new DynamoDbSlidingWindow(dynamo.doc, dynamo.tableName),
         tasks,
         idempotency: new DynamoDbIdempotencyStore(dynamo.doc, dynamo.tableName),

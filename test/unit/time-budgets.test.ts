@@ -9,7 +9,7 @@
  * invocation's remaining time falls under its reserve, and that is checked here too.
  */
 import type { Context } from 'aws-lambda';
-import { RelayEnvSchema } from '../../lambdas/adapters/env';
+import { testEnv } from '../fakes/env';
 import { callbackWorstCaseMs, chatWorstCaseMs, NOTIFIER_DEFAULTS } from '../../lambdas/adapters/http-notifier';
 import { withInvocationBudget } from '../../lambdas/adapters/invocation-budget';
 import { MARKETPLACE_ANSWER_RESERVE_MS, MARKETPLACE_CLIENT_LIMITS, marketplaceRemainingMs } from '../../lambdas/adapters/marketplace-from-env';
@@ -28,7 +28,7 @@ const AWS_CALL_MS = 1_000;
 /** The pacing gate's lateness margin at its cap (http-marketplace-client: minIntervalMs / 10 within [5, 100]). */
 const PACING_LATENESS_MS = 100;
 
-const env = RelayEnvSchema.parse({});
+const env = testEnv();
 const limits = MARKETPLACE_CLIENT_LIMITS;
 
 const backoffsMs = (retries: number): number => {

@@ -52,18 +52,6 @@ export interface AcceptDeps extends ChainDeps {
 export type RouteId = (typeof ROUTES)[number]['id'];
 export type ApiHandler = middy.MiddyfiedHandler<RelayEvent, ApiResult>;
 
-/**
- * Memoizes a deps builder: adapters are built once per Lambda instance, on the first invocation (so
- * importing a handler module needs no AWS and no env). A builder that throws is retried next time.
- */
-export const lazy = <T>(build: () => T): (() => T) => {
-  let built: { value: T } | undefined;
-  return () => {
-    built ??= { value: build() };
-    return built.value;
-  };
-};
-
 const required = <T>(value: T | undefined, what: string): T => {
   if (value === undefined) throw new Error(`${what} is not wired for this route`);
   return value;

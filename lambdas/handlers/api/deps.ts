@@ -13,7 +13,8 @@ import {
 import { marketplaceFromEnv } from '../../adapters/marketplace-from-env';
 import { slackSigningSecret, webhookSecrets } from '../../adapters/secrets';
 import type { MarketplaceClient, TaskRepository } from '../../domain/ports';
-import { lazy, unavailablePort, type AcceptDeps, type ChainDeps } from './chain';
+import { lazy } from '../../adapters/lazy';
+import { unavailablePort, type AcceptDeps, type ChainDeps } from './chain';
 
 /**
  * Deps of a task-accepting route. Only the hand-off the route's IAM role allows is built; the other

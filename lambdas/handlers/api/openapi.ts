@@ -3,7 +3,8 @@ import { relayEnv } from '../../adapters/env';
 import { buildOpenApiDocument } from '../../http/openapi-document';
 import { MAX_BODY_BYTES } from '../../middleware/body';
 import { jsonResponse, type ApiResult } from '../../middleware/http';
-import { apiHandler, lazy, type ApiHandler, type ChainDeps } from './chain';
+import { lazy } from '../../adapters/lazy';
+import { apiHandler, type ApiHandler, type ChainDeps } from './chain';
 
 /** The handler with injected deps (tests); `handler` reads the env contract. */
 export const createOpenApiHandler = (deps: () => ChainDeps): ApiHandler => {

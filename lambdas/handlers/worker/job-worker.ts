@@ -17,7 +17,7 @@ import * as z from 'zod';
 import { completeTask, isSuccessResult } from '../../domain/complete-task';
 import { SOFT_TIME_LIMIT_SECONDS } from '../../../contract/limits';
 import { errorText, isFinalAttempt, isRetryable, runJob, type JobDeps, type TypedJobMessage } from '../../domain/jobs';
-import { FINAL_STATES, failure, type TaskResult } from '../../domain/task';
+import { FINAL_STATES, failure, TaskOriginSchema, type TaskResult } from '../../domain/task';
 import { sqsClient } from '../../adapters/aws-clients';
 import { relayEnv } from '../../adapters/env';
 import { taskRepositoryFromEnv, workflowStarterFromEnv } from '../../adapters/from-env';
@@ -25,6 +25,7 @@ import { marketplaceFromEnv } from '../../adapters/marketplace-from-env';
 import { notifierFromEnv } from '../../adapters/notifier-from-env';
 import { countMetric, logger, MetricName, tagTask, tracedHandler, tracedSegment, withTaskScope } from '../../adapters/observability';
 import { budgetedHandler } from '../../adapters/invocation-budget';
+import { lazy } from '../../adapters/lazy';
 import { withSoftDeadline } from './soft-deadline';
 import { retryVisibilitySeconds, SqsMessageVisibility, type MessageVisibility } from './sqs-message-visibility';
 
@@ -36,10 +37,9 @@ export class InvalidJobMessageError extends Error {
   }
 }
 
-const OriginSchema = z.object({ source: z.enum(['webhook', 'slack']), responseUrl: z.string().min(1).optional() });
 // callback_url was checked at ingress (including the SSRF guard); here it only has to be a string.
 const CallbackUrl = z.string().min(1).optional();
-const Envelope = { task_id: z.string().min(1).max(128), origin: OriginSchema };
+const Envelope = { task_id: z.string().min(1).max(128), origin: TaskOriginSchema };
 
 /** The queue's message body (a JobMessage), with the input narrowed by kind. */
 export const JobMessageSchema = z.discriminatedUnion('kind', [
@@ -182,11 +182,10 @@ export const jobWorkerDepsFromEnv = (): JobWorkerDeps => {
 
 // Built on the first invocation, not at import: importing the module (tests, the local runtime's
 // start-up) reads no environment and builds no clients.
-let worker: ReturnType<typeof createJobWorker> | undefined;
+const worker = lazy(() => createJobWorker(jobWorkerDepsFromEnv()));
 
 /** The Lambda entry point (SQS event source with ReportBatchItemFailures), traced as `## <handler>`. */
 export const handler = budgetedHandler(tracedHandler(async function processJobQueue(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
-  worker ??= createJobWorker(jobWorkerDepsFromEnv());
   logger.addContext(context);
-  return worker(event, context);
+  return worker()(event, context);
 }));

@@ -8,28 +8,17 @@
 import type { MarketplaceClient, ServerClaims, SlidingWindow, TaskRepository } from '../../domain/ports';
 import { relayEnv } from '../../adapters/env';
 import { serverClaimsFromEnv, slidingWindowFromEnv, taskRepositoryFromEnv } from '../../adapters/from-env';
+import { lazy } from '../../adapters/lazy';
 import { marketplaceFromEnv } from '../../adapters/marketplace-from-env';
 
-/** One value built on first call; a failed build is retried on the next call. */
-export const once = <T>(make: () => T | Promise<T>): (() => Promise<T>) => {
-  let value: Promise<T> | undefined;
-  return () => {
-    value ??= Promise.resolve().then(make).catch((error: unknown) => {
-      value = undefined;
-      throw error;
-    });
-    return value;
-  };
-};
-
 /** The shared adapters, built on first use (also used by ./notifier-deps.ts). */
-export const marketplace = once<MarketplaceClient>(() => marketplaceFromEnv(relayEnv()));
-export const tasks = once<TaskRepository>(() => taskRepositoryFromEnv(relayEnv()));
-export const quota = once<SlidingWindow>(() => slidingWindowFromEnv(relayEnv()));
-export const claims = once<ServerClaims>(() => serverClaimsFromEnv(relayEnv()));
+export const marketplace = lazy<MarketplaceClient>(() => marketplaceFromEnv(relayEnv()));
+export const tasks = lazy<TaskRepository>(() => taskRepositoryFromEnv(relayEnv()));
+export const quota = lazy<SlidingWindow>(() => slidingWindowFromEnv(relayEnv()));
+export const claims = lazy<ServerClaims>(() => serverClaimsFromEnv(relayEnv()));
 
-export const findServerDeps = async () => ({ marketplace: await marketplace(), claims: await claims(), tasks: await tasks() });
-export const reserveQuotaDeps = async () => ({ quota: await quota(), maxOrdersPerHour: relayEnv().MAX_ORDERS_PER_HOUR });
-export const placeOrderDeps = async () => ({ marketplace: await marketplace(), tasks: await tasks(), claims: await claims() });
-export const checkOrderDeps = async () => ({ marketplace: await marketplace() });
-export const cancelOrderDeps = async () => ({ marketplace: await marketplace(), tasks: await tasks() });
+export const findServerDeps = async () => ({ marketplace: marketplace(), claims: claims(), tasks: tasks() });
+export const reserveQuotaDeps = async () => ({ quota: quota(), maxOrdersPerHour: relayEnv().MAX_ORDERS_PER_HOUR });
+export const placeOrderDeps = async () => ({ marketplace: marketplace(), tasks: tasks(), claims: claims() });
+export const checkOrderDeps = async () => ({ marketplace: marketplace() });
+export const cancelOrderDeps = async () => ({ marketplace: marketplace(), tasks: tasks() });

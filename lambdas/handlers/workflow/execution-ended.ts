@@ -11,11 +11,12 @@ import { budgetedHandler, withReserve } from '../../adapters/invocation-budget';
 import { HARD_TIME_LIMIT_SECONDS } from '../../../contract/limits';
 import { executionEndedDeps } from './notifier-deps';
 import { systemClock, type Clock } from './shared';
+import { TaskOriginSchema } from '../../domain/task';
 
 const ExecutionInputSchema = z.object({
   task_id: z.string().min(1).optional(),
   request: z.object({ callback_url: z.string().optional() }).partial().optional(),
-  origin: z.object({ source: z.enum(['webhook', 'slack']), responseUrl: z.string().optional() }).optional(),
+  origin: TaskOriginSchema.optional(),
 });
 
 export const ExecutionStatusChangeSchema = z.object({

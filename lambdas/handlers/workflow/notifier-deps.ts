@@ -6,11 +6,10 @@
 import type { Notifier } from '../../domain/ports';
 import { relayEnv } from '../../adapters/env';
 import { notifierFromEnv } from '../../adapters/notifier-from-env';
-import { claims, marketplace, once, tasks } from './deps';
+import { lazy } from '../../adapters/lazy';
+import { claims, marketplace, tasks } from './deps';
 
-const notifier = once<Notifier>(() => notifierFromEnv(relayEnv()));
+const notifier = lazy<Notifier>(() => notifierFromEnv(relayEnv()));
 
-export const reportResultDeps = async () => ({ tasks: await tasks(), notifier: await notifier(), claims: await claims() });
-export const executionEndedDeps = async () => ({
-  marketplace: await marketplace(), tasks: await tasks(), notifier: await notifier(), claims: await claims(),
-});
+export const reportResultDeps = async () => ({ tasks: tasks(), notifier: notifier(), claims: claims() });
+export const executionEndedDeps = async () => ({ marketplace: marketplace(), tasks: tasks(), notifier: notifier(), claims: claims() });

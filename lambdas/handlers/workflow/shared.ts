@@ -5,6 +5,8 @@
 import * as z from 'zod';
 import type { WorkflowState } from '../../domain/create-order-steps';
 import { beginInvocation, tagTask } from '../../adapters/observability';
+import { PortsSchema } from '../../../contract/shapes';
+import { TaskOriginSchema } from '../../domain/task';
 
 /** The state document failed validation: a bug or a hand-started execution. Not transient. */
 export class InvalidWorkflowInputError extends Error {
@@ -28,12 +30,12 @@ export const WorkflowStateSchema = z.object({
     max_price: z.number().nonnegative().optional(),
     image: z.string().min(1),
     currency: z.string().min(1),
-    ports: z.record(z.string(), z.enum(['tcp', 'http'])),
+    ports: PortsSchema,
     env: z.record(z.string(), z.string()).optional(),
     use_spot: z.boolean(),
     callback_url: z.string().optional(),
   }),
-  origin: z.object({ source: z.enum(['webhook', 'slack']), responseUrl: z.string().optional() }),
+  origin: TaskOriginSchema,
   timing: z.object({
     poll_interval_seconds: z.number().positive(),
     ready_timeout_seconds: z.number().positive(),

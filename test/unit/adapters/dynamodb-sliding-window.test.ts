@@ -2,6 +2,7 @@ import { GetItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbSlidingWindow } from '../../../lambdas/adapters/dynamodb-sliding-window';
 import { RelayEnvSchema } from '../../../lambdas/adapters/env';
+import { REQUIRED_ENV } from '../../fakes/env';
 import { RATE_WINDOW_MS } from '../../../lambdas/middleware/rate-limit';
 import { RelayConfigSchema } from '../../../lib/config';
 import { keys } from '../../../contract/resources';
@@ -99,7 +100,7 @@ describe('Adapter: DynamoDbSlidingWindow (dynalite)', () => {
     it('caps the setting at 600 in the Lambda env and in the deploy config alike', () => {
       expect(cap).toBe(600);
       expect(maxOf(RelayConfigSchema.shape.maxRequestsPerMinute)).toBe(cap);
-      expect(RelayEnvSchema.safeParse({ MAX_REQUESTS_PER_MINUTE: String(cap + 1) }).error?.issues[0]?.message)
+      expect(RelayEnvSchema.safeParse({ ...REQUIRED_ENV, MAX_REQUESTS_PER_MINUTE: String(cap + 1) }).error?.issues[0]?.message)
         .toMatch(/MAX_REQUESTS_PER_MINUTE must be at most 600/);
     });
 

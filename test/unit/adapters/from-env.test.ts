@@ -3,6 +3,7 @@ import { DynamoDbServerClaims } from '../../../lambdas/adapters/dynamodb-server-
 import { DynamoDbSlidingWindow } from '../../../lambdas/adapters/dynamodb-sliding-window';
 import { DynamoDbTaskRepository } from '../../../lambdas/adapters/dynamodb-task-repository';
 import { RelayEnvSchema } from '../../../lambdas/adapters/env';
+import { REQUIRED_ENV } from '../../fakes/env';
 import {
   idempotencyStoreFromEnv, jobQueueFromEnv, serverClaimsFromEnv, slidingWindowFromEnv, taskRepositoryFromEnv, workflowStarterFromEnv,
 } from '../../../lambdas/adapters/from-env';
@@ -13,7 +14,7 @@ import { SqsJobQueue } from '../../../lambdas/adapters/sqs-job-queue';
 import { startReceiver } from './receiver';
 
 describe('Module: from-env', () => {
-  const env = (vars: Record<string, string> = {}) => RelayEnvSchema.parse({ TABLE_NAME: 't', ...vars });
+  const env = (vars: Record<string, string> = {}) => RelayEnvSchema.parse({ ...REQUIRED_ENV, TABLE_NAME: 't', ...vars });
 
   it('builds the DynamoDB adapters on the configured table', () => {
     expect(taskRepositoryFromEnv(env())).toBeInstanceOf(DynamoDbTaskRepository);

@@ -6,7 +6,8 @@
 import middy from '@middy/core';
 import { GetSecretValueCommand, ResourceNotFoundException, SecretsManagerClient, type GetSecretValueCommandInput } from '@aws-sdk/client-secrets-manager';
 import { mockClient } from 'aws-sdk-client-mock';
-import { RelayEnvSchema, type RelayEnv } from '../../../lambdas/adapters/env';
+import type { RelayEnv } from '../../../lambdas/adapters/env';
+import { testEnv } from '../../fakes/env';
 import { notifierFromEnv } from '../../../lambdas/adapters/notifier-from-env';
 import * as observability from '../../../lambdas/adapters/observability';
 import { clearSecretCache, getSecretString, SECRET_MAX_AGE_SECONDS, webhookSecrets } from '../../../lambdas/adapters/secrets';
@@ -59,7 +60,7 @@ describe('Adapter: secrets (webhook secret rotation in AWS)', () => {
   const sm = mockClient(SecretsManagerClient);
   let store: FakeSecretsManager;
   let logs: string[];
-  const env: RelayEnv = RelayEnvSchema.parse({ WEBHOOK_SECRET_ARN: ARN, ALLOW_PRIVATE_CALLBACKS: 'true' });
+  const env: RelayEnv = testEnv({ WEBHOOK_SECRET_ARN: ARN, ALLOW_PRIVATE_CALLBACKS: 'true' });
   const calls = () => sm.commandCalls(GetSecretValueCommand).map((c) => c.args[0].input.VersionStage ?? 'AWSCURRENT');
   const advanceSeconds = (s: number) => jest.setSystemTime(Date.now() + s * 1000);
 

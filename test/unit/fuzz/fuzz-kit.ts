@@ -12,7 +12,8 @@ import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
 import type { Context } from 'aws-lambda';
 import { ROUTES } from '../../../contract/routes';
-import { RelayEnvSchema, type RelayEnv } from '../../../lambdas/adapters/env';
+import type { RelayEnv } from '../../../lambdas/adapters/env';
+import { testEnv } from '../../fakes/env';
 import type { Server } from '../../../lambdas/domain/marketplace-types';
 import type { MarketplaceClient } from '../../../lambdas/domain/ports';
 import type { TaskRecord } from '../../../lambdas/domain/task';
@@ -73,7 +74,7 @@ const envFor = (config: CaseConfig): RelayEnv => {
   const key = `${config.requireTimestamp}/${config.allowUnsignedSlack}`;
   let env = envCache.get(key);
   if (!env) {
-    env = RelayEnvSchema.parse({
+    env = testEnv({
       WEBHOOK_SECRET: SECRET,
       ALLOW_PRIVATE_CALLBACKS: 'false',
       REQUIRE_WEBHOOK_TIMESTAMP: String(config.requireTimestamp),

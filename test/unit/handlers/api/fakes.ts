@@ -1,5 +1,6 @@
 /** In-memory fakes of the ports the API handlers use, and a test env. */
-import { RelayEnvSchema, type RelayEnv } from '../../../../lambdas/adapters/env';
+import type { RelayEnv } from '../../../../lambdas/adapters/env';
+import { testEnv as lambdaEnv } from '../../../fakes/env';
 import type { CreateOrderWorkflowInput, IdempotencyStore, JobQueue, SealedTaskInput, SlidingWindow, TaskRepository, WorkflowStarter } from '../../../../lambdas/domain/ports';
 import { slideWindow, type WindowEvent } from '../../../../lambdas/domain/sliding-window';
 import type { JobMessage, TaskRecord, TaskResult, TaskState } from '../../../../lambdas/domain/task';
@@ -9,7 +10,7 @@ export const PREVIOUS_SECRET = 'previous-webhook-secret';
 
 /** Slack commands without a signing secret pass (the spec, as under `npm start`); tests of the AWS refusal override it. */
 export const testEnv = (overrides: Record<string, string> = {}): RelayEnv =>
-  RelayEnvSchema.parse({ WEBHOOK_SECRET: SECRET, ALLOW_PRIVATE_CALLBACKS: 'false', ALLOW_UNSIGNED_SLACK: 'true', ...overrides });
+  lambdaEnv({ WEBHOOK_SECRET: SECRET, ALLOW_PRIVATE_CALLBACKS: 'false', ALLOW_UNSIGNED_SLACK: 'true', ...overrides });
 
 export class FakeTaskRepository implements TaskRepository {
   public readonly records = new Map<string, TaskRecord>();

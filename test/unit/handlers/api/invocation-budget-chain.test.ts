@@ -1,5 +1,5 @@
 import type { Context } from 'aws-lambda';
-import { RelayEnvSchema } from '../../../../lambdas/adapters/env';
+import { testEnv } from '../../../fakes/env';
 import { remainingMs } from '../../../../lambdas/adapters/invocation-budget';
 import { createMarketplaceSummaryHandler } from '../../../../lambdas/handlers/api/marketplace-summary';
 import type { RelayEvent } from '../../../../lambdas/middleware/http';
@@ -9,7 +9,7 @@ describe('API chain: invocation budget', () => {
     // Prepare
     const seen: number[] = [];
     const handler = createMarketplaceSummaryHandler(() => ({
-      env: RelayEnvSchema.parse({}),
+      env: testEnv(),
       window: { hit: async () => ({ allowed: true, count: 1 }) } as never,
       marketplace: {
         listServers: async () => {

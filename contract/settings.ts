@@ -1,0 +1,71 @@
+/**
+ * The relay's settings, each declared once: its environment variable, default and meaning. The CDK
+ * `RelayConfig` (lib/config.ts) and the Lambda environment schema (lambdas/adapters/env.ts) are both
+ * derived from this table, and lib/function-environment.ts writes one into the other.
+ */
+import type { Ports } from './shapes';
+
+/** How a value is written: `int` and `bool` are decoded from env strings, `ports` from JSON. */
+export type SettingKind = 'url' | 'text' | 'int' | 'bool' | 'ports';
+export type SettingValue<K extends SettingKind> = K extends 'int' ? number : K extends 'bool' ? boolean : K extends 'ports' ? Ports : string;
+
+export interface Setting<K extends SettingKind = SettingKind> {
+  readonly env: string;
+  readonly kind: K;
+  readonly doc: string;
+  /** Default inside the functions (and `npm start`); absent = required. */
+  readonly default?: SettingValue<K>;
+  /** Default of the deployed stack's RelayConfig when it differs from `default`. */
+  readonly deployedDefault?: SettingValue<K>;
+  /** False: a function setting the stack does not configure (the function default applies). @default true */
+  readonly deployed?: boolean;
+  /** `int` only: 0 allows zero. @default 1 */
+  readonly min?: 0 | 1;
+  /** `int` only: the largest value, and why. */
+  readonly max?: { readonly value: number; readonly reason: string };
+}
+
+export const SETTINGS = {
+  marketplaceUrl: {
+    env: 'MARKETPLACE_URL', kind: 'url', doc: 'Marketplace base URL (paths start with /v1).',
+    deployedDefault: 'https://marketplace.example.invalid',
+  },
+  defaultImage: { env: 'DEFAULT_IMAGE', kind: 'text', doc: 'Container image of an order that names none.', default: 'nvidia/cuda:12.4.1-base-ubuntu22.04' },
+  defaultCurrency: { env: 'DEFAULT_CURRENCY', kind: 'text', doc: 'Currency orders are paid in.', default: 'NATIVE-Blockchain' },
+  defaultPorts: { env: 'DEFAULT_PORTS', kind: 'ports', doc: 'Ports of an order that names none.', default: { '22': 'tcp', '8888': 'http' } },
+  maxOrdersPerHour: { env: 'MAX_ORDERS_PER_HOUR', kind: 'int', doc: 'Account-wide cap of create_order calls per rolling hour.', default: 10 },
+  maxRequestsPerMinute: {
+    env: 'MAX_REQUESTS_PER_MINUTE', kind: 'int', doc: 'Requests per client address per rolling minute.', default: 60,
+    // At 600 the window item is ≤ 54 KB (dynamodb-sliding-window test).
+    max: { value: 600, reason: 'the exact window keeps every in-window request in one DynamoDB item' },
+  },
+  orderReadyTimeoutSeconds: { env: 'ORDER_READY_TIMEOUT_SECONDS', kind: 'int', doc: 'How long a placed order may take to run.', default: 120 },
+  orderPollIntervalSeconds: { env: 'ORDER_POLL_INTERVAL_SECONDS', kind: 'int', doc: 'Seconds between readiness polls.', default: 5 },
+  allowPrivateCallbacks: { env: 'ALLOW_PRIVATE_CALLBACKS', kind: 'bool', doc: 'Accept callback URLs on private or loopback addresses.', default: false },
+  requireWebhookTimestamp: {
+    env: 'REQUIRE_WEBHOOK_TIMESTAMP', kind: 'bool', default: false, deployedDefault: true,
+    doc: 'Refuse signed requests without X-Webhook-Timestamp. On by default in AWS (a public endpoint: a captured untimestamped request could be replayed forever); `-c requireWebhookTimestamp=false` relaxes it. `npm start` keeps the spec\'s optional timestamp.',
+  },
+  allowUnsignedSlack: {
+    env: 'ALLOW_UNSIGNED_SLACK', kind: 'bool', default: false,
+    doc: 'Without a Slack signing secret: true = commands pass unverified (the spec, `npm start`), false = refused (403); `-c allowUnsignedSlack=true` opts in.',
+  },
+  marketplaceTimeoutMs: { env: 'MARKETPLACE_TIMEOUT_MS', kind: 'int', deployed: false, doc: 'Timeout of one marketplace call.', default: 10_000 },
+  marketplaceMinIntervalMs: {
+    env: 'MARKETPLACE_MIN_INTERVAL_MS', kind: 'int', deployed: false, min: 0, default: 1_000,
+    doc: 'Minimum spacing of marketplace calls per API key (1 req/s); the pacing gate adds its own lateness margin.',
+  },
+  marketplaceCreateIntervalMs: {
+    env: 'MARKETPLACE_CREATE_INTERVAL_MS', kind: 'int', deployed: false, min: 0, default: 5_000,
+    doc: 'Minimum spacing of create_order calls per API key (production: 1 per 5 s), on top of the interval above.',
+  },
+  jobRetryBaseMs: { env: 'JOB_RETRY_BASE_MS', kind: 'int', deployed: false, default: 1_000, doc: 'Delay unit of job retries (2^retry × this, in ms); 1000 in production, smaller in tests.' },
+} as const satisfies Readonly<Record<string, Setting>>;
+
+export type SettingKey = keyof typeof SETTINGS;
+/** The settings the stack configures (RelayConfig). */
+export type DeployedSettingKey = { [K in SettingKey]: (typeof SETTINGS)[K] extends { readonly deployed: false } ? never : K }[SettingKey];
+export type SettingValueOf<K extends SettingKey> = SettingValue<(typeof SETTINGS)[K]['kind']>;
+
+/** The env-string form of a value (what the stack writes into a function's environment). */
+export const encodeSetting = (kind: SettingKind, value: unknown): string => (kind === 'ports' ? JSON.stringify(value) : String(value));
