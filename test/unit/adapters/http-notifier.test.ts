@@ -78,6 +78,24 @@ describe('Adapter: HttpNotifier', () => {
       expect(sleeps).toEqual([1_000, 2_000]);
     });
 
+    it('sends a lifecycle event signed like a callback, with the event id on every retry', async () => {
+      // Prepare
+      receiver.reply({ status: 502 }, { status: 204 });
+      const event = { event: 'order.lease_expired' as const, order_id: 7, task_id: 'task-e', occurred_at: NOW / 1000, lease_expires_at: NOW / 1000 - 5 };
+      // Act
+      const delivered = await notifier().send(`${receiver.base}/events`, 'lease_expired:7:1749999995', event);
+      // Assess
+      expect(delivered).toBe(true);
+      expect(receiver.requests).toHaveLength(2);
+      for (const req of receiver.requests) {
+        expect(JSON.parse(req.body)).toEqual(event);
+        expect(req.headers['x-webhook-id']).toBe('lease_expired:7:1749999995');
+        expect(signatureMatches([SECRET], signedBytes(req.body, String(req.headers['x-webhook-timestamp'])), String(req.headers['x-webhook-signature']))).toBe(true);
+      }
+      // An event never reuses the task's callback delivery id: it is not the task's one result.
+      expect(receiver.requests[0]?.headers['x-webhook-id']).not.toBe(callbackDeliveryId('task-e'));
+    });
+
     it('retries a 429', async () => {
       receiver.reply({ status: 429 }, { status: 200 });
       expect(await notifier().callback(`${receiver.base}/cb`, 'task-3', result)).toBe(true);
