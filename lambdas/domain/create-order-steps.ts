@@ -71,10 +71,10 @@ export interface CancelResult {
   readonly note?: 'no_order' | 'already_cancelled' | 'not_cancellable';
 }
 
-/** The error a Catch stores at `$.error` (Step Functions shape). */
+/** A failure the workflow caught: the error's name and its text (the workflow handlers read it from `$.error`). */
 export interface CaughtError {
-  readonly Error: string;
-  readonly Cause?: string;
+  readonly name: string;
+  readonly message: string;
 }
 
 /** The workflow state document as it grows along the states. */
@@ -352,26 +352,12 @@ export const cancelOrderStep = (state: WorkflowState, deps: CancelOrderDeps, now
 
 // ---------------------------------------------------------------- ReportResult
 
-/** The error text of a caught Step Functions error: the Lambda errorMessage inside Cause, else the error name. */
-export const caughtErrorText = (error: CaughtError): string => {
-  if (!error.Cause) return error.Error;
-  try {
-    const cause: unknown = JSON.parse(error.Cause);
-    if (typeof cause === 'object' && cause !== null && 'errorMessage' in cause && typeof cause.errorMessage === 'string' && cause.errorMessage.length > 0) {
-      return cause.errorMessage;
-    }
-  } catch {
-    // Cause is plain text for non-Lambda errors (States.Timeout, States.Runtime ...).
-  }
-  return error.Cause;
-};
-
 /** The spec's timeout text, with the configured readiness window. */
 export const readyTimeoutMessage = (seconds: number): string => `Order creation timed out after ${seconds} s`;
 
 /** The task result the state document stands for. */
 export const workflowResult = (state: WorkflowState): CreateOrderSuccess | FailureResult => {
-  if (state.error) return failure(caughtErrorText(state.error));
+  if (state.error) return failure(state.error.message);
   const check = state.check;
   if (check?.ready && check.order && state.search) {
     return {

@@ -16,6 +16,20 @@ export class InvalidWorkflowInputError extends Error {
   }
 }
 
+/** The error text of a caught Step Functions error: the Lambda errorMessage inside Cause, else the error name. */
+export const caughtErrorText = (error: { readonly Error: string; readonly Cause?: string }): string => {
+  if (!error.Cause) return error.Error;
+  try {
+    const cause: unknown = JSON.parse(error.Cause);
+    if (typeof cause === 'object' && cause !== null && 'errorMessage' in cause && typeof cause.errorMessage === 'string' && cause.errorMessage.length > 0) {
+      return cause.errorMessage;
+    }
+  } catch {
+    // Cause is plain text for non-Lambda errors (States.Timeout, States.Runtime ...).
+  }
+  return error.Cause;
+};
+
 const ChosenServerSchema = z.object({
   id: z.number().int(),
   gpu_array: z.array(z.string()),
@@ -60,7 +74,10 @@ export const WorkflowStateSchema = z.object({
   cancel: z
     .object({ cancelled: z.boolean(), order_id: z.number().int().optional(), note: z.enum(['no_order', 'already_cancelled', 'not_cancellable']).optional() })
     .optional(),
-  error: z.object({ Error: z.string(), Cause: z.string().optional() }).optional(),
+  // What a Catch stores at `$.error` (Step Functions' shape), read into the domain's CaughtError.
+  error: z.object({ Error: z.string(), Cause: z.string().optional() })
+    .transform((caught) => ({ name: caught.Error, message: caughtErrorText(caught) }))
+    .optional(),
 });
 
 /**

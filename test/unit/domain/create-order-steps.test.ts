@@ -1,5 +1,5 @@
 import {
-  cancelTaskOrder, caughtErrorText, checkOrder, findServer, handleExecutionEnded, placeOrder, reportResult, reserveQuota,
+  cancelTaskOrder, checkOrder, findServer, handleExecutionEnded, placeOrder, reportResult, reserveQuota,
   workflowResult, MAX_PLACEMENT_ATTEMPTS, type SearchResult,
 } from '../../../lambdas/domain/create-order-steps';
 import {
@@ -272,12 +272,6 @@ describe('Function: cancelTaskOrder', () => {
 });
 
 describe('Function: workflowResult', () => {
-  it('reads the Lambda errorMessage from a caught Cause, or the plain Cause', () => {
-    expect(caughtErrorText({ Error: 'NoServerAvailableError', Cause: JSON.stringify({ errorType: 'X', errorMessage: 'No H100 available' }) })).toBe('No H100 available');
-    expect(caughtErrorText({ Error: 'States.Timeout', Cause: 'task timed out' })).toBe('task timed out');
-    expect(caughtErrorText({ Error: 'States.Timeout' })).toBe('States.Timeout');
-    expect(caughtErrorText({ Error: 'E', Cause: 'null' })).toBe('null');
-  });
 
   it('reports the configured readiness timeout', () => {
     const state = aState({ timing: { poll_interval_seconds: 1, ready_timeout_seconds: 42, soft_deadline: 0 }, check: { ready: false, timedOut: true, reason: 'ready_timeout' } });
@@ -318,7 +312,7 @@ describe('Function: reportResult', () => {
     const tasks = new FakeTasks();
     tasks.seed();
     const notifier = new FakeNotifier();
-    await reportResult(aState({ error: { Error: 'QuotaExceededError', Cause: 'Hourly order limit reached (10 per hour)' } }), { tasks, notifier, claims: new FakeClaims() }, NOW);
+    await reportResult(aState({ error: { name: 'QuotaExceededError', message: 'Hourly order limit reached (10 per hour)' } }), { tasks, notifier, claims: new FakeClaims() }, NOW);
     expect(notifier.chats).toHaveLength(0);
     expect(notifier.callbacks[0].result).toEqual({ success: false, error: 'Hourly order limit reached (10 per hour)' });
   });
