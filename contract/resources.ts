@@ -38,4 +38,12 @@ export const keys = {
   claim: (serverId: number) => `CLAIM#${serverId}`,
   cache: (name: string) => `CACHE#${name}`,
   idempotency: (key: string) => `IDEM#${key}`,
+  /** An order the relay placed (task, callback, spot) and its lease, if any. */
+  lease: (orderId: number) => `LEASE#${orderId}`,
+  /** A 15-minute bucket of lease ends, named by its start in UTC minutes, for people reading the table. */
+  leaseDue: (bucketStart: number) => `LEASE_DUE#${new Date(bucketStart * 1000).toISOString().slice(0, 16)}`,
+  leaseDueCursor: () => 'LEASE_DUE#cursor',
+  watch: () => 'WATCH#orders',
+  leaseEvent: (eventId: string) => `LEASE_EVENT#${eventId}`,
+  spotDecrease: (orderId: number) => `SPOT_DECREASE#${orderId}`,
 } as const;

@@ -5,23 +5,25 @@
  */
 import type { Ports } from './shapes';
 
-/** How a value is written: `int` and `bool` are decoded from env strings, `ports` from JSON. */
-export type SettingKind = 'url' | 'text' | 'int' | 'bool' | 'ports';
-export type SettingValue<K extends SettingKind> = K extends 'int' ? number : K extends 'bool' ? boolean : K extends 'ports' ? Ports : string;
+/** How a value is written: `int`, `hours` (a positive number, fractions allowed) and `bool` are decoded from env strings, `ports` from JSON. */
+export type SettingKind = 'url' | 'text' | 'int' | 'hours' | 'bool' | 'ports';
+export type SettingValue<K extends SettingKind> = K extends 'int' | 'hours' ? number : K extends 'bool' ? boolean : K extends 'ports' ? Ports : string;
 
 export interface Setting<K extends SettingKind = SettingKind> {
   readonly env: string;
   readonly kind: K;
   readonly doc: string;
-  /** Default inside the functions (and `npm start`); absent = required. */
+  /** Default inside the functions (and `npm start`); absent = required (unless `optional`). */
   readonly default?: SettingValue<K>;
+  /** True: no default and may stay unset everywhere (unset = the feature is off). */
+  readonly optional?: true;
   /** Default of the deployed stack's RelayConfig when it differs from `default`. */
   readonly deployedDefault?: SettingValue<K>;
   /** False: a function setting the stack does not configure (the function default applies). @default true */
   readonly deployed?: boolean;
   /** `int` only: 0 allows zero. @default 1 */
   readonly min?: 0 | 1;
-  /** `int` only: the largest value, and why. */
+  /** `int` and `hours`: the largest value, and why. */
   readonly max?: { readonly value: number; readonly reason: string };
 }
 
@@ -59,6 +61,13 @@ export const SETTINGS = {
     env: 'MARKETPLACE_CREATE_INTERVAL_MS', kind: 'int', deployed: false, min: 0, default: 5_000,
     doc: 'Minimum spacing of create_order calls per API key (production: 1 per 5 s), on top of the interval above.',
   },
+  defaultMaxHours: {
+    env: 'DEFAULT_MAX_HOURS', kind: 'hours', optional: true,
+    max: { value: 720, reason: 'a lease is at most 30 days (max_hours)' },
+    doc: 'Lease of a create-order that names no `max_hours` (hours, fractions allowed, at most 720); unset = no lease.',
+  },
+  watchIntervalSeconds: { env: 'WATCH_INTERVAL_SECONDS', kind: 'int', default: 60, doc: 'Seconds between fleet-watch sweeps (lease expiry, warnings and order status changes).' },
+  leaseWarningSeconds: { env: 'LEASE_WARNING_SECONDS', kind: 'int', min: 0, default: 600, doc: 'How long before a lease ends the relay warns in chat and sends `order.lease_expiring`.' },
   jobRetryBaseMs: { env: 'JOB_RETRY_BASE_MS', kind: 'int', deployed: false, default: 1_000, doc: 'Delay unit of job retries (2^retry × this, in ms); 1000 in production, smaller in tests.' },
 } as const satisfies Readonly<Record<string, Setting>>;
 

@@ -19,4 +19,20 @@ export const MetricName = {
   CallbackFailures: 'CallbackFailures',
   CallbackDeliveries: 'CallbackDeliveries',
   ChatFailures: 'ChatFailures',
+  /** Fleet watch (issue 14): leases cancelled at their end, and cancellations that failed (alarmed). */
+  LeasesCancelled: 'LeasesCancelled',
+  LeaseCancelFailures: 'LeaseCancelFailures',
+  LeaseWarnings: 'LeaseWarnings',
+  /** A sweep that threw (alarmed). */
+  WatchErrors: 'WatchErrors',
+  /** Watched orders whose marketplace status changed (running → paused, expired, gone…). */
+  OrderStatusChanges: 'OrderStatusChanges',
+  /** Lifecycle events sent to callback URLs, and those that could not be delivered. */
+  LifecycleEvents: 'LifecycleEvents',
+  LifecycleEventFailures: 'LifecycleEventFailures',
+  /** Leases moved by extend-order, and spot price changes. */
+  LeasesExtended: 'LeasesExtended',
+  SpotPriceChanges: 'SpotPriceChanges',
+  /** A placed order the report step could not record for the watch (it retries; this counts the tries that failed). */
+  LeaseRecordFailures: 'LeaseRecordFailures',
 } as const;

@@ -21,15 +21,27 @@ const deployedSchema = (key: string, s: Setting): z.ZodType => {
       const base = s.min === 0 ? z.coerce.number().int().nonnegative() : z.coerce.number().int().positive();
       return s.max ? base.max(s.max.value, `${key} must be at most ${s.max.value} (${s.max.reason})`) : base;
     }
+    case 'hours': {
+      const base = z.coerce.number().positive();
+      return s.max ? base.max(s.max.value, `${key} must be at most ${s.max.value} (${s.max.reason})`) : base;
+    }
   }
 };
 
-type DeployedShape = { [K in DeployedSettingKey]: z.ZodDefault<z.ZodType<SettingValueOf<K>>> };
+type DeployedShape = {
+  [K in DeployedSettingKey]: (typeof SETTINGS)[K] extends { readonly optional: true }
+    ? z.ZodOptional<z.ZodType<SettingValueOf<K>>>
+    : z.ZodDefault<z.ZodType<SettingValueOf<K>>>;
+};
 
 const deployedShape = (): DeployedShape => {
   const shape: Record<string, z.ZodType> = {};
   for (const [key, s] of Object.entries(SETTINGS) as [string, Setting][]) {
     if (s.deployed === false) continue;
+    if (s.optional) {
+      shape[key] = deployedSchema(key, s).optional();
+      continue;
+    }
     const fallback = s.deployedDefault ?? s.default;
     if (fallback === undefined) throw new Error(`setting ${key} needs a deployed default`);
     shape[key] = deployedSchema(key, s).default(fallback);

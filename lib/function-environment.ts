@@ -5,6 +5,6 @@ import type { RelayConfig } from './config';
 export const configEnvironment = (config: RelayConfig): Record<string, string> =>
   Object.fromEntries(
     (Object.entries(SETTINGS) as [keyof RelayConfig, Setting][])
-      .filter(([, s]) => s.deployed !== false)
+      .filter(([key, s]) => s.deployed !== false && config[key] !== undefined)
       .map(([key, s]) => [s.env, encodeSetting(s.kind, config[key])]),
   );

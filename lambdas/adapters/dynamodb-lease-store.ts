@@ -22,7 +22,7 @@
  * prunes, never a lease without an entry. Strongly consistent reads throughout: the cursor protocol
  * relies on reading what was just written.
  *
- * The key prefixes belong in contract/resources.ts `keys` once issue 15 lands.
+ * The key prefixes are declared in contract/resources.ts `keys`.
  */
 import {
   BatchGetCommand,
@@ -33,11 +33,11 @@ import {
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
+import { keys, RELAY_TABLE } from '../../contract/resources';
 import type { Lease, LeaseEnd, TrackedOrder, WatchedOrder, WatchEntry } from '../domain/lease';
 import type { LeaseStore, LeaseTerms, SpotDecreaseClaim } from '../domain/lease-ports';
 
-/** Copy of RELAY_TABLE.ttlAttribute (contract/resources.ts): lambdas/ does not import the deployment side. */
-const TTL_ATTRIBUTE = 'ttl';
+const TTL_ATTRIBUTE = RELAY_TABLE.ttlAttribute;
 
 /** Width of a due bucket. A sweep reads the buckets from the cursor to `before`, usually one or two. */
 export const LEASE_DUE_BUCKET_SECONDS = 900;
@@ -51,14 +51,14 @@ const IN_FLIGHT_GRACE_SECONDS = 3600;
 /** BatchGetItem takes at most 100 keys. */
 const BATCH_GET_LIMIT = 100;
 
+/** The store's keys (contract/resources.ts `keys`), by their short names. */
 export const leaseKeys = {
-  lease: (orderId: number) => `LEASE#${orderId}`,
-  /** Bucket items are named by their start in UTC minutes, for people reading the table. */
-  due: (bucketStart: number) => `LEASE_DUE#${new Date(bucketStart * 1000).toISOString().slice(0, 16)}`,
-  cursor: () => 'LEASE_DUE#cursor',
-  watch: () => 'WATCH#orders',
-  event: (eventId: string) => `LEASE_EVENT#${eventId}`,
-  spotDecrease: (orderId: number) => `SPOT_DECREASE#${orderId}`,
+  lease: keys.lease,
+  due: keys.leaseDue,
+  cursor: keys.leaseDueCursor,
+  watch: keys.watch,
+  event: keys.leaseEvent,
+  spotDecrease: keys.spotDecrease,
 } as const;
 
 export const bucketStart = (seconds: number): number => Math.floor(seconds / LEASE_DUE_BUCKET_SECONDS) * LEASE_DUE_BUCKET_SECONDS;

@@ -38,20 +38,29 @@ const envSchema = (s: Setting): z.ZodType => {
       const base = s.min === 0 ? z.coerce.number().int().nonnegative() : z.coerce.number().int().positive();
       return s.max ? base.max(s.max.value, `${s.env} must be at most ${s.max.value} (${s.max.reason})`) : base;
     }
+    case 'hours': {
+      const base = z.coerce.number().positive();
+      return s.max ? base.max(s.max.value, `${s.env} must be at most ${s.max.value} (${s.max.reason})`) : base;
+    }
   }
 };
+
+/** An optional setting: unset or empty = undefined. */
+const optionalEnv = (schema: z.ZodType): z.ZodType => z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
 
 type Settings = typeof SETTINGS;
 type SettingsEnvShape = {
   [K in SettingKey as Settings[K]['env']]: Settings[K] extends { readonly default: unknown }
     ? z.ZodDefault<z.ZodType<SettingValueOf<K>>>
-    : z.ZodType<SettingValueOf<K>>;
+    : Settings[K] extends { readonly optional: true }
+      ? z.ZodOptional<z.ZodType<SettingValueOf<K>>>
+      : z.ZodType<SettingValueOf<K>>;
 };
 
 const settingsEnvShape = (): SettingsEnvShape => {
   const shape: Record<string, z.ZodType> = {};
   for (const s of Object.values(SETTINGS) as Setting[]) {
-    shape[s.env] = s.default === undefined ? envSchema(s) : envSchema(s).default(s.default);
+    shape[s.env] = s.optional ? optionalEnv(envSchema(s)) : s.default === undefined ? envSchema(s) : envSchema(s).default(s.default);
   }
   return shape as unknown as SettingsEnvShape;
 };
