@@ -55,6 +55,13 @@ export interface SweepOptions {
   readonly limit?: number;
   /** @default DEFAULT_CANCEL_CLAIM_STALE_SECONDS */
   readonly cancelClaimStaleSeconds?: number;
+  /**
+   * Asked before each lease and each status change is handled: false stops the sweep there, and what
+   * is left waits for the next sweep untouched (counted in `deferred`). The handler answers from the
+   * invocation's remaining time, so a slow marketplace defers work instead of timing the function out.
+   * @default () => true
+   */
+  readonly canContinue?: () => boolean;
 }
 
 /** Counters of one sweep, for metrics, alarms and the bench. */
@@ -77,6 +84,8 @@ export interface SweepReport {
   readonly marketplaceCalls: number;
   /** Items read from the lease store during the sweep. */
   readonly tableReads: number;
+  /** Leases and status changes left for the next sweep because `canContinue` said stop. */
+  readonly deferred: number;
   /** Why each failed cancel failed, for the log. */
   readonly cancelFailures: readonly { readonly order_id: number; readonly reason: string }[];
 }
@@ -87,7 +96,7 @@ type Counters = { -readonly [K in Exclude<keyof SweepReport, 'cancelFailures'>]:
 
 const emptyReport = (): Counters => ({
   due: 0, warned: 0, cancelled: 0, failedCancels: 0, closed: 0, skippedClaims: 0,
-  statusChanges: 0, eventsSent: 0, eventsFailed: 0, marketplaceCalls: 0, tableReads: 0, cancelFailures: [],
+  statusChanges: 0, eventsSent: 0, eventsFailed: 0, marketplaceCalls: 0, tableReads: 0, deferred: 0, cancelFailures: [],
 });
 
 const reasonOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
@@ -102,6 +111,7 @@ const reasonOf = (error: unknown): string => (error instanceof Error ? error.mes
 export const sweepFleet = async (deps: FleetWatchDeps, options: SweepOptions): Promise<SweepReport> => {
   const { now } = options;
   const warningSeconds = options.warningSeconds ?? DEFAULT_LEASE_WARNING_SECONDS;
+  const canContinue = options.canContinue ?? (() => true);
   const report = emptyReport();
   const readsBefore = deps.leases.itemsRead();
   const done = (): SweepReport => ({ ...report, tableReads: deps.leases.itemsRead() - readsBefore });
@@ -126,7 +136,16 @@ export const sweepFleet = async (deps: FleetWatchDeps, options: SweepOptions): P
   const handled = new Set<number>();
   const plan = planLeaseSweep(due, now, warningSeconds);
 
-  for (const lease of plan.expire) {
+  // Out of time: the rest (leases and status changes) is left for the next sweep, untouched.
+  let stopped = false;
+  const mayGoOn = (left: number): boolean => {
+    if (!stopped && !canContinue()) stopped = true;
+    if (stopped) report.deferred += left;
+    return !stopped;
+  };
+
+  for (const [index, lease] of plan.expire.entries()) {
+    if (!mayGoOn(plan.expire.length - index)) break;
     if (!active.has(lease.order_id)) {
       // Already gone: nothing to cancel; the status diff below reports it.
       if (await deps.leases.endLease(lease.order_id, 'order_gone', now, lease.expires_at)) report.closed += 1;
@@ -154,7 +173,8 @@ export const sweepFleet = async (deps: FleetWatchDeps, options: SweepOptions): P
     await send(lease, leaseExpiredEvent(lease, now));
   }
 
-  for (const lease of plan.warn) {
+  for (const [index, lease] of plan.warn.entries()) {
+    if (!mayGoOn(plan.warn.length - index)) break;
     if (!active.has(lease.order_id)) continue;
     if (!(await deps.leases.claimWarning(lease.order_id, lease.expires_at))) continue;
     report.warned += 1;
@@ -166,7 +186,8 @@ export const sweepFleet = async (deps: FleetWatchDeps, options: SweepOptions): P
   const changes = diffWatch(stillWatched, orders);
   if (changes.length > 0) {
     const records = await deps.leases.getMany(changes.map((c) => c.order_id));
-    for (const change of changes) {
+    for (const [index, change] of changes.entries()) {
+      if (!mayGoOn(changes.length - index)) break;
       const prev = stillWatched.get(change.order_id) as WatchEntry;
       const next: WatchEntry | undefined = change.terminal ? undefined : { status: change.to, since: now, spot: change.spot };
       if (!(await deps.leases.setStatus(change.order_id, prev, next, now))) continue;

@@ -168,6 +168,29 @@ describe('Function: sweepFleet', () => {
     expect(await sweepFleet(deps, { now: NOW + 60, limit: 100 })).toMatchObject({ due: 6, cancelled: 6 });
   });
 
+  it('stops where canContinue says so and leaves the rest to the next sweep untouched', async () => {
+    const { deps, leases, marketplace } = setup();
+    await seedLeases(leases, marketplace, { total: 20, due: 10, now: NOW });
+    let budget = 3;
+    const first = await sweepFleet(deps, { now: NOW, canContinue: () => budget-- > 0 });
+    expect(first).toMatchObject({ due: 10, cancelled: 3, deferred: 7, failedCancels: 0, skippedClaims: 0 });
+    expect(marketplace.cancelCalls).toHaveLength(3);
+    const second = await sweepFleet(deps, { now: NOW + 60 });
+    expect(second).toMatchObject({ due: 7, cancelled: 7, deferred: 0 });
+    expect(new Set(marketplace.cancelCalls).size).toBe(10);
+  });
+
+  it('defers status changes too when out of time, and reports them on the next sweep', async () => {
+    const { deps, leases, marketplace, notifier } = setup();
+    marketplace.orders = [order(1), order(2)];
+    await leases.track({ order_id: 1, task_id: 't1' }, { now: NOW - 100, status: 'running' });
+    await leases.track({ order_id: 2, task_id: 't2' }, { now: NOW - 100, status: 'running' });
+    marketplace.orders = [];
+    expect(await sweepFleet(deps, { now: NOW, canContinue: () => false })).toMatchObject({ statusChanges: 0, deferred: 2 });
+    expect(notifier.texts).toEqual([]);
+    expect(await sweepFleet(deps, { now: NOW + 60 })).toMatchObject({ statusChanges: 2, deferred: 0 });
+  });
+
   it('throws when my_orders cannot be read, deciding nothing', async () => {
     const { deps, leases, marketplace } = setup();
     await leases.track({ order_id: 1, task_id: 't1' }, { now: NOW - 100, status: 'running', lease: { expires_at: NOW - 1, hours: 1 } });
