@@ -20,6 +20,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { build, type Metafile } from 'esbuild';
+import { relayEsbuildAliases } from '../lib/constructs/relay-bundling';
 import { EXECUTION_ENDED_ENTRY, JOB_WORKER_ENTRY, ROUTES, WORKFLOW_TASKS } from '../lib/routes';
 import { startLocalDynamo } from '../local/dynalite';
 import { startLocalSqs } from '../local/fauxqs';
@@ -105,6 +106,7 @@ const bundle = async (entry: string, outfile: string): Promise<{ bytes: number; 
     format: 'esm',
     mainFields: ['module', 'main'],
     banner: { js: "import { createRequire } from 'module';const require = createRequire(import.meta.url);" },
+    alias: { ...relayEsbuildAliases(ROOT) },
     metafile: true,
     logLevel: 'silent',
   });

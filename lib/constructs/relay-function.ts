@@ -9,6 +9,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Construct } from 'constructs';
 import { METRICS_NAMESPACE, SERVICE_NAME } from '../../contract/telemetry';
+import { relayEsbuildAliases } from './relay-bundling';
 
 /** Repository root, so entries are written as repo-relative paths like `lambdas/handlers/api/health.ts`. */
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
@@ -73,6 +74,7 @@ export class RelayFunction extends Construct {
         banner: "import { createRequire } from 'module';const require = createRequire(import.meta.url);",
         // Bundle everything (Powertools, middy, SDK v3) rather than rely on the runtime's copy.
         externalModules: [],
+        esbuildArgs: Object.fromEntries(Object.entries(relayEsbuildAliases(REPO_ROOT)).map(([from, to]) => [`--alias:${from}`, to])),
       },
     });
   }
