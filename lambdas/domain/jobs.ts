@@ -1,5 +1,5 @@
 /**
- * The queued jobs (cancel-order, status, price-alert) and their retry policy. Pure use cases: the
+ * The queued jobs (cancel-order, status, price-alert, extend-order, set-spot-price) and their retry policy. Pure use cases: the
  * ports arrive as one deps object and time arrives as `now` (epoch ms). The SQS worker
  * (lambdas/handlers/worker/job-worker.ts) runs them and maps the retry policy onto SQS.
  */
@@ -7,6 +7,9 @@ import { createHash } from 'node:crypto';
 import { SOFT_TIME_LIMIT_SECONDS } from '../../contract/limits';
 import { orderCancelledText, priceAlertMatchedText } from './chat-messages';
 import { isBusinessOutcome, MarketplaceInvalidInputError } from './errors';
+import { extendOrder, setSpotPrice } from './fleet-watch';
+import { hasLease } from './lease';
+import type { LeaseStore } from './lease-ports';
 import { findMatchingServer } from './matching';
 import type { Order, PortProtocol, Server } from './marketplace-types';
 import type { CreateOrderWorkflowInput, MarketplaceClient, Notifier, TaskRepository, WorkflowStarter } from './ports';
@@ -14,10 +17,12 @@ import type {
   CancelOrderInput,
   CancelSuccess,
   CreateOrderInput,
+  ExtendOrderInput,
   JobMessage,
   PriceAlertInput,
   PriceAlertMatched,
   PriceNotMet,
+  SetSpotPriceInput,
   StatusInput,
   StatusResult,
   TaskOrigin,
@@ -41,6 +46,8 @@ export interface JobDeps {
   readonly tasks: TaskRepository;
   readonly notifier: Notifier;
   readonly workflow: WorkflowStarter;
+  /** Leases and watched orders (issue 14): extend-order, set-spot-price, and lease ends in status. */
+  readonly leases: Pick<LeaseStore, 'get' | 'getMany' | 'extend' | 'claimSpotDecrease' | 'releaseSpotDecrease'>;
   readonly config: JobConfig;
 }
 
@@ -121,8 +128,19 @@ export const summarizeOrders = (orders: readonly Order[]): StatusResult => ({
  * completed orders cannot be acted on, and including them would make total_orders grow without
  * bound over the account's lifetime.
  */
-export const runStatus = async (_input: StatusInput, deps: Pick<JobDeps, 'marketplace'>): Promise<StatusResult> =>
-  summarizeOrders(await deps.marketplace.listOrders({ returnCompleted: false }));
+export const runStatus = async (_input: StatusInput, deps: Pick<JobDeps, 'marketplace' | 'leases'>): Promise<StatusResult> => {
+  const summary = summarizeOrders(await deps.marketplace.listOrders({ returnCompleted: false }));
+  if (summary.orders.length === 0) return summary;
+  // Leased orders show when the relay cancels them; an ended lease no longer applies.
+  const tracked = await deps.leases.getMany(summary.orders.map((o) => o.order_id));
+  return {
+    ...summary,
+    orders: summary.orders.map((o) => {
+      const record = tracked.get(o.order_id);
+      return hasLease(record) && !record.ended ? { ...o, lease_expires_at: record.expires_at } : o;
+    }),
+  };
+};
 
 // ---- price-alert ---------------------------------------------------------------------------
 
@@ -223,6 +241,8 @@ export type TypedJobMessage = JobMessage & (
   | { readonly kind: 'cancel-order'; readonly input: CancelOrderInput }
   | { readonly kind: 'status'; readonly input: StatusInput }
   | { readonly kind: 'price-alert'; readonly input: PriceAlertInput }
+  | { readonly kind: 'extend-order'; readonly input: ExtendOrderInput }
+  | { readonly kind: 'set-spot-price'; readonly input: SetSpotPriceInput }
 );
 
 /** Runs the job a message names. Throws what the job throws; the caller applies the retry policy. */
@@ -234,5 +254,10 @@ export const runJob = async (message: TypedJobMessage, deps: JobDeps, now: numbe
       return runStatus(message.input, deps);
     case 'price-alert':
       return runPriceAlert(message.input, deps, { task_id: message.task_id, origin: message.origin, now });
+    // Business refusals come back as failure results; transient errors are thrown for the retry.
+    case 'extend-order':
+      return extendOrder(message.input, { task_id: message.task_id, now: Math.floor(now / 1000) }, deps);
+    case 'set-spot-price':
+      return setSpotPrice(message.input, { now: Math.floor(now / 1000) }, deps);
   }
 };

@@ -1,8 +1,11 @@
 /** Tasks: what a caller asked for, where it stands, and how it ended. */
 import * as z from 'zod';
+import type { ExtendOrderInput, ExtendOrderSuccess, SetSpotPriceInput, SetSpotPriceSuccess } from './lease';
 import type { PortProtocol } from './marketplace-types';
 
-export const TaskKindSchema = z.enum(['create-order', 'cancel-order', 'status', 'price-alert']);
+export type { ExtendOrderInput, ExtendOrderSuccess, SetSpotPriceInput, SetSpotPriceSuccess };
+
+export const TaskKindSchema = z.enum(['create-order', 'cancel-order', 'status', 'price-alert', 'extend-order', 'set-spot-price']);
 export type TaskKind = z.infer<typeof TaskKindSchema>;
 export const TaskStateSchema = z.enum(['queued', 'running', 'succeeded', 'failed']);
 export type TaskState = z.infer<typeof TaskStateSchema>;
@@ -26,6 +29,8 @@ export interface CreateOrderInput {
   readonly env?: Readonly<Record<string, string>>;
   readonly use_spot: boolean;
   readonly callback_url?: string;
+  /** Lease in hours (the request's max_hours, else DEFAULT_MAX_HOURS); absent = no lease. */
+  readonly max_hours?: number;
 }
 export interface CancelOrderInput { readonly order_id: number; readonly callback_url?: string }
 export interface StatusInput { readonly callback_url?: string }
@@ -40,7 +45,9 @@ export type TaskRequest =
   | { readonly kind: 'create-order'; readonly input: CreateOrderInput }
   | { readonly kind: 'cancel-order'; readonly input: CancelOrderInput }
   | { readonly kind: 'status'; readonly input: StatusInput }
-  | { readonly kind: 'price-alert'; readonly input: PriceAlertInput };
+  | { readonly kind: 'price-alert'; readonly input: PriceAlertInput }
+  | { readonly kind: 'extend-order'; readonly input: ExtendOrderInput }
+  | { readonly kind: 'set-spot-price'; readonly input: SetSpotPriceInput };
 
 /** Results, exactly as order-relay.md §2.3 shapes them. */
 export interface CreateOrderSuccess {
@@ -51,19 +58,35 @@ export interface CreateOrderSuccess {
   readonly ssh_connection: string;
   readonly gpu: readonly string[];
   readonly price_usd: number | null;
+  /** Unix seconds at which the relay cancels the order (a leased order only), counted from readiness. */
+  readonly lease_expires_at?: number;
 }
 export interface CancelSuccess { readonly success: true; readonly order_id: number; readonly status: 'cancelled' }
 export interface StatusResult {
   readonly total_orders: number;
   readonly active: number;
   readonly creating: number;
-  readonly orders: readonly { readonly order_id: number; readonly status: string; readonly ssh: string | null }[];
+  readonly orders: readonly {
+    readonly order_id: number;
+    readonly status: string;
+    readonly ssh: string | null;
+    /** Leased orders only: when the relay cancels the order (Unix seconds). */
+    readonly lease_expires_at?: number;
+  }[];
 }
 export interface PriceAlertMatched { readonly success: true; readonly message: string; readonly task_id: string }
 export interface PriceNotMet { readonly success: false; readonly message: string }
 export interface FailureResult { readonly success: false; readonly error: string }
 
-export type TaskResult = CreateOrderSuccess | CancelSuccess | StatusResult | PriceAlertMatched | PriceNotMet | FailureResult;
+export type TaskResult =
+  | CreateOrderSuccess
+  | CancelSuccess
+  | StatusResult
+  | PriceAlertMatched
+  | PriceNotMet
+  | ExtendOrderSuccess
+  | SetSpotPriceSuccess
+  | FailureResult;
 
 export const failure = (error: string): FailureResult => ({ success: false, error });
 
@@ -91,10 +114,10 @@ export interface TaskRecord {
   readonly order_cancelled?: boolean;
 }
 
-/** A job on the SQS queue (cancel-order, status, price-alert). */
+/** A job on the SQS queue (cancel-order, status, price-alert, extend-order, set-spot-price). */
 export interface JobMessage {
   readonly task_id: string;
   readonly kind: Exclude<TaskKind, 'create-order'>;
-  readonly input: CancelOrderInput | StatusInput | PriceAlertInput;
+  readonly input: CancelOrderInput | StatusInput | PriceAlertInput | ExtendOrderInput | SetSpotPriceInput;
   readonly origin: TaskOrigin;
 }

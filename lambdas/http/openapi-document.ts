@@ -47,14 +47,30 @@ const CreateOrderSuccessSchema = z.object({
   ssh_connection: z.string(),
   gpu: z.array(z.string()),
   price_usd: z.number().nullable().meta({ description: 'Spot price of the chosen server in USD per hour' }),
+  lease_expires_at: z.number().int().optional().meta({ description: 'Leased orders only (`max_hours` or DEFAULT_MAX_HOURS): Unix seconds at which the relay cancels the order, counted from readiness' }),
 }).meta({ title: 'CreateOrderSuccess' });
 const CancelSuccessSchema = z.object({ success: z.literal(true), order_id: z.number().int(), status: z.literal('cancelled') }).meta({ title: 'CancelSuccess' });
 const StatusResultSchema = z.object({
   total_orders: z.number().int(),
   active: z.number().int().meta({ description: 'Orders with status running' }),
   creating: z.number().int().meta({ description: 'Orders with status creating_order' }),
-  orders: z.array(z.object({ order_id: z.number().int(), status: z.string(), ssh: z.string().nullable() })),
+  orders: z.array(z.object({
+    order_id: z.number().int(),
+    status: z.string(),
+    ssh: z.string().nullable(),
+    lease_expires_at: z.number().int().optional().meta({ description: 'Leased orders only: Unix seconds at which the relay cancels the order' }),
+  })),
 }).meta({ title: 'StatusResult' });
+const ExtendOrderSuccessSchema = z.object({
+  success: z.literal(true),
+  order_id: z.number().int(),
+  lease_expires_at: z.number().int().meta({ description: 'The new end of the lease (Unix seconds): max(now, previous end) + hours' }),
+}).meta({ title: 'ExtendOrderSuccess' });
+const SetSpotPriceSuccessSchema = z.object({
+  success: z.literal(true),
+  order_id: z.number().int(),
+  desired_price: z.number().meta({ description: 'The spot price now bid' }),
+}).meta({ title: 'SetSpotPriceSuccess' });
 const PriceAlertMatchedSchema = z.object({
   success: z.literal(true),
   message: z.string(),
@@ -70,6 +86,8 @@ export const TaskResultSchema = z.union([
   StatusResultSchema,
   PriceAlertMatchedSchema,
   PriceNotMetSchema,
+  ExtendOrderSuccessSchema,
+  SetSpotPriceSuccessSchema,
   FailureResultSchema,
 ]);
 

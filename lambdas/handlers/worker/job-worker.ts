@@ -1,5 +1,5 @@
 /**
- * The SQS job worker: runs cancel-order, status and price-alert jobs and reports partial batch
+ * The SQS job worker: runs cancel-order, status, price-alert, extend-order and set-spot-price jobs and reports partial batch
  * failures. Records are processed one after another by our own loop (not Powertools' BatchProcessor,
  * which runs records concurrently): marketplace calls stay paced, and each record's retry delay is
  * set on the message itself before the record is reported failed.
@@ -17,10 +17,11 @@ import * as z from 'zod';
 import { completeTask, isSuccessResult } from '../../domain/complete-task';
 import { SOFT_TIME_LIMIT_SECONDS } from '../../../contract/limits';
 import { errorText, isFinalAttempt, isRetryable, runJob, type JobDeps, type TypedJobMessage } from '../../domain/jobs';
+import { MAX_LEASE_HOURS } from '../../domain/lease';
 import { FINAL_STATES, failure, TaskOriginSchema, type TaskResult } from '../../domain/task';
 import { sqsClient } from '../../adapters/aws-clients';
 import { relayEnv } from '../../adapters/env';
-import { taskRepositoryFromEnv, workflowStarterFromEnv } from '../../adapters/from-env';
+import { leaseStoreFromEnv, taskRepositoryFromEnv, workflowStarterFromEnv } from '../../adapters/from-env';
 import { marketplaceFromEnv } from '../../adapters/marketplace-from-env';
 import { notifierFromEnv } from '../../adapters/notifier-from-env';
 import { countMetric, logger, MetricName, tagTask, tracedHandler, tracedSegment, withTaskScope } from '../../adapters/observability';
@@ -49,6 +50,16 @@ export const JobMessageSchema = z.discriminatedUnion('kind', [
     ...Envelope,
     kind: z.literal('price-alert'),
     input: z.object({ gpu_type: z.string().min(1), target_price: z.number().finite().nonnegative(), image: z.string().min(1), callback_url: CallbackUrl }),
+  }),
+  z.object({
+    ...Envelope,
+    kind: z.literal('extend-order'),
+    input: z.object({ order_id: z.number().int().positive(), hours: z.number().finite().positive().max(MAX_LEASE_HOURS), callback_url: CallbackUrl }),
+  }),
+  z.object({
+    ...Envelope,
+    kind: z.literal('set-spot-price'),
+    input: z.object({ order_id: z.number().int().positive(), desired_price: z.number().finite().positive(), callback_url: CallbackUrl }),
   }),
 ]);
 
@@ -169,6 +180,7 @@ export const jobWorkerDepsFromEnv = (): JobWorkerDeps => {
     tasks: taskRepositoryFromEnv(env),
     notifier: notifierFromEnv(env),
     workflow: workflowStarterFromEnv(env),
+    leases: leaseStoreFromEnv(env),
     visibility: new SqsMessageVisibility(sqsClient(), env.JOB_QUEUE_URL),
     retryBaseMs: env.JOB_RETRY_BASE_MS,
     config: {

@@ -10,7 +10,7 @@ import {
   runStatus,
   summarizeOrders,
 } from '../../../lambdas/domain/jobs';
-import { MarketplaceUnavailableError, SoftTimeoutError } from '../../../lambdas/domain/errors';
+import { MarketplaceRejectedError, MarketplaceUnavailableError, SoftTimeoutError } from '../../../lambdas/domain/errors';
 import { fakeDeps, order, server } from '../worker/fakes';
 
 const NOW = Date.parse('2025-03-01T12:00:00.000Z');
@@ -65,6 +65,21 @@ describe('Function: runStatus', () => {
       ],
     });
     expect(marketplace.listOrdersOptions).toEqual([{ returnCompleted: false }]);
+  });
+
+  it('lists lease_expires_at for leased orders only (not for watched orders without a lease, nor ended leases)', async () => {
+    // Prepare: 1 leased, 2 watched without a lease, 3 with an ended lease, 4 unknown to the relay
+    const { deps, marketplace, leases } = fakeDeps();
+    marketplace.orders = [1, 2, 3, 4].map((id) => order({ order_id: id, status: 'running' }));
+    await leases.track({ order_id: 1, task_id: 't1', spot: true }, { now: 1_000, status: 'running', lease: { expires_at: 4_600, hours: 1 } });
+    await leases.track({ order_id: 2, task_id: 't2', spot: true }, { now: 1_000, status: 'running' });
+    await leases.track({ order_id: 3, task_id: 't3', spot: true }, { now: 1_000, status: 'running', lease: { expires_at: 2_000, hours: 0.5 } });
+    await leases.endLease(3, 'cancelled', 2_001);
+    // Act
+    const result = await runStatus({}, deps);
+    // Assess
+    expect(result.orders.map((o) => o.lease_expires_at)).toEqual([4_600, undefined, undefined, undefined]);
+    expect(result.orders.filter((o) => 'lease_expires_at' in o).map((o) => o.order_id)).toEqual([1]);
   });
 
   it('summarizes an account without orders as zeros', () => {
@@ -157,6 +172,53 @@ describe('Function: runJob', () => {
     marketplace.orders = [order({ order_id: 9, status: 'running' })];
     await expect(runJob({ task_id: 't', kind: 'status', input: {}, origin: { source: 'webhook' } }, deps, NOW)).resolves.toMatchObject({ total_orders: 1, active: 1 });
     await expect(runJob({ task_id: 't', kind: 'cancel-order', input: { order_id: 9 }, origin: { source: 'webhook' } }, deps, NOW)).resolves.toMatchObject({ order_id: 9 });
+  });
+
+  it('runs extend-order: an active order without a lease gets one ending now + hours (Unix seconds)', async () => {
+    // Prepare
+    const { deps, marketplace, leases } = fakeDeps();
+    marketplace.orders = [order({ order_id: 9, status: 'running' })];
+    // Act
+    const result = await runJob({ task_id: 't-ext', kind: 'extend-order', input: { order_id: 9, hours: 2 }, origin: { source: 'webhook' } }, deps, NOW);
+    // Assess
+    expect(result).toEqual({ success: true, order_id: 9, lease_expires_at: NOW / 1000 + 7_200 });
+    expect(await leases.get(9)).toMatchObject({ order_id: 9, task_id: 't-ext', expires_at: NOW / 1000 + 7_200, hours: 2 });
+  });
+
+  it('ends extend-order of an order that is not active with the failure result (no throw, so no retry)', async () => {
+    const { deps, marketplace } = fakeDeps();
+    marketplace.orders = [order({ order_id: 9, status: 'expired' })];
+    await expect(runJob({ task_id: 't', kind: 'extend-order', input: { order_id: 9, hours: 1 }, origin: { source: 'webhook' } }, deps, NOW))
+      .resolves.toEqual({ success: false, error: 'order 9 is not active' });
+  });
+
+  it('runs set-spot-price: success, a marketplace refusal as a failure naming the reason, a transient error thrown', async () => {
+    // Prepare
+    const { deps, marketplace } = fakeDeps();
+    marketplace.orders = [order({ order_id: 9, status: 'running', type: 'spot', price: 5 })];
+    const job = { task_id: 't', kind: 'set-spot-price' as const, input: { order_id: 9, desired_price: 6 }, origin: { source: 'webhook' as const } };
+    // Act + Assess: success
+    await expect(runJob(job, deps, NOW)).resolves.toEqual({ success: true, order_id: 9, desired_price: 6 });
+    expect(marketplace.spotPrices).toEqual([{ orderId: 9, price: 6 }]);
+    // A business refusal: a failure result
+    jest.spyOn(marketplace, 'setSpotPrice').mockRejectedValueOnce(new MarketplaceRejectedError('too_low_price'));
+    const refused = await runJob(job, deps, NOW);
+    expect(refused).toMatchObject({ success: false });
+    expect((refused as { error: string }).error).toContain('too_low_price');
+    // A transient error: thrown, so the worker retries it
+    jest.spyOn(marketplace, 'setSpotPrice').mockRejectedValueOnce(new MarketplaceUnavailableError('down'));
+    await expect(runJob(job, deps, NOW)).rejects.toBeInstanceOf(MarketplaceUnavailableError);
+    expect(isRetryable(new MarketplaceUnavailableError('down'))).toBe(true);
+  });
+
+  it('refuses a second spot decrease within 600 s itself, without a marketplace call', async () => {
+    const { deps, marketplace } = fakeDeps();
+    marketplace.orders = [order({ order_id: 9, status: 'running', type: 'spot', price: 5 })];
+    const job = { task_id: 't', kind: 'set-spot-price' as const, input: { order_id: 9, desired_price: 4 }, origin: { source: 'webhook' as const } };
+    await expect(runJob(job, deps, NOW)).resolves.toMatchObject({ success: true });
+    const second = await runJob(job, deps, NOW + 599_000);
+    expect(second).toMatchObject({ success: false });
+    expect(marketplace.spotPrices).toHaveLength(1);
   });
 });
 

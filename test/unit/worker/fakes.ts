@@ -4,6 +4,7 @@ import type { CreateOrderWorkflowInput, MarketplaceClient, Notifier, TaskReposit
 import type { TaskRecord, TaskResult, TaskState } from '../../../lambdas/domain/task';
 import type { JobConfig, JobDeps } from '../../../lambdas/domain/jobs';
 import type { MessageVisibility } from '../../../lambdas/handlers/worker/sqs-message-visibility';
+import { FakeLeaseStore } from '../domain/lease-fakes';
 
 export const server = (overrides: Partial<Server> & { id: number }): Server => ({
   owner: 1,
@@ -50,7 +51,8 @@ export class FakeMarketplace implements MarketplaceClient {
   public async createOrder(): Promise<{ order_id: number | undefined }> { throw new Error('jobs never create orders'); }
   public async listOrders(options?: { returnCompleted?: boolean }) { await this.gate(); this.listOrdersOptions.push(options); return this.orders; }
   public async cancelOrder(orderId: number) { await this.gate(); this.cancelled.push(orderId); }
-  public async setSpotPrice() { await this.gate(); }
+  public spotPrices: { orderId: number; price: number }[] = [];
+  public async setSpotPrice(orderId: number, price: number) { await this.gate(); this.spotPrices.push({ orderId, price }); }
   public async spotMarket() { await this.gate(); return {}; }
 }
 
@@ -122,6 +124,7 @@ export const fakeDeps = () => {
   const tasks = new FakeTasks();
   const notifier = new FakeNotifier();
   const workflow = new FakeWorkflow();
-  const deps: JobDeps = { marketplace, tasks, notifier, workflow, config: jobConfig };
-  return { marketplace, tasks, notifier, workflow, deps };
+  const leases = new FakeLeaseStore();
+  const deps: JobDeps = { marketplace, tasks, notifier, workflow, leases, config: jobConfig };
+  return { marketplace, tasks, notifier, workflow, leases, deps };
 };

@@ -6,6 +6,7 @@ import { InMemoryPacingGate } from '../../../lambdas/marketplace/in-memory-pacin
 import { findMatchingServer } from '../../../lambdas/domain/matching';
 import { priceAlertOrderTaskId } from '../../../lambdas/domain/jobs';
 import { createJobWorker } from '../../../lambdas/handlers/worker/job-worker';
+import { FakeLeaseStore } from '../domain/lease-fakes';
 import { FakeNotifier, FakeTasks, FakeVisibility, FakeWorkflow, jobConfig } from './fakes';
 
 const record = (body: unknown, messageId: string): SQSRecord => ({
@@ -31,7 +32,7 @@ describe('Job worker against the marketplace simulator', () => {
     const tasks = new FakeTasks();
     const notifier = new FakeNotifier();
     const workflow = new FakeWorkflow();
-    const worker = createJobWorker({ marketplace, tasks, notifier, workflow, config: jobConfig, visibility: new FakeVisibility() });
+    const worker = createJobWorker({ marketplace, tasks, notifier, workflow, leases: new FakeLeaseStore(), config: jobConfig, visibility: new FakeVisibility() });
     return { tasks, notifier, workflow, worker };
   };
 
