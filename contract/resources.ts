@@ -15,6 +15,13 @@ export const RELAY_TABLE = {
 /** Worker Lambda timeout: the hard limit; the soft limit is enforced inside the job. */
 export const WORKER_TIMEOUT_SECONDS = HARD_TIME_LIMIT_SECONDS;
 
+/**
+ * Fleet-watch Lambda timeout. A healthy sweep handles its limit of leases (about 2 s each: the 1 s
+ * pacing slot of cancel_order plus deliveries and writes) in two thirds of it; past that the sweep
+ * defers what is left rather than start a lease whose worst case would not fit (test/unit/time-budgets.test.ts).
+ */
+export const WATCH_TIMEOUT_SECONDS = 300;
+
 export const JOB_QUEUE = {
   logicalName: 'jobs',
   /** At least 6x the worker timeout (Lambda's guidance for SQS event sources). */

@@ -43,3 +43,5 @@ export type WorkflowTaskName = keyof typeof WORKFLOW_TASKS;
 export const EXECUTION_ENDED_ENTRY = 'lambdas/handlers/workflow/execution-ended.ts';
 /** The SQS job worker. */
 export const JOB_WORKER_ENTRY = 'lambdas/handlers/worker/job-worker.ts';
+/** The fleet watch (issue 14): one sweep per EventBridge schedule tick (locally, per timer tick). */
+export const FLEET_WATCH_ENTRY = 'lambdas/handlers/watch/fleet-watch.ts';

@@ -25,6 +25,11 @@ export const MetricName = {
   LeaseWarnings: 'LeaseWarnings',
   /** A sweep that threw (alarmed). */
   WatchErrors: 'WatchErrors',
+  /** Per sweep: leases the due query returned, items read from the table, marketplace calls, work deferred to the next sweep. */
+  LeasesDue: 'LeasesDue',
+  WatchTableReads: 'WatchTableReads',
+  WatchMarketplaceCalls: 'WatchMarketplaceCalls',
+  WatchDeferred: 'WatchDeferred',
   /** Watched orders whose marketplace status changed (running → paused, expired, gone…). */
   OrderStatusChanges: 'OrderStatusChanges',
   /** Lifecycle events sent to callback URLs, and those that could not be delivered. */

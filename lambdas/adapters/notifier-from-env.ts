@@ -6,9 +6,10 @@ import type { RelayEnv } from './env';
 import { HttpNotifier } from './http-notifier';
 import { remainingMs } from './invocation-budget';
 import { chatWebhooks, currentWebhookSecret } from './secrets';
+import type { EventSender } from '../domain/lease-ports';
 import type { Notifier } from '../domain/ports';
 
-export const notifierFromEnv = (env: RelayEnv): Notifier =>
+export const notifierFromEnv = (env: RelayEnv): Notifier & EventSender =>
   new HttpNotifier({
     // Callbacks are signed with the current secret only: no AWSPREVIOUS read on this path.
     webhookSecrets: () => currentWebhookSecret(env),

@@ -1,0 +1,121 @@
+/**
+ * The fleet watch (issue 14): invoked by the EventBridge schedule every WATCH_INTERVAL_SECONDS (and by
+ * the local runtime's timer), it runs one sweep (domain/fleet-watch.ts `sweepFleet`): due leases are
+ * warned or cancelled once, and one my_orders read through the shared read cache covers every watched
+ * order's status. The SweepReport becomes metrics and one log line.
+ *
+ * A business outcome (a cancel the marketplace refused, an event nobody received) never throws: it is
+ * counted (LeaseCancelFailures is alarmed) and retried or dropped by the domain rules. An
+ * infrastructure failure (the table or my_orders unreadable) throws, after counting WatchErrors.
+ */
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { sweepFleet, DEFAULT_SWEEP_LIMIT, type FleetWatchDeps, type SweepReport } from '../../domain/fleet-watch';
+import { documentClient } from '../../adapters/aws-clients';
+import { DynamoDbLeaseStore } from '../../adapters/dynamodb-lease-store';
+import { relayEnv, type RelayEnv } from '../../adapters/env';
+import { callbackWorstCaseMs, chatWorstCaseMs } from '../../adapters/http-notifier';
+import { budgetedHandler, remainingMs, type BudgetContext } from '../../adapters/invocation-budget';
+import { lazy } from '../../adapters/lazy';
+import { MARKETPLACE_CLIENT_LIMITS, marketplaceFromEnv } from '../../adapters/marketplace-from-env';
+import { notifierFromEnv } from '../../adapters/notifier-from-env';
+import { countMetric, logger, MetricName, metrics, tracedHandler } from '../../adapters/observability';
+
+/** Allowance per table write or read, SDK retries included (the time-budget test's figure). */
+const AWS_CALL_MS = 1_000;
+/** Beyond the pacing slot, what one expiring lease costs on a healthy path: 4 writes, a chat post, an event. */
+export const HEALTHY_LEASE_EXTRA_MS = 1_000;
+/** Kept for publishing the report and the log line after the last lease. */
+export const FINISH_RESERVE_MS = 2_000;
+
+type TimingEnv = Pick<RelayEnv, 'MARKETPLACE_TIMEOUT_MS' | 'MARKETPLACE_MIN_INTERVAL_MS'>;
+
+/**
+ * One expiring lease at its worst, without any budget: cancel_order with every code-5 retry and
+ * back-off (each attempt: pacing slot, the gate's 2 writes, the full timeout), the chat post, the
+ * event with every retry, and 4 table calls (claim, end, unwatch, event claim).
+ */
+export const leaseWorstCaseMs = (env: TimingEnv): number => {
+  const limits = MARKETPLACE_CLIENT_LIMITS;
+  let backoffs = 0;
+  for (let n = 0; n < limits.maxRateLimitRetries; n += 1) backoffs += Math.min(limits.maxBackoffMs, limits.baseBackoffMs * 2 ** n);
+  const attempt = env.MARKETPLACE_MIN_INTERVAL_MS + 100 + 2 * AWS_CALL_MS + env.MARKETPLACE_TIMEOUT_MS;
+  const cancel = (1 + limits.maxRateLimitRetries) * attempt + backoffs;
+  return cancel + chatWorstCaseMs() + callbackWorstCaseMs() + 4 * AWS_CALL_MS;
+};
+
+/**
+ * Leases per sweep: as many as a healthy sweep handles in two thirds of the invocation's time at the
+ * paced rate (cancels are spaced MARKETPLACE_MIN_INTERVAL_MS apart), at most DEFAULT_SWEEP_LIMIT.
+ * 300 s and 1 req/s: 100.
+ */
+export const sweepLimit = (budgetMs: number, minIntervalMs: number): number => {
+  const perLease = minIntervalMs + HEALTHY_LEASE_EXTRA_MS;
+  if (!Number.isFinite(budgetMs)) return DEFAULT_SWEEP_LIMIT;
+  return Math.max(1, Math.min(DEFAULT_SWEEP_LIMIT, Math.floor((budgetMs * 2) / 3 / perLease)));
+};
+
+export interface WatchSettings extends TimingEnv {
+  readonly LEASE_WARNING_SECONDS: number;
+}
+
+const REPORT_METRICS: readonly (readonly [string, keyof Omit<SweepReport, 'cancelFailures'>])[] = [
+  [MetricName.LeasesDue, 'due'],
+  [MetricName.LeaseWarnings, 'warned'],
+  [MetricName.LeasesCancelled, 'cancelled'],
+  [MetricName.LeaseCancelFailures, 'failedCancels'],
+  [MetricName.OrderStatusChanges, 'statusChanges'],
+  [MetricName.LifecycleEvents, 'eventsSent'],
+  [MetricName.LifecycleEventFailures, 'eventsFailed'],
+  [MetricName.WatchTableReads, 'tableReads'],
+  [MetricName.WatchMarketplaceCalls, 'marketplaceCalls'],
+  [MetricName.WatchDeferred, 'deferred'],
+];
+
+/** One EMF blob per sweep, zeros included (an alarm on LeaseCancelFailures sees 0, not missing data). */
+const publish = (report: SweepReport): void => {
+  for (const [name, key] of REPORT_METRICS) metrics.addMetric(name, MetricUnit.Count, report[key]);
+  metrics.publishStoredMetrics();
+};
+
+/** Builds the handler around its dependencies and settings (tests pass fakes and a clock). */
+export const makeFleetWatch = (
+  deps: () => FleetWatchDeps | Promise<FleetWatchDeps>,
+  settings: () => WatchSettings,
+  clock: () => number = () => Math.floor(Date.now() / 1000),
+) =>
+  async function fleetWatch(_event: unknown, _context?: BudgetContext): Promise<SweepReport> {
+    const s = settings();
+    const reserveMs = leaseWorstCaseMs(s) + FINISH_RESERVE_MS;
+    let report: SweepReport;
+    try {
+      report = await sweepFleet(await deps(), {
+        now: clock(),
+        warningSeconds: s.LEASE_WARNING_SECONDS,
+        limit: sweepLimit(remainingMs(), s.MARKETPLACE_MIN_INTERVAL_MS),
+        // A lease is started only if its worst case still fits: the rest waits for the next sweep.
+        canContinue: () => remainingMs() > reserveMs,
+      });
+    } catch (error) {
+      countMetric(MetricName.WatchErrors);
+      logger.error('fleet watch sweep failed', { error });
+      throw error;
+    }
+    publish(report);
+    const { cancelFailures, ...counts } = report;
+    if (cancelFailures.length > 0) logger.warn('lease cancellations failed; retried on the next sweep', { cancelFailures });
+    logger.info('fleet watch sweep', counts);
+    return report;
+  };
+
+const deps = lazy<FleetWatchDeps>(() => {
+  const env = relayEnv();
+  const notifier = notifierFromEnv(env);
+  return {
+    leases: new DynamoDbLeaseStore(documentClient(), env.TABLE_NAME),
+    marketplace: marketplaceFromEnv(env),
+    notifier,
+    events: notifier,
+  };
+});
+
+export const handler = budgetedHandler(tracedHandler(makeFleetWatch(async () => deps(), () => relayEnv())));
