@@ -6,9 +6,10 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 // cdk-nag's own flattening, so acknowledged finding ids match the ones it reports.
 import { flattenCfnReference } from 'cdk-nag/lib/utils/flatten-cfn-reference';
-import type { Construct, IConstruct } from 'constructs';
+import { Construct, type IConstruct } from 'constructs';
 import type { RelayConfig } from './config';
 import { JobQueue } from './constructs/job-queue';
+import { jobWorkerFunction } from './constructs/job-worker';
 import { Monitoring } from './constructs/monitoring';
 import { OrderWorkflow } from './constructs/order-workflow';
 import { RelaySecrets } from './constructs/relay-secrets';
@@ -59,12 +60,17 @@ export class RelayStack extends Stack {
     this.secrets = new RelaySecrets(this, 'Secrets');
     this.table = new RelayTable(this, 'RelayTable', { deletionProtection: props.tableDeletionProtection ?? true });
     const table = this.table.table;
-    const environment = { ...configEnvironment(config), ...this.secrets.environment(), TABLE_NAME: table.tableName };
+    // Secret ARNs are not in it: each function gets those it may read with `secrets.bindTo`.
+    const environment = { ...configEnvironment(config), TABLE_NAME: table.tableName };
 
     this.workflow = new OrderWorkflow(this, 'OrderWorkflow', { table, secrets: this.secrets, environment, logRetention });
-    this.jobQueue = new JobQueue(this, 'JobQueue', {
+    // The worker and its queue share the 'JobQueue' scope ('Default' adds nothing to logical ids), so
+    // their resources keep the logical ids of the deployed stack.
+    const jobScope = new Construct(this, 'JobQueue');
+    const worker = jobWorkerFunction(jobScope, 'Worker', {
       table, secrets: this.secrets, environment, stateMachine: this.workflow.stateMachine, logRetention,
     });
+    this.jobQueue = new JobQueue(jobScope, 'Default', { consumer: worker });
     this.api = new WebhookApi(this, 'WebhookApi', {
       table,
       secrets: this.secrets,

@@ -23,7 +23,7 @@ import { BUSINESS_ERROR_NAMES, TRANSIENT_ERROR_NAMES } from '../../contract/erro
 import { HARD_TIME_LIMIT_SECONDS } from '../../contract/limits';
 import { EXECUTION_ENDED_ENTRY, WORKFLOW_TASKS, type WorkflowTaskName } from '../../contract/routes';
 import { RelayFunction } from './relay-function';
-import type { RelaySecrets } from './relay-secrets';
+import type { RelaySecrets, SecretName } from './relay-secrets';
 import { grantItemAccess } from './relay-table';
 
 export interface OrderWorkflowProps {
@@ -80,7 +80,7 @@ export const WORKFLOW_FUNCTION_TIMEOUT_SECONDS: Record<WorkflowTaskName | 'Execu
 };
 
 /** Which secrets each function reads (least privilege). */
-const SECRETS_OF: Record<WorkflowTaskName | 'ExecutionEnded', readonly ('webhook' | 'apiKey' | 'chat')[]> = {
+const SECRETS_OF: Record<WorkflowTaskName | 'ExecutionEnded', readonly Exclude<SecretName, 'slack'>[]> = {
   FindServer: ['apiKey'],
   ReserveQuota: [],
   PlaceOrder: ['apiKey'],
@@ -112,25 +112,21 @@ export class OrderWorkflow extends Construct {
   public constructor(scope: Construct, id: string, props: OrderWorkflowProps) {
     super(scope, id);
     const retention = props.logRetention ?? logs.RetentionDays.ONE_MONTH;
-    const secretEnv = props.secrets.environment();
-    const secretVars = { webhook: 'WEBHOOK_SECRET_ARN', apiKey: 'MARKETPLACE_API_KEY_ARN', chat: 'CHAT_WEBHOOKS_SECRET_ARN' } as const;
 
     const fns = {} as Record<WorkflowTaskName | 'ExecutionEnded', lambda.IFunction>;
     for (const [name, entry] of Object.entries(WORKFLOW_FUNCTION_ENTRIES) as [WorkflowTaskName | 'ExecutionEnded', string][]) {
-      const which = SECRETS_OF[name];
       const fn = new RelayFunction(this, `${name}Function`, {
         entry,
         description: name === 'ExecutionEnded' ? 'GPU relay: create-order safety net (ended executions)' : `GPU relay: create-order step ${name}`,
         timeout: Duration.seconds(WORKFLOW_FUNCTION_TIMEOUT_SECONDS[name]),
         logRetention: retention,
         environment: {
-          ...Object.fromEntries(Object.entries(props.environment).filter(([k]) => !k.endsWith('_SECRET_ARN') && k !== 'MARKETPLACE_API_KEY_ARN')),
-          ...Object.fromEntries(which.map((w) => [secretVars[w], secretEnv[secretVars[w]]])),
+          ...props.environment,
           TABLE_NAME: props.table.tableName,
         },
       }).fn;
       grantItemAccess(props.table, fn);
-      props.secrets.grantRead(fn, which);
+      props.secrets.bindTo(fn, SECRETS_OF[name]);
       fns[name] = fn;
     }
     this.functions = fns;

@@ -1,8 +1,19 @@
 /** The relay's secrets in Secrets Manager. Values never pass through CDK context or the template. */
 import { RemovalPolicy } from 'aws-cdk-lib';
-import type * as iam from 'aws-cdk-lib/aws-iam';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
+
+/** The relay's secrets, by the name functions ask for them. */
+export type SecretName = 'webhook' | 'apiKey' | 'chat' | 'slack';
+
+/** Env var carrying each secret's ARN (lambdas/adapters/env.ts). */
+export const SECRET_ARN_VARS: Readonly<Record<SecretName, string>> = {
+  webhook: 'WEBHOOK_SECRET_ARN',
+  apiKey: 'MARKETPLACE_API_KEY_ARN',
+  chat: 'CHAT_WEBHOOKS_SECRET_ARN',
+  slack: 'SLACK_SIGNING_SECRET_ARN',
+};
 
 export class RelaySecrets extends Construct {
   /** HMAC key of X-Webhook-Signature; generated at deploy (64 alphanumerics). */
@@ -39,19 +50,16 @@ export class RelaySecrets extends Construct {
     });
   }
 
-  /** The `<NAME>_ARN` variables of the env contract (lambdas/adapters/env.ts). */
-  public environment(): Record<string, string> {
-    return {
-      WEBHOOK_SECRET_ARN: this.webhookSecret.secretArn,
-      MARKETPLACE_API_KEY_ARN: this.marketplaceApiKey.secretArn,
-      CHAT_WEBHOOKS_SECRET_ARN: this.chatWebhooks.secretArn,
-      SLACK_SIGNING_SECRET_ARN: this.slackSigningSecret.secretArn,
+  /**
+   * Binds secrets to a function in one call: for each, the `<NAME>_ARN` variable of the env contract
+   * (lambdas/adapters/env.ts) and read access, least privilege by name. The only way a function
+   * learns a secret's ARN, so it never sees the ARN of a secret it may not read.
+   */
+  public bindTo(fn: lambda.Function, which: readonly SecretName[]): void {
+    const secrets: Record<SecretName, secretsmanager.ISecret> = {
+      webhook: this.webhookSecret, apiKey: this.marketplaceApiKey, chat: this.chatWebhooks, slack: this.slackSigningSecret,
     };
-  }
-
-  /** Read access to the secrets a function needs; least privilege by name. */
-  public grantRead(grantee: iam.IGrantable, which: readonly ('webhook' | 'apiKey' | 'chat' | 'slack')[]): void {
-    const map = { webhook: this.webhookSecret, apiKey: this.marketplaceApiKey, chat: this.chatWebhooks, slack: this.slackSigningSecret };
-    for (const name of which) map[name].grantRead(grantee);
+    for (const name of which) fn.addEnvironment(SECRET_ARN_VARS[name], secrets[name].secretArn);
+    for (const name of which) secrets[name].grantRead(fn);
   }
 }

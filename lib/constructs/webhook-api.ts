@@ -14,15 +14,13 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ROUTES, type RouteDefinition } from '../../contract/routes';
 import { RelayFunction } from './relay-function';
-import type { RelaySecrets } from './relay-secrets';
+import type { RelaySecrets, SecretName } from './relay-secrets';
 import { grantItemAccess } from './relay-table';
-
-type SecretName = Parameters<RelaySecrets['grantRead']>[1][number];
 
 export interface WebhookApiProps {
   readonly table: dynamodb.ITable;
   readonly secrets: RelaySecrets;
-  /** Base environment of every route function (config values, secret ARNs). */
+  /** Base environment of every route function (config values); secret ARNs come with `secrets.bindTo`. */
   readonly environment: Readonly<Record<string, string>>;
   /** Target of routes with the `startExecution` permission. */
   readonly stateMachine: sfn.IStateMachine;
@@ -46,14 +44,6 @@ export const routeSecrets = (route: RouteDefinition): SecretName[] => {
   if (route.permissions.includes('marketplace')) names.push('apiKey');
   if (route.path === '/slack/command') names.push('slack');
   return names;
-};
-
-/** Env var carrying each secret's ARN (lambdas/adapters/env.ts). */
-const SECRET_ARN_VARS: Record<SecretName, string> = {
-  webhook: 'WEBHOOK_SECRET_ARN',
-  apiKey: 'MARKETPLACE_API_KEY_ARN',
-  chat: 'CHAT_WEBHOOKS_SECRET_ARN',
-  slack: 'SLACK_SIGNING_SECRET_ARN',
 };
 
 /** Whether a route touches the table: the rate limiter, task records and marketplace pacing all live there. */
@@ -88,10 +78,6 @@ export class WebhookApi extends Construct {
     super(scope, id);
     const routes = props.routes ?? ROUTES;
     const retention = props.logRetention ?? logs.RetentionDays.ONE_MONTH;
-    const secretArns = props.secrets.environment();
-    // A function sees only the ARNs of the secrets it may read, whatever the base environment carries.
-    const baseEnvironment = Object.fromEntries(Object.entries(props.environment)
-      .filter(([key]) => !Object.values(SECRET_ARN_VARS).includes(key)));
 
     this.httpApi = new apigwv2.HttpApi(this, 'HttpApi', {
       description: 'GPU order relay: signed webhooks, Slack command, marketplace summary',
@@ -123,7 +109,6 @@ export class WebhookApi extends Construct {
     });
 
     for (const route of routes) {
-      const secretNames = routeSecrets(route);
       const relayFn = new RelayFunction(this, route.id, {
         entry: route.entry,
         description: `GPU relay: ${route.method} ${route.path}`,
@@ -131,8 +116,7 @@ export class WebhookApi extends Construct {
         memorySize: API_MEMORY_MB,
         logRetention: retention,
         environment: {
-          ...baseEnvironment,
-          ...Object.fromEntries(secretNames.map((name) => [SECRET_ARN_VARS[name], secretArns[SECRET_ARN_VARS[name]]])),
+          ...props.environment,
           TABLE_NAME: props.table.tableName,
           ...(route.permissions.includes('startExecution') ? { STATE_MACHINE_ARN: props.stateMachine.stateMachineArn } : {}),
           ...(route.permissions.includes('sendMessage') ? { JOB_QUEUE_URL: props.jobQueue.queueUrl } : {}),
@@ -142,7 +126,7 @@ export class WebhookApi extends Construct {
       if (routeUsesTable(route)) grantItemAccess(props.table, fn);
       if (route.permissions.includes('startExecution')) props.stateMachine.grantStartExecution(fn);
       if (route.permissions.includes('sendMessage')) props.jobQueue.grantSendMessages(fn);
-      if (secretNames.length > 0) props.secrets.grantRead(fn, secretNames);
+      props.secrets.bindTo(fn, routeSecrets(route));
 
       this.httpApi.addRoutes({
         path: route.path,

@@ -3,6 +3,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { JobQueue } from '../../../lib/constructs/job-queue';
+import { jobWorkerFunction } from '../../../lib/constructs/job-worker';
 import { RelaySecrets } from '../../../lib/constructs/relay-secrets';
 import { JOB_QUEUE, WORKER_TIMEOUT_SECONDS } from '../../../contract/resources';
 
@@ -12,10 +13,11 @@ const build = (maxConcurrency?: number) => {
   const table = new dynamodb.Table(stack, 'Table', { partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING } });
   const secrets = new RelaySecrets(stack, 'Secrets');
   const stateMachine = new sfn.StateMachine(stack, 'Workflow', { definitionBody: sfn.DefinitionBody.fromChainable(new sfn.Pass(stack, 'P')) });
-  const jobs = new JobQueue(stack, 'JobQueue', {
-    table, secrets, stateMachine, maxConcurrency,
-    environment: { TABLE_NAME: 'ignored', DEFAULT_CURRENCY: 'NATIVE-Blockchain', ...secrets.environment() },
+  const consumer = jobWorkerFunction(stack, 'Worker', {
+    table, secrets, stateMachine,
+    environment: { TABLE_NAME: 'ignored', DEFAULT_CURRENCY: 'NATIVE-Blockchain' },
   });
+  const jobs = new JobQueue(stack, 'JobQueue', { consumer, maxConcurrency });
   return { template: Template.fromStack(stack), stack, jobs };
 };
 
