@@ -15,6 +15,7 @@ import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { METRICS_NAMESPACE, MetricName, SERVICE_NAME } from '../../contract/telemetry';
+import { fleetWatchAlarms, fleetWatchWidget } from './fleet-watch';
 
 export interface MonitoringProps {
   /** @default - no e-mail subscription */
@@ -29,6 +30,12 @@ export interface MonitoringProps {
   readonly httpApi: apigwv2.IHttpApi;
   /** Every relay function, by a stable name; each gets an errors and a throttles alarm. */
   readonly functions: Readonly<Record<string, lambda.IFunction>>;
+  /**
+   * The fleet-watch function (FleetWatch.fn): its WatchErrors and LeaseCancelFailures alarms and its
+   * dashboard widget (lib/constructs/fleet-watch.ts).
+   * @default - no fleet-watch alarms or widget
+   */
+  readonly fleetWatch?: lambda.IFunction;
   /**
    * Marketplace code-5 ("too many requests") answers per 5 minutes that raise the alarm.
    * @default 10
@@ -183,6 +190,8 @@ export class Monitoring extends Construct {
       alarmDescription: 'Too many callback POSTs fail. RUNBOOK: CallbackFailureRate.',
     });
 
+    if (props.fleetWatch) for (const spec of fleetWatchAlarms(props.fleetWatch)) alarm(spec.id, spec.metric, spec.options);
+
     this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
       defaultInterval: Duration.hours(6),
       widgets: [
@@ -265,6 +274,7 @@ export class Monitoring extends Construct {
             })],
           }),
         ],
+        ...(props.fleetWatch ? [[fleetWatchWidget()]] : []),
       ],
     });
   }
