@@ -4,7 +4,7 @@
  * price decrease rule. No clock, no environment, no I/O: time arrives as `now` (Unix seconds).
  */
 import * as z from 'zod';
-import { CallbackUrlSchema, OrderIdSchema, type ParseOutcome } from './requests';
+import { CallbackUrlSchema, CreateOrderBodySchema, OrderIdSchema, type ParseOutcome } from './requests';
 import type { Order, Server } from './marketplace-types';
 
 // ---- limits and defaults --------------------------------------------------------------------
@@ -45,7 +45,7 @@ export const parseMaxHours = (value: unknown): ParseOutcome<number | undefined> 
 export const resolveMaxHours = (requested: number | undefined, defaultMaxHours: number | undefined): number | undefined =>
   requested ?? defaultMaxHours;
 
-/** `max_hours` as a create-order body field, to add with `CreateOrderBodySchema.extend({ max_hours: MaxHoursSchema })`. */
+/** `max_hours` as a create-order body field, to add with `CreateOrderBodySchema.extend({ max_hours: MaxHoursSchema.optional() })`. */
 export const MaxHoursSchema = z
   .unknown()
   .transform((value, ctx): number | undefined => {
@@ -60,6 +60,10 @@ export const MaxHoursSchema = z
     exclusiveMinimum: 0,
     maximum: MAX_LEASE_HOURS,
   } as Record<string, unknown>);
+
+/** POST /webhook/create-order with its lease field: the handler and the OpenAPI document use this one. */
+export const CreateOrderLeaseBodySchema = CreateOrderBodySchema.extend({ max_hours: MaxHoursSchema.optional() });
+export type CreateOrderLeaseBody = z.infer<typeof CreateOrderLeaseBodySchema>;
 
 /** JSON `null` counts as "not sent", as in requests.ts. */
 const optional = <T extends z.ZodType>(schema: T) => schema.nullish().transform((v) => v ?? undefined);

@@ -164,6 +164,8 @@ export interface RequestDefaults {
   readonly image: string;
   readonly currency: string;
   readonly ports: Readonly<Record<string, PortProtocol>>;
+  /** DEFAULT_MAX_HOURS: the lease of an order that names no max_hours; undefined = no lease. */
+  readonly maxHours?: number;
 }
 
 /** The create-order fields a caller may set (the parsed body, or a Slack `rent`). */
@@ -174,6 +176,8 @@ export interface CreateOrderFields {
   readonly use_spot?: boolean;
   readonly callback_url?: string;
   readonly env?: Readonly<Record<string, string>>;
+  /** Lease in hours (validated by lease.ts MaxHoursSchema). */
+  readonly max_hours?: number;
 }
 
 /** Create-order fields + config defaults → the workflow's request (use_spot defaults to true). */
@@ -186,6 +190,7 @@ export const normalizeCreateOrder = (body: CreateOrderFields, defaults: RequestD
   ...(body.env !== undefined && Object.keys(body.env).length > 0 ? { env: body.env } : {}),
   use_spot: body.use_spot ?? true,
   ...(body.callback_url !== undefined ? { callback_url: body.callback_url } : {}),
+  ...((body.max_hours ?? defaults.maxHours) !== undefined ? { max_hours: body.max_hours ?? defaults.maxHours } : {}),
 });
 
 export const normalizeCancelOrder = (body: { readonly order_id: number; readonly callback_url?: string }): CancelOrderInput => ({

@@ -9,7 +9,8 @@
 import * as z from 'zod';
 import { ROUTES } from '../../contract/routes';
 import type { RouteDefinition } from '../../contract/routes';
-import { CancelOrderBodySchema, CreateOrderBodySchema, PriceAlertBodySchema, StatusBodySchema } from '../domain/requests';
+import { CreateOrderLeaseBodySchema, ExtendOrderBodySchema, SetSpotPriceBodySchema, type OrderEvent } from '../domain/lease';
+import { CancelOrderBodySchema, PriceAlertBodySchema, StatusBodySchema } from '../domain/requests';
 import { REPLAY_WINDOW_SECONDS } from '../domain/signing';
 import type { TaskResult } from '../domain/task';
 import { TASK_ID_PATTERN } from '../domain/task-view';
@@ -91,11 +92,24 @@ export const TaskResultSchema = z.union([
   FailureResultSchema,
 ]);
 
+/** A lifecycle event of an order the relay placed (issue 14), POSTed to the placing request's callback_url. */
+const OrderEventSchema = z.object({
+  event: z.enum(['order.lease_expiring', 'order.lease_expired', 'order.status_changed']),
+  order_id: z.number().int(),
+  task_id: z.string().meta({ description: 'The task that placed (or first extended) the order' }),
+  occurred_at: z.number().int().meta({ description: 'Unix seconds' }),
+  lease_expires_at: z.number().int().optional().meta({ description: 'Lease events: the end of the lease (Unix seconds)' }),
+  from: z.string().optional().meta({ description: '`order.status_changed`: the previous marketplace status' }),
+  to: z.string().optional().meta({ description: '`order.status_changed`: the new status, or `gone` when the order left my_orders' }),
+}).meta({ title: 'OrderEvent' });
+
 type Mutable<T> = T extends readonly (infer U)[] ? Mutable<U>[] : T extends object ? { -readonly [K in keyof T]: Mutable<T[K]> } : T;
 type Assert<T extends true> = T;
 type MutuallyAssignable<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 /** Compile-time drift check: the documented results are exactly the domain's TaskResult. */
 export type TaskResultSchemaMatchesDomain = Assert<MutuallyAssignable<z.infer<typeof TaskResultSchema>, Mutable<TaskResult>>>;
+/** Compile-time drift check: the documented event is exactly the domain's OrderEvent. */
+export type OrderEventSchemaMatchesDomain = Assert<MutuallyAssignable<z.infer<typeof OrderEventSchema>, Mutable<OrderEvent>>>;
 
 // ---- schema conversion -------------------------------------------------------------------------
 
@@ -181,6 +195,8 @@ interface OperationDoc {
   readonly extraErrors?: readonly string[];
   readonly parameters?: readonly JsonObject[];
   readonly callback?: boolean;
+  /** Lifecycle events of the order go to this request's callback_url too. */
+  readonly orderEvents?: boolean;
 }
 
 const SIGNING_DESCRIPTION = `Every signed route requires \`X-Webhook-Signature\`: the lowercase hex HMAC-SHA256 of the raw request body, keyed with the shared webhook secret.
@@ -190,6 +206,8 @@ const SIGNING_DESCRIPTION = `Every signed route requires \`X-Webhook-Signature\`
 * Sign the exact bytes you send.
 
 Missing signature: 401 \`Missing signature\`; wrong signature: 401 \`Invalid signature\`. The rate limit is checked before the signature.`;
+
+const ORDER_EVENTS_DESCRIPTION = `Besides its one task result, an order the relay placed (or whose lease a request created) reports lifecycle events to the callback_url of the request that placed it: \`order.lease_expiring\` (LEASE_WARNING_SECONDS before the lease ends), \`order.lease_expired\` (the relay cancelled it), \`order.status_changed\` (\`from\` → \`to\`). Signed and retried exactly like result callbacks; \`X-Webhook-Id\` is unique per event and the same on every retry. Each event is delivered once.`;
 
 const CALLBACK_DESCRIPTION = `When the request has \`callback_url\`, the task's result is POSTed there as JSON once the task ends (success or failure), signed like a timestamped request: \`X-Webhook-Signature\` = lowercase hex HMAC-SHA256 of \`<X-Webhook-Timestamp>.<body>\` with the webhook secret. \`X-Webhook-Id\` is the same on every retry of the delivery, so a receiver can drop duplicates. Deliveries time out after 10 s and are retried with backoff on 5xx, 429 and timeouts, never on other 4xx or redirects.`;
 
@@ -204,6 +222,7 @@ export const buildOpenApiDocument = (opts: OpenApiOptions = {}): JsonObject => {
   // Register Error first so every error answer shares one component.
   components.convert(ErrorSchema, 'output', 'Error');
   const taskResult = components.convert(TaskResultSchema, 'output', 'TaskResult');
+  const orderEvent = components.convert(OrderEventSchema, 'output', 'OrderEvent');
   const accepted = (example: JsonObject) => ({ '202': { description: 'Queued; the work runs in the background.', content: json(components.convert(AcceptedSchema, 'output', 'Accepted'), example) } });
   const body = (schema: z.ZodType, name: string, example: JsonObject, required = true): JsonObject => ({
     required,
@@ -215,9 +234,29 @@ export const buildOpenApiDocument = (opts: OpenApiOptions = {}): JsonObject => {
       operationId: 'createOrder',
       tag: 'Tasks',
       summary: 'Rent the first matching server',
-      description: 'Queues a create-order task: search servers matching `gpu_type` (under `max_price` when given), bid (spot: 1.1 × spot price), place the order, wait up to 120 s for it to run (cancelled on timeout), and report the result. 400 `gpu_type required` when `gpu_type` is missing.',
-      requestBody: body(CreateOrderBodySchema, 'CreateOrderRequest', { gpu_type: 'RTX 4090', max_price: 0.5, callback_url: 'https://ci.example.com/gpu-callback' }),
+      description: 'Queues a create-order task: search servers matching `gpu_type` (under `max_price` when given), bid (spot: 1.1 × spot price), place the order, wait up to 120 s for it to run (cancelled on timeout), and report the result. 400 `gpu_type required` when `gpu_type` is missing.\n\nWith `max_hours` (or the relay\'s DEFAULT_MAX_HOURS when absent) the order is leased: servers whose maximum rental time is shorter are skipped, the success result adds `lease_expires_at` (Unix seconds, counted from readiness), and the relay cancels the order when the lease ends. 400 `max_hours must be a number between 0 and 720` for an invalid `max_hours`. Every placed order is watched: lifecycle events go to `callback_url` (see the `orderEvent` callback).',
+      requestBody: body(CreateOrderLeaseBodySchema, 'CreateOrderRequest', { gpu_type: 'RTX 4090', max_price: 0.5, max_hours: 4, callback_url: 'https://ci.example.com/gpu-callback' }),
       success: accepted({ status: 'queued', task_id: '6f1c0b1e-8a57-4f0e-9b38-0d6c2f4c9a11', message: 'Order creation queued' }),
+      callback: true,
+      orderEvents: true,
+    },
+    'POST /webhook/extend-order': {
+      operationId: 'extendOrder',
+      tag: 'Tasks',
+      summary: 'Extend an order\'s lease',
+      description: 'Queues an extend-order task: the lease ends at max(now, current end) + `hours`; an order without a lease gets one (and is watched from then on). Result `{success: true, order_id, lease_expires_at}`, or the failure `order <id> is not active` when my_orders does not list it as active. 400 `order_id and hours required` when either is missing; `hours must be a number between 0 and 720` when `hours` is invalid.',
+      requestBody: body(ExtendOrderBodySchema, 'ExtendOrderRequest', { order_id: 123456, hours: 2 }),
+      success: accepted({ status: 'queued', task_id: '5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a', message: 'Extension of order 123456 by 2 h queued' }),
+      callback: true,
+      orderEvents: true,
+    },
+    'POST /webhook/set-spot-price': {
+      operationId: 'setSpotPrice',
+      tag: 'Tasks',
+      summary: 'Change a spot order\'s bid',
+      description: 'Queues a set-spot-price task. Result `{success: true, order_id, desired_price}`, or a failure naming the marketplace\'s reason (`too_low_price`, `can_lower_every_600_seconds`, `exceeded_max_step`, …). A decrease within 600 s of the relay\'s previous decrease on the order is refused by the relay itself, without a marketplace call. 400 `order_id and desired_price required` when either is missing; `desired_price must be a positive number` when it is invalid.',
+      requestBody: body(SetSpotPriceBodySchema, 'SetSpotPriceRequest', { order_id: 123456, desired_price: 12.5 }),
+      success: accepted({ status: 'queued', task_id: '7e6d5c4b-3a2f-4e1d-9c8b-7a6f5e4d3c2b', message: 'Spot price change of order 123456 to 12.5 queued' }),
       callback: true,
     },
     'POST /webhook/cancel-order': {
@@ -302,7 +341,7 @@ export const buildOpenApiDocument = (opts: OpenApiOptions = {}): JsonObject => {
     const key = `${route.method} ${route.path}`;
     const doc = operations[key];
     if (!doc) throw new Error(`openapi: no operation documented for ${key}`);
-    (paths[route.path] ??= {})[route.method.toLowerCase()] = operation(route, doc, taskResult);
+    (paths[route.path] ??= {})[route.method.toLowerCase()] = operation(route, doc, taskResult, orderEvent);
   }
   const undocumented = Object.keys(operations).filter((key) => !ROUTES.some((r) => `${r.method} ${r.path}` === key));
   if (undocumented.length > 0) throw new Error(`openapi: operations for unknown routes: ${undocumented.join(', ')}`);
@@ -313,7 +352,7 @@ export const buildOpenApiDocument = (opts: OpenApiOptions = {}): JsonObject => {
       title: 'GPU Order Relay',
       version: '0.1.0',
       summary: 'Signed-webhook relay that rents GPU servers on a rental marketplace.',
-      description: `Action requests answer at once with a \`task_id\`; the work runs in the background and its result goes to \`callback_url\` and can be looked up at \`GET /webhook/tasks/{task_id}\`.\n\n## Signing\n\n${SIGNING_DESCRIPTION}\n\n## Callbacks\n\n${CALLBACK_DESCRIPTION}\n\n## Rate limit\n\n${perMinute} requests per rolling 60 s per client address on the four signed task routes, the task lookup and \`/webhook/marketplace\`. Every request counts, including ones that fail the signature check. Over the limit: 429 \`Rate limit exceeded\` with \`Retry-After\` (seconds).`,
+      description: `Action requests answer at once with a \`task_id\`; the work runs in the background and its result goes to \`callback_url\` and can be looked up at \`GET /webhook/tasks/{task_id}\`.\n\n## Signing\n\n${SIGNING_DESCRIPTION}\n\n## Callbacks\n\n${CALLBACK_DESCRIPTION}\n\n## Order events\n\n${ORDER_EVENTS_DESCRIPTION}\n\n## Rate limit\n\n${perMinute} requests per rolling 60 s per client address on the signed task routes, the task lookup and \`/webhook/marketplace\`. Every request counts, including ones that fail the signature check. Over the limit: 429 \`Rate limit exceeded\` with \`Retry-After\` (seconds).`,
       license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },
     ...(opts.serverUrl ? { servers: [{ url: opts.serverUrl }] } : {}),
@@ -402,7 +441,7 @@ const ERROR_RESPONSES: Record<string, string> = {
 };
 
 /** One operation: the route's flags decide security, headers and which error answers apply. */
-const operation = (route: RouteDefinition, doc: OperationDoc, taskResult: JsonObject): JsonObject => {
+const operation = (route: RouteDefinition, doc: OperationDoc, taskResult: JsonObject, orderEvent: JsonObject): JsonObject => {
   const errors = new Set<string>(doc.extraErrors ?? []);
   if (doc.requestBody) errors.add('400').add('413');
   if (route.signed) errors.add('401').add('503');
@@ -426,10 +465,29 @@ const operation = (route: RouteDefinition, doc: OperationDoc, taskResult: JsonOb
     ...(parameters.length ? { parameters } : {}),
     ...(doc.requestBody ? { requestBody: doc.requestBody } : {}),
     responses,
-    ...(doc.callback ? { callbacks: { taskResult: taskResultCallback(taskResult) } } : {}),
+    ...(doc.callback ? { callbacks: { taskResult: taskResultCallback(taskResult), ...(doc.orderEvents ? { orderEvent: orderEventCallback(orderEvent) } : {}) } } : {}),
     'x-rate-limited': route.rateLimited,
   };
 };
+
+const orderEventCallback = (orderEvent: JsonObject): JsonObject => ({
+  '{$request.body#/callback_url}': {
+    post: {
+      summary: 'A lifecycle event of the order, POSTed to callback_url',
+      description: ORDER_EVENTS_DESCRIPTION,
+      parameters: [
+        { name: 'X-Webhook-Timestamp', in: 'header', required: true, schema: { type: 'string', pattern: '^\\d{1,12}$' }, description: 'Unix seconds when the delivery was signed.' },
+        { name: 'X-Webhook-Signature', in: 'header', required: true, schema: { type: 'string', pattern: '^[0-9a-f]{64}$' }, description: 'Lowercase hex HMAC-SHA256 of `<timestamp>.<body>` with the webhook secret.' },
+        { name: 'X-Webhook-Id', in: 'header', required: true, schema: { type: 'string' }, description: 'Unique per event, the same on every retry of its delivery.' },
+      ],
+      requestBody: { required: true, content: json(orderEvent, { event: 'order.lease_expired', order_id: 123456, task_id: '6f1c0b1e-8a57-4f0e-9b38-0d6c2f4c9a11', occurred_at: 1767229200, lease_expires_at: 1767229180 }) },
+      responses: {
+        '2XX': { description: 'Delivered.' },
+        '5XX': { description: 'Retried with backoff.' },
+      },
+    },
+  },
+});
 
 const taskResultCallback = (taskResult: JsonObject): JsonObject => ({
   '{$request.body#/callback_url}': {

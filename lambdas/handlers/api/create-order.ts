@@ -1,11 +1,12 @@
 /** POST /webhook/create-order: signed; queues the create-order workflow (Step Functions). */
-import { callbackUrlProblem, CreateOrderBodySchema, normalizeCreateOrder, parseBody } from '../../domain/requests';
+import { CreateOrderLeaseBodySchema } from '../../domain/lease';
+import { callbackUrlProblem, normalizeCreateOrder, parseBody } from '../../domain/requests';
 import { httpError, jsonResponse, type ApiResult, type RelayEvent } from '../../middleware/http';
 import { acceptRequest, apiHandler, idempotencyKeyOf, type AcceptDeps, type ApiHandler } from './chain';
-import { acceptDepsFromEnv } from './deps';
+import { acceptDepsFromEnv, workflowStarterFromEnv } from './deps';
 
 const postCreateOrder = async (event: RelayEvent, deps: AcceptDeps): Promise<ApiResult> => {
-  const parsed = parseBody(CreateOrderBodySchema, event.jsonBody ?? {});
+  const parsed = parseBody(CreateOrderLeaseBodySchema, event.jsonBody ?? {});
   if (!parsed.ok) throw httpError(400, parsed.error);
   const problem = callbackUrlProblem(parsed.value.callback_url, deps.env.ALLOW_PRIVATE_CALLBACKS);
   if (problem) throw httpError(400, problem);
@@ -14,6 +15,7 @@ const postCreateOrder = async (event: RelayEvent, deps: AcceptDeps): Promise<Api
     image: deps.env.DEFAULT_IMAGE,
     currency: deps.env.DEFAULT_CURRENCY,
     ports: deps.env.DEFAULT_PORTS,
+    maxHours: deps.env.DEFAULT_MAX_HOURS,
   });
   const { taskId, replayed } = await acceptRequest(deps, { kind: 'create-order', input }, { source: 'webhook' }, idempotencyKey);
   return jsonResponse(
@@ -27,4 +29,4 @@ const postCreateOrder = async (event: RelayEvent, deps: AcceptDeps): Promise<Api
 export const createCreateOrderHandler = (deps: () => AcceptDeps): ApiHandler =>
   apiHandler({ routeId: 'CreateOrder', deps, json: true }, postCreateOrder);
 
-export const handler = createCreateOrderHandler(acceptDepsFromEnv({ workflow: true, queue: false }));
+export const handler = createCreateOrderHandler(acceptDepsFromEnv({ workflow: workflowStarterFromEnv }));

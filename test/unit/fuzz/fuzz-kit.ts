@@ -20,6 +20,8 @@ import type { TaskRecord } from '../../../lambdas/domain/task';
 import { createCancelOrderHandler } from '../../../lambdas/handlers/api/cancel-order';
 import type { AcceptDeps, ApiHandler } from '../../../lambdas/handlers/api/chain';
 import { createCreateOrderHandler } from '../../../lambdas/handlers/api/create-order';
+import { createExtendOrderHandler } from '../../../lambdas/handlers/api/extend-order';
+import { createSetSpotPriceHandler } from '../../../lambdas/handlers/api/set-spot-price';
 import { createGetTaskHandler } from '../../../lambdas/handlers/api/get-task';
 import { createHealthHandler } from '../../../lambdas/handlers/api/health';
 import { createMarketplaceSummaryHandler } from '../../../lambdas/handlers/api/marketplace-summary';
@@ -157,6 +159,8 @@ export interface FuzzTarget {
 export const TARGETS: Readonly<Record<string, FuzzTarget>> = {
   CreateOrder: { kind: 'accept-json', handOff: 'workflow', build: (d) => createCreateOrderHandler(() => d) },
   CancelOrder: { kind: 'accept-json', handOff: 'queue', build: (d) => createCancelOrderHandler(() => d) },
+  ExtendOrder: { kind: 'accept-json', handOff: 'queue', build: (d) => createExtendOrderHandler(() => d) },
+  SetSpotPrice: { kind: 'accept-json', handOff: 'queue', build: (d) => createSetSpotPriceHandler(() => d) },
   PriceAlert: { kind: 'accept-json', handOff: 'queue', build: (d) => createPriceAlertHandler(() => d) },
   Status: { kind: 'accept-json', handOff: 'queue', build: (d) => createStatusHandler(() => d) },
   GetTask: { kind: 'lookup', build: (d) => createGetTaskHandler(() => d) },
@@ -199,6 +203,8 @@ const nonBlank = (max: number) =>
 const publicCallback = fc.stringMatching(/^[a-z0-9/_-]{0,30}$/).map((p) => `https://relay-callbacks.example.com/${p}`);
 const price = fc.double({ min: 0.0001, max: 10_000, noNaN: true, noDefaultInfinity: true });
 const envName = fc.oneof(fc.stringMatching(/^[A-Za-z_][A-Za-z0-9_]{0,20}$/), fc.constantFrom('__proto__', 'constructor', 'prototype', 'hasOwnProperty'));
+/** A lease length: (0, 720] hours, fractions allowed. */
+const leaseHours = fc.oneof(fc.double({ min: 0.001, max: 720, noNaN: true, noDefaultInfinity: true }), fc.integer({ min: 1, max: 720 }));
 const orderId = fc.oneof(fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }), fc.integer({ min: 1, max: 1e9 }).map(String));
 
 /** Bodies each signed route must accept (its required fields right, optional ones sometimes). */
@@ -213,12 +219,17 @@ export const validBodyFor = (routeId: string): fc.Arbitrary<Record<string, unkno
           use_spot: fc.boolean(),
           callback_url: publicCallback,
           env: fc.dictionary(envName, fc.string({ maxLength: 50 }), { maxKeys: 5 }),
+          max_hours: fc.option(leaseHours, { nil: null }),
           unknown_field: fc.jsonValue({ maxDepth: 2 }),
         },
         { requiredKeys: ['gpu_type'] },
       );
     case 'CancelOrder':
       return fc.record({ order_id: orderId, callback_url: publicCallback, extra: fc.jsonValue({ maxDepth: 2 }) }, { requiredKeys: ['order_id'] });
+    case 'ExtendOrder':
+      return fc.record({ order_id: orderId, hours: leaseHours, callback_url: publicCallback, extra: fc.jsonValue({ maxDepth: 2 }) }, { requiredKeys: ['order_id', 'hours'] });
+    case 'SetSpotPrice':
+      return fc.record({ order_id: orderId, desired_price: price, callback_url: publicCallback }, { requiredKeys: ['order_id', 'desired_price'] });
     case 'PriceAlert':
       return fc.record(
         { gpu_type: nonBlank(100), target_price: price, image: nonBlank(512), callback_url: publicCallback },
@@ -232,7 +243,7 @@ export const validBodyFor = (routeId: string): fc.Arbitrary<Record<string, unkno
 };
 
 /** Every field name any route reads, for wrong-type bodies. */
-const FIELDS = ['gpu_type', 'max_price', 'image', 'use_spot', 'callback_url', 'env', 'order_id', 'target_price', 'text', 'command', 'response_url'];
+const FIELDS = ['gpu_type', 'max_price', 'image', 'use_spot', 'callback_url', 'env', 'order_id', 'target_price', 'max_hours', 'hours', 'desired_price', 'text', 'command', 'response_url'];
 
 const anyValue = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 30 }),
