@@ -11,8 +11,9 @@
  *   (dynalite), SQS (fauxqs), the marketplace (simulator), callbacks (the fake's `/callback`).
  *
  * The child runs Lambda-like (AWS_EXECUTION_ENV, LAMBDA_TASK_ROOT, a trace header, the X-Ray daemon
- * address on a local UDP socket), so Powertools Tracer is on as in AWS and the segment documents a
- * first invocation sends are counted. BENCH_TRACING=off runs the children as a local process instead.
+ * address on a local UDP socket), so anything that would send X-Ray segment documents from inside the
+ * function does so as in AWS, and they are counted (0 since the functions rely on Lambda active
+ * tracing alone). BENCH_TRACING=off runs the children as a local process instead.
  * BENCH_ENTRIES=create-order,openapi limits the functions (substring match on the entry).
  */
 import { execFile } from 'node:child_process';

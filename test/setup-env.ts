@@ -5,5 +5,4 @@ process.env.AWS_SECRET_ACCESS_KEY ??= 'test';
 process.env.POWERTOOLS_DEV ??= 'false';
 process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
-process.env.POWERTOOLS_TRACE_ENABLED ??= 'false';
 process.env.CDK_VALIDATION ??= 'false';

@@ -1,5 +1,5 @@
 /**
- * AWS SDK clients, one of each per Lambda instance, created on first use and traced by X-Ray.
+ * AWS SDK clients, one of each per Lambda instance, created on first use.
  * No endpoint code here: the SDK reads AWS_ENDPOINT_URL_DYNAMODB / _SQS / _SFN itself, which is how
  * the local runtime points the same handlers at dynalite, fauxqs and local Step Functions.
  */
@@ -7,7 +7,7 @@ import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { tracer } from './observability';
+import { traceClient } from './observability';
 
 let doc: DynamoDBDocumentClient | undefined;
 let sqs: SQSClient | undefined;
@@ -15,7 +15,7 @@ let sfn: SFNClient | undefined;
 
 /** The shared DynamoDB document client (undefined attributes are dropped rather than rejected). */
 export const documentClient = (): DynamoDBDocumentClient => {
-  doc ??= DynamoDBDocumentClient.from(tracer.captureAWSv3Client(new DynamoDBClient({})), {
+  doc ??= DynamoDBDocumentClient.from(traceClient(new DynamoDBClient({})), {
     marshallOptions: { removeUndefinedValues: true },
   });
   return doc;
@@ -25,13 +25,13 @@ export const documentClient = (): DynamoDBDocumentClient => {
 export const sqsClient = (): SQSClient => {
   // Address the configured endpoint, not the host inside the queue URL (local emulators hand out
   // URLs on *.localhost names that do not resolve).
-  sqs ??= tracer.captureAWSv3Client(new SQSClient({ useQueueUrlAsEndpoint: false }));
+  sqs ??= traceClient(new SQSClient({ useQueueUrlAsEndpoint: false }));
   return sqs;
 };
 
 /** The shared Step Functions client. */
 export const sfnClient = (): SFNClient => {
-  sfn ??= tracer.captureAWSv3Client(new SFNClient({}));
+  sfn ??= traceClient(new SFNClient({}));
   return sfn;
 };
 

@@ -1,23 +1,24 @@
 /**
- * Powertools logger, metrics and tracer, one of each per function. Every log line is JSON; the
- * task id is appended as `task_id` (and put on the X-Ray trace as an annotation) so one task can be
- * followed across API, workflow and worker.
+ * Powertools logger and metrics, one of each per function. Every log line is JSON; the task id is
+ * appended as `task_id` (next to Powertools' `xray_trace_id`) so one task can be followed across
+ * API, workflow and worker.
  *
  * The task id of a line comes from the invocation's task scope (AsyncLocalStorage) when there is
  * one. Logger keys are process-wide: in Lambda one process serves one invocation at a time, but the
  * local runtime runs every function's invocations concurrently in one process, where a key appended
  * by one invocation would otherwise label (or be wiped by) another's lines.
  *
- * Tracing is active only inside Lambda: Powertools turns the tracer off when AWS_EXECUTION_ENV is
- * unset (local runtime, jest) or POWERTOOLS_TRACE_ENABLED=false, and then every helper below is a
- * plain call that never touches the X-Ray SDK or its daemon.
+ * Tracing is Lambda active tracing alone (no X-Ray SDK in the bundle, BENCHMARKS.md "Tracing"):
+ * Lambda records each invocation's segment, and the SDK's recursion-detection middleware forwards
+ * `_X_AMZN_TRACE_ID` on every AWS call, so Step Functions (tracing on) and SQS → Lambda keep one
+ * trace per task across API, workflow and worker. What is gone: a subsegment per SDK call and the
+ * `task_id` annotation; every log line carries `task_id` and `xray_trace_id` instead.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Logger, LogFormatter, LogItem } from '@aws-lambda-powertools/logger';
 import type { LogAttributes, UnformattedAttributes } from '@aws-lambda-powertools/logger/types';
 import type middy from '@middy/core';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import { Tracer } from '@aws-lambda-powertools/tracer';
 
 import { METRICS_NAMESPACE, MetricName, SERVICE_NAME } from '../../contract/telemetry';
 
@@ -63,12 +64,12 @@ class TaskScopedLogFormatter extends LogFormatter {
 
 export const logger = new Logger({ serviceName: SERVICE_NAME, logFormatter: new TaskScopedLogFormatter() });
 export const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME });
+
 /**
- * Outgoing HTTP is not auto-captured: X-Ray records each request's URL path, and chat webhook URLs
- * carry their token in the path (callback URLs may too). AWS SDK calls are traced per client
- * (adapters/aws-clients.ts), handlers by `captureLambdaHandler` (API) or `tracedHandler`.
+ * An AWS SDK client as the adapters use it: the one seam where per-call tracing would go back
+ * (Powertools `captureAWSv3Client`) if subsegments per SDK call are wanted again.
  */
-export const tracer = new Tracer({ serviceName: SERVICE_NAME, captureHTTPsRequests: false });
+export const traceClient = <T>(client: T): T => client;
 
 /** Emits one count immediately (its own EMF blob), with an optional dimension. */
 export const countMetric = (name: string, dimension?: { name: string; value: string }): void => {
@@ -78,32 +79,8 @@ export const countMetric = (name: string, dimension?: { name: string; value: str
   single.addMetric(name, MetricUnit.Count, 1);
 };
 
-type TraceSegment = NonNullable<ReturnType<Tracer['getSegment']>>;
-
-/** The Lambda facade segment has no parent and takes no annotations; subsegments do. */
-const isSubsegment = (segment: TraceSegment): boolean => (segment as { parent?: unknown }).parent !== undefined;
-
-/**
- * Runs `work` in a subsegment named `name` of the current segment, with the error (if any) as
- * metadata. Without tracing it is a direct call that never touches the X-Ray SDK.
- */
-export const tracedSegment = async <R>(name: string, work: () => Promise<R>, annotate?: () => void): Promise<R> => {
-  if (!tracer.isTracingEnabled()) return work();
-  const parent = tracer.getSegment();
-  if (parent === undefined) return work();
-  const subsegment = parent.addNewSubsegment(name);
-  tracer.setSegment(subsegment);
-  annotate?.();
-  try {
-    return await work();
-  } catch (error) {
-    tracer.addErrorAsMetadata(error as Error);
-    throw error;
-  } finally {
-    subsegment.close();
-    tracer.setSegment(parent);
-  }
-};
+/** Runs `work`; the seam for a named subsegment (see `traceClient`). */
+export const tracedSegment = async <R>(_name: string, work: () => Promise<R>): Promise<R> => work();
 
 /**
  * Starts a fresh, empty task scope for the rest of the current invocation, from inside it (a middy
@@ -123,26 +100,14 @@ export const taskScopeMiddleware = (): middy.MiddlewareObj => ({
   },
 });
 
-/**
- * Wraps a handler that is not built with middy (SQS worker, execution-ended): a fresh task scope,
- * and a `## <handler>` X-Ray subsegment with the ColdStart and Service annotations and the error as
- * metadata (what Powertools' `captureLambdaHandler` does for the API chain). Responses are not
- * recorded: a workflow state carries the caller's callback URL.
- */
+/** Wraps a handler that is not built with middy (SQS worker, execution-ended): a fresh task scope. */
 export const tracedHandler = <A extends unknown[], R>(handler: (...args: A) => Promise<R>): ((...args: A) => Promise<R>) =>
-  (...args: A): Promise<R> =>
-    withTaskScope(() =>
-      tracedSegment(`## ${process.env._HANDLER ?? handler.name}`, () => handler(...args), () => {
-        tracer.annotateColdStart();
-        tracer.addServiceNameAnnotation();
-      }),
-    );
+  (...args: A): Promise<R> => withTaskScope(() => handler(...args));
 
 /**
  * Correlates the rest of this invocation (or SQS record) with one task: `task_id` (plus `extra`)
- * on every log line, and a `task_id` annotation on the trace so X-Ray can find it
- * (`annotation.task_id = "..."`). Outside an invocation's scope it opens one for the rest of the
- * current call chain. Callers that handle several tasks per invocation remove the
+ * on every log line (each also carries `xray_trace_id`, which leads from a task's lines to its
+ * trace). Outside an invocation's scope it opens one for the rest of the current call chain. Callers that handle several tasks per invocation remove the
  * keys when done (`logger.removeKeys`).
  */
 export const tagTask = (taskId: string, extra: Readonly<Record<string, string>> = {}): void => {
@@ -150,15 +115,4 @@ export const tagTask = (taskId: string, extra: Readonly<Record<string, string>> 
   const scope = taskScope.getStore();
   if (scope?.boundary) scope.taskId = taskId;
   else taskScope.enterWith({ taskId, boundary: false });
-  if (!tracer.isTracingEnabled()) return;
-  const current = tracer.getSegment();
-  if (current === undefined) return;
-  if (isSubsegment(current)) {
-    current.addAnnotation('task_id', taskId);
-    return;
-  }
-  // Only the facade segment is open (a task handler without its own subsegment): annotate a marker.
-  const marker = current.addNewSubsegment('## task');
-  marker.addAnnotation('task_id', taskId);
-  marker.close();
 };

@@ -10,7 +10,7 @@ import { ResourceNotFoundException, SecretsManagerClient } from '@aws-sdk/client
 import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
 import type { SecretsGetOptions } from '@aws-lambda-powertools/parameters/secrets/types';
 import type { RelayEnv } from './env';
-import { logger, tracer } from './observability';
+import { logger, traceClient } from './observability';
 
 /** How long a fetched value (or a missing AWSPREVIOUS) is reused. */
 export const SECRET_MAX_AGE_SECONDS = 300;
@@ -45,7 +45,7 @@ let providers: Record<VersionStage, StageSecretsProvider> | undefined;
 
 const providerFor = (stage: VersionStage): StageSecretsProvider => {
   if (!providers) {
-    const client = tracer.captureAWSv3Client(new SecretsManagerClient({}));
+    const client = traceClient(new SecretsManagerClient({}));
     providers = { AWSCURRENT: new StageSecretsProvider('AWSCURRENT', client), AWSPREVIOUS: new StageSecretsProvider('AWSPREVIOUS', client) };
   }
   return providers[stage];

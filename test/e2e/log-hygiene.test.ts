@@ -289,11 +289,8 @@ describe('Log hygiene: a full local run', () => {
     }
   });
 
-  it('traces nothing locally: the tracer is off and no X-Ray message was printed', async () => {
-    // Prepare: the tracer instance the handlers loaded
-    const { tracer } = await import('../../lambdas/adapters/observability');
-    // Assess: no daemon to reach, so no "context missing" / "segment" complaints either
-    expect(tracer.isTracingEnabled()).toBe(false);
+  it('traces nothing locally: no X-Ray message was printed', async () => {
+    // Assess: no X-Ray SDK in the functions (Lambda active tracing only), so no "context missing" / "segment" complaints
     expect(capture.lines.filter((line) => /x-ray|segment/i.test(line.text))).toEqual([]);
   });
 

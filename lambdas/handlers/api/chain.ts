@@ -1,20 +1,19 @@
 /**
- * The middleware chain every API route shares, driven by the route table (lib/routes.ts): Powertools
- * tracer (handler subsegment; a no-op outside Lambda) → task scope → logger context → rate limit
- * (rate-limited routes) → body size/decoding → webhook signature (signed routes) or Slack
- * signature → JSON parsing → handler; errors shaped last (JSON `{error}` bodies).
+ * The middleware chain every API route shares, driven by the route table (contract/routes.ts):
+ * invocation budget → task scope → logger context → rate limit (rate-limited routes) → body
+ * size/decoding → webhook signature (signed routes) or Slack signature → JSON parsing → handler;
+ * errors shaped last (JSON `{error}` bodies). Tracing is Lambda's own (no middleware).
  * Also the accept step the four task routes and Slack share.
  */
 import { randomUUID } from 'node:crypto';
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import type { Context } from 'aws-lambda';
 import { ROUTES, type RouteDefinition } from '../../../contract/routes';
 import { SOFT_TIME_LIMIT_SECONDS } from '../../../contract/limits';
 import type { RelayEnv } from '../../adapters/env';
 import { invocationBudget, withInvocationBudget } from '../../adapters/invocation-budget';
-import { countMetric, logger, MetricName, tagTask, taskScopeMiddleware, tracer } from '../../adapters/observability';
+import { countMetric, logger, MetricName, tagTask, taskScopeMiddleware } from '../../adapters/observability';
 import { acceptTask } from '../../domain/accept-task';
 import type { IdempotencyStore, JobQueue, SlidingWindow, TaskRepository, WorkflowStarter } from '../../domain/ports';
 import type { TaskOrigin, TaskRequest } from '../../domain/task';
@@ -109,9 +108,6 @@ export const apiHandler = <D extends ChainDeps>(
     // Before anything awaits, so the whole chain runs inside this invocation's time budget (the
     // marketplace client reads it); the handler below also runs inside it explicitly.
     .use(invocationBudget())
-    // First, so the subsegment spans every middleware. Responses stay out of the trace: cheap, and
-    // nothing a route answers needs to be in X-Ray.
-    .use(captureLambdaHandler(tracer, { captureResponse: false }))
     .use(taskScopeMiddleware()) // this request's lines carry its own task id, or none
     // logEvent pinned off: the raw event holds X-Webhook-Signature and caller URLs, and
     // POWERTOOLS_LOGGER_LOG_EVENT=true must not be able to put them in the logs.

@@ -1,6 +1,6 @@
 /**
  * GET /health: unsigned, not rate limited, touches nothing. Deliberately without the shared chain's
- * middlewares (logger, tracer, zod): a liveness probe should load and answer with the least code.
+ * middlewares (logger, zod): a liveness probe should load and answer with the least code.
  */
 import middy from '@middy/core';
 import type { ApiHandler } from './chain';
