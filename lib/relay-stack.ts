@@ -8,6 +8,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import { flattenCfnReference } from 'cdk-nag/lib/utils/flatten-cfn-reference';
 import { Construct, type IConstruct } from 'constructs';
 import type { RelayConfig } from './config';
+import { FleetWatch } from './constructs/fleet-watch';
 import { JobQueue } from './constructs/job-queue';
 import { jobWorkerFunction } from './constructs/job-worker';
 import { Monitoring } from './constructs/monitoring';
@@ -50,6 +51,7 @@ export class RelayStack extends Stack {
   public readonly workflow: OrderWorkflow;
   public readonly jobQueue: JobQueue;
   public readonly api: WebhookApi;
+  public readonly fleetWatch: FleetWatch;
   public readonly monitoring: Monitoring;
 
   public constructor(scope: Construct, id: string, props: RelayStackProps) {
@@ -80,6 +82,9 @@ export class RelayStack extends Stack {
       throttle: config.apiThrottle,
       logRetention,
     });
+    this.fleetWatch = new FleetWatch(this, 'FleetWatch', {
+      table, secrets: this.secrets, environment, intervalSeconds: config.watchIntervalSeconds, logRetention,
+    });
 
     const prefixed = (prefix: string, fns: Record<string, lambda.IFunction>) =>
       Object.fromEntries(Object.entries(fns).map(([name, fn]) => [`${prefix}${name}`, fn]));
@@ -93,7 +98,9 @@ export class RelayStack extends Stack {
         ...prefixed('Api', this.api.lambdaFunctions()),
         ...prefixed('Workflow', this.workflow.functions),
         JobWorker: this.jobQueue.worker,
+        FleetWatch: this.fleetWatch.fn,
       },
+      fleetWatch: this.fleetWatch.fn,
     });
 
     this.outputs();

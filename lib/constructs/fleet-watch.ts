@@ -55,7 +55,7 @@ export const watchScheduleRate = (intervalSeconds: number): Duration => {
 
 const FIVE_MINUTES = Duration.minutes(5);
 
-/** A relay metric of the watch as Powertools emits it (namespace GpuRelay, `service` dimension). */
+/** A relay metric of the watch as Powertools emits it (namespace GpuRelay, `service` dimension). Alarms take it unlabelled (a plain metric alarm). */
 const watchMetric = (metricName: string, label?: string): cloudwatch.Metric =>
   new cloudwatch.Metric({
     namespace: METRICS_NAMESPACE,
@@ -74,27 +74,18 @@ export interface WatchAlarmSpec {
 
 /**
  * The watch's alarms, for Monitoring to create on its topic: WatchErrors (a sweep that threw, counted
- * by the handler, or any Lambda error of the function: a timeout or an init failure counts too) and
- * LeaseCancelFailures (a cancel_order of an expired lease failed: a GPU runs past its lease until a
+ * by the handler; the function's own Errors/Throttles alarms, like every relay function's, also catch
+ * a timeout or an init failure) and LeaseCancelFailures (a cancel_order of an expired lease failed: a GPU runs past its lease until a
  * later sweep succeeds). Both ≥ 1 in 5 minutes.
  */
-export const fleetWatchAlarms = (fn: lambda.IFunction): WatchAlarmSpec[] => [
+export const fleetWatchAlarms = (): WatchAlarmSpec[] => [
   {
     id: 'WatchErrors',
-    metric: new cloudwatch.MathExpression({
-      expression: 'MAX([FILL(counted, 0), FILL(lambda, 0)])',
-      usingMetrics: {
-        counted: watchMetric(MetricName.WatchErrors, 'Sweeps that threw'),
-        lambda: fn.metricErrors({ period: FIVE_MINUTES, statistic: cloudwatch.Stats.SUM }),
-      },
-      label: 'Fleet watch errors',
-      period: FIVE_MINUTES,
-    }),
+    metric: watchMetric(MetricName.WatchErrors),
     options: { threshold: 1, alarmDescription: 'A fleet-watch sweep failed: leases are not expired and status changes not reported until one succeeds. RUNBOOK: WatchErrors.' },
   },
   {
     id: 'LeaseCancelFailures',
-    // No label: a plain metric alarm (MetricName/Namespace/Dimensions), readable in the console.
     metric: watchMetric(MetricName.LeaseCancelFailures),
     options: { threshold: 1, alarmDescription: 'cancel_order failed for an order whose lease ended; it keeps running (and costing) until a sweep cancels it. RUNBOOK: LeaseCancelFailures.' },
   },

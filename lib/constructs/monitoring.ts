@@ -190,7 +190,7 @@ export class Monitoring extends Construct {
       alarmDescription: 'Too many callback POSTs fail. RUNBOOK: CallbackFailureRate.',
     });
 
-    if (props.fleetWatch) for (const spec of fleetWatchAlarms(props.fleetWatch)) alarm(spec.id, spec.metric, spec.options);
+    if (props.fleetWatch) for (const spec of fleetWatchAlarms()) alarm(spec.id, spec.metric, spec.options);
 
     this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
       defaultInterval: Duration.hours(6),

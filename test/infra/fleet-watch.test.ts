@@ -80,29 +80,21 @@ describe('Construct: FleetWatch', () => {
     expect(secretReads).not.toContain('SecretsSlackSigningSecret');
   });
 
-  it('alarms on watch errors (counted or Lambda errors) and on failed lease cancellations, ≥ 1 per 5 minutes', () => {
-    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
-      AlarmDescription: Match.stringLikeRegexp('RUNBOOK: WatchErrors'),
-      Threshold: 1,
-      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
-      Metrics: Match.arrayWith([
-        Match.objectLike({ Expression: 'MAX([FILL(counted, 0), FILL(lambda, 0)])' }),
-        Match.objectLike({ Id: 'counted', MetricStat: Match.objectLike({ Metric: Match.objectLike({ MetricName: 'WatchErrors', Namespace: 'GpuRelay' }), Period: 300, Stat: 'Sum' }) }),
-        Match.objectLike({ Id: 'lambda', MetricStat: Match.objectLike({ Metric: Match.objectLike({ MetricName: 'Errors', Namespace: 'AWS/Lambda' }) }) }),
-      ]),
-    });
-    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
-      AlarmDescription: Match.stringLikeRegexp('RUNBOOK: LeaseCancelFailures'),
-      MetricName: 'LeaseCancelFailures',
-      Namespace: 'GpuRelay',
-      Dimensions: [{ Name: 'service', Value: 'gpu-relay' }],
-      Statistic: 'Sum',
-      Period: 300,
-      Threshold: 1,
-      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
-      TreatMissingData: 'notBreaching',
-      AlarmActions: [{ Ref: logicalIdOf(template, 'AWS::SNS::Topic', 'MonitoringAlarmTopic') }],
-    });
+  it('alarms on sweeps that threw and on failed lease cancellations, ≥ 1 per 5 minutes', () => {
+    for (const [runbook, metricName] of [['WatchErrors', 'WatchErrors'], ['LeaseCancelFailures', 'LeaseCancelFailures']]) {
+      template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        AlarmDescription: Match.stringLikeRegexp(`RUNBOOK: ${runbook}`),
+        MetricName: metricName,
+        Namespace: 'GpuRelay',
+        Dimensions: [{ Name: 'service', Value: 'gpu-relay' }],
+        Statistic: 'Sum',
+        Period: 300,
+        Threshold: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        TreatMissingData: 'notBreaching',
+        AlarmActions: [{ Ref: logicalIdOf(template, 'AWS::SNS::Topic', 'MonitoringAlarmTopic') }],
+      });
+    }
   });
 
   it('puts the fleet-watch widget on the dashboard', () => {
