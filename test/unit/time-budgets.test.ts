@@ -17,7 +17,8 @@ import { REPORT_RESERVE_MS } from '../../lambdas/handlers/workflow/execution-end
 import { SOFT_TIME_LIMIT_SECONDS } from '../../contract/limits';
 import { WORKFLOW_FUNCTION_TIMEOUT_SECONDS } from '../../lib/constructs/order-workflow';
 import { API_GATEWAY_TIMEOUT_SECONDS, routeTimeoutSeconds } from '../../lib/constructs/webhook-api';
-import { WORKER_TIMEOUT_SECONDS } from '../../contract/resources';
+import { WATCH_TIMEOUT_SECONDS, WORKER_TIMEOUT_SECONDS } from '../../contract/resources';
+import { FINISH_RESERVE_MS, HEALTHY_LEASE_EXTRA_MS, leaseWorstCaseMs, sweepLimit } from '../../lambdas/handlers/watch/fleet-watch';
 import { ROUTES } from '../../contract/routes';
 
 /**
@@ -50,6 +51,10 @@ const callbackMs = callbackWorstCaseMs();
 const chatMs = chatWorstCaseMs();
 /** completeTask: the final write, then the callback and the Slack response_url reply in parallel. */
 const completeTaskMs = AWS_CALL_MS + Math.max(callbackMs, NOTIFIER_DEFAULTS.chatTimeoutMs);
+/** Fleet watch, before any lease: 3 secrets, the due query (cursor, buckets, leases, cursor advance), the watch item, my_orders, the changed orders' records. */
+const watchFixedMs = marketplaceGetMs + 9 * AWS_CALL_MS;
+/** One expiring lease: claim, cancel_order, end, unwatch, chat, event claim, event. A status change costs less (chat + event + 2 writes). */
+const watchLeaseMs = marketplacePostMs + chatMs + callbackMs + 4 * AWS_CALL_MS;
 
 interface Budget {
   readonly fn: string;
@@ -83,6 +88,14 @@ const BUDGETS: readonly Budget[] = [
     worstMs: 2 * AWS_CALL_MS + SOFT_TIME_LIMIT_SECONDS * 1_000 + completeTaskMs + AWS_CALL_MS,
     parts: 'soft limit 300 s + result delivery + 3 AWS calls',
   },
+  {
+    fn: 'FleetWatch',
+    timeoutS: WATCH_TIMEOUT_SECONDS,
+    // The handler starts a lease (or status change) only while its worst case still fits, so the worst
+    // case is the fixed part, then one lease started just before the guard closes, then the report.
+    worstMs: watchFixedMs + watchLeaseMs + FINISH_RESERVE_MS,
+    parts: 'my_orders GET + 9 AWS calls, then leases while one more fits (cancel_order + chat + event + 4 AWS calls)',
+  },
   ...ROUTES.filter((r) => !r.permissions.includes('marketplace')).map((route): Budget => ({
     fn: `Api${route.id}`,
     timeoutS: routeTimeoutSeconds(route),
@@ -111,6 +124,18 @@ describe('Time budgets', () => {
     // The cancel runs with REPORT_RESERVE_MS held back: the client gives up before it eats into the report.
     expect(REPORT_RESERVE_MS).toBeGreaterThanOrEqual(completeTaskMs + AWS_CALL_MS + NOTIFIER_DEFAULTS.reserveMs);
     expect(WORKFLOW_FUNCTION_TIMEOUT_SECONDS.ExecutionEnded * 1_000).toBeGreaterThan(REPORT_RESERVE_MS + marketplaceGetMs + marketplacePostMs);
+  });
+
+  describe('FleetWatch', () => {
+    it('starts a lease only while its worst case fits: the guard covers every step of one', () => {
+      expect(leaseWorstCaseMs(env)).toBeGreaterThanOrEqual(watchLeaseMs);
+    });
+
+    it('handles its sweep limit at the paced rate in two thirds of the timeout on a healthy path', () => {
+      const limit = sweepLimit(WATCH_TIMEOUT_SECONDS * 1_000, env.MARKETPLACE_MIN_INTERVAL_MS);
+      expect(limit).toBe(100);
+      expect(limit * (env.MARKETPLACE_MIN_INTERVAL_MS + HEALTHY_LEASE_EXTRA_MS)).toBeLessThanOrEqual((WATCH_TIMEOUT_SECONDS * 1_000 * 2) / 3);
+    });
   });
 
   describe('MarketplaceSummary (behind API Gateway)', () => {
