@@ -2,7 +2,7 @@
 import { callbackUrlProblem, CancelOrderBodySchema, normalizeCancelOrder, parseBody } from '../../domain/requests';
 import { httpError, jsonResponse, type ApiResult, type RelayEvent } from '../../middleware/http';
 import { acceptRequest, apiHandler, idempotencyKeyOf, type AcceptDeps, type ApiHandler } from './chain';
-import { acceptDepsFromEnv } from './deps';
+import { acceptDepsFromEnv, jobQueueFromEnv } from './deps';
 
 const postCancelOrder = async (event: RelayEvent, deps: AcceptDeps): Promise<ApiResult> => {
   const parsed = parseBody(CancelOrderBodySchema, event.jsonBody ?? {});
@@ -23,4 +23,4 @@ const postCancelOrder = async (event: RelayEvent, deps: AcceptDeps): Promise<Api
 export const createCancelOrderHandler = (deps: () => AcceptDeps): ApiHandler =>
   apiHandler({ routeId: 'CancelOrder', deps, json: true }, postCancelOrder);
 
-export const handler = createCancelOrderHandler(acceptDepsFromEnv({ workflow: false, queue: true }));
+export const handler = createCancelOrderHandler(acceptDepsFromEnv({ queue: jobQueueFromEnv }));

@@ -2,25 +2,33 @@
  * Production wiring of the API handlers: the env contract and the adapters, built once per Lambda
  * instance on the first invocation. Tests build handlers with fakes instead (createXxxHandler).
  */
-import { relayEnv } from '../../adapters/env';
-import {
-  idempotencyStoreFromEnv,
-  jobQueueFromEnv,
-  slidingWindowFromEnv,
-  taskRepositoryFromEnv,
-  workflowStarterFromEnv,
-} from '../../adapters/from-env';
+import { relayEnv, type RelayEnv } from '../../adapters/env';
+import { idempotencyStoreFromEnv, slidingWindowFromEnv, taskRepositoryFromEnv } from '../../adapters/from-env';
 import { marketplaceFromEnv } from '../../adapters/marketplace-from-env';
 import { slackSigningSecret, webhookSecrets } from '../../adapters/secrets';
-import type { MarketplaceClient, TaskRepository } from '../../domain/ports';
+import type { JobQueue, MarketplaceClient, TaskRepository, WorkflowStarter } from '../../domain/ports';
 import { lazy } from '../../adapters/lazy';
 import { unavailablePort, type AcceptDeps, type ChainDeps } from './chain';
 
+/** The hand-off factories a route passes to `acceptDepsFromEnv`, re-exported for the route files. */
+export { jobQueueFromEnv, workflowStarterFromEnv } from '../../adapters/from-env';
+
 /**
- * Deps of a task-accepting route. Only the hand-off the route's IAM role allows is built; the other
- * is a port that fails loudly (create-order may start executions but not send messages, and so on).
+ * What a task-accepting route hands off to, given as the factories themselves rather than flags: a
+ * route imports only the one its IAM role allows, so its bundle carries only that SDK client (the
+ * Step Functions or the SQS one, ~24 KB each: BENCHMARKS.md "Cold start budget").
  */
-export const acceptDepsFromEnv = (uses: { readonly workflow: boolean; readonly queue: boolean; readonly slack?: boolean }): (() => AcceptDeps) =>
+export interface HandOffs {
+  readonly workflow?: (env: RelayEnv) => WorkflowStarter;
+  readonly queue?: (env: RelayEnv) => JobQueue;
+  readonly slack?: boolean;
+}
+
+/**
+ * Deps of a task-accepting route. Only the hand-offs the route names are built; a missing one is a
+ * port that fails loudly (create-order may start executions but not send messages, and so on).
+ */
+export const acceptDepsFromEnv = (uses: HandOffs): (() => AcceptDeps) =>
   lazy(() => {
     const env = relayEnv();
     return {
@@ -30,8 +38,8 @@ export const acceptDepsFromEnv = (uses: { readonly workflow: boolean; readonly q
       ...(uses.slack ? { slackSigningSecret: () => slackSigningSecret(env) } : {}),
       tasks: taskRepositoryFromEnv(env),
       idempotency: idempotencyStoreFromEnv(env),
-      workflow: uses.workflow ? workflowStarterFromEnv(env) : unavailablePort('the create-order workflow'),
-      queue: uses.queue ? jobQueueFromEnv(env) : unavailablePort('the job queue'),
+      workflow: uses.workflow ? uses.workflow(env) : unavailablePort('the create-order workflow'),
+      queue: uses.queue ? uses.queue(env) : unavailablePort('the job queue'),
     };
   });
 

@@ -2,7 +2,7 @@
 import { callbackUrlProblem, normalizePriceAlert, parseBody, PriceAlertBodySchema } from '../../domain/requests';
 import { httpError, jsonResponse, type ApiResult, type RelayEvent } from '../../middleware/http';
 import { acceptRequest, apiHandler, idempotencyKeyOf, type AcceptDeps, type ApiHandler } from './chain';
-import { acceptDepsFromEnv } from './deps';
+import { acceptDepsFromEnv, jobQueueFromEnv } from './deps';
 
 const postPriceAlert = async (event: RelayEvent, deps: AcceptDeps): Promise<ApiResult> => {
   const parsed = parseBody(PriceAlertBodySchema, event.jsonBody ?? {});
@@ -23,4 +23,4 @@ const postPriceAlert = async (event: RelayEvent, deps: AcceptDeps): Promise<ApiR
 export const createPriceAlertHandler = (deps: () => AcceptDeps): ApiHandler =>
   apiHandler({ routeId: 'PriceAlert', deps, json: true }, postPriceAlert);
 
-export const handler = createPriceAlertHandler(acceptDepsFromEnv({ workflow: false, queue: true }));
+export const handler = createPriceAlertHandler(acceptDepsFromEnv({ queue: jobQueueFromEnv }));

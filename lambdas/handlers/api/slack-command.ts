@@ -15,7 +15,7 @@ import type { TaskOrigin, TaskRequest } from '../../domain/task';
 import { jsonResponse, rawBodyOf, type ApiResult, type RelayEvent } from '../../middleware/http';
 import { SLACK_WINDOW_SECONDS } from '../../middleware/slack-signature';
 import { acceptRequest, apiHandler, MAX_IDEMPOTENCY_KEY_LENGTH, type AcceptDeps, type ApiHandler } from './chain';
-import { acceptDepsFromEnv } from './deps';
+import { acceptDepsFromEnv, jobQueueFromEnv, workflowStarterFromEnv } from './deps';
 
 /** How long a trigger_id binds its task: Slack's signature replay window, not the 24 h of Idempotency-Key. */
 export const SLACK_TRIGGER_ID_TTL_SECONDS = SLACK_WINDOW_SECONDS;
@@ -87,4 +87,4 @@ const postSlackCommand = async (event: RelayEvent, deps: AcceptDeps): Promise<Ap
 export const createSlackCommandHandler = (deps: () => AcceptDeps): ApiHandler =>
   apiHandler({ routeId: 'SlackCommand', deps, slackSignature: true }, postSlackCommand);
 
-export const handler = createSlackCommandHandler(acceptDepsFromEnv({ workflow: true, queue: true, slack: true }));
+export const handler = createSlackCommandHandler(acceptDepsFromEnv({ workflow: workflowStarterFromEnv, queue: jobQueueFromEnv, slack: true }));

@@ -2,7 +2,7 @@
 import { callbackUrlProblem, normalizeStatus, parseBody, StatusBodySchema } from '../../domain/requests';
 import { httpError, jsonResponse, type ApiResult, type RelayEvent } from '../../middleware/http';
 import { acceptRequest, apiHandler, idempotencyKeyOf, type AcceptDeps, type ApiHandler } from './chain';
-import { acceptDepsFromEnv } from './deps';
+import { acceptDepsFromEnv, jobQueueFromEnv } from './deps';
 
 const postStatus = async (event: RelayEvent, deps: AcceptDeps): Promise<ApiResult> => {
   const parsed = parseBody(StatusBodySchema, event.jsonBody ?? {});
@@ -19,4 +19,4 @@ const postStatus = async (event: RelayEvent, deps: AcceptDeps): Promise<ApiResul
 export const createStatusHandler = (deps: () => AcceptDeps): ApiHandler =>
   apiHandler({ routeId: 'Status', deps, json: true }, postStatus);
 
-export const handler = createStatusHandler(acceptDepsFromEnv({ workflow: false, queue: true }));
+export const handler = createStatusHandler(acceptDepsFromEnv({ queue: jobQueueFromEnv }));
