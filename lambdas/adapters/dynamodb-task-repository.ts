@@ -12,20 +12,13 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import { isConditionalCheckFailed } from './aws-clients';
+import { TaskAlreadyExistsError } from '../domain/errors';
 import type { SealedTaskInput, TaskRepository } from '../domain/ports';
 import { TaskKindSchema, TaskOriginSchema, TaskStateSchema, type TaskRecord, type TaskResult, type TaskState } from '../domain/task';
 import { keys } from '../../contract/resources';
 
 /** How long a task record is kept after its last change. */
 export const TASK_RETENTION_SECONDS = 30 * 24 * 3600;
-
-/** `create` found a record with the same id. Not transient: the id is already taken. */
-export class TaskAlreadyExistsError extends Error {
-  public constructor(taskId: string) {
-    super(`task ${taskId} already exists`);
-    this.name = 'TaskAlreadyExistsError';
-  }
-}
 
 const TaskRecordSchema = z.object({
   task_id: z.string().min(1),

@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { discordContent } from '../domain/chat-messages';
+import { DeliveryTimeoutError } from '../domain/errors';
 import { NOT_HTTP_URL_REASON, refusedUrlReason } from '../domain/address-policy';
 import type { EventSender } from '../domain/lease-ports';
 import type { OrderEvent } from '../domain/lease';
@@ -304,8 +305,8 @@ export class HttpNotifier implements Notifier, EventSender {
     } catch (error) {
       if (isBlockedDestination(error)) return { ok: false, retry: false, reason: 'destination refused at connect time' };
       // Duck-typed: only the name and code are logged, never the message (it may hold the URL).
-      const { name, code } = (error ?? {}) as { name?: unknown; code?: unknown };
-      if (name === 'DeliveryTimeoutError') return { ok: false, retry: true, reason: `timeout after ${timeoutMs} ms` };
+      const { code } = (error ?? {}) as { code?: unknown };
+      if (error instanceof DeliveryTimeoutError) return { ok: false, retry: true, reason: `timeout after ${timeoutMs} ms` };
       return { ok: false, retry: true, reason: `network error${typeof code === 'string' ? ` ${code}` : ''}` };
     }
     if (res.status >= 200 && res.status < 300) return { ok: true, status: res.status };

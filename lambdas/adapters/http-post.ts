@@ -6,18 +6,11 @@
  */
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { BlockedDestinationError, connectLookup, refusedLiteralHost, type Resolver } from './ssrf-guard';
+import { BlockedDestinationError, DeliveryTimeoutError } from '../domain/errors';
+import { connectLookup, refusedLiteralHost, type Resolver } from './ssrf-guard';
 
 /** How much of a response body is kept; the rest is discarded (we only ever read small JSON errors). */
 export const MAX_RESPONSE_BYTES = 64 * 1024;
-
-/** No complete response (connect, headers and body) within the total timeout. Retryable. */
-export class DeliveryTimeoutError extends Error {
-  public constructor(timeoutMs: number) {
-    super(`no complete response within ${timeoutMs} ms`);
-    this.name = 'DeliveryTimeoutError';
-  }
-}
 
 export interface PostOptions {
   readonly headers?: Readonly<Record<string, string>>;

@@ -7,14 +7,8 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { isIP } from 'node:net';
 import { isRefusedAddress } from '../domain/address-policy';
+import { BlockedDestinationError } from '../domain/errors';
 
-/** A destination the SSRF policy refuses (private, loopback, link-local... or not http(s)). Never retried. */
-export class BlockedDestinationError extends Error {
-  public constructor(message: string) {
-    super(message);
-    this.name = 'BlockedDestinationError';
-  }
-}
 
 /** The shape of `dns.lookup` with `all: true`, injectable for tests. */
 export type Resolver = (
@@ -70,9 +64,9 @@ export const refusedLiteralHost = (hostname: string): BlockedDestinationError | 
 
 /** True when `error` or one of its causes is a BlockedDestinationError. */
 export const isBlockedDestination = (error: unknown): boolean => {
-  // Duck-typed and cause-walking: errors may be wrapped, or come from another realm (test sandboxes).
+  // Cause-walking: the error may come wrapped.
   for (let e: unknown = error, depth = 0; typeof e === 'object' && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth += 1) {
-    if ((e as { name?: unknown }).name === 'BlockedDestinationError') return true;
+    if (e instanceof BlockedDestinationError) return true;
   }
   return false;
 };

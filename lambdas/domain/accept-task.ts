@@ -4,21 +4,14 @@
  * if anything before the hand-off completes fails, the record and the key are undone.
  */
 import type { CreateOrderWorkflowInput, IdempotencyStore, JobQueue, TaskRepository, WorkflowStarter } from './ports';
+import { HandOffError } from './errors';
 import type { JobMessage, TaskOrigin, TaskRecord, TaskRequest } from './task';
 
 /** Idempotency keys bind for 24 h (hardening issue). */
 export const IDEMPOTENCY_KEY_TTL_SECONDS = 24 * 3600;
 
-/** The user-facing text of a failed hand-off (HTTP 503). */
-export const HAND_OFF_FAILED_MESSAGE = 'Could not queue the task; nothing was started. Retry later.';
-
-/** Recording or handing off the task failed; nothing was started. The API answers 503. */
-export class HandOffError extends Error {
-  public constructor(options?: { cause?: unknown }) {
-    super(HAND_OFF_FAILED_MESSAGE, options);
-    this.name = 'HandOffError';
-  }
-}
+// Kept importable from here: the API handlers and the e2e tests name them through this module.
+export { HAND_OFF_FAILED_MESSAGE, HandOffError } from './errors';
 
 export interface AcceptTaskDeps {
   readonly tasks: TaskRepository;

@@ -144,13 +144,72 @@ export class ConcurrentUpdateError extends Error {
   }
 }
 
+/** The user-facing text of a failed hand-off (HTTP 503). */
+export const HAND_OFF_FAILED_MESSAGE = 'Could not queue the task; nothing was started. Retry later.';
+
+/** Recording or handing off the task failed; nothing was started. The API answers 503. */
+export class HandOffError extends Error {
+  public constructor(options?: { cause?: unknown }) {
+    super(HAND_OFF_FAILED_MESSAGE, options);
+    this.name = 'HandOffError';
+  }
+}
+
+/** A task record `create` found with the same id. Not transient: the id is already taken. */
+export class TaskAlreadyExistsError extends Error {
+  public constructor(taskId: string) {
+    super(`task ${taskId} already exists`);
+    this.name = 'TaskAlreadyExistsError';
+  }
+}
+
+/** A job message body that is not a valid JobMessage. Never succeeds, so it ends in the DLQ. */
+export class InvalidJobMessageError extends Error {
+  public constructor(message: string) {
+    super(message);
+    this.name = 'InvalidJobMessageError';
+  }
+}
+
+/** The workflow state document failed validation: a bug or a hand-started execution. Not transient. */
+export class InvalidWorkflowInputError extends Error {
+  public constructor(message: string) {
+    super(message);
+    this.name = 'InvalidWorkflowInputError';
+  }
+}
+
+/** An outbound POST got no complete response (connect, headers and body) within its total timeout. Retryable. */
+export class DeliveryTimeoutError extends Error {
+  public constructor(timeoutMs: number) {
+    super(`no complete response within ${timeoutMs} ms`);
+    this.name = 'DeliveryTimeoutError';
+  }
+}
+
+/** A destination the SSRF policy refuses (private, loopback, link-local... or not http(s)). Never retried. */
+export class BlockedDestinationError extends Error {
+  public constructor(message: string) {
+    super(message);
+    this.name = 'BlockedDestinationError';
+  }
+}
+
+/**
+ * The classes behind the contract's name lists. Step Functions matches the names across processes
+ * (Retry/Catch); in-process checks match these classes (`instanceof`). A unit test keeps both equal.
+ */
+export const TRANSIENT_ERRORS = [MarketplaceDatabaseError, MarketplaceRateLimitedError, MarketplaceUnavailableError, ConcurrentUpdateError] as const;
+export const BUSINESS_ERRORS = [
+  NoServerAvailableError, QuotaExceededError, SoftTimeoutError, MarketplaceRejectedError, MarketplaceInvalidInputError, MarketplaceAuthError,
+  InvalidOrderRequestError,
+] as const;
+
 export { TRANSIENT_ERROR_NAMES };
 
-export const isTransient = (error: unknown): boolean =>
-  error instanceof Error && (TRANSIENT_ERROR_NAMES as readonly string[]).includes(error.name);
+export const isTransient = (error: unknown): boolean => TRANSIENT_ERRORS.some((type) => error instanceof type);
 
 export { BUSINESS_ERROR_NAMES };
 
-/** True for a named business outcome (never retried); any other exception is retried. */
-export const isBusinessOutcome = (error: unknown): boolean =>
-  error instanceof Error && (BUSINESS_ERROR_NAMES as readonly string[]).includes(error.name);
+/** True for a business outcome (never retried); any other exception is retried. */
+export const isBusinessOutcome = (error: unknown): boolean => BUSINESS_ERRORS.some((type) => error instanceof type);

@@ -6,7 +6,7 @@
 import type middy from '@middy/core';
 import httpErrorHandler from '@middy/http-error-handler';
 import { logger } from '../adapters/observability';
-import { HAND_OFF_FAILED_MESSAGE } from '../domain/accept-task';
+import { HAND_OFF_FAILED_MESSAGE, HandOffError } from '../domain/errors';
 import { httpError } from './http';
 
 export const INTERNAL_ERROR_BODY = JSON.stringify({ error: 'Internal error' });
@@ -37,7 +37,7 @@ export const errorHandler = (): middy.MiddlewareObj => {
   const onError: middy.MiddlewareFn = async (request) => {
     if (request.response !== undefined && request.response !== null) return;
     const error = request.error as (Error & MaybeHttpError) | null;
-    if (error?.name === 'HandOffError') {
+    if (error instanceof HandOffError) {
       logger.error('hand-off failed; nothing was queued', { error });
       request.error = httpError(503, HAND_OFF_FAILED_MESSAGE);
     } else if (error && typeof error.statusCode === 'number' && error.statusCode < 500 && error.expose !== false) {

@@ -15,6 +15,7 @@
 import type { Context, SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import * as z from 'zod';
 import { completeTask, isSuccessResult } from '../../domain/complete-task';
+import { InvalidJobMessageError } from '../../domain/errors';
 import { SOFT_TIME_LIMIT_SECONDS } from '../../../contract/limits';
 import { errorText, isFinalAttempt, isRetryable, runJob, type JobDeps, type TypedJobMessage } from '../../domain/jobs';
 import { MAX_LEASE_HOURS } from '../../domain/lease';
@@ -29,14 +30,6 @@ import { budgetedHandler } from '../../adapters/invocation-budget';
 import { lazy } from '../../adapters/lazy';
 import { withSoftDeadline } from './soft-deadline';
 import { retryVisibilitySeconds, SqsMessageVisibility, type MessageVisibility } from './sqs-message-visibility';
-
-/** A message body that is not a valid JobMessage. Never succeeds, so it ends in the DLQ. */
-export class InvalidJobMessageError extends Error {
-  public constructor(message: string) {
-    super(message);
-    this.name = 'InvalidJobMessageError';
-  }
-}
 
 // callback_url was checked at ingress (including the SSRF guard); here it only has to be a string.
 const CallbackUrl = z.string().min(1).optional();

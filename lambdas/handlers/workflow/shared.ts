@@ -4,17 +4,10 @@
  */
 import * as z from 'zod';
 import type { WorkflowState } from '../../domain/create-order-steps';
+import { InvalidWorkflowInputError } from '../../domain/errors';
 import { beginInvocation, tagTask } from '../../adapters/observability';
 import { PortsSchema } from '../../../contract/shapes';
 import { TaskOriginSchema } from '../../domain/task';
-
-/** The state document failed validation: a bug or a hand-started execution. Not transient. */
-export class InvalidWorkflowInputError extends Error {
-  public constructor(message: string) {
-    super(message);
-    this.name = 'InvalidWorkflowInputError';
-  }
-}
 
 /** The error text of a caught Step Functions error: the Lambda errorMessage inside Cause, else the error name. */
 export const caughtErrorText = (error: { readonly Error: string; readonly Cause?: string }): string => {

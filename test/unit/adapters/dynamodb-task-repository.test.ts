@@ -1,5 +1,6 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { DynamoDbTaskRepository, TASK_RETENTION_SECONDS, TaskAlreadyExistsError } from '../../../lambdas/adapters/dynamodb-task-repository';
+import { DynamoDbTaskRepository, TASK_RETENTION_SECONDS } from '../../../lambdas/adapters/dynamodb-task-repository';
+import { TaskAlreadyExistsError } from '../../../lambdas/domain/errors';
 import type { TaskRecord } from '../../../lambdas/domain/task';
 import { keys } from '../../../contract/resources';
 import { startDynalite, type LocalDynamo } from '../../helpers/dynalite';

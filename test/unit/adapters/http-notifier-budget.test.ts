@@ -4,7 +4,8 @@
  * stopped, never wall-clock time.
  */
 import { callbackWorstCaseMs, chatWorstCaseMs, HttpNotifier, NOTIFIER_DEFAULTS } from '../../../lambdas/adapters/http-notifier';
-import { DeliveryTimeoutError, type PostResponse, type Transport } from '../../../lambdas/adapters/http-post';
+import type { PostResponse, Transport } from '../../../lambdas/adapters/http-post';
+import { DeliveryTimeoutError } from '../../../lambdas/domain/errors';
 import * as observability from '../../../lambdas/adapters/observability';
 import type { TaskResult } from '../../../lambdas/domain/task';
 

@@ -1,7 +1,7 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { DeliveryTimeoutError, httpPost, MAX_RESPONSE_BYTES, type PostOptions } from '../../../lambdas/adapters/http-post';
-import { BlockedDestinationError } from '../../../lambdas/adapters/ssrf-guard';
+import { httpPost, MAX_RESPONSE_BYTES, type PostOptions } from '../../../lambdas/adapters/http-post';
+import { BlockedDestinationError, DeliveryTimeoutError } from '../../../lambdas/domain/errors';
 import { startReceiver, type Receiver } from './receiver';
 
 /** A server whose answer a test writes by hand (partial bodies, large bodies). */

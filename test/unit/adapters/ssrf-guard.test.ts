@@ -1,9 +1,8 @@
 import type { LookupAddress } from 'node:dns';
 import { getDefaultAutoSelectFamily, setDefaultAutoSelectFamily } from 'node:net';
 import { httpPost } from '../../../lambdas/adapters/http-post';
-import {
-  BlockedDestinationError, connectLookup, guardedLookup, isBlockedDestination, refusedLiteralHost, type Resolver,
-} from '../../../lambdas/adapters/ssrf-guard';
+import { BlockedDestinationError } from '../../../lambdas/domain/errors';
+import { connectLookup, guardedLookup, isBlockedDestination, refusedLiteralHost, type Resolver } from '../../../lambdas/adapters/ssrf-guard';
 import { startReceiver, type Receiver } from './receiver';
 
 const resolverTo = (...addresses: string[]): Resolver => (_host, _opts, cb) =>

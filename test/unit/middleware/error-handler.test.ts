@@ -1,6 +1,6 @@
 import middy from '@middy/core';
 import { createError } from '@middy/util';
-import { HandOffError } from '../../../lambdas/domain/accept-task';
+import { HandOffError } from '../../../lambdas/domain/errors';
 import { errorHandler } from '../../../lambdas/middleware/error-handler';
 import { httpError } from '../../../lambdas/middleware/http';
 import { apiEvent, lambdaContext } from '../../fixtures/events/api-event';

@@ -5,7 +5,8 @@ import { makeCheckOrder } from '../../../../lambdas/handlers/workflow/check-orde
 import { makeCancelOrder } from '../../../../lambdas/handlers/workflow/cancel-order';
 import { makeReportResult } from '../../../../lambdas/handlers/workflow/report-result';
 import { makeExecutionEnded } from '../../../../lambdas/handlers/workflow/execution-ended';
-import { InvalidWorkflowInputError } from '../../../../lambdas/handlers/workflow/shared';
+import { InvalidWorkflowInputError } from '../../../../lambdas/domain/errors';
+import { FakeLeaseStore } from '../../domain/lease-fakes';
 import { aServer, aState, anOrder, FakeClaims, FakeMarketplace, FakeNotifier, FakeTasks, FakeWindow } from './fakes';
 
 const NOW = 5_000_000;
@@ -39,7 +40,7 @@ describe('Handler: find-server → place-order → check-order → report-result
     state = { ...state, placement: await makePlaceOrder(() => ({ marketplace, tasks, claims }), clock)(state) };
     marketplace.orders = [anOrder(100, 3, 1, 'running')];
     state = { ...state, check: await makeCheckOrder(() => ({ marketplace }), clock)(state) };
-    const report = await makeReportResult(() => ({ tasks, notifier, claims }), clock)(state);
+    const report = await makeReportResult(() => ({ tasks, notifier, claims, leases: new FakeLeaseStore() }), clock)(state);
     // Assess
     expect(JSON.parse(JSON.stringify(state))).toEqual(state);
     expect(report).toEqual({ success: true, delivered: true });

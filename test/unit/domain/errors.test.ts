@@ -1,0 +1,57 @@
+/**
+ * In-process error matching is by class (`instanceof`); the state machine matches the same errors by
+ * their literal names (contract/error-names.ts). These tests keep the two lists equal.
+ */
+import { BUSINESS_ERROR_NAMES, TRANSIENT_ERROR_NAMES } from '../../../contract/error-names';
+import {
+  BUSINESS_ERRORS, ConcurrentUpdateError, HandOffError, InvalidOrderRequestError, isBusinessOutcome, isTransient, MarketplaceAuthError,
+  MarketplaceDatabaseError, MarketplaceError, MarketplaceInvalidInputError, MarketplaceRateLimitedError, MarketplaceRejectedError,
+  MarketplaceUnavailableError, NoServerAvailableError, OrderOutcomeUnknownError, QuotaExceededError, SoftTimeoutError, TRANSIENT_ERRORS,
+} from '../../../lambdas/domain/errors';
+
+/** An instance of each matched class, built with whatever arguments its constructor takes. */
+const instances: Error[] = [
+  new MarketplaceDatabaseError('db'), new MarketplaceRateLimitedError('slow down'), new MarketplaceUnavailableError('down'),
+  new ConcurrentUpdateError('race'), new NoServerAvailableError('none'), new QuotaExceededError(10), new SoftTimeoutError(),
+  new MarketplaceRejectedError('no'), new MarketplaceInvalidInputError('bad'), new MarketplaceAuthError('key'),
+  new InvalidOrderRequestError('bad request'),
+];
+const named = (name: string): Error => {
+  const found = instances.find((e) => e.name === name);
+  if (!found) throw new Error(`no instance named ${name}`);
+  return found;
+};
+
+describe('error matching', () => {
+  it('matches the classes whose names the contract lists, and their names only', () => {
+    expect(TRANSIENT_ERRORS.map((type) => type.name)).toEqual([...TRANSIENT_ERROR_NAMES]);
+    expect(BUSINESS_ERRORS.map((type) => type.name)).toEqual([...BUSINESS_ERROR_NAMES]);
+    for (const name of TRANSIENT_ERROR_NAMES) expect(named(name).name).toBe(name);
+    for (const name of BUSINESS_ERROR_NAMES) expect(named(name).name).toBe(name);
+  });
+
+  it.each([...TRANSIENT_ERROR_NAMES])('isTransient(%s) and not a business outcome', (name) => {
+    expect(isTransient(named(name))).toBe(true);
+    expect(isBusinessOutcome(named(name))).toBe(false);
+  });
+
+  it.each([...BUSINESS_ERROR_NAMES])('isBusinessOutcome(%s) and not transient', (name) => {
+    expect(isBusinessOutcome(named(name))).toBe(true);
+    expect(isTransient(named(name))).toBe(false);
+  });
+
+  it('matches by class, not by a name string an unrelated error carries', () => {
+    const impostor = Object.assign(new Error('looks like one'), { name: 'QuotaExceededError' });
+    const transientImpostor = Object.assign(new Error('looks like one'), { name: 'MarketplaceDatabaseError' });
+    expect(isBusinessOutcome(impostor)).toBe(false);
+    expect(isTransient(transientImpostor)).toBe(false);
+    expect(isBusinessOutcome({ name: 'QuotaExceededError' })).toBe(false);
+  });
+
+  it('matches neither for other errors and non-errors', () => {
+    for (const other of [new Error('x'), new MarketplaceError('x'), new OrderOutcomeUnknownError('x'), new HandOffError(), 'QuotaExceededError', undefined, null]) {
+      expect(isTransient(other)).toBe(false);
+      expect(isBusinessOutcome(other)).toBe(false);
+    }
+  });
+});
