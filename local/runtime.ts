@@ -11,7 +11,8 @@ import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { EXECUTION_ENDED_ENTRY, JOB_WORKER_ENTRY, ROUTES } from '../contract/routes';
+import { EXECUTION_ENDED_ENTRY, FLEET_WATCH_ENTRY, JOB_WORKER_ENTRY, ROUTES } from '../contract/routes';
+import { WATCH_TIMEOUT_SECONDS } from '../contract/resources';
 import type { RouteDefinition } from '../contract/routes';
 import { SERVICE_NAME } from '../contract/telemetry';
 import { lambdaContext, startApiGateway } from './api-gateway';
@@ -24,6 +25,7 @@ import { parseDialect } from './simulator/dialect';
 import { LIVE_NATIVE_COIN } from './simulator/dialect-live';
 import type { startSqsPoller as StartSqsPoller, SqsPollerOptions } from './sqs-poller';
 import type { synthesizeWorkflowAsl as SynthesizeWorkflowAsl } from './asl';
+import { startWatchTimer } from './watch-timer';
 import type { ExecutionStatusChangeEvent, LocalStepFunctions as LocalStepFunctionsClass } from './stepfunctions';
 
 export type { SimulatorOptions } from './simulator/marketplace-simulator';
@@ -280,9 +282,10 @@ export const startLocalRuntime = async (opts: LocalRuntimeOptions = {}): Promise
     // Import every handler now (cold start up front), so a broken module fails start-up, not a request.
     const tHandlers = Date.now();
     const apiHandlers = new Map<RouteDefinition, LambdaHandler>();
-    const [worker, ended] = await Promise.all([
+    const [worker, ended, watch] = await Promise.all([
       loadHandler(JOB_WORKER_ENTRY),
       loadHandler(EXECUTION_ENDED_ENTRY),
+      loadHandler(FLEET_WATCH_ENTRY),
       ...Object.entries(asl.functionForState).map(async ([state, entry]) => {
         stateHandlers[state] = invoker(await loadHandler(entry), functionNameOf(entry));
       }),
@@ -325,6 +328,14 @@ export const startLocalRuntime = async (opts: LocalRuntimeOptions = {}): Promise
         : (level, message, fields) => (level === 'error' ? console.error : console.log)(`[api] ${message}`, fields ? JSON.stringify(fields) : ''),
     });
     closers.push({ name: 'api', close: api.close });
+    // The fleet watch's schedule: the same handler on a timer, once everything it calls is up.
+    const watchName = functionNameOf(FLEET_WATCH_ENTRY);
+    const watchTimer = startWatchTimer({
+      run: () => watch({ source: 'local.timer', 'detail-type': 'Scheduled Event' }, lambdaContext(watchName, randomUUID(), WATCH_TIMEOUT_SECONDS * 1_000)),
+      intervalMs: Number(env.WATCH_INTERVAL_SECONDS || '60') * 1_000,
+      onError: (error) => log(`fleet watch: sweep failed: ${error instanceof Error ? error.message : String(error)}`),
+    });
+    closers.push({ name: 'fleet watch', close: watchTimer.stop });
     timings.total = Date.now() - t0;
     log(`ready in ${timings.total} ms`);
 
