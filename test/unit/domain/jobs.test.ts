@@ -11,7 +11,7 @@ import {
   summarizeOrders,
 } from '../../../lambdas/domain/jobs';
 import { MarketplaceRejectedError, MarketplaceUnavailableError, SoftTimeoutError } from '../../../lambdas/domain/errors';
-import { fakeDeps, order, server } from '../worker/fakes';
+import { fakeDeps, order, server } from '../handlers/worker/fakes';
 
 const NOW = Date.parse('2025-03-01T12:00:00.000Z');
 const ALERT_TASK = '11111111-2222-4333-8444-555555555555';

@@ -5,7 +5,7 @@ import { queueArnFromUrl, startSqsPoller, succeededIds, toSqsRecord, type SqsPol
 import { createJobWorker } from '../../../lambdas/handlers/worker/job-worker';
 import { SqsMessageVisibility } from '../../../lambdas/handlers/worker/sqs-message-visibility';
 import { JOB_QUEUE } from '../../../contract/resources';
-import { fakeDeps, order } from '../worker/fakes';
+import { fakeDeps, order } from '../handlers/worker/fakes';
 
 /** Resolves once `check` holds; fails the test (not a timing assertion) if it never does. */
 const waitFor = async (check: () => boolean | Promise<boolean>, what: string, limitMs = 15_000): Promise<void> => {

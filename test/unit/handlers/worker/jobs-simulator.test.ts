@@ -1,12 +1,12 @@
 /** The jobs against the marketplace simulator over real HTTP (the HTTP client, its schemas and result codes). */
 import type { SQSRecord } from 'aws-lambda';
-import { startSimulator, type MarketplaceSimulator } from '../../../local/simulator/marketplace-simulator';
-import { HttpMarketplaceClient } from '../../../lambdas/marketplace/http-marketplace-client';
-import { InMemoryPacingGate } from '../../../lambdas/marketplace/in-memory-pacing-gate';
-import { findMatchingServer } from '../../../lambdas/domain/matching';
-import { priceAlertOrderTaskId } from '../../../lambdas/domain/jobs';
-import { createJobWorker } from '../../../lambdas/handlers/worker/job-worker';
-import { FakeLeaseStore } from '../domain/lease-fakes';
+import { startSimulator, type MarketplaceSimulator } from '../../../../local/simulator/marketplace-simulator';
+import { HttpMarketplaceClient } from '../../../../lambdas/marketplace/http-marketplace-client';
+import { InMemoryPacingGate } from '../../../../lambdas/marketplace/in-memory-pacing-gate';
+import { findMatchingServer } from '../../../../lambdas/domain/matching';
+import { priceAlertOrderTaskId } from '../../../../lambdas/domain/jobs';
+import { createJobWorker } from '../../../../lambdas/handlers/worker/job-worker';
+import { FakeLeaseStore } from '../../domain/lease-fakes';
 import { FakeNotifier, FakeTasks, FakeVisibility, FakeWorkflow, jobConfig } from './fakes';
 
 const record = (body: unknown, messageId: string): SQSRecord => ({

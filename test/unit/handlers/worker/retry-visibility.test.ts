@@ -1,4 +1,4 @@
-import { retryVisibilitySeconds } from '../../../lambdas/handlers/worker/sqs-message-visibility';
+import { retryVisibilitySeconds } from '../../../../lambdas/handlers/worker/sqs-message-visibility';
 
 describe('Function: retryVisibilitySeconds', () => {
   it('waits 2, 4 and 8 seconds after the 1st, 2nd and 3rd failed receive', () => {

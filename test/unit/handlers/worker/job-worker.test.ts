@@ -1,7 +1,7 @@
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
-import { createJobWorker, parseJobMessage, receiveCountOf } from '../../../lambdas/handlers/worker/job-worker';
-import { MarketplaceUnavailableError } from '../../../lambdas/domain/errors';
-import { logger } from '../../../lambdas/adapters/observability';
+import { createJobWorker, parseJobMessage, receiveCountOf } from '../../../../lambdas/handlers/worker/job-worker';
+import { MarketplaceUnavailableError } from '../../../../lambdas/domain/errors';
+import { logger } from '../../../../lambdas/adapters/observability';
 import { FakeVisibility, fakeDeps, order } from './fakes';
 
 const record = (body: unknown, receiveCount: number, messageId = `m-${receiveCount}`): SQSRecord => ({

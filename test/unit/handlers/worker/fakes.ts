@@ -1,10 +1,10 @@
 /** In-memory fakes of the ports the jobs and the worker use. */
-import type { Order, Server } from '../../../lambdas/domain/marketplace-types';
-import type { CreateOrderWorkflowInput, MarketplaceClient, Notifier, TaskRepository, WorkflowStarter } from '../../../lambdas/domain/ports';
-import type { TaskRecord, TaskResult, TaskState } from '../../../lambdas/domain/task';
-import type { JobConfig, JobDeps } from '../../../lambdas/domain/jobs';
-import type { MessageVisibility } from '../../../lambdas/handlers/worker/sqs-message-visibility';
-import { FakeLeaseStore } from '../domain/lease-fakes';
+import type { Order, Server } from '../../../../lambdas/domain/marketplace-types';
+import type { CreateOrderWorkflowInput, MarketplaceClient, Notifier, TaskRepository, WorkflowStarter } from '../../../../lambdas/domain/ports';
+import type { TaskRecord, TaskResult, TaskState } from '../../../../lambdas/domain/task';
+import type { JobConfig, JobDeps } from '../../../../lambdas/domain/jobs';
+import type { MessageVisibility } from '../../../../lambdas/handlers/worker/sqs-message-visibility';
+import { FakeLeaseStore } from '../../domain/lease-fakes';
 
 export const server = (overrides: Partial<Server> & { id: number }): Server => ({
   owner: 1,

@@ -2,10 +2,10 @@ import { App, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
-import { JobQueue } from '../../../lib/constructs/job-queue';
-import { jobWorkerFunction } from '../../../lib/constructs/job-worker';
-import { RelaySecrets } from '../../../lib/constructs/relay-secrets';
-import { JOB_QUEUE, WORKER_TIMEOUT_SECONDS } from '../../../contract/resources';
+import { JobQueue } from '../../lib/constructs/job-queue';
+import { jobWorkerFunction } from '../../lib/constructs/job-worker';
+import { RelaySecrets } from '../../lib/constructs/relay-secrets';
+import { JOB_QUEUE, WORKER_TIMEOUT_SECONDS } from '../../contract/resources';
 
 const build = (maxConcurrency?: number) => {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } }); // skip esbuild; we only read the template

@@ -1,4 +1,4 @@
-import { withSoftDeadline } from '../../../lambdas/handlers/worker/soft-deadline';
+import { withSoftDeadline } from '../../../../lambdas/handlers/worker/soft-deadline';
 
 describe('Function: withSoftDeadline', () => {
   afterEach(() => jest.useRealTimers());
