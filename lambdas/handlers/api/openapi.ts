@@ -1,17 +1,29 @@
-/** GET /openapi.json: the OpenAPI 3.1 document, generated from the route table and the request schemas. */
-import { relayEnv } from '../../adapters/env';
-import { buildOpenApiDocument } from '../../http/openapi-document';
-import { MAX_BODY_BYTES } from '../../middleware/body';
-import { jsonResponse, type ApiResult } from '../../middleware/http';
-import { lazy } from '../../adapters/lazy';
-import { apiHandler, type ApiHandler, type ChainDeps } from './chain';
+/**
+ * GET /openapi.json: the OpenAPI 3.1 document, generated at build time from the route table and the
+ * request schemas (lambdas/http/openapi.json, `npm run openapi`) and served as it is, with the
+ * configured rate limit filled in. Like /health, without the shared chain: no zod, no Powertools
+ * (BENCHMARKS.md "Cold start budget": 309 → ~29 KB).
+ */
+import middy from '@middy/core';
+import { SETTINGS } from '../../../contract/settings';
+import document from '../../http/openapi.json';
+import { renderOpenApi } from '../../http/render-openapi';
+import type { ApiResult, RelayEvent } from '../../middleware/http';
+import type { ApiHandler } from './chain';
 
-/** The handler with injected deps (tests); `handler` reads the env contract. */
-export const createOpenApiHandler = (deps: () => ChainDeps): ApiHandler => {
-  // The document only depends on configuration: build it once per instance.
-  const document = lazy(() => JSON.stringify(buildOpenApiDocument({ requestsPerMinute: deps().env.MAX_REQUESTS_PER_MINUTE, maxBodyBytes: MAX_BODY_BYTES })));
-  const getOpenApi = async (): Promise<ApiResult> => ({ ...jsonResponse(200, null), body: document() });
-  return apiHandler({ routeId: 'OpenApi', deps }, getOpenApi);
+/** MAX_REQUESTS_PER_MINUTE as the env contract reads it, with the contract's default when unset. */
+const perMinuteOf = (raw: string | undefined): number => {
+  const n = Number(raw);
+  return raw !== undefined && raw !== '' && Number.isInteger(n) && n > 0 ? n : SETTINGS.maxRequestsPerMinute.default;
 };
 
-export const handler = createOpenApiHandler(lazy(() => ({ env: relayEnv() })));
+/** The handler for a given rate limit (tests); `handler` reads MAX_REQUESTS_PER_MINUTE. */
+export const createOpenApiHandler = (deps: () => { readonly env: { readonly MAX_REQUESTS_PER_MINUTE: number } }): ApiHandler => {
+  let body: string | undefined;
+  return middy<RelayEvent, ApiResult>().handler(async () => {
+    body ??= renderOpenApi(document, deps().env.MAX_REQUESTS_PER_MINUTE);
+    return { statusCode: 200, headers: { 'Content-Type': 'application/json' }, body };
+  });
+};
+
+export const handler = createOpenApiHandler(() => ({ env: { MAX_REQUESTS_PER_MINUTE: perMinuteOf(process.env.MAX_REQUESTS_PER_MINUTE) } }));
