@@ -15,6 +15,8 @@ import {
   QuotaExceededError,
   SoftTimeoutError,
 } from './errors';
+import { leaseExpiresAt, serverFitsLease } from './lease';
+import type { LeaseStore } from './lease-ports';
 import type { CreateOrderRequest, Order } from './marketplace-types';
 import { findMatchingServers, noMatchMessage } from './matching';
 import type { CreateOrderWorkflowInput, MarketplaceClient, Notifier, ServerClaims, SlidingWindow, TaskRepository } from './ports';
@@ -61,6 +63,8 @@ export interface CheckResult {
   readonly timedOut: boolean;
   readonly reason?: 'ready_timeout' | 'soft_deadline';
   readonly order?: { readonly order_id: number; readonly status: string; readonly ssh_connection: string | null };
+  /** Epoch ms of the poll that found the order running: a lease counts from here. */
+  readonly ready_at?: number;
 }
 
 /** Output of CancelOrder, at `$.cancel`. */
@@ -111,13 +115,15 @@ export const findServer = async (state: WorkflowState, deps: FindServerDeps, now
 
   const { request } = state;
   const servers = await deps.marketplace.listServers();
-  const candidates = findMatchingServers(servers, {
+  const matching = findMatchingServers(servers, {
     gpu_type: request.gpu_type,
     max_price: request.max_price,
     currency: request.currency,
     use_spot: request.use_spot,
     exclude: excluded,
   });
+  // A leased order needs a server that may be rented that long (`mrl`, hours).
+  const candidates = matching.filter((server) => serverFitsLease(server, request.max_hours));
   for (const server of candidates) {
     // A claim is a conditional write: a server another running task holds is skipped, so
     // "first match" means the first match nobody else is about to rent.
@@ -294,7 +300,7 @@ export const checkOrder = async (state: WorkflowState, deps: CheckOrderDeps, now
   const order = orders.find((o) => o.order_id === placement.order_id);
   const summary = order ? { order_id: order.order_id, status: order.status, ssh_connection: order.connection?.ssh ?? null } : undefined;
   const ready = order?.status === 'running';
-  if (ready) return { ready: true, timedOut: false, order: summary };
+  if (ready) return { ready: true, timedOut: false, order: summary, ready_at: now };
   const readyTimeout = now > placement.placed_at + state.timing.ready_timeout_seconds * 1000;
   const soft = softDeadlinePassed(state, now);
   const reason = readyTimeout ? 'ready_timeout' : soft ? 'soft_deadline' : undefined;
@@ -355,11 +361,27 @@ export const cancelOrderStep = (state: WorkflowState, deps: CancelOrderDeps, now
 /** The spec's timeout text, with the configured readiness window. */
 export const readyTimeoutMessage = (seconds: number): string => `Order creation timed out after ${seconds} s`;
 
+/**
+ * Readiness in Unix seconds: the poll that found the order running; for a state written before
+ * CheckOrder recorded it, the placement (earlier, so a lease never runs longer than asked).
+ */
+const readyAtSeconds = (state: WorkflowState): number | undefined => {
+  const ms = state.check?.ready_at ?? (state.placement && !state.placement.retry ? state.placement.placed_at : undefined);
+  return ms === undefined ? undefined : Math.floor(ms / 1000);
+};
+
+/** The end of the order's lease (Unix seconds), when the request has one and the order is ready. */
+export const workflowLeaseExpiresAt = (state: WorkflowState): number | undefined => {
+  const readyAt = readyAtSeconds(state);
+  return state.request.max_hours === undefined || readyAt === undefined ? undefined : leaseExpiresAt(readyAt, state.request.max_hours);
+};
+
 /** The task result the state document stands for. */
 export const workflowResult = (state: WorkflowState): CreateOrderSuccess | FailureResult => {
   if (state.error) return failure(state.error.message);
   const check = state.check;
   if (check?.ready && check.order && state.search) {
+    const leaseEnd = workflowLeaseExpiresAt(state);
     return {
       success: true,
       order_id: check.order.order_id,
@@ -368,6 +390,7 @@ export const workflowResult = (state: WorkflowState): CreateOrderSuccess | Failu
       ssh_connection: check.order.ssh_connection ?? '',
       gpu: state.search.server.gpu_array,
       price_usd: state.search.server.price_usd,
+      ...(leaseEnd !== undefined ? { lease_expires_at: leaseEnd } : {}),
     };
   }
   if (check?.timedOut) {
@@ -380,12 +403,20 @@ export interface ReportResultDeps {
   readonly tasks: TaskRepository;
   readonly notifier: Notifier;
   readonly claims: Pick<ServerClaims, 'release'>;
+  /** Where placed orders are recorded for the fleet watch (and their leases). */
+  readonly leases: Pick<LeaseStore, 'track'>;
 }
 
 /**
- * Ends the task with its one result: records it, delivers the callback (only the winner of the
- * final write delivers), announces a ready order in chat and releases the server claim. Delivery
- * failures are the notifier's to log; they never fail the task.
+ * Ends the task with its one result: records a ready order with the fleet watch (with its lease,
+ * when the request has one), records the result, delivers the callback (only the winner of the final
+ * write delivers), announces a ready order in chat and releases the server claim. Delivery failures
+ * are the notifier's to log; they never fail the task.
+ *
+ * The order is recorded BEFORE the final write: a failing lease write fails the step, the state
+ * machine retries it, and no result says "ready" about an order nobody guards. `track` is
+ * idempotent (a retried step changes nothing), and the lease end is counted from `check.ready_at`,
+ * so every attempt computes the same `lease_expires_at`.
  */
 export const reportResult = async (
   state: WorkflowState,
@@ -393,6 +424,17 @@ export const reportResult = async (
   now: number,
 ): Promise<{ readonly success: boolean; readonly delivered: boolean; readonly result: TaskResult }> => {
   const result = workflowResult(state);
+  if (result.success) {
+    const { callback_url: callbackUrl, max_hours: maxHours, use_spot: spot } = state.request;
+    await deps.leases.track(
+      { order_id: result.order_id, task_id: state.task_id, ...(callbackUrl !== undefined ? { callback_url: callbackUrl } : {}), spot },
+      {
+        now: Math.floor(now / 1000),
+        status: result.status,
+        ...(result.lease_expires_at !== undefined && maxHours !== undefined ? { lease: { expires_at: result.lease_expires_at, hours: maxHours } } : {}),
+      },
+    );
+  }
   const delivered = await completeTask(
     deps,
     { task_id: state.task_id, origin: state.origin, callback_url: state.request.callback_url },

@@ -1,5 +1,5 @@
 /**
- * The job worker Lambda (cancel-order, status, price-alert): the consumer a JobQueue is given. It reads
+ * The job worker Lambda (cancel-order, status, price-alert, extend-order, set-spot-price): the consumer a JobQueue is given. It reads
  * the task table, starts create-order executions (a matched price alert) and three secrets.
  */
 import { Duration } from 'aws-cdk-lib';
@@ -32,13 +32,15 @@ export const WORKER_SECRETS: readonly SecretName[] = ['apiKey', 'webhook', 'chat
 export const jobWorkerFunction = (scope: Construct, id: string, props: JobWorkerProps): lambda.Function => {
   const fn = new RelayFunction(scope, id, {
     entry: JOB_WORKER_ENTRY,
-    description: 'GPU relay: job worker (cancel-order, status, price-alert)',
+    description: 'GPU relay: job worker (cancel-order, status, price-alert, extend-order, set-spot-price)',
     // The hard limit (600 s); the soft limit (300 s) is the job's own deadline.
     timeout: Duration.seconds(WORKER_TIMEOUT_SECONDS),
     logRetention: props.logRetention,
     environment: { ...props.environment, TABLE_NAME: props.table.tableName, STATE_MACHINE_ARN: props.stateMachine.stateMachineArn },
   }).fn;
   grantItemAccess(props.table, fn);
+  // Status reads the leases of the listed orders by key (the lease store's BatchGetItem; issue 14).
+  props.table.grant(fn, 'dynamodb:BatchGetItem');
   props.stateMachine.grantStartExecution(fn);
   props.secrets.bindTo(fn, WORKER_SECRETS);
   return fn;

@@ -45,14 +45,14 @@ describe('RelayStack: production defaults', () => {
     });
   });
 
-  it('grants DynamoDB item actions only: no Scan, Query or batch writes', () => {
+  it('grants DynamoDB item actions (and BatchGetItem, the lease store\'s reads by key) only: no Scan, Query or batch writes', () => {
     const dynamoActions = new Set<string>();
     for (const policy of Object.values(template.findResources('AWS::IAM::Policy')) as Resource[]) {
       for (const statement of (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement) {
         for (const action of ([] as string[]).concat(statement.Action)) if (action.startsWith('dynamodb:')) dynamoActions.add(action);
       }
     }
-    expect([...dynamoActions].sort()).toEqual([...TABLE_ITEM_ACTIONS].sort());
+    expect([...dynamoActions].sort()).toEqual([...TABLE_ITEM_ACTIONS, 'dynamodb:BatchGetItem'].sort());
   });
 
   it('lets only this account\'s CloudWatch alarms use the alarm topic key', () => {

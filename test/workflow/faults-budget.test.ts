@@ -15,6 +15,7 @@ import { startSimulator, type Fault, type MarketplaceSimulator } from '../../loc
 import { HttpMarketplaceClient } from '../../lambdas/marketplace/http-marketplace-client';
 import { InMemoryPacingGate } from '../../lambdas/marketplace/in-memory-pacing-gate';
 import { DynamoDbTaskRepository } from '../../lambdas/adapters/dynamodb-task-repository';
+import { DynamoDbLeaseStore } from '../../lambdas/adapters/dynamodb-lease-store';
 import { DynamoDbServerClaims } from '../../lambdas/adapters/dynamodb-server-claims';
 import { DynamoDbSlidingWindow } from '../../lambdas/adapters/dynamodb-sliding-window';
 import { HttpNotifier } from '../../lambdas/adapters/http-notifier';
@@ -150,7 +151,7 @@ describe('Faults: time budgets in the create-order workflow', () => {
       [WORKFLOW_TASKS.PlaceOrder]: lambda('PlaceOrder', makePlaceOrder(() => ({ marketplace, tasks, claims }))),
       [WORKFLOW_TASKS.CheckOrder]: lambda('CheckOrder', makeCheckOrder(() => ({ marketplace }))),
       [WORKFLOW_TASKS.CancelOrder]: lambda('CancelOrder', makeCancelOrder(() => ({ marketplace, tasks }))),
-      [WORKFLOW_TASKS.ReportResult]: lambda('ReportResult', makeReportResult(() => ({ tasks, notifier, claims }))),
+      [WORKFLOW_TASKS.ReportResult]: lambda('ReportResult', makeReportResult(() => ({ tasks, notifier, claims, leases: new DynamoDbLeaseStore(dynamo.doc, dynamo.tableName) }))),
     };
     const executionEnded = makeExecutionEnded(() => ({ marketplace, tasks, notifier, claims }));
     sfn = new LocalStepFunctions({

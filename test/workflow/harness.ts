@@ -10,6 +10,7 @@ import { startSimulator, type MarketplaceSimulator, type SimServer } from '../..
 import { HttpMarketplaceClient } from '../../lambdas/marketplace/http-marketplace-client';
 import { InMemoryPacingGate } from '../../lambdas/marketplace/in-memory-pacing-gate';
 import { DynamoDbTaskRepository } from '../../lambdas/adapters/dynamodb-task-repository';
+import { DynamoDbLeaseStore } from '../../lambdas/adapters/dynamodb-lease-store';
 import { DynamoDbServerClaims } from '../../lambdas/adapters/dynamodb-server-claims';
 import { DynamoDbSlidingWindow } from '../../lambdas/adapters/dynamodb-sliding-window';
 import { HttpNotifier } from '../../lambdas/adapters/http-notifier';
@@ -124,6 +125,7 @@ export const startWorkflowHarness = async (options: HarnessOptions = {}): Promis
   };
   const tasks = new DynamoDbTaskRepository(dynamo.doc, dynamo.tableName);
   const claims = new DynamoDbServerClaims(dynamo.doc, dynamo.tableName);
+  const leases = new DynamoDbLeaseStore(dynamo.doc, dynamo.tableName);
   const quota = new DynamoDbSlidingWindow(dynamo.doc, dynamo.tableName);
   const notifier = new HttpNotifier({
     webhookSecrets: async () => [WEBHOOK_SECRET],
@@ -141,7 +143,7 @@ export const startWorkflowHarness = async (options: HarnessOptions = {}): Promis
     [WORKFLOW_TASKS.PlaceOrder]: makePlaceOrder(() => ({ marketplace, tasks, claims })),
     [WORKFLOW_TASKS.CheckOrder]: makeCheckOrder(() => ({ marketplace })),
     [WORKFLOW_TASKS.CancelOrder]: makeCancelOrder(() => ({ marketplace, tasks })),
-    [WORKFLOW_TASKS.ReportResult]: makeReportResult(() => ({ tasks, notifier, claims })),
+    [WORKFLOW_TASKS.ReportResult]: makeReportResult(() => ({ tasks, notifier, claims, leases })),
   };
   const executionEnded = makeExecutionEnded(() => ({ marketplace, tasks, notifier, claims }));
   const sfn = new LocalStepFunctions({

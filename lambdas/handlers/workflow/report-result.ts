@@ -1,4 +1,4 @@
-/** ReportResult: the task's one result (record, callback, chat on a ready order) and the claim release. */
+/** ReportResult: a ready order recorded for the fleet watch (and its lease), the task's one result (record, callback, chat on a ready order) and the claim release. */
 import { reportResult, type ReportResultDeps } from '../../domain/create-order-steps';
 import { countMetric, logger, MetricName, tracedHandler } from '../../adapters/observability';
 import { budgetedHandler } from '../../adapters/invocation-budget';
@@ -20,12 +20,28 @@ const releaseBestEffort = (claims: ReportResultDeps['claims']): ReportResultDeps
   },
 });
 
+/**
+ * A ready order is recorded with the fleet watch before the final write (see reportResult): a failure
+ * is counted and logged, then fails the step so the state machine retries it.
+ */
+const trackCounted = (leases: ReportResultDeps['leases']): ReportResultDeps['leases'] => ({
+  track: async (order, opts) => {
+    try {
+      await leases.track(order, opts);
+    } catch (error) {
+      countMetric(MetricName.LeaseRecordFailures);
+      logger.warn('placed order not recorded for the fleet watch; the step is retried', { order_id: order.order_id, error });
+      throw error;
+    }
+  },
+});
+
 /** Builds the task handler around its dependencies (tests pass fakes). */
 export const makeReportResult = (deps: () => ReportResultDeps | Promise<ReportResultDeps>, clock: Clock = systemClock) =>
   async function reportResultTask(input: unknown): Promise<{ success: boolean; delivered: boolean }> {
     const state = parseWorkflowState(input);
     const d = await deps();
-    const { success, delivered, result } = await reportResult(state, { ...d, claims: releaseBestEffort(d.claims) }, clock());
+    const { success, delivered, result } = await reportResult(state, { ...d, claims: releaseBestEffort(d.claims), leases: trackCounted(d.leases) }, clock());
     if (delivered) {
       if (success) countMetric(MetricName.OrdersReady);
       else countMetric(MetricName.TasksFailed, { name: 'Kind', value: 'create-order' });

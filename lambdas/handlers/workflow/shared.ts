@@ -41,6 +41,8 @@ export const WorkflowStateSchema = z.object({
     env: z.record(z.string(), z.string()).optional(),
     use_spot: z.boolean(),
     callback_url: z.string().optional(),
+    /** Lease in hours (issue 14); absent = no lease. */
+    max_hours: z.number().positive().optional(),
   }),
   origin: TaskOriginSchema,
   timing: z.object({
@@ -62,6 +64,7 @@ export const WorkflowStateSchema = z.object({
       timedOut: z.boolean(),
       reason: z.enum(['ready_timeout', 'soft_deadline']).optional(),
       order: z.object({ order_id: z.number().int(), status: z.string(), ssh_connection: z.string().nullable() }).optional(),
+      ready_at: z.number().optional(),
     })
     .optional(),
   cancel: z

@@ -7,6 +7,7 @@ import {
 } from '../../../lambdas/domain/errors';
 import { orderReadyText } from '../../../lambdas/domain/chat-messages';
 import { aServer, aState, anOrder, FakeClaims, FakeMarketplace, FakeNotifier, FakeTasks, FakeWindow, NATIVE } from '../handlers/workflow/fakes';
+import { FakeLeaseStore } from './lease-fakes';
 
 const NOW = 1_000_000;
 const search = (id = 1, attempt = 1, excluded: number[] = []): SearchResult => ({
@@ -32,6 +33,21 @@ describe('Function: findServer', () => {
     expect(result).toEqual({ server: { id: 2, gpu_array: ['NVIDIA RTX 4090'], price_usd: 0.6, spot_bid: 5.5 }, attempt: 1, excluded: [] });
     expect(deps.claims.holders.get(2)).toBe('task-1');
     expect(deps.tasks.records.get('task-1')?.state).toBe('running');
+  });
+
+  it('skips servers whose maximum rental time (mrl, hours) is below the lease; without a lease any mrl fits', async () => {
+    // Prepare: server 1 may be rented 24 h, server 2 for 48 h
+    const deps = setup();
+    deps.marketplace.servers = [aServer(1, { mrl: 24 }), aServer(2, { mrl: 48 })];
+    const leased = aState({ request: { ...aState().request, max_hours: 30 } });
+    // Act + Assess
+    expect((await findServer(leased, deps, NOW)).server.id).toBe(2);
+    deps.claims.holders.clear();
+    expect((await findServer(aState({ request: { ...aState().request, max_hours: 24 } }), deps, NOW)).server.id).toBe(1);
+    deps.claims.holders.clear();
+    expect((await findServer(aState(), deps, NOW)).server.id).toBe(1);
+    deps.claims.holders.clear();
+    await expect(findServer(aState({ request: { ...aState().request, max_hours: 49 } }), deps, NOW)).rejects.toMatchObject({ name: 'NoServerAvailableError' });
   });
 
   it('skips a server another task holds', async () => {
@@ -222,7 +238,8 @@ describe('Function: checkOrder', () => {
     const marketplace = new FakeMarketplace();
     marketplace.orders = [anOrder(5, 1, 1, 'running')];
     const result = await checkOrder(aState({ placement: placed }), { marketplace }, NOW + 1000);
-    expect(result).toEqual({ ready: true, timedOut: false, order: { order_id: 5, status: 'running', ssh_connection: 'ssh -p 2222 root@host5' } });
+    // ready_at: when the poll saw it running (a lease counts from here).
+    expect(result).toEqual({ ready: true, timedOut: false, order: { order_id: 5, status: 'running', ssh_connection: 'ssh -p 2222 root@host5' }, ready_at: NOW + 1000 });
   });
 
   it('waits within the readiness window and times out after it', async () => {
@@ -295,8 +312,9 @@ describe('Function: reportResult', () => {
     const claims = new FakeClaims();
     claims.holders.set(4, 'task-1');
     // Act
-    const first = await reportResult(ready, { tasks, notifier, claims }, NOW);
-    const second = await reportResult(ready, { tasks, notifier, claims }, NOW);
+    const leases = new FakeLeaseStore();
+    const first = await reportResult(ready, { tasks, notifier, claims, leases }, NOW);
+    const second = await reportResult(ready, { tasks, notifier, claims, leases }, NOW);
     // Assess
     expect(first).toMatchObject({ success: true, delivered: true });
     expect(second.delivered).toBe(false);
@@ -312,9 +330,56 @@ describe('Function: reportResult', () => {
     const tasks = new FakeTasks();
     tasks.seed();
     const notifier = new FakeNotifier();
-    await reportResult(aState({ error: { name: 'QuotaExceededError', message: 'Hourly order limit reached (10 per hour)' } }), { tasks, notifier, claims: new FakeClaims() }, NOW);
+    const leases = new FakeLeaseStore();
+    await reportResult(aState({ error: { name: 'QuotaExceededError', message: 'Hourly order limit reached (10 per hour)' } }), { tasks, notifier, claims: new FakeClaims(), leases }, NOW);
     expect(notifier.chats).toHaveLength(0);
     expect(notifier.callbacks[0].result).toEqual({ success: false, error: 'Hourly order limit reached (10 per hour)' });
+    expect(leases.orders.size).toBe(0);
+  });
+
+  it('records a ready order without a lease for the watch, and the result has no lease_expires_at', async () => {
+    const tasks = new FakeTasks();
+    tasks.seed();
+    const leases = new FakeLeaseStore();
+    const { result } = await reportResult(ready, { tasks, notifier: new FakeNotifier(), claims: new FakeClaims(), leases }, NOW);
+    expect(result).not.toHaveProperty('lease_expires_at');
+    expect(await leases.get(9)).toEqual({ order_id: 9, task_id: 'task-1', callback_url: 'http://cb.example/hook', spot: true });
+    expect((await leases.watched()).get(9)).toMatchObject({ status: 'running' });
+  });
+
+  it('records a leased order with its end counted from readiness, and adds lease_expires_at to the result', async () => {
+    // Prepare: ready at 5 000 000 ms (5 000 s), a 1.5 h lease; the report runs later
+    const tasks = new FakeTasks();
+    tasks.seed();
+    const leases = new FakeLeaseStore();
+    const notifier = new FakeNotifier();
+    const leased = aState({
+      request: { ...aState().request, max_hours: 1.5 },
+      search: search(4),
+      check: { ready: true, timedOut: false, order: { order_id: 9, status: 'running', ssh_connection: 'ssh x' }, ready_at: 5_000_000 },
+    });
+    // Act
+    const { result } = await reportResult(leased, { tasks, notifier, claims: new FakeClaims(), leases }, 7_000_000);
+    // Assess
+    expect(result).toMatchObject({ success: true, order_id: 9, lease_expires_at: 5_000 + 5_400 });
+    expect(notifier.callbacks[0].result).toMatchObject({ lease_expires_at: 10_400 });
+    expect(await leases.get(9)).toMatchObject({ order_id: 9, task_id: 'task-1', expires_at: 10_400, hours: 1.5 });
+  });
+
+  it('fails (for the state machine to retry) without a final result when the order cannot be recorded', async () => {
+    // Prepare
+    const tasks = new FakeTasks();
+    tasks.seed();
+    const notifier = new FakeNotifier();
+    const leases = { track: jest.fn().mockRejectedValueOnce(new Error('ProvisionedThroughputExceededException')).mockResolvedValue(undefined) };
+    // Act + Assess: the first attempt fails before any result is written or delivered
+    await expect(reportResult(ready, { tasks, notifier, claims: new FakeClaims(), leases }, NOW)).rejects.toThrow('ProvisionedThroughputExceededException');
+    expect(tasks.records.get('task-1')?.state).not.toBe('succeeded');
+    expect(notifier.callbacks).toHaveLength(0);
+    // The retried step records it and delivers the one result
+    await expect(reportResult(ready, { tasks, notifier, claims: new FakeClaims(), leases }, NOW)).resolves.toMatchObject({ success: true, delivered: true });
+    expect(leases.track).toHaveBeenCalledTimes(2);
+    expect(notifier.callbacks).toHaveLength(1);
   });
 });
 
