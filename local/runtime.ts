@@ -75,6 +75,8 @@ export interface LocalRuntime {
   readonly env: Readonly<Record<string, string>>;
   /** Milliseconds each start-up phase took, for the banner and for measuring the 15 s goal. */
   readonly timings: Readonly<Record<string, number>>;
+  /** The fleet watch's timer: sweeps started so far (tests wait for sweeps instead of sleeping). */
+  readonly watch: { readonly sweeps: () => number };
   close(): Promise<void>;
 }
 
@@ -348,6 +350,7 @@ export const startLocalRuntime = async (opts: LocalRuntimeOptions = {}): Promise
       dynamo: { endpoint: dynamo.endpoint, tableName: dynamo.tableName },
       env,
       timings,
+      watch: { sweeps: watchTimer.sweeps },
       close: async () => {
         if (closed) return;
         closed = true;
