@@ -1,9 +1,12 @@
 /** Parsing of the Slack slash-command text (order-relay.md §4.2). Pure. */
+import { isLeaseHours } from './lease';
 
 export type SlackCommand =
   | { readonly kind: 'rent'; readonly gpu_type: string; readonly max_price?: number }
   | { readonly kind: 'cancel'; readonly order_id: number }
   | { readonly kind: 'status' }
+  | { readonly kind: 'extend'; readonly order_id: number; readonly hours: number }
+  | { readonly kind: 'bid'; readonly order_id: number; readonly desired_price: number }
   | { readonly kind: 'usage'; readonly text: string }
   | { readonly kind: 'unknown'; readonly word: string };
 
@@ -14,6 +17,8 @@ export const usageText = (command = '/gpu'): string =>
     `• \`${command} rent <gpu_type> [max_price]\` rent the first available server with that GPU (max_price in USD/hour), e.g. \`${command} rent RTX_4090 0.5\` (write \`_\` for a space)`,
     `• \`${command} cancel <order_id>\` cancel an order`,
     `• \`${command} status\` list your orders`,
+    `• \`${command} extend <order_id> <hours>\` extend an order's lease by hours (up to 720; the relay cancels it when the lease ends)`,
+    `• \`${command} bid <order_id> <price>\` set a spot order's price`,
   ].join('\n');
 
 /** Same cap as the webhook's gpu_type. */
@@ -23,6 +28,18 @@ const RENT_USAGE = (command: string) =>
   `Usage: \`${command} rent <gpu_type> [max_price]\`, e.g. \`${command} rent RTX_4090 0.5\` or \`${command} rent A100\` (write \`_\` for a space in the GPU name; max_price is a number, USD/hour)`;
 
 const CANCEL_USAGE = (command: string) => `Usage: \`${command} cancel <order_id>\` (order_id is a positive integer)`;
+
+const EXTEND_USAGE = (command: string) =>
+  `Usage: \`${command} extend <order_id> <hours>\`, e.g. \`${command} extend 123456 2\` (hours > 0, at most 720, fractions allowed)`;
+
+const BID_USAGE = (command: string) => `Usage: \`${command} bid <order_id> <price>\`, e.g. \`${command} bid 123456 12.5\` (the new spot price, a positive number)`;
+
+/** A positive decimal number as typed: `2`, `0.5`, `.5`. */
+const parsePositive = (word: string): number | undefined => {
+  if (!/^(\d+(\.\d+)?|\.\d+)$/.test(word)) return undefined;
+  const n = Number(word);
+  return Number.isFinite(n) && n > 0 ? n : undefined;
+};
 
 /**
  * The GPU argument as the marketplace names GPUs: one Slack word cannot hold a space, so `_` stands
@@ -70,6 +87,16 @@ export const parseSlackCommand = (text: string | undefined, command = '/gpu'): S
     }
     case 'status':
       return { kind: 'status' };
+    case 'extend': {
+      const orderId = args.length === 2 ? parseOrderId(args[0]) : undefined;
+      const hours = args.length === 2 ? parsePositive(args[1]) : undefined;
+      return orderId === undefined || !isLeaseHours(hours) ? { kind: 'usage', text: EXTEND_USAGE(command) } : { kind: 'extend', order_id: orderId, hours };
+    }
+    case 'bid': {
+      const orderId = args.length === 2 ? parseOrderId(args[0]) : undefined;
+      const price = args.length === 2 ? parsePrice(args[1]) : undefined;
+      return orderId === undefined || price === undefined ? { kind: 'usage', text: BID_USAGE(command) } : { kind: 'bid', order_id: orderId, desired_price: price };
+    }
     default:
       return { kind: 'unknown', word: first };
   }

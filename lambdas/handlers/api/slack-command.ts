@@ -42,7 +42,7 @@ const postSlackCommand = async (event: RelayEvent, deps: AcceptDeps): Promise<Ap
     case 'rent': {
       const input = normalizeCreateOrder(
         { gpu_type: parsed.gpu_type, max_price: parsed.max_price },
-        { image: deps.env.DEFAULT_IMAGE, currency: deps.env.DEFAULT_CURRENCY, ports: deps.env.DEFAULT_PORTS },
+        { image: deps.env.DEFAULT_IMAGE, currency: deps.env.DEFAULT_CURRENCY, ports: deps.env.DEFAULT_PORTS, maxHours: deps.env.DEFAULT_MAX_HOURS },
       );
       request = { kind: 'create-order', input };
       const limit = parsed.max_price !== undefined ? ` (max $${parsed.max_price}/hr)` : '';
@@ -56,6 +56,14 @@ const postSlackCommand = async (event: RelayEvent, deps: AcceptDeps): Promise<Ap
     case 'status':
       request = { kind: 'status', input: {} };
       queuedText = (id) => `Status check queued. Task ID: ${id}`;
+      break;
+    case 'extend':
+      request = { kind: 'extend-order', input: { order_id: parsed.order_id, hours: parsed.hours } };
+      queuedText = (id) => `Extending order ${parsed.order_id} by ${parsed.hours} h: queued. Task ID: ${id}`;
+      break;
+    case 'bid':
+      request = { kind: 'set-spot-price', input: { order_id: parsed.order_id, desired_price: parsed.desired_price } };
+      queuedText = (id) => `Setting the spot price of order ${parsed.order_id} to ${parsed.desired_price}: queued. Task ID: ${id}`;
       break;
   }
 

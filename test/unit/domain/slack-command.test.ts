@@ -12,6 +12,11 @@ describe('Function: parseSlackCommand', () => {
     ['Cancel 0042', { kind: 'cancel', order_id: 42 }],
     ['status', { kind: 'status' }],
     ['STATUS please', { kind: 'status' }],
+    ['extend 42 2', { kind: 'extend', order_id: 42, hours: 2 }],
+    ['EXTEND 42 0.25', { kind: 'extend', order_id: 42, hours: 0.25 }],
+    ['extend 42 720', { kind: 'extend', order_id: 42, hours: 720 }],
+    ['bid 42 12.5', { kind: 'bid', order_id: 42, desired_price: 12.5 }],
+    ['Bid 0042 $3', { kind: 'bid', order_id: 42, desired_price: 3 }],
   ])('parses %j', (text, expected) => {
     expect(parseSlackCommand(text)).toEqual(expected);
   });
@@ -28,6 +33,24 @@ describe('Function: parseSlackCommand', () => {
       expect(parsed.kind === 'usage' && parsed.text).toMatch(/^Usage: `\/relay (rent|cancel) /);
     },
   );
+
+  it.each([['extend'], ['extend 42'], ['extend 42 0'], ['extend 42 721'], ['extend 42 -1'], ['extend 42 two'], ['extend x 2'], ['extend 42 2 3'], ['extend 0 2']])(
+    'returns the extend usage for %j',
+    (text) => {
+      const parsed = parseSlackCommand(text, '/relay');
+      expect(parsed.kind === 'usage' && parsed.text).toMatch(/^Usage: `\/relay extend <order_id> <hours>`/);
+    },
+  );
+
+  it.each([['bid'], ['bid 42'], ['bid 42 0'], ['bid 42 -3'], ['bid 42 abc'], ['bid x 3'], ['bid 42 3 4']])('returns the bid usage for %j', (text) => {
+    const parsed = parseSlackCommand(text, '/relay');
+    expect(parsed.kind === 'usage' && parsed.text).toMatch(/^Usage: `\/relay bid <order_id> <price>`/);
+  });
+
+  it('lists extend and bid in the usage text', () => {
+    expect(usageText('/gpu')).toContain('`/gpu extend <order_id> <hours>`');
+    expect(usageText('/gpu')).toContain('`/gpu bid <order_id> <price>`');
+  });
 
   it.each([[usageText('/gpu')], [(parseSlackCommand('rent', '/gpu') as { text: string }).text]])(
     'suggests a rent example that parses to a GPU name the marketplace uses: %j',

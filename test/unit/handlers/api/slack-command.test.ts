@@ -42,6 +42,27 @@ describe('Handler: slack-command', () => {
     expect(fakes.queue.sent).toEqual([{ task_id: '00000000-0000-4000-8000-000000000001', kind: 'cancel-order', input: { order_id: 77 }, origin: { source: 'slack' } }]);
   });
 
+  it('queues an extend-order job for `extend <order_id> <hours>`', async () => {
+    const { fakes, call } = setup();
+    const result = await call(slackEvent({ text: 'extend 77 1.5' }));
+    expect(result.body).toEqual({ response_type: 'in_channel', text: 'Extending order 77 by 1.5 h: queued. Task ID: 00000000-0000-4000-8000-000000000001' });
+    expect(fakes.queue.sent).toEqual([{ task_id: '00000000-0000-4000-8000-000000000001', kind: 'extend-order', input: { order_id: 77, hours: 1.5 }, origin: { source: 'slack' } }]);
+  });
+
+  it('queues a set-spot-price job for `bid <order_id> <price>`', async () => {
+    const { fakes, call } = setup();
+    const result = await call(slackEvent({ text: 'bid 77 12.5' }));
+    expect(result.body).toEqual({ response_type: 'in_channel', text: 'Setting the spot price of order 77 to 12.5: queued. Task ID: 00000000-0000-4000-8000-000000000001' });
+    expect(fakes.queue.sent).toEqual([{ task_id: '00000000-0000-4000-8000-000000000001', kind: 'set-spot-price', input: { order_id: 77, desired_price: 12.5 }, origin: { source: 'slack' } }]);
+  });
+
+  it('answers ephemeral usage and queues nothing for `extend 77 0`', async () => {
+    const { fakes, call } = setup();
+    const result = await call(slackEvent({ text: 'extend 77 0' }));
+    expect(result.body.response_type).toBe('ephemeral');
+    expect(fakes.queue.sent).toEqual([]);
+  });
+
   it('queues a status job', async () => {
     const { fakes, call } = setup();
     const result = await call(slackEvent({ text: 'Status' }));
