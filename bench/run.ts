@@ -11,6 +11,7 @@ import { benchAcceptPath } from './accept-path';
 import { benchBundles } from './bundles';
 import { costOf, PRICES_USD } from './cost-model';
 import { benchHttp } from './http';
+import { benchLeases } from './leases';
 import { benchMarketplace } from './marketplace';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
@@ -19,7 +20,7 @@ process.env.AWS_REGION ??= 'us-east-1';
 
 const kb = (n: number) => `${(n / 1024).toFixed(1)} KB`;
 
-const SECTIONS = ['bundles', 'accept', 'http', 'marketplace', 'marketplace-live', 'cost'] as const;
+const SECTIONS = ['bundles', 'accept', 'http', 'marketplace', 'marketplace-live', 'leases', 'cost'] as const;
 const RESULTS = path.join(__dirname, 'results.json');
 
 /**
@@ -82,6 +83,16 @@ const main = async () => {
     const live = await benchMarketplace('live');
     results.marketplaceLive = live;
     printMarket(live, 'live dialect (10 concurrent create-orders, 1 req/s and 1 create_order per 5 s)');
+  }
+  if (want('leases')) {
+    const l = await benchLeases();
+    results.leases = l;
+    console.log('\n5a. Fleet watch: one sweep over N leases of which 100 are due (dynalite lease store, in-memory marketplace)');
+    console.table(l.map((x) => ({
+      leases: x.leases, due: x.due, cancelled: x.cancelled, 'marketplace calls': x.marketplaceCalls, 'table reads': x.tableReads,
+      'sweep ms': x.sweepMs.toFixed(0), 'paced sweep s (1 req/s)': x.pacedSweepS.toFixed(1),
+      'idle sweep ms': x.idleSweepMs.toFixed(0), 'idle reads': x.idleTableReads, 'idle calls': x.idleMarketplaceCalls,
+    })));
   }
   if (want('cost')) {
     // Per order: transitions = FindServer, ReserveQuota, PlaceOrder, PlacementOutcome, ReportResult,
