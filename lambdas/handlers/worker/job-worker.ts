@@ -1,8 +1,10 @@
 /**
  * The SQS job worker: runs cancel-order, status, price-alert, extend-order and set-spot-price jobs and reports partial batch
- * failures. Records are processed one after another by our own loop (not Powertools' BatchProcessor,
- * which runs records concurrently): marketplace calls stay paced, and each record's retry delay is
- * set on the message itself before the record is reported failed.
+ * failures through Powertools' BatchProcessor (`processPartialResponse`). Records are processed one
+ * after another (`processInParallel: false`): marketplace calls stay paced, and each record's retry
+ * delay is set on the message itself before the record is reported failed. A batch whose every record
+ * failed is reported record by record too (`throwOnFullBatchFailure: false`), never thrown: a throw
+ * would return the batch to the queue with the queue's visibility timeout, not the retry delays.
  *
  * Per record (receive n = ApproximateReceiveCount):
  * - unparseable / invalid body (poison): logged without its content and failed every time, after a
@@ -12,7 +14,8 @@
  * - job fails on receive 4 (after the 3rd retry) or passes its soft limit: failure result
  *   {success:false, error} recorded and delivered, message deleted.
  */
-import type { Context, SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import * as z from 'zod';
 import { completeTask, isSuccessResult } from '../../domain/complete-task';
 import { InvalidJobMessageError } from '../../domain/errors';
@@ -150,17 +153,26 @@ export const createJobWorker = (deps: JobWorkerDeps) => {
     }
   };
 
-  return async function processJobs(event: SQSEvent, _context?: Context): Promise<SQSBatchResponse> {
-    const batchItemFailures: SQSBatchItemFailure[] = [];
-    for (const record of event.Records) {
-      try {
-        // Own task scope and subsegment per record: a record never carries another's task_id.
-        await withTaskScope(() => tracedSegment('## job', () => processRecord(record)));
-      } catch {
-        batchItemFailures.push({ itemIdentifier: record.messageId });
-      }
+  /** The record handler: a throw (always an Error, as the processor reads `.message`) fails the record. */
+  const recordHandler = async (record: SQSRecord): Promise<void> => {
+    try {
+      // Own task scope and subsegment per record: a record never carries another's task_id.
+      await withTaskScope(() => tracedSegment('## job', () => processRecord(record)));
+    } catch (error) {
+      throw error instanceof Error ? error : new Error(errorText(error));
     }
-    return { batchItemFailures };
+  };
+
+  return async function processJobs(event: SQSEvent, context?: Context): Promise<SQSBatchResponse> {
+    // One processor per batch: it holds the batch's state, and the same worker may run batches concurrently (local runtime, tests).
+    const processor = new BatchProcessor(EventType.SQS);
+    const { batchItemFailures } = await processPartialResponse(event, recordHandler, processor, {
+      context,
+      processInParallel: false,
+      throwOnFullBatchFailure: false,
+    });
+    // A fresh array: with no failures the processor hands back a module-level constant.
+    return { batchItemFailures: batchItemFailures.map(({ itemIdentifier }) => ({ itemIdentifier })) };
   };
 };
 
