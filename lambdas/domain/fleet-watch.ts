@@ -205,6 +205,13 @@ export const sweepFleet = async (deps: FleetWatchDeps, options: SweepOptions): P
 
 // ---- extend-order -----------------------------------------------------------------------------
 
+/**
+ * The jobs on one order read my_orders fresh (completed orders included, which bypasses the shared
+ * read cache): a cached list may be a poll interval old, and a decision on one order (is it still
+ * active? is this a decrease of its current price?) must see its current status and price.
+ */
+const FRESH_READ = { returnCompleted: true } as const;
+
 export interface ExtendOrderDeps {
   readonly leases: Pick<LeaseStore, 'get' | 'extend'>;
   readonly marketplace: Pick<MarketplaceClient, 'listOrders'>;
@@ -223,7 +230,7 @@ export const extendOrder = async (
   ctx: { readonly task_id: string; readonly now: number },
   deps: ExtendOrderDeps,
 ): Promise<ExtendOrderSuccess | FailureResult> => {
-  const order = activeOrdersById(await deps.marketplace.listOrders()).get(input.order_id);
+  const order = activeOrdersById(await deps.marketplace.listOrders(FRESH_READ)).get(input.order_id);
   if (!order) return failure(orderNotActiveText(input.order_id));
   for (let attempt = 0; attempt < EXTEND_ATTEMPTS; attempt += 1) {
     const record = await deps.leases.get(input.order_id);
@@ -261,7 +268,7 @@ export const setSpotPrice = async (
   ctx: { readonly now: number },
   deps: SetSpotPriceDeps,
 ): Promise<SetSpotPriceSuccess | FailureResult> => {
-  const order = activeOrdersById(await deps.marketplace.listOrders()).get(input.order_id);
+  const order = activeOrdersById(await deps.marketplace.listOrders(FRESH_READ)).get(input.order_id);
   if (!order) return failure(orderNotActiveText(input.order_id));
   if (order.type !== 'spot') return failure(notSpotOrderText(input.order_id));
   const decrease = isSpotDecrease(order.price, input.desired_price);

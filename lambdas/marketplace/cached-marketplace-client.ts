@@ -64,8 +64,13 @@ export class CachedMarketplaceClient implements MarketplaceClient {
     }
   }
 
-  public setSpotPrice(orderId: number, desiredPrice: number): Promise<void> {
-    return this.options.inner.setSpotPrice(orderId, desiredPrice);
+  public async setSpotPrice(orderId: number, desiredPrice: number): Promise<void> {
+    try {
+      await this.options.inner.setSpotPrice(orderId, desiredPrice);
+    } finally {
+      // The order's price changed: the next read must show it.
+      await this.invalidateOrders();
+    }
   }
 
   public spotMarket(serverId: number): Promise<unknown> {

@@ -34,7 +34,7 @@ class FakeMarketplace implements MarketplaceClient {
     return [{ order_id: this.version } as Order];
   }
   public async cancelOrder() { this.count('cancelOrder'); this.version += 1; }
-  public async setSpotPrice() { this.count('setSpotPrice'); }
+  public async setSpotPrice() { this.count('setSpotPrice'); this.version += 1; }
   public async spotMarket() { this.count('spotMarket'); return { offers: [] }; }
 }
 
@@ -96,6 +96,7 @@ describe('CachedMarketplaceClient', () => {
   it.each([
     ['createOrder', (c: CachedMarketplaceClient) => c.createOrder(request)],
     ['cancelOrder', (c: CachedMarketplaceClient) => c.cancelOrder(1)],
+    ['setSpotPrice', (c: CachedMarketplaceClient) => c.setSpotPrice(1, 2)],
   ])('invalidates active orders after %s', async (_name, write) => {
     // Prepare
     const client = build();
