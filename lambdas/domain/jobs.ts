@@ -8,7 +8,7 @@ import { SOFT_TIME_LIMIT_SECONDS } from '../../contract/limits';
 import { orderCancelledText, priceAlertMatchedText } from './chat-messages';
 import { isBusinessOutcome, MarketplaceInvalidInputError } from './errors';
 import { extendOrder, setSpotPrice } from './fleet-watch';
-import { hasLease } from './lease';
+import { hasLease, serverFitsLease } from './lease';
 import type { LeaseStore } from './lease-ports';
 import { findMatchingServer } from './matching';
 import type { Order, PortProtocol, Server } from './marketplace-types';
@@ -38,6 +38,8 @@ export interface JobConfig {
   readonly readyTimeoutSeconds: number;
   /** @default SOFT_TIME_LIMIT_SECONDS (300) */
   readonly softTimeLimitSeconds?: number;
+  /** DEFAULT_MAX_HOURS: the lease of a create-order a matched price alert queues. @default no lease */
+  readonly defaultMaxHours?: number;
 }
 
 /** Everything a job needs from the outside world. */
@@ -182,7 +184,10 @@ export const runPriceAlert = async (
 
   const servers = await deps.marketplace.listServers();
   const currency = deps.config.defaultCurrency;
-  const server = findMatchingServer(servers, { gpu_type: input.gpu_type, max_price: input.target_price, currency, use_spot: true });
+  const maxHours = deps.config.defaultMaxHours;
+  // The queued create-order gets the default lease, so the alert only matches servers that allow it.
+  const leasable = servers.filter((s) => serverFitsLease(s, maxHours));
+  const server = findMatchingServer(leasable, { gpu_type: input.gpu_type, max_price: input.target_price, currency, use_spot: true });
   if (!server) return { success: false, message: PRICE_NOT_MET };
 
   const request: CreateOrderInput = {
@@ -192,6 +197,7 @@ export const runPriceAlert = async (
     currency,
     ports: deps.config.defaultPorts,
     use_spot: true,
+    ...(maxHours !== undefined ? { max_hours: maxHours } : {}),
     ...(input.callback_url ? { callback_url: input.callback_url } : {}),
   };
   const nowIso = new Date(ctx.now).toISOString();

@@ -193,6 +193,7 @@ export const jobWorkerDepsFromEnv = (): JobWorkerDeps => {
       defaultPorts: env.DEFAULT_PORTS,
       pollIntervalSeconds: env.ORDER_POLL_INTERVAL_SECONDS,
       readyTimeoutSeconds: env.ORDER_READY_TIMEOUT_SECONDS,
+      ...(env.DEFAULT_MAX_HOURS !== undefined ? { defaultMaxHours: env.DEFAULT_MAX_HOURS } : {}),
     },
   };
 };

@@ -134,6 +134,23 @@ describe('Function: runPriceAlert', () => {
     expect(notifier.chats[0]).toContain('$0.5');
   });
 
+  it('gives the queued create-order the DEFAULT_MAX_HOURS lease and matches only servers that allow it', async () => {
+    // Prepare: server 3 allows 1 h rentals, server 4 allows 24 h; the default lease is 2 h
+    const { deps, marketplace, workflow } = fakeDeps();
+    marketplace.servers = [server({ id: 3, mrl: 1 }), server({ id: 4, mrl: 24 })];
+    const leased = { ...deps, config: { ...deps.config, defaultMaxHours: 2 } };
+    // Act
+    const result = await runPriceAlert(input, leased, { task_id: ALERT_TASK, origin: { source: 'webhook' }, now: NOW });
+    // Assess
+    expect(result).toMatchObject({ success: true });
+    expect(workflow.starts[0]?.input.request).toMatchObject({ max_hours: 2 });
+    // With only the 1 h server the price is "not met": no server can carry the lease.
+    const short = fakeDeps();
+    short.marketplace.servers = [server({ id: 3, mrl: 1 })];
+    const none = await runPriceAlert(input, { ...short.deps, config: { ...short.deps.config, defaultMaxHours: 2 } }, { task_id: 'alert-2', origin: { source: 'webhook' }, now: NOW });
+    expect(none).toEqual({ success: false, message: PRICE_NOT_MET });
+  });
+
   it('does not start a second create-order task when a retried alert already created one', async () => {
     // Prepare
     const { deps, marketplace, workflow } = fakeDeps();
