@@ -7,7 +7,7 @@ import { WORKFLOW_TASKS } from '../../contract/routes';
 interface AslTask { Type: string; Retry?: { ErrorEquals: string[]; IntervalSeconds?: number; MaxAttempts: number; BackoffRate?: number; JitterStrategy?: string; MaxDelaySeconds?: number }[]; Catch?: { ErrorEquals: string[]; ResultPath: string; Next: string }[]; Next?: string }
 
 describe('Construct: OrderWorkflow', () => {
-  const { stack, workflow } = buildWorkflowStack({ MARKETPLACE_URL: 'https://m.example', WEBHOOK_SECRET_ARN: 'should-be-dropped' });
+  const { stack, workflow } = buildWorkflowStack({ MARKETPLACE_URL: 'https://m.example' });
   const template = Template.fromStack(stack);
   let states: Record<string, AslTask>;
   let asl: Record<string, unknown>;
@@ -96,5 +96,10 @@ describe('Construct: OrderWorkflow', () => {
     expect(env).toMatchObject({ MARKETPLACE_URL: 'https://m.example', TABLE_NAME: expect.anything() });
     expect(env).not.toHaveProperty('WEBHOOK_SECRET_ARN');
     expect(env).not.toHaveProperty('MARKETPLACE_API_KEY_ARN');
+    // Secrets are bound per function (RelaySecrets.bindTo): PlaceOrder gets the marketplace key only.
+    const placeId = stack.getLogicalId(workflow.functions.PlaceOrder.node.defaultChild as never);
+    const placeEnv = template.toJSON().Resources[placeId].Properties.Environment.Variables as Record<string, unknown>;
+    expect(placeEnv).toHaveProperty('MARKETPLACE_API_KEY_ARN');
+    expect(placeEnv).not.toHaveProperty('WEBHOOK_SECRET_ARN');
   });
 });
