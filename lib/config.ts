@@ -14,7 +14,8 @@ const deployedSchema = (key: string, s: Setting): z.ZodType => {
     case 'text':
       return z.string().min(1);
     case 'ports':
-      return PortsSchema;
+      // PortsSchema is zod/mini (shared with the bundled functions); the pipe gives it classic methods.
+      return z.pipe(z.unknown(), PortsSchema);
     case 'bool':
       return z.boolean();
     case 'int': {

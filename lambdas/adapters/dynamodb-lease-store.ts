@@ -32,7 +32,7 @@ import {
   UpdateCommand,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { keys, RELAY_TABLE } from '../../contract/resources';
 import type { Lease, LeaseEnd, TrackedOrder, WatchedOrder, WatchEntry } from '../domain/lease';
 import type { LeaseStore, LeaseTerms, SpotDecreaseClaim } from '../domain/lease-ports';
@@ -71,15 +71,15 @@ const encodeWatch = (entry: WatchEntry): string => JSON.stringify([entry.status,
 const WatchValueSchema = z.tuple([z.string(), z.number(), z.union([z.literal(0), z.literal(1)])]);
 
 const LeaseItemSchema = z.object({
-  order_id: z.number().int(),
+  order_id: z.int(),
   task_id: z.string(),
-  callback_url: z.string().optional(),
-  spot: z.boolean().optional(),
-  expires_at: z.number().optional(),
-  hours: z.number().optional(),
-  warned_for: z.number().optional(),
-  cancel_claimed_at: z.number().optional(),
-  end_reason: z.enum(['cancelled', 'order_gone']).optional(),
+  callback_url: z.optional(z.string()),
+  spot: z.optional(z.boolean()),
+  expires_at: z.optional(z.number()),
+  hours: z.optional(z.number()),
+  warned_for: z.optional(z.number()),
+  cancel_claimed_at: z.optional(z.number()),
+  end_reason: z.optional(z.enum(['cancelled', 'order_gone'])),
 });
 
 const toTracked = (item: Record<string, unknown> | undefined): TrackedOrder | undefined => {

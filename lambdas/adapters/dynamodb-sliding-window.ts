@@ -11,15 +11,15 @@
  * math, decide exactly, and write back only if the version is unchanged.
  */
 import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { isConditionalCheckFailed } from './aws-clients';
 import { ConcurrentUpdateError } from '../domain/errors';
 import type { SlidingWindow } from '../domain/ports';
 import { slideWindow } from '../domain/sliding-window';
 
 const WindowItemSchema = z.object({
-  events: z.array(z.object({ id: z.string(), t: z.number() })).default([]),
-  version: z.number().int().nonnegative().default(0),
+  events: z._default(z.array(z.object({ id: z.string(), t: z.number() })), []),
+  version: z._default(z.int().check(z.nonnegative()), 0),
 });
 
 /** Optimistic-concurrency attempts before giving up with a (transient) ConcurrentUpdateError. */

@@ -10,7 +10,7 @@
  * task final, so they live no longer than the task (the record's TTL covers a task that never ends).
  */
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { isConditionalCheckFailed } from './aws-clients';
 import { TaskAlreadyExistsError } from '../domain/errors';
 import type { SealedTaskInput, TaskRepository } from '../domain/ports';
@@ -21,20 +21,20 @@ import { keys } from '../../contract/resources';
 export const TASK_RETENTION_SECONDS = 30 * 24 * 3600;
 
 const TaskRecordSchema = z.object({
-  task_id: z.string().min(1),
+  task_id: z.string().check(z.minLength(1)),
   kind: TaskKindSchema,
   state: TaskStateSchema,
   request: z.record(z.string(), z.unknown()),
   origin: TaskOriginSchema,
   created_at: z.string(),
   updated_at: z.string(),
-  finished_at: z.string().optional(),
+  finished_at: z.optional(z.string()),
   // Results are written only by this adapter from typed TaskResult values; check the shape loosely.
-  result: z.record(z.string(), z.unknown()).optional(),
-  order_id: z.number().int().optional(),
-  server_id: z.number().int().optional(),
-  order_intent_at: z.number().optional(),
-  order_cancelled: z.boolean().optional(),
+  result: z.optional(z.record(z.string(), z.unknown())),
+  order_id: z.optional(z.int()),
+  server_id: z.optional(z.int()),
+  order_intent_at: z.optional(z.number()),
+  order_cancelled: z.optional(z.boolean()),
 });
 
 /** The item attribute holding the sealed container env. */

@@ -3,7 +3,7 @@
  * marketplace-api.md and production's in marketplace-live.md); the reader in lambdas/marketplace/
  * turns both into these types, so nothing past it knows dialects exist.
  */
-import type * as z from 'zod';
+import type * as z from 'zod/mini';
 import type { PortProtocolSchema } from '../../contract/shapes';
 
 export type Currency = 'bitcoin' | 'NATIVE-Blockchain' | 'USD-Blockchain' | (string & {});

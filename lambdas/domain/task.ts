@@ -1,5 +1,5 @@
 /** Tasks: what a caller asked for, where it stands, and how it ended. */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { ExtendOrderInput, ExtendOrderSuccess, SetSpotPriceInput, SetSpotPriceSuccess } from './lease';
 import type { PortProtocol } from './marketplace-types';
 
@@ -15,7 +15,7 @@ export const FINAL_STATES: readonly TaskState[] = ['succeeded', 'failed'];
 export const TaskOriginSchema = z.object({
   source: z.enum(['webhook', 'slack']),
   /** Slack's response_url for a slash command (hardening issue). */
-  responseUrl: z.string().min(1).optional(),
+  responseUrl: z.optional(z.string().check(z.minLength(1))),
 });
 export type TaskOrigin = Readonly<z.infer<typeof TaskOriginSchema>>;
 

@@ -5,7 +5,7 @@
  * domain errors, full-jitter backoff on code 5 / HTTP 429, network retries only for reads, a
  * create_order that is never retried blindly, and a time budget taken from the Lambda invocation.
  */
-import type * as z from 'zod';
+import type * as z from 'zod/mini';
 import {
   MarketplaceAuthError,
   MarketplaceDatabaseError,
@@ -98,7 +98,7 @@ const CREATE_LANE = 'create_order';
 /** Late slots dropped before sending anyway (a gate that is always slow must not stall calls). */
 const MAX_LATE_SLOTS = 3;
 
-interface CallSpec<S extends z.ZodType> {
+interface CallSpec<S extends z.ZodMiniType> {
   readonly endpoint: string;
   readonly method: Method;
   readonly schema: S;
@@ -289,7 +289,7 @@ export class HttpMarketplaceClient implements MarketplaceClient {
     }
   }
 
-  private async call<S extends z.ZodType>(spec: CallSpec<S>): Promise<z.infer<S>> {
+  private async call<S extends z.ZodMiniType>(spec: CallSpec<S>): Promise<z.infer<S>> {
     const isCreate = spec.endpoint === 'create_order';
     let rateLimitRetries = 0;
     let networkRetries = 0;
@@ -348,7 +348,7 @@ export class HttpMarketplaceClient implements MarketplaceClient {
   }
 
   private async send(
-    spec: CallSpec<z.ZodType>,
+    spec: CallSpec<z.ZodMiniType>,
     apiKey: string,
     timeoutMs: number,
   ): Promise<TransportFailure | { envelope: Envelope; body: unknown }> {

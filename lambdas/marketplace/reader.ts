@@ -6,7 +6,7 @@
  * An element the reader cannot use (no id, no GPU names, neither order shape) is skipped and
  * reported with its index; the rest of the answer is used.
  */
-import type * as z from 'zod';
+import type * as z from 'zod/mini';
 import type { Order, Server } from '../domain/marketplace-types';
 import { LiveOrderElementSchema, ServerElementSchema, SpecOrderElementSchema } from './schemas';
 
@@ -36,7 +36,7 @@ const ON_DEMAND_KEY = /^on_demand_(.+)$/;
 
 const isPositive = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v) && v > 0;
 
-const describeIssues = (error: z.ZodError): string =>
+const describeIssues = (error: z.core.$ZodError): string =>
   error.issues
     .slice(0, 2)
     .map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message))

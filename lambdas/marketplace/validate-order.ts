@@ -2,20 +2,20 @@
  * Checks a create_order request before it is sent (marketplace-api.md §4.1, §8), so an input the
  * marketplace would reject never costs a paced call, and never leaves an order's outcome unclear.
  */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { PortsSchema } from '../../contract/shapes';
 import { InvalidOrderRequestError } from '../domain/errors';
 import type { CreateOrderRequest } from '../domain/marketplace-types';
 
 export const CreateOrderRequestSchema = z.object({
-  renting_server: z.number().int().nonnegative(),
+  renting_server: z.int().check(z.nonnegative()),
   type: z.enum(['on-demand', 'spot']),
-  currency: z.string().min(1),
-  image: z.string().min(1),
-  ports: PortsSchema.optional(),
-  env: z.record(z.string().min(1), z.string()).optional(),
-  ssh_password: z.string().regex(/^[A-Za-z0-9]{1,32}$/, 'ssh_password must be alphanumeric, at most 32 characters').optional(),
-  spotprice: z.number().positive().finite().optional(),
+  currency: z.string().check(z.minLength(1)),
+  image: z.string().check(z.minLength(1)),
+  ports: z.optional(PortsSchema),
+  env: z.optional(z.record(z.string().check(z.minLength(1)), z.string())),
+  ssh_password: z.optional(z.string().check(z.regex(/^[A-Za-z0-9]{1,32}$/, 'ssh_password must be alphanumeric, at most 32 characters'))),
+  spotprice: z.optional(z.number().check(z.positive())),
 });
 
 /**

@@ -3,7 +3,7 @@
  * TIMED_OUT, FAILED or ABORTED. A task without a result gets its dangling order cancelled and a
  * failure result, so every task ends with exactly one result.
  */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { handleExecutionEnded, type ExecutionEndedDeps } from '../../domain/create-order-steps';
 import { countMetric, logger, MetricName, tagTask, tracedHandler } from '../../adapters/observability';
 import { callbackWorstCaseMs } from '../../adapters/http-notifier';
@@ -14,22 +14,22 @@ import { systemClock, type Clock } from './shared';
 import { TaskOriginSchema } from '../../domain/task';
 
 const ExecutionInputSchema = z.object({
-  task_id: z.string().min(1).optional(),
-  request: z.object({ callback_url: z.string().optional() }).partial().optional(),
-  origin: TaskOriginSchema.optional(),
+  task_id: z.optional(z.string().check(z.minLength(1))),
+  request: z.optional(z.partial(z.object({ callback_url: z.optional(z.string()) }))),
+  origin: z.optional(TaskOriginSchema),
 });
 
 export const ExecutionStatusChangeSchema = z.object({
-  source: z.literal('aws.states').optional(),
-  'detail-type': z.literal('Step Functions Execution Status Change').optional(),
+  source: z.optional(z.literal('aws.states')),
+  'detail-type': z.optional(z.literal('Step Functions Execution Status Change')),
   detail: z.object({
-    executionArn: z.string().optional(),
-    stateMachineArn: z.string().optional(),
-    name: z.string().min(1),
+    executionArn: z.optional(z.string()),
+    stateMachineArn: z.optional(z.string()),
+    name: z.string().check(z.minLength(1)),
     status: z.enum(['TIMED_OUT', 'FAILED', 'ABORTED']),
-    input: z.string().nullable().optional(),
-    error: z.string().nullable().optional(),
-    cause: z.string().nullable().optional(),
+    input: z.optional(z.nullable(z.string())),
+    error: z.optional(z.nullable(z.string())),
+    cause: z.optional(z.nullable(z.string())),
   }),
 });
 export type ExecutionStatusChangeEvent = z.input<typeof ExecutionStatusChangeSchema>;

@@ -2,7 +2,7 @@
  * What every create-order workflow task shares: the state document schema (zod), the input error,
  * and the task-id log key. The state machine passes the whole state document to each task.
  */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { WorkflowState } from '../../domain/create-order-steps';
 import { InvalidWorkflowInputError } from '../../domain/errors';
 import { beginInvocation, tagTask } from '../../adapters/observability';
@@ -24,56 +24,61 @@ export const caughtErrorText = (error: { readonly Error: string; readonly Cause?
 };
 
 const ChosenServerSchema = z.object({
-  id: z.number().int(),
+  id: z.int(),
   gpu_array: z.array(z.string()),
-  price_usd: z.number().nullable(),
-  spot_bid: z.number().positive().optional(),
+  price_usd: z.nullable(z.number()),
+  spot_bid: z.optional(z.number().check(z.positive())),
 });
 
+const nonEmpty = () => z.string().check(z.minLength(1));
+
 export const WorkflowStateSchema = z.object({
-  task_id: z.string().min(1),
+  task_id: nonEmpty(),
   request: z.object({
-    gpu_type: z.string().min(1),
-    max_price: z.number().nonnegative().optional(),
-    image: z.string().min(1),
-    currency: z.string().min(1),
+    gpu_type: nonEmpty(),
+    max_price: z.optional(z.number().check(z.nonnegative())),
+    image: nonEmpty(),
+    currency: nonEmpty(),
     ports: PortsSchema,
-    env: z.record(z.string(), z.string()).optional(),
+    env: z.optional(z.record(z.string(), z.string())),
     use_spot: z.boolean(),
-    callback_url: z.string().optional(),
+    callback_url: z.optional(z.string()),
     /** Lease in hours (issue 14); absent = no lease. */
-    max_hours: z.number().positive().optional(),
+    max_hours: z.optional(z.number().check(z.positive())),
   }),
   origin: TaskOriginSchema,
   timing: z.object({
-    poll_interval_seconds: z.number().positive(),
-    ready_timeout_seconds: z.number().positive(),
+    poll_interval_seconds: z.number().check(z.positive()),
+    ready_timeout_seconds: z.number().check(z.positive()),
     /** Epoch seconds. */
     soft_deadline: z.number(),
   }),
-  search: z.object({ server: ChosenServerSchema, attempt: z.number().int().positive(), excluded: z.array(z.number().int()) }).optional(),
-  placement: z
-    .discriminatedUnion('retry', [
-      z.object({ retry: z.literal(false), order_id: z.number().int(), server_id: z.number().int(), placed_at: z.number() }),
-      z.object({ retry: z.literal(true), server_id: z.number().int(), reason: z.string() }),
-    ])
-    .optional(),
-  check: z
-    .object({
+  search: z.optional(z.object({ server: ChosenServerSchema, attempt: z.int().check(z.positive()), excluded: z.array(z.int()) })),
+  placement: z.optional(
+    z.discriminatedUnion('retry', [
+      z.object({ retry: z.literal(false), order_id: z.int(), server_id: z.int(), placed_at: z.number() }),
+      z.object({ retry: z.literal(true), server_id: z.int(), reason: z.string() }),
+    ]),
+  ),
+  check: z.optional(
+    z.object({
       ready: z.boolean(),
       timedOut: z.boolean(),
-      reason: z.enum(['ready_timeout', 'soft_deadline']).optional(),
-      order: z.object({ order_id: z.number().int(), status: z.string(), ssh_connection: z.string().nullable() }).optional(),
-      ready_at: z.number().optional(),
-    })
-    .optional(),
-  cancel: z
-    .object({ cancelled: z.boolean(), order_id: z.number().int().optional(), note: z.enum(['no_order', 'already_cancelled', 'not_cancellable']).optional() })
-    .optional(),
+      reason: z.optional(z.enum(['ready_timeout', 'soft_deadline'])),
+      order: z.optional(z.object({ order_id: z.int(), status: z.string(), ssh_connection: z.nullable(z.string()) })),
+      ready_at: z.optional(z.number()),
+    }),
+  ),
+  cancel: z.optional(
+    z.object({ cancelled: z.boolean(), order_id: z.optional(z.int()), note: z.optional(z.enum(['no_order', 'already_cancelled', 'not_cancellable'])) }),
+  ),
   // What a Catch stores at `$.error` (Step Functions' shape), read into the domain's CaughtError.
-  error: z.object({ Error: z.string(), Cause: z.string().optional() })
-    .transform((caught) => ({ name: caught.Error, message: caughtErrorText(caught) }))
-    .optional(),
+  error: z.optional(
+    z.pipe(
+      z.object({ Error: z.string(), Cause: z.optional(z.string()) }),
+      z.transform((caught) => ({ name: caught.Error, message: caughtErrorText(caught) })),
+    ),
+  ),
 });
 
 /**
