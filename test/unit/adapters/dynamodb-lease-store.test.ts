@@ -2,7 +2,11 @@ import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbLeaseStore, LEASE_DUE_BUCKET_SECONDS, bucketStart, leaseKeys } from '../../../lambdas/adapters/dynamodb-lease-store';
 import { sweepFleet } from '../../../lambdas/domain/fleet-watch';
 import { startDynalite, type LocalDynamo } from '../../helpers/dynalite';
-import { FakeEventSender, FakeMarketplace, FakeNotifier, order, seedLeases } from '../domain/lease-fakes';
+import { anOrder } from '../../fakes/builders';
+import { FakeEventSender } from '../../fakes/event-sender';
+import { FakeMarketplace } from '../../fakes/marketplace';
+import { FakeNotifier } from '../../fakes/notifier';
+import { seedLeases } from '../../fakes/seed-leases';
 
 /** Counts what the table returns, independently of the store's own counter; `afterSend` injects interleavings. */
 const countingClient = (doc: DynamoDBDocumentClient) => {
@@ -245,12 +249,12 @@ describe('Adapter: DynamoDbLeaseStore (dynalite)', () => {
     const market = new FakeMarketplace();
     const s = store();
     await s.track({ order_id: 4, task_id: 't4', callback_url: 'https://cb.example', spot: true }, { now: T0, status: 'running', lease: { expires_at: T0 + 86_400, hours: 24 } });
-    market.orders = [order(4, { status: 'paused', type: 'spot' })];
+    market.orders = [anOrder(4, { status: 'paused', type: 'spot' })];
     const notifier = new FakeNotifier();
     const events = new FakeEventSender();
     await sweepFleet({ leases: s, marketplace: market, notifier, events }, { now: T0 + 60 });
     await sweepFleet({ leases: s, marketplace: market, notifier, events }, { now: T0 + 120 });
-    expect(notifier.texts).toEqual(['Order 4 is now paused (was running): spot order, possibly outbid']);
+    expect(notifier.chats).toEqual(['Order 4 is now paused (was running): spot order, possibly outbid']);
     expect(events.sent.map((e) => e.event)).toEqual([
       { event: 'order.status_changed', order_id: 4, task_id: 't4', occurred_at: T0 + 60, lease_expires_at: T0 + 86_400, from: 'running', to: 'paused' },
     ]);

@@ -17,7 +17,7 @@ import { errorHandler } from '../../../lambdas/middleware/error-handler';
 import type { RelayEvent } from '../../../lambdas/middleware/http';
 import { verifySignature } from '../../../lambdas/middleware/verify-signature';
 import { apiEvent, lambdaContext, sign } from '../../fixtures/events/api-event';
-import { parseResult } from '../handlers/api/fakes';
+import { parseResult } from '../../helpers/parse-result';
 import { startReceiver, type Receiver } from './receiver';
 
 const ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:relay/webhook-AbCdEf';

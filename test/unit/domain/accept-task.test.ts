@@ -1,6 +1,9 @@
 import { acceptTask, HandOffError, recordedRequest, type AcceptTaskOptions } from '../../../lambdas/domain/accept-task';
 import type { CreateOrderInput, TaskRequest } from '../../../lambdas/domain/task';
-import { FakeIdempotencyStore, FakeQueue, FakeTaskRepository, FakeWorkflow } from '../handlers/api/fakes';
+import { FakeIdempotencyStore } from '../../fakes/idempotency';
+import { FakeQueue } from '../../fakes/job-queue';
+import { FakeTasks } from '../../fakes/tasks';
+import { FakeWorkflow } from '../../fakes/workflow-starter';
 
 const NOW = 1_700_000_000_500;
 const createOrder: CreateOrderInput = {
@@ -8,7 +11,7 @@ const createOrder: CreateOrderInput = {
 };
 
 const setup = () => {
-  const deps = { tasks: new FakeTaskRepository(), workflow: new FakeWorkflow(), queue: new FakeQueue(), idempotency: new FakeIdempotencyStore() };
+  const deps = { tasks: new FakeTasks(), workflow: new FakeWorkflow(), queue: new FakeQueue(), idempotency: new FakeIdempotencyStore() };
   const opts = (taskId: string, extra: Partial<AcceptTaskOptions> = {}): AcceptTaskOptions => ({
     taskId, now: NOW, origin: { source: 'webhook' }, timing: { poll_interval_seconds: 5, ready_timeout_seconds: 120 }, softLimitSeconds: 300, ...extra,
   });

@@ -6,8 +6,13 @@ import {
   MarketplaceRejectedError, MarketplaceUnavailableError, NoServerAvailableError, OrderOutcomeUnknownError, QuotaExceededError, SoftTimeoutError,
 } from '../../../lambdas/domain/errors';
 import { orderReadyText } from '../../../lambdas/domain/chat-messages';
-import { aServer, aState, anOrder, FakeClaims, FakeMarketplace, FakeNotifier, FakeTasks, FakeWindow, NATIVE } from '../handlers/workflow/fakes';
-import { FakeLeaseStore } from './lease-fakes';
+import { aPlacedOrder, aServer, aState, NATIVE } from '../../fakes/builders';
+import { FakeClaims } from '../../fakes/claims';
+import { FakeLeaseStore } from '../../fakes/lease-store';
+import { FakeMarketplace } from '../../fakes/marketplace';
+import { FakeNotifier } from '../../fakes/notifier';
+import { FakeSlidingWindow } from '../../fakes/sliding-window';
+import { FakeTasks } from '../../fakes/tasks';
 
 const NOW = 1_000_000;
 const search = (id = 1, attempt = 1, excluded: number[] = []): SearchResult => ({
@@ -91,7 +96,7 @@ describe('Function: findServer', () => {
 describe('Function: reserveQuota', () => {
   it('counts the task once and refuses past the limit', async () => {
     // Prepare
-    const quota = new FakeWindow();
+    const quota = new FakeSlidingWindow();
     const opts = { now: NOW, limit: 2, key: 'QUOTA#orders' };
     // Act
     await reserveQuota(aState({ task_id: 'a' }), { quota }, opts);
@@ -146,7 +151,7 @@ describe('Function: placeOrder', () => {
   it('reconciles an earlier attempt through my_orders instead of placing again', async () => {
     const deps = setup();
     deps.tasks.seed('task-1', { server_id: 1, order_intent_at: NOW - 2000 });
-    deps.marketplace.orders = [anOrder(55, 1, Math.floor(NOW / 1000) - 1)];
+    deps.marketplace.orders = [aPlacedOrder(55, 1, Math.floor(NOW / 1000) - 1)];
     const { placement } = await placeOrder(aState({ search: search() }), deps, NOW);
     expect(placement).toMatchObject({ retry: false, order_id: 55 });
     expect(deps.marketplace.created).toHaveLength(0);
@@ -155,7 +160,7 @@ describe('Function: placeOrder', () => {
   it('finds the order in my_orders when create_order answers without order_id', async () => {
     const deps = setup();
     deps.marketplace.createOutcomes = [async () => {
-      deps.marketplace.orders.push(anOrder(9, 1, Math.floor(NOW / 1000)));
+      deps.marketplace.orders.push(aPlacedOrder(9, 1, Math.floor(NOW / 1000)));
       return { order_id: undefined };
     }];
     const { placement } = await placeOrder(aState({ search: search() }), deps, NOW);
@@ -165,7 +170,7 @@ describe('Function: placeOrder', () => {
 
   it('ignores older orders on the same server when reconciling', async () => {
     const deps = setup();
-    deps.marketplace.orders = [anOrder(8, 1, Math.floor(NOW / 1000) - 3600)];
+    deps.marketplace.orders = [aPlacedOrder(8, 1, Math.floor(NOW / 1000) - 3600)];
     deps.marketplace.createOutcomes = [async () => ({ order_id: undefined })];
     await expect(placeOrder(aState({ search: search() }), deps, NOW)).rejects.toBeInstanceOf(OrderOutcomeUnknownError);
   });
@@ -174,7 +179,7 @@ describe('Function: placeOrder', () => {
     const deps = setup();
     deps.marketplace.createOutcomes = [
       async () => {
-        deps.marketplace.orders.push(anOrder(12, 1, Math.floor(NOW / 1000)));
+        deps.marketplace.orders.push(aPlacedOrder(12, 1, Math.floor(NOW / 1000)));
         throw new OrderOutcomeUnknownError('timeout after send');
       },
     ];
@@ -202,7 +207,7 @@ describe('Function: placeOrder', () => {
     deps.marketplace.listOrders = async () => {
       reads += 1;
       // The first reconcile (before placing again) sees nothing; the late order exists after that.
-      if (reads === 2) deps.marketplace.orders.push(anOrder(31, 1, Math.floor((NOW - 4000) / 1000)));
+      if (reads === 2) deps.marketplace.orders.push(aPlacedOrder(31, 1, Math.floor((NOW - 4000) / 1000)));
       return reads === 1 ? [] : listOrders();
     };
     deps.marketplace.createOutcomes = [async () => { throw new MarketplaceRejectedError('server-already-rented'); }];
@@ -236,7 +241,7 @@ describe('Function: checkOrder', () => {
 
   it('is ready when the order runs', async () => {
     const marketplace = new FakeMarketplace();
-    marketplace.orders = [anOrder(5, 1, 1, 'running')];
+    marketplace.orders = [aPlacedOrder(5, 1, 1, 'running')];
     const result = await checkOrder(aState({ placement: placed }), { marketplace }, NOW + 1000);
     // ready_at: when the poll saw it running (a lease counts from here).
     expect(result).toEqual({ ready: true, timedOut: false, order: { order_id: 5, status: 'running', ssh_connection: 'ssh -p 2222 root@host5' }, ready_at: NOW + 1000 });
@@ -244,7 +249,7 @@ describe('Function: checkOrder', () => {
 
   it('waits within the readiness window and times out after it', async () => {
     const marketplace = new FakeMarketplace();
-    marketplace.orders = [anOrder(5, 1, 1, 'creating_order')];
+    marketplace.orders = [aPlacedOrder(5, 1, 1, 'creating_order')];
     const state = aState({ placement: placed });
     expect(await checkOrder(state, { marketplace }, NOW + 120_000)).toMatchObject({ ready: false, timedOut: false });
     expect(await checkOrder(state, { marketplace }, NOW + 120_001)).toMatchObject({ ready: false, timedOut: true, reason: 'ready_timeout' });

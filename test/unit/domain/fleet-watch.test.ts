@@ -1,6 +1,11 @@
 import { MarketplaceRateLimitedError, MarketplaceRejectedError, MarketplaceUnavailableError } from '../../../lambdas/domain/errors';
 import { extendOrder, setSpotPrice, sweepFleet, type FleetWatchDeps } from '../../../lambdas/domain/fleet-watch';
-import { FakeEventSender, FakeLeaseStore, FakeMarketplace, FakeNotifier, order, seedLeases } from './lease-fakes';
+import { anOrder } from '../../fakes/builders';
+import { FakeEventSender } from '../../fakes/event-sender';
+import { FakeLeaseStore } from '../../fakes/lease-store';
+import { FakeMarketplace } from '../../fakes/marketplace';
+import { FakeNotifier } from '../../fakes/notifier';
+import { seedLeases } from '../../fakes/seed-leases';
 
 const NOW = 1_700_000_000;
 
@@ -27,7 +32,7 @@ describe('Function: sweepFleet', () => {
   it('cancels an expired lease once, posts the chat text and sends order.lease_expired', async () => {
     // Prepare
     const { deps, leases, marketplace, notifier, events } = setup();
-    marketplace.orders = [order(42)];
+    marketplace.orders = [anOrder(42)];
     await leases.track({ order_id: 42, task_id: 'task-42', callback_url: CB }, { now: NOW - 7200, status: 'running', lease: { expires_at: NOW - 10, hours: 2 } });
     // Act
     const first = await sweepFleet(deps, { now: NOW });
@@ -36,7 +41,7 @@ describe('Function: sweepFleet', () => {
     expect(marketplace.cancelCalls).toEqual([42]);
     expect(first).toMatchObject({ due: 1, cancelled: 1, failedCancels: 0, eventsSent: 1, marketplaceCalls: 2 });
     expect(second).toMatchObject({ due: 0, cancelled: 0, statusChanges: 0, marketplaceCalls: 0 });
-    expect(notifier.texts).toEqual(['Order 42 cancelled: its 2 h lease ended']);
+    expect(notifier.chats).toEqual(['Order 42 cancelled: its 2 h lease ended']);
     expect(events.sent).toEqual([{
       url: CB,
       id: 'lease_expired:42:1699999990',
@@ -51,18 +56,18 @@ describe('Function: sweepFleet', () => {
     const reports = await Promise.all([sweepFleet(deps, { now: NOW }), sweepFleet(deps, { now: NOW + 1 })]);
     expect(marketplace.cancelCalls.sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     expect(reports[0].cancelled + reports[1].cancelled).toBe(10);
-    expect(notifier.texts.filter((t) => t.includes('lease ended'))).toHaveLength(10);
+    expect(notifier.chats.filter((t) => t.includes('lease ended'))).toHaveLength(10);
     expect(events.sent).toHaveLength(10);
   });
 
   it('counts a failed cancel, gives the claim back and retries on the next sweep', async () => {
     const { deps, leases, marketplace, notifier } = setup();
-    marketplace.orders = [order(5)];
+    marketplace.orders = [anOrder(5)];
     marketplace.cancelFailures.set(5, new MarketplaceUnavailableError('timeout'));
     await leases.track({ order_id: 5, task_id: 't5' }, { now: NOW - 3600, status: 'running', lease: { expires_at: NOW - 1, hours: 1 } });
     const failed = await sweepFleet(deps, { now: NOW });
     expect(failed).toMatchObject({ cancelled: 0, failedCancels: 1, cancelFailures: [{ order_id: 5, reason: 'timeout' }] });
-    expect(notifier.texts).toEqual([]);
+    expect(notifier.chats).toEqual([]);
     marketplace.cancelFailures.clear();
     const retried = await sweepFleet(deps, { now: NOW + 60 });
     expect(retried).toMatchObject({ cancelled: 1, failedCancels: 0 });
@@ -71,7 +76,7 @@ describe('Function: sweepFleet', () => {
 
   it('lets another sweep take over a claim left by a sweep that died', async () => {
     const { deps, leases, marketplace } = setup();
-    marketplace.orders = [order(5)];
+    marketplace.orders = [anOrder(5)];
     await leases.track({ order_id: 5, task_id: 't5' }, { now: NOW - 3600, status: 'running', lease: { expires_at: NOW - 1, hours: 1 } });
     expect(await leases.claimCancel(5, NOW - 1, NOW, 300)).toBe(true); // the dead sweep
     expect(await sweepFleet(deps, { now: NOW + 60 })).toMatchObject({ cancelled: 0, skippedClaims: 1 });
@@ -85,7 +90,7 @@ describe('Function: sweepFleet', () => {
     const report = await sweepFleet(deps, { now: NOW });
     expect(marketplace.cancelCalls).toEqual([]);
     expect(report).toMatchObject({ closed: 1, cancelled: 0, statusChanges: 1, marketplaceCalls: 1 });
-    expect(notifier.texts).toEqual(['Order 8 is gone from the active orders (was running): spot order, possibly outbid']);
+    expect(notifier.chats).toEqual(['Order 8 is gone from the active orders (was running): spot order, possibly outbid']);
     expect(events.sent.map((e) => e.event)).toEqual([
       { event: 'order.status_changed', order_id: 8, task_id: 't8', occurred_at: NOW, lease_expires_at: NOW - 5, from: 'running', to: 'gone' },
     ]);
@@ -94,22 +99,22 @@ describe('Function: sweepFleet', () => {
 
   it('warns once per lease end and again after an extension', async () => {
     const { deps, leases, marketplace, notifier, events } = setup();
-    marketplace.orders = [order(3)];
+    marketplace.orders = [anOrder(3)];
     await leases.track({ order_id: 3, task_id: 't3', callback_url: CB }, { now: NOW - 3600, status: 'running', lease: { expires_at: NOW + 540, hours: 1 } });
     await sweepFleet(deps, { now: NOW });
     await sweepFleet(deps, { now: NOW + 60 });
-    expect(notifier.texts).toEqual(['Order 3: its lease ends in 9 min']);
+    expect(notifier.chats).toEqual(['Order 3: its lease ends in 9 min']);
     expect(events.sent.map((e) => e.id)).toEqual([`lease_expiring:3:${NOW + 540}`]);
 
     await extendOrder({ order_id: 3, hours: 0.1 }, { task_id: 'ext', now: NOW + 120 }, deps);
     const report = await sweepFleet(deps, { now: NOW + 600 });
     expect(report).toMatchObject({ warned: 1, cancelled: 0 });
-    expect(notifier.texts[1]).toBe('Order 3: its lease ends in 5 min');
+    expect(notifier.chats[1]).toBe('Order 3: its lease ends in 5 min');
   });
 
   it('honours LEASE_WARNING_SECONDS', async () => {
     const { deps, leases, marketplace } = setup();
-    marketplace.orders = [order(3)];
+    marketplace.orders = [anOrder(3)];
     await leases.track({ order_id: 3, task_id: 't3' }, { now: NOW, status: 'running', lease: { expires_at: NOW + 200, hours: 1 } });
     expect(await sweepFleet(deps, { now: NOW, warningSeconds: 120 })).toMatchObject({ due: 0, warned: 0 });
     expect(await sweepFleet(deps, { now: NOW + 80, warningSeconds: 120 })).toMatchObject({ due: 1, warned: 1 });
@@ -118,11 +123,11 @@ describe('Function: sweepFleet', () => {
   it('reports status changes of watched orders only, with one my_orders read', async () => {
     const { deps, leases, marketplace, notifier, events } = setup();
     for (const id of [1, 2, 3]) await leases.track({ order_id: id, task_id: `t${id}`, callback_url: CB, spot: id === 2 }, { now: NOW - 100, status: 'running' });
-    marketplace.orders = [order(1), order(2, { status: 'paused', type: 'spot' }), order(3, { status: 'expired' }), order(77, { status: 'paused' })];
+    marketplace.orders = [anOrder(1), anOrder(2, { status: 'paused', type: 'spot' }), anOrder(3, { status: 'expired' }), anOrder(77, { status: 'paused' })];
     const report = await sweepFleet(deps, { now: NOW });
     expect(marketplace.listCalls).toBe(1);
     expect(report).toMatchObject({ statusChanges: 2, eventsSent: 2, marketplaceCalls: 1 });
-    expect(notifier.texts).toEqual([
+    expect(notifier.chats).toEqual([
       'Order 2 is now paused (was running): spot order, possibly outbid',
       'Order 3 is now expired (was running)',
     ]);
@@ -135,8 +140,8 @@ describe('Function: sweepFleet', () => {
 
     // Nothing new: nothing reported; a second change of 2 is a new occurrence.
     await sweepFleet(deps, { now: NOW + 60 });
-    expect(notifier.texts).toHaveLength(2);
-    marketplace.orders = [order(1), order(2, { status: 'running', type: 'spot' })];
+    expect(notifier.chats).toHaveLength(2);
+    marketplace.orders = [anOrder(1), anOrder(2, { status: 'running', type: 'spot' })];
     await sweepFleet(deps, { now: NOW + 120 });
     expect(events.sent.map((e) => e.id)[2]).toBe(`status_changed:2:paused:running:${NOW}`);
   });
@@ -144,9 +149,9 @@ describe('Function: sweepFleet', () => {
   it('reports a status change once when two sweeps overlap', async () => {
     const { deps, leases, marketplace, notifier, events } = setup();
     await leases.track({ order_id: 1, task_id: 't1', callback_url: CB }, { now: NOW - 100, status: 'running' });
-    marketplace.orders = [order(1, { status: 'paused' })];
+    marketplace.orders = [anOrder(1, { status: 'paused' })];
     await Promise.all([sweepFleet(deps, { now: NOW }), sweepFleet(deps, { now: NOW + 1 })]);
-    expect(notifier.texts).toEqual(['Order 1 is now paused (was running)']);
+    expect(notifier.chats).toEqual(['Order 1 is now paused (was running)']);
     expect(events.sent).toHaveLength(1);
   });
 
@@ -157,7 +162,7 @@ describe('Function: sweepFleet', () => {
     await leases.track({ order_id: 2, task_id: 't2', callback_url: CB }, { now: NOW - 100, status: 'running' });
     events.fail = true;
     const report = await sweepFleet(deps, { now: NOW });
-    expect(notifier.texts).toHaveLength(2);
+    expect(notifier.chats).toHaveLength(2);
     expect(report).toMatchObject({ eventsSent: 0, eventsFailed: 1 });
   });
 
@@ -182,12 +187,12 @@ describe('Function: sweepFleet', () => {
 
   it('defers status changes too when out of time, and reports them on the next sweep', async () => {
     const { deps, leases, marketplace, notifier } = setup();
-    marketplace.orders = [order(1), order(2)];
+    marketplace.orders = [anOrder(1), anOrder(2)];
     await leases.track({ order_id: 1, task_id: 't1' }, { now: NOW - 100, status: 'running' });
     await leases.track({ order_id: 2, task_id: 't2' }, { now: NOW - 100, status: 'running' });
     marketplace.orders = [];
     expect(await sweepFleet(deps, { now: NOW, canContinue: () => false })).toMatchObject({ statusChanges: 0, deferred: 2 });
-    expect(notifier.texts).toEqual([]);
+    expect(notifier.chats).toEqual([]);
     expect(await sweepFleet(deps, { now: NOW + 60 })).toMatchObject({ statusChanges: 2, deferred: 0 });
   });
 
@@ -211,14 +216,14 @@ describe('Function: sweepFleet', () => {
 describe('Function: extendOrder', () => {
   it('fails for an order that is not active in my_orders', async () => {
     const { deps, marketplace } = setup();
-    marketplace.orders = [order(9, { status: 'expired' })];
+    marketplace.orders = [anOrder(9, { status: 'expired' })];
     expect(await extendOrder({ order_id: 9, hours: 1 }, { task_id: 'x', now: NOW }, deps)).toEqual({ success: false, error: 'order 9 is not active' });
     expect(await extendOrder({ order_id: 10, hours: 1 }, { task_id: 'x', now: NOW }, deps)).toEqual({ success: false, error: 'order 10 is not active' });
   });
 
   it('moves the end to max(now, end) + hours', async () => {
     const { deps, leases, marketplace } = setup();
-    marketplace.orders = [order(1), order(2)];
+    marketplace.orders = [anOrder(1), anOrder(2)];
     await leases.track({ order_id: 1, task_id: 't1' }, { now: NOW, status: 'running', lease: { expires_at: NOW + 1000, hours: 1 } });
     await leases.track({ order_id: 2, task_id: 't2' }, { now: NOW, status: 'running', lease: { expires_at: NOW - 30, hours: 1 } });
     expect(await extendOrder({ order_id: 1, hours: 2 }, { task_id: 'x', now: NOW }, deps)).toEqual({ success: true, order_id: 1, lease_expires_at: NOW + 1000 + 7200 });
@@ -228,7 +233,7 @@ describe('Function: extendOrder', () => {
 
   it('gives an order without a lease one, watched and reporting to the extend request', async () => {
     const { deps, leases, marketplace } = setup();
-    marketplace.orders = [order(4, { type: 'spot' })];
+    marketplace.orders = [anOrder(4, { type: 'spot' })];
     const result = await extendOrder({ order_id: 4, hours: 1, callback_url: CB }, { task_id: 'ext-4', now: NOW }, deps);
     expect(result).toEqual({ success: true, order_id: 4, lease_expires_at: NOW + 3600 });
     expect(await leases.get(4)).toEqual({ order_id: 4, task_id: 'ext-4', callback_url: CB, spot: true, expires_at: NOW + 3600, hours: 1 });
@@ -237,7 +242,7 @@ describe('Function: extendOrder', () => {
 
   it('keeps the placing task of a watched order without a lease', async () => {
     const { deps, leases, marketplace } = setup();
-    marketplace.orders = [order(4)];
+    marketplace.orders = [anOrder(4)];
     await leases.track({ order_id: 4, task_id: 'placed', callback_url: CB }, { now: NOW - 10, status: 'running' });
     await extendOrder({ order_id: 4, hours: 1 }, { task_id: 'ext', now: NOW }, deps);
     expect(await leases.get(4)).toMatchObject({ task_id: 'placed', callback_url: CB, expires_at: NOW + 3600 });
@@ -245,7 +250,7 @@ describe('Function: extendOrder', () => {
 
   it('applies two concurrent extensions one after the other', async () => {
     const { deps, leases, marketplace } = setup();
-    marketplace.orders = [order(1)];
+    marketplace.orders = [anOrder(1)];
     await leases.track({ order_id: 1, task_id: 't1' }, { now: NOW, status: 'running', lease: { expires_at: NOW + 100, hours: 1 } });
     const results = await Promise.all([
       extendOrder({ order_id: 1, hours: 1 }, { task_id: 'a', now: NOW }, deps),
@@ -257,7 +262,7 @@ describe('Function: extendOrder', () => {
 
   it('fails for an order whose lease ended or is being cancelled', async () => {
     const { deps, leases, marketplace } = setup();
-    marketplace.orders = [order(1)];
+    marketplace.orders = [anOrder(1)];
     await leases.track({ order_id: 1, task_id: 't1' }, { now: NOW, status: 'running', lease: { expires_at: NOW - 1, hours: 1 } });
     await leases.claimCancel(1, NOW - 1, NOW, 300);
     expect(await extendOrder({ order_id: 1, hours: 1 }, { task_id: 'x', now: NOW }, deps)).toEqual({ success: false, error: 'order 1 is not active' });
@@ -265,7 +270,7 @@ describe('Function: extendOrder', () => {
 });
 
 describe('Function: setSpotPrice', () => {
-  const spot = (price: number) => order(6, { type: 'spot', price });
+  const spot = (price: number) => anOrder(6, { type: 'spot', price });
 
   it('sets the price and answers the task result', async () => {
     const { deps, marketplace } = setup();
@@ -307,7 +312,7 @@ describe('Function: setSpotPrice', () => {
 
   it('fails for an inactive or on-demand order', async () => {
     const { deps, marketplace } = setup();
-    marketplace.orders = [order(6, { type: 'on-demand' })];
+    marketplace.orders = [anOrder(6, { type: 'on-demand' })];
     expect(await setSpotPrice({ order_id: 6, desired_price: 1 }, { now: NOW }, deps)).toEqual({ success: false, error: 'order 6 is not a spot order' });
     expect(await setSpotPrice({ order_id: 5, desired_price: 1 }, { now: NOW }, deps)).toEqual({ success: false, error: 'order 5 is not active' });
     expect(marketplace.spotPriceCalls).toEqual([]);

@@ -11,7 +11,8 @@ import {
   summarizeOrders,
 } from '../../../lambdas/domain/jobs';
 import { MarketplaceRejectedError, MarketplaceUnavailableError, SoftTimeoutError } from '../../../lambdas/domain/errors';
-import { fakeDeps, order, server } from '../handlers/worker/fakes';
+import { anOrder, aServer } from '../../fakes/builders';
+import { jobFakes } from '../../fakes/deps';
 
 const NOW = Date.parse('2025-03-01T12:00:00.000Z');
 const ALERT_TASK = '11111111-2222-4333-8444-555555555555';
@@ -19,7 +20,7 @@ const ALERT_TASK = '11111111-2222-4333-8444-555555555555';
 describe('Function: runCancel', () => {
   it('cancels the order, tells the chat and returns the cancel result', async () => {
     // Prepare
-    const { deps, marketplace, notifier } = fakeDeps();
+    const { deps, marketplace, notifier } = jobFakes();
     // Act
     const result = await runCancel({ order_id: 4242 }, deps);
     // Assess
@@ -32,7 +33,7 @@ describe('Function: runCancel', () => {
 
   it('throws the marketplace error without telling the chat', async () => {
     // Prepare
-    const { deps, marketplace, notifier } = fakeDeps();
+    const { deps, marketplace, notifier } = jobFakes();
     marketplace.failures.push(new MarketplaceUnavailableError('status 503'));
     // Act + Assess
     await expect(runCancel({ order_id: 1 }, deps)).rejects.toThrow('status 503');
@@ -43,12 +44,12 @@ describe('Function: runCancel', () => {
 describe('Function: runStatus', () => {
   it('counts running and creating orders and lists ssh lines of active orders only', async () => {
     // Prepare
-    const { deps, marketplace } = fakeDeps();
+    const { deps, marketplace } = jobFakes();
     marketplace.orders = [
-      order({ order_id: 1, status: 'running', connection: { ssh: 'ssh -p 2222 user@host1' } }),
-      order({ order_id: 2, status: 'creating_order' }),
-      order({ order_id: 3, status: 'running', connection: { ssh: 'ssh -p 2223 user@host2' } }),
-      order({ order_id: 4, status: 'paused' }),
+      anOrder(1, { status: 'running', connection: { ssh: 'ssh -p 2222 user@host1' } }),
+      anOrder(2, { status: 'creating_order', connection: {} }),
+      anOrder(3, { status: 'running', connection: { ssh: 'ssh -p 2223 user@host2' } }),
+      anOrder(4, { status: 'paused', connection: {} }),
     ];
     // Act
     const result = await runStatus({}, deps);
@@ -69,8 +70,8 @@ describe('Function: runStatus', () => {
 
   it('lists lease_expires_at for leased orders only (not for watched orders without a lease, nor ended leases)', async () => {
     // Prepare: 1 leased, 2 watched without a lease, 3 with an ended lease, 4 unknown to the relay
-    const { deps, marketplace, leases } = fakeDeps();
-    marketplace.orders = [1, 2, 3, 4].map((id) => order({ order_id: id, status: 'running' }));
+    const { deps, marketplace, leases } = jobFakes();
+    marketplace.orders = [1, 2, 3, 4].map((id) => anOrder(id, { status: 'running' }));
     await leases.track({ order_id: 1, task_id: 't1', spot: true }, { now: 1_000, status: 'running', lease: { expires_at: 4_600, hours: 1 } });
     await leases.track({ order_id: 2, task_id: 't2', spot: true }, { now: 1_000, status: 'running' });
     await leases.track({ order_id: 3, task_id: 't3', spot: true }, { now: 1_000, status: 'running', lease: { expires_at: 2_000, hours: 0.5 } });
@@ -89,27 +90,29 @@ describe('Function: runStatus', () => {
 
 describe('Function: runPriceAlert', () => {
   const input = { gpu_type: '4090', target_price: 0.5, image: 'my/image:1', callback_url: 'https://cb.example/hook' };
+  /** A spot price under the target ($0.4/h). */
+  const underTarget = { price: { on_demand: { 'NATIVE-Blockchain': 10 }, spot: { 'NATIVE-Blockchain': 5 }, usd: { on_demand: { 'NATIVE-Blockchain': 0.8 }, spot: 0.4 } } };
 
   it('returns Price not met and starts nothing when no server is at or under the target', async () => {
     // Prepare
-    const { deps, marketplace, workflow, tasks, notifier } = fakeDeps();
-    marketplace.servers = [server({ id: 1, price: { on_demand: {}, spot: { 'NATIVE-Blockchain': 9 }, usd: { on_demand: {}, spot: 0.51 } } })];
+    const { deps, marketplace, workflow, tasks, notifier } = jobFakes();
+    marketplace.servers = [aServer(1, { price: { on_demand: {}, spot: { 'NATIVE-Blockchain': 9 }, usd: { on_demand: {}, spot: 0.51 } } })];
     // Act
     const result = await runPriceAlert(input, deps, { task_id: ALERT_TASK, origin: { source: 'webhook' }, now: NOW });
     // Assess
     expect(result).toEqual({ success: false, message: PRICE_NOT_MET });
-    expect(workflow.starts).toEqual([]);
+    expect(workflow.started).toEqual([]);
     expect(tasks.records.size).toBe(0);
     expect(notifier.chats).toEqual([]);
   });
 
   it('records a queued create-order task, starts its workflow and tells the chat on a match', async () => {
     // Prepare
-    const { deps, marketplace, workflow, tasks, notifier } = fakeDeps();
+    const { deps, marketplace, workflow, tasks, notifier } = jobFakes();
     marketplace.servers = [
-      server({ id: 1, rented: true }),
-      server({ id: 2, gpu_array: ['NVIDIA A100'], specs: { gpu: '1x NVIDIA A100', cpu: 'x', ram: 1, disk: 'd' } }),
-      server({ id: 3, price: { on_demand: {}, spot: { 'NATIVE-Blockchain': 4 }, usd: { on_demand: {}, spot: 0.5 } } }),
+      aServer(1, { rented: true }),
+      aServer(2, { gpu_array: ['NVIDIA A100'], specs: { gpu: '1x NVIDIA A100', cpu: 'x', ram: 1, disk: 'd' } }),
+      aServer(3, { price: { on_demand: {}, spot: { 'NATIVE-Blockchain': 4 }, usd: { on_demand: {}, spot: 0.5 } } }),
     ];
     // Act
     const result = await runPriceAlert(input, deps, { task_id: ALERT_TASK, origin: { source: 'slack' }, now: NOW });
@@ -117,7 +120,7 @@ describe('Function: runPriceAlert', () => {
     const childId = priceAlertOrderTaskId(ALERT_TASK);
     expect(result).toEqual({ success: true, message: expect.stringContaining(childId), task_id: childId });
     expect(tasks.records.get(childId)).toMatchObject({ task_id: childId, kind: 'create-order', state: 'queued', origin: { source: 'slack' } });
-    expect(workflow.starts).toEqual([{
+    expect(workflow.started).toEqual([{
       taskId: childId,
       input: {
         task_id: childId,
@@ -136,39 +139,39 @@ describe('Function: runPriceAlert', () => {
 
   it('gives the queued create-order the DEFAULT_MAX_HOURS lease and matches only servers that allow it', async () => {
     // Prepare: server 3 allows 1 h rentals, server 4 allows 24 h; the default lease is 2 h
-    const { deps, marketplace, workflow } = fakeDeps();
-    marketplace.servers = [server({ id: 3, mrl: 1 }), server({ id: 4, mrl: 24 })];
+    const { deps, marketplace, workflow } = jobFakes();
+    marketplace.servers = [aServer(3, { ...underTarget, mrl: 1 }), aServer(4, { ...underTarget, mrl: 24 })];
     const leased = { ...deps, config: { ...deps.config, defaultMaxHours: 2 } };
     // Act
     const result = await runPriceAlert(input, leased, { task_id: ALERT_TASK, origin: { source: 'webhook' }, now: NOW });
     // Assess
     expect(result).toMatchObject({ success: true });
-    expect(workflow.starts[0]?.input.request).toMatchObject({ max_hours: 2 });
+    expect(workflow.started[0]?.input.request).toMatchObject({ max_hours: 2 });
     // With only the 1 h server the price is "not met": no server can carry the lease.
-    const short = fakeDeps();
-    short.marketplace.servers = [server({ id: 3, mrl: 1 })];
+    const short = jobFakes();
+    short.marketplace.servers = [aServer(3, { ...underTarget, mrl: 1 })];
     const none = await runPriceAlert(input, { ...short.deps, config: { ...short.deps.config, defaultMaxHours: 2 } }, { task_id: 'alert-2', origin: { source: 'webhook' }, now: NOW });
     expect(none).toEqual({ success: false, message: PRICE_NOT_MET });
   });
 
   it('does not start a second create-order task when a retried alert already created one', async () => {
     // Prepare
-    const { deps, marketplace, workflow } = fakeDeps();
-    marketplace.servers = [server({ id: 3 })];
+    const { deps, marketplace, workflow } = jobFakes();
+    marketplace.servers = [aServer(3, underTarget)];
     const ctx = { task_id: ALERT_TASK, origin: { source: 'webhook' as const }, now: NOW };
     const first = await runPriceAlert(input, deps, ctx);
     // Act
     const second = await runPriceAlert(input, deps, ctx);
     // Assess
     expect(second).toMatchObject({ success: true, task_id: first.success ? first.task_id : 'none' });
-    expect(workflow.starts).toHaveLength(1);
+    expect(workflow.started).toHaveLength(1);
   });
 
   it('removes the new task record when the workflow cannot be started, and throws', async () => {
     // Prepare
-    const { deps, marketplace, workflow, tasks, notifier } = fakeDeps();
-    marketplace.servers = [server({ id: 3 })];
-    workflow.failure = new Error('states unavailable');
+    const { deps, marketplace, workflow, tasks, notifier } = jobFakes();
+    marketplace.servers = [aServer(3, underTarget)];
+    workflow.fail = new Error('states unavailable');
     // Act + Assess
     await expect(runPriceAlert(input, deps, { task_id: ALERT_TASK, origin: { source: 'webhook' }, now: NOW })).rejects.toThrow('states unavailable');
     expect(tasks.records.size).toBe(0);
@@ -185,16 +188,16 @@ describe('Function: runPriceAlert', () => {
 
 describe('Function: runJob', () => {
   it('dispatches by kind', async () => {
-    const { deps, marketplace } = fakeDeps();
-    marketplace.orders = [order({ order_id: 9, status: 'running' })];
+    const { deps, marketplace } = jobFakes();
+    marketplace.orders = [anOrder(9, { status: 'running' })];
     await expect(runJob({ task_id: 't', kind: 'status', input: {}, origin: { source: 'webhook' } }, deps, NOW)).resolves.toMatchObject({ total_orders: 1, active: 1 });
     await expect(runJob({ task_id: 't', kind: 'cancel-order', input: { order_id: 9 }, origin: { source: 'webhook' } }, deps, NOW)).resolves.toMatchObject({ order_id: 9 });
   });
 
   it('runs extend-order: an active order without a lease gets one ending now + hours (Unix seconds)', async () => {
     // Prepare
-    const { deps, marketplace, leases } = fakeDeps();
-    marketplace.orders = [order({ order_id: 9, status: 'running' })];
+    const { deps, marketplace, leases } = jobFakes();
+    marketplace.orders = [anOrder(9, { status: 'running' })];
     // Act
     const result = await runJob({ task_id: 't-ext', kind: 'extend-order', input: { order_id: 9, hours: 2 }, origin: { source: 'webhook' } }, deps, NOW);
     // Assess
@@ -203,20 +206,20 @@ describe('Function: runJob', () => {
   });
 
   it('ends extend-order of an order that is not active with the failure result (no throw, so no retry)', async () => {
-    const { deps, marketplace } = fakeDeps();
-    marketplace.orders = [order({ order_id: 9, status: 'expired' })];
+    const { deps, marketplace } = jobFakes();
+    marketplace.orders = [anOrder(9, { status: 'expired' })];
     await expect(runJob({ task_id: 't', kind: 'extend-order', input: { order_id: 9, hours: 1 }, origin: { source: 'webhook' } }, deps, NOW))
       .resolves.toEqual({ success: false, error: 'order 9 is not active' });
   });
 
   it('runs set-spot-price: success, a marketplace refusal as a failure naming the reason, a transient error thrown', async () => {
     // Prepare
-    const { deps, marketplace } = fakeDeps();
-    marketplace.orders = [order({ order_id: 9, status: 'running', type: 'spot', price: 5 })];
+    const { deps, marketplace } = jobFakes();
+    marketplace.orders = [anOrder(9, { status: 'running', type: 'spot', price: 5 })];
     const job = { task_id: 't', kind: 'set-spot-price' as const, input: { order_id: 9, desired_price: 6 }, origin: { source: 'webhook' as const } };
     // Act + Assess: success
     await expect(runJob(job, deps, NOW)).resolves.toEqual({ success: true, order_id: 9, desired_price: 6 });
-    expect(marketplace.spotPrices).toEqual([{ orderId: 9, price: 6 }]);
+    expect(marketplace.spotPriceCalls).toEqual([{ order_id: 9, price: 6 }]);
     // A business refusal: a failure result
     jest.spyOn(marketplace, 'setSpotPrice').mockRejectedValueOnce(new MarketplaceRejectedError('too_low_price'));
     const refused = await runJob(job, deps, NOW);
@@ -229,13 +232,13 @@ describe('Function: runJob', () => {
   });
 
   it('refuses a second spot decrease within 600 s itself, without a marketplace call', async () => {
-    const { deps, marketplace } = fakeDeps();
-    marketplace.orders = [order({ order_id: 9, status: 'running', type: 'spot', price: 5 })];
+    const { deps, marketplace } = jobFakes();
+    marketplace.orders = [anOrder(9, { status: 'running', type: 'spot', price: 5 })];
     const job = { task_id: 't', kind: 'set-spot-price' as const, input: { order_id: 9, desired_price: 4 }, origin: { source: 'webhook' as const } };
     await expect(runJob(job, deps, NOW)).resolves.toMatchObject({ success: true });
     const second = await runJob(job, deps, NOW + 599_000);
     expect(second).toMatchObject({ success: false });
-    expect(marketplace.spotPrices).toHaveLength(1);
+    expect(marketplace.spotPriceCalls).toHaveLength(1);
   });
 });
 

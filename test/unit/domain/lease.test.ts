@@ -32,7 +32,7 @@ import {
   type WatchEntry,
 } from '../../../lambdas/domain/lease';
 import { parseBody } from '../../../lambdas/domain/requests';
-import { order } from './lease-fakes';
+import { anOrder } from '../../fakes/builders';
 
 const lease = (orderId: number, expiresAt: number, fields: Partial<Lease> = {}): Lease => ({
   order_id: orderId, task_id: `t${orderId}`, expires_at: expiresAt, hours: 1, ...fields,
@@ -195,10 +195,10 @@ describe('Function: diffWatch', () => {
 
   it('reports changed, expired and gone orders of the watch only', () => {
     const changes = diffWatch(watched, [
-      order(1, { status: 'running' }),
-      order(2, { status: 'paused', type: 'spot' }),
-      order(3, { status: 'expired' }),
-      order(99, { status: 'paused' }), // not placed by the relay
+      anOrder(1, { status: 'running' }),
+      anOrder(2, { status: 'paused', type: 'spot' }),
+      anOrder(3, { status: 'expired' }),
+      anOrder(99, { status: 'paused' }), // not placed by the relay
     ]);
     expect(changes).toEqual([
       { order_id: 2, from: 'running', to: 'paused', since: 100, spot: true, terminal: false },
@@ -210,7 +210,7 @@ describe('Function: diffWatch', () => {
   it('reports nothing when every status is unchanged (property)', () => {
     fc.assert(fc.property(fc.array(fc.constantFrom('running', 'paused', 'creating_order'), { minLength: 1, maxLength: 20 }), (statuses) => {
       const w = new Map(statuses.map((s, i) => [i + 1, { status: s, since: 1 }] as const));
-      expect(diffWatch(w, statuses.map((s, i) => order(i + 1, { status: s })))).toEqual([]);
+      expect(diffWatch(w, statuses.map((s, i) => anOrder(i + 1, { status: s })))).toEqual([]);
     }));
   });
 

@@ -31,7 +31,11 @@ import { createSlackCommandHandler } from '../../../lambdas/handlers/api/slack-c
 import { createStatusHandler } from '../../../lambdas/handlers/api/status';
 import type { RelayEvent } from '../../../lambdas/middleware/http';
 import { lambdaContext } from '../../fixtures/events/api-event';
-import { FakeIdempotencyStore, FakeQueue, FakeSlidingWindow, FakeTaskRepository, FakeWorkflow } from '../handlers/api/fakes';
+import { FakeIdempotencyStore } from '../../fakes/idempotency';
+import { FakeQueue } from '../../fakes/job-queue';
+import { FakeSlidingWindow } from '../../fakes/sliding-window';
+import { FakeTasks } from '../../fakes/tasks';
+import { FakeWorkflow } from '../../fakes/workflow-starter';
 
 /** Cases per route; 9 routes give 13 500 cases per run (the hardening issue asks for ≥ 10 000). */
 export const RUNS_PER_ROUTE = 1_500;
@@ -54,7 +58,7 @@ const hmac = (secret: string, data: Buffer): string => createHmac('sha256', secr
 
 /** The ports one case runs against; every write is observable. */
 export interface Ports {
-  readonly tasks: FakeTaskRepository;
+  readonly tasks: FakeTasks;
   readonly workflow: FakeWorkflow;
   readonly queue: FakeQueue;
   readonly idempotency: FakeIdempotencyStore;
@@ -111,7 +115,7 @@ const existingRecord: TaskRecord = {
 export const freshCase = (config: CaseConfig) => {
   let n = 0;
   const ports: Ports = {
-    tasks: new FakeTaskRepository(),
+    tasks: new FakeTasks(),
     workflow: new FakeWorkflow(),
     queue: new FakeQueue(),
     idempotency: new FakeIdempotencyStore(),

@@ -5,7 +5,8 @@ import { queueArnFromUrl, startSqsPoller, succeededIds, toSqsRecord, type SqsPol
 import { createJobWorker } from '../../../lambdas/handlers/worker/job-worker';
 import { SqsMessageVisibility } from '../../../lambdas/handlers/worker/sqs-message-visibility';
 import { JOB_QUEUE } from '../../../contract/resources';
-import { fakeDeps, order } from '../handlers/worker/fakes';
+import { anOrder } from '../../fakes/builders';
+import { jobFakes } from '../../fakes/deps';
 
 /** Resolves once `check` holds; fails the test (not a timing assertion) if it never does. */
 const waitFor = async (check: () => boolean | Promise<boolean>, what: string, limitMs = 15_000): Promise<void> => {
@@ -31,7 +32,7 @@ describe('Function: startSqsPoller (against fauxqs, with the real worker handler
   };
 
   const startWorker = () => {
-    const fakes = fakeDeps();
+    const fakes = jobFakes();
     const seen: { receiveCount: string; messageId: string }[] = [];
     const worker = createJobWorker({ ...fakes.deps, visibility: new SqsMessageVisibility(client, sqs.queueUrl), retryBaseMs: 1 });
     poller = startSqsPoller({
@@ -79,8 +80,8 @@ describe('Function: startSqsPoller (against fauxqs, with the real worker handler
   it('deletes a handled message and retries a failed one after the delay the handler set', async () => {
     // Prepare
     const { seen, tasks, marketplace } = startWorker();
-    tasks.seed('t-ok', 'status');
-    marketplace.orders = [order({ order_id: 5, status: 'running', connection: { ssh: 'ssh root@h' } })];
+    tasks.seed('t-ok', { kind: 'status' });
+    marketplace.orders = [anOrder(5, { status: 'running', connection: { ssh: 'ssh root@h' } })];
     marketplace.failures.push(new Error('marketplace hiccup'));
     // Act
     await client.send(new SendMessageCommand({ QueueUrl: sqs.queueUrl, MessageBody: statusJob('t-ok') }));

@@ -4,7 +4,7 @@ import { errorHandler } from '../../../lambdas/middleware/error-handler';
 import type { RelayEvent } from '../../../lambdas/middleware/http';
 import { jsonBody } from '../../../lambdas/middleware/json-body';
 import { apiEvent, lambdaContext } from '../../fixtures/events/api-event';
-import { parseResult } from '../handlers/api/fakes';
+import { parseResult } from '../../helpers/parse-result';
 
 const build = (maxBytes?: number) =>
   middy<RelayEvent>()

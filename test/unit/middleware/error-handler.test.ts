@@ -4,7 +4,7 @@ import { HandOffError } from '../../../lambdas/domain/errors';
 import { errorHandler } from '../../../lambdas/middleware/error-handler';
 import { httpError } from '../../../lambdas/middleware/http';
 import { apiEvent, lambdaContext } from '../../fixtures/events/api-event';
-import { parseResult } from '../handlers/api/fakes';
+import { parseResult } from '../../helpers/parse-result';
 
 const throwing = (error: unknown) =>
   middy()

@@ -5,7 +5,8 @@ import type { RelayEvent } from '../../../lambdas/middleware/http';
 import { rateLimit, RATE_WINDOW_MS } from '../../../lambdas/middleware/rate-limit';
 import { verifySignature } from '../../../lambdas/middleware/verify-signature';
 import { apiEvent, lambdaContext } from '../../fixtures/events/api-event';
-import { FakeSlidingWindow, parseResult } from '../handlers/api/fakes';
+import { FakeSlidingWindow } from '../../fakes/sliding-window';
+import { parseResult } from '../../helpers/parse-result';
 
 const build = (window: FakeSlidingWindow, limit: number, clock: { now: number }) =>
   middy<RelayEvent>()

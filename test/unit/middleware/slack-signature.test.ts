@@ -5,7 +5,7 @@ import { errorHandler } from '../../../lambdas/middleware/error-handler';
 import type { RelayEvent } from '../../../lambdas/middleware/http';
 import { UNSIGNED_SLACK_REFUSED_MESSAGE, verifySlackSignature } from '../../../lambdas/middleware/slack-signature';
 import { apiEvent, lambdaContext } from '../../fixtures/events/api-event';
-import { parseResult } from '../handlers/api/fakes';
+import { parseResult } from '../../helpers/parse-result';
 
 const SECRET = '8f742231b10e8888abcd99yyyzzz85a5';
 const NOW = 1_531_420_618_000;

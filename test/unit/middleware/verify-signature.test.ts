@@ -4,7 +4,7 @@ import { errorHandler } from '../../../lambdas/middleware/error-handler';
 import type { RelayEvent } from '../../../lambdas/middleware/http';
 import { signedPath, verifySignature, type VerifySignatureOptions } from '../../../lambdas/middleware/verify-signature';
 import { apiEvent, lambdaContext, sign } from '../../fixtures/events/api-event';
-import { parseResult } from '../handlers/api/fakes';
+import { parseResult } from '../../helpers/parse-result';
 
 const SECRET = 's3cret';
 const PREVIOUS = 'old-s3cret';

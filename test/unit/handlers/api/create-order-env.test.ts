@@ -19,7 +19,10 @@ import { makePlaceOrder } from '../../../../lambdas/handlers/workflow/place-orde
 import { keys } from '../../../../contract/resources';
 import { lambdaContext, signedPost } from '../../../fixtures/events/api-event';
 import { startDynalite, type LocalDynamo } from '../../../helpers/dynalite';
-import { FakeQueue, FakeSlidingWindow, parseResult, SECRET, testEnv } from './fakes';
+import { apiEnv, SECRET } from '../../../fakes/env';
+import { FakeQueue } from '../../../fakes/job-queue';
+import { FakeSlidingWindow } from '../../../fakes/sliding-window';
+import { parseResult } from '../../../helpers/parse-result';
 
 const PATH = '/webhook/create-order';
 const ARN = 'arn:aws:states:us-east-1:123456789012:stateMachine:CreateOrder';
@@ -62,7 +65,7 @@ describe('Create-order env values: sealed in the table, not in the workflow inpu
     n += 1;
     const taskId = `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
     const deps: AcceptDeps = {
-      env: testEnv(),
+      env: apiEnv(),
       window: new FakeSlidingWindow(),
       webhookSecrets: async () => [SECRET],
       tasks,

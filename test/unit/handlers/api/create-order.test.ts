@@ -1,6 +1,8 @@
 import { createCreateOrderHandler } from '../../../../lambdas/handlers/api/create-order';
 import { apiEvent, lambdaContext, sign, signedPost } from '../../../fixtures/events/api-event';
-import { acceptFakes, parseResult, PREVIOUS_SECRET, SECRET } from './fakes';
+import { acceptFakes } from '../../../fakes/deps';
+import { PREVIOUS_SECRET, SECRET } from '../../../fakes/env';
+import { parseResult } from '../../../helpers/parse-result';
 
 const PATH = '/webhook/create-order';
 

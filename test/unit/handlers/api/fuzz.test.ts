@@ -7,7 +7,8 @@ import { createPriceAlertHandler } from '../../../../lambdas/handlers/api/price-
 import { createStatusHandler } from '../../../../lambdas/handlers/api/status';
 import { createSlackCommandHandler } from '../../../../lambdas/handlers/api/slack-command';
 import { apiEvent, lambdaContext, sign } from '../../../fixtures/events/api-event';
-import { acceptFakes, SECRET } from './fakes';
+import { acceptFakes } from '../../../fakes/deps';
+import { SECRET } from '../../../fakes/env';
 
 const ROUTES = [
   ['/webhook/create-order', createCreateOrderHandler],

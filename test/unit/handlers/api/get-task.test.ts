@@ -1,12 +1,15 @@
 import { createGetTaskHandler } from '../../../../lambdas/handlers/api/get-task';
 import { apiEvent, lambdaContext, sign } from '../../../fixtures/events/api-event';
-import { FakeSlidingWindow, FakeTaskRepository, parseResult, SECRET, testEnv } from './fakes';
+import { apiEnv, SECRET } from '../../../fakes/env';
+import { FakeSlidingWindow } from '../../../fakes/sliding-window';
+import { FakeTasks } from '../../../fakes/tasks';
+import { parseResult } from '../../../helpers/parse-result';
 
 const ID = '6f1c0d9e-1111-4222-8333-444455556666';
 
 const setup = () => {
-  const tasks = new FakeTaskRepository();
-  const handler = createGetTaskHandler(() => ({ env: testEnv(), window: new FakeSlidingWindow(), webhookSecrets: async () => [SECRET], tasks, now: () => 1_700_000_000_000 }));
+  const tasks = new FakeTasks();
+  const handler = createGetTaskHandler(() => ({ env: apiEnv(), window: new FakeSlidingWindow(), webhookSecrets: async () => [SECRET], tasks, now: () => 1_700_000_000_000 }));
   const get = async (id: string, signWith = SECRET) => {
     const path = `/webhook/tasks/${id}`;
     return parseResult(await handler(apiEvent({ method: 'GET', path, pathParameters: { task_id: id }, headers: { 'x-webhook-signature': sign(signWith, path) } }), lambdaContext()));

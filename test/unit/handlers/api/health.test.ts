@@ -1,6 +1,6 @@
 import { createHealthHandler, handler } from '../../../../lambdas/handlers/api/health';
 import { apiEvent, lambdaContext } from '../../../fixtures/events/api-event';
-import { parseResult } from './fakes';
+import { parseResult } from '../../../helpers/parse-result';
 
 describe('Handler: health', () => {
   it('returns 200 {"status":"ok"} as JSON', async () => {

@@ -3,7 +3,9 @@ import { createCreateOrderHandler } from '../../../../lambdas/handlers/api/creat
 import { createExtendOrderHandler } from '../../../../lambdas/handlers/api/extend-order';
 import { createSetSpotPriceHandler } from '../../../../lambdas/handlers/api/set-spot-price';
 import { apiEvent, lambdaContext, signedPost } from '../../../fixtures/events/api-event';
-import { acceptFakes, parseResult, SECRET } from './fakes';
+import { acceptFakes } from '../../../fakes/deps';
+import { SECRET } from '../../../fakes/env';
+import { parseResult } from '../../../helpers/parse-result';
 
 type Create = typeof createExtendOrderHandler;
 

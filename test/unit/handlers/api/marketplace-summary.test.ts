@@ -3,14 +3,16 @@ import type { Server } from '../../../../lambdas/domain/marketplace-types';
 import type { MarketplaceClient } from '../../../../lambdas/domain/ports';
 import { createMarketplaceSummaryHandler } from '../../../../lambdas/handlers/api/marketplace-summary';
 import { apiEvent, lambdaContext } from '../../../fixtures/events/api-event';
-import { FakeSlidingWindow, parseResult, testEnv } from './fakes';
+import { apiEnv } from '../../../fakes/env';
+import { FakeSlidingWindow } from '../../../fakes/sliding-window';
+import { parseResult } from '../../../helpers/parse-result';
 
 const server = (id: number, gpu: string, rented: boolean, spot?: number) =>
   ({ id, rented, gpu_array: [gpu], price: { on_demand: {}, spot: {}, usd: spot === undefined ? {} : { spot } } }) as unknown as Server;
 
 const setup = (listServers: MarketplaceClient['listServers'], env: Record<string, string> = {}) => {
   const marketplace = { listServers } as MarketplaceClient;
-  const deps = { env: testEnv(env), window: new FakeSlidingWindow(), marketplace, now: () => 0 };
+  const deps = { env: apiEnv(env), window: new FakeSlidingWindow(), marketplace, now: () => 0 };
   const handler = createMarketplaceSummaryHandler(() => deps);
   return async () => parseResult(await handler(apiEvent({ method: 'GET', path: '/webhook/marketplace' }), lambdaContext()));
 };

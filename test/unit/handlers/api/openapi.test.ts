@@ -1,10 +1,11 @@
 import { createOpenApiHandler } from '../../../../lambdas/handlers/api/openapi';
 import { apiEvent, lambdaContext } from '../../../fixtures/events/api-event';
-import { parseResult, testEnv } from './fakes';
+import { apiEnv } from '../../../fakes/env';
+import { parseResult } from '../../../helpers/parse-result';
 
 describe('Handler: openapi', () => {
   it('serves the OpenAPI document as JSON, with every signed route', async () => {
-    const handler = createOpenApiHandler(() => ({ env: testEnv({ MAX_REQUESTS_PER_MINUTE: '42' }) }));
+    const handler = createOpenApiHandler(() => ({ env: apiEnv({ MAX_REQUESTS_PER_MINUTE: '42' }) }));
     const result = parseResult(await handler(apiEvent({ method: 'GET', path: '/openapi.json' }), lambdaContext()));
     expect(result.statusCode).toBe(200);
     expect(result.headers['Content-Type']).toBe('application/json');

@@ -2,7 +2,9 @@ import { createCancelOrderHandler } from '../../../../lambdas/handlers/api/cance
 import { createPriceAlertHandler } from '../../../../lambdas/handlers/api/price-alert';
 import { createStatusHandler } from '../../../../lambdas/handlers/api/status';
 import { apiEvent, lambdaContext, sign, signedPost } from '../../../fixtures/events/api-event';
-import { acceptFakes, parseResult, SECRET } from './fakes';
+import { acceptFakes } from '../../../fakes/deps';
+import { SECRET } from '../../../fakes/env';
+import { parseResult } from '../../../helpers/parse-result';
 
 const setup = <H extends (event: ReturnType<typeof apiEvent>, ctx: ReturnType<typeof lambdaContext>) => Promise<unknown>>(
   create: (deps: () => ReturnType<typeof acceptFakes>['deps']) => H,

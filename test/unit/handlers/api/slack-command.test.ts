@@ -4,7 +4,8 @@ import { createSlackCommandHandler, SLACK_TRIGGER_ID_TTL_SECONDS } from '../../.
 import { UNSIGNED_SLACK_REFUSED_MESSAGE } from '../../../../lambdas/middleware/slack-signature';
 import { apiEvent, lambdaContext } from '../../../fixtures/events/api-event';
 import slackFixture from '../../../fixtures/events/slack-command.json';
-import { acceptFakes, parseResult } from './fakes';
+import { acceptFakes } from '../../../fakes/deps';
+import { parseResult } from '../../../helpers/parse-result';
 
 const PATH = '/slack/command';
 const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();

@@ -2,7 +2,12 @@ import { MarketplaceUnavailableError } from '../../../../lambdas/domain/errors';
 import { withInvocationBudget } from '../../../../lambdas/adapters/invocation-budget';
 import * as observability from '../../../../lambdas/adapters/observability';
 import { leaseWorstCaseMs, makeFleetWatch, sweepLimit, FINISH_RESERVE_MS } from '../../../../lambdas/handlers/watch/fleet-watch';
-import { FakeEventSender, FakeLeaseStore, FakeMarketplace, FakeNotifier, order, seedLeases } from '../../domain/lease-fakes';
+import { anOrder } from '../../../fakes/builders';
+import { FakeEventSender } from '../../../fakes/event-sender';
+import { FakeLeaseStore } from '../../../fakes/lease-store';
+import { FakeMarketplace } from '../../../fakes/marketplace';
+import { FakeNotifier } from '../../../fakes/notifier';
+import { seedLeases } from '../../../fakes/seed-leases';
 
 const NOW = 1_700_000_000;
 const SETTINGS = { LEASE_WARNING_SECONDS: 600, MARKETPLACE_TIMEOUT_MS: 10_000, MARKETPLACE_MIN_INTERVAL_MS: 1_000 };
@@ -56,7 +61,7 @@ describe('Handler: fleet watch', () => {
 
   it('does not throw for failed cancels: counts them and logs order ids and reasons', async () => {
     const { fn, leases, marketplace } = setup();
-    marketplace.orders = [order(7)];
+    marketplace.orders = [anOrder(7)];
     await leases.track({ order_id: 7, task_id: 't7', callback_url: 'https://receiver.example/hook?token=secret' }, { now: NOW - 100, status: 'running', lease: { expires_at: NOW - 1, hours: 1 } });
     marketplace.cancelFailures.set(7, new MarketplaceUnavailableError('marketplace unavailable'));
     const report = await fn({});

@@ -2,7 +2,8 @@
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { createJobWorker } from '../../../../lambdas/handlers/worker/job-worker';
 import { MarketplaceUnavailableError } from '../../../../lambdas/domain/errors';
-import { FakeVisibility, fakeDeps } from './fakes';
+import { jobFakes } from '../../../fakes/deps';
+import { FakeVisibility } from '../../../fakes/message-visibility';
 
 const record = (body: unknown, messageId: string, receiveCount = 1): SQSRecord => ({
   messageId,
@@ -27,7 +28,7 @@ const cancelJob = (taskId: string, orderId: number) => ({
 });
 
 const setup = () => {
-  const fakes = fakeDeps();
+  const fakes = jobFakes();
   const visibility = new FakeVisibility();
   const worker = createJobWorker({ ...fakes.deps, visibility, now: () => 1_740_000_000_000, retryBaseMs: 1_000 });
   return { ...fakes, visibility, worker };
@@ -41,8 +42,8 @@ describe('Function: createJobWorker (batch response)', () => {
   it('reports exactly the retryable failure and the poison message of a mixed batch', async () => {
     // Prepare
     const { worker, tasks, marketplace, visibility } = setup();
-    tasks.seed('ok', 'cancel-order');
-    tasks.seed('retry', 'cancel-order');
+    tasks.seed('ok', { kind: 'cancel-order' });
+    tasks.seed('retry', { kind: 'cancel-order' });
     const cancel = marketplace.cancelOrder.bind(marketplace);
     jest.spyOn(marketplace, 'cancelOrder').mockImplementation(async (orderId: number) => {
       if (orderId === 2) throw new MarketplaceUnavailableError('status 503');
@@ -63,7 +64,7 @@ describe('Function: createJobWorker (batch response)', () => {
   it('reports every record of a fully failed batch instead of throwing', async () => {
     // Prepare
     const { worker, tasks, marketplace, visibility } = setup();
-    tasks.seed('r1', 'cancel-order');
+    tasks.seed('r1', { kind: 'cancel-order' });
     marketplace.failures.push(new MarketplaceUnavailableError('status 503'));
     // Act
     const response = worker(event(record(cancelJob('r1', 1), 'm-1'), record({ task_id: 'p', kind: 'nope' }, 'm-2')));
@@ -76,7 +77,7 @@ describe('Function: createJobWorker (batch response)', () => {
   it('reports a record whose job threw something other than an Error', async () => {
     // Prepare
     const { worker, tasks, marketplace } = setup();
-    tasks.seed('odd', 'cancel-order');
+    tasks.seed('odd', { kind: 'cancel-order' });
     jest.spyOn(marketplace, 'cancelOrder').mockImplementation(async () => { throw null; });
     // Act
     const response = await worker(event(record(cancelJob('odd', 1), 'm-odd')));
@@ -88,7 +89,7 @@ describe('Function: createJobWorker (batch response)', () => {
     // Prepare
     const { worker, tasks, marketplace } = setup();
     const trail: string[] = [];
-    for (const id of ['a', 'b', 'c']) tasks.seed(id, 'cancel-order');
+    for (const id of ['a', 'b', 'c']) tasks.seed(id, { kind: 'cancel-order' });
     jest.spyOn(marketplace, 'cancelOrder').mockImplementation(async (orderId: number) => {
       trail.push(`start ${orderId}`);
       // The first record is the slowest: run in parallel, the others would start before it ends.

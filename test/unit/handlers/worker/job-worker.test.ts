@@ -2,7 +2,9 @@ import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { createJobWorker, parseJobMessage, receiveCountOf } from '../../../../lambdas/handlers/worker/job-worker';
 import { MarketplaceUnavailableError } from '../../../../lambdas/domain/errors';
 import { logger } from '../../../../lambdas/adapters/observability';
-import { FakeVisibility, fakeDeps, order } from './fakes';
+import { anOrder } from '../../../fakes/builders';
+import { jobFakes } from '../../../fakes/deps';
+import { FakeVisibility } from '../../../fakes/message-visibility';
 
 const record = (body: unknown, receiveCount: number, messageId = `m-${receiveCount}`): SQSRecord => ({
   messageId,
@@ -27,7 +29,7 @@ const cancelJob = (taskId: string, orderId = 77) => ({
 });
 
 const setup = () => {
-  const fakes = fakeDeps();
+  const fakes = jobFakes();
   const visibility = new FakeVisibility();
   const worker = createJobWorker({ ...fakes.deps, visibility, now: () => 1_740_000_000_000, retryBaseMs: 1_000 });
   return { ...fakes, visibility, worker };
@@ -42,7 +44,7 @@ describe('Function: createJobWorker', () => {
   it('runs a job, marks the task running, records and delivers the result and deletes the message', async () => {
     // Prepare
     const { worker, tasks, notifier, marketplace, visibility } = setup();
-    tasks.seed('t-1', 'cancel-order');
+    tasks.seed('t-1', { kind: 'cancel-order' });
     // Act
     const response = await worker(event(record(cancelJob('t-1'), 1)));
     // Assess
@@ -61,7 +63,7 @@ describe('Function: createJobWorker', () => {
   ])('on a failure at receive %i delays the message %i s and reports it failed, without a result', async (receiveCount, seconds) => {
     // Prepare
     const { worker, tasks, notifier, marketplace, visibility } = setup();
-    tasks.seed('t-2', 'cancel-order');
+    tasks.seed('t-2', { kind: 'cancel-order' });
     marketplace.failures.push(new MarketplaceUnavailableError('status 503'));
     // Act
     const response = await worker(event(record(cancelJob('t-2'), receiveCount, 'msg-2')));
@@ -75,7 +77,7 @@ describe('Function: createJobWorker', () => {
   it('on a failure at receive 4 sends the failure result and deletes the message', async () => {
     // Prepare
     const { worker, tasks, notifier, marketplace, visibility } = setup();
-    tasks.seed('t-3', 'cancel-order');
+    tasks.seed('t-3', { kind: 'cancel-order' });
     marketplace.failures.push(new MarketplaceUnavailableError('status 503'));
     // Act
     const response = await worker(event(record(cancelJob('t-3'), 4)));
@@ -89,7 +91,7 @@ describe('Function: createJobWorker', () => {
   it('reports only the failed records of a batch', async () => {
     // Prepare
     const { worker, tasks, marketplace } = setup();
-    for (const id of ['a', 'b', 'c']) tasks.seed(id, 'cancel-order');
+    for (const id of ['a', 'b', 'c']) tasks.seed(id, { kind: 'cancel-order' });
     // The second cancel (record b) meets the failure.
     const cancel = marketplace.cancelOrder.bind(marketplace);
     jest.spyOn(marketplace, 'cancelOrder').mockImplementation(async (orderId: number) => {
@@ -125,7 +127,7 @@ describe('Function: createJobWorker', () => {
     // Prepare
     jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate'] });
     const { worker, tasks, marketplace, visibility } = setup();
-    tasks.seed('t-slow', 'status');
+    tasks.seed('t-slow', { kind: 'status' });
     marketplace.hang = new Promise<never>(() => undefined);
     // Act
     const pending = worker(event(record({ task_id: 't-slow', kind: 'status', input: {}, origin: { source: 'webhook' } }, 1)));
@@ -140,8 +142,8 @@ describe('Function: createJobWorker', () => {
   it('drops a redelivered job whose task already finished, without running it again', async () => {
     // Prepare
     const { worker, tasks, marketplace } = setup();
-    tasks.seed('t-done', 'cancel-order');
-    await tasks.finish('t-done', 'succeeded', { success: true, order_id: 77, status: 'cancelled' });
+    tasks.seed('t-done', { kind: 'cancel-order' });
+    await tasks.finish('t-done', 'succeeded', { success: true, order_id: 77, status: 'cancelled' }, 0);
     // Act
     const response = await worker(event(record(cancelJob('t-done'), 2)));
     // Assess
@@ -152,7 +154,7 @@ describe('Function: createJobWorker', () => {
   it('still reports the record failed when the retry delay cannot be set', async () => {
     // Prepare
     const { worker, tasks, marketplace, visibility } = setup();
-    tasks.seed('t-v', 'status');
+    tasks.seed('t-v', { kind: 'status' });
     marketplace.failures.push(new Error('boom'));
     jest.spyOn(visibility, 'change').mockRejectedValue(new Error('sqs down'));
     // Act
@@ -164,8 +166,8 @@ describe('Function: createJobWorker', () => {
   it('appends the task id to every log line of a record and removes it afterwards', async () => {
     // Prepare
     const { worker, tasks, marketplace } = setup();
-    tasks.seed('t-log', 'status');
-    marketplace.orders = [order({ order_id: 1, status: 'running' })];
+    tasks.seed('t-log', { kind: 'status' });
+    marketplace.orders = [anOrder(1, { status: 'running' })];
     const append = jest.spyOn(logger, 'appendKeys');
     const remove = jest.spyOn(logger, 'removeKeys');
     // Act

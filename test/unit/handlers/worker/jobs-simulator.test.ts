@@ -6,8 +6,12 @@ import { InMemoryPacingGate } from '../../../../lambdas/marketplace/in-memory-pa
 import { findMatchingServer } from '../../../../lambdas/domain/matching';
 import { priceAlertOrderTaskId } from '../../../../lambdas/domain/jobs';
 import { createJobWorker } from '../../../../lambdas/handlers/worker/job-worker';
-import { FakeLeaseStore } from '../../domain/lease-fakes';
-import { FakeNotifier, FakeTasks, FakeVisibility, FakeWorkflow, jobConfig } from './fakes';
+import { jobConfig } from '../../../fakes/deps';
+import { FakeLeaseStore } from '../../../fakes/lease-store';
+import { FakeVisibility } from '../../../fakes/message-visibility';
+import { FakeNotifier } from '../../../fakes/notifier';
+import { FakeTasks } from '../../../fakes/tasks';
+import { FakeWorkflow } from '../../../fakes/workflow-starter';
 
 const record = (body: unknown, messageId: string): SQSRecord => ({
   messageId, receiptHandle: `rh-${messageId}`, body: JSON.stringify(body),
@@ -44,7 +48,7 @@ describe('Job worker against the marketplace simulator', () => {
     const candidates = servers.filter((s) => findMatchingServer([s], criteria));
     expect(candidates.length).toBeGreaterThan(0);
     const target = Math.min(...candidates.map((s) => s.price.usd.spot ?? Infinity));
-    tasks.seed('alert-1', 'price-alert');
+    tasks.seed('alert-1', { kind: 'price-alert' });
     // Act
     const response = await worker({ Records: [record({
       task_id: 'alert-1', kind: 'price-alert', input: { gpu_type: '4090', target_price: target, image: 'img:1', callback_url: 'http://127.0.0.1:9/cb' }, origin: { source: 'webhook' },
@@ -53,8 +57,8 @@ describe('Job worker against the marketplace simulator', () => {
     expect(response).toEqual({ batchItemFailures: [] });
     const childId = priceAlertOrderTaskId('alert-1');
     expect(tasks.finishes).toEqual([{ taskId: 'alert-1', state: 'succeeded', result: { success: true, message: expect.any(String), task_id: childId } }]);
-    expect(workflow.starts).toHaveLength(1);
-    expect(workflow.starts[0]?.input.request).toMatchObject({ gpu_type: '4090', max_price: target, use_spot: true, image: 'img:1' });
+    expect(workflow.started).toHaveLength(1);
+    expect(workflow.started[0]?.input.request).toMatchObject({ gpu_type: '4090', max_price: target, use_spot: true, image: 'img:1' });
     expect(notifier.chats).toHaveLength(1);
     expect(notifier.chats[0]).toContain(`$${target}`);
     expect(notifier.callbacks[0]?.url).toBe('http://127.0.0.1:9/cb');
@@ -62,12 +66,12 @@ describe('Job worker against the marketplace simulator', () => {
 
   it('answers Price not met below every spot price', async () => {
     const { tasks, workflow, worker } = setup();
-    tasks.seed('alert-2', 'price-alert');
+    tasks.seed('alert-2', { kind: 'price-alert' });
     await worker({ Records: [record({
       task_id: 'alert-2', kind: 'price-alert', input: { gpu_type: '4090', target_price: 0.0001, image: 'img:1' }, origin: { source: 'webhook' },
     }, 'a2')] });
     expect(tasks.finishes[0]).toMatchObject({ state: 'failed', result: { success: false, message: 'Price not met' } });
-    expect(workflow.starts).toEqual([]);
+    expect(workflow.started).toEqual([]);
   });
 
   it('cancels an order and then reports it gone from the status', async () => {
@@ -77,9 +81,9 @@ describe('Job worker against the marketplace simulator', () => {
     if (!server) throw new Error('the seeded catalogue has no on-demand server');
     const { order_id } = await marketplace.createOrder({ renting_server: server.id, type: 'on-demand', currency: jobConfig.defaultCurrency, image: 'img:1' });
     if (order_id === undefined) throw new Error('no order id');
-    tasks.seed('status-1', 'status');
-    tasks.seed('cancel-1', 'cancel-order');
-    tasks.seed('status-2', 'status');
+    tasks.seed('status-1', { kind: 'status' });
+    tasks.seed('cancel-1', { kind: 'cancel-order' });
+    tasks.seed('status-2', { kind: 'status' });
     // Act
     const response = await worker({ Records: [
       record({ task_id: 'status-1', kind: 'status', input: {}, origin: { source: 'webhook' } }, 's1'),

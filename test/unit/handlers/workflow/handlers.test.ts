@@ -6,8 +6,13 @@ import { makeCancelOrder } from '../../../../lambdas/handlers/workflow/cancel-or
 import { makeReportResult } from '../../../../lambdas/handlers/workflow/report-result';
 import { makeExecutionEnded } from '../../../../lambdas/handlers/workflow/execution-ended';
 import { InvalidWorkflowInputError } from '../../../../lambdas/domain/errors';
-import { FakeLeaseStore } from '../../domain/lease-fakes';
-import { aServer, aState, anOrder, FakeClaims, FakeMarketplace, FakeNotifier, FakeTasks, FakeWindow } from './fakes';
+import { aPlacedOrder, aServer, aState } from '../../../fakes/builders';
+import { FakeClaims } from '../../../fakes/claims';
+import { FakeLeaseStore } from '../../../fakes/lease-store';
+import { FakeMarketplace } from '../../../fakes/marketplace';
+import { FakeNotifier } from '../../../fakes/notifier';
+import { FakeSlidingWindow } from '../../../fakes/sliding-window';
+import { FakeTasks } from '../../../fakes/tasks';
 
 const NOW = 5_000_000;
 const clock = () => NOW;
@@ -36,9 +41,9 @@ describe('Handler: find-server → place-order → check-order → report-result
     let state: Record<string, unknown> = { ...aState() };
     // Act
     state = { ...state, search: await makeFindServer(() => ({ marketplace, claims, tasks }), clock)(state) };
-    state = { ...state, quota: await makeReserveQuota(() => ({ quota: new FakeWindow(), maxOrdersPerHour: 10 }), clock)(state) };
+    state = { ...state, quota: await makeReserveQuota(() => ({ quota: new FakeSlidingWindow(), maxOrdersPerHour: 10 }), clock)(state) };
     state = { ...state, placement: await makePlaceOrder(() => ({ marketplace, tasks, claims }), clock)(state) };
-    marketplace.orders = [anOrder(100, 3, 1, 'running')];
+    marketplace.orders = [aPlacedOrder(100, 3, 1, 'running')];
     state = { ...state, check: await makeCheckOrder(() => ({ marketplace }), clock)(state) };
     const report = await makeReportResult(() => ({ tasks, notifier, claims, leases: new FakeLeaseStore() }), clock)(state);
     // Assess
