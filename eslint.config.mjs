@@ -3,6 +3,8 @@ import tseslint from 'typescript-eslint';
 /** Relative imports that reach `lambdas/` or `lib/` from another top-level folder. */
 const LAMBDAS = { regex: '^(\\.\\./)+lambdas(/|$)', message: 'lib/ (what is deployed) does not import lambdas/ (what runs): put what both need in contract/.' };
 const LIB = { regex: '^(\\.\\./)+lib(/|$)', message: 'lambdas/ (what runs) does not import lib/ (what is deployed): put what both need in contract/.' };
+/** What is bundled (lambdas/, contract/) uses zod/mini: classic zod would add ~107 KB to every bundle reaching it. */
+const CLASSIC_ZOD = { name: 'zod', message: "Bundled code imports 'zod/mini' (functional API); classic zod adds ~107 KB to every bundle (BENCHMARKS.md §7)." };
 const CONTRACT_IMPORTS = { regex: '^(\\.\\./)+(lib|lambdas|local|bin|test|bench)(/|$)', message: 'contract/ imports neither side: it is the agreement between them.' };
 
 export default tseslint.config(
@@ -17,7 +19,7 @@ export default tseslint.config(
   {
     files: ['contract/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [CONTRACT_IMPORTS, { regex: '^(?!\\.|zod$)', message: 'contract/ is tiny and side-effect free: no packages but zod.' }] }],
+      'no-restricted-imports': ['error', { paths: [CLASSIC_ZOD], patterns: [CONTRACT_IMPORTS, { regex: '^(?!\\.|zod/mini$)', message: 'contract/ is tiny and side-effect free: no packages but zod/mini.' }] }],
     },
   },
   {
@@ -27,14 +29,14 @@ export default tseslint.config(
   {
     files: ['lambdas/**/*.ts'],
     ignores: ['lambdas/domain/**'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [LIB] }] },
+    rules: { 'no-restricted-imports': ['error', { paths: [CLASSIC_ZOD], patterns: [LIB] }] },
   },
   {
     // The domain is pure: rules only. No AWS SDK, no middy, no Powertools, no environment, no clock,
     // no timers, and nothing from the outer rings or from the contract's infrastructure facts.
     files: ['lambdas/domain/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [
+      'no-restricted-imports': ['error', { paths: [CLASSIC_ZOD], patterns: [
         LIB,
         { group: ['@aws-sdk/*', '@middy/*', 'aws-lambda', '@aws-lambda-powertools/*'], message: 'lambdas/domain is pure: no AWS, middy or Powertools imports.' },
         { group: ['timers', 'timers/*', 'node:timers', 'node:timers/*'], message: 'lambdas/domain sets no timers; the handlers and adapters own time.' },

@@ -6,82 +6,88 @@
  * runtime set them), so a miswired function fails at cold start instead of calling the wrong place.
  * Secret values come either from `<NAME>_ARN` (Secrets Manager, AWS) or `<NAME>` (plain, local).
  */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { SETTINGS, type Setting, type SettingKey, type SettingValueOf } from '../../contract/settings';
 import { PortsSchema } from '../../contract/shapes';
+import { refuse } from '../domain/requests';
 
-const bool = z
-  .enum(['true', 'false', '1', '0', ''])
-  .transform((v) => v === 'true' || v === '1');
+const bool = z.pipe(
+  z.enum(['true', 'false', '1', '0', '']),
+  z.transform((v) => v === 'true' || v === '1'),
+);
 
-const portsJson = (name: string) => z.string().transform((raw, ctx) => {
-  try {
-    return PortsSchema.parse(JSON.parse(raw));
-  } catch {
-    ctx.addIssue({ code: 'custom', message: `${name} must be a JSON object like {"22":"tcp","8888":"http"}` });
-    return z.NEVER;
-  }
-});
+const portsJson = (name: string) =>
+  z.pipe(
+    z.string(),
+    z.transform((raw: string, ctx) => {
+      try {
+        return PortsSchema.parse(JSON.parse(raw));
+      } catch {
+        return refuse(ctx, `${name} must be a JSON object like {"22":"tcp","8888":"http"}`);
+      }
+    }),
+  );
 
 /** The env-string schema of one setting. */
-const envSchema = (s: Setting): z.ZodType => {
+const envSchema = (s: Setting): z.ZodMiniType => {
+  const max = (base: z.ZodMiniNumber) => (s.max ? base.check(z.lte(s.max.value, `${s.env} must be at most ${s.max.value} (${s.max.reason})`)) : base);
   switch (s.kind) {
     case 'url':
       return z.url();
     case 'text':
-      return z.string().min(1);
+      return z.string().check(z.minLength(1));
     case 'ports':
       return portsJson(s.env);
     case 'bool':
       return bool;
-    case 'int': {
-      const base = s.min === 0 ? z.coerce.number().int().nonnegative() : z.coerce.number().int().positive();
-      return s.max ? base.max(s.max.value, `${s.env} must be at most ${s.max.value} (${s.max.reason})`) : base;
-    }
-    case 'hours': {
-      const base = z.coerce.number().positive();
-      return s.max ? base.max(s.max.value, `${s.env} must be at most ${s.max.value} (${s.max.reason})`) : base;
-    }
+    case 'int':
+      return max(z.coerce.number().check(z.int(), s.min === 0 ? z.nonnegative() : z.positive()));
+    case 'hours':
+      return max(z.coerce.number().check(z.positive()));
   }
 };
 
-/** An optional setting: unset or empty = undefined. */
-const optionalEnv = (schema: z.ZodType): z.ZodType => z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
+/** An optional setting: unset or empty = undefined (classic zod's `z.preprocess`). */
+const optionalEnv = (schema: z.ZodMiniType): z.ZodMiniType =>
+  z.pipe(
+    z.transform((v: unknown) => (v === '' ? undefined : v)),
+    z.optional(schema),
+  );
 
 type Settings = typeof SETTINGS;
 type SettingsEnvShape = {
   [K in SettingKey as Settings[K]['env']]: Settings[K] extends { readonly default: unknown }
-    ? z.ZodDefault<z.ZodType<SettingValueOf<K>>>
+    ? z.ZodMiniDefault<z.ZodMiniType<SettingValueOf<K>>>
     : Settings[K] extends { readonly optional: true }
-      ? z.ZodOptional<z.ZodType<SettingValueOf<K>>>
-      : z.ZodType<SettingValueOf<K>>;
+      ? z.ZodMiniOptional<z.ZodMiniType<SettingValueOf<K>>>
+      : z.ZodMiniType<SettingValueOf<K>>;
 };
 
 const settingsEnvShape = (): SettingsEnvShape => {
-  const shape: Record<string, z.ZodType> = {};
+  const shape: Record<string, z.ZodMiniType> = {};
   for (const s of Object.values(SETTINGS) as Setting[]) {
-    shape[s.env] = s.optional ? optionalEnv(envSchema(s)) : s.default === undefined ? envSchema(s) : envSchema(s).default(s.default);
+    shape[s.env] = s.optional ? optionalEnv(envSchema(s)) : s.default === undefined ? envSchema(s) : z._default(envSchema(s), s.default);
   }
   return shape as unknown as SettingsEnvShape;
 };
 
 export const RelayEnvSchema = z.object({
-  TABLE_NAME: z.string().min(1),
-  STATE_MACHINE_ARN: z.string().optional(),
-  JOB_QUEUE_URL: z.string().optional(),
+  TABLE_NAME: z.string().check(z.minLength(1)),
+  STATE_MACHINE_ARN: z.optional(z.string()),
+  JOB_QUEUE_URL: z.optional(z.string()),
   ...settingsEnvShape(),
   // Secrets: ARN (AWS) or value (local).
-  WEBHOOK_SECRET_ARN: z.string().optional(),
-  WEBHOOK_SECRET: z.string().optional(),
-  WEBHOOK_SECRET_PREVIOUS: z.string().optional(),
-  MARKETPLACE_API_KEY_ARN: z.string().optional(),
-  MARKETPLACE_API_KEY: z.string().optional(),
+  WEBHOOK_SECRET_ARN: z.optional(z.string()),
+  WEBHOOK_SECRET: z.optional(z.string()),
+  WEBHOOK_SECRET_PREVIOUS: z.optional(z.string()),
+  MARKETPLACE_API_KEY_ARN: z.optional(z.string()),
+  MARKETPLACE_API_KEY: z.optional(z.string()),
   /** JSON {"slack_webhook_url": "...", "discord_webhook_url": "..."} in Secrets Manager. */
-  CHAT_WEBHOOKS_SECRET_ARN: z.string().optional(),
-  SLACK_WEBHOOK_URL: z.string().optional(),
-  DISCORD_WEBHOOK_URL: z.string().optional(),
-  SLACK_SIGNING_SECRET_ARN: z.string().optional(),
-  SLACK_SIGNING_SECRET: z.string().optional(),
+  CHAT_WEBHOOKS_SECRET_ARN: z.optional(z.string()),
+  SLACK_WEBHOOK_URL: z.optional(z.string()),
+  DISCORD_WEBHOOK_URL: z.optional(z.string()),
+  SLACK_SIGNING_SECRET_ARN: z.optional(z.string()),
+  SLACK_SIGNING_SECRET: z.optional(z.string()),
 });
 
 export type RelayEnv = z.infer<typeof RelayEnvSchema>;

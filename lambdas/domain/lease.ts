@@ -3,8 +3,8 @@
  * sweep decision, the watch diff, lifecycle events with deterministic ids, chat texts and the spot
  * price decrease rule. No clock, no environment, no I/O: time arrives as `now` (Unix seconds).
  */
-import * as z from 'zod';
-import { CallbackUrlSchema, CreateOrderBodySchema, OrderIdSchema, type ParseOutcome } from './requests';
+import * as z from 'zod/mini';
+import { CallbackUrlSchema, CreateOrderBodySchema, describe, OrderIdSchema, optional, refuse, type ParseOutcome } from './requests';
 import type { Order, Server } from './marketplace-types';
 
 // ---- limits and defaults --------------------------------------------------------------------
@@ -45,63 +45,58 @@ export const parseMaxHours = (value: unknown): ParseOutcome<number | undefined> 
 export const resolveMaxHours = (requested: number | undefined, defaultMaxHours: number | undefined): number | undefined =>
   requested ?? defaultMaxHours;
 
-/** `max_hours` as a create-order body field, to add with `CreateOrderBodySchema.extend({ max_hours: MaxHoursSchema.optional() })`. */
-export const MaxHoursSchema = z
-  .unknown()
-  .transform((value, ctx): number | undefined => {
-    const parsed = parseMaxHours(value);
-    if (parsed.ok) return parsed.value;
-    ctx.addIssue({ code: 'custom', message: parsed.error });
-    return z.NEVER;
-  })
-  .meta({
+/** `max_hours` as a create-order body field, to add with `z.extend(CreateOrderBodySchema, { max_hours: z.optional(MaxHoursSchema) })`. */
+export const MaxHoursSchema = describe(
+  z.pipe(
+    z.unknown(),
+    z.transform((value, ctx): number | undefined => {
+      const parsed = parseMaxHours(value);
+      return parsed.ok ? parsed.value : refuse(ctx, parsed.error);
+    }),
+  ),
+  {
     description: `Lease in hours (> 0, at most ${MAX_LEASE_HOURS}, fractions allowed), counted from readiness; the relay cancels the order when it ends`,
     type: 'number',
     exclusiveMinimum: 0,
     maximum: MAX_LEASE_HOURS,
-  } as Record<string, unknown>);
+  },
+);
 
 /** POST /webhook/create-order with its lease field: the handler and the OpenAPI document use this one. */
-export const CreateOrderLeaseBodySchema = CreateOrderBodySchema.extend({ max_hours: MaxHoursSchema.optional() });
+export const CreateOrderLeaseBodySchema = z.extend(CreateOrderBodySchema, { max_hours: z.optional(MaxHoursSchema) });
 export type CreateOrderLeaseBody = z.infer<typeof CreateOrderLeaseBodySchema>;
-
-/** JSON `null` counts as "not sent", as in requests.ts. */
-const optional = <T extends z.ZodType>(schema: T) => schema.nullish().transform((v) => v ?? undefined);
 
 /** order_id with a route's own "required" text; the other order_id texts are OrderIdSchema's. */
 const requiredOrderId = (requiredMessage: string) =>
-  z
-    .unknown()
-    .transform((value, ctx): number => {
-      // The spec's rule for order_id: missing or falsy counts as not sent.
-      if (!value) {
-        ctx.addIssue({ code: 'custom', message: requiredMessage });
-        return z.NEVER;
-      }
-      const parsed = OrderIdSchema.safeParse(value);
-      if (parsed.success) return parsed.data;
-      ctx.addIssue({ code: 'custom', message: parsed.error.issues[0]?.message ?? 'order_id must be an integer' });
-      return z.NEVER;
-    })
-    .meta({
+  describe(
+    z.pipe(
+      z.unknown(),
+      z.transform((value, ctx): number => {
+        // The spec's rule for order_id: missing or falsy counts as not sent.
+        if (!value) return refuse(ctx, requiredMessage);
+        const parsed = OrderIdSchema.safeParse(value);
+        if (parsed.success) return parsed.data;
+        return refuse(ctx, parsed.error.issues[0]?.message ?? 'order_id must be an integer');
+      }),
+    ),
+    {
       description: 'Marketplace order id: an integer or a string of digits',
       anyOf: [{ type: 'integer', minimum: 1 }, { type: 'string', pattern: '^\\d+$' }],
-    } as Record<string, unknown>);
+    },
+  );
 
 /** A required field: absent or null → `requiredMessage`; present but failing `valid` → `invalidMessage`. */
 const requiredNumber = (requiredMessage: string, invalidMessage: string, valid: (n: unknown) => n is number, meta: Record<string, unknown>) =>
-  z
-    .unknown()
-    .transform((value, ctx): number => {
-      if (value === undefined || value === null) {
-        ctx.addIssue({ code: 'custom', message: requiredMessage });
-        return z.NEVER;
-      }
-      if (valid(value)) return value;
-      ctx.addIssue({ code: 'custom', message: invalidMessage });
-      return z.NEVER;
-    })
-    .meta(meta);
+  describe(
+    z.pipe(
+      z.unknown(),
+      z.transform((value, ctx): number => {
+        if (value === undefined || value === null) return refuse(ctx, requiredMessage);
+        return valid(value) ? value : refuse(ctx, invalidMessage);
+      }),
+    ),
+    meta,
+  );
 
 const isPositivePrice = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value) && value > 0;
 

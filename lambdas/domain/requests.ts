@@ -3,7 +3,7 @@
  * validate the signed bodies with the spec's exact 400 messages and also generate the OpenAPI
  * document, so the two cannot drift. Unknown fields are ignored (zod strips them).
  */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { refusedUrlReason } from './address-policy';
 import type { PortProtocol } from './marketplace-types';
 import type { CancelOrderInput, CreateOrderInput, PriceAlertInput, StatusInput } from './task';
@@ -14,31 +14,49 @@ const MAX_GPU_TYPE_LENGTH = 100;
 const MAX_IMAGE_LENGTH = 512;
 
 /** JSON `null` counts as "not sent" for optional fields: many clients serialize absent values that way. */
-const optional = <T extends z.ZodType>(schema: T) => schema.nullish().transform((v) => v ?? undefined);
+export const optional = <T extends z.core.SomeType>(
+  schema: T,
+): z.ZodMiniPipe<z.ZodMiniOptional<z.ZodMiniNullable<T>>, z.ZodMiniTransform<z.output<T> | undefined, z.output<T> | null | undefined>> =>
+  z.pipe(z.nullish(schema), z.transform((v: z.output<T> | null | undefined): z.output<T> | undefined => v ?? undefined));
+
+/** Fails a `z.transform` with `message` (classic zod's `ctx.addIssue` + `z.NEVER`). */
+export const refuse = (ctx: z.core.ParsePayload, message: string): never => {
+  ctx.issues.push({ code: 'custom', message, input: ctx.value });
+  return z.NEVER;
+};
+
+/** Schema metadata for the OpenAPI document (classic zod's `.meta()`). */
+export const describe = <T extends z.ZodMiniType>(schema: T, meta: Record<string, unknown>): T => schema.check(z.meta(meta));
 
 const gpuType = (requiredMessage: string) =>
-  z
-    .string({ error: requiredMessage })
-    .trim()
-    .min(1, requiredMessage)
-    .max(MAX_GPU_TYPE_LENGTH, `gpu_type must be at most ${MAX_GPU_TYPE_LENGTH} characters`);
+  z.string({ error: requiredMessage }).check(
+    z.trim(),
+    z.minLength(1, requiredMessage),
+    z.maxLength(MAX_GPU_TYPE_LENGTH, `gpu_type must be at most ${MAX_GPU_TYPE_LENGTH} characters`),
+  );
 
 /** A positive USD price; the message names the field for a wrong type or a non-positive value. */
 const price = (field: string, requiredMessage?: string) =>
-  z
-    .number({ error: (issue) => (issue.input === undefined && requiredMessage ? requiredMessage : `${field} must be a number`) })
-    .positive(`${field} must be a positive number`)
-    .meta({ description: `${field} in USD per hour` });
+  describe(
+    z
+      .number({ error: (issue) => (issue.input === undefined && requiredMessage ? requiredMessage : `${field} must be a number`) })
+      .check(z.positive(`${field} must be a positive number`)),
+    { description: `${field} in USD per hour` },
+  );
 
 /**
  * callback_url: an absolute http(s) URL. The private-address policy depends on configuration, so it
  * is applied by {@link callbackUrlProblem} after parsing, not here.
  */
-export const CallbackUrlSchema = z
-  .string({ error: 'callback_url must be an absolute http(s) URL' })
-  .max(MAX_URL_LENGTH, `callback_url must be at most ${MAX_URL_LENGTH} characters`)
-  .refine((url) => isAbsoluteHttpUrl(url), 'callback_url must be an absolute http(s) URL')
-  .meta({ description: 'Absolute http(s) URL that receives the result as a signed JSON POST', format: 'uri' });
+export const CallbackUrlSchema = describe(
+  z
+    .string({ error: 'callback_url must be an absolute http(s) URL' })
+    .check(
+      z.maxLength(MAX_URL_LENGTH, `callback_url must be at most ${MAX_URL_LENGTH} characters`),
+      z.refine((url: string) => isAbsoluteHttpUrl(url), 'callback_url must be an absolute http(s) URL'),
+    ),
+  { description: 'Absolute http(s) URL that receives the result as a signed JSON POST', format: 'uri' },
+);
 
 const isAbsoluteHttpUrl = (url: string): boolean => {
   try {
@@ -49,31 +67,43 @@ const isAbsoluteHttpUrl = (url: string): boolean => {
   }
 };
 
-const image = optional(
-  z
-    .string({ error: 'image must be a string' })
-    .trim()
-    .min(1, 'image must not be empty')
-    .max(MAX_IMAGE_LENGTH, `image must be at most ${MAX_IMAGE_LENGTH} characters`),
-).meta({ description: 'Container image reference; defaults to the configured image' });
+const image = describe(
+  optional(
+    z
+      .string({ error: 'image must be a string' })
+      .check(
+        z.trim(),
+        z.minLength(1, 'image must not be empty'),
+        z.maxLength(MAX_IMAGE_LENGTH, `image must be at most ${MAX_IMAGE_LENGTH} characters`),
+      ),
+  ),
+  { description: 'Container image reference; defaults to the configured image' },
+);
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 
 /** POST /webhook/create-order. */
 export const CreateOrderBodySchema = z.object({
-  gpu_type: gpuType('gpu_type required').meta({ description: 'GPU model to match, e.g. "RTX 4090" (case-insensitive substring)' }),
+  gpu_type: describe(gpuType('gpu_type required'), { description: 'GPU model to match, e.g. "RTX 4090" (case-insensitive substring)' }),
   max_price: optional(price('max_price')),
   image,
-  use_spot: optional(z.boolean({ error: 'use_spot must be a boolean' })).meta({ description: 'Spot order (default true)' }),
+  use_spot: describe(optional(z.boolean({ error: 'use_spot must be a boolean' })), { description: 'Spot order (default true)' }),
   callback_url: optional(CallbackUrlSchema),
-  env: optional(
-    z
-      .record(z.string().regex(ENV_NAME), z.string({ error: 'env values must be strings' }).max(4096, 'env values must be at most 4096 characters'), {
-        // zod reports a bad key on the record itself.
-        error: (issue) => (issue.code === 'invalid_key' ? 'env names must be letters, digits and _' : 'env must be an object of strings'),
-      })
-      .refine((env) => Object.keys(env).length <= 50, 'env may hold at most 50 variables'),
-  ).meta({ description: 'Container environment variables; values are never stored in the task record' }),
+  env: describe(
+    optional(
+      z
+        .record(
+          z.string().check(z.regex(ENV_NAME)),
+          z.string({ error: 'env values must be strings' }).check(z.maxLength(4096, 'env values must be at most 4096 characters')),
+          {
+            // zod reports a bad key on the record itself.
+            error: (issue) => (issue.code === 'invalid_key' ? 'env names must be letters, digits and _' : 'env must be an object of strings'),
+          },
+        )
+        .check(z.refine((env: Record<string, string>) => Object.keys(env).length <= 50, 'env may hold at most 50 variables')),
+    ),
+    { description: 'Container environment variables; values are never stored in the task record' },
+  ),
 });
 export type CreateOrderBody = z.infer<typeof CreateOrderBodySchema>;
 
@@ -81,28 +111,28 @@ export type CreateOrderBody = z.infer<typeof CreateOrderBodySchema>;
  * order_id: an integer, or a string of digits (what form-minded clients send). The spec's "missing
  * or falsy" rule comes first, so 0, "", null and false get `order_id required`.
  */
-export const OrderIdSchema = z
-  .unknown()
-  .transform((value, ctx): number => {
+export const OrderIdSchema = describe(
+  z.pipe(
+    z.unknown(),
+    z.transform((value, ctx): number => {
     if (!value) {
-      ctx.addIssue({ code: 'custom', message: 'order_id required' });
-      return z.NEVER;
+      return refuse(ctx, 'order_id required');
     }
     const n = typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : Number.NaN;
     if (!Number.isSafeInteger(n)) {
-      ctx.addIssue({ code: 'custom', message: 'order_id must be an integer' });
-      return z.NEVER;
+      return refuse(ctx, 'order_id must be an integer');
     }
     if (n <= 0) {
-      ctx.addIssue({ code: 'custom', message: 'order_id must be a positive integer' });
-      return z.NEVER;
+      return refuse(ctx, 'order_id must be a positive integer');
     }
     return n;
-  })
-  .meta({
+    }),
+  ),
+  {
     description: 'Marketplace order id: an integer or a string of digits',
     anyOf: [{ type: 'integer', minimum: 1 }, { type: 'string', pattern: '^\\d+$' }],
-  } as Record<string, unknown>);
+  },
+);
 
 /** POST /webhook/cancel-order. */
 export const CancelOrderBodySchema = z.object({
@@ -116,10 +146,12 @@ const PRICE_ALERT_REQUIRED = 'gpu_type and target_price required';
 /** POST /webhook/price-alert. */
 export const PriceAlertBodySchema = z.object({
   gpu_type: gpuType(PRICE_ALERT_REQUIRED),
-  target_price: z
-    .number({ error: (issue) => (issue.input === undefined || issue.input === null ? PRICE_ALERT_REQUIRED : 'target_price must be a number') })
-    .positive('target_price must be a positive number')
-    .meta({ description: 'Alert when a server is available at or under this USD/hour spot price' }),
+  target_price: describe(
+    z
+      .number({ error: (issue) => (issue.input === undefined || issue.input === null ? PRICE_ALERT_REQUIRED : 'target_price must be a number') })
+      .check(z.positive('target_price must be a positive number')),
+    { description: 'Alert when a server is available at or under this USD/hour spot price' },
+  ),
   image,
   callback_url: optional(CallbackUrlSchema),
 });
@@ -139,8 +171,8 @@ export type ParseOutcome<T> = { readonly ok: true; readonly value: T } | { reado
  * Parses `body` with `schema`. On failure the error is the first issue's message, which is always
  * one of the texts above: the spec's exact messages first, since fields are checked in order.
  */
-export const parseBody = <S extends z.ZodType>(schema: S, body: unknown): ParseOutcome<z.infer<S>> => {
-  const result = schema.safeParse(body);
+export const parseBody = <S extends z.core.$ZodType>(schema: S, body: unknown): ParseOutcome<z.infer<S>> => {
+  const result = z.safeParse(schema, body);
   if (result.success) return { ok: true, value: result.data };
   const issue = result.error.issues[0];
   // A nested issue without a message of ours (e.g. inside env) still names where it is.

@@ -6,11 +6,11 @@
  * operations from the route table (contract/routes.ts), so the document cannot drift from the code.
  * Pure: no environment, no clock.
  */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { ROUTES } from '../../contract/routes';
 import type { RouteDefinition } from '../../contract/routes';
 import { CreateOrderLeaseBodySchema, ExtendOrderBodySchema, SetSpotPriceBodySchema, type OrderEvent } from '../domain/lease';
-import { CancelOrderBodySchema, PriceAlertBodySchema, StatusBodySchema } from '../domain/requests';
+import { CancelOrderBodySchema, describe, PriceAlertBodySchema, StatusBodySchema } from '../domain/requests';
 import { REPLAY_WINDOW_SECONDS } from '../domain/signing';
 import type { TaskResult } from '../domain/task';
 import { TASK_ID_PATTERN } from '../domain/task-view';
@@ -40,45 +40,45 @@ export interface OpenApiOptions {
 // Documented from zod schemas checked against the domain's TaskResult type below, so a change to the
 // result shapes fails compilation here instead of silently leaving the document behind.
 
-const CreateOrderSuccessSchema = z.object({
+const CreateOrderSuccessSchema = describe(z.object({
   success: z.literal(true),
-  order_id: z.number().int(),
-  server_id: z.number().int(),
+  order_id: z.int(),
+  server_id: z.int(),
   status: z.string(),
   ssh_connection: z.string(),
   gpu: z.array(z.string()),
-  price_usd: z.number().nullable().meta({ description: 'Spot price of the chosen server in USD per hour' }),
-  lease_expires_at: z.number().int().optional().meta({ description: 'Leased orders only (`max_hours` or DEFAULT_MAX_HOURS): Unix seconds at which the relay cancels the order, counted from readiness' }),
-}).meta({ title: 'CreateOrderSuccess' });
-const CancelSuccessSchema = z.object({ success: z.literal(true), order_id: z.number().int(), status: z.literal('cancelled') }).meta({ title: 'CancelSuccess' });
-const StatusResultSchema = z.object({
-  total_orders: z.number().int(),
-  active: z.number().int().meta({ description: 'Orders with status running' }),
-  creating: z.number().int().meta({ description: 'Orders with status creating_order' }),
+  price_usd: describe(z.nullable(z.number()), { description: 'Spot price of the chosen server in USD per hour' }),
+  lease_expires_at: describe(z.optional(z.int()), { description: 'Leased orders only (`max_hours` or DEFAULT_MAX_HOURS): Unix seconds at which the relay cancels the order, counted from readiness' }),
+}), { title: 'CreateOrderSuccess' });
+const CancelSuccessSchema = describe(z.object({ success: z.literal(true), order_id: z.int(), status: z.literal('cancelled') }), { title: 'CancelSuccess' });
+const StatusResultSchema = describe(z.object({
+  total_orders: z.int(),
+  active: describe(z.int(), { description: 'Orders with status running' }),
+  creating: describe(z.int(), { description: 'Orders with status creating_order' }),
   orders: z.array(z.object({
-    order_id: z.number().int(),
+    order_id: z.int(),
     status: z.string(),
-    ssh: z.string().nullable(),
-    lease_expires_at: z.number().int().optional().meta({ description: 'Leased orders only: Unix seconds at which the relay cancels the order' }),
+    ssh: z.nullable(z.string()),
+    lease_expires_at: describe(z.optional(z.int()), { description: 'Leased orders only: Unix seconds at which the relay cancels the order' }),
   })),
-}).meta({ title: 'StatusResult' });
-const ExtendOrderSuccessSchema = z.object({
+}), { title: 'StatusResult' });
+const ExtendOrderSuccessSchema = describe(z.object({
   success: z.literal(true),
-  order_id: z.number().int(),
-  lease_expires_at: z.number().int().meta({ description: 'The new end of the lease (Unix seconds): max(now, previous end) + hours' }),
-}).meta({ title: 'ExtendOrderSuccess' });
-const SetSpotPriceSuccessSchema = z.object({
+  order_id: z.int(),
+  lease_expires_at: describe(z.int(), { description: 'The new end of the lease (Unix seconds): max(now, previous end) + hours' }),
+}), { title: 'ExtendOrderSuccess' });
+const SetSpotPriceSuccessSchema = describe(z.object({
   success: z.literal(true),
-  order_id: z.number().int(),
-  desired_price: z.number().meta({ description: 'The spot price now bid' }),
-}).meta({ title: 'SetSpotPriceSuccess' });
-const PriceAlertMatchedSchema = z.object({
+  order_id: z.int(),
+  desired_price: describe(z.number(), { description: 'The spot price now bid' }),
+}), { title: 'SetSpotPriceSuccess' });
+const PriceAlertMatchedSchema = describe(z.object({
   success: z.literal(true),
   message: z.string(),
-  task_id: z.string().meta({ description: 'The create-order task the match queued' }),
-}).meta({ title: 'PriceAlertMatched' });
-const PriceNotMetSchema = z.object({ success: z.literal(false), message: z.string() }).meta({ title: 'PriceNotMet' });
-const FailureResultSchema = z.object({ success: z.literal(false), error: z.string() }).meta({ title: 'Failure' });
+  task_id: describe(z.string(), { description: 'The create-order task the match queued' }),
+}), { title: 'PriceAlertMatched' });
+const PriceNotMetSchema = describe(z.object({ success: z.literal(false), message: z.string() }), { title: 'PriceNotMet' });
+const FailureResultSchema = describe(z.object({ success: z.literal(false), error: z.string() }), { title: 'Failure' });
 
 /** Every result a task can end with, as POSTed to callback_url and shown by GET /webhook/tasks/{task_id}. */
 export const TaskResultSchema = z.union([
@@ -93,15 +93,15 @@ export const TaskResultSchema = z.union([
 ]);
 
 /** A lifecycle event of an order the relay placed (issue 14), POSTed to the placing request's callback_url. */
-const OrderEventSchema = z.object({
+const OrderEventSchema = describe(z.object({
   event: z.enum(['order.lease_expiring', 'order.lease_expired', 'order.status_changed']),
-  order_id: z.number().int(),
-  task_id: z.string().meta({ description: 'The task that placed (or first extended) the order' }),
-  occurred_at: z.number().int().meta({ description: 'Unix seconds' }),
-  lease_expires_at: z.number().int().optional().meta({ description: 'Lease events: the end of the lease (Unix seconds)' }),
-  from: z.string().optional().meta({ description: '`order.status_changed`: the previous marketplace status' }),
-  to: z.string().optional().meta({ description: '`order.status_changed`: the new status, or `gone` when the order left my_orders' }),
-}).meta({ title: 'OrderEvent' });
+  order_id: z.int(),
+  task_id: describe(z.string(), { description: 'The task that placed (or first extended) the order' }),
+  occurred_at: describe(z.int(), { description: 'Unix seconds' }),
+  lease_expires_at: describe(z.optional(z.int()), { description: 'Lease events: the end of the lease (Unix seconds)' }),
+  from: describe(z.optional(z.string()), { description: '`order.status_changed`: the previous marketplace status' }),
+  to: describe(z.optional(z.string()), { description: '`order.status_changed`: the new status, or `gone` when the order left my_orders' }),
+}), { title: 'OrderEvent' });
 
 type Mutable<T> = T extends readonly (infer U)[] ? Mutable<U>[] : T extends object ? { -readonly [K in keyof T]: Mutable<T[K]> } : T;
 type Assert<T extends true> = T;
@@ -123,7 +123,7 @@ class SchemaComponents {
   private readonly raw = new Map<string, string>();
 
   /** Converts a zod schema; named ones become a component and come back as a `$ref`. */
-  public convert(schema: z.ZodType, io: 'input' | 'output', name?: string): JsonObject {
+  public convert(schema: z.core.$ZodType, io: 'input' | 'output', name?: string): JsonObject {
     const json = z.toJSONSchema(schema, { target: 'draft-2020-12', io }) as JsonObject;
     const { $schema: _dialect, $defs, ...root } = json;
     const renames = new Map<string, string>();
@@ -224,7 +224,7 @@ export const buildOpenApiDocument = (opts: OpenApiOptions = {}): JsonObject => {
   const taskResult = components.convert(TaskResultSchema, 'output', 'TaskResult');
   const orderEvent = components.convert(OrderEventSchema, 'output', 'OrderEvent');
   const accepted = (example: JsonObject) => ({ '202': { description: 'Queued; the work runs in the background.', content: json(components.convert(AcceptedSchema, 'output', 'Accepted'), example) } });
-  const body = (schema: z.ZodType, name: string, example: JsonObject, required = true): JsonObject => ({
+  const body = (schema: z.core.$ZodType, name: string, example: JsonObject, required = true): JsonObject => ({
     required,
     content: json(components.convert(schema, 'input', name), example),
   });

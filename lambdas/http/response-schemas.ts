@@ -3,59 +3,59 @@
  * document (./openapi-document.ts) is generated from these and from the request schemas the domain
  * validates with (lambdas/domain/requests.ts).
  */
-import * as z from 'zod';
-import { MAX_URL_LENGTH } from '../domain/requests';
+import * as z from 'zod/mini';
+import { describe, MAX_URL_LENGTH } from '../domain/requests';
 import { TaskKindSchema, TaskStateSchema } from '../domain/task';
 
 /** Every error answer: `{ "error": "<text>" }`. */
-export const ErrorSchema = z.object({ error: z.string() }).meta({ id: 'Error' });
+export const ErrorSchema = describe(z.object({ error: z.string() }), { id: 'Error' });
 
 /** 202 of create-order, cancel-order and price-alert. */
-export const AcceptedSchema = z.object({
+export const AcceptedSchema = describe(z.object({
   status: z.literal('queued'),
-  task_id: z.string().meta({ description: 'UUID of the task; look it up at GET /webhook/tasks/{task_id}' }),
+  task_id: describe(z.string(), { description: 'UUID of the task; look it up at GET /webhook/tasks/{task_id}' }),
   message: z.string(),
-}).meta({ id: 'Accepted' });
+}), { id: 'Accepted' });
 
 /** 202 of the status route (the spec gives it no message). */
-export const StatusAcceptedSchema = z.object({ status: z.literal('queued'), task_id: z.string() }).meta({ id: 'StatusAccepted' });
+export const StatusAcceptedSchema = describe(z.object({ status: z.literal('queued'), task_id: z.string() }), { id: 'StatusAccepted' });
 
-export const HealthSchema = z.object({ status: z.literal('ok') }).meta({ id: 'Health' });
+export const HealthSchema = describe(z.object({ status: z.literal('ok') }), { id: 'Health' });
 
 export const MarketplaceGroupSchema = z.object({
-  available: z.number().int(),
-  total: z.number().int(),
-  min_price: z.number().nullable(),
+  available: z.int(),
+  total: z.int(),
+  min_price: z.nullable(z.number()),
 });
 
 /** GET /webhook/marketplace (order-relay.md §4.1). */
-export const MarketplaceSummarySchema = z.object({
+export const MarketplaceSummarySchema = describe(z.object({
   status: z.literal('ok'),
   summary: z.record(z.string(), MarketplaceGroupSchema),
-  total_servers: z.number().int(),
-  total_available: z.number().int(),
-}).meta({ id: 'MarketplaceSummary' });
+  total_servers: z.int(),
+  total_available: z.int(),
+}), { id: 'MarketplaceSummary' });
 
 /** The form fields Slack posts to a slash-command URL (others are ignored). */
 export const SlackCommandFormSchema = z.object({
-  text: z.string().max(2000).optional(),
-  command: z.string().max(100).optional(),
-  response_url: z.string().max(MAX_URL_LENGTH).optional(),
-  user_id: z.string().max(100).optional(),
+  text: z.optional(z.string().check(z.maxLength(2000))),
+  command: z.optional(z.string().check(z.maxLength(100))),
+  response_url: z.optional(z.string().check(z.maxLength(MAX_URL_LENGTH))),
+  user_id: z.optional(z.string().check(z.maxLength(100))),
 });
 
-export const SlackResponseSchema = z.object({
+export const SlackResponseSchema = describe(z.object({
   response_type: z.enum(['in_channel', 'ephemeral']),
   text: z.string(),
-}).meta({ id: 'SlackResponse' });
+}), { id: 'SlackResponse' });
 
 /** GET /webhook/tasks/{task_id}. */
-export const TaskViewSchema = z.object({
+export const TaskViewSchema = describe(z.object({
   task_id: z.string(),
   kind: TaskKindSchema,
   state: TaskStateSchema,
-  result: z.record(z.string(), z.unknown()).optional().meta({ description: 'The result payload (order-relay.md §2.3) once the task ended' }),
+  result: describe(z.optional(z.record(z.string(), z.unknown())), { description: 'The result payload (order-relay.md §2.3) once the task ended' }),
   created_at: z.string(),
   updated_at: z.string(),
-  finished_at: z.string().optional(),
-}).meta({ id: 'TaskView' });
+  finished_at: z.optional(z.string()),
+}), { id: 'TaskView' });

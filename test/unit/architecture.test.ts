@@ -4,7 +4,9 @@
  * - lib/ (what is deployed) and lambdas/ (what runs) never import each other;
  * - contract/ imports nothing outside itself and no package but zod (tiny, side-effect free);
  * - lambdas/domain imports only itself, the contract's rule parts, zod and Node built-ins other
- *   than timers.
+ *   than timers;
+ * - lambdas/ and contract/ (what is bundled) import zod only as `zod/mini`: one import of classic
+ *   zod puts its ~107 KB back into every bundle that reaches it (BENCHMARKS.md §7).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
@@ -14,6 +16,7 @@ const ROOT = path.resolve(__dirname, '..', '..');
 /** Contract files the domain may import: rules and names, not infrastructure facts. */
 const DOMAIN_CONTRACT = new Set(['contract/limits', 'contract/error-names', 'contract/shapes']);
 const TIMERS = /^(node:)?timers(\/|$)/;
+const ZOD = new Set(['zod', 'zod/mini']);
 
 const sourceFiles = (dir: string): string[] =>
   readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
@@ -45,13 +48,13 @@ export const violation = (file: string, specifier: string): string | undefined =
   const target = resolveSpecifier(file, specifier);
   if (under(file, 'lib') && target && under(target, 'lambdas')) return 'lib/ imports lambdas/';
   if (under(file, 'lambdas') && target && under(target, 'lib')) return 'lambdas/ imports lib/';
-  if (under(file, 'contract') && (target ? !under(target, 'contract') : specifier !== 'zod')) return 'contract/ imports something outside itself';
+  if (under(file, 'contract') && (target ? !under(target, 'contract') : !ZOD.has(specifier))) return 'contract/ imports something outside itself';
   if (under(file, 'lambdas/domain')) {
     if (target) {
       if (under(target, 'lambdas/domain') || DOMAIN_CONTRACT.has(target)) return undefined;
       return `lambdas/domain imports ${target}`;
     }
-    if (specifier === 'zod') return undefined;
+    if (ZOD.has(specifier)) return undefined;
     if (specifier.startsWith('node:') && !TIMERS.test(specifier)) return undefined;
     return `lambdas/domain imports the package ${specifier}`;
   }
@@ -84,6 +87,15 @@ describe('Architecture: import rules', () => {
     expect(violations(sourceFiles('lambdas/domain'))).toEqual([]);
   });
 
+  it('bundles no classic zod: lambdas/ and contract/ import zod/mini only', () => {
+    // Prepare
+    const files = [...sourceFiles('lambdas'), ...sourceFiles('contract')];
+    // Act
+    const classic = files.filter((file) => specifiersOf(readFileSync(path.join(ROOT, file), 'utf8')).some((s) => s === 'zod' || (s.startsWith('zod/') && s !== 'zod/mini')));
+    // Assess
+    expect(classic).toEqual([]);
+  });
+
   it('flags each kind of forbidden import (the checker itself)', () => {
     expect(violation('lib/constructs/x.ts', '../../lambdas/adapters/observability')).toBe('lib/ imports lambdas/');
     expect(violation('lambdas/handlers/api/x.ts', '../../../lib/config')).toBe('lambdas/ imports lib/');
@@ -95,6 +107,8 @@ describe('Architecture: import rules', () => {
     expect(violation('lambdas/domain/x.ts', 'node:timers/promises')).toBeDefined();
     expect(violation('lambdas/domain/x.ts', '../../contract/limits')).toBeUndefined();
     expect(violation('lambdas/domain/x.ts', 'zod')).toBeUndefined();
+    expect(violation('lambdas/domain/x.ts', 'zod/mini')).toBeUndefined();
+    expect(violation('contract/x.ts', 'zod/mini')).toBeUndefined();
     expect(specifiersOf("const m = require('../../lib/x');\nimport type { A } from './a';\nexport * from \"./b\";\nawait import('./c');"))
       .toEqual(['./a', './b', './c', '../../lib/x']);
   });

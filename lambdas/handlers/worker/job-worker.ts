@@ -16,7 +16,7 @@
  */
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { completeTask, isSuccessResult } from '../../domain/complete-task';
 import { InvalidJobMessageError } from '../../domain/errors';
 import { SOFT_TIME_LIMIT_SECONDS } from '../../../contract/limits';
@@ -35,27 +35,33 @@ import { withSoftDeadline } from './soft-deadline';
 import { retryVisibilitySeconds, SqsMessageVisibility, type MessageVisibility } from './sqs-message-visibility';
 
 // callback_url was checked at ingress (including the SSRF guard); here it only has to be a string.
-const CallbackUrl = z.string().min(1).optional();
-const Envelope = { task_id: z.string().min(1).max(128), origin: TaskOriginSchema };
+const CallbackUrl = z.optional(z.string().check(z.minLength(1)));
+const Envelope = { task_id: z.string().check(z.minLength(1), z.maxLength(128)), origin: TaskOriginSchema };
+const OrderId = z.int().check(z.positive());
 
 /** The queue's message body (a JobMessage), with the input narrowed by kind. */
 export const JobMessageSchema = z.discriminatedUnion('kind', [
-  z.object({ ...Envelope, kind: z.literal('cancel-order'), input: z.object({ order_id: z.number().int().positive(), callback_url: CallbackUrl }) }),
+  z.object({ ...Envelope, kind: z.literal('cancel-order'), input: z.object({ order_id: OrderId, callback_url: CallbackUrl }) }),
   z.object({ ...Envelope, kind: z.literal('status'), input: z.object({ callback_url: CallbackUrl }) }),
   z.object({
     ...Envelope,
     kind: z.literal('price-alert'),
-    input: z.object({ gpu_type: z.string().min(1), target_price: z.number().finite().nonnegative(), image: z.string().min(1), callback_url: CallbackUrl }),
+    input: z.object({
+      gpu_type: z.string().check(z.minLength(1)),
+      target_price: z.number().check(z.nonnegative()),
+      image: z.string().check(z.minLength(1)),
+      callback_url: CallbackUrl,
+    }),
   }),
   z.object({
     ...Envelope,
     kind: z.literal('extend-order'),
-    input: z.object({ order_id: z.number().int().positive(), hours: z.number().finite().positive().max(MAX_LEASE_HOURS), callback_url: CallbackUrl }),
+    input: z.object({ order_id: OrderId, hours: z.number().check(z.positive(), z.lte(MAX_LEASE_HOURS)), callback_url: CallbackUrl }),
   }),
   z.object({
     ...Envelope,
     kind: z.literal('set-spot-price'),
-    input: z.object({ order_id: z.number().int().positive(), desired_price: z.number().finite().positive(), callback_url: CallbackUrl }),
+    input: z.object({ order_id: OrderId, desired_price: z.number().check(z.positive()), callback_url: CallbackUrl }),
   }),
 ]);
 

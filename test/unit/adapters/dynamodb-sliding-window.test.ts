@@ -9,8 +9,13 @@ import { keys } from '../../../contract/resources';
 import { startDynalite, type LocalDynamo } from '../../helpers/dynalite';
 import { itemSize, writeUnits } from './dynamodb-item-size';
 
-/** The zod `.max()` of a defaulted number setting. */
-const maxOf = (schema: { unwrap(): unknown }): number => (schema.unwrap() as { maxValue: number }).maxValue;
+/** The zod upper bound (`.max()` / `z.lte()`) of a defaulted number setting, read from its checks (classic and zod/mini alike). */
+const maxOf = (schema: { _zod: { def: { innerType: unknown } } }): number => {
+  type CheckDef = { check: string; value?: number; inclusive?: boolean };
+  const inner = schema._zod.def.innerType as { _zod: { def: { checks?: { _zod: { def: CheckDef } }[] } } };
+  const bounds = (inner._zod.def.checks ?? []).map((c) => c._zod.def).filter((d) => d.check === 'less_than' && d.inclusive);
+  return Math.min(...bounds.map((d) => d.value as number));
+};
 
 describe('Adapter: DynamoDbSlidingWindow (dynalite)', () => {
   let db: LocalDynamo;

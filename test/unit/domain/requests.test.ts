@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { AcceptedSchema } from '../../../lambdas/http/response-schemas';
 import {
   CancelOrderBodySchema,
@@ -11,7 +11,7 @@ import {
   StatusBodySchema,
 } from '../../../lambdas/domain/requests';
 
-const errorOf = (schema: z.ZodType, body: unknown) => {
+const errorOf = (schema: z.core.$ZodType, body: unknown) => {
   const outcome = parseBody(schema, body);
   return outcome.ok ? undefined : outcome.error;
 };

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import Ajv2020 from 'ajv/dist/2020';
-import type { z } from 'zod';
+import * as z from 'zod/mini';
 import { ROUTES } from '../../../contract/routes';
 import { buildOpenApiDocument } from '../../../lambdas/http/openapi-document';
 import { CancelOrderBodySchema, CreateOrderBodySchema, PriceAlertBodySchema, StatusBodySchema } from '../../../lambdas/domain/requests';
@@ -91,7 +91,7 @@ describe('Function: buildOpenApiDocument', () => {
     ajv.addSchema({ $id: 'https://relay.invalid/openapi.json', components: doc.components }, 'https://relay.invalid/openapi.json');
     const validator = (name: string) => ajv.compile({ $ref: `https://relay.invalid/openapi.json#/components/schemas/${name}` });
 
-    const cases: [string, z.ZodType, unknown[]][] = [
+    const cases: [string, z.core.$ZodType, unknown[]][] = [
       ['CreateOrderRequest', CreateOrderBodySchema, [
         { gpu_type: 'RTX 4090' },
         { gpu_type: 'A100', max_price: 0.5, use_spot: false, image: 'img:1', callback_url: 'https://e.com/cb', env: { A: 'b' } },
@@ -106,7 +106,7 @@ describe('Function: buildOpenApiDocument', () => {
     it.each(cases)('%s accepts exactly what zod accepts', (name, schema, bodies) => {
       const validate = validator(name);
       for (const body of bodies) {
-        expect({ body, documented: validate(body) }).toEqual({ body, documented: schema.safeParse(body).success });
+        expect({ body, documented: validate(body) }).toEqual({ body, documented: z.safeParse(schema, body).success });
       }
     });
   });
