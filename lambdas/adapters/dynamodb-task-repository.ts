@@ -11,6 +11,7 @@
  */
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
+import { ENGLISH_TEXTS } from '../domain/zod-texts';
 import { isConditionalCheckFailed } from './aws-clients';
 import { TaskAlreadyExistsError } from '../domain/errors';
 import type { SealedTaskInput, TaskRepository } from '../domain/ports';
@@ -77,7 +78,7 @@ export class DynamoDbTaskRepository implements TaskRepository {
     const { Item } = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: { pk: keys.task(taskId) }, ConsistentRead: true }));
     if (!Item) return undefined;
     const { pk: _pk, ttl: _ttl, [ORDER_ENV_ATTRIBUTE]: _sealed, ...rest } = Item;
-    const parsed = TaskRecordSchema.parse(rest);
+    const parsed = TaskRecordSchema.parse(rest, ENGLISH_TEXTS);
     return { ...parsed, result: parsed.result as TaskResult | undefined } as TaskRecord;
   }
 
@@ -91,7 +92,7 @@ export class DynamoDbTaskRepository implements TaskRepository {
       ExpressionAttributeNames: { '#env': ORDER_ENV_ATTRIBUTE },
     }));
     const stored: unknown = Item?.[ORDER_ENV_ATTRIBUTE];
-    return stored === undefined ? undefined : OrderEnvSchema.parse(stored);
+    return stored === undefined ? undefined : OrderEnvSchema.parse(stored, ENGLISH_TEXTS);
   }
 
   /**

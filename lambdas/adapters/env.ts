@@ -10,6 +10,7 @@ import * as z from 'zod/mini';
 import { SETTINGS, type Setting, type SettingKey, type SettingValueOf } from '../../contract/settings';
 import { PortsSchema } from '../../contract/shapes';
 import { refuse } from '../domain/requests';
+import { ENGLISH_TEXTS } from '../domain/zod-texts';
 
 const bool = z.pipe(
   z.enum(['true', 'false', '1', '0', '']),
@@ -96,6 +97,6 @@ let cached: RelayEnv | undefined;
 
 /** Parses `process.env` once; throws naming every bad variable. `reset` is for tests. */
 export const relayEnv = (options: { reset?: boolean } = {}): RelayEnv => {
-  if (!cached || options.reset) cached = RelayEnvSchema.parse(process.env);
+  if (!cached || options.reset) cached = RelayEnvSchema.parse(process.env, ENGLISH_TEXTS);
   return cached;
 };

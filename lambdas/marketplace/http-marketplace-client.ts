@@ -6,6 +6,7 @@
  * create_order that is never retried blindly, and a time budget taken from the Lambda invocation.
  */
 import type * as z from 'zod/mini';
+import { ENGLISH_TEXTS } from '../domain/zod-texts';
 import {
   MarketplaceAuthError,
   MarketplaceDatabaseError,
@@ -335,7 +336,7 @@ export class HttpMarketplaceClient implements MarketplaceClient {
         throw errorForResultCode(envelope.code, envelope.error, spec.endpoint, envelope);
       }
 
-      const parsed = spec.schema.safeParse(outcome.body);
+      const parsed = spec.schema.safeParse(outcome.body, ENGLISH_TEXTS);
       if (!parsed.success) {
         this.options.onError?.('network');
         const where = parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');

@@ -7,6 +7,7 @@
  * reported with its index; the rest of the answer is used.
  */
 import type * as z from 'zod/mini';
+import { ENGLISH_TEXTS } from '../domain/zod-texts';
 import type { Order, Server } from '../domain/marketplace-types';
 import { LiveOrderElementSchema, ServerElementSchema, SpecOrderElementSchema } from './schemas';
 
@@ -69,7 +70,7 @@ const readUsdPrices = (
 
 /** One listing element, either dialect, or the reason it cannot be used. */
 export const readServer = (raw: unknown): Server | string => {
-  const parsed = ServerElementSchema.safeParse(raw);
+  const parsed = ServerElementSchema.safeParse(raw, ENGLISH_TEXTS);
   if (!parsed.success) return describeIssues(parsed.error);
   const s = parsed.data;
   const coins = [...new Set([...s.allowed_coins, ...Object.keys(s.price.on_demand)])];
@@ -121,11 +122,11 @@ const readLiveOrder = (o: z.infer<typeof LiveOrderElementSchema>): Order => {
 export const readOrder = (raw: unknown): Order | string => {
   const fields = raw !== null && typeof raw === 'object' ? (raw as Record<string, unknown>) : undefined;
   if (fields && 'order_id' in fields) {
-    const parsed = SpecOrderElementSchema.safeParse(raw);
+    const parsed = SpecOrderElementSchema.safeParse(raw, ENGLISH_TEXTS);
     return parsed.success ? parsed.data : describeIssues(parsed.error);
   }
   if (fields && 'id' in fields) {
-    const parsed = LiveOrderElementSchema.safeParse(raw);
+    const parsed = LiveOrderElementSchema.safeParse(raw, ENGLISH_TEXTS);
     return parsed.success ? readLiveOrder(parsed.data) : describeIssues(parsed.error);
   }
   return 'neither order_id nor id';

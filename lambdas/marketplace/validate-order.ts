@@ -6,6 +6,7 @@ import * as z from 'zod/mini';
 import { PortsSchema } from '../../contract/shapes';
 import { InvalidOrderRequestError } from '../domain/errors';
 import type { CreateOrderRequest } from '../domain/marketplace-types';
+import { ENGLISH_TEXTS } from '../domain/zod-texts';
 
 export const CreateOrderRequestSchema = z.object({
   renting_server: z.int().check(z.nonnegative()),
@@ -23,7 +24,7 @@ export const CreateOrderRequestSchema = z.object({
  * every problem. The message never echoes values (ssh_password is a secret).
  */
 export const validateOrderRequest = (request: CreateOrderRequest): CreateOrderRequest => {
-  const parsed = CreateOrderRequestSchema.safeParse(request);
+  const parsed = CreateOrderRequestSchema.safeParse(request, ENGLISH_TEXTS);
   const problems = parsed.success ? [] : parsed.error.issues.map((i) => `${i.path.join('.') || 'request'}: ${i.message}`);
   // Checked apart from the schema so it is reported together with any other problem.
   if (request?.type === 'spot' && request.spotprice === undefined) problems.push('spotprice: required for a spot order');

@@ -12,6 +12,7 @@ import { HARD_TIME_LIMIT_SECONDS } from '../../../contract/limits';
 import { executionEndedDeps } from './notifier-deps';
 import { systemClock, type Clock } from './shared';
 import { TaskOriginSchema } from '../../domain/task';
+import { ENGLISH_TEXTS } from '../../domain/zod-texts';
 
 const ExecutionInputSchema = z.object({
   task_id: z.optional(z.string().check(z.minLength(1))),
@@ -63,7 +64,7 @@ const leavingTimeToReport = (marketplace: ExecutionEndedDeps['marketplace']): Ex
 /** Builds the handler around its dependencies (tests pass fakes). */
 export const makeExecutionEnded = (deps: () => ExecutionEndedDeps | Promise<ExecutionEndedDeps>, clock: Clock = systemClock) =>
   async function executionEnded(event: unknown): Promise<{ action: string }> {
-    const { detail } = ExecutionStatusChangeSchema.parse(event);
+    const { detail } = ExecutionStatusChangeSchema.parse(event, ENGLISH_TEXTS);
     const input = parseInput(detail.input);
     const taskId = input.task_id ?? detail.name;
     tagTask(taskId);

@@ -8,6 +8,7 @@ import { InvalidWorkflowInputError } from '../../domain/errors';
 import { beginInvocation, tagTask } from '../../adapters/observability';
 import { PortsSchema } from '../../../contract/shapes';
 import { TaskOriginSchema } from '../../domain/task';
+import { ENGLISH_TEXTS } from '../../domain/zod-texts';
 
 /** The error text of a caught Step Functions error: the Lambda errorMessage inside Cause, else the error name. */
 export const caughtErrorText = (error: { readonly Error: string; readonly Cause?: string }): string => {
@@ -88,7 +89,7 @@ export const WorkflowStateSchema = z.object({
  */
 export const parseWorkflowState = (input: unknown): WorkflowState => {
   beginInvocation();
-  const parsed = WorkflowStateSchema.safeParse(input);
+  const parsed = WorkflowStateSchema.safeParse(input, ENGLISH_TEXTS);
   if (!parsed.success) {
     throw new InvalidWorkflowInputError(`invalid workflow state: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
   }

@@ -1,0 +1,12 @@
+/**
+ * zod/mini loads no locale: an issue without a message of ours reads just "Invalid input". The
+ * diagnostics that quote zod's own texts (an unreadable marketplace answer, which can end up as a
+ * job's `error`, the workflow state, the environment, a stored record) pass this per call, so they
+ * read exactly as they did with classic zod ("Invalid input: expected number, received string").
+ * The request schemas never need it: every 400 text there is explicit (requests.ts, lease.ts).
+ */
+import { en } from 'zod/v4/locales';
+import type * as z from 'zod/mini';
+
+/** `en` alone from zod/v4/locales (~3 KB): `z.locales.en` from zod/mini's namespace would bundle every locale. */
+export const ENGLISH_TEXTS: z.core.ParseContext<z.core.$ZodIssue> = { error: en().localeError };
