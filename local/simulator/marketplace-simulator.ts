@@ -97,6 +97,11 @@ export interface SimulatorCounters {
   readonly calls: Record<string, number>;
   /** Code 5 answers (HTTP 429 in the live dialect). */
   readonly rateLimited: number;
+  /**
+   * Requests per endpoint that passed auth and the rate limit (answered by the endpoint's rules or
+   * an injected fault): the attempts a client really made, whatever arrival jitter added as code 5s.
+   */
+  readonly processed: Record<string, number>;
   readonly ordersCreated: number;
 }
 
@@ -197,6 +202,7 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
   let clockOffsetMs = 0;
   let faults: (Fault & { remaining: number })[] = [];
   let calls: Record<string, number> = {};
+  let processed: Record<string, number> = {};
   let rateLimited = 0;
   const lastAccepted = new Map<string, number>();
   const lastCreateAccepted = new Map<string, number>();
@@ -236,6 +242,7 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
       clockOffsetMs = 0;
       faults = [];
       calls = {};
+      processed = {};
       rateLimited = 0;
       lastAccepted.clear();
       lastCreateAccepted.clear();
@@ -244,7 +251,7 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
     setRateLimit: (enabled) => { rateLimit = enabled; },
     inject: (fault) => { faults.push({ ...FaultSchema.parse(fault), remaining: fault.times ?? 1 }); },
     clearFaults: () => { faults = []; },
-    counters: () => ({ calls: { ...calls }, rateLimited, ordersCreated: state.ordersCreated }),
+    counters: () => ({ calls: { ...calls }, processed: { ...processed }, rateLimited, ordersCreated: state.ordersCreated }),
     orders: () => state.allOrders(now()).map(orderView),
     setOrder: (id, patch) => orderView(state.patchOrder(id, OrderPatchSchema.parse(patch), now())),
     servers: () => state.allServers().map((s) => renameServerCoins(s, render.coinOut)),
@@ -308,6 +315,7 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
     }
 
     if (endpoint === 'invalid' || ENDPOINTS[endpoint] !== req.method) return answer(res, { code: 4 });
+    processed[endpoint] = (processed[endpoint] ?? 0) + 1;
 
     const fault = takeFault(endpoint);
     if (fault?.kind === 'code') return answer(res, { code: fault.code ?? 1, ...(fault.error ? { error: fault.error } : {}) });

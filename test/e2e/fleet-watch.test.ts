@@ -90,7 +90,7 @@ describe(`Fleet watch (${dialect} marketplace dialect)`, () => {
 
     // Later sweeps change nothing: one cancel_order, one report, one event of each kind, one result.
     await afterAnotherSweep();
-    expect(runtime.simulator?.control.counters().calls.cancel_order).toBe(1);
+    expect(runtime.simulator?.control.counters().processed.cancel_order).toBe(1);
     expect(runtime.simulator?.control.orders().find((o) => o.order_id === orderId)).toMatchObject({ completed: true, end_reason: 'cancelled' });
     const forOrder = callbacks.requests.filter((r) => r.path === '/lease');
     expect(forOrder.filter((r) => isEvent(r, 'order.lease_expired', orderId))).toHaveLength(1);
@@ -131,6 +131,6 @@ describe(`Fleet watch (${dialect} marketplace dialect)`, () => {
     expect(changes[1]).toMatchObject({ from: paused.to });
     await afterAnotherSweep();
     expect(callbacks.requests.filter((r) => isEvent(r, 'order.status_changed', orderId))).toHaveLength(2);
-    expect(runtime.simulator?.control.counters().calls.cancel_order).toBe(1); // the relay cancelled nothing here
+    expect(runtime.simulator?.control.counters().processed.cancel_order).toBe(1); // the relay cancelled nothing here
   }, 120_000);
 });

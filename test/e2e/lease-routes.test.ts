@@ -47,7 +47,7 @@ describe(`Lease and spot price routes (${dialect} marketplace dialect)`, () => {
     if (!order) throw new Error(`simulator has no order ${orderId}`);
     return order as unknown as { price: number; renting_server: number };
   };
-  const setSpotCalls = (): number => runtime.simulator?.control.counters().calls.set_spot_price ?? 0;
+  const setSpotCalls = (): number => runtime.simulator?.control.counters().processed.set_spot_price ?? 0;
   const taskCount = async (): Promise<number> => {
     const out = await doc.send(new ScanCommand({ TableName: runtime.dynamo.tableName, FilterExpression: 'begins_with(pk, :p)', ExpressionAttributeValues: { ':p': 'TASK#' } }));
     return out.Count ?? 0;

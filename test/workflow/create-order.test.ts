@@ -125,7 +125,7 @@ describe('Workflow: create-order', () => {
     const taskId = nextTaskId('exhausted');
     await h.run(taskId);
     expect(callbackOf(taskId)?.json).toEqual({ success: false, error: expect.stringContaining('server-already-rented') });
-    expect(h.sim.control.counters().calls.create_order).toBe(3);
+    expect(h.sim.control.counters().processed.create_order).toBe(3);
     expect(h.sim.control.counters().ordersCreated).toBe(0);
   });
 

@@ -145,6 +145,8 @@ describe.each(DIALECTS)('Simulator: %s dialect', (dialect) => {
           { status: wording.rateLimitStatus, body: { code: 5 } },
         ]);
         expect(limited.control.counters()).toMatchObject({ rateLimited: 2, ordersCreated: 0 });
+        // Every request is a call; only the one that passed the rate limit was processed.
+        expect(limited.control.counters()).toMatchObject({ calls: { wallets: 2, create_order: 1 }, processed: { wallets: 1 } });
       } finally {
         await limited.close();
       }

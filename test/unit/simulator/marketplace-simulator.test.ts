@@ -318,7 +318,7 @@ describe('Simulator: marketplace', () => {
       expect(faulted.code).toBe(1);
       expect(offline).toEqual({ code: 6, error: 'server-offline' });
       expect(sim.control.servers().find((s) => s.id === server.id)?.online).toBe(true);
-      expect(counters.body).toEqual({ calls: { my_orders: 1, create_order: 1 }, rateLimited: 0, ordersCreated: 0 });
+      expect(counters.body).toEqual({ calls: { my_orders: 1, create_order: 1 }, processed: { my_orders: 1, create_order: 1 }, rateLimited: 0, ordersCreated: 0 });
       expect(bad.status).toBe(400);
       expect(unknown.status).toBe(404);
       expect(sim.control.counters().calls).toEqual({});
