@@ -3,23 +3,20 @@
  * invocation budget → task scope → logger context → rate limit (rate-limited routes) → body
  * size/decoding → webhook signature (signed routes) or Slack signature → JSON parsing → handler;
  * errors shaped last (JSON `{error}` bodies). Tracing is Lambda's own (no middleware).
- * Also the accept step the four task routes and Slack share.
+ * The task-accepting routes build on it in accept-route.ts; their deps are in accept-deps.ts and the
+ * Idempotency-Key header in idempotency-key.ts.
  */
-import { randomUUID } from 'node:crypto';
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { Context } from 'aws-lambda';
 import { ROUTES, type RouteDefinition } from '../../../contract/routes';
-import { SOFT_TIME_LIMIT_SECONDS } from '../../../contract/limits';
 import type { RelayEnv } from '../../adapters/env';
 import { invocationBudget, withInvocationBudget } from '../../adapters/invocation-budget';
-import { countMetric, logger, MetricName, tagTask, taskScopeMiddleware } from '../../adapters/observability';
-import { acceptTask } from '../../domain/accept-task';
-import type { IdempotencyStore, JobQueue, SlidingWindow, TaskRepository, WorkflowStarter } from '../../domain/ports';
-import type { TaskOrigin, TaskRequest } from '../../domain/task';
+import { logger, taskScopeMiddleware } from '../../adapters/observability';
+import type { SlidingWindow } from '../../domain/ports';
 import { decodeBody } from '../../middleware/body';
 import { errorHandler } from '../../middleware/error-handler';
-import { headerValue, httpError, type ApiResult, type RelayEvent } from '../../middleware/http';
+import type { ApiResult, RelayEvent } from '../../middleware/http';
 import { jsonBody } from '../../middleware/json-body';
 import { rateLimit } from '../../middleware/rate-limit';
 import { verifySlackSignature } from '../../middleware/slack-signature';
@@ -36,16 +33,6 @@ export interface ChainDeps {
   readonly slackSigningSecret?: () => Promise<string | undefined>;
   /** @default Date.now */
   readonly now?: () => number;
-}
-
-/** Deps of the routes that accept tasks. */
-export interface AcceptDeps extends ChainDeps {
-  readonly tasks: TaskRepository;
-  readonly workflow: WorkflowStarter;
-  readonly queue: JobQueue;
-  readonly idempotency?: IdempotencyStore;
-  /** @default crypto.randomUUID */
-  readonly newTaskId?: () => string;
 }
 
 export type RouteId = (typeof ROUTES)[number]['id'];
@@ -116,56 +103,3 @@ export const apiHandler = <D extends ChainDeps>(
     .use(errorHandler()) // last: its onError runs first and shapes every error
     .handler((event, context) => withInvocationBudget(context, () => core(event, options.deps(), context)));
 };
-
-/** Longest accepted Idempotency-Key. */
-export const MAX_IDEMPOTENCY_KEY_LENGTH = 200;
-
-/** The Idempotency-Key header: 1..200 printable ASCII characters, else 400. Absent → undefined. */
-export const idempotencyKeyOf = (event: RelayEvent): string | undefined => {
-  const key = headerValue(event, 'Idempotency-Key');
-  if (key === undefined) return undefined;
-  if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH || !/^[\x20-\x7e]+$/.test(key) || key.trim() === '') {
-    throw httpError(400, `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} printable characters`);
-  }
-  return key;
-};
-
-/**
- * Records and hands off a task (use case `acceptTask`), tags the logs with its id and counts it.
- * Throws HandOffError (→ 503) when nothing could be queued.
- */
-export const acceptRequest = async (
-  deps: AcceptDeps,
-  request: TaskRequest,
-  origin: TaskOrigin,
-  idempotencyKey: string | undefined,
-  options: { readonly idempotencyTtlSeconds?: number } = {},
-): Promise<{ taskId: string; replayed: boolean }> => {
-  const outcome = await acceptTask(deps, request, {
-    taskId: (deps.newTaskId ?? randomUUID)(),
-    now: (deps.now ?? Date.now)(),
-    origin,
-    idempotencyKey,
-    ...(options.idempotencyTtlSeconds !== undefined ? { idempotencyTtlSeconds: options.idempotencyTtlSeconds } : {}),
-    timing: { poll_interval_seconds: deps.env.ORDER_POLL_INTERVAL_SECONDS, ready_timeout_seconds: deps.env.ORDER_READY_TIMEOUT_SECONDS },
-    softLimitSeconds: SOFT_TIME_LIMIT_SECONDS,
-  });
-  tagTask(outcome.taskId);
-  if (outcome.replayed) {
-    logger.info('idempotent repeat; returning the first task', { kind: request.kind });
-  } else {
-    countMetric(MetricName.TasksAccepted, { name: 'Kind', value: request.kind });
-    logger.info('task accepted', { kind: request.kind, source: origin.source });
-  }
-  return outcome;
-};
-
-/** A port a function must never use (its IAM role does not allow it), so a wiring bug fails loudly. */
-export const unavailablePort = (what: string): WorkflowStarter & JobQueue => ({
-  start: async () => {
-    throw new Error(`${what} is not available in this function`);
-  },
-  send: async () => {
-    throw new Error(`${what} is not available in this function`);
-  },
-});

@@ -8,7 +8,8 @@ import { marketplaceFromEnv } from '../../adapters/marketplace-from-env';
 import { slackSigningSecret, webhookSecrets } from '../../adapters/secrets';
 import type { JobQueue, MarketplaceClient, TaskRepository, WorkflowStarter } from '../../domain/ports';
 import { lazy } from '../../adapters/lazy';
-import { unavailablePort, type AcceptDeps, type ChainDeps } from './chain';
+import { unavailablePort, type AcceptDeps } from './accept-deps';
+import type { ChainDeps } from './chain';
 
 /** The hand-off factories a route passes to `acceptDepsFromEnv`, re-exported for the route files. */
 export { jobQueueFromEnv, workflowStarterFromEnv } from '../../adapters/from-env';

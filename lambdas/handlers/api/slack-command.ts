@@ -14,7 +14,10 @@ import { parseSlackCommand, unknownCommandText, usageText } from '../../domain/s
 import type { TaskOrigin, TaskRequest } from '../../domain/task';
 import { jsonResponse, rawBodyOf, type ApiResult, type RelayEvent } from '../../middleware/http';
 import { SLACK_WINDOW_SECONDS } from '../../middleware/slack-signature';
-import { acceptRequest, apiHandler, MAX_IDEMPOTENCY_KEY_LENGTH, type AcceptDeps, type ApiHandler } from './chain';
+import type { AcceptDeps } from './accept-deps';
+import { acceptRequest } from './accept-route';
+import { apiHandler, type ApiHandler } from './chain';
+import { MAX_IDEMPOTENCY_KEY_LENGTH } from './idempotency-key';
 import { acceptDepsFromEnv, jobQueueFromEnv, workflowStarterFromEnv } from './deps';
 
 /** How long a trigger_id binds its task: Slack's signature replay window, not the 24 h of Idempotency-Key. */

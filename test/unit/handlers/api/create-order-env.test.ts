@@ -14,7 +14,7 @@ import { InvalidOrderRequestError } from '../../../../lambdas/domain/errors';
 import type { CreateOrderRequest } from '../../../../lambdas/domain/marketplace-types';
 import type { PlaceOrderDeps } from '../../../../lambdas/domain/create-order-steps';
 import { createCreateOrderHandler } from '../../../../lambdas/handlers/api/create-order';
-import type { AcceptDeps } from '../../../../lambdas/handlers/api/chain';
+import type { AcceptDeps } from '../../../../lambdas/handlers/api/accept-deps';
 import { makePlaceOrder } from '../../../../lambdas/handlers/workflow/place-order';
 import { keys } from '../../../../contract/resources';
 import { lambdaContext, signedPost } from '../../../fixtures/events/api-event';
