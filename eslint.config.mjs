@@ -40,7 +40,7 @@ export default tseslint.config(
         LIB,
         { group: ['@aws-sdk/*', '@middy/*', 'aws-lambda', '@aws-lambda-powertools/*'], message: 'lambdas/domain is pure: no AWS, middy or Powertools imports.' },
         { group: ['timers', 'timers/*', 'node:timers', 'node:timers/*'], message: 'lambdas/domain sets no timers; the handlers and adapters own time.' },
-        { regex: '^\\.\\./(adapters|handlers|middleware|marketplace|http)(/|$)', message: 'lambdas/domain does not import the outer rings (adapters, handlers, middleware, marketplace).' },
+        { regex: '^(\\.\\./)+(adapters|handlers|middleware|marketplace|http)(/|$)', message: 'lambdas/domain does not import the outer rings (adapters, handlers, middleware, marketplace).' },
         { regex: '^(\\.\\./)+contract/(routes|resources|settings)$', message: 'lambdas/domain does not import the contract\'s infrastructure parts (routes, resources, settings).' },
       ] }],
       'no-restricted-properties': ['error',

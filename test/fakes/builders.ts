@@ -1,7 +1,7 @@
 /** Shared builders of domain values for tests: a server, an order, a task record, a workflow state. */
 import type { Order, Server } from '../../lambdas/domain/marketplace-types';
 import type { TaskRecord } from '../../lambdas/domain/task';
-import type { WorkflowState } from '../../lambdas/domain/create-order-steps';
+import type { WorkflowState } from '../../lambdas/domain/create-order/workflow-state';
 
 export const NATIVE = 'NATIVE-Blockchain';
 

@@ -1,5 +1,6 @@
 /** CancelOrder: cancels the placed order after a readiness timeout, or as compensation after an error. */
-import { cancelOrderStep, type CancelOrderDeps, type CancelResult } from '../../domain/create-order-steps';
+import { cancelOrderStep, type CancelOrderDeps } from '../../domain/create-order/cancel-order';
+import type { CancelResult } from '../../domain/create-order/workflow-state';
 import { countMetric, logger, MetricName, tracedHandler } from '../../adapters/observability';
 import { budgetedHandler } from '../../adapters/invocation-budget';
 import { cancelOrderDeps } from './deps';

@@ -1,5 +1,6 @@
 /** CheckOrder: one readiness poll of my_orders; the state machine waits and loops. */
-import { checkOrder, type CheckOrderDeps, type CheckResult } from '../../domain/create-order-steps';
+import { checkOrder, type CheckOrderDeps } from '../../domain/create-order/check-order';
+import type { CheckResult } from '../../domain/create-order/workflow-state';
 import { logger, tracedHandler } from '../../adapters/observability';
 import { budgetedHandler } from '../../adapters/invocation-budget';
 import { checkOrderDeps } from './deps';

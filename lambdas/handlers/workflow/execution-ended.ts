@@ -4,7 +4,7 @@
  * failure result, so every task ends with exactly one result.
  */
 import * as z from 'zod/mini';
-import { handleExecutionEnded, type ExecutionEndedDeps } from '../../domain/create-order-steps';
+import { handleExecutionEnded, type ExecutionEndedDeps } from '../../domain/create-order/execution-ended';
 import { countMetric, logger, MetricName, tagTask, tracedHandler } from '../../adapters/observability';
 import { callbackWorstCaseMs } from '../../adapters/http-notifier';
 import { budgetedHandler, withReserve } from '../../adapters/invocation-budget';

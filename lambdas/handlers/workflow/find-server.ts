@@ -1,5 +1,6 @@
 /** FindServer: first matching server nobody else holds, claimed for this task. */
-import { findServer, type FindServerDeps, type SearchResult } from '../../domain/create-order-steps';
+import { findServer, type FindServerDeps } from '../../domain/create-order/find-server';
+import type { SearchResult } from '../../domain/create-order/workflow-state';
 import { logger, tracedHandler } from '../../adapters/observability';
 import { budgetedHandler } from '../../adapters/invocation-budget';
 import { findServerDeps } from './deps';

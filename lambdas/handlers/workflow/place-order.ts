@@ -1,5 +1,6 @@
 /** PlaceOrder: create_order once per task (intent marker + my_orders reconciliation), or ask for a new search. */
-import { placeOrder, type PlaceOrderDeps, type PlacementResult } from '../../domain/create-order-steps';
+import { placeOrder, type PlaceOrderDeps } from '../../domain/create-order/place-order';
+import type { PlacementResult } from '../../domain/create-order/workflow-state';
 import { countMetric, logger, MetricName, tracedHandler } from '../../adapters/observability';
 import { budgetedHandler } from '../../adapters/invocation-budget';
 import { placeOrderDeps } from './deps';

@@ -1,5 +1,5 @@
 /** ReportResult: a ready order recorded for the fleet watch (and its lease), the task's one result (record, callback, chat on a ready order) and the claim release. */
-import { reportResult, type ReportResultDeps } from '../../domain/create-order-steps';
+import { reportResult, type ReportResultDeps } from '../../domain/create-order/report-result';
 import { countMetric, logger, MetricName, tracedHandler } from '../../adapters/observability';
 import { budgetedHandler } from '../../adapters/invocation-budget';
 import { reportResultDeps } from './notifier-deps';

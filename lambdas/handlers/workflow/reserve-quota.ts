@@ -1,7 +1,7 @@
 /** ReserveQuota: counts the order against MAX_ORDERS_PER_HOUR (rolling hour, account-wide). */
 import { tracedHandler } from '../../adapters/observability';
 import { budgetedHandler } from '../../adapters/invocation-budget';
-import { reserveQuota, type ReserveQuotaDeps } from '../../domain/create-order-steps';
+import { reserveQuota, type ReserveQuotaDeps } from '../../domain/create-order/reserve-quota';
 import { keys } from '../../../contract/resources';
 import { reserveQuotaDeps } from './deps';
 import { parseWorkflowState, systemClock, type Clock } from './shared';

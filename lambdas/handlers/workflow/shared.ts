@@ -3,7 +3,7 @@
  * and the task-id log key. The state machine passes the whole state document to each task.
  */
 import * as z from 'zod/mini';
-import type { WorkflowState } from '../../domain/create-order-steps';
+import type { WorkflowState } from '../../domain/create-order/workflow-state';
 import { InvalidWorkflowInputError } from '../../domain/errors';
 import { beginInvocation, tagTask } from '../../adapters/observability';
 import { PortsSchema } from '../../../contract/shapes';

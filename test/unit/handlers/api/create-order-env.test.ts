@@ -12,7 +12,7 @@ import { DynamoDbTaskRepository, ORDER_ENV_ATTRIBUTE } from '../../../../lambdas
 import { SfnWorkflowStarter } from '../../../../lambdas/adapters/sfn-workflow-starter';
 import { InvalidOrderRequestError } from '../../../../lambdas/domain/errors';
 import type { CreateOrderRequest } from '../../../../lambdas/domain/marketplace-types';
-import type { PlaceOrderDeps } from '../../../../lambdas/domain/create-order-steps';
+import type { PlaceOrderDeps } from '../../../../lambdas/domain/create-order/place-order';
 import { createCreateOrderHandler } from '../../../../lambdas/handlers/api/create-order';
 import type { AcceptDeps } from '../../../../lambdas/handlers/api/accept-deps';
 import { makePlaceOrder } from '../../../../lambdas/handlers/workflow/place-order';

@@ -1,0 +1,52 @@
+/** ExecutionEnded: the safety net for executions that ended outside the workflow's Catch (see ./workflow-state.ts). */
+import { completeTask } from '../complete-task';
+import type { Notifier, ServerClaims, TaskRepository } from '../ports';
+import { FINAL_STATES, failure } from '../task';
+import { cancelTaskOrder, type CancelOrderDeps } from './cancel-order';
+import type { CancelResult, WorkflowState } from './workflow-state';
+
+export type EndedStatus = 'TIMED_OUT' | 'FAILED' | 'ABORTED';
+
+export interface ExecutionEndedDeps extends CancelOrderDeps {
+  readonly tasks: TaskRepository;
+  readonly notifier: Notifier;
+  readonly claims: Pick<ServerClaims, 'release'>;
+}
+
+/** The failure text of an execution that ended outside the workflow's own Catch. */
+export const executionEndedMessage = (status: EndedStatus, hardLimitSeconds: number, cause?: string): string => {
+  if (status === 'TIMED_OUT') return `Task timed out after ${hardLimitSeconds} s (hard limit)`;
+  if (status === 'ABORTED') return 'Task aborted';
+  return cause ? `Task failed: ${cause}` : 'Task failed';
+};
+
+/**
+ * The safety net for executions that ended TIMED_OUT, FAILED or ABORTED: if the task has no result
+ * yet, cancels its dangling order (best effort: a failed cancel is reported in the message rather
+ * than blocking the result), then ends the task with a failure. Returns what it did.
+ */
+export const handleExecutionEnded = async (
+  ended: { readonly taskId: string; readonly status: EndedStatus; readonly cause?: string; readonly origin?: WorkflowState['origin']; readonly callbackUrl?: string },
+  deps: ExecutionEndedDeps,
+  opts: { readonly now: number; readonly hardLimitSeconds: number; readonly onCancelError?: (error: unknown) => void },
+): Promise<{ readonly action: 'none' | 'completed'; readonly cancel?: CancelResult; readonly delivered?: boolean }> => {
+  const record = await deps.tasks.get(ended.taskId);
+  if (!record || FINAL_STATES.includes(record.state)) return { action: 'none' };
+  let cancel: CancelResult | undefined;
+  let message = executionEndedMessage(ended.status, opts.hardLimitSeconds, ended.cause);
+  try {
+    cancel = await cancelTaskOrder(ended.taskId, undefined, deps, opts.now);
+  } catch (error) {
+    opts.onCancelError?.(error);
+    message += `; order ${record.order_id} could not be cancelled`;
+  }
+  const callbackUrl = ended.callbackUrl ?? (typeof record.request.callback_url === 'string' ? record.request.callback_url : undefined);
+  const delivered = await completeTask(
+    deps,
+    { task_id: ended.taskId, origin: ended.origin ?? record.origin, callback_url: callbackUrl },
+    failure(message),
+    opts.now,
+  );
+  if (record.server_id !== undefined) await deps.claims.release(record.server_id, ended.taskId);
+  return { action: 'completed', cancel, delivered };
+};

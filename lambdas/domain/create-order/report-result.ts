@@ -1,0 +1,98 @@
+/** ReportResult: ends the task with its one result (see ./workflow-state.ts for the workflow). */
+import { orderReadyText } from '../chat-messages';
+import { completeTask } from '../complete-task';
+import { SoftTimeoutError } from '../errors';
+import { leaseExpiresAt } from '../lease';
+import type { LeaseStore } from '../lease-ports';
+import type { Notifier, ServerClaims, TaskRepository } from '../ports';
+import { failure } from '../task';
+import type { CreateOrderSuccess, FailureResult, TaskResult } from '../task';
+import type { WorkflowState } from './workflow-state';
+
+/** The spec's timeout text, with the configured readiness window. */
+export const readyTimeoutMessage = (seconds: number): string => `Order creation timed out after ${seconds} s`;
+
+/**
+ * Readiness in Unix seconds: the poll that found the order running; for a state written before
+ * CheckOrder recorded it, the placement (earlier, so a lease never runs longer than asked).
+ */
+const readyAtSeconds = (state: WorkflowState): number | undefined => {
+  const ms = state.check?.ready_at ?? (state.placement && !state.placement.retry ? state.placement.placed_at : undefined);
+  return ms === undefined ? undefined : Math.floor(ms / 1000);
+};
+
+/** The end of the order's lease (Unix seconds), when the request has one and the order is ready. */
+export const workflowLeaseExpiresAt = (state: WorkflowState): number | undefined => {
+  const readyAt = readyAtSeconds(state);
+  return state.request.max_hours === undefined || readyAt === undefined ? undefined : leaseExpiresAt(readyAt, state.request.max_hours);
+};
+
+/** The task result the state document stands for. */
+export const workflowResult = (state: WorkflowState): CreateOrderSuccess | FailureResult => {
+  if (state.error) return failure(state.error.message);
+  const check = state.check;
+  if (check?.ready && check.order && state.search) {
+    const leaseEnd = workflowLeaseExpiresAt(state);
+    return {
+      success: true,
+      order_id: check.order.order_id,
+      server_id: state.search.server.id,
+      status: check.order.status,
+      ssh_connection: check.order.ssh_connection ?? '',
+      gpu: state.search.server.gpu_array,
+      price_usd: state.search.server.price_usd,
+      ...(leaseEnd !== undefined ? { lease_expires_at: leaseEnd } : {}),
+    };
+  }
+  if (check?.timedOut) {
+    return failure(check.reason === 'soft_deadline' ? new SoftTimeoutError().message : readyTimeoutMessage(state.timing.ready_timeout_seconds));
+  }
+  return failure('Order creation ended without a result');
+};
+
+export interface ReportResultDeps {
+  readonly tasks: TaskRepository;
+  readonly notifier: Notifier;
+  readonly claims: Pick<ServerClaims, 'release'>;
+  /** Where placed orders are recorded for the fleet watch (and their leases). */
+  readonly leases: Pick<LeaseStore, 'track'>;
+}
+
+/**
+ * Ends the task with its one result: records a ready order with the fleet watch (with its lease,
+ * when the request has one), records the result, delivers the callback (only the winner of the final
+ * write delivers), announces a ready order in chat and releases the server claim. Delivery failures
+ * are the notifier's to log; they never fail the task.
+ *
+ * The order is recorded BEFORE the final write: a failing lease write fails the step, the state
+ * machine retries it, and no result says "ready" about an order nobody guards. `track` is
+ * idempotent (a retried step changes nothing), and the lease end is counted from `check.ready_at`,
+ * so every attempt computes the same `lease_expires_at`.
+ */
+export const reportResult = async (
+  state: WorkflowState,
+  deps: ReportResultDeps,
+  now: number,
+): Promise<{ readonly success: boolean; readonly delivered: boolean; readonly result: TaskResult }> => {
+  const result = workflowResult(state);
+  if (result.success) {
+    const { callback_url: callbackUrl, max_hours: maxHours, use_spot: spot } = state.request;
+    await deps.leases.track(
+      { order_id: result.order_id, task_id: state.task_id, ...(callbackUrl !== undefined ? { callback_url: callbackUrl } : {}), spot },
+      {
+        now: Math.floor(now / 1000),
+        status: result.status,
+        ...(result.lease_expires_at !== undefined && maxHours !== undefined ? { lease: { expires_at: result.lease_expires_at, hours: maxHours } } : {}),
+      },
+    );
+  }
+  const delivered = await completeTask(
+    deps,
+    { task_id: state.task_id, origin: state.origin, callback_url: state.request.callback_url },
+    result,
+    now,
+  );
+  if (delivered && result.success) await deps.notifier.chat(orderReadyText(result));
+  if (state.search) await deps.claims.release(state.search.server.id, state.task_id);
+  return { success: result.success, delivered, result };
+};

@@ -1,0 +1,86 @@
+/**
+ * The create-order workflow's state document and what its steps share. The steps are pure use cases,
+ * one file per Step Functions task beside this one: each takes the workflow state document, its ports
+ * and `now`, and returns the small JSON the state machine stores. The state machine
+ * (lib/constructs/order-workflow.ts) wires them: FindServer ▸ ReserveQuota ▸ PlaceOrder ▸
+ * (CheckOrder ▸ Wait)* ▸ CancelOrder on timeout/error ▸ ReportResult; ExecutionEnded is the safety net.
+ */
+import type { Order } from '../marketplace-types';
+import type { CreateOrderWorkflowInput } from '../ports';
+
+/** Placement attempts per task: the first server plus two more after rented/offline rejections. */
+export const MAX_PLACEMENT_ATTEMPTS = 3;
+/** A claim outlives the hard limit (600 s), so a crashed task's claim still expires on its own. */
+export const CLAIM_TTL_SECONDS = 900;
+/** Clock skew allowed between us and the marketplace when matching `created` during reconciliation. */
+export const RECONCILE_SLACK_SECONDS = 30;
+/** The rolling window of the hourly order cap. */
+export const QUOTA_WINDOW_MS = 3_600_000;
+
+/** The server FindServer chose, reduced to what later steps and the result need. */
+export interface ChosenServer {
+  readonly id: number;
+  readonly gpu_array: readonly string[];
+  /** usd.spot of the server: the result's price_usd (spec §2.3), null when not stated. */
+  readonly price_usd: number | null;
+  /** price.spot[currency] × 1.1 for spot orders. */
+  readonly spot_bid?: number;
+}
+
+/** Output of FindServer, at `$.search`. */
+export interface SearchResult {
+  readonly server: ChosenServer;
+  /** 1-based placement attempt this search serves. */
+  readonly attempt: number;
+  /** Servers tried and rejected so far. */
+  readonly excluded: readonly number[];
+}
+
+/** Output of PlaceOrder, at `$.placement`: an order, or a request to search again without the server. */
+export type PlacementResult =
+  | { readonly retry: false; readonly order_id: number; readonly server_id: number; readonly placed_at: number }
+  | { readonly retry: true; readonly server_id: number; readonly reason: string };
+
+/** Output of CheckOrder, at `$.check`. */
+export interface CheckResult {
+  readonly ready: boolean;
+  readonly timedOut: boolean;
+  readonly reason?: 'ready_timeout' | 'soft_deadline';
+  readonly order?: { readonly order_id: number; readonly status: string; readonly ssh_connection: string | null };
+  /** Epoch ms of the poll that found the order running: a lease counts from here. */
+  readonly ready_at?: number;
+}
+
+/** Output of CancelOrder, at `$.cancel`. */
+export interface CancelResult {
+  readonly cancelled: boolean;
+  readonly order_id?: number;
+  /** Why nothing was cancelled: no order, already cancelled, or the marketplace no longer knows it. */
+  readonly note?: 'no_order' | 'already_cancelled' | 'not_cancellable';
+}
+
+/** A failure the workflow caught: the error's name and its text (the workflow handlers read it from `$.error`). */
+export interface CaughtError {
+  readonly name: string;
+  readonly message: string;
+}
+
+/** The workflow state document as it grows along the states. */
+export interface WorkflowState extends CreateOrderWorkflowInput {
+  readonly search?: SearchResult;
+  readonly placement?: PlacementResult;
+  readonly check?: CheckResult;
+  readonly cancel?: CancelResult;
+  readonly error?: CaughtError;
+}
+
+/** `timing.soft_deadline` is epoch seconds (set by the ingress); `now` is epoch ms. */
+export const softDeadlinePassed = (state: WorkflowState, now: number): boolean => now > state.timing.soft_deadline * 1000;
+
+/** Our newest order on `serverId` created at or after `sinceMs` (minus clock slack). */
+export const findPlacedOrder = (orders: readonly Order[], serverId: number, sinceMs: number): Order | undefined => {
+  const since = Math.floor(sinceMs / 1000) - RECONCILE_SLACK_SECONDS;
+  return orders
+    .filter((o) => o.renting_server === serverId && o.created >= since)
+    .sort((a, b) => b.created - a.created || b.order_id - a.order_id)[0];
+};

@@ -1,0 +1,86 @@
+import { findServer } from '../../../../lambdas/domain/create-order/find-server';
+import type { SearchResult } from '../../../../lambdas/domain/create-order/workflow-state';
+import { NoServerAvailableError, SoftTimeoutError } from '../../../../lambdas/domain/errors';
+import { aServer, aState, NATIVE } from '../../../fakes/builders';
+import { FakeClaims } from '../../../fakes/claims';
+import { FakeMarketplace } from '../../../fakes/marketplace';
+import { FakeTasks } from '../../../fakes/tasks';
+
+const NOW = 1_000_000;
+const search = (id = 1, attempt = 1, excluded: number[] = []): SearchResult => ({
+  server: { id, gpu_array: ['NVIDIA RTX 4090'], price_usd: 0.6, spot_bid: 5.5 }, attempt, excluded,
+});
+
+describe('Function: findServer', () => {
+  const setup = () => {
+    const marketplace = new FakeMarketplace();
+    const claims = new FakeClaims();
+    const tasks = new FakeTasks();
+    tasks.seed();
+    return { marketplace, claims, tasks };
+  };
+
+  it('claims the first matching server and marks the task running', async () => {
+    // Prepare
+    const deps = setup();
+    deps.marketplace.servers = [aServer(1, { rented: true }), aServer(2), aServer(3)];
+    // Act
+    const result = await findServer(aState(), deps, NOW);
+    // Assess
+    expect(result).toEqual({ server: { id: 2, gpu_array: ['NVIDIA RTX 4090'], price_usd: 0.6, spot_bid: 5.5 }, attempt: 1, excluded: [] });
+    expect(deps.claims.holders.get(2)).toBe('task-1');
+    expect(deps.tasks.records.get('task-1')?.state).toBe('running');
+  });
+
+  it('skips servers whose maximum rental time (mrl, hours) is below the lease; without a lease any mrl fits', async () => {
+    // Prepare: server 1 may be rented 24 h, server 2 for 48 h
+    const deps = setup();
+    deps.marketplace.servers = [aServer(1, { mrl: 24 }), aServer(2, { mrl: 48 })];
+    const leased = aState({ request: { ...aState().request, max_hours: 30 } });
+    // Act + Assess
+    expect((await findServer(leased, deps, NOW)).server.id).toBe(2);
+    deps.claims.holders.clear();
+    expect((await findServer(aState({ request: { ...aState().request, max_hours: 24 } }), deps, NOW)).server.id).toBe(1);
+    deps.claims.holders.clear();
+    expect((await findServer(aState(), deps, NOW)).server.id).toBe(1);
+    deps.claims.holders.clear();
+    await expect(findServer(aState({ request: { ...aState().request, max_hours: 49 } }), deps, NOW)).rejects.toMatchObject({ name: 'NoServerAvailableError' });
+  });
+
+  it('skips a server another task holds', async () => {
+    const deps = setup();
+    deps.marketplace.servers = [aServer(1), aServer(2)];
+    deps.claims.holders.set(1, 'other-task');
+    expect((await findServer(aState(), deps, NOW)).server.id).toBe(2);
+  });
+
+  it('excludes the server a placement was rejected on and counts the attempt', async () => {
+    const deps = setup();
+    deps.marketplace.servers = [aServer(1), aServer(2)];
+    const state = aState({ search: search(1, 1), placement: { retry: true, server_id: 1, reason: 'server-already-rented' } });
+    const result = await findServer(state, deps, NOW);
+    expect(result).toMatchObject({ attempt: 2, excluded: [1], server: { id: 2 } });
+  });
+
+  it('has no spot bid for on-demand requests', async () => {
+    const deps = setup();
+    deps.marketplace.servers = [aServer(1)];
+    const state = aState();
+    const result = await findServer({ ...state, request: { ...state.request, use_spot: false } }, deps, NOW);
+    expect(result.server.spot_bid).toBeUndefined();
+  });
+
+  it('throws NoServerAvailableError with the spec text when nothing matches', async () => {
+    const deps = setup();
+    deps.marketplace.servers = [aServer(1, { price: { on_demand: {}, spot: { [NATIVE]: 5 }, usd: { on_demand: {}, spot: 3 } } })];
+    const state = aState();
+    const act = findServer({ ...state, request: { ...state.request, max_price: 2 } }, deps, NOW);
+    await expect(act).rejects.toThrow(new NoServerAvailableError('No 4090 available under $2/hr'));
+  });
+
+  it('throws SoftTimeoutError past the soft deadline', async () => {
+    const deps = setup();
+    await expect(findServer(aState({ timing: { poll_interval_seconds: 1, ready_timeout_seconds: 1, soft_deadline: Math.floor(NOW / 1000) - 1 } }), deps, NOW))
+      .rejects.toBeInstanceOf(SoftTimeoutError);
+  });
+});
