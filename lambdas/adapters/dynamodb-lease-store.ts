@@ -33,6 +33,7 @@ import {
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
+import { isConditionalCheckFailed } from './aws-clients';
 import { keys, RELAY_TABLE } from '../../contract/resources';
 import type { Lease, LeaseEnd, TrackedOrder, WatchedOrder, WatchEntry } from '../domain/lease';
 import type { LeaseStore, LeaseTerms, SpotDecreaseClaim } from '../domain/lease-ports';
@@ -104,9 +105,6 @@ const toTracked = (item: Record<string, unknown> | undefined): TrackedOrder | un
   return lease;
 };
 
-/** A lost conditional write (by name, so two bundled SDK copies still agree). */
-const isConditionalCheckFailed = (error: unknown): boolean =>
-  (error as { name?: unknown } | null)?.name === 'ConditionalCheckFailedException';
 
 const ignoreLostCondition = (error: unknown): void => {
   if (!isConditionalCheckFailed(error)) throw error;

@@ -6,8 +6,8 @@
  * Item: `next_free` (epoch ms), `reserved` (future lane slots), `lanes` (per lane, its next slot),
  * `busy_until` (until when ordinary calls are constrained: the fast path's condition), `rev` (bumped by every write), `ttl`.
  */
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { isConditionalCheckFailed } from './aws-clients';
 import { ConcurrentUpdateError } from '../domain/errors';
 import type { PacingGate, PacingLaneRequest } from '../domain/ports';
 import { busyUntil, claimLaneSlot, claimSlot, EMPTY_SCHEDULE, scheduleHorizon, type Claim, type PacingSchedule } from '../marketplace/pacing-schedule';
@@ -18,8 +18,6 @@ const MAX_ATTEMPTS = 50;
 /** Pacing items outlive their schedule by an hour, then TTL removes them. */
 const TTL_MARGIN_SECONDS = 3600;
 
-const isConditionFailure = (error: unknown): boolean =>
-  error instanceof ConditionalCheckFailedException || (error as { name?: unknown })?.name === 'ConditionalCheckFailedException';
 
 const numberOr = (value: unknown, fallback: number): number => (typeof value === 'number' && Number.isFinite(value) ? value : fallback);
 
@@ -78,7 +76,7 @@ export class DynamoDbPacingGate implements PacingGate {
       }));
       return true;
     } catch (error) {
-      if (isConditionFailure(error)) return false;
+      if (isConditionalCheckFailed(error)) return false;
       throw error;
     }
   }
@@ -116,7 +114,7 @@ export class DynamoDbPacingGate implements PacingGate {
       }));
       return claim;
     } catch (error) {
-      if (isConditionFailure(error)) return undefined;
+      if (isConditionalCheckFailed(error)) return undefined;
       throw error;
     }
   }

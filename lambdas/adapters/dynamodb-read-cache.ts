@@ -2,16 +2,14 @@
  * Shared marketplace reads in DynamoDB: one small item per cached answer (pk = CACHE#<name>),
  * holding the answer as a JSON string and the time its read started.
  */
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { isConditionalCheckFailed } from './aws-clients';
 import type { ReadCache } from '../marketplace/read-cache';
 import { keys, RELAY_TABLE } from '../../contract/resources';
 
 /** DynamoDB items are limited to 400 KB; larger answers are simply not cached. */
 export const MAX_CACHED_BYTES = 350_000;
 
-const isConditionFailure = (error: unknown): boolean =>
-  error instanceof ConditionalCheckFailedException || (error as { name?: unknown })?.name === 'ConditionalCheckFailedException';
 
 export class DynamoDbReadCache implements ReadCache {
   public constructor(
@@ -45,7 +43,7 @@ export class DynamoDbReadCache implements ReadCache {
         ExpressionAttributeValues: { ':at': now },
       }));
     } catch (error) {
-      if (!isConditionFailure(error)) throw error;
+      if (!isConditionalCheckFailed(error)) throw error;
     }
   }
 

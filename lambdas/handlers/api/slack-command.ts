@@ -8,6 +8,7 @@
  */
 import { logger } from '../../adapters/observability';
 import { HAND_OFF_FAILED_MESSAGE } from '../../domain/accept-task';
+import { HandOffError } from '../../domain/errors';
 import { callbackUrlProblem, normalizeCreateOrder } from '../../domain/requests';
 import { SlackCommandFormSchema } from '../../http/response-schemas';
 import { parseSlackCommand, unknownCommandText, usageText } from '../../domain/slack-command';
@@ -86,7 +87,7 @@ const postSlackCommand = async (event: RelayEvent, deps: AcceptDeps): Promise<Ap
     const { taskId } = await acceptRequest(deps, request, origin, idempotencyKey, { idempotencyTtlSeconds: SLACK_TRIGGER_ID_TTL_SECONDS });
     return reply('in_channel', queuedText(taskId));
   } catch (error) {
-    if (error instanceof Error && error.name === 'HandOffError') {
+    if (error instanceof HandOffError) {
       logger.error('hand-off failed; nothing was queued', { error });
       return reply('ephemeral', HAND_OFF_FAILED_MESSAGE);
     }
