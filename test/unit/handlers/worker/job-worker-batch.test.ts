@@ -1,27 +1,13 @@
 /** The worker's partial batch response (Powertools BatchProcessor): which records come back, and in what order they run. */
-import type { SQSEvent, SQSRecord } from 'aws-lambda';
+import type { SQSRecord } from 'aws-lambda';
 import { createJobWorker } from '../../../../lambdas/handlers/worker/job-worker';
 import { MarketplaceUnavailableError } from '../../../../lambdas/domain/errors';
 import { jobFakes } from '../../../fakes/deps';
 import { FakeVisibility } from '../../../fakes/message-visibility';
+import { anSqsEvent, anSqsRecord } from '../../../fakes/sqs';
 
-const record = (body: unknown, messageId: string, receiveCount = 1): SQSRecord => ({
-  messageId,
-  receiptHandle: `rh-${messageId}`,
-  body: typeof body === 'string' ? body : JSON.stringify(body),
-  attributes: {
-    ApproximateReceiveCount: String(receiveCount),
-    SentTimestamp: '1700000000000',
-    SenderId: 'AIDA',
-    ApproximateFirstReceiveTimestamp: '1700000000001',
-  },
-  messageAttributes: {},
-  md5OfBody: 'x',
-  eventSource: 'aws:sqs',
-  eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:jobs',
-  awsRegion: 'us-east-1',
-});
-const event = (...records: SQSRecord[]): SQSEvent => ({ Records: records });
+const record = (body: unknown, messageId: string, receiveCount = 1): SQSRecord => anSqsRecord(body, messageId, receiveCount);
+const event = anSqsEvent;
 
 const cancelJob = (taskId: string, orderId: number) => ({
   task_id: taskId, kind: 'cancel-order', input: { order_id: orderId }, origin: { source: 'webhook' },

@@ -1,28 +1,14 @@
-import type { SQSEvent, SQSRecord } from 'aws-lambda';
+import type { SQSRecord } from 'aws-lambda';
 import { createJobWorker, parseJobMessage, receiveCountOf } from '../../../../lambdas/handlers/worker/job-worker';
 import { MarketplaceUnavailableError } from '../../../../lambdas/domain/errors';
 import { logger } from '../../../../lambdas/adapters/observability';
 import { anOrder } from '../../../fakes/builders';
 import { jobFakes } from '../../../fakes/deps';
 import { FakeVisibility } from '../../../fakes/message-visibility';
+import { anSqsEvent, anSqsRecord } from '../../../fakes/sqs';
 
-const record = (body: unknown, receiveCount: number, messageId = `m-${receiveCount}`): SQSRecord => ({
-  messageId,
-  receiptHandle: `rh-${messageId}`,
-  body: typeof body === 'string' ? body : JSON.stringify(body),
-  attributes: {
-    ApproximateReceiveCount: String(receiveCount),
-    SentTimestamp: '1700000000000',
-    SenderId: 'AIDA',
-    ApproximateFirstReceiveTimestamp: '1700000000001',
-  },
-  messageAttributes: {},
-  md5OfBody: 'x',
-  eventSource: 'aws:sqs',
-  eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:jobs',
-  awsRegion: 'us-east-1',
-});
-const event = (...records: SQSRecord[]): SQSEvent => ({ Records: records });
+const record = (body: unknown, receiveCount: number, messageId = `m-${receiveCount}`): SQSRecord => anSqsRecord(body, messageId, receiveCount);
+const event = anSqsEvent;
 
 const cancelJob = (taskId: string, orderId = 77) => ({
   task_id: taskId, kind: 'cancel-order', input: { order_id: orderId, callback_url: 'https://cb.example/t' }, origin: { source: 'webhook' },

@@ -9,15 +9,12 @@ import { createJobWorker } from '../../../../lambdas/handlers/worker/job-worker'
 import { jobConfig } from '../../../fakes/deps';
 import { FakeLeaseStore } from '../../../fakes/lease-store';
 import { FakeVisibility } from '../../../fakes/message-visibility';
+import { anSqsRecord } from '../../../fakes/sqs';
 import { FakeNotifier } from '../../../fakes/notifier';
 import { FakeTasks } from '../../../fakes/tasks';
 import { FakeWorkflow } from '../../../fakes/workflow-starter';
 
-const record = (body: unknown, messageId: string): SQSRecord => ({
-  messageId, receiptHandle: `rh-${messageId}`, body: JSON.stringify(body),
-  attributes: { ApproximateReceiveCount: '1', SentTimestamp: '1', SenderId: 'x', ApproximateFirstReceiveTimestamp: '1' },
-  messageAttributes: {}, md5OfBody: '', eventSource: 'aws:sqs', eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:jobs', awsRegion: 'us-east-1',
-});
+const record = (body: unknown, messageId: string): SQSRecord => anSqsRecord(body, messageId);
 
 describe('Job worker against the marketplace simulator', () => {
   let sim: MarketplaceSimulator;
