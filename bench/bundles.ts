@@ -21,8 +21,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { build, type Metafile } from 'esbuild';
-import { relayEsbuildAliases } from '../lib/constructs/relay-bundling';
-import { EXECUTION_ENDED_ENTRY, JOB_WORKER_ENTRY, ROUTES, WORKFLOW_TASKS } from '../lib/routes';
+import { relayBuildOptions } from '../lib/constructs/relay-bundling';
+import { EXECUTION_ENDED_ENTRY, FLEET_WATCH_ENTRY, JOB_WORKER_ENTRY, ROUTES, WORKFLOW_TASKS } from '../lib/routes';
 import { startLocalDynamo } from '../local/dynalite';
 import { startLocalSqs } from '../local/fauxqs';
 import { startSimulator } from '../local/simulator/marketplace-simulator';
@@ -96,18 +96,12 @@ export const topModules = (output: Metafile['outputs'][string], n = TOP_MODULES)
 /** The same esbuild options as RelayFunction's bundling (lib/constructs/relay-function.ts). */
 const bundle = async (entry: string, outfile: string): Promise<{ bytes: number; usesAwsSdk: boolean; topModules: ModuleShare[] }> => {
   const result = await build({
+    ...relayBuildOptions(ROOT),
+    // The Node running the bench, not Lambda's node22: the bundle is loaded here.
+    target: `node${process.versions.node.split('.')[0]}`,
     entryPoints: [path.join(ROOT, entry)],
     outfile,
-    bundle: true,
-    minify: true,
-    keepNames: true,
     sourcemap: false,
-    platform: 'node',
-    target: 'node20',
-    format: 'esm',
-    mainFields: ['module', 'main'],
-    banner: { js: "import { createRequire } from 'module';const require = createRequire(import.meta.url);" },
-    alias: { ...relayEsbuildAliases(ROOT) },
     metafile: true,
     logLevel: 'silent',
   });
@@ -165,7 +159,7 @@ export const benchBundles = async (): Promise<BundlesResult> => {
   mkdirSync(OUT, { recursive: true });
   const tracing = process.env.BENCH_TRACING !== 'off';
   const only = process.env.BENCH_ENTRIES?.split(',').filter(Boolean);
-  const entries = [...ROUTES.map((r) => r.entry), ...Object.values(WORKFLOW_TASKS), EXECUTION_ENDED_ENTRY, JOB_WORKER_ENTRY]
+  const entries = [...ROUTES.map((r) => r.entry), ...Object.values(WORKFLOW_TASKS), EXECUTION_ENDED_ENTRY, JOB_WORKER_ENTRY, FLEET_WATCH_ENTRY]
     .filter((e) => !only || only.some((o) => e.includes(o)));
   const outfileOf = (entry: string) => path.join(OUT, `${entry.replace(/[\\/]/g, '_').replace(/\.ts$/, '')}.mjs`);
   // esbuild runs the builds concurrently; only the timed processes below run one at a time.

@@ -4,7 +4,7 @@
  * run gets its own task id and source address, so runs do not see each other's records or windows.
  */
 import { createHmac, randomUUID } from 'node:crypto';
-import { EXECUTION_ENDED_ENTRY, JOB_WORKER_ENTRY, ROUTES, WORKFLOW_TASKS } from '../lib/routes';
+import { EXECUTION_ENDED_ENTRY, FLEET_WATCH_ENTRY, JOB_WORKER_ENTRY, ROUTES, WORKFLOW_TASKS } from '../lib/routes';
 
 export interface EventContext {
   readonly webhookSecret: string;
@@ -58,7 +58,8 @@ export const firstInvocation = (entry: string, run: number, ctx: EventContext): 
   const taskId = randomUUID();
   const route = ROUTES.find((r) => r.entry === entry);
   const event = firstInvocationEvent(entry, run, ctx, taskId);
-  if (route) return { event };
+  // API routes create their task; the fleet watch works on no task.
+  if (route || entry === FLEET_WATCH_ENTRY) return { event };
   return { event, existingTask: { task_id: taskId, kind: entry === JOB_WORKER_ENTRY ? 'status' : 'create-order' } };
 };
 
@@ -70,6 +71,8 @@ const firstInvocationEvent = (entry: string, run: number, ctx: EventContext, tas
     switch (route.id) {
       case 'CreateOrder': return signedPost(ctx, route.path, run, { gpu_type: 'RTX 4090', max_price: 2, callback_url: ctx.callbackUrl });
       case 'CancelOrder': return signedPost(ctx, route.path, run, { order_id: 123, callback_url: ctx.callbackUrl });
+      case 'ExtendOrder': return signedPost(ctx, route.path, run, { order_id: 123, hours: 2, callback_url: ctx.callbackUrl });
+      case 'SetSpotPrice': return signedPost(ctx, route.path, run, { order_id: 123, desired_price: 0.4, callback_url: ctx.callbackUrl });
       case 'PriceAlert': return signedPost(ctx, route.path, run, { gpu_type: 'RTX 4090', target_price: 0.5, callback_url: ctx.callbackUrl });
       case 'Status': return signedPost(ctx, route.path, run, { callback_url: ctx.callbackUrl });
       case 'GetTask': {
@@ -116,6 +119,12 @@ const firstInvocationEvent = (entry: string, run: number, ctx: EventContext, tas
         }],
       };
     }
+    case FLEET_WATCH_ENTRY:
+      // The EventBridge schedule's event; the sweep reads no field of it.
+      return {
+        version: '0', id: `bench-${run}`, 'detail-type': 'Scheduled Event', source: 'aws.events', account: '123456789012',
+        time: new Date().toISOString(), region: 'us-east-1', resources: ['arn:aws:events:us-east-1:123456789012:rule/bench-fleet-watch'], detail: {},
+      };
     default:
       return {};
   }

@@ -18,3 +18,35 @@ export const relayEsbuildAliases = (repoRoot: string): Readonly<Record<string, s
   '@smithy/core/event-streams': path.join(repoRoot, 'lambdas', 'adapters', 'no-event-streams.ts'),
   'mnemonist/lru-cache': path.join(repoRoot, 'lambdas', 'adapters', 'lru-cache.ts'),
 });
+
+/** ESM bundles need a real `require` for the CommonJS parts of the SDK. */
+export const RELAY_BUNDLE_BANNER = "import { createRequire } from 'module';const require = createRequire(import.meta.url);";
+
+/**
+ * Minified without `keepNames` (BENCHMARKS.md §7, "Names"): keeping every function's and class's
+ * name costs 24–28 KB per bundle (the job worker: 398 → 426 KB) and is not needed for behaviour
+ * (every error class sets `name` itself; nothing reads `constructor.name`). A minified stack trace
+ * is read back to source lines with `npm run stack` (scripts/stack.ts), which rebuilds the same
+ * bundle with a source map.
+ */
+export const RELAY_BUNDLE_KEEP_NAMES = false;
+
+/** The Node.js version Lambda runs the bundles on (RelayFunction's runtime), as an esbuild target. */
+export const RELAY_BUNDLE_TARGET = 'node22';
+
+/**
+ * RelayFunction's bundling as esbuild API options, for the tools that must build what is deployed:
+ * the bundle bench (bench/bundles.ts, which targets the Node running it) and the stack reader
+ * (scripts/stack.ts). NodejsFunction adds nothing that moves code: same esbuild, same options.
+ */
+export const relayBuildOptions = (repoRoot: string) => ({
+  bundle: true,
+  minify: true,
+  keepNames: RELAY_BUNDLE_KEEP_NAMES,
+  platform: 'node' as const,
+  target: RELAY_BUNDLE_TARGET,
+  format: 'esm' as const,
+  mainFields: ['module', 'main'],
+  banner: { js: RELAY_BUNDLE_BANNER },
+  alias: { ...relayEsbuildAliases(repoRoot) },
+});

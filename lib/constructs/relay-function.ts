@@ -1,6 +1,7 @@
 /**
- * A relay Lambda with the house defaults: nodejs22.x on arm64, esbuild-minified (names kept, no
- * source maps: see BENCHMARKS.md "Cold start"), X-Ray, JSON logs, retention.
+ * A relay Lambda with the house defaults: nodejs22.x on arm64, esbuild-minified (no kept names, no
+ * source maps: see BENCHMARKS.md "Cold start"; `npm run stack` reads a stack trace back to source),
+ * X-Ray, JSON logs, retention.
  */
 import * as path from 'node:path';
 import { Duration } from 'aws-cdk-lib';
@@ -9,7 +10,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Construct } from 'constructs';
 import { METRICS_NAMESPACE, SERVICE_NAME } from '../../contract/telemetry';
-import { relayEsbuildAliases } from './relay-bundling';
+import { RELAY_BUNDLE_BANNER, RELAY_BUNDLE_KEEP_NAMES, RELAY_BUNDLE_TARGET, relayEsbuildAliases } from './relay-bundling';
 
 /** Repository root, so entries are written as repo-relative paths like `lambdas/handlers/api/health.ts`. */
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
@@ -58,7 +59,7 @@ export class RelayFunction extends Construct {
       depsLockFilePath: path.join(REPO_ROOT, 'package-lock.json'),
       environment: {
         // No NODE_OPTIONS=--enable-source-maps: measured, it doubles the cold start (module load +
-        // first error stack: 74 → 148 ms) and adds 37 MB, for stack traces keepNames already makes readable.
+        // first error stack: 74 → 148 ms) and adds 37 MB; `npm run stack` maps a stack trace back instead.
         POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
         POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
         ...props.environment,
@@ -66,12 +67,11 @@ export class RelayFunction extends Construct {
       bundling: {
         minify: true,
         sourceMap: false,
-        keepNames: true,
-        target: 'node22',
+        keepNames: RELAY_BUNDLE_KEEP_NAMES,
+        target: RELAY_BUNDLE_TARGET,
         format: nodejs.OutputFormat.ESM,
         mainFields: ['module', 'main'],
-        // ESM bundles need a real `require` for the CommonJS parts of the SDK.
-        banner: "import { createRequire } from 'module';const require = createRequire(import.meta.url);",
+        banner: RELAY_BUNDLE_BANNER,
         // Bundle everything (Powertools, middy, SDK v3) rather than rely on the runtime's copy.
         externalModules: [],
         esbuildArgs: Object.fromEntries(Object.entries(relayEsbuildAliases(REPO_ROOT)).map(([from, to]) => [`--alias:${from}`, to])),
