@@ -2,7 +2,15 @@
  * In-process error matching is by class (`instanceof`); the state machine matches the same errors by
  * their literal names (contract/error-names.ts). These tests keep the two lists equal.
  */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import { build } from 'esbuild';
 import { BUSINESS_ERROR_NAMES, TRANSIENT_ERROR_NAMES } from '../../../contract/error-names';
+import { relayBuildOptions } from '../../../lib/constructs/relay-bundling';
+import * as errors from '../../../lambdas/domain/errors';
 import {
   BUSINESS_ERRORS, ConcurrentUpdateError, HandOffError, InvalidOrderRequestError, isBusinessOutcome, isTransient, MarketplaceAuthError,
   MarketplaceDatabaseError, MarketplaceError, MarketplaceInvalidInputError, MarketplaceRateLimitedError, MarketplaceRejectedError,
@@ -54,4 +62,29 @@ describe('error matching', () => {
       expect(isBusinessOutcome(other)).toBe(false);
     }
   });
+});
+
+describe('error names in the deployed bundles', () => {
+  // The bundles are minified without kept names: a class's own name is mangled there, so what Step
+  // Functions' Retry/Catch, the worker and the logs see is only the `name` each error sets itself.
+  it('every error class keeps its name when minified as RelayFunction minifies', async () => {
+    const root = path.resolve(__dirname, '..', '..', '..');
+    const dir = mkdtempSync(path.join(tmpdir(), 'relay-errors-'));
+    try {
+      const file = path.join(dir, 'errors.mjs');
+      await build({ ...relayBuildOptions(root), entryPoints: [path.join(root, 'lambdas/domain/errors.ts')], outfile: file, logLevel: 'silent' });
+      // Each exported class, built with a string argument (every constructor accepts one or none).
+      const script = `import(${JSON.stringify(file)}).then((m) => console.log(JSON.stringify(Object.fromEntries(Object.entries(m)
+        .filter(([, v]) => typeof v === 'function' && v.prototype instanceof Error).map(([k, C]) => [k, { instance: new C('x').name, cls: C.name }])))))`;
+      const { stdout } = await promisify(execFile)(process.execPath, ['-e', script]);
+      const minified = JSON.parse(stdout) as Record<string, { instance: string; cls: string }>;
+      const classes = Object.entries(errors).filter(([, v]) => typeof v === 'function' && (v as { prototype?: unknown }).prototype instanceof Error).map(([k]) => k);
+      expect(Object.keys(minified).sort()).toEqual(classes.sort());
+      for (const name of classes) expect(minified[name].instance).toBe(name);
+      // The class names themselves are gone: this is what the test guards against relying on.
+      expect(classes.filter((name) => minified[name].cls !== name)).not.toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
