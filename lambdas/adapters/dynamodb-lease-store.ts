@@ -1,6 +1,6 @@
 /**
- * LeaseStore in the relay table. The table has a partition key only (`pk`, no sort key, no GSI), so
- * the due index is built from whole items looked up by key:
+ * LeaseBook and LeaseStore in the relay table. The table has a partition key only (`pk`, no sort
+ * key, no GSI), so the due index is built from whole items looked up by key:
  *
  * - `LEASE#<order_id>`: the order record (task_id, callback_url, spot) and its lease (expires_at,
  *   hours, warned_for, cancel_claimed_at, ended_at, end_reason). The source of truth.
@@ -36,7 +36,7 @@ import * as z from 'zod/mini';
 import { isConditionalCheckFailed } from './aws-clients';
 import { keys, RELAY_TABLE } from '../../contract/resources';
 import type { Lease, LeaseEnd, TrackedOrder, WatchedOrder, WatchEntry } from '../domain/lease';
-import type { LeaseStore, LeaseTerms, SpotDecreaseClaim } from '../domain/lease-ports';
+import type { LeaseBook, LeaseStore, LeaseTerms, SpotDecreaseClaim } from '../domain/lease-ports';
 
 const TTL_ATTRIBUTE = RELAY_TABLE.ttlAttribute;
 
@@ -69,7 +69,16 @@ const watchAttribute = (orderId: number): string => `o${orderId}`;
 const WATCH_ATTRIBUTE = /^o(\d+)$/;
 
 const encodeWatch = (entry: WatchEntry): string => JSON.stringify([entry.status, entry.since, entry.spot ? 1 : 0]);
-const WatchValueSchema = z.tuple([z.string(), z.number(), z.union([z.literal(0), z.literal(1)])]);
+/**
+ * Read by the sweep alone. Every call is marked pure so that a bundle with only DynamoDbLeaseBook drops
+ * the schema, and zod's tuple with it (~1.9 KB): esbuild keeps an unmarked call, even to zod's own
+ * side-effect-free functions.
+ */
+const WatchValueSchema = /* @__PURE__ */ z.tuple([
+  /* @__PURE__ */ z.string(),
+  /* @__PURE__ */ z.number(),
+  /* @__PURE__ */ z.union([/* @__PURE__ */ z.literal(0), /* @__PURE__ */ z.literal(1)]),
+]);
 
 const LeaseItemSchema = z.object({
   order_id: z.int(),
@@ -119,13 +128,17 @@ interface DueEntry {
   readonly attribute: string;
 }
 
-/** Leases, watch list and event claims in the relay table. */
-export class DynamoDbLeaseStore implements LeaseStore {
-  private reads = 0;
+/**
+ * The lease book in the relay table: what the job worker and the workflow use. The sweep's methods
+ * are in DynamoDbLeaseStore below, so a bundle that only constructs this class leaves them out
+ * (esbuild cannot drop single methods of a class, only whole classes and module functions).
+ */
+export class DynamoDbLeaseBook implements LeaseBook {
+  protected reads = 0;
 
   public constructor(
-    private readonly doc: DynamoDBDocumentClient,
-    private readonly tableName: string,
+    protected readonly doc: DynamoDBDocumentClient,
+    protected readonly tableName: string,
   ) {}
 
   public itemsRead(): number {
@@ -219,192 +232,6 @@ export class DynamoDbLeaseStore implements LeaseStore {
     return true;
   }
 
-  public async dueBefore(before: number, limit: number): Promise<readonly Lease[]> {
-    const { Item: cursor } = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: { pk: leaseKeys.cursor() }, ConsistentRead: true }));
-    if (!cursor || typeof cursor.from !== 'number') return []; // no lease was ever tracked
-    this.reads += 1;
-    const from = cursor.from;
-    const version = typeof cursor.v === 'number' ? cursor.v : 0;
-    const last = bucketStart(before);
-    if (from > last) return [];
-
-    const starts: number[] = [];
-    for (let start = from; start <= last; start += LEASE_DUE_BUCKET_SECONDS) starts.push(start);
-    const buckets = await this.batchGet(starts.map((s) => leaseKeys.due(s)));
-    const entries: DueEntry[] = [];
-    for (const start of starts) {
-      const item = buckets.get(leaseKeys.due(start));
-      for (const attribute of Object.keys(item ?? {})) {
-        const match = DUE_ATTRIBUTE.exec(attribute);
-        if (match) entries.push({ orderId: Number(match[1]), expiresAt: Number(match[2]), bucket: start, attribute });
-      }
-    }
-
-    const candidates = entries
-      .filter((e) => e.expiresAt <= before)
-      .sort((a, b) => a.expiresAt - b.expiresAt || a.orderId - b.orderId);
-    const due: Lease[] = [];
-    const seen = new Set<number>();
-    const pruned = new Set<string>();
-    for (let i = 0; i < candidates.length && due.length < limit; i += BATCH_GET_LIMIT) {
-      const chunk = candidates.slice(i, i + BATCH_GET_LIMIT);
-      const records = await this.getMany(chunk.map((e) => e.orderId));
-      for (const entry of chunk) {
-        const record = records.get(entry.orderId);
-        const lease = record && 'expires_at' in record ? record : undefined;
-        if (lease && !lease.ended && lease.expires_at === entry.expiresAt) {
-          if (due.length < limit && !seen.has(entry.orderId)) {
-            seen.add(entry.orderId);
-            due.push(lease);
-          }
-          continue;
-        }
-        // Ends only grow, so an entry behind its lease's end, or of an ended lease, can never be due
-        // again; an entry ahead of it (or without a record) may belong to a write in flight.
-        const stale = lease !== undefined && (lease.ended !== undefined || entry.expiresAt < lease.expires_at);
-        if (stale || entry.expiresAt <= before - IN_FLIGHT_GRACE_SECONDS) {
-          pruned.add(`${entry.bucket}/${entry.attribute}`);
-          await this.removeAttribute(leaseKeys.due(entry.bucket), entry.attribute);
-        }
-      }
-    }
-
-    const firstHeld = starts.find((start) => entries.some((e) => e.bucket === start && !pruned.has(`${e.bucket}/${e.attribute}`)));
-    const next = firstHeld ?? last;
-    if (next > from) {
-      try {
-        await this.doc.send(new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: leaseKeys.cursor() },
-          UpdateExpression: 'SET #from = :next',
-          // Only if no writer touched the cursor since we read it: its entry may be in a bucket we passed.
-          ConditionExpression: '#v = :v AND #from = :from',
-          ExpressionAttributeNames: { '#from': 'from', '#v': 'v' },
-          ExpressionAttributeValues: { ':next': next, ':v': version, ':from': from },
-        }));
-      } catch (error) {
-        ignoreLostCondition(error);
-      }
-    }
-    return due;
-  }
-
-  public async claimWarning(orderId: number, expiresAt: number): Promise<boolean> {
-    return this.conditionalUpdate(orderId, {
-      UpdateExpression: 'SET #warned = :exp',
-      ConditionExpression: '#expires = :exp AND attribute_not_exists(#ended) AND (attribute_not_exists(#warned) OR #warned <> :exp)',
-      ExpressionAttributeNames: { '#warned': 'warned_for', '#expires': 'expires_at', '#ended': 'ended_at' },
-      ExpressionAttributeValues: { ':exp': expiresAt },
-    });
-  }
-
-  public async claimCancel(orderId: number, expiresAt: number, now: number, staleAfterSeconds: number): Promise<boolean> {
-    return this.conditionalUpdate(orderId, {
-      UpdateExpression: 'SET #claim = :now',
-      ConditionExpression: '#expires = :exp AND attribute_not_exists(#ended) AND (attribute_not_exists(#claim) OR #claim <= :stale)',
-      ExpressionAttributeNames: { '#claim': 'cancel_claimed_at', '#expires': 'expires_at', '#ended': 'ended_at' },
-      ExpressionAttributeValues: { ':now': now, ':exp': expiresAt, ':stale': now - staleAfterSeconds },
-    });
-  }
-
-  public async releaseCancel(orderId: number, claimedAt: number): Promise<void> {
-    await this.conditionalUpdate(orderId, {
-      UpdateExpression: 'REMOVE #claim',
-      ConditionExpression: '#claim = :at AND attribute_not_exists(#ended)',
-      ExpressionAttributeNames: { '#claim': 'cancel_claimed_at', '#ended': 'ended_at' },
-      ExpressionAttributeValues: { ':at': claimedAt },
-    });
-  }
-
-  public async endLease(orderId: number, reason: LeaseEnd, now: number, expiresAt?: number): Promise<boolean> {
-    const values: Record<string, unknown> = { ':now': now, ':reason': reason, ':ttl': now + LEASE_RETENTION_SECONDS };
-    let condition = 'attribute_exists(#expires) AND attribute_not_exists(#ended)';
-    if (expiresAt !== undefined) {
-      condition += ' AND #expires = :exp';
-      values[':exp'] = expiresAt;
-    }
-    let ended: Record<string, unknown> | undefined;
-    try {
-      ({ Attributes: ended } = await this.doc.send(new UpdateCommand({
-        TableName: this.tableName,
-        Key: { pk: leaseKeys.lease(orderId) },
-        UpdateExpression: 'SET #ended = :now, #reason = :reason, #ttl = :ttl REMOVE #claim',
-        ConditionExpression: condition,
-        ExpressionAttributeNames: { '#expires': 'expires_at', '#ended': 'ended_at', '#reason': 'end_reason', '#ttl': TTL_ATTRIBUTE, '#claim': 'cancel_claimed_at' },
-        ExpressionAttributeValues: values,
-        ReturnValues: 'ALL_NEW',
-      })));
-    } catch (error) {
-      if (isConditionalCheckFailed(error)) return false;
-      throw error;
-    }
-    if (typeof ended?.expires_at === 'number') await this.removeDueEntry(orderId, ended.expires_at);
-    return true;
-  }
-
-  public async watched(): Promise<ReadonlyMap<number, WatchEntry>> {
-    const { Item } = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: { pk: leaseKeys.watch() }, ConsistentRead: true }));
-    const entries = new Map<number, WatchEntry>();
-    if (!Item) return entries;
-    this.reads += 1;
-    for (const [attribute, value] of Object.entries(Item)) {
-      const match = WATCH_ATTRIBUTE.exec(attribute);
-      if (!match || typeof value !== 'string') continue;
-      let decoded: unknown;
-      try {
-        decoded = JSON.parse(value);
-      } catch {
-        continue;
-      }
-      const parsed = WatchValueSchema.safeParse(decoded);
-      if (parsed.success) entries.set(Number(match[1]), { status: parsed.data[0], since: parsed.data[1], spot: parsed.data[2] === 1 });
-    }
-    return entries;
-  }
-
-  public async setStatus(orderId: number, prev: WatchEntry, next: WatchEntry | undefined, now: number): Promise<boolean> {
-    const values: Record<string, unknown> = { ':prev': encodeWatch(prev) };
-    if (next) values[':next'] = encodeWatch(next);
-    try {
-      await this.doc.send(new UpdateCommand({
-        TableName: this.tableName,
-        Key: { pk: leaseKeys.watch() },
-        UpdateExpression: next ? 'SET #o = :next' : 'REMOVE #o',
-        ConditionExpression: '#o = :prev',
-        ExpressionAttributeNames: { '#o': watchAttribute(orderId) },
-        ExpressionAttributeValues: values,
-      }));
-    } catch (error) {
-      if (isConditionalCheckFailed(error)) return false;
-      throw error;
-    }
-    if (!next) {
-      // An order without a lease is kept for a while after the watch lets it go (endLease does it for leases).
-      await this.conditionalUpdate(orderId, {
-        UpdateExpression: 'SET #ttl = :ttl',
-        ConditionExpression: 'attribute_exists(#pk) AND attribute_not_exists(#expires)',
-        ExpressionAttributeNames: { '#ttl': TTL_ATTRIBUTE, '#pk': 'pk', '#expires': 'expires_at' },
-        ExpressionAttributeValues: { ':ttl': now + LEASE_RETENTION_SECONDS },
-      });
-    }
-    return true;
-  }
-
-  public async claimEvent(eventId: string, now: number): Promise<boolean> {
-    try {
-      await this.doc.send(new PutCommand({
-        TableName: this.tableName,
-        Item: { pk: leaseKeys.event(eventId), claimed_at: now, [TTL_ATTRIBUTE]: now + LEASE_RETENTION_SECONDS },
-        ConditionExpression: 'attribute_not_exists(#pk)',
-        ExpressionAttributeNames: { '#pk': 'pk' },
-      }));
-      return true;
-    } catch (error) {
-      if (isConditionalCheckFailed(error)) return false;
-      throw error;
-    }
-  }
-
   public async claimSpotDecrease(orderId: number, now: number, windowSeconds: number): Promise<SpotDecreaseClaim> {
     for (let attempt = 0; attempt < 3; attempt += 1) {
       try {
@@ -476,12 +303,12 @@ export class DynamoDbLeaseStore implements LeaseStore {
     }
   }
 
-  private async removeDueEntry(orderId: number, expiresAt: number): Promise<void> {
+  protected async removeDueEntry(orderId: number, expiresAt: number): Promise<void> {
     await this.removeAttribute(leaseKeys.due(bucketStart(expiresAt)), dueAttribute(orderId, expiresAt));
   }
 
   /** REMOVE of one attribute, without creating the item when it is missing. */
-  private async removeAttribute(pk: string, attribute: string): Promise<void> {
+  protected async removeAttribute(pk: string, attribute: string): Promise<void> {
     try {
       await this.doc.send(new UpdateCommand({
         TableName: this.tableName,
@@ -505,22 +332,8 @@ export class DynamoDbLeaseStore implements LeaseStore {
     }));
   }
 
-  /** A conditional update of `LEASE#<orderId>`: true when it was applied. */
-  private async conditionalUpdate(
-    orderId: number,
-    update: { UpdateExpression: string; ConditionExpression: string; ExpressionAttributeNames: Record<string, string>; ExpressionAttributeValues: Record<string, unknown> },
-  ): Promise<boolean> {
-    try {
-      await this.doc.send(new UpdateCommand({ TableName: this.tableName, Key: { pk: leaseKeys.lease(orderId) }, ...update }));
-      return true;
-    } catch (error) {
-      if (isConditionalCheckFailed(error)) return false;
-      throw error;
-    }
-  }
-
   /** Strongly consistent BatchGetItem over any number of keys, retrying unprocessed ones. Returns items by pk. */
-  private async batchGet(pks: readonly string[]): Promise<Map<string, Record<string, unknown>>> {
+  protected async batchGet(pks: readonly string[]): Promise<Map<string, Record<string, unknown>>> {
     const found = new Map<string, Record<string, unknown>>();
     for (let i = 0; i < pks.length; i += BATCH_GET_LIMIT) {
       let keys: Record<string, unknown>[] = pks.slice(i, i + BATCH_GET_LIMIT).map((pk) => ({ pk }));
@@ -538,5 +351,213 @@ export class DynamoDbLeaseStore implements LeaseStore {
       }
     }
     return found;
+  }
+}
+
+/**
+ * A conditional update of `LEASE#<orderId>`: true when it was applied. Used by the sweep alone, so a
+ * module function rather than a member of the book: a bundle with the book alone drops it.
+ */
+const conditionalUpdate = async (
+  doc: DynamoDBDocumentClient,
+  tableName: string,
+  orderId: number,
+  update: { UpdateExpression: string; ConditionExpression: string; ExpressionAttributeNames: Record<string, string>; ExpressionAttributeValues: Record<string, unknown> },
+): Promise<boolean> => {
+  try {
+    await doc.send(new UpdateCommand({ TableName: tableName, Key: { pk: leaseKeys.lease(orderId) }, ...update }));
+    return true;
+  } catch (error) {
+    if (isConditionalCheckFailed(error)) return false;
+    throw error;
+  }
+};
+
+/** Leases, watch list and event claims in the relay table: the lease book plus the fleet watch's sweep. */
+export class DynamoDbLeaseStore extends DynamoDbLeaseBook implements LeaseStore {
+  public async dueBefore(before: number, limit: number): Promise<readonly Lease[]> {
+    const { Item: cursor } = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: { pk: leaseKeys.cursor() }, ConsistentRead: true }));
+    if (!cursor || typeof cursor.from !== 'number') return []; // no lease was ever tracked
+    this.reads += 1;
+    const from = cursor.from;
+    const version = typeof cursor.v === 'number' ? cursor.v : 0;
+    const last = bucketStart(before);
+    if (from > last) return [];
+
+    const starts: number[] = [];
+    for (let start = from; start <= last; start += LEASE_DUE_BUCKET_SECONDS) starts.push(start);
+    const buckets = await this.batchGet(starts.map((s) => leaseKeys.due(s)));
+    const entries: DueEntry[] = [];
+    for (const start of starts) {
+      const item = buckets.get(leaseKeys.due(start));
+      for (const attribute of Object.keys(item ?? {})) {
+        const match = DUE_ATTRIBUTE.exec(attribute);
+        if (match) entries.push({ orderId: Number(match[1]), expiresAt: Number(match[2]), bucket: start, attribute });
+      }
+    }
+
+    const candidates = entries
+      .filter((e) => e.expiresAt <= before)
+      .sort((a, b) => a.expiresAt - b.expiresAt || a.orderId - b.orderId);
+    const due: Lease[] = [];
+    const seen = new Set<number>();
+    const pruned = new Set<string>();
+    for (let i = 0; i < candidates.length && due.length < limit; i += BATCH_GET_LIMIT) {
+      const chunk = candidates.slice(i, i + BATCH_GET_LIMIT);
+      const records = await this.getMany(chunk.map((e) => e.orderId));
+      for (const entry of chunk) {
+        const record = records.get(entry.orderId);
+        const lease = record && 'expires_at' in record ? record : undefined;
+        if (lease && !lease.ended && lease.expires_at === entry.expiresAt) {
+          if (due.length < limit && !seen.has(entry.orderId)) {
+            seen.add(entry.orderId);
+            due.push(lease);
+          }
+          continue;
+        }
+        // Ends only grow, so an entry behind its lease's end, or of an ended lease, can never be due
+        // again; an entry ahead of it (or without a record) may belong to a write in flight.
+        const stale = lease !== undefined && (lease.ended !== undefined || entry.expiresAt < lease.expires_at);
+        if (stale || entry.expiresAt <= before - IN_FLIGHT_GRACE_SECONDS) {
+          pruned.add(`${entry.bucket}/${entry.attribute}`);
+          await this.removeAttribute(leaseKeys.due(entry.bucket), entry.attribute);
+        }
+      }
+    }
+
+    const firstHeld = starts.find((start) => entries.some((e) => e.bucket === start && !pruned.has(`${e.bucket}/${e.attribute}`)));
+    const next = firstHeld ?? last;
+    if (next > from) {
+      try {
+        await this.doc.send(new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: leaseKeys.cursor() },
+          UpdateExpression: 'SET #from = :next',
+          // Only if no writer touched the cursor since we read it: its entry may be in a bucket we passed.
+          ConditionExpression: '#v = :v AND #from = :from',
+          ExpressionAttributeNames: { '#from': 'from', '#v': 'v' },
+          ExpressionAttributeValues: { ':next': next, ':v': version, ':from': from },
+        }));
+      } catch (error) {
+        ignoreLostCondition(error);
+      }
+    }
+    return due;
+  }
+
+  public async claimWarning(orderId: number, expiresAt: number): Promise<boolean> {
+    return conditionalUpdate(this.doc, this.tableName, orderId, {
+      UpdateExpression: 'SET #warned = :exp',
+      ConditionExpression: '#expires = :exp AND attribute_not_exists(#ended) AND (attribute_not_exists(#warned) OR #warned <> :exp)',
+      ExpressionAttributeNames: { '#warned': 'warned_for', '#expires': 'expires_at', '#ended': 'ended_at' },
+      ExpressionAttributeValues: { ':exp': expiresAt },
+    });
+  }
+
+  public async claimCancel(orderId: number, expiresAt: number, now: number, staleAfterSeconds: number): Promise<boolean> {
+    return conditionalUpdate(this.doc, this.tableName, orderId, {
+      UpdateExpression: 'SET #claim = :now',
+      ConditionExpression: '#expires = :exp AND attribute_not_exists(#ended) AND (attribute_not_exists(#claim) OR #claim <= :stale)',
+      ExpressionAttributeNames: { '#claim': 'cancel_claimed_at', '#expires': 'expires_at', '#ended': 'ended_at' },
+      ExpressionAttributeValues: { ':now': now, ':exp': expiresAt, ':stale': now - staleAfterSeconds },
+    });
+  }
+
+  public async releaseCancel(orderId: number, claimedAt: number): Promise<void> {
+    await conditionalUpdate(this.doc, this.tableName, orderId, {
+      UpdateExpression: 'REMOVE #claim',
+      ConditionExpression: '#claim = :at AND attribute_not_exists(#ended)',
+      ExpressionAttributeNames: { '#claim': 'cancel_claimed_at', '#ended': 'ended_at' },
+      ExpressionAttributeValues: { ':at': claimedAt },
+    });
+  }
+
+  public async endLease(orderId: number, reason: LeaseEnd, now: number, expiresAt?: number): Promise<boolean> {
+    const values: Record<string, unknown> = { ':now': now, ':reason': reason, ':ttl': now + LEASE_RETENTION_SECONDS };
+    let condition = 'attribute_exists(#expires) AND attribute_not_exists(#ended)';
+    if (expiresAt !== undefined) {
+      condition += ' AND #expires = :exp';
+      values[':exp'] = expiresAt;
+    }
+    let ended: Record<string, unknown> | undefined;
+    try {
+      ({ Attributes: ended } = await this.doc.send(new UpdateCommand({
+        TableName: this.tableName,
+        Key: { pk: leaseKeys.lease(orderId) },
+        UpdateExpression: 'SET #ended = :now, #reason = :reason, #ttl = :ttl REMOVE #claim',
+        ConditionExpression: condition,
+        ExpressionAttributeNames: { '#expires': 'expires_at', '#ended': 'ended_at', '#reason': 'end_reason', '#ttl': TTL_ATTRIBUTE, '#claim': 'cancel_claimed_at' },
+        ExpressionAttributeValues: values,
+        ReturnValues: 'ALL_NEW',
+      })));
+    } catch (error) {
+      if (isConditionalCheckFailed(error)) return false;
+      throw error;
+    }
+    if (typeof ended?.expires_at === 'number') await this.removeDueEntry(orderId, ended.expires_at);
+    return true;
+  }
+
+  public async watched(): Promise<ReadonlyMap<number, WatchEntry>> {
+    const { Item } = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: { pk: leaseKeys.watch() }, ConsistentRead: true }));
+    const entries = new Map<number, WatchEntry>();
+    if (!Item) return entries;
+    this.reads += 1;
+    for (const [attribute, value] of Object.entries(Item)) {
+      const match = WATCH_ATTRIBUTE.exec(attribute);
+      if (!match || typeof value !== 'string') continue;
+      let decoded: unknown;
+      try {
+        decoded = JSON.parse(value);
+      } catch {
+        continue;
+      }
+      const parsed = WatchValueSchema.safeParse(decoded);
+      if (parsed.success) entries.set(Number(match[1]), { status: parsed.data[0], since: parsed.data[1], spot: parsed.data[2] === 1 });
+    }
+    return entries;
+  }
+
+  public async setStatus(orderId: number, prev: WatchEntry, next: WatchEntry | undefined, now: number): Promise<boolean> {
+    const values: Record<string, unknown> = { ':prev': encodeWatch(prev) };
+    if (next) values[':next'] = encodeWatch(next);
+    try {
+      await this.doc.send(new UpdateCommand({
+        TableName: this.tableName,
+        Key: { pk: leaseKeys.watch() },
+        UpdateExpression: next ? 'SET #o = :next' : 'REMOVE #o',
+        ConditionExpression: '#o = :prev',
+        ExpressionAttributeNames: { '#o': watchAttribute(orderId) },
+        ExpressionAttributeValues: values,
+      }));
+    } catch (error) {
+      if (isConditionalCheckFailed(error)) return false;
+      throw error;
+    }
+    if (!next) {
+      // An order without a lease is kept for a while after the watch lets it go (endLease does it for leases).
+      await conditionalUpdate(this.doc, this.tableName, orderId, {
+        UpdateExpression: 'SET #ttl = :ttl',
+        ConditionExpression: 'attribute_exists(#pk) AND attribute_not_exists(#expires)',
+        ExpressionAttributeNames: { '#ttl': TTL_ATTRIBUTE, '#pk': 'pk', '#expires': 'expires_at' },
+        ExpressionAttributeValues: { ':ttl': now + LEASE_RETENTION_SECONDS },
+      });
+    }
+    return true;
+  }
+
+  public async claimEvent(eventId: string, now: number): Promise<boolean> {
+    try {
+      await this.doc.send(new PutCommand({
+        TableName: this.tableName,
+        Item: { pk: leaseKeys.event(eventId), claimed_at: now, [TTL_ATTRIBUTE]: now + LEASE_RETENTION_SECONDS },
+        ConditionExpression: 'attribute_not_exists(#pk)',
+        ExpressionAttributeNames: { '#pk': 'pk' },
+      }));
+      return true;
+    } catch (error) {
+      if (isConditionalCheckFailed(error)) return false;
+      throw error;
+    }
   }
 }

@@ -4,14 +4,14 @@
  */
 import { documentClient, sfnClient, sqsClient } from './aws-clients';
 import { DynamoDbIdempotencyStore } from './dynamodb-idempotency-store';
-import { DynamoDbLeaseStore } from './dynamodb-lease-store';
+import { DynamoDbLeaseBook } from './dynamodb-lease-store';
 import { DynamoDbServerClaims } from './dynamodb-server-claims';
 import { DynamoDbSlidingWindow } from './dynamodb-sliding-window';
 import { DynamoDbTaskRepository } from './dynamodb-task-repository';
 import type { RelayEnv } from './env';
 import { SfnWorkflowStarter } from './sfn-workflow-starter';
 import { SqsJobQueue } from './sqs-job-queue';
-import type { LeaseStore } from '../domain/lease-ports';
+import type { LeaseBook } from '../domain/lease-ports';
 import type { IdempotencyStore, JobQueue, ServerClaims, SlidingWindow, TaskRepository, WorkflowStarter } from '../domain/ports';
 
 export const taskRepositoryFromEnv = (env: RelayEnv): TaskRepository => new DynamoDbTaskRepository(documentClient(), env.TABLE_NAME);
@@ -22,8 +22,11 @@ export const serverClaimsFromEnv = (env: RelayEnv): ServerClaims => new DynamoDb
 
 export const idempotencyStoreFromEnv = (env: RelayEnv): IdempotencyStore => new DynamoDbIdempotencyStore(documentClient(), env.TABLE_NAME);
 
-/** Leases, the watch list and event claims (issue 14), in the relay table. */
-export const leaseStoreFromEnv = (env: RelayEnv): LeaseStore => new DynamoDbLeaseStore(documentClient(), env.TABLE_NAME);
+/**
+ * The lease book (issue 14) in the relay table: tracking, extending, spot decrease claims. The fleet
+ * watch's sweep constructs DynamoDbLeaseStore itself; this keeps its methods out of other bundles.
+ */
+export const leaseBookFromEnv = (env: RelayEnv): LeaseBook => new DynamoDbLeaseBook(documentClient(), env.TABLE_NAME);
 
 /** Throws when STATE_MACHINE_ARN is unset: a function that starts workflows cannot run without it. */
 export const workflowStarterFromEnv = (env: RelayEnv): WorkflowStarter => {

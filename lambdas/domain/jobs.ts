@@ -9,7 +9,7 @@ import { orderCancelledText, priceAlertMatchedText } from './chat-messages';
 import { isBusinessOutcome, MarketplaceInvalidInputError } from './errors';
 import { extendOrder, setSpotPrice } from './fleet-watch';
 import { hasLease, serverFitsLease } from './lease';
-import type { LeaseStore } from './lease-ports';
+import type { LeaseBook } from './lease-ports';
 import { findMatchingServer } from './matching';
 import type { Order, PortProtocol, Server } from './marketplace-types';
 import type { CreateOrderWorkflowInput, MarketplaceClient, Notifier, TaskRepository, WorkflowStarter } from './ports';
@@ -49,7 +49,7 @@ export interface JobDeps {
   readonly notifier: Notifier;
   readonly workflow: WorkflowStarter;
   /** Leases and watched orders (issue 14): extend-order, set-spot-price, and lease ends in status. */
-  readonly leases: Pick<LeaseStore, 'get' | 'getMany' | 'extend' | 'claimSpotDecrease' | 'releaseSpotDecrease'>;
+  readonly leases: Pick<LeaseBook, 'get' | 'getMany' | 'extend' | 'claimSpotDecrease' | 'releaseSpotDecrease'>;
   readonly config: JobConfig;
 }
 

@@ -15,11 +15,11 @@ export interface LeaseTerms {
 export type SpotDecreaseClaim = { readonly claimed: true } | { readonly claimed: false; readonly last_at: number };
 
 /**
- * Leases, the watch list and event claims. Every "claim" is a conditional write: of concurrent
- * callers exactly one gets `true`, which is how overlapping sweeps warn once, cancel once and send
- * each event once. Times are Unix seconds.
+ * The per-order lease book: an order's record and lease, as the relay tracks and extends it, and its
+ * spot decrease claims. What the job worker and the workflow need; the sweep's parts are LeaseStore.
+ * Times are Unix seconds.
  */
-export interface LeaseStore {
+export interface LeaseBook {
   /**
    * Registers an order the relay placed, at readiness: watched from now on with `status`, and with a
    * lease when `lease` is given. Idempotent: a second call (a retried step) changes nothing.
@@ -41,6 +41,24 @@ export interface LeaseStore {
     opts: { readonly now: number; readonly status: string },
   ): Promise<boolean>;
 
+  /**
+   * Claims a spot price decrease on the order at `now` unless the previous claimed decrease is less
+   * than `windowSeconds` old; then it answers when that one was.
+   */
+  claimSpotDecrease(orderId: number, now: number, windowSeconds: number): Promise<SpotDecreaseClaim>;
+  /** Forgets the decrease claimed at `at` (the marketplace call failed, so it did not count). */
+  releaseSpotDecrease(orderId: number, at: number): Promise<void>;
+
+  /** Items read from the table since this store was made (cumulative; a sweep reports its delta). */
+  itemsRead(): number;
+}
+
+/**
+ * Leases, the watch list and event claims: the lease book plus what the fleet watch's sweep needs.
+ * Every "claim" is a conditional write: of concurrent callers exactly one gets `true`, which is how
+ * overlapping sweeps warn once, cancel once and send each event once. Times are Unix seconds.
+ */
+export interface LeaseStore extends LeaseBook {
   /**
    * Leases not ended with `expires_at ≤ before`, earliest first, at most `limit`. Reads O(due)
    * items, not O(all leases).
@@ -72,17 +90,6 @@ export interface LeaseStore {
 
   /** True the first time `eventId` is claimed: the one caller that sends the event. */
   claimEvent(eventId: string, now: number): Promise<boolean>;
-
-  /**
-   * Claims a spot price decrease on the order at `now` unless the previous claimed decrease is less
-   * than `windowSeconds` old; then it answers when that one was.
-   */
-  claimSpotDecrease(orderId: number, now: number, windowSeconds: number): Promise<SpotDecreaseClaim>;
-  /** Forgets the decrease claimed at `at` (the marketplace call failed, so it did not count). */
-  releaseSpotDecrease(orderId: number, at: number): Promise<void>;
-
-  /** Items read from the table since this store was made (cumulative; a sweep reports its delta). */
-  itemsRead(): number;
 }
 
 /**

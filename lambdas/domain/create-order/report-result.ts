@@ -3,7 +3,7 @@ import { orderReadyText } from '../chat-messages';
 import { completeTask } from '../complete-task';
 import { SoftTimeoutError } from '../errors';
 import { leaseExpiresAt } from '../lease';
-import type { LeaseStore } from '../lease-ports';
+import type { LeaseBook } from '../lease-ports';
 import type { Notifier, ServerClaims, TaskRepository } from '../ports';
 import { failure } from '../task';
 import type { CreateOrderSuccess, FailureResult, TaskResult } from '../task';
@@ -55,7 +55,7 @@ export interface ReportResultDeps {
   readonly notifier: Notifier;
   readonly claims: Pick<ServerClaims, 'release'>;
   /** Where placed orders are recorded for the fleet watch (and their leases). */
-  readonly leases: Pick<LeaseStore, 'track'>;
+  readonly leases: Pick<LeaseBook, 'track'>;
 }
 
 /**

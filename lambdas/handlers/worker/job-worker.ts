@@ -25,7 +25,7 @@ import { MAX_LEASE_HOURS } from '../../domain/lease';
 import { FINAL_STATES, failure, TaskOriginSchema, type TaskResult } from '../../domain/task';
 import { sqsClient } from '../../adapters/aws-clients';
 import { relayEnv } from '../../adapters/env';
-import { leaseStoreFromEnv, taskRepositoryFromEnv, workflowStarterFromEnv } from '../../adapters/from-env';
+import { leaseBookFromEnv, taskRepositoryFromEnv, workflowStarterFromEnv } from '../../adapters/from-env';
 import { marketplaceFromEnv } from '../../adapters/marketplace-from-env';
 import { notifierFromEnv } from '../../adapters/notifier-from-env';
 import { countMetric, logger, MetricName, tagTask, tracedHandler, tracedSegment, withTaskScope } from '../../adapters/observability';
@@ -191,7 +191,7 @@ export const jobWorkerDepsFromEnv = (): JobWorkerDeps => {
     tasks: taskRepositoryFromEnv(env),
     notifier: notifierFromEnv(env),
     workflow: workflowStarterFromEnv(env),
-    leases: leaseStoreFromEnv(env),
+    leases: leaseBookFromEnv(env),
     visibility: new SqsMessageVisibility(sqsClient(), env.JOB_QUEUE_URL),
     retryBaseMs: env.JOB_RETRY_BASE_MS,
     config: {

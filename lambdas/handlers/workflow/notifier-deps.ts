@@ -3,16 +3,16 @@
  * own so that the other task handlers never import the notifier: esbuild bundles whatever a module
  * imports, so keeping it out of ./deps.ts is what keeps it out of their bundles.
  */
-import type { LeaseStore } from '../../domain/lease-ports';
+import type { LeaseBook } from '../../domain/lease-ports';
 import type { Notifier } from '../../domain/ports';
 import { relayEnv } from '../../adapters/env';
-import { leaseStoreFromEnv } from '../../adapters/from-env';
+import { leaseBookFromEnv } from '../../adapters/from-env';
 import { notifierFromEnv } from '../../adapters/notifier-from-env';
 import { lazy } from '../../adapters/lazy';
 import { claims, marketplace, tasks } from './deps';
 
 const notifier = lazy<Notifier>(() => notifierFromEnv(relayEnv()));
-const leases = lazy<LeaseStore>(() => leaseStoreFromEnv(relayEnv()));
+const leases = lazy<LeaseBook>(() => leaseBookFromEnv(relayEnv()));
 
 export const reportResultDeps = async () => ({ tasks: tasks(), notifier: notifier(), claims: claims(), leases: leases() });
 export const executionEndedDeps = async () => ({ marketplace: marketplace(), tasks: tasks(), notifier: notifier(), claims: claims() });
