@@ -1,6 +1,9 @@
 /**
  * Secret values: from Secrets Manager when `<NAME>_ARN` is set (AWS), else from the plain variable
- * (local). Values are cached for 5 minutes, so a rotation is picked up within minutes.
+ * (local). Values are cached for 5 minutes, so a rotation is picked up within minutes — and at once
+ * by a signature check that matches no cached webhook secret: it may re-read them (`fresh`), at most
+ * once per SECRET_REFRESH_MIN_INTERVAL_SECONDS per instance, so a caller that switches to the new
+ * secret right after put-secret-value is not refused by warm functions for up to 5 minutes.
  *
  * One Powertools SecretsProvider per version stage: a provider keys its cache on the secret name
  * (and transform) only, not on `sdkOptions.VersionStage`, so reading AWSCURRENT and AWSPREVIOUS
@@ -16,6 +19,30 @@ import { logger, traceClient } from './observability';
 export const SECRET_MAX_AGE_SECONDS = 300;
 
 export type VersionStage = 'AWSCURRENT' | 'AWSPREVIOUS';
+
+/**
+ * The least time between two cache-bypassing reads of one secret by one instance. Requests with bad
+ * signatures (an attacker's, a misconfigured caller's) cost at most 2 Secrets Manager reads per this
+ * interval per warm instance, whatever their rate.
+ */
+export const SECRET_REFRESH_MIN_INTERVAL_SECONDS = 30;
+
+/** How a read may use the cache. */
+export interface SecretReadOptions {
+  /** Bypass the cache if this instance has not done so for this secret in the last SECRET_REFRESH_MIN_INTERVAL_SECONDS. */
+  readonly fresh?: boolean;
+}
+
+const lastForcedRead = new Map<string, number>();
+
+/** True (and counted) when a cache-bypassing read of `secretId` is allowed now. */
+const mayReadFresh = (secretId: string): boolean => {
+  const now = Date.now();
+  const last = lastForcedRead.get(secretId);
+  if (last !== undefined && now - last < SECRET_REFRESH_MIN_INTERVAL_SECONDS * 1000) return false;
+  lastForcedRead.set(secretId, now);
+  return true;
+};
 
 /** Cached in place of a value when a secret has no AWSPREVIOUS version yet (before its first rotation). */
 const NO_VERSION = '';
@@ -54,23 +81,25 @@ const providerFor = (stage: VersionStage): StageSecretsProvider => {
 /** Forgets every cached value (tests; a new Lambda instance starts empty anyway). */
 export const clearSecretCache = (): void => {
   providers = undefined;
+  lastForcedRead.clear();
 };
 
 /**
  * Reads a secret string of one version stage (default AWSCURRENT), cached per stage for
  * SECRET_MAX_AGE_SECONDS. AWSPREVIOUS gives undefined when the secret has no previous version.
+ * `forceFetch` reads Secrets Manager whatever the cache holds, and caches the answer.
  */
-export const getSecretString = async (secretId: string, versionStage: VersionStage = 'AWSCURRENT'): Promise<string | undefined> => {
-  const value = await providerFor(versionStage).get(secretId, { maxAge: SECRET_MAX_AGE_SECONDS });
+export const getSecretString = async (secretId: string, versionStage: VersionStage = 'AWSCURRENT', forceFetch = false): Promise<string | undefined> => {
+  const value = await providerFor(versionStage).get(secretId, { maxAge: SECRET_MAX_AGE_SECONDS, forceFetch });
   if (versionStage === 'AWSPREVIOUS' && value === NO_VERSION) return undefined;
   if (typeof value !== 'string') throw new Error(`secret ${secretId} is not a string`);
   return value;
 };
 
 /** The previous webhook secret, or undefined. A read failure is not cached and only drops the old key. */
-const previousSecret = async (secretId: string): Promise<string | undefined> => {
+const previousSecret = async (secretId: string, forceFetch: boolean): Promise<string | undefined> => {
   try {
-    return await getSecretString(secretId, 'AWSPREVIOUS');
+    return await getSecretString(secretId, 'AWSPREVIOUS', forceFetch);
   } catch (error) {
     // The current secret still verifies; refusing everything (503) for an unreadable old key would
     // be worse. The error name only: the message may quote the request.
@@ -86,10 +115,17 @@ const distinctNonEmpty = (values: readonly (string | undefined)[]): string[] =>
 export const currentWebhookSecret = async (env: RelayEnv): Promise<string[]> =>
   distinctNonEmpty([env.WEBHOOK_SECRET_ARN ? await getSecretString(env.WEBHOOK_SECRET_ARN) : env.WEBHOOK_SECRET]);
 
-/** The webhook secrets accepted now: current first, then the previous one during a rotation. */
-export const webhookSecrets = async (env: RelayEnv): Promise<string[]> => {
+/**
+ * The webhook secrets accepted now: current first, then the previous one during a rotation. With
+ * `fresh` (a signature matched none of the cached ones), both stages are read from Secrets Manager
+ * again unless this instance did so less than SECRET_REFRESH_MIN_INTERVAL_SECONDS ago.
+ */
+export const webhookSecrets = async (env: RelayEnv, options: SecretReadOptions = {}): Promise<string[]> => {
   if (env.WEBHOOK_SECRET_ARN) {
-    const [current, previous] = await Promise.all([getSecretString(env.WEBHOOK_SECRET_ARN), previousSecret(env.WEBHOOK_SECRET_ARN)]);
+    const arn = env.WEBHOOK_SECRET_ARN;
+    const force = options.fresh === true && mayReadFresh(arn);
+    if (force) logger.info('webhook secrets re-read: a signature matched no cached secret');
+    const [current, previous] = await Promise.all([getSecretString(arn, 'AWSCURRENT', force), previousSecret(arn, force)]);
     return distinctNonEmpty([current, previous]);
   }
   return distinctNonEmpty([env.WEBHOOK_SECRET, env.WEBHOOK_SECRET_PREVIOUS]);
@@ -129,5 +165,11 @@ export const parseSlackSigningSecret = (raw: string | undefined): string | undef
   return value;
 };
 
-export const slackSigningSecret = async (env: RelayEnv): Promise<string | undefined> =>
-  parseSlackSigningSecret(env.SLACK_SIGNING_SECRET_ARN ? await getSecretString(env.SLACK_SIGNING_SECRET_ARN) : env.SLACK_SIGNING_SECRET);
+/** The Slack signing secret; `fresh` as for webhookSecrets (Slack's "Regenerate" takes effect at once). */
+export const slackSigningSecret = async (env: RelayEnv, options: SecretReadOptions = {}): Promise<string | undefined> => {
+  const arn = env.SLACK_SIGNING_SECRET_ARN;
+  if (!arn) return parseSlackSigningSecret(env.SLACK_SIGNING_SECRET);
+  const force = options.fresh === true && mayReadFresh(arn);
+  if (force) logger.info('Slack signing secret re-read: a signature did not match the cached secret');
+  return parseSlackSigningSecret(await getSecretString(arn, 'AWSCURRENT', force));
+};

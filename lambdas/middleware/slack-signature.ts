@@ -15,8 +15,11 @@ import { headerValue, httpError, rawBodyOf, type RelayEvent } from './http';
 export const SLACK_WINDOW_SECONDS = 300;
 
 export interface SlackSignatureOptions {
-  /** The signing secret, or undefined when none is configured. */
-  readonly secret: () => Promise<string | undefined>;
+  /**
+   * The signing secret, or undefined when none is configured. `fresh` asks the adapter to read past
+   * its cache (after a mismatch: the secret may have been regenerated; it may answer from the cache).
+   */
+  readonly secret: (read?: { readonly fresh?: boolean }) => Promise<string | undefined>;
   /** ALLOW_UNSIGNED_SLACK: without a secret, let commands through unverified. @default false (refuse) */
   readonly allowUnsigned?: boolean | (() => boolean);
   /** @default Date.now */
@@ -57,7 +60,17 @@ export const verifySlackSignature = (options: SlackSignatureOptions): middy.Midd
     if (!timestamp || !signature) throw fail('missing header');
     if (!timestampFresh(timestamp, now(), SLACK_WINDOW_SECONDS)) throw fail('stale timestamp');
     if (!signature.startsWith('v0=')) throw fail('unknown version');
-    if (!signatureMatches([secret], slackBaseString(timestamp, rawBodyOf(event)), signature.slice(3))) throw fail('mismatch');
+    const signed = slackBaseString(timestamp, rawBodyOf(event));
+    if (signatureMatches([secret], signed, signature.slice(3))) return;
+    // Perhaps signed with a secret regenerated in Slack since the adapter cached it: one more look.
+    let fresh: string | undefined = secret;
+    try {
+      fresh = await options.secret({ fresh: true });
+    } catch (error) {
+      logger.warn('Slack signing secret re-read failed', { error_name: error instanceof Error ? error.name : 'unknown' });
+    }
+    if (fresh && fresh !== secret && signatureMatches([fresh], signed, signature.slice(3))) return;
+    throw fail('mismatch');
   };
   return { name: 'verifySlackSignature', before };
 };

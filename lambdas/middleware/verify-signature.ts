@@ -7,6 +7,10 @@
  * `<timestamp>.<body>` and the timestamp must be within ±300 s; `requireTimestamp` makes it
  * mandatory. Bodiless signed GETs sign the request path with its query string instead of a body.
  *
+ * A signature that matches none of the accepted secrets is checked once more against the secrets
+ * read again (`secrets({ fresh: true })`; the adapter decides how often that may bypass its cache),
+ * so a secret rotated after the cache was filled verifies at once.
+ *
  * Neither the signature nor the secrets are ever logged.
  */
 import type middy from '@middy/core';
@@ -18,8 +22,11 @@ export const SIGNATURE_HEADER = 'X-Webhook-Signature';
 export const TIMESTAMP_HEADER = 'X-Webhook-Timestamp';
 
 export interface VerifySignatureOptions {
-  /** Accepted secrets, current first. A port: the secrets adapter caches values and picks up rotation. */
-  readonly secrets: () => Promise<readonly string[]>;
+  /**
+   * Accepted secrets, current first. A port: the secrets adapter caches values and picks up rotation;
+   * `fresh` asks it to read past its cache (it may answer from the cache if it did so recently).
+   */
+  readonly secrets: (read?: { readonly fresh?: boolean }) => Promise<readonly string[]>;
   /** REQUIRE_WEBHOOK_TIMESTAMP. @default false */
   readonly requireTimestamp?: boolean | (() => boolean);
   /** What the signature covers: the body, or (bodiless GETs) the path with its query string. @default 'body' */
@@ -66,9 +73,19 @@ export const verifySignature = (options: VerifySignatureOptions): middy.Middlewa
     }
 
     const payload = options.covers === 'path' ? Buffer.from(signedPath(event), 'utf8') : rawBodyOf(event);
-    if (!signatureMatches(secrets, signedBytes(payload, timestamp || undefined), signature)) {
-      throw reject('mismatch', 'Invalid signature');
+    const signed = signedBytes(payload, timestamp || undefined);
+    if (signatureMatches(secrets, signed, signature)) return;
+    // Perhaps signed with a secret rotated since the adapter cached its values: one more look.
+    let fresh: readonly string[] = secrets;
+    try {
+      fresh = await options.secrets({ fresh: true });
+    } catch (error) {
+      // The cached secrets were readable a moment ago; a failed re-read refuses like a mismatch.
+      logger.warn('webhook secret re-read failed', { error_name: error instanceof Error ? error.name : 'unknown' });
     }
+    const changed = fresh.length !== secrets.length || fresh.some((s, i) => s !== secrets[i]);
+    if (changed && signatureMatches(fresh, signed, signature)) return;
+    throw reject('mismatch', 'Invalid signature');
   };
   return { name: 'verifySignature', before };
 };

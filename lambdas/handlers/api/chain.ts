@@ -28,9 +28,9 @@ export interface ChainDeps {
   /** Required on rate-limited routes. */
   readonly window?: SlidingWindow;
   /** Required on signed routes: accepted webhook secrets, current first. */
-  readonly webhookSecrets?: () => Promise<readonly string[]>;
+  readonly webhookSecrets?: (read?: { readonly fresh?: boolean }) => Promise<readonly string[]>;
   /** Slack route: the signing secret, or undefined when none is configured. */
-  readonly slackSigningSecret?: () => Promise<string | undefined>;
+  readonly slackSigningSecret?: (read?: { readonly fresh?: boolean }) => Promise<string | undefined>;
   /** @default Date.now */
   readonly now?: () => number;
 }
@@ -76,7 +76,7 @@ export const apiHandler = <D extends ChainDeps>(
   chain.push(decodeBody());
   if (route.signed) {
     chain.push(verifySignature({
-      secrets: () => required(options.deps().webhookSecrets, 'the webhook secret')(),
+      secrets: (read) => required(options.deps().webhookSecrets, 'the webhook secret')(read),
       requireTimestamp: () => options.deps().env.REQUIRE_WEBHOOK_TIMESTAMP,
       // Bodiless signed GETs (task lookup) sign their path.
       covers: route.method === 'GET' ? 'path' : 'body',
@@ -85,7 +85,7 @@ export const apiHandler = <D extends ChainDeps>(
   }
   if (options.slackSignature) {
     chain.push(verifySlackSignature({
-      secret: async () => options.deps().slackSigningSecret?.(),
+      secret: async (read) => options.deps().slackSigningSecret?.(read),
       allowUnsigned: () => options.deps().env.ALLOW_UNSIGNED_SLACK,
       now,
     }));

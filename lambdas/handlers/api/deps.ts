@@ -35,8 +35,8 @@ export const acceptDepsFromEnv = (uses: HandOffs): (() => AcceptDeps) =>
     return {
       env,
       window: slidingWindowFromEnv(env),
-      webhookSecrets: () => webhookSecrets(env),
-      ...(uses.slack ? { slackSigningSecret: () => slackSigningSecret(env) } : {}),
+      webhookSecrets: (read) => webhookSecrets(env, read),
+      ...(uses.slack ? { slackSigningSecret: (read) => slackSigningSecret(env, read) } : {}),
       tasks: taskRepositoryFromEnv(env),
       idempotency: idempotencyStoreFromEnv(env),
       workflow: uses.workflow ? uses.workflow(env) : unavailablePort('the create-order workflow'),
@@ -48,7 +48,7 @@ export const acceptDepsFromEnv = (uses: HandOffs): (() => AcceptDeps) =>
 export const taskLookupDepsFromEnv = (): (() => ChainDeps & { readonly tasks: TaskRepository }) =>
   lazy(() => {
     const env = relayEnv();
-    return { env, window: slidingWindowFromEnv(env), webhookSecrets: () => webhookSecrets(env), tasks: taskRepositoryFromEnv(env) };
+    return { env, window: slidingWindowFromEnv(env), webhookSecrets: (read) => webhookSecrets(env, read), tasks: taskRepositoryFromEnv(env) };
   });
 
 /** Deps of GET /webhook/marketplace. */

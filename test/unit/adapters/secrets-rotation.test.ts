@@ -10,7 +10,7 @@ import type { RelayEnv } from '../../../lambdas/adapters/env';
 import { testEnv } from '../../fakes/env';
 import { notifierFromEnv } from '../../../lambdas/adapters/notifier-from-env';
 import * as observability from '../../../lambdas/adapters/observability';
-import { clearSecretCache, getSecretString, SECRET_MAX_AGE_SECONDS, webhookSecrets } from '../../../lambdas/adapters/secrets';
+import { clearSecretCache, getSecretString, SECRET_MAX_AGE_SECONDS, SECRET_REFRESH_MIN_INTERVAL_SECONDS, slackSigningSecret, webhookSecrets } from '../../../lambdas/adapters/secrets';
 import { signatureMatches, signedBytes } from '../../../lambdas/domain/signing';
 import { decodeBody } from '../../../lambdas/middleware/body';
 import { errorHandler } from '../../../lambdas/middleware/error-handler';
@@ -89,7 +89,7 @@ describe('Adapter: secrets (webhook secret rotation in AWS)', () => {
   /** The signed-route middleware as the API chain uses it, reading the secrets adapter. */
   const verified = middy<RelayEvent>()
     .use(decodeBody())
-    .use(verifySignature({ secrets: () => webhookSecrets(env), now: () => Date.now() })) // the faked clock
+    .use(verifySignature({ secrets: (read) => webhookSecrets(env, read), now: () => Date.now() })) // the faked clock
     .use(errorHandler())
     .handler(async () => ({ statusCode: 204, body: '' }));
   const statusOf = async (secret: string): Promise<number> => {
@@ -187,6 +187,61 @@ describe('Adapter: secrets (webhook secret rotation in AWS)', () => {
     }
     // Secrets never reach the logs.
     expect(logs.join('\n')).not.toMatch(new RegExp(`${OLD}|${NEW}|whsec-third`));
+  });
+
+  it('accepts the new key on a warm instance right after a rotation: one re-read on the mismatch, then cached', async () => {
+    // Prepare: a warm instance whose cache holds the old key only.
+    store.put(OLD);
+    expect(await statusOf(OLD)).toBe(204);
+    expect(calls()).toHaveLength(2);
+    // Act: the operator rotates, and a caller switches at once (well within the cache's maxAge).
+    store.put(NEW);
+    advanceSeconds(5);
+    // Assess
+    expect(await statusOf(NEW)).toBe(204);
+    expect(calls()).toHaveLength(4); // both stages read again once
+    expect(await statusOf(NEW)).toBe(204);
+    expect(await statusOf(OLD)).toBe(204); // now the previous key
+    expect(calls()).toHaveLength(4); // the re-read values were cached
+    expect(logs.join('\n')).toContain('webhook secrets re-read');
+    expect(logs.join('\n')).not.toMatch(new RegExp(`${OLD}|${NEW}`));
+  });
+
+  it('re-reads for bad signatures at most once per interval per instance', async () => {
+    store.put(OLD);
+    expect(await statusOf(OLD)).toBe(204);
+    const before = calls().length;
+    for (let i = 0; i < 5; i += 1) expect(await statusOf(`forged-${i}`)).toBe(401);
+    expect(calls().length - before).toBe(2); // one re-read of both stages for five bad signatures
+    advanceSeconds(SECRET_REFRESH_MIN_INTERVAL_SECONDS - 1);
+    expect(await statusOf('forged-again')).toBe(401);
+    expect(calls().length - before).toBe(2);
+    advanceSeconds(2);
+    expect(await statusOf('forged-later')).toBe(401);
+    expect(calls().length - before).toBe(4);
+  });
+
+  it('refuses (401, not 503) when the re-read fails, and still accepts the cached keys', async () => {
+    store.put(OLD);
+    expect(await statusOf(OLD)).toBe(204);
+    store.failNext.AWSCURRENT = 1;
+    expect(await statusOf('forged')).toBe(401);
+    expect(await statusOf(OLD)).toBe(204);
+    expect(logs.join('\n')).toContain('webhook secret re-read failed');
+  });
+
+  it('reads a regenerated Slack signing secret past the cache on request, at most once per interval', async () => {
+    const slackEnv: RelayEnv = testEnv({ SLACK_SIGNING_SECRET_ARN: ARN });
+    store.put(OLD);
+    expect(await slackSigningSecret(slackEnv)).toBe(OLD);
+    store.put(NEW);
+    expect(await slackSigningSecret(slackEnv)).toBe(OLD); // cached
+    expect(await slackSigningSecret(slackEnv, { fresh: true })).toBe(NEW);
+    expect(await slackSigningSecret(slackEnv)).toBe(NEW);
+    store.put('slack-third');
+    expect(await slackSigningSecret(slackEnv, { fresh: true })).toBe(NEW); // within the interval: the cache
+    advanceSeconds(SECRET_REFRESH_MIN_INTERVAL_SECONDS);
+    expect(await slackSigningSecret(slackEnv, { fresh: true })).toBe('slack-third');
   });
 
   it('keeps verifying with the current key when the previous one cannot be read, and asks again next time', async () => {

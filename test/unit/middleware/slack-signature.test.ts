@@ -48,6 +48,22 @@ describe('Middleware: verifySlackSignature', () => {
     expect(result).toMatchObject({ statusCode: 401, body: { error: 'Invalid Slack signature' } });
   });
 
+  it('checks a mismatch once more against the secret read past the cache (regenerated in Slack)', async () => {
+    const reads: boolean[] = [];
+    const handler = middy<RelayEvent>()
+      .use(decodeBody())
+      .use(verifySlackSignature({ secret: async (read) => { reads.push(read?.fresh === true); return read?.fresh ? 'regenerated' : SECRET; }, now: () => NOW }))
+      .use(errorHandler())
+      .handler(async () => ({ statusCode: 204, body: '' }));
+    const call = async (secret: string) =>
+      parseResult(await handler(apiEvent({ body, base64: true, headers: { 'x-slack-signature': slackSign(body, TS, secret), 'x-slack-request-timestamp': TS } }), lambdaContext()));
+    expect((await call('regenerated')).statusCode).toBe(204);
+    expect(reads).toEqual([false, true]);
+    expect((await call(SECRET)).statusCode).toBe(204);
+    expect(reads).toEqual([false, true, false]); // a match needs no second read
+    expect(await call('forged')).toMatchObject({ statusCode: 401, body: { error: 'Invalid Slack signature' } });
+  });
+
   it('lets everything through when no signing secret is configured and unsigned commands are allowed (the spec)', async () => {
     expect((await run(apiEvent({ body, base64: true }), undefined, true)).statusCode).toBe(204);
   });
