@@ -7,6 +7,11 @@
  * "Without a budget" is the sum if every attempt waits for its full timeout. Where that does not fit
  * (the marketplace summary behind API Gateway), the bound is the client's own: it gives up before the
  * invocation's remaining time falls under its reserve, and that is checked here too.
+ *
+ * On top of that healthy sum, each function must leave room for one hung AWS call (a stalled
+ * endpoint, a half-open connection), which the clients' timeouts now bound (AWS_HUNG_CALL_MS, from
+ * lambdas/adapters/aws-clients.ts). The API routes do not: 10 s is less than 7 healthy calls plus a
+ * hung one, so there a hung call can still end in the Lambda timeout (README "Time budgets").
  */
 import type { Context } from 'aws-lambda';
 import { testEnv } from '../fakes/env';
@@ -20,12 +25,28 @@ import { API_GATEWAY_TIMEOUT_SECONDS, routeTimeoutSeconds } from '../../lib/cons
 import { WATCH_TIMEOUT_SECONDS, WORKER_TIMEOUT_SECONDS } from '../../contract/resources';
 import { FINISH_RESERVE_MS, HEALTHY_LEASE_EXTRA_MS, leaseWorstCaseMs, sweepLimit } from '../../lambdas/handlers/watch/fleet-watch';
 import { ROUTES } from '../../contract/routes';
+import { AWS_CLIENT_TIMEOUTS, awsCallGiveUpMs } from '../../lambdas/adapters/aws-clients';
+import { MAXIMUM_RETRY_DELAY, Retry } from '@smithy/core/retry';
 
 /**
  * Allowance per AWS SDK call (DynamoDB item, Secrets Manager, SQS, Step Functions) including the
  * SDK's own retries on a healthy service. The one assumed figure here: the rest is the code's.
  */
 const AWS_CALL_MS = 1_000;
+
+const aws = AWS_CLIENT_TIMEOUTS;
+/** The SDK's longest back-off before each retry of a transient error (random × min(base × 2^n, cap)). */
+const awsBackoffMs = Array.from({ length: aws.maxAttempts - 1 }, (_, n) => Math.min(Retry.delay() * 2 ** n, MAXIMUM_RETRY_DELAY))
+  .reduce((sum, ms) => sum + ms, 0);
+/**
+ * One hung AWS call at its worst, from the clients' own timeouts: every attempt gets its response
+ * headers just before the request timeout, then its body stalls until the socket idle timeout, then
+ * the SDK backs off and retries on a new connection. Not "connection + request timeout": the request
+ * timer starts with the attempt, so the connect phase runs inside it. 3 × (2 + 2) s + 0.15 s = 12.15 s.
+ */
+const AWS_HUNG_CALL_MS = aws.maxAttempts * (Math.max(aws.connectionTimeoutMs, aws.requestTimeoutMs) + aws.socketTimeoutMs) + awsBackoffMs;
+/** The usual hang, no answer at all (a dead keep-alive socket, a black hole): 3 × 2 s + 0.15 s = 6.15 s. */
+const AWS_UNANSWERED_CALL_MS = aws.maxAttempts * Math.max(aws.connectionTimeoutMs, aws.requestTimeoutMs) + awsBackoffMs;
 /** The pacing gate's lateness margin at its cap (http-marketplace-client: minIntervalMs / 10 within [5, 100]). */
 const PACING_LATENESS_MS = 100;
 
@@ -62,10 +83,12 @@ interface Budget {
   /** Sum of every step at its worst, without any budget. */
   readonly worstMs: number;
   readonly parts: string;
+  /** Whether the timeout leaves room for one hung AWS call on top of worstMs (false: the API routes, said in README). */
+  readonly roomForHungCall: boolean;
 }
 
 const workflow = (fn: keyof typeof WORKFLOW_FUNCTION_TIMEOUT_SECONDS, worstMs: number, parts: string): Budget =>
-  ({ fn, timeoutS: WORKFLOW_FUNCTION_TIMEOUT_SECONDS[fn], worstMs, parts });
+  ({ fn, timeoutS: WORKFLOW_FUNCTION_TIMEOUT_SECONDS[fn], worstMs, parts, roomForHungCall: true });
 
 const BUDGETS: readonly Budget[] = [
   // secret + task update + listing + up to 3 claims
@@ -87,6 +110,7 @@ const BUDGETS: readonly Budget[] = [
     // The job runs under its soft limit; after it: visibility / state writes and the result's delivery.
     worstMs: 2 * AWS_CALL_MS + SOFT_TIME_LIMIT_SECONDS * 1_000 + completeTaskMs + AWS_CALL_MS,
     parts: 'soft limit 300 s + result delivery + 3 AWS calls',
+    roomForHungCall: true,
   },
   {
     fn: 'FleetWatch',
@@ -95,6 +119,7 @@ const BUDGETS: readonly Budget[] = [
     // case is the fixed part, then one lease started just before the guard closes, then the report.
     worstMs: watchFixedMs + watchLeaseMs + FINISH_RESERVE_MS,
     parts: 'my_orders GET + 9 AWS calls, then leases while one more fits (cancel_order + chat + event + 4 AWS calls)',
+    roomForHungCall: true,
   },
   ...ROUTES.filter((r) => !r.permissions.includes('marketplace')).map((route): Budget => ({
     fn: `Api${route.id}`,
@@ -102,16 +127,42 @@ const BUDGETS: readonly Budget[] = [
     // Rate-limit window (get + write), a secret, idempotency (get + put), task record, StartExecution or SendMessage.
     worstMs: 7 * AWS_CALL_MS,
     parts: 'at most 7 AWS calls',
+    // 7 s + a hung call's 12.15 s > 10 s: a hung call here can still meet the Lambda timeout.
+    roomForHungCall: false,
   })),
 ];
 
 describe('Time budgets', () => {
   if (process.env.PRINT_BUDGETS) {
-    console.log(BUDGETS.map((b) => `| ${b.fn} | ${b.timeoutS} s | ${(b.worstMs / 1000).toFixed(1)} s | ${b.parts} |`).join('\n'));
+    const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+    console.log(`one hung AWS call: ${seconds(AWS_HUNG_CALL_MS)} at worst, ${seconds(AWS_UNANSWERED_CALL_MS)} unanswered\n${BUDGETS.map((b) =>
+      `| ${b.fn} | ${b.timeoutS} s | ${seconds(b.worstMs)} | ${seconds(b.worstMs + AWS_HUNG_CALL_MS)}${b.roomForHungCall ? '' : ': does not fit'} | ${b.parts} |`).join('\n')}`);
   }
 
   it.each(BUDGETS.map((b) => [b.fn, b] as const))('%s: the worst case without a budget fits the timeout', (_fn, budget) => {
     expect(budget.worstMs).toBeLessThan(budget.timeoutS * 1_000);
+  });
+
+  it('a hung AWS call is bounded by the clients\' timeouts, as aws-clients computes it (the fleet watch\'s lease guard uses it)', () => {
+    expect(awsCallGiveUpMs()).toBe(AWS_HUNG_CALL_MS);
+    expect(AWS_HUNG_CALL_MS).toBeLessThan(15_000);
+  });
+
+  it.each(BUDGETS.filter((b) => b.roomForHungCall).map((b) => [b.fn, b] as const))('%s: the timeout leaves room for one hung AWS call on top of the worst case', (_fn, budget) => {
+    expect(budget.worstMs + AWS_HUNG_CALL_MS).toBeLessThan(budget.timeoutS * 1_000);
+  });
+
+  describe('API routes (10 s)', () => {
+    const routes = BUDGETS.filter((b) => !b.roomForHungCall);
+
+    it('are the only functions without room for a hung AWS call on top of their healthy worst case (README "Time budgets")', () => {
+      expect(routes.map((b) => b.fn).every((fn) => fn.startsWith('Api'))).toBe(true);
+      for (const route of routes) expect(route.worstMs + AWS_HUNG_CALL_MS).toBeGreaterThan(route.timeoutS * 1_000);
+    });
+
+    it('still see an unanswered call fail inside the timeout, so with fast other calls the route answers its own error', () => {
+      for (const route of routes) expect(AWS_UNANSWERED_CALL_MS).toBeLessThan(route.timeoutS * 1_000);
+    });
   });
 
   it('ReportResult ends well inside its timeout even if every delivery hangs (no Lambda timeout after the final write)', () => {
@@ -127,8 +178,8 @@ describe('Time budgets', () => {
   });
 
   describe('FleetWatch', () => {
-    it('starts a lease only while its worst case fits: the guard covers every step of one', () => {
-      expect(leaseWorstCaseMs(env)).toBeGreaterThanOrEqual(watchLeaseMs);
+    it('starts a lease only while its worst case fits: the guard covers every step of one, one hung AWS call among them', () => {
+      expect(leaseWorstCaseMs(env)).toBeGreaterThanOrEqual(watchLeaseMs - AWS_CALL_MS + AWS_HUNG_CALL_MS);
     });
 
     it('handles its sweep limit at the paced rate in two thirds of the timeout on a healthy path', () => {
@@ -145,6 +196,8 @@ describe('Time budgets', () => {
       expect(routeTimeoutSeconds(route)).toBeLessThan(API_GATEWAY_TIMEOUT_SECONDS);
     });
 
+    // The client budget bounds marketplace time only: its AWS calls (rate limit, secret, pacing gate,
+    // read cache) are not cut by it, so like the other routes it has no guaranteed room for a hung one.
     it('has a listing whose unbudgeted worst case would not fit: the client budget is what bounds it', () => {
       expect(marketplaceGetMs).toBeGreaterThan(routeTimeoutSeconds(route) * 1_000);
     });

@@ -10,7 +10,7 @@
  */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { sweepFleet, DEFAULT_SWEEP_LIMIT, type FleetWatchDeps, type SweepReport } from '../../domain/fleet-watch';
-import { documentClient } from '../../adapters/aws-clients';
+import { awsCallGiveUpMs, documentClient } from '../../adapters/aws-clients';
 import { DynamoDbLeaseStore } from '../../adapters/dynamodb-lease-store';
 import { relayEnv, type RelayEnv } from '../../adapters/env';
 import { callbackWorstCaseMs, chatWorstCaseMs } from '../../adapters/http-notifier';
@@ -32,7 +32,9 @@ type TimingEnv = Pick<RelayEnv, 'MARKETPLACE_TIMEOUT_MS' | 'MARKETPLACE_MIN_INTE
 /**
  * One expiring lease at its worst, without any budget: cancel_order with every code-5 retry and
  * back-off (each attempt: pacing slot, the gate's 2 writes, the full timeout), the chat post, the
- * event with every retry, and 4 table calls (claim, end, unwatch, event claim).
+ * event with every retry, and 4 table calls (claim, end, unwatch, event claim), one of all these
+ * table calls hung until the SDK gives up (awsCallGiveUpMs): the last lease a sweep starts still
+ * leaves FINISH_RESERVE_MS when an AWS call hangs in it.
  */
 export const leaseWorstCaseMs = (env: TimingEnv): number => {
   const limits = MARKETPLACE_CLIENT_LIMITS;
@@ -40,7 +42,8 @@ export const leaseWorstCaseMs = (env: TimingEnv): number => {
   for (let n = 0; n < limits.maxRateLimitRetries; n += 1) backoffs += Math.min(limits.maxBackoffMs, limits.baseBackoffMs * 2 ** n);
   const attempt = env.MARKETPLACE_MIN_INTERVAL_MS + 100 + 2 * AWS_CALL_MS + env.MARKETPLACE_TIMEOUT_MS;
   const cancel = (1 + limits.maxRateLimitRetries) * attempt + backoffs;
-  return cancel + chatWorstCaseMs() + callbackWorstCaseMs() + 4 * AWS_CALL_MS;
+  const oneHungCallMs = awsCallGiveUpMs() - AWS_CALL_MS;
+  return cancel + chatWorstCaseMs() + callbackWorstCaseMs() + 4 * AWS_CALL_MS + oneHungCallMs;
 };
 
 /**
