@@ -12,6 +12,7 @@
 import { ResourceNotFoundException, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
 import type { SecretsGetOptions } from '@aws-lambda-powertools/parameters/secrets/types';
+import { awsClientConfig } from './aws-clients';
 import type { RelayEnv } from './env';
 import { logger, traceClient } from './observability';
 
@@ -72,7 +73,7 @@ let providers: Record<VersionStage, StageSecretsProvider> | undefined;
 
 const providerFor = (stage: VersionStage): StageSecretsProvider => {
   if (!providers) {
-    const client = traceClient(new SecretsManagerClient({}));
+    const client = traceClient(new SecretsManagerClient(awsClientConfig()));
     providers = { AWSCURRENT: new StageSecretsProvider('AWSCURRENT', client), AWSPREVIOUS: new StageSecretsProvider('AWSPREVIOUS', client) };
   }
   return providers[stage];
