@@ -4,7 +4,7 @@
  * if anything before the hand-off completes fails, the record and the key are undone.
  */
 import type { CreateOrderWorkflowInput, IdempotencyStore, JobQueue, TaskRepository, WorkflowStarter } from './ports';
-import { HandOffError } from './errors';
+import { HandOffError, TaskAlreadyExistsError } from './errors';
 import type { JobMessage, TaskOrigin, TaskRecord, TaskRequest } from './task';
 
 /** Idempotency keys bind for 24 h (hardening issue). */
@@ -89,7 +89,13 @@ export const acceptTask = async (
   const { request: handedOff, orderEnv } = sealRequest(request);
   let recorded = false;
   try {
-    await deps.tasks.create(record, orderEnv ? { orderEnv } : undefined);
+    try {
+      await deps.tasks.create(record, orderEnv ? { orderEnv } : undefined);
+    } catch (error) {
+      // The id is new to this request: "already exists" means this request's own write landed and
+      // only its answer was lost (the SDK retried the put after a timeout). Go on with the hand-off.
+      if (!(error instanceof TaskAlreadyExistsError)) throw error;
+    }
     recorded = true;
     await handOff(deps, handedOff, opts);
   } catch (cause) {

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { SOFT_TIME_LIMIT_SECONDS } from '../../contract/limits';
 import { orderCancelledText, priceAlertMatchedText } from './chat-messages';
-import { isBusinessOutcome, MarketplaceInvalidInputError } from './errors';
+import { isBusinessOutcome, MarketplaceInvalidInputError, TaskAlreadyExistsError } from './errors';
 import { extendOrder, setSpotPrice } from './fleet-watch';
 import { hasLease, serverFitsLease } from './lease';
 import type { LeaseBook } from './lease-ports';
@@ -176,20 +176,9 @@ export const runPriceAlert = async (
   ctx: JobContext,
 ): Promise<PriceAlertMatched | PriceNotMet> => {
   const orderTaskId = priceAlertOrderTaskId(ctx.task_id);
-  // A retry after the create-order task was handed off must not start a second order.
-  const existing = await deps.tasks.get(orderTaskId);
-  if (existing) {
-    return { success: true, message: `Price alert matched; create-order task ${orderTaskId} already queued`, task_id: orderTaskId };
-  }
-
-  const servers = await deps.marketplace.listServers();
   const currency = deps.config.defaultCurrency;
   const maxHours = deps.config.defaultMaxHours;
-  // The queued create-order gets the default lease, so the alert only matches servers that allow it.
-  const leasable = servers.filter((s) => serverFitsLease(s, maxHours));
-  const server = findMatchingServer(leasable, { gpu_type: input.gpu_type, max_price: input.target_price, currency, use_spot: true });
-  if (!server) return { success: false, message: PRICE_NOT_MET };
-
+  // The order the alert queues depends on the alert and the settings only, not on the server that matched.
   const request: CreateOrderInput = {
     gpu_type: input.gpu_type,
     max_price: input.target_price,
@@ -200,6 +189,33 @@ export const runPriceAlert = async (
     ...(maxHours !== undefined ? { max_hours: maxHours } : {}),
     ...(input.callback_url ? { callback_url: input.callback_url } : {}),
   };
+  const workflowInput = (createdMs: number): CreateOrderWorkflowInput => ({
+    task_id: orderTaskId,
+    request,
+    origin: ctx.origin,
+    timing: {
+      poll_interval_seconds: deps.config.pollIntervalSeconds,
+      ready_timeout_seconds: deps.config.readyTimeoutSeconds,
+      soft_deadline: Math.floor(createdMs / 1000) + (deps.config.softTimeLimitSeconds ?? SOFT_TIME_LIMIT_SECONDS),
+    },
+  });
+
+  // A retry after the create-order task was recorded must not start a second order. If the task is
+  // still queued, the attempt that recorded it may have stopped before starting its workflow (a crash,
+  // a timeout): start it now. A start is idempotent by name (the task id), so a workflow that is
+  // running or done is not started twice.
+  const existing = await deps.tasks.get(orderTaskId);
+  if (existing) {
+    if (existing.state === 'queued') await deps.workflow.start(orderTaskId, workflowInput(Date.parse(existing.created_at)));
+    return { success: true, message: `Price alert matched; create-order task ${orderTaskId} already queued`, task_id: orderTaskId };
+  }
+
+  const servers = await deps.marketplace.listServers();
+  // The queued create-order gets the default lease, so the alert only matches servers that allow it.
+  const leasable = servers.filter((s) => serverFitsLease(s, maxHours));
+  const server = findMatchingServer(leasable, { gpu_type: input.gpu_type, max_price: input.target_price, currency, use_spot: true });
+  if (!server) return { success: false, message: PRICE_NOT_MET };
+
   const nowIso = new Date(ctx.now).toISOString();
   const record: TaskRecord = {
     task_id: orderTaskId,
@@ -210,20 +226,16 @@ export const runPriceAlert = async (
     created_at: nowIso,
     updated_at: nowIso,
   };
-  const workflowInput: CreateOrderWorkflowInput = {
-    task_id: orderTaskId,
-    request,
-    origin: ctx.origin,
-    timing: {
-      poll_interval_seconds: deps.config.pollIntervalSeconds,
-      ready_timeout_seconds: deps.config.readyTimeoutSeconds,
-      soft_deadline: Math.floor(ctx.now / 1000) + (deps.config.softTimeLimitSeconds ?? SOFT_TIME_LIMIT_SECONDS),
-    },
-  };
-
-  await deps.tasks.create(record);
   try {
-    await deps.workflow.start(orderTaskId, workflowInput);
+    await deps.tasks.create(record);
+  } catch (error) {
+    // The id is this alert's own: "already exists" means this attempt's write landed and only its
+    // answer was lost (the SDK retried the put after a timeout) or a concurrent delivery of the same
+    // job recorded it. Either way the task is this alert's; starting it is idempotent by name.
+    if (!(error instanceof TaskAlreadyExistsError)) throw error;
+  }
+  try {
+    await deps.workflow.start(orderTaskId, workflowInput(ctx.now));
   } catch (error) {
     // No queued task may exist without work behind it; the retry creates it again.
     await deps.tasks.remove(orderTaskId);

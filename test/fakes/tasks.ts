@@ -1,4 +1,5 @@
 /** The TaskRepository port in memory, with the adapter's once-only finish. */
+import { TaskAlreadyExistsError } from '../../lambdas/domain/errors';
 import type { SealedTaskInput, TaskRepository } from '../../lambdas/domain/ports';
 import type { TaskRecord, TaskResult, TaskState } from '../../lambdas/domain/task';
 import { aTaskRecord } from './builders';
@@ -37,7 +38,7 @@ export class FakeTasks implements TaskRepository {
 
   public async create(record: TaskRecord, sealed?: SealedTaskInput): Promise<void> {
     if (this.failCreate) throw this.failCreate;
-    if (this.records.has(record.task_id)) throw new Error(`task ${record.task_id} already exists`);
+    if (this.records.has(record.task_id)) throw new TaskAlreadyExistsError(record.task_id);
     this.records.set(record.task_id, record);
     if (sealed) this.sealed.set(record.task_id, sealed);
   }

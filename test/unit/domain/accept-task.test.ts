@@ -103,6 +103,19 @@ describe('Function: acceptTask', () => {
     expect(deps.tasks.removed).toEqual([]);
   });
 
+  it('hands off when recording reports "already exists" for its own new id (the put landed, its answer was lost)', async () => {
+    const { deps, opts } = setup();
+    const realCreate = deps.tasks.create.bind(deps.tasks);
+    jest.spyOn(deps.tasks, 'create').mockImplementationOnce(async (record, sealed) => {
+      await realCreate(record, sealed);
+      await realCreate(record, sealed); // the SDK's retry of the landed put fails its condition
+    });
+    expect(await acceptTask(deps, { kind: 'status', input: {} }, opts('t-1'))).toEqual({ taskId: 't-1', replayed: false });
+    expect(deps.queue.sent).toHaveLength(1);
+    expect(deps.tasks.records.get('t-1')?.state).toBe('queued');
+    expect(deps.tasks.removed).toEqual([]);
+  });
+
   it('throws HandOffError when the idempotency store fails', async () => {
     const { deps, opts } = setup();
     deps.idempotency.claim = async () => {

@@ -167,6 +167,58 @@ describe('Function: runPriceAlert', () => {
     expect(workflow.started).toHaveLength(1);
   });
 
+  it('starts the workflow of a create-order task an earlier attempt recorded but did not start', async () => {
+    // Prepare: the first attempt recorded the task, then stopped (crash, timeout) before the start.
+    const { deps, marketplace, workflow, tasks } = jobFakes();
+    marketplace.servers = [aServer(3, underTarget)];
+    const ctx = { task_id: ALERT_TASK, origin: { source: 'webhook' as const }, now: NOW };
+    workflow.fail = new Error('crashed here');
+    const removeSpy = jest.spyOn(tasks, 'remove').mockRejectedValueOnce(new Error('crashed before the undo'));
+    await expect(runPriceAlert(input, deps, ctx)).rejects.toThrow('crashed');
+    removeSpy.mockRestore();
+    const childId = priceAlertOrderTaskId(ALERT_TASK);
+    expect(tasks.records.get(childId)?.state).toBe('queued');
+    expect(workflow.started).toEqual([]);
+    workflow.fail = undefined;
+    marketplace.servers = []; // the price moved since: the recorded task is started anyway
+    // Act
+    const retried = await runPriceAlert(input, deps, { ...ctx, now: NOW + 60_000 });
+    // Assess
+    expect(retried).toMatchObject({ success: true, task_id: childId });
+    expect(workflow.started).toHaveLength(1);
+    // Timed from the task's creation, not from the retry.
+    expect(workflow.started[0].input.timing.soft_deadline).toBe(NOW / 1000 + 300);
+    expect(workflow.started[0].input.request).toMatchObject({ gpu_type: '4090', max_price: 0.5, use_spot: true });
+  });
+
+  it('starts the workflow when recording reports "already exists" (its own write, whose answer was lost)', async () => {
+    // Prepare: the put landed, its answer did not; the SDK's retry of it then fails its condition.
+    const { deps, marketplace, workflow, tasks, notifier } = jobFakes();
+    marketplace.servers = [aServer(3, underTarget)];
+    const realCreate = tasks.create.bind(tasks);
+    jest.spyOn(tasks, 'create').mockImplementationOnce(async (record) => {
+      await realCreate(record);
+      await realCreate(record); // throws TaskAlreadyExistsError, as the adapter would
+    });
+    // Act
+    const result = await runPriceAlert(input, deps, { task_id: ALERT_TASK, origin: { source: 'webhook' }, now: NOW });
+    // Assess
+    expect(result).toMatchObject({ success: true, task_id: priceAlertOrderTaskId(ALERT_TASK) });
+    expect(workflow.started).toHaveLength(1);
+    expect(notifier.chats).toHaveLength(1);
+  });
+
+  it('does not start again a create-order task that has left the queue', async () => {
+    const { deps, marketplace, workflow, tasks } = jobFakes();
+    marketplace.servers = [aServer(3, underTarget)];
+    const ctx = { task_id: ALERT_TASK, origin: { source: 'webhook' as const }, now: NOW };
+    await runPriceAlert(input, deps, ctx);
+    const childId = priceAlertOrderTaskId(ALERT_TASK);
+    tasks.records.set(childId, { ...tasks.records.get(childId)!, state: 'succeeded' });
+    await runPriceAlert(input, deps, ctx);
+    expect(workflow.calls).toEqual([childId]);
+  });
+
   it('removes the new task record when the workflow cannot be started, and throws', async () => {
     // Prepare
     const { deps, marketplace, workflow, tasks, notifier } = jobFakes();
