@@ -8,7 +8,13 @@
  * AWS-managed `aws/dynamodb` key, lib/constructs/relay-table.ts). `get` never returns them; only
  * `orderEnv` (PlaceOrder) reads them, and `finish` removes them in the same write that makes the
  * task final, so they live no longer than the task (the record's TTL covers a task that never ends).
+ *
+ * The final write also stores a random `finish_token`: when its answer is lost (timeout, reset) the
+ * SDK sends it again, and the repeat fails its own condition although the write landed. `finish`
+ * then reads the record back and still answers true if the token is its own, so the result that
+ * call recorded is delivered (by it, and by no other caller).
  */
+import { randomUUID } from 'node:crypto';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import { ENGLISH_TEXTS } from '../domain/zod-texts';
@@ -40,6 +46,8 @@ const TaskRecordSchema = z.object({
 
 /** The item attribute holding the sealed container env. */
 export const ORDER_ENV_ATTRIBUTE = 'order_env';
+/** The item attribute naming the `finish` call whose write made the task final. */
+export const FINISH_TOKEN_ATTRIBUTE = 'finish_token';
 
 const OrderEnvSchema = z.record(z.string(), z.string());
 
@@ -77,7 +85,7 @@ export class DynamoDbTaskRepository implements TaskRepository {
   public async get(taskId: string): Promise<TaskRecord | undefined> {
     const { Item } = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: { pk: keys.task(taskId) }, ConsistentRead: true }));
     if (!Item) return undefined;
-    const { pk: _pk, ttl: _ttl, [ORDER_ENV_ATTRIBUTE]: _sealed, ...rest } = Item;
+    const { pk: _pk, ttl: _ttl, [ORDER_ENV_ATTRIBUTE]: _sealed, [FINISH_TOKEN_ATTRIBUTE]: _token, ...rest } = Item;
     const parsed = TaskRecordSchema.parse(rest, ENGLISH_TEXTS);
     return { ...parsed, result: parsed.result as TaskResult | undefined } as TaskRecord;
   }
@@ -121,15 +129,32 @@ export class DynamoDbTaskRepository implements TaskRepository {
   /**
    * Conditional on the task not being final: true only for the caller whose write made it final.
    * The same write removes the sealed container env: a finished task never needs it again.
+   * A failed condition is read back (consistently): if the final write carries this call's token, it
+   * was this call's own write, landed on an attempt whose answer was lost and failed on the SDK's
+   * retry, and the answer is still true. Another caller's final write keeps it false.
    */
   public async finish(taskId: string, state: 'succeeded' | 'failed', result: TaskResult, now: number): Promise<boolean> {
+    const token = randomUUID();
     try {
-      await this.set(taskId, { state, result, finished_at: iso(now), updated_at: iso(now), ttl: ttlFrom(now) }, NOT_FINAL, FINAL_VALUES, [ORDER_ENV_ATTRIBUTE]);
+      await this.set(
+        taskId,
+        { state, result, finished_at: iso(now), updated_at: iso(now), ttl: ttlFrom(now), [FINISH_TOKEN_ATTRIBUTE]: token },
+        NOT_FINAL,
+        FINAL_VALUES,
+        [ORDER_ENV_ATTRIBUTE],
+      );
       return true;
     } catch (error) {
-      if (isConditionalCheckFailed(error)) return false;
-      throw error;
+      if (!isConditionalCheckFailed(error)) throw error;
     }
+    const { Item } = await this.doc.send(new GetCommand({
+      TableName: this.tableName,
+      Key: { pk: keys.task(taskId) },
+      ConsistentRead: true,
+      ProjectionExpression: '#token',
+      ExpressionAttributeNames: { '#token': FINISH_TOKEN_ATTRIBUTE },
+    }));
+    return Item?.[FINISH_TOKEN_ATTRIBUTE] === token;
   }
 
   public async remove(taskId: string): Promise<void> {

@@ -4,6 +4,7 @@ import { TaskAlreadyExistsError } from '../../../lambdas/domain/errors';
 import type { TaskRecord } from '../../../lambdas/domain/task';
 import { keys } from '../../../contract/resources';
 import { startDynalite, type LocalDynamo } from '../../helpers/dynalite';
+import { lostAnswerClient, type LostAnswerClient } from '../../helpers/lost-answer';
 
 const T0 = Date.parse('2025-01-01T00:00:00.000Z');
 let counter = 0;
@@ -118,5 +119,56 @@ describe('Adapter: DynamoDbTaskRepository (dynalite)', () => {
     await repo.create(task);
     await repo.remove(task.task_id);
     expect(await repo.get(task.task_id)).toBeUndefined();
+  });
+
+  describe('a write that landed but whose answer was lost (the SDK retries it)', () => {
+    let lossy: LostAnswerClient;
+    let lossyRepo: DynamoDbTaskRepository;
+    beforeAll(() => {
+      lossy = lostAnswerClient(db);
+      lossyRepo = new DynamoDbTaskRepository(lossy.doc, db.tableName);
+    });
+    afterAll(() => lossy.close());
+
+    it('finish still answers true: the retry fails its own condition, the final write is this call\'s', async () => {
+      // Prepare
+      const task = record();
+      await repo.create(task);
+      lossy.loseNext('UpdateItem');
+      // Act
+      const won = await lossyRepo.finish(task.task_id, 'succeeded', { success: true, order_id: 42, status: 'cancelled' }, T0 + 1_000);
+      // Assess: the one final write is ours, so ours is the one delivery (a false here loses the callback)
+      expect(lossy.lost()).toBe(1);
+      expect(won).toBe(true);
+      expect(await repo.get(task.task_id)).toMatchObject({ state: 'succeeded', result: { success: true, order_id: 42, status: 'cancelled' } });
+      expect(await repo.finish(task.task_id, 'succeeded', { success: true, order_id: 42, status: 'cancelled' }, T0 + 1_000)).toBe(false);
+    });
+
+    it('finish stays false for a caller that lost to another final write', async () => {
+      const task = record();
+      await repo.create(task);
+      expect(await repo.finish(task.task_id, 'failed', { success: false, error: 'first' }, T0 + 1_000)).toBe(true);
+      expect(await lossyRepo.finish(task.task_id, 'failed', { success: false, error: 'first' }, T0 + 1_000)).toBe(false);
+      expect((await repo.get(task.task_id))?.result).toEqual({ success: false, error: 'first' });
+    });
+
+    it('update (state, the order intent, the order id) is simply applied again', async () => {
+      const task = record({ kind: 'create-order' });
+      await repo.create(task);
+      const lostBefore = lossy.lost();
+      lossy.loseNext('UpdateItem');
+      await lossyRepo.update(task.task_id, { state: 'running' }, T0 + 5);
+      lossy.loseNext('UpdateItem');
+      await lossyRepo.update(task.task_id, { server_id: 9, order_intent_at: 1_735_689_600 }, T0 + 6);
+      expect(lossy.lost() - lostBefore).toBe(2);
+      expect(await repo.get(task.task_id)).toMatchObject({ state: 'running', server_id: 9, order_intent_at: 1_735_689_600 });
+    });
+
+    it('create reports the id as taken (the hand-off treats that as its own landed write, f50eb51)', async () => {
+      const task = record();
+      lossy.loseNext('PutItem');
+      await expect(lossyRepo.create(task)).rejects.toBeInstanceOf(TaskAlreadyExistsError);
+      expect(await repo.get(task.task_id)).toEqual(task);
+    });
   });
 });
