@@ -23,7 +23,14 @@
  * relies on reading what was just written.
  *
  * The key prefixes are declared in contract/resources.ts `keys`.
+ *
+ * Lost answers: a conditional write whose answer is lost (timeout, reset) after it landed is sent
+ * again by the SDK and fails its own condition. Every claim therefore writes a random token beside
+ * what it claims (`claim_id`, `warn_claim_id`, `cancel_claim_id`, `extend_id`, `status_write_id`),
+ * and a failed condition is read back consistently: the call's own token means the write was its
+ * own, and it answers as if the first answer had arrived. Another caller's write keeps the refusal.
  */
+import { randomUUID } from 'node:crypto';
 import {
   BatchGetCommand,
   DeleteCommand,
@@ -119,6 +126,28 @@ const ignoreLostCondition = (error: unknown): void => {
   if (!isConditionalCheckFailed(error)) throw error;
 };
 
+/** The token attributes of the claims (see the module comment). */
+export const CLAIM_TOKEN = {
+  event: 'claim_id',
+  spotDecrease: 'claim_id',
+  warning: 'warn_claim_id',
+  cancel: 'cancel_claim_id',
+  extend: 'extend_id',
+  status: 'status_write_id',
+} as const;
+
+/** A token attribute's current value, read consistently (after a failed condition: was the write ours?). */
+const storedToken = async (doc: DynamoDBDocumentClient, tableName: string, pk: string, attribute: string): Promise<unknown> => {
+  const { Item } = await doc.send(new GetCommand({
+    TableName: tableName,
+    Key: { pk },
+    ConsistentRead: true,
+    ProjectionExpression: '#token',
+    ExpressionAttributeNames: { '#token': attribute },
+  }));
+  return Item?.[attribute];
+};
+
 const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface DueEntry {
@@ -194,8 +223,10 @@ export class DynamoDbLeaseBook implements LeaseBook {
       '#order': 'order_id', '#task': 'task_id', '#expires': 'expires_at', '#hours': 'hours',
       '#ended': 'ended_at', '#claim': 'cancel_claimed_at', '#ttl': TTL_ATTRIBUTE,
     };
-    const values: Record<string, unknown> = { ':order': order.order_id, ':task': order.task_id, ':new': change.expiresAt, ':add': change.addHours, ':zero': 0 };
-    const sets = ['#order = :order', '#task = if_not_exists(#task, :task)', '#expires = :new', '#hours = if_not_exists(#hours, :zero) + :add'];
+    const token = randomUUID();
+    names['#token'] = CLAIM_TOKEN.extend;
+    const values: Record<string, unknown> = { ':order': order.order_id, ':task': order.task_id, ':new': change.expiresAt, ':add': change.addHours, ':zero': 0, ':token': token };
+    const sets = ['#order = :order', '#task = if_not_exists(#task, :task)', '#expires = :new', '#hours = if_not_exists(#hours, :zero) + :add', '#token = :token'];
     if (order.callback_url !== undefined) {
       names['#cb'] = 'callback_url';
       values[':cb'] = order.callback_url;
@@ -223,9 +254,10 @@ export class DynamoDbLeaseBook implements LeaseBook {
         ExpressionAttributeValues: values,
       }));
     } catch (error) {
-      // The entry added above stays: the due query treats it as stale and prunes it.
-      if (isConditionalCheckFailed(error)) return false;
-      throw error;
+      if (!isConditionalCheckFailed(error)) throw error;
+      // Our own extension, landed on an attempt whose answer was lost? Then it must not be made again.
+      // Otherwise the entry added above stays: the due query treats it as stale and prunes it.
+      if ((await storedToken(this.doc, this.tableName, leaseKeys.lease(order.order_id), CLAIM_TOKEN.extend)) !== token) return false;
     }
     if (change.expectedEnd !== undefined && change.expectedEnd !== change.expiresAt) await this.removeDueEntry(order.order_id, change.expectedEnd);
     await this.watchIfAbsent(order.order_id, { status: opts.status, since: opts.now, spot: order.spot === true });
@@ -234,10 +266,11 @@ export class DynamoDbLeaseBook implements LeaseBook {
 
   public async claimSpotDecrease(orderId: number, now: number, windowSeconds: number): Promise<SpotDecreaseClaim> {
     for (let attempt = 0; attempt < 3; attempt += 1) {
+      const token = randomUUID();
       try {
         await this.doc.send(new PutCommand({
           TableName: this.tableName,
-          Item: { pk: leaseKeys.spotDecrease(orderId), decreased_at: now, [TTL_ATTRIBUTE]: now + windowSeconds + 3600 },
+          Item: { pk: leaseKeys.spotDecrease(orderId), decreased_at: now, [CLAIM_TOKEN.spotDecrease]: token, [TTL_ATTRIBUTE]: now + windowSeconds + 3600 },
           ConditionExpression: 'attribute_not_exists(#pk) OR #at <= :cut',
           ExpressionAttributeNames: { '#pk': 'pk', '#at': 'decreased_at' },
           ExpressionAttributeValues: { ':cut': now - windowSeconds },
@@ -248,6 +281,8 @@ export class DynamoDbLeaseBook implements LeaseBook {
       }
       const { Item } = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: { pk: leaseKeys.spotDecrease(orderId) }, ConsistentRead: true }));
       if (Item) this.reads += 1;
+      // Our own claim, landed on an attempt whose answer was lost.
+      if (Item?.[CLAIM_TOKEN.spotDecrease] === token) return { claimed: true };
       if (typeof Item?.decreased_at === 'number') return { claimed: false, last_at: Item.decreased_at };
       // Released between our two calls: try again.
     }
@@ -357,19 +392,31 @@ export class DynamoDbLeaseBook implements LeaseBook {
 /**
  * A conditional update of `LEASE#<orderId>`: true when it was applied. Used by the sweep alone, so a
  * module function rather than a member of the book: a bundle with the book alone drops it.
+ * With `token` (a claim), the update also sets that attribute to a fresh random value, and a failed
+ * condition still answers true when the item holds it: the call's own write, retried by the SDK.
  */
 const conditionalUpdate = async (
   doc: DynamoDBDocumentClient,
   tableName: string,
   orderId: number,
   update: { UpdateExpression: string; ConditionExpression: string; ExpressionAttributeNames: Record<string, string>; ExpressionAttributeValues: Record<string, unknown> },
+  token?: string,
 ): Promise<boolean> => {
+  const value = token === undefined ? undefined : randomUUID();
+  const request = token === undefined
+    ? update
+    : {
+        ...update,
+        UpdateExpression: `${update.UpdateExpression}, #token = :token`,
+        ExpressionAttributeNames: { ...update.ExpressionAttributeNames, '#token': token },
+        ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ':token': value },
+      };
   try {
-    await doc.send(new UpdateCommand({ TableName: tableName, Key: { pk: leaseKeys.lease(orderId) }, ...update }));
+    await doc.send(new UpdateCommand({ TableName: tableName, Key: { pk: leaseKeys.lease(orderId) }, ...request }));
     return true;
   } catch (error) {
-    if (isConditionalCheckFailed(error)) return false;
-    throw error;
+    if (!isConditionalCheckFailed(error)) throw error;
+    return token !== undefined && (await storedToken(doc, tableName, leaseKeys.lease(orderId), token)) === value;
   }
 };
 
@@ -451,7 +498,7 @@ export class DynamoDbLeaseStore extends DynamoDbLeaseBook implements LeaseStore 
       ConditionExpression: '#expires = :exp AND attribute_not_exists(#ended) AND (attribute_not_exists(#warned) OR #warned <> :exp)',
       ExpressionAttributeNames: { '#warned': 'warned_for', '#expires': 'expires_at', '#ended': 'ended_at' },
       ExpressionAttributeValues: { ':exp': expiresAt },
-    });
+    }, CLAIM_TOKEN.warning);
   }
 
   public async claimCancel(orderId: number, expiresAt: number, now: number, staleAfterSeconds: number): Promise<boolean> {
@@ -460,7 +507,7 @@ export class DynamoDbLeaseStore extends DynamoDbLeaseBook implements LeaseStore 
       ConditionExpression: '#expires = :exp AND attribute_not_exists(#ended) AND (attribute_not_exists(#claim) OR #claim <= :stale)',
       ExpressionAttributeNames: { '#claim': 'cancel_claimed_at', '#expires': 'expires_at', '#ended': 'ended_at' },
       ExpressionAttributeValues: { ':now': now, ':exp': expiresAt, ':stale': now - staleAfterSeconds },
-    });
+    }, CLAIM_TOKEN.cancel);
   }
 
   public async releaseCancel(orderId: number, claimedAt: number): Promise<void> {
@@ -519,20 +566,24 @@ export class DynamoDbLeaseStore extends DynamoDbLeaseBook implements LeaseStore 
   }
 
   public async setStatus(orderId: number, prev: WatchEntry, next: WatchEntry | undefined, now: number): Promise<boolean> {
-    const values: Record<string, unknown> = { ':prev': encodeWatch(prev) };
+    // The token is one attribute for the whole watch item (not one per order: the item's size is the
+    // watch's capacity). A concurrent setStatus on another order may replace it between our landed
+    // write and the SDK's retry; we then answer false, as before (a missed report, never a double one).
+    const token = randomUUID();
+    const values: Record<string, unknown> = { ':prev': encodeWatch(prev), ':token': token };
     if (next) values[':next'] = encodeWatch(next);
     try {
       await this.doc.send(new UpdateCommand({
         TableName: this.tableName,
         Key: { pk: leaseKeys.watch() },
-        UpdateExpression: next ? 'SET #o = :next' : 'REMOVE #o',
+        UpdateExpression: next ? 'SET #o = :next, #token = :token' : 'SET #token = :token REMOVE #o',
         ConditionExpression: '#o = :prev',
-        ExpressionAttributeNames: { '#o': watchAttribute(orderId) },
+        ExpressionAttributeNames: { '#o': watchAttribute(orderId), '#token': CLAIM_TOKEN.status },
         ExpressionAttributeValues: values,
       }));
     } catch (error) {
-      if (isConditionalCheckFailed(error)) return false;
-      throw error;
+      if (!isConditionalCheckFailed(error)) throw error;
+      if ((await storedToken(this.doc, this.tableName, leaseKeys.watch(), CLAIM_TOKEN.status)) !== token) return false;
     }
     if (!next) {
       // An order without a lease is kept for a while after the watch lets it go (endLease does it for leases).
@@ -547,17 +598,18 @@ export class DynamoDbLeaseStore extends DynamoDbLeaseBook implements LeaseStore 
   }
 
   public async claimEvent(eventId: string, now: number): Promise<boolean> {
+    const token = randomUUID();
     try {
       await this.doc.send(new PutCommand({
         TableName: this.tableName,
-        Item: { pk: leaseKeys.event(eventId), claimed_at: now, [TTL_ATTRIBUTE]: now + LEASE_RETENTION_SECONDS },
+        Item: { pk: leaseKeys.event(eventId), claimed_at: now, [CLAIM_TOKEN.event]: token, [TTL_ATTRIBUTE]: now + LEASE_RETENTION_SECONDS },
         ConditionExpression: 'attribute_not_exists(#pk)',
         ExpressionAttributeNames: { '#pk': 'pk' },
       }));
       return true;
     } catch (error) {
-      if (isConditionalCheckFailed(error)) return false;
-      throw error;
+      if (!isConditionalCheckFailed(error)) throw error;
+      return (await storedToken(this.doc, this.tableName, leaseKeys.event(eventId), CLAIM_TOKEN.event)) === token;
     }
   }
 }

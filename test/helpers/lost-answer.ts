@@ -14,8 +14,11 @@ import type { LocalDynamo } from './dynalite';
 
 export interface LostAnswerClient {
   readonly doc: DynamoDBDocumentClient;
-  /** Loses the answer of the next `times` executed `operation` calls (e.g. 'UpdateItem', 'PutItem'). */
-  loseNext(operation: string, times?: number): void;
+  /**
+   * Loses the answer of the next `times` executed `operation` calls (e.g. 'UpdateItem', 'PutItem'),
+   * of those whose low-level input `matches` (default: all).
+   */
+  loseNext(operation: string, times?: number, matches?: (input: Record<string, unknown>) => boolean): void;
   /** Answers lost so far. */
   lost(): number;
   /** Attempts sent per operation (retries included). */
@@ -30,7 +33,7 @@ export const lostAnswerClient = (db: Pick<LocalDynamo, 'endpoint'>): LostAnswerC
     region: process.env.AWS_REGION ?? 'us-east-1',
     credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
   });
-  let armed: { operation: string; left: number } | undefined;
+  let armed: { operation: string; left: number; matches: (input: Record<string, unknown>) => boolean } | undefined;
   let lost = 0;
   const attempts = new Map<string, number>();
   client.middlewareStack.add(
@@ -38,7 +41,7 @@ export const lostAnswerClient = (db: Pick<LocalDynamo, 'endpoint'>): LostAnswerC
       const operation = String(context.commandName ?? '').replace(/Command$/, '');
       attempts.set(operation, (attempts.get(operation) ?? 0) + 1);
       const out = await next(args);
-      if (armed && armed.operation === operation && armed.left > 0) {
+      if (armed && armed.operation === operation && armed.left > 0 && armed.matches(args.input as Record<string, unknown>)) {
         armed.left -= 1;
         lost += 1;
         throw Object.assign(new Error(`${operation}: answer lost after the write (simulated)`), { name: 'TimeoutError', $metadata: {} });
@@ -49,8 +52,8 @@ export const lostAnswerClient = (db: Pick<LocalDynamo, 'endpoint'>): LostAnswerC
   );
   return {
     doc: DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } }),
-    loseNext: (operation, times = 1) => {
-      armed = { operation, left: times };
+    loseNext: (operation, times = 1, matches = () => true) => {
+      armed = { operation, left: times, matches };
     },
     lost: () => lost,
     attempts,

@@ -2,6 +2,7 @@ import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbLeaseStore, LEASE_DUE_BUCKET_SECONDS, bucketStart, leaseKeys } from '../../../lambdas/adapters/dynamodb-lease-store';
 import { sweepFleet } from '../../../lambdas/domain/fleet-watch';
 import { startDynalite, type LocalDynamo } from '../../helpers/dynalite';
+import { lostAnswerClient, type LostAnswerClient } from '../../helpers/lost-answer';
 import { anOrder } from '../../fakes/builders';
 import { FakeEventSender } from '../../fakes/event-sender';
 import { FakeMarketplace } from '../../fakes/marketplace';
@@ -258,5 +259,94 @@ describe('Adapter: DynamoDbLeaseStore (dynalite)', () => {
     expect(events.sent.map((e) => e.event)).toEqual([
       { event: 'order.status_changed', order_id: 4, task_id: 't4', occurred_at: T0 + 60, lease_expires_at: T0 + 86_400, from: 'running', to: 'paused' },
     ]);
+  });
+
+  describe('a claim that landed but whose answer was lost (the SDK retries it and fails its own condition)', () => {
+    let lossy: LostAnswerClient;
+    beforeEach(() => {
+      lossy = lostAnswerClient(db);
+    });
+    afterEach(() => lossy.close());
+    const lossyStore = () => new DynamoDbLeaseStore(lossy.doc, db.tableName);
+    /** Loses the next answer of `operation` whose input mentions `text` (a key prefix or attribute of that claim). */
+    const loseWriteOf = (operation: string, text: string) =>
+      lossy.loseNext(operation, 1, (input) => JSON.stringify(input).includes(text));
+
+    it('claimEvent is still the one claim: the event is sent, by this caller only', async () => {
+      loseWriteOf('PutItem', 'LEASE_EVENT#');
+      expect(await lossyStore().claimEvent('lease_expired:1:100', T0)).toBe(true);
+      expect(lossy.lost()).toBe(1);
+      expect(await store().claimEvent('lease_expired:1:100', T0)).toBe(false);
+    });
+
+    it('claimWarning is still the one claim for this end', async () => {
+      await store().track({ order_id: 1, task_id: 't' }, { now: T0, status: 'running', lease: { expires_at: T0 + 100, hours: 1 } });
+      loseWriteOf('UpdateItem', 'warned_for');
+      expect(await lossyStore().claimWarning(1, T0 + 100)).toBe(true);
+      expect(lossy.lost()).toBe(1);
+      expect(await store().claimWarning(1, T0 + 100)).toBe(false);
+    });
+
+    it('claimCancel is still the one claim: the lease is cancelled now, not after the claim goes stale', async () => {
+      await store().track({ order_id: 1, task_id: 't' }, { now: T0, status: 'running', lease: { expires_at: T0, hours: 1 } });
+      loseWriteOf('UpdateItem', 'cancel_claimed_at');
+      expect(await lossyStore().claimCancel(1, T0, T0 + 10, 300)).toBe(true);
+      expect(lossy.lost()).toBe(1);
+      expect(await store().claimCancel(1, T0, T0 + 11, 300)).toBe(false);
+    });
+
+    it('extend reports its landed extension, so the job does not extend the lease a second time', async () => {
+      const end = T0 + 300;
+      await store().track({ order_id: 7, task_id: 't7' }, { now: T0, status: 'running', lease: { expires_at: end, hours: 1 } });
+      const newEnd = end + 2 * 3600;
+      loseWriteOf('UpdateItem', '"hours"');
+      expect(await lossyStore().extend({ order_id: 7, task_id: 't7' }, { expectedEnd: end, expiresAt: newEnd, addHours: 2 }, { now: T0, status: 'running' })).toBe(true);
+      expect(lossy.lost()).toBe(1);
+      expect(await store().get(7)).toMatchObject({ expires_at: newEnd, hours: 3 });
+      // The old due entry moved with the lease, as after an answered extension.
+      const oldBucket = await db.doc.send(new GetCommand({ TableName: db.tableName, Key: { pk: leaseKeys.due(bucketStart(end)) } }));
+      expect(Object.keys(oldBucket.Item ?? {}).filter((k) => k.startsWith('d'))).toEqual([]);
+      // A genuine race loser still gets false.
+      expect(await store().extend({ order_id: 7, task_id: 't7' }, { expectedEnd: end, expiresAt: newEnd, addHours: 2 }, { now: T0, status: 'running' })).toBe(false);
+    });
+
+    it('claimSpotDecrease is still claimed, not refused as "lowered recently" by its own claim', async () => {
+      loseWriteOf('PutItem', 'SPOT_DECREASE#');
+      expect(await lossyStore().claimSpotDecrease(6, T0, 600)).toEqual({ claimed: true });
+      expect(lossy.lost()).toBe(1);
+      expect(await store().claimSpotDecrease(6, T0 + 1, 600)).toEqual({ claimed: false, last_at: T0 });
+    });
+
+    it('setStatus still reports the change it made (and a removal), so the change is announced', async () => {
+      await store().track({ order_id: 1, task_id: 't1' }, { now: T0, status: 'running' });
+      const prev = { status: 'running', since: T0, spot: false };
+      const next = { status: 'paused', since: T0 + 60, spot: false };
+      loseWriteOf('UpdateItem', ':prev');
+      expect(await lossyStore().setStatus(1, prev, next, T0 + 60)).toBe(true);
+      expect(await store().setStatus(1, prev, next, T0 + 60)).toBe(false);
+      loseWriteOf('UpdateItem', ':prev');
+      expect(await lossyStore().setStatus(1, next, undefined, T0 + 120)).toBe(true);
+      expect(lossy.lost()).toBe(2);
+      expect((await store().watched()).has(1)).toBe(false);
+      const item = await db.doc.send(new GetCommand({ TableName: db.tableName, Key: { pk: leaseKeys.lease(1) } }));
+      expect(item.Item?.ttl).toBeGreaterThan(T0 + 120);
+    });
+
+    it('a sweep whose cancel claim loses its answer cancels the lease once, in this sweep, and sends its event once', async () => {
+      const market = new FakeMarketplace();
+      await seedLeases(store(), market, { total: 1, due: 1, now: T0 });
+      const notifier = new FakeNotifier();
+      const events = new FakeEventSender();
+      loseWriteOf('UpdateItem', 'cancel_claimed_at');
+      const first = await sweepFleet({ leases: lossyStore(), marketplace: market, notifier, events }, { now: T0 });
+      expect(lossy.lost()).toBe(1);
+      expect(first).toMatchObject({ cancelled: 1, skippedClaims: 0 });
+      expect(market.cancelCalls).toHaveLength(1);
+      expect(events.sent).toHaveLength(1);
+      const again = await sweepFleet({ leases: store(), marketplace: market, notifier, events }, { now: T0 + 60 });
+      expect(again).toMatchObject({ cancelled: 0 });
+      expect(market.cancelCalls).toHaveLength(1);
+      expect(events.sent).toHaveLength(1);
+    });
   });
 });
