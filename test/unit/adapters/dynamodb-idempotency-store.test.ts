@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { DynamoDbIdempotencyStore } from '../../../lambdas/adapters/dynamodb-idempotency-store';
 import { keys } from '../../../contract/resources';
 import { startDynalite, type LocalDynamo } from '../../helpers/dynalite';
+import { lostAnswerClient } from '../../helpers/lost-answer';
 
 const DAY = 24 * 3600;
 
@@ -44,5 +45,18 @@ describe('Adapter: DynamoDbIdempotencyStore (dynalite)', () => {
     expect(await store.claim('key-3', 'retry', 1, DAY)).toBe('holder');
     await store.release('key-3', 'holder');
     expect(await store.claim('key-3', 'retry', 2, DAY)).toBe('retry');
+  });
+
+  it('a claim whose answer was lost (retried by the SDK) still answers its own task id: the failed condition is read back', async () => {
+    const lossy = lostAnswerClient(db);
+    try {
+      const lossyStore = new DynamoDbIdempotencyStore(lossy.doc, db.tableName);
+      lossy.loseNext('PutItem');
+      expect(await lossyStore.claim('key-lost', 'mine', 1, DAY)).toBe('mine');
+      expect(lossy.lost()).toBe(1);
+      expect(await store.claim('key-lost', 'other', 2, DAY)).toBe('mine');
+    } finally {
+      lossy.close();
+    }
   });
 });

@@ -1,5 +1,6 @@
 import { DynamoDbServerClaims } from '../../../lambdas/adapters/dynamodb-server-claims';
 import { startDynalite, type LocalDynamo } from '../../helpers/dynalite';
+import { lostAnswerClient } from '../../helpers/lost-answer';
 
 describe('Adapter: DynamoDbServerClaims (dynalite)', () => {
   let db: LocalDynamo;
@@ -28,5 +29,21 @@ describe('Adapter: DynamoDbServerClaims (dynalite)', () => {
     expect(await claims.claim(3, 'other', 1, 60)).toBe(false);
     await claims.release(3, 'owner');
     expect(await claims.claim(3, 'other', 2, 60)).toBe(true);
+  });
+
+  it('a claim or release whose answer was lost (retried by the SDK) keeps its outcome: the condition admits its own holder', async () => {
+    const lossy = lostAnswerClient(db);
+    try {
+      const lossyClaims = new DynamoDbServerClaims(lossy.doc, db.tableName);
+      lossy.loseNext('PutItem');
+      expect(await lossyClaims.claim(41, 'mine', 1, 60)).toBe(true);
+      expect(await claims.claim(41, 'other', 2, 60)).toBe(false);
+      lossy.loseNext('DeleteItem');
+      await lossyClaims.release(41, 'mine');
+      expect(lossy.lost()).toBe(2);
+      expect(await claims.claim(41, 'other', 3, 60)).toBe(true);
+    } finally {
+      lossy.close();
+    }
   });
 });

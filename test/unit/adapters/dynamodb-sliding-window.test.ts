@@ -7,6 +7,7 @@ import { RATE_WINDOW_MS } from '../../../lambdas/middleware/rate-limit';
 import { RelayConfigSchema } from '../../../lib/config';
 import { keys } from '../../../contract/resources';
 import { startDynalite, type LocalDynamo } from '../../helpers/dynalite';
+import { lostAnswerClient } from '../../helpers/lost-answer';
 import { itemSize, writeUnits } from './dynamodb-item-size';
 
 /** The zod upper bound (`.max()` / `z.lte()`) of a defaulted number setting, read from its checks (classic and zod/mini alike). */
@@ -127,5 +128,18 @@ describe('Adapter: DynamoDbSlidingWindow (dynalite)', () => {
       expect([writeUnits(worst.bytes), writeUnits(apiGateway.bytes)]).toEqual([53, 29]);
       expect((cap / 60) * writeUnits(worst.bytes)).toBeLessThan(PARTITION_WCU_PER_SECOND * 0.6);
     }, 60_000);
+  });
+
+  it('a hit whose answer was lost (retried by the SDK) counts once: its event id is already recorded', async () => {
+    const lossy = lostAnswerClient(db);
+    try {
+      const lossyWindow = new DynamoDbSlidingWindow(lossy.doc, db.tableName);
+      lossy.loseNext('UpdateItem');
+      expect(await lossyWindow.hit('RATE#lost', { now: 1_000, windowMs: 60_000, limit: 2, eventId: 'e1' })).toEqual({ allowed: true, retryAfterMs: 0, count: 1 });
+      expect(lossy.lost()).toBe(1);
+      expect(await window.hit('RATE#lost', { now: 1_001, windowMs: 60_000, limit: 2, eventId: 'e2' })).toMatchObject({ allowed: true, count: 2 });
+    } finally {
+      lossy.close();
+    }
   });
 });
