@@ -61,11 +61,17 @@ export const API_MEMORY_MB = 512;
 export const API_GATEWAY_TIMEOUT_SECONDS = 29;
 
 /**
- * Lambda timeout of a route's function. The marketplace route stays under API Gateway's limit and
- * relies on the client's budget (remainingMs) to answer its JSON 500 before either runs out; the
- * others only make a handful of DynamoDB / SQS / Step Functions calls.
+ * Lambda timeout of every route's function, under API Gateway's limit so the function's own answer
+ * reaches the caller. A healthy accept takes well under a second (at most 7 AWS calls, 7 s allowed
+ * in test/unit/time-budgets.test.ts); 25 s also leaves room for one hung AWS call (12.2 s at worst,
+ * lambdas/adapters/aws-clients.ts), so a stalled hand-off still ends in the route's own undo (record
+ * removed, Idempotency-Key released) and JSON 503, never in a Lambda timeout that would leave a
+ * queued task with nothing behind it. The marketplace route relies on the client's budget
+ * (remainingMs) to answer its JSON 500 before the timeout.
  */
-export const routeTimeoutSeconds = (route: RouteDefinition): number => (route.permissions.includes('marketplace') ? 25 : 10);
+export const API_ROUTE_TIMEOUT_SECONDS = 25;
+
+export const routeTimeoutSeconds = (_route: RouteDefinition): number => API_ROUTE_TIMEOUT_SECONDS;
 
 export class WebhookApi extends Construct {
   public readonly httpApi: apigwv2.HttpApi;
