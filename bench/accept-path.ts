@@ -32,6 +32,7 @@ const memoryPorts = () => {
     get: async (id) => tasks.get(id),
     update: async () => undefined,
     finish: async () => true,
+    markDelivered: async () => undefined,
     remove: async (id) => { tasks.delete(id); },
   };
   const workflow: WorkflowStarter = { start: async () => undefined };

@@ -48,6 +48,8 @@ const TaskRecordSchema = z.object({
 export const ORDER_ENV_ATTRIBUTE = 'order_env';
 /** The item attribute naming the `finish` call whose write made the task final. */
 export const FINISH_TOKEN_ATTRIBUTE = 'finish_token';
+/** When a named finisher's result went out (markDelivered). */
+export const DELIVERED_ATTRIBUTE = 'delivered_at';
 
 const OrderEnvSchema = z.record(z.string(), z.string());
 
@@ -85,7 +87,7 @@ export class DynamoDbTaskRepository implements TaskRepository {
   public async get(taskId: string): Promise<TaskRecord | undefined> {
     const { Item } = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: { pk: keys.task(taskId) }, ConsistentRead: true }));
     if (!Item) return undefined;
-    const { pk: _pk, ttl: _ttl, [ORDER_ENV_ATTRIBUTE]: _sealed, [FINISH_TOKEN_ATTRIBUTE]: _token, ...rest } = Item;
+    const { pk: _pk, ttl: _ttl, [ORDER_ENV_ATTRIBUTE]: _sealed, [FINISH_TOKEN_ATTRIBUTE]: _token, [DELIVERED_ATTRIBUTE]: _delivered, ...rest } = Item;
     const parsed = TaskRecordSchema.parse(rest, ENGLISH_TEXTS);
     return { ...parsed, result: parsed.result as TaskResult | undefined } as TaskRecord;
   }
@@ -133,8 +135,9 @@ export class DynamoDbTaskRepository implements TaskRepository {
    * was this call's own write, landed on an attempt whose answer was lost and failed on the SDK's
    * retry, and the answer is still true. Another caller's final write keeps it false.
    */
-  public async finish(taskId: string, state: 'succeeded' | 'failed', result: TaskResult, now: number): Promise<boolean> {
-    const token = randomUUID();
+  public async finish(taskId: string, state: 'succeeded' | 'failed', result: TaskResult, now: number, finisher?: string): Promise<boolean> {
+    // A named finisher's token is its name, so its retries (new calls) recognise its landed write too.
+    const token = finisher ?? randomUUID();
     try {
       await this.set(
         taskId,
@@ -151,10 +154,27 @@ export class DynamoDbTaskRepository implements TaskRepository {
       TableName: this.tableName,
       Key: { pk: keys.task(taskId) },
       ConsistentRead: true,
-      ProjectionExpression: '#token',
-      ExpressionAttributeNames: { '#token': FINISH_TOKEN_ATTRIBUTE },
+      ProjectionExpression: '#token, #delivered',
+      ExpressionAttributeNames: { '#token': FINISH_TOKEN_ATTRIBUTE, '#delivered': DELIVERED_ATTRIBUTE },
     }));
-    return Item?.[FINISH_TOKEN_ATTRIBUTE] === token;
+    // Ours, and (for a named finisher's retry) not yet delivered by an earlier call of it.
+    return Item?.[FINISH_TOKEN_ATTRIBUTE] === token && Item?.[DELIVERED_ATTRIBUTE] === undefined;
+  }
+
+  public async markDelivered(taskId: string, now: number): Promise<void> {
+    try {
+      await this.doc.send(new UpdateCommand({
+        TableName: this.tableName,
+        Key: { pk: keys.task(taskId) },
+        UpdateExpression: 'SET #delivered = :at',
+        ConditionExpression: 'attribute_exists(#pk)',
+        ExpressionAttributeNames: { '#delivered': DELIVERED_ATTRIBUTE, '#pk': 'pk' },
+        ExpressionAttributeValues: { ':at': iso(now) },
+      }));
+    } catch (error) {
+      // A task without a record (a job run without ingress) has nothing to mark.
+      if (!isConditionalCheckFailed(error)) throw error;
+    }
   }
 
   public async remove(taskId: string): Promise<void> {

@@ -27,14 +27,16 @@ export const resultText = (taskId: string, result: TaskResult): string => {
 /**
  * Records the final result and, if this call made it final, delivers it to callback_url and to the
  * Slack response_url. Returns whether this call delivered (false = another path already finished it).
+ * `finisher`: see TaskRepository.finish (only for a caller never run twice at once for one task).
  */
 export const completeTask = async (
   deps: CompleteTaskDeps,
   task: Pick<TaskRecord, 'task_id' | 'origin'> & { callback_url?: string },
   result: TaskResult,
   now: number,
+  finisher?: string,
 ): Promise<boolean> => {
-  const won = await deps.tasks.finish(task.task_id, isSuccessResult(result) ? 'succeeded' : 'failed', result, now);
+  const won = await deps.tasks.finish(task.task_id, isSuccessResult(result) ? 'succeeded' : 'failed', result, now, finisher);
   if (!won) return false;
   const deliveries: Promise<unknown>[] = [];
   if (task.callback_url) deliveries.push(deps.notifier.callback(task.callback_url, task.task_id, result));
@@ -42,5 +44,8 @@ export const completeTask = async (
     deliveries.push(deps.notifier.slackResponse(task.origin.responseUrl, resultText(task.task_id, result)));
   }
   await Promise.all(deliveries);
+  // A named finisher may be retried (a crash after this point): its retry must not deliver again.
+  // Best effort: a failed mark risks a second delivery (same X-Webhook-Id), never a lost one.
+  if (finisher !== undefined) await deps.tasks.markDelivered(task.task_id, now).catch(() => undefined);
   return true;
 };

@@ -57,9 +57,15 @@ export interface TaskRepository {
   update(taskId: string, fields: { state?: TaskState; order_id?: number; server_id?: number; order_intent_at?: number; order_cancelled?: boolean }, now: number): Promise<void>;
   /**
    * Records the final result once. Returns true for the one caller that moved the task to a final
-   * state, false when it was already final: only that caller delivers the result.
+   * state, false when it was already final: only that caller delivers the result. `finisher` names a
+   * caller that stays the same across its own retries (the workflow's ReportResult of this task): if
+   * an earlier attempt's final write landed but its answer never arrived, the retry is still the
+   * winner and delivers — unless `markDelivered` recorded that the result went out. Without it, every
+   * call is a finisher of its own.
    */
-  finish(taskId: string, state: 'succeeded' | 'failed', result: TaskResult, now: number): Promise<boolean>;
+  finish(taskId: string, state: 'succeeded' | 'failed', result: TaskResult, now: number, finisher?: string): Promise<boolean>;
+  /** Records that a named finisher's result went out, so a later retry of that finisher does not deliver it again. */
+  markDelivered(taskId: string, now: number): Promise<void>;
   /** Removes a record whose hand-off failed, so no queued task exists without work behind it. */
   remove(taskId: string): Promise<void>;
 }

@@ -56,13 +56,30 @@ export class FakeTasks implements TaskRepository {
     this.records.set(taskId, { ...r, ...defined, updated_at: new Date(now).toISOString() });
   }
 
-  public async finish(taskId: string, state: 'succeeded' | 'failed', result: TaskResult, now: number): Promise<boolean> {
+  /** The finisher names passed to `finish`, in call order. */
+  public readonly finishers: (string | undefined)[] = [];
+  /** Per task: the named finisher whose write made it final, and whether it marked the result delivered. */
+  public readonly finishedBy = new Map<string, { finisher?: string; delivered: boolean }>();
+
+  public async finish(taskId: string, state: 'succeeded' | 'failed', result: TaskResult, now: number, finisher?: string): Promise<boolean> {
+    this.finishers.push(finisher);
     const r = this.records.get(taskId);
-    if (r ? isFinal(r) : !this.finishUnknown) return false;
+    if (r && isFinal(r)) {
+      // As the adapter: a named finisher's retry wins again until it marked the result delivered.
+      const by = this.finishedBy.get(taskId);
+      return finisher !== undefined && by?.finisher === finisher && !by.delivered;
+    }
+    if (!r && !this.finishUnknown) return false;
+    this.finishedBy.set(taskId, { ...(finisher !== undefined ? { finisher } : {}), delivered: false });
     this.finishes.push({ taskId, state, result });
     const at = new Date(now).toISOString();
     if (r) this.records.set(taskId, { ...r, state, result, updated_at: at, finished_at: at });
     return true;
+  }
+
+  public async markDelivered(taskId: string): Promise<void> {
+    const by = this.finishedBy.get(taskId);
+    if (by) by.delivered = true;
   }
 
   public async remove(taskId: string): Promise<void> {

@@ -40,12 +40,22 @@ export const lostAnswerClient = (db: Pick<LocalDynamo, 'endpoint'>): LostAnswerC
     (next, context) => async (args) => {
       const operation = String(context.commandName ?? '').replace(/Command$/, '');
       attempts.set(operation, (attempts.get(operation) ?? 0) + 1);
-      const out = await next(args);
-      if (armed && armed.operation === operation && armed.left > 0 && armed.matches(args.input as Record<string, unknown>)) {
+      const lose = (): boolean => {
+        if (!armed || armed.operation !== operation || armed.left <= 0 || !armed.matches(args.input as Record<string, unknown>)) return false;
         armed.left -= 1;
         lost += 1;
-        throw Object.assign(new Error(`${operation}: answer lost after the write (simulated)`), { name: 'TimeoutError', $metadata: {} });
+        return true;
+      };
+      const timeout = () => Object.assign(new Error(`${operation}: answer lost after the write (simulated)`), { name: 'TimeoutError', $metadata: {} });
+      let out: Awaited<ReturnType<typeof next>>;
+      try {
+        out = await next(args);
+      } catch (error) {
+        // A later attempt's answer (its failed condition, say) can be lost too: `loseNext(op, 3)`.
+        if (lose()) throw timeout();
+        throw error;
       }
+      if (lose()) throw timeout();
       return out;
     },
     { step: 'deserialize', priority: 'high', name: 'loseAnswerAfterWrite' },

@@ -97,8 +97,8 @@ const BUDGETS: readonly Budget[] = [
   workflow('CheckOrder', marketplaceGetMs + AWS_CALL_MS, 'my_orders GET + 1 AWS call'),
   // secret, task get, reconcile GET, order write, cancel_order, cancelled write
   workflow('CancelOrder', marketplaceGetMs + marketplacePostMs + 4 * AWS_CALL_MS, 'my_orders GET + cancel_order + 4 AWS calls'),
-  // 2 secrets, final write + callback ∥ Slack reply, chat (Slack ∥ Discord with retry_after), claim release
-  workflow('ReportResult', 3 * AWS_CALL_MS + completeTaskMs + chatMs + AWS_CALL_MS, 'callback 3 × 10 s + back-off, chat 5 s + Discord wait + 5 s, 4 AWS calls'),
+  // 2 secrets, final write + callback ∥ Slack reply + delivered mark, chat (Slack ∥ Discord with retry_after), claim release
+  workflow('ReportResult', 3 * AWS_CALL_MS + completeTaskMs + AWS_CALL_MS + chatMs + AWS_CALL_MS, 'callback 3 × 10 s + back-off, chat 5 s + Discord wait + 5 s, 5 AWS calls'),
   // 3 secrets, task get, cancel (task get, GET, write, cancel_order, write), complete, claim release
   workflow('ExecutionEnded', 5 * AWS_CALL_MS + marketplaceGetMs + marketplacePostMs + 2 * AWS_CALL_MS + completeTaskMs + AWS_CALL_MS,
     'my_orders GET + cancel_order + callback + 8 AWS calls'),

@@ -9,6 +9,9 @@ import { failure } from '../task';
 import type { CreateOrderSuccess, FailureResult, TaskResult } from '../task';
 import type { WorkflowState } from './workflow-state';
 
+/** The name ReportResult finishes tasks under (TaskRepository.finish). */
+export const REPORT_RESULT_FINISHER = 'ReportResult';
+
 /** The spec's timeout text, with the configured readiness window. */
 export const readyTimeoutMessage = (seconds: number): string => `Order creation timed out after ${seconds} s`;
 
@@ -91,6 +94,9 @@ export const reportResult = async (
     { task_id: state.task_id, origin: state.origin, callback_url: state.request.callback_url },
     result,
     now,
+    // One execution per task (named by it), its states in sequence: this step is the only finisher by
+    // this name, and a Step Functions retry of it after a final write whose answer was lost still delivers.
+    REPORT_RESULT_FINISHER,
   );
   if (delivered && result.success) await deps.notifier.chat(orderReadyText(result));
   if (state.search) await deps.claims.release(state.search.server.id, state.task_id);

@@ -152,6 +152,33 @@ describe('Adapter: DynamoDbTaskRepository (dynalite)', () => {
       expect((await repo.get(task.task_id))?.result).toEqual({ success: false, error: 'first' });
     });
 
+    it('a named finisher whose final write landed while every attempt lost its answer wins on its next call; another finisher does not', async () => {
+      // Prepare: all three attempts of the first call lose their answers, so the call itself fails.
+      const task = record();
+      await repo.create(task);
+      const result = { success: true, order_id: 7, status: 'cancelled' } as const;
+      lossy.loseNext('UpdateItem', 3);
+      await expect(lossyRepo.finish(task.task_id, 'succeeded', result, T0 + 1_000, 'ReportResult')).rejects.toThrow();
+      // Act: the step is retried (a new call, same finisher); a different path tries too.
+      const retried = await repo.finish(task.task_id, 'succeeded', result, T0 + 2_000, 'ReportResult');
+      const other = await repo.finish(task.task_id, 'failed', { success: false, error: 'late' }, T0 + 3_000, 'ExecutionEnded');
+      const anonymous = await repo.finish(task.task_id, 'failed', { success: false, error: 'late' }, T0 + 3_000);
+      // Assess
+      expect(retried).toBe(true);
+      expect(other).toBe(false);
+      expect(anonymous).toBe(false);
+      expect((await repo.get(task.task_id))?.result).toEqual(result);
+      // Once the finisher marked its result delivered, a further retry of it does not win again.
+      await repo.markDelivered(task.task_id, T0 + 4_000);
+      expect(await repo.finish(task.task_id, 'succeeded', result, T0 + 5_000, 'ReportResult')).toBe(false);
+      expect(await repo.get(task.task_id)).not.toHaveProperty('delivered_at');
+    });
+
+    it('markDelivered on a task without a record does nothing', async () => {
+      await expect(repo.markDelivered('no-such-task', T0)).resolves.toBeUndefined();
+      expect(await repo.get('no-such-task')).toBeUndefined();
+    });
+
     it('update (state, the order intent, the order id) is simply applied again', async () => {
       const task = record({ kind: 'create-order' });
       await repo.create(task);

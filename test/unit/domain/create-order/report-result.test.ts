@@ -50,6 +50,31 @@ describe('Function: reportResult', () => {
     expect(tasks.records.get('task-1')?.state).toBe('succeeded');
   });
 
+  it('a retry after a final write that landed unseen delivers once; a retry after the delivery does not deliver again', async () => {
+    // Prepare: the first attempt's final write lands, but its answer is lost (the call throws).
+    const tasks = new FakeTasks();
+    tasks.seed();
+    const notifier = new FakeNotifier();
+    const claims = new FakeClaims();
+    const leases = new FakeLeaseStore();
+    const realFinish = tasks.finish.bind(tasks);
+    const finishSpy = jest.spyOn(tasks, 'finish').mockImplementationOnce(async (...args) => {
+      await realFinish(...args);
+      throw Object.assign(new Error('answer lost'), { name: 'TimeoutError' });
+    });
+    await expect(reportResult(ready, { tasks, notifier, claims, leases }, NOW)).rejects.toThrow('answer lost');
+    finishSpy.mockRestore();
+    expect(notifier.callbacks).toHaveLength(0);
+    // Act: Step Functions retries the step, then (say after a crash) once more.
+    const retried = await reportResult(ready, { tasks, notifier, claims, leases }, NOW + 2_000);
+    const again = await reportResult(ready, { tasks, notifier, claims, leases }, NOW + 4_000);
+    // Assess
+    expect(retried.delivered).toBe(true);
+    expect(again.delivered).toBe(false);
+    expect(notifier.callbacks).toHaveLength(1);
+    expect(tasks.finishers.every((f) => f === 'ReportResult')).toBe(true);
+  });
+
   it('does not announce failures in chat', async () => {
     const tasks = new FakeTasks();
     tasks.seed();
