@@ -18,6 +18,8 @@ export interface HttpFigure {
   readonly p50Ms: number;
   readonly p99Ms: number;
   readonly non2xx: number;
+  /** Answers by HTTP status (what the non-2xx were). */
+  readonly statusCodes?: Readonly<Record<string, number>>;
   readonly errors: number;
 }
 
@@ -32,6 +34,7 @@ const figure = (route: string, r: autocannon.Result): HttpFigure => ({
   p50Ms: r.latency.p50,
   p99Ms: r.latency.p99,
   non2xx: r.non2xx,
+  statusCodes: Object.fromEntries(Object.entries(r.statusCodeStats ?? {}).map(([code, stat]) => [code, stat?.count ?? 0])),
   errors: r.errors,
 });
 
