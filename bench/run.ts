@@ -30,7 +30,7 @@ const RESULTS = path.join(__dirname, 'results.json');
 const runAll = () => {
   writeFileSync(RESULTS, '{}\n');
   for (const section of SECTIONS) {
-    execFileSync(process.execPath, [...process.execArgv, __filename, section], { stdio: 'inherit', env: { ...process.env, BENCH_MERGE: '1' } });
+    execFileSync(process.execPath, [...process.execArgv, __filename, section], { stdio: 'inherit' });
   }
 };
 
@@ -118,8 +118,9 @@ const main = async () => {
     console.log('\n5. Cost model (USD, us-east-1 list prices in bench/cost-model.ts)');
     console.table({ 'per 1,000 orders': orders, 'per 1M accepted webhooks (a status job each)': webhooks });
   }
-  // Sections run one per process add to the file; a single section run on its own replaces it.
-  const merged = process.env.BENCH_MERGE ? { ...(JSON.parse(readFileSync(RESULTS, 'utf8')) as object), ...results } : results;
+  // Every run adds its sections to the file (a full run starts from an empty one), so re-running one
+  // section never drops the others' figures.
+  const merged = { ...(JSON.parse(readFileSync(RESULTS, 'utf8')) as object), ...results };
   writeFileSync(RESULTS, `${JSON.stringify(merged, null, 2)}\n`);
   console.log('\nwrote bench/results.json');
 };
