@@ -5,7 +5,7 @@
  * the local runtime points the same handlers at dynalite, fauxqs and local Step Functions.
  */
 import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { traceClient } from './observability';
@@ -121,6 +121,28 @@ export const sqsClient = (): SQSClient => {
 export const sfnClient = (): SFNClient => {
   sfn ??= traceClient(new SFNClient(awsClientConfig()));
   return sfn;
+};
+
+/**
+ * Some attributes of the item `pk`, read strongly consistent ({} when the item is missing). What a
+ * conditional write reads back after its condition failed: a call's own token there means the
+ * write was its own, landed on an attempt whose answer was lost and retried by the SDK.
+ */
+export const storedAttributes = async (
+  doc: DynamoDBDocumentClient,
+  tableName: string,
+  pk: string,
+  attributes: readonly string[],
+): Promise<Record<string, unknown>> => {
+  const names = Object.fromEntries(attributes.map((attribute, i) => [`#a${i}`, attribute]));
+  const { Item } = await doc.send(new GetCommand({
+    TableName: tableName,
+    Key: { pk },
+    ConsistentRead: true,
+    ProjectionExpression: Object.keys(names).join(', '),
+    ExpressionAttributeNames: names,
+  }));
+  return Item ?? {};
 };
 
 /** True for a lost conditional write (class check plus name, in case two SDK copies are bundled). */

@@ -40,7 +40,7 @@ import {
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
-import { isConditionalCheckFailed } from './aws-clients';
+import { isConditionalCheckFailed, storedAttributes } from './aws-clients';
 import { keys, RELAY_TABLE } from '../../contract/resources';
 import type { Lease, LeaseEnd, TrackedOrder, WatchedOrder, WatchEntry } from '../domain/lease';
 import type { LeaseBook, LeaseStore, LeaseTerms, SpotDecreaseClaim } from '../domain/lease-ports';
@@ -137,16 +137,8 @@ export const CLAIM_TOKEN = {
 } as const;
 
 /** A token attribute's current value, read consistently (after a failed condition: was the write ours?). */
-const storedToken = async (doc: DynamoDBDocumentClient, tableName: string, pk: string, attribute: string): Promise<unknown> => {
-  const { Item } = await doc.send(new GetCommand({
-    TableName: tableName,
-    Key: { pk },
-    ConsistentRead: true,
-    ProjectionExpression: '#token',
-    ExpressionAttributeNames: { '#token': attribute },
-  }));
-  return Item?.[attribute];
-};
+const storedToken = async (doc: DynamoDBDocumentClient, tableName: string, pk: string, attribute: string): Promise<unknown> =>
+  (await storedAttributes(doc, tableName, pk, [attribute]))[attribute];
 
 const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -392,23 +384,23 @@ export class DynamoDbLeaseBook implements LeaseBook {
 /**
  * A conditional update of `LEASE#<orderId>`: true when it was applied. Used by the sweep alone, so a
  * module function rather than a member of the book: a bundle with the book alone drops it.
- * With `token` (a claim), the update also sets that attribute to a fresh random value, and a failed
- * condition still answers true when the item holds it: the call's own write, retried by the SDK.
+ * With `tokenAttribute` (a claim), the update also sets that attribute to a fresh random value, and a
+ * failed condition still answers true when the item holds it: the call's own write, retried by the SDK.
  */
 const conditionalUpdate = async (
   doc: DynamoDBDocumentClient,
   tableName: string,
   orderId: number,
   update: { UpdateExpression: string; ConditionExpression: string; ExpressionAttributeNames: Record<string, string>; ExpressionAttributeValues: Record<string, unknown> },
-  token?: string,
+  tokenAttribute?: string,
 ): Promise<boolean> => {
-  const value = token === undefined ? undefined : randomUUID();
-  const request = token === undefined
+  const value = tokenAttribute === undefined ? undefined : randomUUID();
+  const request = tokenAttribute === undefined
     ? update
     : {
         ...update,
         UpdateExpression: `${update.UpdateExpression}, #token = :token`,
-        ExpressionAttributeNames: { ...update.ExpressionAttributeNames, '#token': token },
+        ExpressionAttributeNames: { ...update.ExpressionAttributeNames, '#token': tokenAttribute },
         ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ':token': value },
       };
   try {
@@ -416,7 +408,7 @@ const conditionalUpdate = async (
     return true;
   } catch (error) {
     if (!isConditionalCheckFailed(error)) throw error;
-    return token !== undefined && (await storedToken(doc, tableName, leaseKeys.lease(orderId), token)) === value;
+    return tokenAttribute !== undefined && (await storedToken(doc, tableName, leaseKeys.lease(orderId), tokenAttribute)) === value;
   }
 };
 

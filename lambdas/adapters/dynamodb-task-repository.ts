@@ -9,16 +9,16 @@
  * `orderEnv` (PlaceOrder) reads them, and `finish` removes them in the same write that makes the
  * task final, so they live no longer than the task (the record's TTL covers a task that never ends).
  *
- * The final write also stores a random `finish_token`: when its answer is lost (timeout, reset) the
- * SDK sends it again, and the repeat fails its own condition although the write landed. `finish`
- * then reads the record back and still answers true if the token is its own, so the result that
- * call recorded is delivered (by it, and by no other caller).
+ * The final write also stores a `finish_token` (random, or the finisher's name): when its answer is
+ * lost (timeout, reset) the SDK sends it again, and the repeat fails its own condition although the
+ * write landed. `finish` then reads the record back and still answers true if the token is its own,
+ * so the result that call recorded is delivered (by it, and by no other caller).
  */
 import { randomUUID } from 'node:crypto';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import { ENGLISH_TEXTS } from '../domain/zod-texts';
-import { isConditionalCheckFailed } from './aws-clients';
+import { isConditionalCheckFailed, storedAttributes } from './aws-clients';
 import { TaskAlreadyExistsError } from '../domain/errors';
 import type { SealedTaskInput, TaskRepository } from '../domain/ports';
 import { TaskKindSchema, TaskOriginSchema, TaskStateSchema, type TaskRecord, type TaskResult, type TaskState } from '../domain/task';
@@ -150,15 +150,9 @@ export class DynamoDbTaskRepository implements TaskRepository {
     } catch (error) {
       if (!isConditionalCheckFailed(error)) throw error;
     }
-    const { Item } = await this.doc.send(new GetCommand({
-      TableName: this.tableName,
-      Key: { pk: keys.task(taskId) },
-      ConsistentRead: true,
-      ProjectionExpression: '#token, #delivered',
-      ExpressionAttributeNames: { '#token': FINISH_TOKEN_ATTRIBUTE, '#delivered': DELIVERED_ATTRIBUTE },
-    }));
+    const stored = await storedAttributes(this.doc, this.tableName, keys.task(taskId), [FINISH_TOKEN_ATTRIBUTE, DELIVERED_ATTRIBUTE]);
     // Ours, and (for a named finisher's retry) not yet delivered by an earlier call of it.
-    return Item?.[FINISH_TOKEN_ATTRIBUTE] === token && Item?.[DELIVERED_ATTRIBUTE] === undefined;
+    return stored[FINISH_TOKEN_ATTRIBUTE] === token && stored[DELIVERED_ATTRIBUTE] === undefined;
   }
 
   public async markDelivered(taskId: string, now: number): Promise<void> {
