@@ -9,6 +9,7 @@
 import type middy from '@middy/core';
 import { signatureMatches, timestampFresh } from '../domain/signing';
 import { countMetric, logger, MetricName } from '../adapters/observability';
+import type { SecretReadOptions } from '../adapters/secrets';
 import { headerValue, httpError, rawBodyOf, type RelayEvent } from './http';
 
 /** Slack's own replay window. */
@@ -19,7 +20,7 @@ export interface SlackSignatureOptions {
    * The signing secret, or undefined when none is configured. `fresh` asks the adapter to read past
    * its cache (after a mismatch: the secret may have been regenerated; it may answer from the cache).
    */
-  readonly secret: (read?: { readonly fresh?: boolean }) => Promise<string | undefined>;
+  readonly secret: (read?: SecretReadOptions) => Promise<string | undefined>;
   /** ALLOW_UNSIGNED_SLACK: without a secret, let commands through unverified. @default false (refuse) */
   readonly allowUnsigned?: boolean | (() => boolean);
   /** @default Date.now */

@@ -16,6 +16,7 @@
 import type middy from '@middy/core';
 import { signatureMatches, signedBytes, timestampFresh } from '../domain/signing';
 import { countMetric, logger, MetricName } from '../adapters/observability';
+import type { SecretReadOptions } from '../adapters/secrets';
 import { headerValue, httpError, rawBodyOf, type RelayEvent } from './http';
 
 export const SIGNATURE_HEADER = 'X-Webhook-Signature';
@@ -26,7 +27,7 @@ export interface VerifySignatureOptions {
    * Accepted secrets, current first. A port: the secrets adapter caches values and picks up rotation;
    * `fresh` asks it to read past its cache (it may answer from the cache if it did so recently).
    */
-  readonly secrets: (read?: { readonly fresh?: boolean }) => Promise<readonly string[]>;
+  readonly secrets: (read?: SecretReadOptions) => Promise<readonly string[]>;
   /** REQUIRE_WEBHOOK_TIMESTAMP. @default false */
   readonly requireTimestamp?: boolean | (() => boolean);
   /** What the signature covers: the body, or (bodiless GETs) the path with its query string. @default 'body' */

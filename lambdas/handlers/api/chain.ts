@@ -13,6 +13,7 @@ import { ROUTES, type RouteDefinition } from '../../../contract/routes';
 import type { RelayEnv } from '../../adapters/env';
 import { invocationBudget, withInvocationBudget } from '../../adapters/invocation-budget';
 import { logger, taskScopeMiddleware } from '../../adapters/observability';
+import type { SecretReadOptions } from '../../adapters/secrets';
 import type { SlidingWindow } from '../../domain/ports';
 import { decodeBody } from '../../middleware/body';
 import { errorHandler } from '../../middleware/error-handler';
@@ -28,9 +29,9 @@ export interface ChainDeps {
   /** Required on rate-limited routes. */
   readonly window?: SlidingWindow;
   /** Required on signed routes: accepted webhook secrets, current first. */
-  readonly webhookSecrets?: (read?: { readonly fresh?: boolean }) => Promise<readonly string[]>;
+  readonly webhookSecrets?: (read?: SecretReadOptions) => Promise<readonly string[]>;
   /** Slack route: the signing secret, or undefined when none is configured. */
-  readonly slackSigningSecret?: (read?: { readonly fresh?: boolean }) => Promise<string | undefined>;
+  readonly slackSigningSecret?: (read?: SecretReadOptions) => Promise<string | undefined>;
   /** @default Date.now */
   readonly now?: () => number;
 }
