@@ -226,8 +226,10 @@ export const runPriceAlert = async (
     created_at: nowIso,
     updated_at: nowIso,
   };
+  let created = false;
   try {
     await deps.tasks.create(record);
+    created = true;
   } catch (error) {
     // The id is this alert's own: "already exists" means this attempt's write landed and only its
     // answer was lost (the SDK retried the put after a timeout) or a concurrent delivery of the same
@@ -237,8 +239,10 @@ export const runPriceAlert = async (
   try {
     await deps.workflow.start(orderTaskId, workflowInput(ctx.now));
   } catch (error) {
-    // No queued task may exist without work behind it; the retry creates it again.
-    await deps.tasks.remove(orderTaskId);
+    // No queued task may exist without work behind it; the retry creates it again. A record this
+    // call did not see itself create may be a concurrent delivery's, whose workflow may be running:
+    // it stays, and the retry (which finds it queued) starts it.
+    if (created) await deps.tasks.remove(orderTaskId);
     throw error;
   }
 

@@ -208,6 +208,26 @@ describe('Function: runPriceAlert', () => {
     expect(notifier.chats).toHaveLength(1);
   });
 
+  it('keeps a create-order task it did not see itself create when the start fails (a concurrent delivery\'s), and its retry starts it', async () => {
+    // Prepare: a concurrent delivery of the same alert records the task between our lookup and our create.
+    const { deps, marketplace, workflow, tasks } = jobFakes();
+    marketplace.servers = [aServer(3, underTarget)];
+    const childId = priceAlertOrderTaskId(ALERT_TASK);
+    const ctx = { task_id: ALERT_TASK, origin: { source: 'webhook' as const }, now: NOW };
+    jest.spyOn(tasks, 'get').mockImplementationOnce(async () => {
+      tasks.seed(childId, { kind: 'create-order', created_at: new Date(NOW).toISOString() });
+      return undefined;
+    });
+    workflow.fail = new Error('states unavailable');
+    // Act
+    await expect(runPriceAlert(input, deps, ctx)).rejects.toThrow('states unavailable');
+    // Assess: the record stays for the retry, which starts it
+    expect(tasks.removed).toEqual([]);
+    workflow.fail = undefined;
+    await runPriceAlert(input, deps, ctx);
+    expect(workflow.started.map((s) => s.taskId)).toEqual([childId]);
+  });
+
   it('does not start again a create-order task that has left the queue', async () => {
     const { deps, marketplace, workflow, tasks } = jobFakes();
     marketplace.servers = [aServer(3, underTarget)];
