@@ -54,6 +54,7 @@ export const configFromContext = (app: App) => {
     maxRequestsPerMinute: toNumber(ctx('maxRequestsPerMinute')),
     orderReadyTimeoutSeconds: toNumber(ctx('orderReadyTimeoutSeconds')),
     orderPollIntervalSeconds: toNumber(ctx('orderPollIntervalSeconds')),
+    orderVisibleTimeoutSeconds: toNumber(ctx('orderVisibleTimeoutSeconds')),
     requireWebhookTimestamp: toBoolean(ctx('requireWebhookTimestamp')),
     allowUnsignedSlack: toBoolean(ctx('allowUnsignedSlack')),
     alarmEmail: ctx('alarmEmail'),

@@ -53,4 +53,8 @@ export const keys = {
   watch: () => 'WATCH#orders',
   leaseEvent: (eventId: string) => `LEASE_EVENT#${eventId}`,
   spotDecrease: (orderId: number) => `SPOT_DECREASE#${orderId}`,
+  /** One item: every open placement intent (a create_order whose order no task has kept yet). */
+  placementIntents: () => 'INTENT#open',
+  /** Who keeps an order the relay placed: `task:<id>`, or `orphan` once the fleet watch cancelled it. */
+  orderOwner: (orderId: number) => `OWNER#${orderId}`,
 } as const;

@@ -68,6 +68,11 @@ export const SETTINGS = {
   },
   watchIntervalSeconds: { env: 'WATCH_INTERVAL_SECONDS', kind: 'int', default: 60, doc: 'Seconds between fleet-watch sweeps (lease expiry, warnings and order status changes).' },
   leaseWarningSeconds: { env: 'LEASE_WARNING_SECONDS', kind: 'int', min: 0, default: 600, doc: 'How long before a lease ends the relay warns in chat and sends `order.lease_expiring`.' },
+  orderVisibleTimeoutSeconds: {
+    env: 'ORDER_VISIBLE_TIMEOUT_SECONDS', kind: 'int', min: 0, default: 60,
+    max: { value: 120, reason: 'PlaceOrder may wait twice this long (an earlier intent, then its own create) inside its Lambda timeout' },
+    doc: 'How long the relay looks for a just-placed order in my_orders (fresh reads, backoff) before it concludes that none was placed; production lists new orders up to ~20 s late. The fleet watch cancels an order that appears later and nobody kept.',
+  },
   jobRetryBaseMs: { env: 'JOB_RETRY_BASE_MS', kind: 'int', deployed: false, default: 1_000, doc: 'Delay unit of job retries (2^retry × this, in ms); 1000 in production, smaller in tests.' },
 } as const satisfies Readonly<Record<string, Setting>>;
 

@@ -103,6 +103,31 @@ export interface ServerClaims {
   release(serverId: number, taskId: string): Promise<void>;
 }
 
+/** A create_order the relay was about to send (issue 20, item 5): how an order nobody kept is found again. */
+export interface PlacementIntent {
+  readonly task_id: string;
+  readonly server_id: number;
+  /** Epoch ms just before create_order was sent. */
+  readonly at: number;
+}
+
+/**
+ * Open placement intents and the one owner of each order the relay placed. A task opens an intent
+ * before create_order and closes it when it knows the outcome (nothing placed, or the order is its
+ * own); an intent left open past the visibility window is the fleet watch's to settle.
+ */
+export interface PlacementIntents {
+  open(intent: PlacementIntent): Promise<void>;
+  close(intent: PlacementIntent): Promise<void>;
+  /** Every open intent, oldest first. */
+  list(): Promise<readonly PlacementIntent[]>;
+  /**
+   * Claims `orderId` for `owner` (`task:<id>` when a task keeps the order, `orphan` when the fleet
+   * watch cancels it). The first claim wins; true for the owner that holds it, also on its own repeat.
+   */
+  claimOrder(orderId: number, owner: string, now: number): Promise<boolean>;
+}
+
 /** Outbound deliveries: callback_url, Slack ({text}) and Discord ({content}). Failures are logged, never thrown. */
 export interface Notifier {
   callback(url: string, taskId: string, result: TaskResult): Promise<boolean>;

@@ -72,7 +72,7 @@ export const THROTTLE_RETRY = {
 export const WORKFLOW_FUNCTION_TIMEOUT_SECONDS: Record<WorkflowTaskName | 'ExecutionEnded', number> = {
   FindServer: 150,
   ReserveQuota: 30,
-  PlaceOrder: 360,
+  PlaceOrder: 600,
   CheckOrder: 150,
   CancelOrder: 240,
   ReportResult: 90,

@@ -26,6 +26,8 @@ import type { CreateOrderInput, TaskRecord } from '../../lambdas/domain/task';
 import type { CreateOrderWorkflowInput, MarketplaceClient } from '../../lambdas/domain/ports';
 import { startDynalite, type LocalDynamo } from '../helpers/dynalite';
 import { startReceiver, type Receiver } from '../helpers/receivers';
+import { placementWaits } from '../fakes/placement-intents';
+import { DynamoDbPlacementIntents } from '../../lambdas/adapters/dynamodb-placement-intents';
 
 export const NATIVE = 'NATIVE-Blockchain';
 export const WEBHOOK_SECRET = 'workflow-test-secret';
@@ -125,6 +127,7 @@ export const startWorkflowHarness = async (options: HarnessOptions = {}): Promis
   };
   const tasks = new DynamoDbTaskRepository(dynamo.doc, dynamo.tableName);
   const claims = new DynamoDbServerClaims(dynamo.doc, dynamo.tableName);
+  const intents = new DynamoDbPlacementIntents(dynamo.doc, dynamo.tableName);
   const leases = new DynamoDbLeaseStore(dynamo.doc, dynamo.tableName);
   const quota = new DynamoDbSlidingWindow(dynamo.doc, dynamo.tableName);
   const notifier = new HttpNotifier({
@@ -140,9 +143,9 @@ export const startWorkflowHarness = async (options: HarnessOptions = {}): Promis
   const byEntry: Record<string, (input: unknown) => Promise<unknown>> = {
     [WORKFLOW_TASKS.FindServer]: makeFindServer(() => ({ marketplace, claims, tasks })),
     [WORKFLOW_TASKS.ReserveQuota]: makeReserveQuota(() => ({ quota, maxOrdersPerHour: harness.maxOrdersPerHour })),
-    [WORKFLOW_TASKS.PlaceOrder]: makePlaceOrder(() => ({ marketplace, tasks, claims })),
+    [WORKFLOW_TASKS.PlaceOrder]: makePlaceOrder(() => ({ marketplace, tasks, claims, ...placementWaits(intents) })),
     [WORKFLOW_TASKS.CheckOrder]: makeCheckOrder(() => ({ marketplace })),
-    [WORKFLOW_TASKS.CancelOrder]: makeCancelOrder(() => ({ marketplace, tasks })),
+    [WORKFLOW_TASKS.CancelOrder]: makeCancelOrder(() => ({ marketplace, tasks, intents })),
     [WORKFLOW_TASKS.ReportResult]: makeReportResult(() => ({ tasks, notifier, claims, leases })),
   };
   const executionEnded = makeExecutionEnded(() => ({ marketplace, tasks, notifier, claims }));
