@@ -21,6 +21,8 @@ export const MetricName = {
   ChatFailures: 'ChatFailures',
   /** Fleet watch (issue 14): leases cancelled at their end, and cancellations that failed (alarmed). */
   LeasesCancelled: 'LeasesCancelled',
+  /** Orders the relay placed that no task kept, cancelled by the fleet watch (issue 20, item 5). */
+  OrphanOrdersCancelled: 'OrphanOrdersCancelled',
   LeaseCancelFailures: 'LeaseCancelFailures',
   LeaseWarnings: 'LeaseWarnings',
   /** A sweep that threw (alarmed). */

@@ -100,6 +100,7 @@ export const fleetWatchWidget = (): cloudwatch.GraphWidget =>
       watchMetric(MetricName.LeasesDue, 'Due'),
       watchMetric(MetricName.LeaseWarnings, 'Warned'),
       watchMetric(MetricName.LeasesCancelled, 'Cancelled'),
+      watchMetric(MetricName.OrphanOrdersCancelled, 'Orphans cancelled'),
       watchMetric(MetricName.LeaseCancelFailures, 'Failed cancels'),
       watchMetric(MetricName.OrderStatusChanges, 'Status changes'),
       watchMetric(MetricName.LifecycleEvents, 'Events sent'),

@@ -16,7 +16,7 @@ export class FakePlacementIntents implements PlacementIntents {
   public async list(): Promise<readonly PlacementIntent[]> {
     return [...this.open_.values()].sort((a, b) => a.at - b.at);
   }
-  public async claimOrder(orderId: number, owner: string): Promise<boolean> {
+  public async claimOrder(orderId: number, owner: string, _now?: number): Promise<boolean> {
     const holder = this.owners.get(orderId);
     if (holder !== undefined && holder !== owner) return false;
     this.owners.set(orderId, owner);
