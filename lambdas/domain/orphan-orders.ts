@@ -54,9 +54,13 @@ export const orphanCancelledEvent = (orderId: number, taskId: string, now: numbe
   body: { event: 'order.orphan_cancelled', order_id: orderId, task_id: taskId, occurred_at: now },
 });
 
-/** Intents whose task has stopped looking for its order (times: `now` in s, `at` in ms). */
+/**
+ * Intents whose task has stopped looking for its order (times: `now` in s, `at` in ms): the window
+ * plus a grace of the window again, at most ORPHAN_GRACE_SECONDS. The grace only spares the claim
+ * race (claimOrder settles it either way) a task's last read.
+ */
 export const settleableIntents = (intents: readonly PlacementIntent[], now: number, visibleTimeoutSeconds: number): PlacementIntent[] =>
-  intents.filter((i) => now * 1000 >= i.at + (visibleTimeoutSeconds + ORPHAN_GRACE_SECONDS) * 1000);
+  intents.filter((i) => now * 1000 >= i.at + (visibleTimeoutSeconds + Math.min(visibleTimeoutSeconds, ORPHAN_GRACE_SECONDS)) * 1000);
 
 /** Active orders on the intent's server created around it that the watch does not already follow. */
 export const candidatesOf = (intent: PlacementIntent, orders: readonly Order[], watched: ReadonlySet<number>): Order[] => {

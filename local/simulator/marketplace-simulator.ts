@@ -89,6 +89,8 @@ export const FaultSchema = z.object({
   code: z.number().int().optional(),
   error: z.string().optional(),
   delayMs: z.number().int().nonnegative().optional(),
+  /** `code` only: the HTTP status to answer with; production sends some refusals on HTTP 500 (S6). @default the dialect's */
+  status: z.number().int().min(200).max(599).optional(),
   /** @default 1 */
   times: z.number().int().positive().optional(),
 });
@@ -323,7 +325,10 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
     processed[endpoint] = (processed[endpoint] ?? 0) + 1;
 
     const fault = takeFault(endpoint);
-    if (fault?.kind === 'code') return answer(res, { code: fault.code ?? 1, ...(fault.error ? { error: fault.error } : {}) });
+    if (fault?.kind === 'code') {
+      const body = { code: fault.code ?? 1, ...(fault.error ? { error: fault.error } : {}) };
+      return fault.status === undefined ? answer(res, body) : sendJson(res, fault.status, body);
+    }
     if (fault?.kind === 'http500') {
       res.writeHead(500, { 'content-type': 'text/plain' });
       res.end('Internal Server Error');
