@@ -57,6 +57,10 @@ export const SETTINGS = {
     env: 'MARKETPLACE_MIN_INTERVAL_MS', kind: 'int', deployed: false, min: 0, default: 1_000,
     doc: 'Minimum spacing of marketplace calls per API key (1 req/s); the pacing gate adds its own lateness margin.',
   },
+  marketplaceMaxIntervalMs: {
+    env: 'MARKETPLACE_MAX_INTERVAL_MS', kind: 'int', deployed: false, min: 0, default: 10_000,
+    doc: 'Widest spacing of marketplace calls per API key: each rate-limited answer (HTTP 429, code 5) doubles the shared interval up to this, back to the minimum after a minute without one; at or below the minimum it never widens.',
+  },
   marketplaceCreateIntervalMs: {
     env: 'MARKETPLACE_CREATE_INTERVAL_MS', kind: 'int', deployed: false, min: 0, default: 5_000,
     doc: 'Minimum spacing of create_order calls per API key (production: 1 per 5 s), on top of the interval above.',

@@ -16,6 +16,8 @@ export const MetricName = {
   SignatureRejected: 'SignatureRejected',
   RateLimited: 'RateLimited',
   MarketplaceErrors: 'MarketplaceErrors',
+  /** A rate-limited answer doubled the shared marketplace pacing interval (the log line names the new interval). */
+  MarketplaceIntervalWidened: 'MarketplaceIntervalWidened',
   CallbackFailures: 'CallbackFailures',
   CallbackDeliveries: 'CallbackDeliveries',
   ChatFailures: 'ChatFailures',

@@ -109,6 +109,8 @@ export const startWorkflowHarness = async (options: HarnessOptions = {}): Promis
     apiKey: async () => sim.apiKey,
     pacing: new InMemoryPacingGate(),
     minIntervalMs: 15,
+    // Rate-limited answers widen the interval up to 10× the minimum, as production's 1 s → 10 s.
+    maxIntervalMs: 150,
     // The spec-dialect simulator has no create_order limit; the 5 s production spacing would only slow these tests.
     createIntervalMs: 0,
     timeoutMs: 2_000,
