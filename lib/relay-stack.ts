@@ -91,6 +91,7 @@ export class RelayStack extends Stack {
     this.monitoring = new Monitoring(this, 'Monitoring', {
       alarmEmail: config.alarmEmail,
       deadLetterQueue: this.jobQueue.deadLetterQueue,
+      jobQueue: this.jobQueue.queue,
       safetyNetDeadLetterQueue: this.workflow.safetyNetDeadLetterQueue,
       stateMachine: this.workflow.stateMachine,
       httpApi: this.api.httpApi,
