@@ -15,7 +15,7 @@ import { Construct } from 'constructs';
 import { ROUTES, type RouteDefinition } from '../../contract/routes';
 import { RelayFunction } from './relay-function';
 import type { RelaySecrets, SecretName } from './relay-secrets';
-import { grantItemAccess } from './relay-table';
+import { apiUser, grantTableAccess } from './table-access';
 
 export interface WebhookApiProps {
   readonly table: dynamodb.ITable;
@@ -129,7 +129,8 @@ export class WebhookApi extends Construct {
         },
       });
       const fn = relayFn.fn;
-      if (routeUsesTable(route)) grantItemAccess(props.table, fn);
+      // Only the items the route's code touches (lib/constructs/table-access.ts); nothing if none.
+      grantTableAccess(props.table, fn, apiUser(route));
       if (route.permissions.includes('startExecution')) props.stateMachine.grantStartExecution(fn);
       if (route.permissions.includes('sendMessage')) props.jobQueue.grantSendMessages(fn);
       props.secrets.bindTo(fn, routeSecrets(route));
