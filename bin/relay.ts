@@ -57,6 +57,8 @@ export const configFromContext = (app: App) => {
     orderVisibleTimeoutSeconds: toNumber(ctx('orderVisibleTimeoutSeconds')),
     requireWebhookTimestamp: toBoolean(ctx('requireWebhookTimestamp')),
     allowUnsignedSlack: toBoolean(ctx('allowUnsignedSlack')),
+    slackAllowedTeamIds: ctx('slackAllowedTeamIds'),
+    slackAllowedUserIds: ctx('slackAllowedUserIds'),
     alarmEmail: ctx('alarmEmail'),
     apiThrottle: rate === undefined && burst === undefined ? undefined : { rateLimit: rate ?? 50, burstLimit: burst ?? 100 },
     logRetentionDays: toNumber(ctx('logRetentionDays')),

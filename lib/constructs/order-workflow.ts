@@ -24,7 +24,7 @@ import { HARD_TIME_LIMIT_SECONDS } from '../../contract/limits';
 import { EXECUTION_ENDED_ENTRY, WORKFLOW_TASKS, type WorkflowTaskName } from '../../contract/routes';
 import { RelayFunction } from './relay-function';
 import type { RelaySecrets, SecretName } from './relay-secrets';
-import { grantItemAccess } from './relay-table';
+import { grantTableAccess } from './table-access';
 
 export interface OrderWorkflowProps {
   /** The relay table (tasks, quota, claims, pacing, caches). */
@@ -125,7 +125,7 @@ export class OrderWorkflow extends Construct {
           TABLE_NAME: props.table.tableName,
         },
       }).fn;
-      grantItemAccess(props.table, fn);
+      grantTableAccess(props.table, fn, `Workflow${name}`);
       props.secrets.bindTo(fn, SECRETS_OF[name]);
       fns[name] = fn;
     }
