@@ -60,7 +60,8 @@ export interface FamilyAccess {
 
 /** The grant table: one line per item family (contract/resources.ts `keys`). */
 export const TABLE_ACCESS: Readonly<Record<KeyFamily, FamilyAccess>> = {
-  task: { write: [...TASK_ROUTES, ...TASK_STEPS, 'JobWorker'], read: [apiUser(ROUTES.find((r) => r.id === 'GetTask')!)] },
+  // FleetWatch reads the task behind an order nobody kept (its callback_url).
+  task: { write: [...TASK_ROUTES, ...TASK_STEPS, 'JobWorker'], read: [apiUser(ROUTES.find((r) => r.id === 'GetTask')!), 'FleetWatch'] },
   rate: { write: RATE_LIMITED },
   quota: { write: [workflowUser('ReserveQuota')] },
   pacing: { write: MARKETPLACE_USERS },
@@ -73,6 +74,10 @@ export const TABLE_ACCESS: Readonly<Record<KeyFamily, FamilyAccess>> = {
   watch: { write: LEASE_USERS },
   leaseEvent: { write: ['FleetWatch'] },
   spotDecrease: { write: LEASE_USERS },
+  // PlaceOrder opens and closes intents; the fleet watch lists and closes them (domain/orphan-orders.ts).
+  placementIntents: { write: [workflowUser('PlaceOrder'), 'FleetWatch'] },
+  // A task keeps an order (PlaceOrder, CancelOrder's reconcile) or the watch claims it as an orphan.
+  orderOwner: { write: [workflowUser('PlaceOrder'), workflowUser('CancelOrder'), 'FleetWatch'] },
 };
 
 /** Every function name the table may name (for the tests: a typo would grant nobody). */
