@@ -124,7 +124,8 @@ export class MarketplaceState {
     this.servers = buildCatalogue(this.options.seed, this.options.serverCount ?? DEFAULT_SERVER_COUNT);
     this.wallets = new Map(Object.entries(INITIAL_WALLETS));
     this.orders = [];
-    this.nextOrderId = 50_001;
+    // Order ids go on across resets, as a marketplace's do: a relay that outlives a reset (the tests'
+    // shared table) must never see one id name two orders (the order owner claims are keyed by it).
     this.readyDelayMs = this.options.readyDelayMs;
     this.visibleDelayMs = this.options.visibleDelayMs ?? 0;
     this.ordersCreated = 0;
