@@ -271,6 +271,8 @@ const buildBody = (command, values, positionals) => {
       for (const pair of values.env ?? []) {
         const match = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(pair);
         if (!match) throw usageError(command, `--env takes NAME=VALUE, got '${pair}'`);
+        // The relay refuses it too (400): the production marketplace fails any order whose env holds `&`.
+        if (match[2].includes('&')) throw usageError(command, `env values must not contain "&" (--env ${match[1]})`);
         (body.env ??= {})[match[1]] = match[2];
       }
       break;

@@ -290,7 +290,8 @@ describe('Function: runJob', () => {
     marketplace.orders = [anOrder(9, { status: 'running', type: 'spot', price: 5 })];
     const job = { task_id: 't', kind: 'set-spot-price' as const, input: { order_id: 9, desired_price: 6 }, origin: { source: 'webhook' as const } };
     // Act + Assess: success
-    await expect(runJob(job, deps, NOW)).resolves.toEqual({ success: true, order_id: 9, desired_price: 6 });
+    // The server is not listed here: the USD figure is unknown (null), never a reason to fail.
+    await expect(runJob(job, deps, NOW)).resolves.toEqual({ success: true, order_id: 9, desired_price: 6, currency: 'bitcoin', desired_price_usd_per_hour: null });
     expect(marketplace.spotPriceCalls).toEqual([{ order_id: 9, price: 6 }]);
     // A business refusal: a failure result
     jest.spyOn(marketplace, 'setSpotPrice').mockRejectedValueOnce(new MarketplaceRejectedError('too_low_price'));
