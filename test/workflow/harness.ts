@@ -26,6 +26,8 @@ import type { CreateOrderInput, TaskRecord } from '../../lambdas/domain/task';
 import type { CreateOrderWorkflowInput, MarketplaceClient } from '../../lambdas/domain/ports';
 import { startDynalite, type LocalDynamo } from '../helpers/dynalite';
 import { startReceiver, type Receiver } from '../helpers/receivers';
+import { placementWaits } from '../fakes/placement-intents';
+import { DynamoDbPlacementIntents } from '../../lambdas/adapters/dynamodb-placement-intents';
 
 export const NATIVE = 'NATIVE-Blockchain';
 export const WEBHOOK_SECRET = 'workflow-test-secret';
@@ -107,6 +109,8 @@ export const startWorkflowHarness = async (options: HarnessOptions = {}): Promis
     apiKey: async () => sim.apiKey,
     pacing: new InMemoryPacingGate(),
     minIntervalMs: 15,
+    // Rate-limited answers widen the interval up to 10× the minimum, as production's 1 s → 10 s.
+    maxIntervalMs: 150,
     // The spec-dialect simulator has no create_order limit; the 5 s production spacing would only slow these tests.
     createIntervalMs: 0,
     timeoutMs: 2_000,
@@ -125,6 +129,7 @@ export const startWorkflowHarness = async (options: HarnessOptions = {}): Promis
   };
   const tasks = new DynamoDbTaskRepository(dynamo.doc, dynamo.tableName);
   const claims = new DynamoDbServerClaims(dynamo.doc, dynamo.tableName);
+  const intents = new DynamoDbPlacementIntents(dynamo.doc, dynamo.tableName);
   const leases = new DynamoDbLeaseStore(dynamo.doc, dynamo.tableName);
   const quota = new DynamoDbSlidingWindow(dynamo.doc, dynamo.tableName);
   const notifier = new HttpNotifier({
@@ -140,9 +145,9 @@ export const startWorkflowHarness = async (options: HarnessOptions = {}): Promis
   const byEntry: Record<string, (input: unknown) => Promise<unknown>> = {
     [WORKFLOW_TASKS.FindServer]: makeFindServer(() => ({ marketplace, claims, tasks })),
     [WORKFLOW_TASKS.ReserveQuota]: makeReserveQuota(() => ({ quota, maxOrdersPerHour: harness.maxOrdersPerHour })),
-    [WORKFLOW_TASKS.PlaceOrder]: makePlaceOrder(() => ({ marketplace, tasks, claims })),
+    [WORKFLOW_TASKS.PlaceOrder]: makePlaceOrder(() => ({ marketplace, tasks, claims, ...placementWaits(intents) })),
     [WORKFLOW_TASKS.CheckOrder]: makeCheckOrder(() => ({ marketplace })),
-    [WORKFLOW_TASKS.CancelOrder]: makeCancelOrder(() => ({ marketplace, tasks })),
+    [WORKFLOW_TASKS.CancelOrder]: makeCancelOrder(() => ({ marketplace, tasks, intents })),
     [WORKFLOW_TASKS.ReportResult]: makeReportResult(() => ({ tasks, notifier, claims, leases })),
   };
   const executionEnded = makeExecutionEnded(() => ({ marketplace, tasks, notifier, claims }));

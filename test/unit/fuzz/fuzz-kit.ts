@@ -95,9 +95,9 @@ const envFor = (config: CaseConfig): RelayEnv => {
 };
 
 const SERVERS = [
-  { id: 1, rented: false, gpu_array: ['NVIDIA A100'], price: { on_demand: {}, spot: {}, usd: { spot: 0.4 } } },
-  { id: 2, rented: true, gpu_array: ['NVIDIA H100', 'NVIDIA H100'], price: { on_demand: {}, spot: {}, usd: {} } },
-  { id: 3, rented: false, gpu_array: [], price: { on_demand: {}, spot: {}, usd: { spot: 0.1 } } },
+  { id: 1, rented: false, gpu_array: ['NVIDIA A100'], price: { on_demand: {}, spot: {}, usd_per_hour: { spot: 0.4 } } },
+  { id: 2, rented: true, gpu_array: ['NVIDIA H100', 'NVIDIA H100'], price: { on_demand: {}, spot: {}, usd_per_hour: {} } },
+  { id: 3, rented: false, gpu_array: [], price: { on_demand: {}, spot: {}, usd_per_hour: { spot: 0.1 } } },
 ] as unknown as Server[];
 
 const existingRecord: TaskRecord = {
