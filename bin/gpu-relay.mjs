@@ -60,7 +60,7 @@ const WAIT = ['wait', 'poll', 'interval', 'timeout', 'listen-port', 'listen-host
 const COMMANDS = {
   'create-order': {
     options: [...SEND, ...WAIT, 'gpu', 'max-price', 'max-hours', 'on-demand', 'image', 'env', 'callback'],
-    usage: 'create-order --gpu TYPE [--max-price USD] [--max-hours H] [--on-demand] [--image IMAGE] [--env NAME=VALUE]... [--callback URL] [--wait [--poll]]',
+    usage: 'create-order --gpu TYPE [--max-price USD_PER_HOUR] [--max-hours H] [--on-demand] [--image IMAGE] [--env NAME=VALUE]... [--callback URL] [--wait [--poll]]',
     summary: 'rent the first matching server (POST /webhook/create-order)',
   },
   'cancel-order': {
@@ -75,12 +75,12 @@ const COMMANDS = {
   },
   'set-spot-price': {
     options: [...SEND, ...WAIT, 'price', 'callback'],
-    usage: 'set-spot-price ORDER_ID --price P [--callback URL] [--wait [--poll]]',
+    usage: 'set-spot-price ORDER_ID --price COIN_PER_DAY [--callback URL] [--wait [--poll]]',
     summary: 'change the bid of a spot order (POST /webhook/set-spot-price)',
   },
   'price-alert': {
     options: [...SEND, ...WAIT, 'gpu', 'target', 'image', 'callback'],
-    usage: 'price-alert --gpu TYPE --target USD [--image IMAGE] [--callback URL] [--wait [--poll]]',
+    usage: 'price-alert --gpu TYPE --target USD_PER_HOUR [--image IMAGE] [--callback URL] [--wait [--poll]]',
     summary: 'one price check; rents at or under the target (POST /webhook/price-alert)',
   },
   status: {
@@ -271,6 +271,8 @@ const buildBody = (command, values, positionals) => {
       for (const pair of values.env ?? []) {
         const match = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(pair);
         if (!match) throw usageError(command, `--env takes NAME=VALUE, got '${pair}'`);
+        // The relay refuses it too (400): the production marketplace fails any order whose env holds `&`.
+        if (match[2].includes('&')) throw usageError(command, `env values must not contain "&" (--env ${match[1]})`);
         (body.env ??= {})[match[1]] = match[2];
       }
       break;
@@ -284,7 +286,7 @@ const buildBody = (command, values, positionals) => {
       break;
     case 'set-spot-price':
       body.order_id = parseOrderId(command, positionals);
-      if (values.price === undefined) throw usageError(command, '--price is required (the new bid, in the order\'s currency)');
+      if (values.price === undefined) throw usageError(command, '--price is required (the new bid in the order\'s currency per day, the marketplace\'s unit; not USD per hour)');
       body.desired_price = parsePositiveNumber(command, 'price', values.price);
       break;
     case 'price-alert':

@@ -42,7 +42,14 @@ export interface Setting<K extends SettingKind = SettingKind> {
   readonly min?: 0 | 1;
   /** `int` and `hours`: the largest value, and why. */
   readonly max?: { readonly value: number; readonly reason: string };
+  /** `text` only: the values allowed (anything else fails at cold start and at synth). */
+  readonly choices?: readonly string[];
 }
+
+/** `MARKETPLACE_PRICE_PERIOD` values: the period of the marketplace's `price.usd.*` figures. */
+export const PRICE_PERIODS = ['hour', 'day'] as const;
+export type PricePeriod = (typeof PRICE_PERIODS)[number];
+export const isPricePeriod = (value: unknown): value is PricePeriod => (PRICE_PERIODS as readonly unknown[]).includes(value);
 
 export const SETTINGS = {
   marketplaceUrl: {
@@ -89,6 +96,10 @@ export const SETTINGS = {
   marketplaceCreateIntervalMs: {
     env: 'MARKETPLACE_CREATE_INTERVAL_MS', kind: 'int', deployed: false, min: 0, default: 5_000,
     doc: 'Minimum spacing of create_order calls per API key (production: 1 per 5 s), on top of the interval above.',
+  },
+  marketplacePricePeriod: {
+    env: 'MARKETPLACE_PRICE_PERIOD', kind: 'text', optional: true, choices: PRICE_PERIODS,
+    doc: 'Period of the marketplace\'s USD prices (`price.usd.*`): `hour` or `day`; unset = per listing element (the spec\'s `on_demand_native` per hour, production\'s `on_demand_<coin>` per day). The relay converts to USD per hour.',
   },
   defaultMaxHours: {
     env: 'DEFAULT_MAX_HOURS', kind: 'hours', optional: true,

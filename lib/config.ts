@@ -12,7 +12,7 @@ const deployedSchema = (key: string, s: Setting): z.ZodType => {
     case 'url':
       return z.url();
     case 'text':
-      return z.string().min(1);
+      return s.choices ? z.enum(s.choices as [string, ...string[]], `${key} must be one of ${s.choices.join(', ')}`) : z.string().min(1);
     case 'ports':
       // PortsSchema is zod/mini (shared with the bundled functions); the pipe gives it classic methods.
       return z.pipe(z.unknown(), PortsSchema);

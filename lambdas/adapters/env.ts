@@ -36,7 +36,7 @@ const envSchema = (s: Setting): z.ZodMiniType => {
     case 'url':
       return z.url();
     case 'text':
-      return z.string().check(z.minLength(1));
+      return s.choices ? z.enum(s.choices as [string, ...string[]], `${s.env} must be one of ${s.choices.join(', ')}`) : z.string().check(z.minLength(1));
     case 'ports':
       return portsJson(s.env);
     case 'bool':

@@ -21,6 +21,7 @@ import {
   planLeaseSweep,
   spotDecreaseRefusal,
   spotPriceRefusedText,
+  spotRaiseRefusal,
   statusChangedEvent,
   statusChangedText,
   type ExtendOrderInput,
@@ -35,6 +36,7 @@ import type { EventSender, LeaseStore } from './lease-ports';
 import { settleableIntents, settleIntents } from './orphan-orders';
 import type { MarketplaceClient, Notifier, PlacementIntents, TaskRepository } from './ports';
 import { failure, type FailureResult } from './task';
+import { marketplacePriceUsdPerHour } from './usd-per-hour';
 
 /** Leases handled per sweep; the rest wait for the next one (cancels are paced at 1 request/s). */
 export const DEFAULT_SWEEP_LIMIT = 100;
@@ -282,13 +284,25 @@ export const extendOrder = async (
 
 export interface SetSpotPriceDeps {
   readonly leases: Pick<LeaseStore, 'claimSpotDecrease' | 'releaseSpotDecrease'>;
-  readonly marketplace: Pick<MarketplaceClient, 'listOrders' | 'setSpotPrice'>;
+  readonly marketplace: Pick<MarketplaceClient, 'listOrders' | 'setSpotPrice' | 'listServers'>;
 }
 
+/** The order's server as listed (for its USD rates), or undefined when the listing cannot be read. */
+const serverOf = async (marketplace: Pick<MarketplaceClient, 'listServers'>, serverId: number) => {
+  try {
+    return (await marketplace.listServers()).find((s) => s.id === serverId);
+  } catch {
+    // Only the USD figure of a text or result depends on it: never a reason to fail or retry.
+    return undefined;
+  }
+};
+
 /**
- * Sets an active spot order's price. A decrease within 600 s of the relay's previous decrease on the
- * order is refused here, without a marketplace call. A marketplace refusal (code 6) and other business
- * errors become a failure naming the reason; transient errors are thrown for the job's retry.
+ * Sets an active spot order's price (`desired_price` in the marketplace's unit: the order currency
+ * per day). A decrease within 600 s of the relay's previous decrease on the order, and a raise to
+ * more than 10 × the current price, are refused here, without a marketplace call. A marketplace
+ * refusal (code 6) and other business errors become a failure naming the reason; transient errors
+ * are thrown for the job's retry. The success shows the price in USD per hour too.
  */
 export const setSpotPrice = async (
   input: SetSpotPriceInput,
@@ -298,6 +312,11 @@ export const setSpotPrice = async (
   const order = activeOrdersById(await deps.marketplace.listOrders(FRESH_READ)).get(input.order_id);
   if (!order) return failure(orderNotActiveText(input.order_id));
   if (order.type !== 'spot') return failure(notSpotOrderText(input.order_id));
+  const server = await serverOf(deps.marketplace, order.renting_server);
+  const usdPerHour = (price: number) => marketplacePriceUsdPerHour(server, order.currency, price);
+  const desired = { price: input.desired_price, usdPerHour: usdPerHour(input.desired_price) };
+  const raiseRefused = spotRaiseRefusal(input.order_id, { price: order.price, usdPerHour: usdPerHour(order.price) }, desired, order.currency);
+  if (raiseRefused) return failure(raiseRefused);
   const decrease = isSpotDecrease(order.price, input.desired_price);
   if (decrease) {
     const claim = await deps.leases.claimSpotDecrease(input.order_id, ctx.now, SPOT_DECREASE_INTERVAL_SECONDS);
@@ -314,5 +333,5 @@ export const setSpotPrice = async (
     if (isBusinessOutcome(error)) return failure(reasonOf(error));
     throw error;
   }
-  return { success: true, order_id: input.order_id, desired_price: input.desired_price };
+  return { success: true, order_id: input.order_id, desired_price: input.desired_price, currency: order.currency, desired_price_usd_per_hour: desired.usdPerHour };
 };

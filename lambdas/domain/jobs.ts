@@ -247,7 +247,7 @@ export const runPriceAlert = async (
   }
 
   const gpu = gpuLabel(server);
-  const price = server.price.usd.spot;
+  const price = server.price.usd_per_hour.spot;
   await deps.notifier.chat(priceAlertMatchedText(gpu, price, input.target_price, orderTaskId));
   return {
     success: true,

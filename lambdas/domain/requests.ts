@@ -82,6 +82,14 @@ const image = describe(
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 
+/**
+ * Production answers HTTP 500 code 1 to any container env value holding `&` (marketplace-live.md,
+ * S6: an env matrix varying one character at a time), so such a value is refused at the door.
+ */
+export const ENV_AMPERSAND_ERROR = 'env values must not contain "&"';
+/** Whether an env value can be sent to the marketplace (see ENV_AMPERSAND_ERROR). */
+export const isSendableEnvValue = (value: string): boolean => !value.includes('&');
+
 /** POST /webhook/create-order. */
 export const CreateOrderBodySchema = z.object({
   gpu_type: describe(gpuType('gpu_type required'), { description: 'GPU model to match, e.g. "RTX 4090" (case-insensitive substring)' }),
@@ -94,7 +102,10 @@ export const CreateOrderBodySchema = z.object({
       z
         .record(
           z.string().check(z.regex(ENV_NAME)),
-          z.string({ error: 'env values must be strings' }).check(z.maxLength(4096, 'env values must be at most 4096 characters')),
+          z.string({ error: 'env values must be strings' }).check(
+            z.maxLength(4096, 'env values must be at most 4096 characters'),
+            z.refine(isSendableEnvValue, ENV_AMPERSAND_ERROR),
+          ),
           {
             // zod reports a bad key on the record itself.
             error: (issue) => (issue.code === 'invalid_key' ? 'env names must be letters, digits and _' : 'env must be an object of strings'),
@@ -102,7 +113,7 @@ export const CreateOrderBodySchema = z.object({
         )
         .check(z.refine((env: Record<string, string>) => Object.keys(env).length <= 50, 'env may hold at most 50 variables')),
     ),
-    { description: 'Container environment variables; values are never stored in the task record' },
+    { description: 'Container environment variables; values are never stored in the task record. A value must not contain `&` (the production marketplace fails such orders): 400 `env values must not contain "&"`' },
   ),
 });
 export type CreateOrderBody = z.infer<typeof CreateOrderBodySchema>;

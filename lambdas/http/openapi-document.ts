@@ -70,7 +70,9 @@ const ExtendOrderSuccessSchema = describe(z.object({
 const SetSpotPriceSuccessSchema = describe(z.object({
   success: z.literal(true),
   order_id: z.int(),
-  desired_price: describe(z.number(), { description: 'The spot price now bid' }),
+  desired_price: describe(z.number(), { description: 'The spot price now bid, in the marketplace\'s unit: `currency` per day' }),
+  currency: describe(z.string(), { description: 'The order\'s currency' }),
+  desired_price_usd_per_hour: describe(z.nullable(z.number()), { description: 'The same price in USD per hour at the server\'s rates; null when the listing does not state them' }),
 }), { title: 'SetSpotPriceSuccess' });
 const PriceAlertMatchedSchema = describe(z.object({
   success: z.literal(true),
@@ -236,7 +238,7 @@ export const buildOpenApiDocument = (opts: OpenApiOptions = {}): JsonObject => {
       operationId: 'createOrder',
       tag: 'Tasks',
       summary: 'Rent the first matching server',
-      description: 'Queues a create-order task: search servers matching `gpu_type` (under `max_price` when given), bid (spot: 1.1 × spot price), place the order, wait up to 120 s for it to run (cancelled on timeout), and report the result. 400 `gpu_type required` when `gpu_type` is missing.\n\nWith `max_hours` (or the relay\'s DEFAULT_MAX_HOURS when absent) the order is leased: servers whose maximum rental time is shorter are skipped, the success result adds `lease_expires_at` (Unix seconds, counted from readiness), and the relay cancels the order when the lease ends. 400 `max_hours must be a number between 0 and 720` for an invalid `max_hours`. Every placed order is watched: lifecycle events go to `callback_url` (see the `orderEvent` callback).',
+      description: 'Queues a create-order task: search servers matching `gpu_type` (under `max_price` when given, USD per hour: compared with the spot price, or the on-demand price in the order currency, in USD per hour), bid (spot: 1.1 × spot price in the order currency, the marketplace\'s unit), place the order, wait up to 120 s for it to run (cancelled on timeout), and report the result. 400 `gpu_type required` when `gpu_type` is missing.\n\nWith `max_hours` (or the relay\'s DEFAULT_MAX_HOURS when absent) the order is leased: servers whose maximum rental time is shorter are skipped, the success result adds `lease_expires_at` (Unix seconds, counted from readiness), and the relay cancels the order when the lease ends. 400 `max_hours must be a number between 0 and 720` for an invalid `max_hours`. Every placed order is watched: lifecycle events go to `callback_url` (see the `orderEvent` callback).',
       requestBody: body(CreateOrderLeaseBodySchema, 'CreateOrderRequest', { gpu_type: 'RTX 4090', max_price: 0.5, max_hours: 4, callback_url: 'https://ci.example.com/gpu-callback' }),
       success: accepted({ status: 'queued', task_id: '6f1c0b1e-8a57-4f0e-9b38-0d6c2f4c9a11', message: 'Order creation queued' }),
       callback: true,
@@ -256,7 +258,7 @@ export const buildOpenApiDocument = (opts: OpenApiOptions = {}): JsonObject => {
       operationId: 'setSpotPrice',
       tag: 'Tasks',
       summary: 'Change a spot order\'s bid',
-      description: 'Queues a set-spot-price task. Result `{success: true, order_id, desired_price}`, or a failure naming the marketplace\'s reason (`too_low_price`, `can_lower_every_600_seconds`, `exceeded_max_step`, …). A decrease within 600 s of the relay\'s previous decrease on the order is refused by the relay itself, without a marketplace call. 400 `order_id and desired_price required` when either is missing; `desired_price must be a positive number` when it is invalid.',
+      description: 'Queues a set-spot-price task. `desired_price` is in the marketplace\'s own unit, the order\'s currency per day (what the marketplace bids in), not USD per hour. Result `{success: true, order_id, desired_price, currency, desired_price_usd_per_hour}`, or a failure naming the marketplace\'s reason (`too_low_price`, `can_lower_every_600_seconds`, `exceeded_max_step`, …). The relay itself refuses, without a marketplace call, a decrease within 600 s of its previous decrease on the order, and a raise to more than 10 × the order\'s current price (a likely unit mistake). 400 `order_id and desired_price required` when either is missing; `desired_price must be a positive number` when it is not one; `desired_price must be between 0.00000001 and 10000000 (order currency per day)` outside that range.',
       requestBody: body(SetSpotPriceBodySchema, 'SetSpotPriceRequest', { order_id: 123456, desired_price: 12.5 }),
       success: accepted({ status: 'queued', task_id: '7e6d5c4b-3a2f-4e1d-9c8b-7a6f5e4d3c2b', message: 'Spot price change of order 123456 to 12.5 queued' }),
       callback: true,
@@ -274,7 +276,7 @@ export const buildOpenApiDocument = (opts: OpenApiOptions = {}): JsonObject => {
       operationId: 'priceAlert',
       tag: 'Tasks',
       summary: 'Check once for a server at or under a price',
-      description: 'A single check, not a recurring watch: when a server matches at or under `target_price`, a chat notification is sent and a create-order task (spot, `max_price` = `target_price`) is queued; otherwise the result is `Price not met`. 400 `gpu_type and target_price required` when either is missing.',
+      description: 'A single check, not a recurring watch: when a server matches at or under `target_price` (USD per hour, compared with its spot price in USD per hour), a chat notification is sent and a create-order task (spot, `max_price` = `target_price`) is queued; otherwise the result is `Price not met`. 400 `gpu_type and target_price required` when either is missing.',
       requestBody: body(PriceAlertBodySchema, 'PriceAlertRequest', { gpu_type: 'A100', target_price: 1.2 }),
       success: accepted({ status: 'queued', task_id: '9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d', message: 'Price alert queued' }),
       callback: true,
@@ -301,7 +303,7 @@ export const buildOpenApiDocument = (opts: OpenApiOptions = {}): JsonObject => {
       operationId: 'marketplaceSummary',
       tag: 'Read',
       summary: 'GPU availability and prices',
-      description: 'Groups servers by the first word of their first GPU name. Unsigned, rate limited.',
+      description: 'Groups servers by the first word of their first GPU name; `min_price` is USD per hour, whatever period the marketplace prices in. Unsigned, rate limited.',
       success: {
         '200': {
           description: 'Summary of the marketplace.',
@@ -315,7 +317,7 @@ export const buildOpenApiDocument = (opts: OpenApiOptions = {}): JsonObject => {
       operationId: 'slackCommand',
       tag: 'Slack',
       summary: 'Slack slash command: rent, cancel, status, extend, bid',
-      description: '`text` is split on whitespace; the first word is the subcommand: `rent <gpu_type> [max_price]` (`_` stands for a space: `rent RTX_4090 0.5`), `cancel <order_id>`, `status`, `extend <order_id> <hours>` (extend-order), `bid <order_id> <price>` (set-spot-price). Anything else answers `ephemeral` usage. When a Slack signing secret is configured, `X-Slack-Signature` (v0, 5-minute window) is verified; without one, commands are refused with 403 unless the operator allowed unsigned commands (`ALLOW_UNSIGNED_SLACK`, the local default; off when deployed).',
+      description: '`text` is split on whitespace; the first word is the subcommand: `rent <gpu_type> [max_price]` (`_` stands for a space: `rent RTX_4090 0.5`), `cancel <order_id>`, `status`, `extend <order_id> <hours>` (extend-order), `bid <order_id> <price>` (set-spot-price; the price in the order currency per day). Anything else answers `ephemeral` usage. When a Slack signing secret is configured, `X-Slack-Signature` (v0, 5-minute window) is verified; without one, commands are refused with 403 unless the operator allowed unsigned commands (`ALLOW_UNSIGNED_SLACK`, the local default; off when deployed).',
       parameters: [{ $ref: '#/components/parameters/SlackSignature' }, { $ref: '#/components/parameters/SlackRequestTimestamp' }],
       requestBody: {
         required: true,

@@ -96,6 +96,18 @@ describe(`Local runtime (${dialect} marketplace dialect): relay routes over HTTP
       expect(available).toBeLessThan(total);
     });
 
+    it('reports min_price in USD per hour in both dialects (production answers per day)', async () => {
+      // Prepare: the simulator's catalogue holds USD per hour; the live dialect answers it ×24 per day.
+      const catalogue = (runtime.simulator?.control.servers() ?? []).filter((s) => s.gpu_array.length > 0 && s.price.usd.spot !== undefined);
+      const cheapest = Math.min(...catalogue.map((s) => s.price.usd.spot as number));
+      // Act
+      const res = await request(`${runtime.url}/webhook/marketplace`);
+      // Assess
+      const groups = Object.values(res.json?.summary as Record<string, { min_price: number | null }>);
+      const lowest = Math.min(...groups.flatMap((g) => (g.min_price === null ? [] : [g.min_price])));
+      expect(lowest).toBeCloseTo(cheapest, 4);
+    });
+
     it('answers 404 for an unknown route and 405 for a wrong method', async () => {
       // Act
       const unknown = await request(`${runtime.url}/webhook/unknown`, { method: 'POST', body: '{}' });

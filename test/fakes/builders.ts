@@ -11,7 +11,7 @@ export const aServer = (id: number, patch: Partial<Server> = {}): Server => ({
   owner: 1,
   mrl: 24,
   rented: false,
-  price: { on_demand: { [NATIVE]: 10 }, spot: { [NATIVE]: 5 }, usd: { on_demand: { [NATIVE]: 1.2 }, spot: 0.6 } },
+  price: { on_demand: { [NATIVE]: 10 }, spot: { [NATIVE]: 5 }, usd_per_hour: { on_demand: { [NATIVE]: 1.2 }, spot: 0.6 } },
   specs: { gpu: '1x NVIDIA RTX 4090', cpu: 'x', ram: 64, disk: '1TB' },
   gpu_array: ['NVIDIA RTX 4090'],
   reliability: 0.99,

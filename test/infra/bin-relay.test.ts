@@ -54,6 +54,11 @@ describe('Function: configFromContext', () => {
     });
   });
 
+  it('reads marketplacePricePeriod (hour | day), unset by default (each listing element\'s dialect decides)', () => {
+    expect(configOf(URL_ONLY).marketplacePricePeriod).toBeUndefined();
+    expect(configOf({ ...URL_ONLY, marketplacePricePeriod: 'day' }).marketplacePricePeriod).toBe('day');
+  });
+
   it('accepts JSON values as cdk.json gives them', () => {
     expect(configOf({ ...URL_ONLY, defaultPorts: { '22': 'tcp' }, maxOrdersPerHour: 4 })).toMatchObject({ defaultPorts: { '22': 'tcp' }, maxOrdersPerHour: 4 });
   });
@@ -67,6 +72,7 @@ describe('Function: configFromContext', () => {
     ['apiThrottleRate', '-1'],
     ['allowUnsignedSlack', 'yes'],
     ['requireWebhookTimestamp', 'no'],
+    ['marketplacePricePeriod', 'week'],
   ])('throws on an invalid %s (%s)', (key, value) => {
     // With a valid URL, so each case fails for its own key, not the missing marketplaceUrl.
     expect(() => configOf(URL_ONLY)).not.toThrow();

@@ -49,7 +49,7 @@ export const findServer = async (state: WorkflowState, deps: FindServerDeps, now
         server: {
           id: server.id,
           gpu_array: [...server.gpu_array],
-          price_usd: typeof server.price.usd.spot === 'number' ? server.price.usd.spot : null,
+          price_usd: typeof server.price.usd_per_hour.spot === 'number' ? server.price.usd_per_hour.spot : null,
           ...(bid !== undefined ? { spot_bid: bid } : {}),
         },
         attempt,

@@ -118,6 +118,7 @@ describe('CLI: gpu-relay', () => {
       [['create-order', '--gpu', 'A100', '--max-price', 'cheap'], "--max-price must be a positive number, got 'cheap'"],
       [['create-order', '--gpu', 'A100', '--target', '1'], 'create-order does not take --target'],
       [['create-order', '--gpu', 'A100', '--env', 'no-equals'], "--env takes NAME=VALUE, got 'no-equals'"],
+      [['create-order', '--gpu', 'A100', '--env', 'URL=a&b'], 'env values must not contain "&" (--env URL)'],
       [['cancel-order', 'abc'], "ORDER_ID must be a positive integer, got 'abc'"],
       [['cancel-order'], 'expected exactly one ORDER_ID'],
       [['price-alert', '--gpu', 'A100'], '--target is required'],

@@ -91,12 +91,12 @@ describe('Function: runStatus', () => {
 describe('Function: runPriceAlert', () => {
   const input = { gpu_type: '4090', target_price: 0.5, image: 'my/image:1', callback_url: 'https://cb.example/hook' };
   /** A spot price under the target ($0.4/h). */
-  const underTarget = { price: { on_demand: { 'NATIVE-Blockchain': 10 }, spot: { 'NATIVE-Blockchain': 5 }, usd: { on_demand: { 'NATIVE-Blockchain': 0.8 }, spot: 0.4 } } };
+  const underTarget = { price: { on_demand: { 'NATIVE-Blockchain': 10 }, spot: { 'NATIVE-Blockchain': 5 }, usd_per_hour: { on_demand: { 'NATIVE-Blockchain': 0.8 }, spot: 0.4 } } };
 
   it('returns Price not met and starts nothing when no server is at or under the target', async () => {
     // Prepare
     const { deps, marketplace, workflow, tasks, notifier } = jobFakes();
-    marketplace.servers = [aServer(1, { price: { on_demand: {}, spot: { 'NATIVE-Blockchain': 9 }, usd: { on_demand: {}, spot: 0.51 } } })];
+    marketplace.servers = [aServer(1, { price: { on_demand: {}, spot: { 'NATIVE-Blockchain': 9 }, usd_per_hour: { on_demand: {}, spot: 0.51 } } })];
     // Act
     const result = await runPriceAlert(input, deps, { task_id: ALERT_TASK, origin: { source: 'webhook' }, now: NOW });
     // Assess
@@ -112,7 +112,7 @@ describe('Function: runPriceAlert', () => {
     marketplace.servers = [
       aServer(1, { rented: true }),
       aServer(2, { gpu_array: ['NVIDIA A100'], specs: { gpu: '1x NVIDIA A100', cpu: 'x', ram: 1, disk: 'd' } }),
-      aServer(3, { price: { on_demand: {}, spot: { 'NATIVE-Blockchain': 4 }, usd: { on_demand: {}, spot: 0.5 } } }),
+      aServer(3, { price: { on_demand: {}, spot: { 'NATIVE-Blockchain': 4 }, usd_per_hour: { on_demand: {}, spot: 0.5 } } }),
     ];
     // Act
     const result = await runPriceAlert(input, deps, { task_id: ALERT_TASK, origin: { source: 'slack' }, now: NOW });
@@ -290,7 +290,8 @@ describe('Function: runJob', () => {
     marketplace.orders = [anOrder(9, { status: 'running', type: 'spot', price: 5 })];
     const job = { task_id: 't', kind: 'set-spot-price' as const, input: { order_id: 9, desired_price: 6 }, origin: { source: 'webhook' as const } };
     // Act + Assess: success
-    await expect(runJob(job, deps, NOW)).resolves.toEqual({ success: true, order_id: 9, desired_price: 6 });
+    // The server is not listed here: the USD figure is unknown (null), never a reason to fail.
+    await expect(runJob(job, deps, NOW)).resolves.toEqual({ success: true, order_id: 9, desired_price: 6, currency: 'bitcoin', desired_price_usd_per_hour: null });
     expect(marketplace.spotPriceCalls).toEqual([{ order_id: 9, price: 6 }]);
     // A business refusal: a failure result
     jest.spyOn(marketplace, 'setSpotPrice').mockRejectedValueOnce(new MarketplaceRejectedError('too_low_price'));

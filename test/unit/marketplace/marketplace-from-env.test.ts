@@ -94,4 +94,23 @@ describe('Function: marketplaceFromEnv', () => {
     const env = RelayEnvSchema.parse({ TABLE_NAME: 'relay-test', MARKETPLACE_URL: sim.url, MARKETPLACE_API_KEY: 'nope', MARKETPLACE_MIN_INTERVAL_MS: '40' });
     await expect(marketplaceFromEnv(env).listWallets()).rejects.toMatchObject({ name: 'MarketplaceAuthError', code: 3 });
   });
+
+  it('passes MARKETPLACE_PRICE_PERIOD to the reader: day turns the spec simulator\'s USD (per hour) into a 24th', async () => {
+    const { marketplaceFromEnv } = await import('../../../lambdas/adapters/marketplace-from-env');
+    const env = (period: Record<string, string>) =>
+      RelayEnvSchema.parse({ TABLE_NAME: 'relay-test', MARKETPLACE_URL: sim.url, MARKETPLACE_API_KEY: sim.apiKey, MARKETPLACE_MIN_INTERVAL_MS: '40', ...period });
+    // No shared cache (max age 0): each client reads the listing itself.
+    const [asSent, perDay] = await Promise.all([marketplaceFromEnv(env({}), { cacheMaxAgeMs: 0 }).listServers(), marketplaceFromEnv(env({ MARKETPLACE_PRICE_PERIOD: 'day' }), { cacheMaxAgeMs: 0 }).listServers()]);
+    const spotOf = (servers: typeof asSent) => servers.find((s) => s.price.usd_per_hour.spot !== undefined)?.price.usd_per_hour.spot as number;
+    expect(spotOf(asSent)).toBe(sim.control.servers().find((s) => s.gpu_array.length > 0 && s.price.usd.spot !== undefined)?.price.usd.spot);
+    expect(spotOf(perDay)).toBeCloseTo(spotOf(asSent) / 24, 6);
+  });
+
+  it.each([['hour'], ['day'], ['']])('MARKETPLACE_PRICE_PERIOD=%p is accepted (empty = unset)', (value) => {
+    expect(RelayEnvSchema.parse({ TABLE_NAME: 't', MARKETPLACE_URL: sim.url, MARKETPLACE_PRICE_PERIOD: value }).MARKETPLACE_PRICE_PERIOD).toBe(value || undefined);
+  });
+
+  it('refuses any other MARKETPLACE_PRICE_PERIOD at cold start, naming the choices', () => {
+    expect(() => RelayEnvSchema.parse({ TABLE_NAME: 't', MARKETPLACE_URL: sim.url, MARKETPLACE_PRICE_PERIOD: 'week' })).toThrow('MARKETPLACE_PRICE_PERIOD must be one of hour, day');
+  });
 });
