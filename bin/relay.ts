@@ -56,6 +56,7 @@ export const configFromContext = (app: App) => {
     orderPollIntervalSeconds: toNumber(ctx('orderPollIntervalSeconds')),
     requireWebhookTimestamp: toBoolean(ctx('requireWebhookTimestamp')),
     allowUnsignedSlack: toBoolean(ctx('allowUnsignedSlack')),
+    readinessProbe: ctx('readinessProbe'),
     alarmEmail: ctx('alarmEmail'),
     apiThrottle: rate === undefined && burst === undefined ? undefined : { rateLimit: rate ?? 50, burstLimit: burst ?? 100 },
     logRetentionDays: toNumber(ctx('logRetentionDays')),

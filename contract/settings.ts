@@ -5,8 +5,11 @@
  */
 import type { Ports } from './shapes';
 
-/** How a value is written: `int`, `hours` (a positive number, fractions allowed) and `bool` are decoded from env strings, `ports` from JSON. */
-export type SettingKind = 'url' | 'text' | 'int' | 'hours' | 'bool' | 'ports';
+/**
+ * How a value is written: `int`, `hours` (a positive number, fractions allowed) and `bool` are decoded from env strings, `ports` from JSON;
+ * `choice` is one of the setting's `choices`.
+ */
+export type SettingKind = 'url' | 'text' | 'int' | 'hours' | 'bool' | 'ports' | 'choice';
 export type SettingValue<K extends SettingKind> = K extends 'int' | 'hours' ? number : K extends 'bool' ? boolean : K extends 'ports' ? Ports : string;
 
 export interface Setting<K extends SettingKind = SettingKind> {
@@ -25,6 +28,8 @@ export interface Setting<K extends SettingKind = SettingKind> {
   readonly min?: 0 | 1;
   /** `int` and `hours`: the largest value, and why. */
   readonly max?: { readonly value: number; readonly reason: string };
+  /** `choice` only: the values allowed. */
+  readonly choices?: readonly [string, ...string[]];
 }
 
 export const SETTINGS = {
@@ -68,6 +73,10 @@ export const SETTINGS = {
   },
   watchIntervalSeconds: { env: 'WATCH_INTERVAL_SECONDS', kind: 'int', default: 60, doc: 'Seconds between fleet-watch sweeps (lease expiry, warnings and order status changes).' },
   leaseWarningSeconds: { env: 'LEASE_WARNING_SECONDS', kind: 'int', min: 0, default: 600, doc: 'How long before a lease ends the relay warns in chat and sends `order.lease_expiring`.' },
+  readinessProbe: {
+    env: 'READINESS_PROBE', kind: 'choice', choices: ['ssh', 'none'], default: 'ssh',
+    doc: 'What makes a running order ready: `ssh` = its ssh endpoint answers with an SSH banner (within ORDER_READY_TIMEOUT_SECONDS), `none` = the marketplace status alone.',
+  },
   jobRetryBaseMs: { env: 'JOB_RETRY_BASE_MS', kind: 'int', deployed: false, default: 1_000, doc: 'Delay unit of job retries (2^retry × this, in ms); 1000 in production, smaller in tests.' },
 } as const satisfies Readonly<Record<string, Setting>>;
 

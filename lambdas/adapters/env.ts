@@ -41,6 +41,8 @@ const envSchema = (s: Setting): z.ZodMiniType => {
       return portsJson(s.env);
     case 'bool':
       return bool;
+    case 'choice':
+      return z.enum(s.choices ?? ['']);
     case 'int':
       return max(z.coerce.number().check(z.int(), s.min === 0 ? z.nonnegative() : z.positive()));
     case 'hours':
