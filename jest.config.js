@@ -23,7 +23,10 @@ module.exports = {
       displayName: 'e2e-live',
       // One local runtime per test file (the handlers parse the environment once per module
       // registry), so a dialect is a project setting rather than a describe.each inside a file.
-      testMatch: ['<rootDir>/test/e2e/relay.test.ts', '<rootDir>/test/e2e/fleet-watch.test.ts', '<rootDir>/test/e2e/lease-routes.test.ts'],
+      testMatch: [
+        '<rootDir>/test/e2e/relay.test.ts', '<rootDir>/test/e2e/fleet-watch.test.ts', '<rootDir>/test/e2e/lease-routes.test.ts',
+        '<rootDir>/test/e2e/placement.test.ts', '<rootDir>/test/e2e/orphan-orders.test.ts',
+      ],
       setupFiles: [...base.setupFiles, '<rootDir>/test/setup-live-dialect.ts'],
     },
   ],

@@ -4,10 +4,18 @@
  * 1 request/s per key, in either dialect (production's also allows one create_order per 5 s):
  * marketplace calls per order by endpoint, rate-limit answers, and the makespan beside the lower
  * bound those limits imply.
+ *
+ * Bench 8 (issue 20 item 8, `pacing` / `pacing-live`) is the same run against a simulator that allows
+ * one request per 2 s while the relay starts at MARKETPLACE_MIN_INTERVAL_MS=1000: its adaptive pacing
+ * has to find the limit (rate-limited answers) and then keep to it (makespan).
  */
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { hmacHex } from '../lambdas/domain/signing';
+import { apiKeyId } from '../lambdas/marketplace/key-id';
+import { keys } from '../contract/resources';
 import { startLocalRuntime } from '../local/runtime';
 import type { Dialect } from '../local/simulator/dialect';
 
@@ -22,11 +30,18 @@ export interface MarketplaceFigures {
   readonly callsByEndpoint: Record<string, number>;
   readonly callsPerOrder: number;
   readonly code5Answers: number;
+  /** Calls the simulator processed (rate-limited answers excluded): each needed its own slot. */
+  readonly processedCalls: number;
+  /** The simulator's limit (one request per this many ms per key) and the relay's starting interval. */
+  readonly marketplaceIntervalMs: number;
+  readonly relayMinIntervalMs: number;
+  /** The shared pacing item after the run: the widened interval and when it last widened (s after the start), if it did. */
+  readonly pacing: { readonly intervalMs?: number; readonly lastWidenedAtS?: number };
   readonly makespanS: number;
   readonly lowerBoundS: number;
   /** makespan / lower bound (goal ≤ 1.2). */
   readonly ratio: number;
-  /** What sets the lower bound: the 1 req/s budget of all calls, the readiness delay, or the 5 s create spacing. */
+  /** What sets the lower bound: one marketplace slot per processed call, the readiness delay, or the 5 s create spacing. */
   readonly boundBy: 'calls' | 'ready delay' | 'create spacing';
   readonly createIntervalS: number;
   readonly readyDelayS: number;
@@ -41,7 +56,16 @@ const readBody = (req: IncomingMessage): Promise<string> => new Promise((resolve
   req.on('end', () => resolve(data));
 });
 
-export const benchMarketplace = async (dialect: Dialect = 'spec'): Promise<MarketplaceFigures> => {
+export interface MarketplaceBenchOptions {
+  /** The simulator allows one request per this many ms per key. @default 1000 */
+  readonly marketplaceIntervalMs?: number;
+  /** The relay's MARKETPLACE_MIN_INTERVAL_MS. @default the simulator's */
+  readonly relayMinIntervalMs?: number;
+}
+
+export const benchMarketplace = async (dialect: Dialect = 'spec', options: MarketplaceBenchOptions = {}): Promise<MarketplaceFigures> => {
+  const marketplaceIntervalMs = options.marketplaceIntervalMs ?? 1_000;
+  const relayMinIntervalMs = options.relayMinIntervalMs ?? marketplaceIntervalMs;
   const readyDelayMs = 10_000;
   const pollIntervalS = 5;
   // Production's create_order limit in the live dialect; the spec has none.
@@ -65,8 +89,9 @@ export const benchMarketplace = async (dialect: Dialect = 'spec'): Promise<Marke
       ALLOW_PRIVATE_CALLBACKS: 'true',
       POWERTOOLS_LOG_LEVEL: 'SILENT',
       POWERTOOLS_METRICS_DISABLED: 'true',
+      MARKETPLACE_MIN_INTERVAL_MS: String(relayMinIntervalMs),
     },
-    simulator: { seed: 7, readyDelayMs, minIntervalMs: 1000, rateLimit: true, dialect, createIntervalMs },
+    simulator: { seed: 7, readyDelayMs, minIntervalMs: marketplaceIntervalMs, rateLimit: true, dialect, createIntervalMs },
   });
   try {
     const sim = runtime.simulator;
@@ -86,12 +111,14 @@ export const benchMarketplace = async (dialect: Dialect = 'spec'): Promise<Marke
     while (results.size < started.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
     const makespanS = (Math.max(...[...results.values()].map((r) => r.at)) - t0) / 1000;
     const counters = sim.control.counters();
-    const calls = Object.values(counters.calls).reduce((a, b) => a + b, 0);
+    const processedCalls = Object.values(counters.processed).reduce((a, b) => a + b, 0);
+    const pacing = await pacingItem(runtime.dynamo, sim.apiKey);
     const checksPerOrder = Math.ceil(readyDelayMs / 1000 / pollIntervalS) + 1;
-    // Every call needs its own 1 s slot; no order can be ready before the simulator's delay; and
-    // the last of N creates cannot be sent before (N - 1) create spacings, then it needs the delay.
+    // Every processed call needs its own slot of the marketplace's interval (a rate-limited answer
+    // needed none: it was refused); no order can be ready before the simulator's delay; and the last
+    // of N creates cannot be sent before (N - 1) create spacings, then it needs the delay.
     const bounds: [MarketplaceFigures['boundBy'], number][] = [
-      ['calls', calls],
+      ['calls', (processedCalls * marketplaceIntervalMs) / 1000],
       ['ready delay', readyDelayMs / 1000],
       ['create spacing', ((ORDERS - 1) * createIntervalMs + readyDelayMs) / 1000],
     ];
@@ -102,8 +129,15 @@ export const benchMarketplace = async (dialect: Dialect = 'spec'): Promise<Marke
       succeeded: [...results.values()].filter((r) => r.success).length,
       failures: [...results.values()].filter((r) => !r.success).map((r) => r.error ?? "unknown"),
       callsByEndpoint: counters.calls,
-      callsPerOrder: calls / ORDERS,
+      callsPerOrder: Object.values(counters.calls).reduce((a, b) => a + b, 0) / ORDERS,
       code5Answers: counters.rateLimited,
+      processedCalls,
+      marketplaceIntervalMs,
+      relayMinIntervalMs,
+      pacing: {
+        ...(pacing.interval_ms !== undefined ? { intervalMs: pacing.interval_ms } : {}),
+        ...(pacing.widened_at !== undefined ? { lastWidenedAtS: (pacing.widened_at - t0) / 1000 } : {}),
+      },
       makespanS,
       lowerBoundS,
       ratio: makespanS / lowerBoundS,
@@ -116,5 +150,16 @@ export const benchMarketplace = async (dialect: Dialect = 'spec'): Promise<Marke
   } finally {
     await runtime.close();
     receiver.close();
+  }
+};
+
+/** The API key's shared pacing item as the run left it (lambdas/adapters/dynamodb-pacing-gate.ts). */
+const pacingItem = async (dynamo: { endpoint: string; tableName: string }, apiKey: string): Promise<{ interval_ms?: number; widened_at?: number }> => {
+  const client = new DynamoDBClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  try {
+    const { Item } = await DynamoDBDocumentClient.from(client).send(new GetCommand({ TableName: dynamo.tableName, Key: { pk: keys.pacing(apiKeyId(apiKey)) } }));
+    return { interval_ms: Item?.interval_ms as number | undefined, widened_at: Item?.widened_at as number | undefined };
+  } finally {
+    client.destroy();
   }
 };

@@ -20,7 +20,7 @@ process.env.AWS_REGION ??= 'us-east-1';
 
 const kb = (n: number) => `${(n / 1024).toFixed(1)} KB`;
 
-const SECTIONS = ['bundles', 'accept', 'http', 'marketplace', 'marketplace-live', 'leases', 'cost'] as const;
+const SECTIONS = ['bundles', 'accept', 'http', 'marketplace', 'marketplace-live', 'pacing', 'pacing-live', 'leases', 'cost'] as const;
 const RESULTS = path.join(__dirname, 'results.json');
 
 /**
@@ -83,6 +83,27 @@ const main = async () => {
     const live = await benchMarketplace('live');
     results.marketplaceLive = live;
     printMarket(live, 'live dialect (10 concurrent create-orders, 1 req/s and 1 create_order per 5 s)');
+  }
+  const printPacing = (m: Awaited<ReturnType<typeof benchMarketplace>>, title: string) => {
+    console.log(`\n4b. Adaptive pacing (BENCHMARKS.md §9), ${title}`);
+    console.table([{
+      orders: m.orders, succeeded: m.succeeded, 'rate-limited': m.code5Answers, 'goal ≤ 3': m.code5Answers <= 3,
+      'processed calls': m.processedCalls, 'interval after (ms)': m.pacing.intervalMs ?? m.relayMinIntervalMs,
+      'last widened (s)': m.pacing.lastWidenedAtS?.toFixed(1) ?? '-', 'makespan s': m.makespanS.toFixed(1),
+      'lower bound s': m.lowerBoundS, 'bound by': m.boundBy, ratio: m.ratio.toFixed(2), 'goal ≤ 1.3': m.ratio <= 1.3,
+    }]);
+    console.table(m.callsByEndpoint);
+  };
+  // Issue 20 item 8: the relay starts at 1 req/s against a marketplace that allows one request per 2 s.
+  if (want('pacing')) {
+    const p = await benchMarketplace('spec', { marketplaceIntervalMs: 2_000, relayMinIntervalMs: 1_000 });
+    results.pacing = p;
+    printPacing(p, 'spec dialect (10 concurrent create-orders; simulator 1 req / 2 s, relay starts at 1 s)');
+  }
+  if (want('pacing-live')) {
+    const p = await benchMarketplace('live', { marketplaceIntervalMs: 2_000, relayMinIntervalMs: 1_000 });
+    results.pacingLive = p;
+    printPacing(p, 'live dialect (10 concurrent create-orders; simulator 1 req / 2 s and 1 create_order / 5 s, relay starts at 1 s)');
   }
   if (want('leases')) {
     const l = await benchLeases();

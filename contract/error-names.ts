@@ -24,4 +24,5 @@ export const BUSINESS_ERROR_NAMES = [
   'MarketplaceInvalidInputError',
   'MarketplaceAuthError',
   'InvalidOrderRequestError',
+  'OrderNotVisibleError',
 ] as const;

@@ -36,7 +36,11 @@ export const DEAD_LETTER_QUEUE = {
   retentionSeconds: 14 * 24 * 3600,
 } as const;
 
-/** Table key prefixes. */
+/**
+ * Table key prefixes: one entry per item family. A new family also needs its line in
+ * lib/constructs/table-access.ts `TABLE_ACCESS` (which functions read or write it: IAM grants are
+ * limited to these keys with dynamodb:LeadingKeys); typecheck fails until it has one.
+ */
 export const keys = {
   task: (taskId: string) => `TASK#${taskId}`,
   rate: (address: string) => `RATE#${address}`,
@@ -53,4 +57,23 @@ export const keys = {
   watch: () => 'WATCH#orders',
   leaseEvent: (eventId: string) => `LEASE_EVENT#${eventId}`,
   spotDecrease: (orderId: number) => `SPOT_DECREASE#${orderId}`,
+  /** One item: every open placement intent (a create_order whose order no task has kept yet). */
+  placementIntents: () => 'INTENT#open',
+  /** Who keeps an order the relay placed: `task:<id>`, or `orphan` once the fleet watch cancelled it. */
+  orderOwner: (orderId: number) => `OWNER#${orderId}`,
 } as const;
+
+/** An item family of the relay table (a `keys` entry). */
+export type KeyFamily = keyof typeof keys;
+
+/**
+ * The partition-key values of a family as an IAM `StringLike` pattern (dynamodb:LeadingKeys): the one
+ * key of a family without parameters (`QUOTA#orders`), else its prefix up to `#` followed by `*`
+ * (`TASK#*`). Prefixes end in `#`, so `LEASE#*` matches no `LEASE_DUE#` key.
+ */
+export const keyPattern = (family: KeyFamily): string => {
+  const key = keys[family] as (arg?: never) => string;
+  if (key.length === 0) return key();
+  const sample = key(0 as never);
+  return `${sample.slice(0, sample.indexOf('#') + 1)}*`;
+};

@@ -25,7 +25,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   { method: 'POST', path: '/webhook/status', entry: 'lambdas/handlers/api/status.ts', id: 'Status', signed: true, rateLimited: true, permissions: ['sendMessage', 'writeTasks'] },
   { method: 'GET', path: '/webhook/tasks/{task_id}', entry: 'lambdas/handlers/api/get-task.ts', id: 'GetTask', signed: true, rateLimited: true, permissions: [] },
   { method: 'GET', path: '/webhook/marketplace', entry: 'lambdas/handlers/api/marketplace-summary.ts', id: 'MarketplaceSummary', signed: false, rateLimited: true, permissions: ['marketplace'] },
-  { method: 'POST', path: '/slack/command', entry: 'lambdas/handlers/api/slack-command.ts', id: 'SlackCommand', signed: false, rateLimited: false, permissions: ['startExecution', 'sendMessage', 'writeTasks'] },
+  { method: 'POST', path: '/slack/command', entry: 'lambdas/handlers/api/slack-command.ts', id: 'SlackCommand', signed: false, rateLimited: true, permissions: ['startExecution', 'sendMessage', 'writeTasks'] },
   { method: 'GET', path: '/health', entry: 'lambdas/handlers/api/health.ts', id: 'Health', signed: false, rateLimited: false, permissions: [] },
   { method: 'GET', path: '/openapi.json', entry: 'lambdas/handlers/api/openapi.ts', id: 'OpenApi', signed: false, rateLimited: false, permissions: [] },
 ];

@@ -6,11 +6,26 @@
 import type { Ports } from './shapes';
 
 /**
- * How a value is written: `int`, `hours` (a positive number, fractions allowed) and `bool` are decoded from env strings, `ports` from JSON;
+ * How a value is written: `int`, `hours` (a positive number, fractions allowed) and `bool` are decoded
+ * from env strings, `ports` from JSON, `ids` from a comma-separated list of Slack IDs (`T0123ABC,T0456DEF`),
  * `choice` is one of the setting's `choices`.
  */
-export type SettingKind = 'url' | 'text' | 'int' | 'hours' | 'bool' | 'ports' | 'choice';
-export type SettingValue<K extends SettingKind> = K extends 'int' | 'hours' ? number : K extends 'bool' ? boolean : K extends 'ports' ? Ports : string;
+export type SettingKind = 'url' | 'text' | 'int' | 'hours' | 'bool' | 'ports' | 'ids' | 'choice';
+export type SettingValue<K extends SettingKind> = K extends 'int' | 'hours' ? number : K extends 'bool' ? boolean : K extends 'ports' ? Ports
+  : K extends 'ids' ? readonly string[] : string;
+
+/** A Slack team, enterprise or user ID (`T0123ABC`, `U0456DEF`): upper-case letters and digits. */
+export const SLACK_ID_PATTERN = /^[A-Z0-9]{2,64}$/;
+
+/** The IDs of an `ids` setting's text: split on commas, trimmed, empty entries dropped (not validated). */
+export const parseIdList = (text: string): string[] => text.split(',').map((id) => id.trim()).filter((id) => id !== '');
+
+/** Why an `ids` list is refused (empty, or an entry that is no Slack ID), or undefined when it is fine. */
+export const idListProblem = (name: string, ids: readonly string[]): string | undefined => {
+  if (ids.length === 0) return `${name} must list at least one ID (comma-separated), or be unset`;
+  const bad = ids.find((id) => !SLACK_ID_PATTERN.test(id));
+  return bad === undefined ? undefined : `${name}: ${JSON.stringify(bad.slice(0, 70))} is not a Slack ID (upper-case letters and digits, e.g. T0123ABC)`;
+};
 
 export interface Setting<K extends SettingKind = SettingKind> {
   readonly env: string;
@@ -57,10 +72,22 @@ export const SETTINGS = {
     env: 'ALLOW_UNSIGNED_SLACK', kind: 'bool', default: false,
     doc: 'Without a Slack signing secret: true = commands pass unverified (the spec, `npm start`), false = refused (403); `-c allowUnsignedSlack=true` opts in.',
   },
+  slackAllowedTeamIds: {
+    env: 'SLACK_ALLOWED_TEAM_IDS', kind: 'ids', optional: true,
+    doc: 'Slack workspaces (`team_id`, comma-separated) whose commands `/slack/command` accepts; others get an ephemeral refusal and nothing is queued. Unset = any workspace whose request passes the signature check (the deploy warns).',
+  },
+  slackAllowedUserIds: {
+    env: 'SLACK_ALLOWED_USER_IDS', kind: 'ids', optional: true,
+    doc: 'Slack users (`user_id`, comma-separated) allowed to send commands, on top of the team list; unset = every user of an allowed team.',
+  },
   marketplaceTimeoutMs: { env: 'MARKETPLACE_TIMEOUT_MS', kind: 'int', deployed: false, doc: 'Timeout of one marketplace call.', default: 10_000 },
   marketplaceMinIntervalMs: {
     env: 'MARKETPLACE_MIN_INTERVAL_MS', kind: 'int', deployed: false, min: 0, default: 1_000,
     doc: 'Minimum spacing of marketplace calls per API key (1 req/s); the pacing gate adds its own lateness margin.',
+  },
+  marketplaceMaxIntervalMs: {
+    env: 'MARKETPLACE_MAX_INTERVAL_MS', kind: 'int', deployed: false, min: 0, default: 10_000,
+    doc: 'Widest spacing of marketplace calls per API key: each rate-limited answer (HTTP 429, code 5) doubles the shared interval up to this, back to the minimum after a minute without one; at or below the minimum it never widens.',
   },
   marketplaceCreateIntervalMs: {
     env: 'MARKETPLACE_CREATE_INTERVAL_MS', kind: 'int', deployed: false, min: 0, default: 5_000,
@@ -73,6 +100,11 @@ export const SETTINGS = {
   },
   watchIntervalSeconds: { env: 'WATCH_INTERVAL_SECONDS', kind: 'int', default: 60, doc: 'Seconds between fleet-watch sweeps (lease expiry, warnings and order status changes).' },
   leaseWarningSeconds: { env: 'LEASE_WARNING_SECONDS', kind: 'int', min: 0, default: 600, doc: 'How long before a lease ends the relay warns in chat and sends `order.lease_expiring`.' },
+  orderVisibleTimeoutSeconds: {
+    env: 'ORDER_VISIBLE_TIMEOUT_SECONDS', kind: 'int', min: 0, default: 60,
+    max: { value: 120, reason: 'PlaceOrder may wait twice this long (an earlier intent, then its own create) inside its Lambda timeout' },
+    doc: 'How long the relay looks for a just-placed order in my_orders (fresh reads, backoff) before it concludes that none was placed; production lists new orders up to ~20 s late. The fleet watch cancels an order that appears later and nobody kept.',
+  },
   readinessProbe: {
     env: 'READINESS_PROBE', kind: 'choice', choices: ['ssh', 'none'], default: 'ssh',
     doc: 'What makes a running order ready: `ssh` = its ssh endpoint answers with an SSH banner (within ORDER_READY_TIMEOUT_SECONDS), `none` = the marketplace status alone.',
@@ -86,4 +118,5 @@ export type DeployedSettingKey = { [K in SettingKey]: (typeof SETTINGS)[K] exten
 export type SettingValueOf<K extends SettingKey> = SettingValue<(typeof SETTINGS)[K]['kind']>;
 
 /** The env-string form of a value (what the stack writes into a function's environment). */
-export const encodeSetting = (kind: SettingKind, value: unknown): string => (kind === 'ports' ? JSON.stringify(value) : String(value));
+export const encodeSetting = (kind: SettingKind, value: unknown): string =>
+  kind === 'ports' ? JSON.stringify(value) : kind === 'ids' ? (value as readonly string[]).join(',') : String(value);

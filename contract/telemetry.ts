@@ -16,11 +16,15 @@ export const MetricName = {
   SignatureRejected: 'SignatureRejected',
   RateLimited: 'RateLimited',
   MarketplaceErrors: 'MarketplaceErrors',
+  /** A rate-limited answer doubled the shared marketplace pacing interval (the log line names the new interval). */
+  MarketplaceIntervalWidened: 'MarketplaceIntervalWidened',
   CallbackFailures: 'CallbackFailures',
   CallbackDeliveries: 'CallbackDeliveries',
   ChatFailures: 'ChatFailures',
   /** Fleet watch (issue 14): leases cancelled at their end, and cancellations that failed (alarmed). */
   LeasesCancelled: 'LeasesCancelled',
+  /** Orders the relay placed that no task kept, cancelled by the fleet watch (issue 20, item 5). */
+  OrphanOrdersCancelled: 'OrphanOrdersCancelled',
   LeaseCancelFailures: 'LeaseCancelFailures',
   LeaseWarnings: 'LeaseWarnings',
   /** A sweep that threw (alarmed). */

@@ -3,7 +3,7 @@
  * functions share are declared once in contract/settings.ts; this adds what only the stack uses.
  */
 import * as z from 'zod';
-import { SETTINGS, type DeployedSettingKey, type Setting, type SettingValueOf } from '../contract/settings';
+import { idListProblem, parseIdList, SETTINGS, type DeployedSettingKey, type Setting, type SettingValueOf } from '../contract/settings';
 import { PortsSchema } from '../contract/shapes';
 
 /** The deploy-time schema of one setting (CDK context values may be strings: numbers are coerced). */
@@ -28,6 +28,14 @@ const deployedSchema = (key: string, s: Setting): z.ZodType => {
       const base = z.coerce.number().positive();
       return s.max ? base.max(s.max.value, `${key} must be at most ${s.max.value} (${s.max.reason})`) : base;
     }
+    case 'ids':
+      // `-c key=T1,T2` (a string) or a JSON array in cdk.json.
+      return z.union([z.string(), z.array(z.string())])
+        .transform((value) => (typeof value === 'string' ? parseIdList(value) : value.map((id) => id.trim())))
+        .superRefine((ids, ctx) => {
+          const problem = idListProblem(key, ids);
+          if (problem) ctx.addIssue({ code: 'custom', message: problem });
+        });
   }
 };
 

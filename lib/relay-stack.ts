@@ -1,5 +1,5 @@
 /** The relay's one stack: it only composes the constructs and states the cdk-nag acknowledgements. */
-import { AspectPriority, Aspects, CfnOutput, Stack, Validations, type IAspect, type StackProps } from 'aws-cdk-lib';
+import { Annotations, AspectPriority, Aspects, CfnOutput, Stack, Validations, type IAspect, type StackProps } from 'aws-cdk-lib';
 import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -24,6 +24,9 @@ const RESOURCELESS_ACTIONS = new Set([
   'logs:CreateLogDelivery', 'logs:GetLogDelivery', 'logs:UpdateLogDelivery', 'logs:DeleteLogDelivery', 'logs:ListLogDeliveries',
   'logs:PutResourcePolicy', 'logs:DescribeResourcePolicies', 'logs:DescribeLogGroups',
 ]);
+
+/** Id of the synth warning for a Slack route open to every workspace (Annotations.addWarningV2). */
+export const SLACK_TEAMS_UNSET_WARNING_ID = 'gpu-relay:slackAllowedTeamIdsUnset';
 
 export interface RelayStackProps extends StackProps {
   readonly config: RelayConfig;
@@ -82,6 +85,16 @@ export class RelayStack extends Stack {
       throttle: config.apiThrottle,
       logRetention,
     });
+    // The stack always deploys /slack/command with its signing-secret slot: once the operator sets the
+    // secret (or allows unsigned commands), any workspace with the app installed can rent and cancel.
+    const slackFunction = this.api.functions.SlackCommand as Construct | undefined;
+    if (slackFunction && !config.slackAllowedTeamIds) {
+      Annotations.of(slackFunction).addWarningV2(SLACK_TEAMS_UNSET_WARNING_ID,
+        'slackAllowedTeamIds is not set: /slack/command accepts commands from any Slack workspace whose request passes the signature check'
+        + (config.allowUnsignedSlack ? ' (and, with allowUnsignedSlack=true, from anyone at all)' : '')
+        + '. Deploy with -c slackAllowedTeamIds=T0123ABC[,…] (and optionally -c slackAllowedUserIds=U0123ABC[,…]); README "Security model".');
+    }
+
     this.fleetWatch = new FleetWatch(this, 'FleetWatch', {
       table, secrets: this.secrets, environment, intervalSeconds: config.watchIntervalSeconds, logRetention,
     });
@@ -91,6 +104,7 @@ export class RelayStack extends Stack {
     this.monitoring = new Monitoring(this, 'Monitoring', {
       alarmEmail: config.alarmEmail,
       deadLetterQueue: this.jobQueue.deadLetterQueue,
+      jobQueue: this.jobQueue.queue,
       safetyNetDeadLetterQueue: this.workflow.safetyNetDeadLetterQueue,
       stateMachine: this.workflow.stateMachine,
       httpApi: this.api.httpApi,

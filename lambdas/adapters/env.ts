@@ -7,7 +7,7 @@
  * Secret values come either from `<NAME>_ARN` (Secrets Manager, AWS) or `<NAME>` (plain, local).
  */
 import * as z from 'zod/mini';
-import { SETTINGS, type Setting, type SettingKey, type SettingValueOf } from '../../contract/settings';
+import { idListProblem, parseIdList, SETTINGS, type Setting, type SettingKey, type SettingValueOf } from '../../contract/settings';
 import { PortsSchema } from '../../contract/shapes';
 import { refuse } from '../domain/requests';
 import { ENGLISH_TEXTS } from '../domain/zod-texts';
@@ -47,6 +47,15 @@ const envSchema = (s: Setting): z.ZodMiniType => {
       return max(z.coerce.number().check(z.int(), s.min === 0 ? z.nonnegative() : z.positive()));
     case 'hours':
       return max(z.coerce.number().check(z.positive()));
+    case 'ids':
+      return z.pipe(
+        z.string(),
+        z.transform((raw: string, ctx) => {
+          const ids = parseIdList(raw);
+          const problem = idListProblem(s.env, ids);
+          return problem ? refuse(ctx, problem) : ids;
+        }),
+      );
   }
 };
 

@@ -5,6 +5,7 @@
 import { documentClient, sfnClient, sqsClient } from './aws-clients';
 import { DynamoDbIdempotencyStore } from './dynamodb-idempotency-store';
 import { DynamoDbLeaseBook } from './dynamodb-lease-store';
+import { DynamoDbPlacementIntents } from './dynamodb-placement-intents';
 import { DynamoDbServerClaims } from './dynamodb-server-claims';
 import { DynamoDbSlidingWindow } from './dynamodb-sliding-window';
 import { DynamoDbTaskRepository } from './dynamodb-task-repository';
@@ -12,11 +13,13 @@ import type { RelayEnv } from './env';
 import { SfnWorkflowStarter } from './sfn-workflow-starter';
 import { SqsJobQueue } from './sqs-job-queue';
 import type { LeaseBook } from '../domain/lease-ports';
-import type { IdempotencyStore, JobQueue, ServerClaims, SlidingWindow, TaskRepository, WorkflowStarter } from '../domain/ports';
+import type { IdempotencyStore, JobQueue, PlacementIntents, ServerClaims, SlidingWindow, TaskRepository, WorkflowStarter } from '../domain/ports';
 
 export const taskRepositoryFromEnv = (env: RelayEnv): TaskRepository => new DynamoDbTaskRepository(documentClient(), env.TABLE_NAME);
 
 export const slidingWindowFromEnv = (env: RelayEnv): SlidingWindow => new DynamoDbSlidingWindow(documentClient(), env.TABLE_NAME);
+
+export const placementIntentsFromEnv = (env: RelayEnv): PlacementIntents => new DynamoDbPlacementIntents(documentClient(), env.TABLE_NAME);
 
 export const serverClaimsFromEnv = (env: RelayEnv): ServerClaims => new DynamoDbServerClaims(documentClient(), env.TABLE_NAME);
 

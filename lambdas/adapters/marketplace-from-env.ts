@@ -44,6 +44,7 @@ export const marketplaceFromEnv = (env: RelayEnv, options: { cacheMaxAgeMs?: num
     apiKey: () => marketplaceApiKey(env),
     pacing: new DynamoDbPacingGate(db, env.TABLE_NAME),
     minIntervalMs: env.MARKETPLACE_MIN_INTERVAL_MS,
+    maxIntervalMs: env.MARKETPLACE_MAX_INTERVAL_MS,
     createIntervalMs: env.MARKETPLACE_CREATE_INTERVAL_MS,
     timeoutMs: env.MARKETPLACE_TIMEOUT_MS,
     ...MARKETPLACE_CLIENT_LIMITS,
@@ -51,6 +52,12 @@ export const marketplaceFromEnv = (env: RelayEnv, options: { cacheMaxAgeMs?: num
     // (MarketplaceUnavailableError) before the invocation runs out of time.
     remainingMs: marketplaceRemainingMs,
     onError: (code) => countMetric(MetricName.MarketplaceErrors, { name: 'ResultCode', value: String(code) }),
+    // Every instance paces at the widened interval until a quiet minute passes; the operator sees each step.
+    onWidened: ({ endpoint, previousMs, intervalMs }) => {
+      logger.warn('marketplace pacing interval widened', { endpoint, previousMs, intervalMs });
+      countMetric(MetricName.MarketplaceIntervalWidened);
+    },
+    onPacingError: (error) => logger.warn('marketplace pacing: rate-limited answer not recorded', { error }),
     // One element the reader cannot use is left out, never the whole answer; the operator sees which.
     onSkipped: (endpoint, skipped) => logger.warn('marketplace answer element skipped', { endpoint, index: skipped.index, reason: skipped.reason }),
   });

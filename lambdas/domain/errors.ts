@@ -105,6 +105,18 @@ export class OrderOutcomeUnknownError extends MarketplaceError {
 }
 
 /** A create_order request that fails our own checks before it is sent. */
+/**
+ * create_order was accepted (code 0) without an order id, and the order did not appear in my_orders
+ * within ORDER_VISIBLE_TIMEOUT_SECONDS. A business outcome: a retry must not place a second order;
+ * the fleet watch cancels the order if it appears later (nobody kept it).
+ */
+export class OrderNotVisibleError extends Error {
+  public constructor(message: string) {
+    super(message);
+    this.name = 'OrderNotVisibleError';
+  }
+}
+
 export class InvalidOrderRequestError extends Error {
   public constructor(message: string) {
     super(message);
@@ -202,7 +214,7 @@ export class BlockedDestinationError extends Error {
 export const TRANSIENT_ERRORS = [MarketplaceDatabaseError, MarketplaceRateLimitedError, MarketplaceUnavailableError, ConcurrentUpdateError] as const;
 export const BUSINESS_ERRORS = [
   NoServerAvailableError, QuotaExceededError, SoftTimeoutError, MarketplaceRejectedError, MarketplaceInvalidInputError, MarketplaceAuthError,
-  InvalidOrderRequestError,
+  InvalidOrderRequestError, OrderNotVisibleError,
 ] as const;
 
 export { TRANSIENT_ERROR_NAMES };

@@ -32,11 +32,14 @@ import {
   type WatchEntry,
 } from './lease';
 import type { EventSender, LeaseStore } from './lease-ports';
-import type { MarketplaceClient, Notifier } from './ports';
+import { settleableIntents, settleIntents } from './orphan-orders';
+import type { MarketplaceClient, Notifier, PlacementIntents, TaskRepository } from './ports';
 import { failure, type FailureResult } from './task';
 
 /** Leases handled per sweep; the rest wait for the next one (cancels are paced at 1 request/s). */
 export const DEFAULT_SWEEP_LIMIT = 100;
+/** ORDER_VISIBLE_TIMEOUT_SECONDS' default (contract/settings.ts). */
+const DEFAULT_VISIBLE_TIMEOUT_SECONDS = 60;
 /** A cancel claim older than this belongs to a sweep that died: another sweep may take over. */
 export const DEFAULT_CANCEL_CLAIM_STALE_SECONDS = 300;
 
@@ -45,6 +48,9 @@ export interface FleetWatchDeps {
   readonly marketplace: Pick<MarketplaceClient, 'listOrders' | 'cancelOrder'>;
   readonly notifier: Pick<Notifier, 'chat'>;
   readonly events: EventSender;
+  /** Placement intents and the tasks behind them: orders nobody kept (./orphan-orders.ts). Absent: not swept. */
+  readonly intents?: PlacementIntents;
+  readonly tasks?: Pick<TaskRepository, 'get'>;
 }
 
 export interface SweepOptions {
@@ -62,6 +68,8 @@ export interface SweepOptions {
    * @default () => true
    */
   readonly canContinue?: () => boolean;
+  /** ORDER_VISIBLE_TIMEOUT_SECONDS: how long a task looks for its order before the watch may. @default 60 */
+  readonly visibleTimeoutSeconds?: number;
 }
 
 /** Counters of one sweep, for metrics, alarms and the bench. */
@@ -82,6 +90,8 @@ export interface SweepReport {
   readonly eventsFailed: number;
   /** my_orders reads (0 or 1) plus cancel_order calls. */
   readonly marketplaceCalls: number;
+  /** Orders the relay placed that no task kept, cancelled by this sweep (issue 20, item 5). */
+  readonly orphansCancelled: number;
   /** Items read from the lease store during the sweep. */
   readonly tableReads: number;
   /** Leases and status changes left for the next sweep because `canContinue` said stop. */
@@ -96,7 +106,7 @@ type Counters = { -readonly [K in Exclude<keyof SweepReport, 'cancelFailures'>]:
 
 const emptyReport = (): Counters => ({
   due: 0, warned: 0, cancelled: 0, failedCancels: 0, closed: 0, skippedClaims: 0,
-  statusChanges: 0, eventsSent: 0, eventsFailed: 0, marketplaceCalls: 0, tableReads: 0, deferred: 0, cancelFailures: [],
+  statusChanges: 0, orphansCancelled: 0, eventsSent: 0, eventsFailed: 0, marketplaceCalls: 0, tableReads: 0, deferred: 0, cancelFailures: [],
 });
 
 const reasonOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
@@ -119,7 +129,10 @@ export const sweepFleet = async (deps: FleetWatchDeps, options: SweepOptions): P
   const due = await deps.leases.dueBefore(now + warningSeconds, options.limit ?? DEFAULT_SWEEP_LIMIT);
   const watched = await deps.leases.watched();
   report.due = due.length;
-  if (due.length === 0 && watched.size === 0) return done();
+  const intents = deps.intents && deps.tasks
+    ? settleableIntents(await deps.intents.list(), now, options.visibleTimeoutSeconds ?? DEFAULT_VISIBLE_TIMEOUT_SECONDS)
+    : [];
+  if (due.length === 0 && watched.size === 0 && intents.length === 0) return done();
 
   report.marketplaceCalls += 1;
   const orders = await deps.marketplace.listOrders();
@@ -199,6 +212,20 @@ export const sweepFleet = async (deps: FleetWatchDeps, options: SweepOptions): P
       await deps.notifier.chat(statusChangedText(change));
       if (record) await send(record, statusChangedEvent(change, record, now));
     }
+  }
+
+  if (intents.length > 0 && deps.intents && deps.tasks) {
+    const orphans = await settleIntents(
+      { intents: deps.intents, tasks: deps.tasks, marketplace: deps.marketplace, notifier: deps.notifier, events: deps.events, leases: deps.leases },
+      intents, orders, new Set(watched.keys()), { now, canContinue: () => mayGoOn(0) },
+    );
+    report.orphansCancelled += orphans.cancelled;
+    report.failedCancels += orphans.failedCancels;
+    report.cancelFailures.push(...orphans.cancelFailures);
+    report.eventsSent += orphans.eventsSent;
+    report.eventsFailed += orphans.eventsFailed;
+    report.marketplaceCalls += orphans.marketplaceCalls;
+    report.deferred += orphans.deferred;
   }
   return done();
 };

@@ -274,7 +274,7 @@ export const diffWatch = (watched: ReadonlyMap<number, WatchEntry>, orders: read
 
 // ---- events ---------------------------------------------------------------------------------
 
-export type OrderEventName = 'order.lease_expiring' | 'order.lease_expired' | 'order.status_changed';
+export type OrderEventName = 'order.lease_expiring' | 'order.lease_expired' | 'order.status_changed' | 'order.orphan_cancelled';
 
 /** The JSON body POSTed to the placing task's callback_url. Times are Unix seconds. */
 export interface OrderEvent {

@@ -54,6 +54,42 @@ export interface PacingGate {
    * undefined, claiming nothing, when the slot would lie more than `lane.maxWaitMs` ahead.
    */
   acquireInLane(keyId: string, intervalMs: number, now: number, lane: PacingLaneRequest): Promise<number | undefined>;
+  /**
+   * Records a rate-limited answer (HTTP 429 / code 5) to a request sent at `report.sentAt`. The key's
+   * interval doubles (capped at `policy.maxIntervalMs`) when that request was paced at the interval in
+   * force, and stays widened until `policy.quietMs` pass without another report; meanwhile every
+   * caller's slots are spaced `intervalMs + (widened interval - policy.minIntervalMs)`. A widening voids
+   * every slot handed out before it (see `widenedAt`). Idempotent for one report (a retried write).
+   */
+  rateLimited(keyId: string, intervalMs: number, now: number, report: RateLimitReport): Promise<PacingWidening>;
+  /** When the key's interval last widened (epoch ms), if ever: a slot claimed before then is void and must be claimed again. */
+  widenedAt(keyId: string): Promise<number | undefined>;
+}
+
+/** How the pacing interval adapts to rate-limited answers. */
+export interface AdaptivePacingPolicy {
+  /** The interval when the marketplace is quiet (MARKETPLACE_MIN_INTERVAL_MS). 0: no pacing, nothing widens. */
+  readonly minIntervalMs: number;
+  /** The widest interval (MARKETPLACE_MAX_INTERVAL_MS); at or below the minimum, nothing widens. */
+  readonly maxIntervalMs: number;
+  /** Back to the minimum once this long passes without a rate-limited answer (a quiet minute). */
+  readonly quietMs: number;
+}
+
+export interface RateLimitReport {
+  /** When the rate-limited request was sent (epoch ms). */
+  readonly sentAt: number;
+  readonly policy: AdaptivePacingPolicy;
+  /** The caller's lanes: a widening keeps each lane's next slot within its spacing of now. */
+  readonly lanes: readonly PacingLaneRequest[];
+}
+
+export interface PacingWidening {
+  /** The key's interval (ms, the marketplace-facing one, without the gate's lateness margin) before and after the report. */
+  readonly previousMs: number;
+  readonly intervalMs: number;
+  /** True when this report widened it (false: already widened for this request, at the cap, or pacing off). */
+  readonly widened: boolean;
 }
 
 /** A pacing lane: calls sharing a name are spaced `spacingMs` apart on top of the key's interval. */
@@ -129,6 +165,31 @@ export interface CreateOrderWorkflowInput {
 export interface ServerClaims {
   claim(serverId: number, taskId: string, now: number, ttlSeconds: number): Promise<boolean>;
   release(serverId: number, taskId: string): Promise<void>;
+}
+
+/** A create_order the relay was about to send (issue 20, item 5): how an order nobody kept is found again. */
+export interface PlacementIntent {
+  readonly task_id: string;
+  readonly server_id: number;
+  /** Epoch ms just before create_order was sent. */
+  readonly at: number;
+}
+
+/**
+ * Open placement intents and the one owner of each order the relay placed. A task opens an intent
+ * before create_order and closes it when it knows the outcome (nothing placed, or the order is its
+ * own); an intent left open past the visibility window is the fleet watch's to settle.
+ */
+export interface PlacementIntents {
+  open(intent: PlacementIntent): Promise<void>;
+  close(intent: PlacementIntent): Promise<void>;
+  /** Every open intent, oldest first. */
+  list(): Promise<readonly PlacementIntent[]>;
+  /**
+   * Claims `orderId` for `owner` (`task:<id>` when a task keeps the order, `orphan` when the fleet
+   * watch cancels it). The first claim wins; true for the owner that holds it, also on its own repeat.
+   */
+  claimOrder(orderId: number, owner: string, now: number): Promise<boolean>;
 }
 
 /** Outbound deliveries: callback_url, Slack ({text}) and Discord ({content}). Failures are logged, never thrown. */

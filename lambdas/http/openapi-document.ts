@@ -94,7 +94,9 @@ export const TaskResultSchema = z.union([
 
 /** A lifecycle event of an order the relay placed (issue 14), POSTed to the placing request's callback_url. */
 const OrderEventSchema = describe(z.object({
-  event: z.enum(['order.lease_expiring', 'order.lease_expired', 'order.status_changed']),
+  event: describe(z.enum(['order.lease_expiring', 'order.lease_expired', 'order.status_changed', 'order.orphan_cancelled']), {
+    description: '`order.orphan_cancelled`: an order placed for this task that the task did not keep (its answer was lost, or it showed in my_orders too late) was cancelled by the fleet watch',
+  }),
   order_id: z.int(),
   task_id: describe(z.string(), { description: 'The task that placed (or first extended) the order' }),
   occurred_at: describe(z.int(), { description: 'Unix seconds' }),

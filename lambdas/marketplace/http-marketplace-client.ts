@@ -1,8 +1,8 @@
 /**
  * The marketplace over HTTP, in both dialects (marketplace-api.md and marketplace-live.md): all 7
  * endpoints, the `auth` header, an explicit User-Agent and a timeout on every call, shared pacing per
- * API key (create_order in its own 5 s lane), result codes and production's HTTP statuses as typed
- * domain errors, full-jitter backoff on code 5 / HTTP 429, network retries only for reads, a
+ * API key (create_order in its own 5 s lane) that widens after rate-limited answers, result codes and
+ * production's HTTP statuses as typed domain errors, full-jitter backoff on code 5 / HTTP 429, network retries only for reads, a
  * create_order that is never retried blindly, and a time budget taken from the Lambda invocation.
  */
 import type * as z from 'zod/mini';
@@ -19,7 +19,7 @@ import {
   OrderOutcomeUnknownError,
 } from '../domain/errors';
 import type { CreateOrderRequest, Order, Server, Wallet } from '../domain/marketplace-types';
-import type { MarketplaceClient, PacingGate, PacingLaneRequest } from '../domain/ports';
+import type { AdaptivePacingPolicy, MarketplaceClient, PacingGate, PacingLaneRequest, PacingWidening } from '../domain/ports';
 import { version } from '../../package.json';
 import { apiKeyId } from './key-id';
 import { readOrders, readServers, type SkippedElement } from './reader';
@@ -48,6 +48,17 @@ export interface HttpMarketplaceClientOptions {
   readonly keyId?: string;
   /** @default 1000 (the marketplace's 1 request/s) */
   readonly minIntervalMs?: number;
+  /**
+   * A rate-limited answer doubles the shared interval up to this (PacingGate.rateLimited); at or
+   * below `minIntervalMs`, the interval never widens. @default 10000
+   */
+  readonly maxIntervalMs?: number;
+  /** The widened interval returns to `minIntervalMs` after this long without a rate-limited answer. @default 60000 */
+  readonly quietMs?: number;
+  /** Called when a rate-limited answer of this client widened the shared interval. */
+  readonly onWidened?: (widening: PacingWidening & { readonly endpoint: string }) => void;
+  /** Called when the gate could not record a rate-limited answer (the call goes on: its retry is paced as before). */
+  readonly onPacingError?: (error: unknown) => void;
   /** Per attempt, covering connect, send and reading the body. @default 10000 */
   readonly timeoutMs?: number;
   /** @default globalThis.fetch */
@@ -98,6 +109,9 @@ const CREATE_LANE = 'create_order';
 
 /** Late slots dropped before sending anyway (a gate that is always slow must not stall calls). */
 const MAX_LATE_SLOTS = 3;
+
+/** Slots voided by widenings before sending anyway (each void means the interval just doubled: rare). */
+const MAX_VOIDED_SLOTS = 3;
 
 interface CallSpec<S extends z.ZodMiniType> {
   readonly endpoint: string;
@@ -161,6 +175,8 @@ export const errorForResultCode = (code: number, error: string | undefined, endp
 export class HttpMarketplaceClient implements MarketplaceClient {
   private readonly baseUrl: string;
   private readonly minIntervalMs: number;
+  /** Undefined: the interval never widens (no pacing, or a cap at or below the minimum). */
+  private readonly adaptive: AdaptivePacingPolicy | undefined;
   private readonly timeoutMs: number;
   private readonly fetchFn: typeof fetch;
   private readonly sleep: (ms: number) => Promise<void>;
@@ -189,6 +205,10 @@ export class HttpMarketplaceClient implements MarketplaceClient {
     this.maxLatenessMs = options.maxLatenessMs ?? Math.min(100, Math.max(5, Math.ceil(this.minIntervalMs / 10)));
     this.createIntervalMs = options.createIntervalMs ?? 5_000;
     this.reserveMs = options.reserveMs ?? 3_000;
+    const maxIntervalMs = options.maxIntervalMs ?? 10_000;
+    this.adaptive = this.minIntervalMs > 0 && maxIntervalMs > this.minIntervalMs
+      ? { minIntervalMs: this.minIntervalMs, maxIntervalMs, quietMs: options.quietMs ?? 60_000 }
+      : undefined;
   }
 
   public async listServers(): Promise<readonly Server[]> {
@@ -260,33 +280,80 @@ export class HttpMarketplaceClient implements MarketplaceClient {
    * was slow and the slot has passed by more than `maxLatenessMs`, sending now could land right
    * before the next slot's request, so the slot is dropped (wasting it is safe) and another taken.
    * Slots are spaced `minIntervalMs + maxLatenessMs` apart, so sends are at least `minIntervalMs` apart;
-   * create_order slots are also `createIntervalMs + maxLatenessMs` apart from each other. A create
-   * slot further ahead than the budget allows is not taken (MarketplaceRateLimitedError: try later).
+   * create_order slots are also `createIntervalMs + maxLatenessMs` apart from each other. A slot
+   * further ahead than the budget allows is not used (MarketplaceRateLimitedError: try later; a create
+   * slot is not even taken). A slot that waited is checked against the key's last widening: one
+   * claimed before it was spaced at the old interval, so it is void and another is claimed.
    */
-  private async pace(apiKey: string, inCreateLane: boolean): Promise<void> {
+  private async pace(apiKey: string, inCreateLane: boolean, endpoint: string): Promise<void> {
     if (this.minIntervalMs <= 0 && (!inCreateLane || this.createIntervalMs <= 0)) return;
-    const keyId = this.options.keyId ?? apiKeyId(apiKey);
-    const interval = Math.max(this.minIntervalMs, 0) + this.maxLatenessMs;
-    for (let attempt = 0; ; attempt += 1) {
+    const keyId = this.keyIdOf(apiKey);
+    const interval = this.spacingMs();
+    let late = 0;
+    let voided = 0;
+    for (;;) {
       let slot: number;
+      const claimedAt = this.now();
       if (inCreateLane) {
         const maxWaitMs = Math.max(0, this.budget() - MIN_ATTEMPT_MS);
         const lane: PacingLaneRequest = {
-          name: CREATE_LANE,
-          spacingMs: this.createIntervalMs + this.maxLatenessMs,
+          ...this.createLane(),
           ...(Number.isFinite(maxWaitMs) ? { maxWaitMs } : {}),
         };
-        const claimed = await this.options.pacing.acquireInLane(keyId, interval, this.now(), lane);
+        const claimed = await this.options.pacing.acquireInLane(keyId, interval, claimedAt, lane);
         if (claimed === undefined) {
           throw new MarketplaceRateLimitedError(`create_order: no send slot within this invocation's remaining ${Math.round(maxWaitMs)} ms`);
         }
         slot = claimed;
       } else {
-        slot = await this.options.pacing.acquire(keyId, interval, this.now());
+        slot = await this.options.pacing.acquire(keyId, interval, claimedAt);
       }
       const wait = slot - this.now();
+      if (wait > 0 && !this.fits(wait)) {
+        throw new MarketplaceRateLimitedError(`${endpoint}: no send slot within this invocation's remaining ${Math.round(this.budget())} ms`);
+      }
       if (wait > 0) await this.sleep(wait);
-      if (this.now() - slot <= this.maxLatenessMs || attempt >= MAX_LATE_SLOTS) return;
+      if (this.adaptive && slot > claimedAt && voided < MAX_VOIDED_SLOTS) {
+        const widenedAt = await this.options.pacing.widenedAt(keyId);
+        if (widenedAt !== undefined && widenedAt > claimedAt) {
+          voided += 1;
+          continue;
+        }
+      }
+      if (this.now() - slot <= this.maxLatenessMs || late >= MAX_LATE_SLOTS) return;
+      late += 1;
+    }
+  }
+
+  private keyIdOf(apiKey: string): string {
+    return this.options.keyId ?? apiKeyId(apiKey);
+  }
+
+  /** The spacing this client asks the gate for: its minimum interval plus the lateness margin. */
+  private spacingMs(): number {
+    return Math.max(this.minIntervalMs, 0) + this.maxLatenessMs;
+  }
+
+  private createLane(): PacingLaneRequest {
+    return { name: CREATE_LANE, spacingMs: this.createIntervalMs + this.maxLatenessMs };
+  }
+
+  /**
+   * Reports a rate-limited answer to the shared gate, which may widen the interval for every caller.
+   * Never fails the call: a gate that cannot record it leaves the interval as it was (the retry
+   * backs off anyway).
+   */
+  private async reportRateLimited(apiKey: string, endpoint: string, sentAt: number): Promise<void> {
+    if (!this.adaptive) return;
+    try {
+      const widening = await this.options.pacing.rateLimited(this.keyIdOf(apiKey), this.spacingMs(), this.now(), {
+        sentAt,
+        policy: this.adaptive,
+        lanes: [this.createLane()],
+      });
+      if (widening.widened) this.options.onWidened?.({ endpoint, ...widening });
+    } catch (error) {
+      this.options.onPacingError?.(error);
     }
   }
 
@@ -299,7 +366,8 @@ export class HttpMarketplaceClient implements MarketplaceClient {
         throw new MarketplaceUnavailableError(`marketplace ${spec.endpoint}: not started, the invocation has too little time left`);
       }
       const apiKey = await this.options.apiKey();
-      await this.pace(apiKey, isCreate);
+      await this.pace(apiKey, isCreate, spec.endpoint);
+      const sentAt = this.now();
       const timeoutMs = Math.max(MIN_ATTEMPT_MS, Math.min(this.timeoutMs, this.budget()));
       const outcome = await this.send(spec, apiKey, timeoutMs);
 
@@ -322,6 +390,7 @@ export class HttpMarketplaceClient implements MarketplaceClient {
       const { envelope } = outcome;
       if (envelope.code === ResultCode.RateLimited) {
         this.options.onError?.(envelope.code);
+        await this.reportRateLimited(apiKey, spec.endpoint, sentAt);
         // Code 5 (or HTTP 429) means the request was not processed, so even create_order may be sent again.
         const delay = this.backoff(rateLimitRetries);
         if (rateLimitRetries < this.maxRateLimitRetries && this.fits(delay)) {

@@ -5,7 +5,12 @@
  * previous slot of its lane, and that slot is *reserved* in the shared timeline: while the lane
  * call waits, other calls keep taking the free slots before and after it instead of queueing
  * behind it. A create waiting 5 s never starves reads.
+ *
+ * Adaptive interval: a rate-limited answer widens the key's interval (`widenSchedule`: doubling,
+ * capped) for every caller until a quiet period passes without another one; then the caller's own
+ * interval applies again, in one step.
  */
+import type { RateLimitReport } from '../domain/ports';
 
 export interface PacingSchedule {
   /** The earliest slot after every slot handed out to non-lane calls (epoch ms). */
@@ -14,6 +19,19 @@ export interface PacingSchedule {
   readonly reserved: readonly number[];
   /** Per lane, the earliest slot its next call may take (epoch ms). */
   readonly lanes: Readonly<Record<string, number>>;
+  /** The widened interval after rate-limited answers; absent = never widened. In force until `quietUntil`. */
+  readonly widening?: Widening;
+}
+
+export interface Widening {
+  /** The marketplace-facing interval (ms): the policy's minimum doubled per widening, capped. */
+  readonly intervalMs: number;
+  /** What every caller adds to its own spacing while in force: `intervalMs` minus the minimum it was doubled from. */
+  readonly extraMs: number;
+  /** In force until then (epoch ms): the last rate-limited answer plus the quiet period. */
+  readonly quietUntil: number;
+  /** When the interval last widened (epoch ms): slots handed out before it are void. */
+  readonly widenedAt: number;
 }
 
 export const EMPTY_SCHEDULE: PacingSchedule = { nextFree: Number.NEGATIVE_INFINITY, reserved: [], lanes: {} };
@@ -30,7 +48,17 @@ export interface PacingLane {
 export interface Claim {
   readonly slot: number;
   readonly schedule: PacingSchedule;
+  /** The spacing the slot was claimed with: the caller's interval plus the widening in force. */
+  readonly spacingMs: number;
 }
+
+/** The widening in force at `now`, if any. */
+export const wideningAt = (schedule: PacingSchedule, now: number): Widening | undefined =>
+  schedule.widening && now < schedule.widening.quietUntil ? schedule.widening : undefined;
+
+/** The caller's spacing `intervalMs` plus the widening in force at `now`. */
+export const spacingAt = (schedule: PacingSchedule, now: number, intervalMs: number): number =>
+  intervalMs + (wideningAt(schedule, now)?.extraMs ?? 0);
 
 /** Moves `slot` past every reserved slot closer than `intervalMs` to it. */
 const avoidReserved = (slot: number, reserved: readonly number[], intervalMs: number): number => {
@@ -44,9 +72,10 @@ const liveReserved = (schedule: PacingSchedule, now: number, intervalMs: number)
 
 /** A slot for an ordinary call: the earliest free one at or after `now`. */
 export const claimSlot = (schedule: PacingSchedule, now: number, intervalMs: number): Claim => {
-  const reserved = liveReserved(schedule, now, intervalMs);
-  const slot = avoidReserved(Math.max(now, schedule.nextFree), reserved, intervalMs);
-  return { slot, schedule: { ...schedule, nextFree: slot + intervalMs, reserved } };
+  const spacingMs = spacingAt(schedule, now, intervalMs);
+  const reserved = liveReserved(schedule, now, spacingMs);
+  const slot = avoidReserved(Math.max(now, schedule.nextFree), reserved, spacingMs);
+  return { slot, spacingMs, schedule: { ...schedule, nextFree: slot + spacingMs, reserved } };
 };
 
 /**
@@ -55,13 +84,16 @@ export const claimSlot = (schedule: PacingSchedule, now: number, intervalMs: num
  * calls go on using the slots in between.
  */
 export const claimLaneSlot = (schedule: PacingSchedule, now: number, intervalMs: number, lane: PacingLane): Claim | undefined => {
-  const reserved = liveReserved(schedule, now, intervalMs);
+  const spacingMs = spacingAt(schedule, now, intervalMs);
+  const reserved = liveReserved(schedule, now, spacingMs);
   const earliest = Math.max(now, schedule.nextFree, schedule.lanes[lane.name] ?? Number.NEGATIVE_INFINITY);
-  const slot = avoidReserved(earliest, reserved, intervalMs);
+  const slot = avoidReserved(earliest, reserved, spacingMs);
   if (lane.maxWaitMs !== undefined && slot - now > lane.maxWaitMs) return undefined;
   return {
     slot,
+    spacingMs,
     schedule: {
+      ...schedule,
       nextFree: schedule.nextFree,
       reserved: [...reserved, slot].sort((a, b) => a - b),
       lanes: { ...schedule.lanes, [lane.name]: slot + lane.spacingMs },
@@ -76,3 +108,56 @@ export const busyUntil = (schedule: PacingSchedule, intervalMs: number): number 
 /** The last moment the schedule constrains anything, lanes included; after it the schedule is empty again. */
 export const scheduleHorizon = (schedule: PacingSchedule, intervalMs: number): number =>
   Math.max(busyUntil(schedule, intervalMs), ...Object.values(schedule.lanes));
+
+export interface WidenOutcome {
+  readonly schedule: PacingSchedule;
+  /** The marketplace-facing interval before and after the report. */
+  readonly previousMs: number;
+  readonly intervalMs: number;
+  readonly widened: boolean;
+}
+
+/**
+ * A rate-limited answer to a request sent at `report.sentAt`, reported at `now` by a caller pacing
+ * at `intervalMs` (its minimum plus its lateness margin).
+ *
+ * - The interval in force (the policy's minimum when quiet) doubles, capped at `maxIntervalMs`, but
+ *   only if the request was sent at or after the last widening: answers to requests paced at the old
+ *   interval (several in flight when the first 429 came) were already answered by that widening.
+ *   Every report restarts the quiet period; a report that does not widen does nothing else.
+ * - A widening voids every slot handed out before it (their holders see `widenedAt` and claim again)
+ *   and restarts the timeline: the next slot is a new spacing after the rejected send (safe whether
+ *   or not the marketplace counted it), each lane's next slot at most its spacing from now (its last
+ *   send was at or before now). No time is lost to voided slots left standing in the timeline.
+ */
+export const widenSchedule = (schedule: PacingSchedule, now: number, intervalMs: number, report: RateLimitReport): WidenOutcome => {
+  const { policy } = report;
+  const inForce = wideningAt(schedule, now);
+  const previousMs = inForce?.intervalMs ?? policy.minIntervalMs;
+  const pacedAtCurrent = !inForce || report.sentAt >= inForce.widenedAt;
+  const intervalAfter = pacedAtCurrent ? Math.max(previousMs, Math.min(policy.maxIntervalMs, previousMs * 2)) : previousMs;
+  const quietUntil = now + policy.quietMs;
+  if (intervalAfter <= previousMs) {
+    // Nothing widens; an interval in force stays so for another quiet period.
+    const widening = inForce ? { ...inForce, quietUntil } : schedule.widening;
+    return { schedule: { ...schedule, ...(widening ? { widening } : {}) }, previousMs, intervalMs: previousMs, widened: false };
+  }
+  const extraMs = intervalAfter - policy.minIntervalMs;
+  const spacingMs = intervalMs + extraMs;
+  const laneSpacing = new Map(report.lanes.map((l) => [l.name, l.spacingMs]));
+  const lanes = Object.fromEntries(Object.entries(schedule.lanes).map(([name, next]) => {
+    const spacing = laneSpacing.get(name);
+    return [name, spacing === undefined ? next : Math.min(next, now + spacing)];
+  }));
+  return {
+    schedule: {
+      nextFree: Math.max(now, report.sentAt + spacingMs),
+      reserved: [],
+      lanes,
+      widening: { intervalMs: intervalAfter, extraMs, quietUntil, widenedAt: now },
+    },
+    previousMs,
+    intervalMs: intervalAfter,
+    widened: true,
+  };
+};

@@ -21,7 +21,7 @@ import { FLEET_WATCH_ENTRY } from '../../contract/routes';
 import { METRICS_NAMESPACE, MetricName, SERVICE_NAME } from '../../contract/telemetry';
 import { RelayFunction } from './relay-function';
 import type { RelaySecrets, SecretName } from './relay-secrets';
-import { grantItemAccess } from './relay-table';
+import { grantTableAccess } from './table-access';
 
 export interface FleetWatchProps {
   readonly table: dynamodb.ITable;
@@ -100,6 +100,7 @@ export const fleetWatchWidget = (): cloudwatch.GraphWidget =>
       watchMetric(MetricName.LeasesDue, 'Due'),
       watchMetric(MetricName.LeaseWarnings, 'Warned'),
       watchMetric(MetricName.LeasesCancelled, 'Cancelled'),
+      watchMetric(MetricName.OrphanOrdersCancelled, 'Orphans cancelled'),
       watchMetric(MetricName.LeaseCancelFailures, 'Failed cancels'),
       watchMetric(MetricName.OrderStatusChanges, 'Status changes'),
       watchMetric(MetricName.LifecycleEvents, 'Events sent'),
@@ -129,9 +130,9 @@ export class FleetWatch extends Construct {
     // A failed sweep is not retried by Lambda: the next tick is a retry, and an old event is stale.
     this.fn.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.seconds(Math.max(60, props.intervalSeconds)) });
 
-    // Item actions only, plus BatchGetItem: the due index reads buckets and due leases by key.
-    grantItemAccess(props.table, this.fn);
-    props.table.grant(this.fn, 'dynamodb:BatchGetItem');
+    // Item actions on its item families only (lib/constructs/table-access.ts), BatchGetItem included:
+    // the due index reads buckets and due leases by key.
+    grantTableAccess(props.table, this.fn, 'FleetWatch');
     props.secrets.bindTo(this.fn, WATCH_SECRETS);
 
     this.rule = new events.Rule(this, 'Schedule', {

@@ -12,7 +12,7 @@ import { WORKER_TIMEOUT_SECONDS } from '../../contract/resources';
 import { JOB_WORKER_ENTRY } from '../../contract/routes';
 import { RelayFunction } from './relay-function';
 import type { RelaySecrets, SecretName } from './relay-secrets';
-import { grantItemAccess } from './relay-table';
+import { grantTableAccess } from './table-access';
 
 export interface JobWorkerProps {
   readonly table: dynamodb.ITable;
@@ -38,9 +38,9 @@ export const jobWorkerFunction = (scope: Construct, id: string, props: JobWorker
     logRetention: props.logRetention,
     environment: { ...props.environment, TABLE_NAME: props.table.tableName, STATE_MACHINE_ARN: props.stateMachine.stateMachineArn },
   }).fn;
-  grantItemAccess(props.table, fn);
-  // Status reads the leases of the listed orders by key (the lease store's BatchGetItem; issue 14).
-  props.table.grant(fn, 'dynamodb:BatchGetItem');
+  // Its item families only (lib/constructs/table-access.ts); status reads the leases of the listed
+  // orders by key with BatchGetItem, which the read actions include.
+  grantTableAccess(props.table, fn, 'JobWorker');
   props.stateMachine.grantStartExecution(fn);
   props.secrets.bindTo(fn, WORKER_SECRETS);
   return fn;

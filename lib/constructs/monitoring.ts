@@ -14,6 +14,7 @@ import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { HARD_TIME_LIMIT_SECONDS } from '../../contract/limits';
 import { METRICS_NAMESPACE, MetricName, SERVICE_NAME } from '../../contract/telemetry';
 import { fleetWatchAlarms, fleetWatchWidget } from './fleet-watch';
 
@@ -21,6 +22,16 @@ export interface MonitoringProps {
   /** @default - no e-mail subscription */
   readonly alarmEmail?: string;
   readonly deadLetterQueue: sqs.IQueue;
+  /**
+   * The job queue: alarmed on the age of its oldest message (JobQueueOldestMessageAge).
+   * @default - no age alarm
+   */
+  readonly jobQueue?: sqs.IQueue;
+  /**
+   * Age in seconds of the oldest queued job that raises JobQueueOldestMessageAge.
+   * @default JOB_AGE_ALARM_SECONDS (the hard time limit, 600 s)
+   */
+  readonly jobAgeThresholdSeconds?: number;
   /**
    * Status-change events the workflow's safety net could not handle (OrderWorkflow.safetyNetDeadLetterQueue).
    * @default - no alarm
@@ -54,6 +65,24 @@ export interface MonitoringProps {
 }
 
 const FIVE_MINUTES = Duration.minutes(5);
+
+/**
+ * Age of the oldest queued job that raises JobQueueOldestMessageAge: the hard time limit (600 s). A job
+ * ends within its 300 s soft limit plus 2 + 4 + 8 s of retry delays, so a message older than the hard
+ * limit means callers already wait longer than any task may take: a backlog (workers stalled, throttled
+ * or too few), or an attempt that crashed and left its message invisible for the visibility timeout.
+ */
+export const JOB_AGE_ALARM_SECONDS = HARD_TIME_LIMIT_SECONDS;
+
+/** The CloudWatch service principal and the conditions that limit it to this account's alarms. */
+const cloudWatchAlarmsOf = (stack: Stack) => ({
+  principal: new iam.ServicePrincipal('cloudwatch.amazonaws.com'),
+  // Only this account's alarms may publish or use the key (confused-deputy guard).
+  conditions: {
+    StringEquals: { 'aws:SourceAccount': stack.account },
+    ArnLike: { 'aws:SourceArn': stack.formatArn({ service: 'cloudwatch', resource: 'alarm', resourceName: '*', arnFormat: ArnFormat.COLON_RESOURCE_NAME }) },
+  },
+});
 
 /** A custom relay metric as Powertools emits it: namespace GpuRelay, `service` dimension always present. */
 const relayMetric = (metricName: string, extraDimensions: Record<string, string> = {}, label?: string): cloudwatch.Metric =>
@@ -105,22 +134,28 @@ export class Monitoring extends Construct {
       removalPolicy: RemovalPolicy.DESTROY,
       pendingWindow: Duration.days(7),
     });
-    const stack = Stack.of(this);
+    const cloudWatch = cloudWatchAlarmsOf(Stack.of(this));
     topicKey.addToResourcePolicy(new iam.PolicyStatement({
-      principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
+      sid: 'CloudWatchAlarmsUseTheKey',
+      principals: [cloudWatch.principal],
       actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
       resources: ['*'],
-      // Only this account's alarms may use the key (confused-deputy guard).
-      conditions: {
-        StringEquals: { 'aws:SourceAccount': stack.account },
-        ArnLike: { 'aws:SourceArn': stack.formatArn({ service: 'cloudwatch', resource: 'alarm', resourceName: '*', arnFormat: ArnFormat.COLON_RESOURCE_NAME }) },
-      },
+      conditions: cloudWatch.conditions,
     }));
     this.alarmTopic = new sns.Topic(this, 'AlarmTopic', {
       displayName: 'GPU relay alarms',
       enforceSSL: true,
       masterKey: topicKey,
     });
+    // enforceSSL gives the topic a policy holding only its Deny, which replaces SNS's default policy:
+    // without this Allow, CloudWatch may not publish and every alarm fails silently (issue 21 item 3).
+    this.alarmTopic.addToResourcePolicy(new iam.PolicyStatement({
+      sid: 'CloudWatchAlarmsPublish',
+      principals: [cloudWatch.principal],
+      actions: ['sns:Publish'],
+      resources: [this.alarmTopic.topicArn],
+      conditions: cloudWatch.conditions,
+    }));
     if (props.alarmEmail) this.alarmTopic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
     const toTopic = new actions.SnsAction(this.alarmTopic);
 
@@ -134,6 +169,8 @@ export class Monitoring extends Construct {
         ...options,
       });
       result.addAlarmAction(toTopic);
+      // The operator also hears the recovery.
+      result.addOkAction(toTopic);
       this.alarms[alarmId] = result;
       return result;
     };
@@ -141,6 +178,13 @@ export class Monitoring extends Construct {
     alarm('DeadLetterQueueNotEmpty', props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
       period: Duration.minutes(1), statistic: cloudwatch.Stats.MAXIMUM,
     }), { threshold: 1, alarmDescription: 'A job failed all its receives and waits in the DLQ. RUNBOOK: DeadLetterQueueNotEmpty.' });
+
+    if (props.jobQueue) {
+      const seconds = props.jobAgeThresholdSeconds ?? JOB_AGE_ALARM_SECONDS;
+      alarm('JobQueueOldestMessageAge', props.jobQueue.metricApproximateAgeOfOldestMessage({
+        period: Duration.minutes(1), statistic: cloudwatch.Stats.MAXIMUM,
+      }), { threshold: seconds, alarmDescription: `The oldest queued job has waited ${seconds} s or more. RUNBOOK: JobQueueOldestMessageAge.` });
+    }
 
     if (props.safetyNetDeadLetterQueue) {
       alarm('SafetyNetDeadLetterQueueNotEmpty', props.safetyNetDeadLetterQueue.metricApproximateNumberOfMessagesVisible({

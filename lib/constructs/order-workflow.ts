@@ -24,7 +24,7 @@ import { HARD_TIME_LIMIT_SECONDS } from '../../contract/limits';
 import { EXECUTION_ENDED_ENTRY, WORKFLOW_TASKS, type WorkflowTaskName } from '../../contract/routes';
 import { RelayFunction } from './relay-function';
 import type { RelaySecrets, SecretName } from './relay-secrets';
-import { grantItemAccess } from './relay-table';
+import { grantTableAccess } from './table-access';
 
 export interface OrderWorkflowProps {
   /** The relay table (tasks, quota, claims, pacing, caches). */
@@ -72,7 +72,7 @@ export const THROTTLE_RETRY = {
 export const WORKFLOW_FUNCTION_TIMEOUT_SECONDS: Record<WorkflowTaskName | 'ExecutionEnded', number> = {
   FindServer: 150,
   ReserveQuota: 30,
-  PlaceOrder: 360,
+  PlaceOrder: 600,
   CheckOrder: 150,
   CancelOrder: 240,
   ReportResult: 90,
@@ -125,7 +125,7 @@ export class OrderWorkflow extends Construct {
           TABLE_NAME: props.table.tableName,
         },
       }).fn;
-      grantItemAccess(props.table, fn);
+      grantTableAccess(props.table, fn, `Workflow${name}`);
       props.secrets.bindTo(fn, SECRETS_OF[name]);
       fns[name] = fn;
     }

@@ -1,7 +1,6 @@
 /** The relay's single DynamoDB table: tasks, rate windows, quota, pacing, claims, caches, idempotency keys. */
 import { RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
-import type * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { RELAY_TABLE } from '../../contract/resources';
 
@@ -36,11 +35,6 @@ export class RelayTable extends Construct {
 }
 
 /**
- * The item actions the relay's adapters use (lambdas/adapters/dynamodb-*.ts: Get, Put, Update and
- * Delete of single items). No Scan, Query or batch writes: a function can never read or wipe the
- * table in bulk.
+ * Grants on the table are per function and per item family: lib/constructs/table-access.ts
+ * (grantTableAccess), never table-wide.
  */
-export const TABLE_ITEM_ACTIONS = ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'] as const;
-
-/** Grants `grantee` the item actions on `table` (instead of grantReadWriteData). */
-export const grantItemAccess = (table: dynamodb.ITable, grantee: iam.IGrantable): iam.Grant => table.grant(grantee, ...TABLE_ITEM_ACTIONS);

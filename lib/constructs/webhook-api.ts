@@ -2,7 +2,7 @@
  * The relay's HTTP API: one least-privilege function per route of lib/routes.ts, a throttled
  * `$default` stage and JSON access logs.
  */
-import { Duration } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
@@ -15,7 +15,7 @@ import { Construct } from 'constructs';
 import { ROUTES, type RouteDefinition } from '../../contract/routes';
 import { RelayFunction } from './relay-function';
 import type { RelaySecrets, SecretName } from './relay-secrets';
-import { grantItemAccess } from './relay-table';
+import { apiUser, grantTableAccess } from './table-access';
 
 export interface WebhookApiProps {
   readonly table: dynamodb.ITable;
@@ -73,6 +73,9 @@ export const API_ROUTE_TIMEOUT_SECONDS = 25;
 
 export const routeTimeoutSeconds = (_route: RouteDefinition): number => API_ROUTE_TIMEOUT_SECONDS;
 
+/** The API access log group's name: under `/aws/vendedlogs/`, per stack. */
+export const apiAccessLogGroupName = (stackName: string): string => `/aws/vendedlogs/${stackName}/api-access`;
+
 export class WebhookApi extends Construct {
   public readonly httpApi: apigwv2.HttpApi;
   public readonly stage: apigwv2.HttpStage;
@@ -91,7 +94,14 @@ export class WebhookApi extends Construct {
       createDefaultStage: false,
     });
 
-    this.accessLogGroup = new logs.LogGroup(this, 'AccessLogs', { retention });
+    this.accessLogGroup = new logs.LogGroup(this, 'AccessLogs', {
+      // Under /aws/vendedlogs/ (issue 21 item 7): API Gateway's log delivery then needs no entry of its
+      // own in the account's one CloudWatch Logs resource policy (5,120 characters, shared by all).
+      logGroupName: apiAccessLogGroupName(Stack.of(this).stackName),
+      retention,
+      // A named group: retained, it would block re-creating the stack under the same name.
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
     this.stage = new apigwv2.HttpStage(this, 'DefaultStage', {
       httpApi: this.httpApi,
       stageName: '$default',
@@ -129,7 +139,8 @@ export class WebhookApi extends Construct {
         },
       });
       const fn = relayFn.fn;
-      if (routeUsesTable(route)) grantItemAccess(props.table, fn);
+      // Only the items the route's code touches (lib/constructs/table-access.ts); nothing if none.
+      grantTableAccess(props.table, fn, apiUser(route));
       if (route.permissions.includes('startExecution')) props.stateMachine.grantStartExecution(fn);
       if (route.permissions.includes('sendMessage')) props.jobQueue.grantSendMessages(fn);
       props.secrets.bindTo(fn, routeSecrets(route));

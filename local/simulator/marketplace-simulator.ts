@@ -65,6 +65,8 @@ export interface SimulatorOptions {
    * after the order started; before, connections are reset (production: `online` while ssh is refused). @default 0
    */
   readonly sshDelayMs?: number;
+  /** A new order shows in my_orders only this long after create_order (production: up to 20 s). @default 0 */
+  readonly visibleDelayMs?: number;
   /** Enforce the per-key request rate (code 5). @default true */
   readonly rateLimit?: boolean;
   /** Minimum spacing of requests per key when rate limiting. @default 1000 (1 request/s) */
@@ -95,6 +97,8 @@ export const FaultSchema = z.object({
   code: z.number().int().optional(),
   error: z.string().optional(),
   delayMs: z.number().int().nonnegative().optional(),
+  /** `code` only: the HTTP status to answer with; production sends some refusals on HTTP 500 (S6). @default the dialect's */
+  status: z.number().int().min(200).max(599).optional(),
   /** @default 1 */
   times: z.number().int().positive().optional(),
 });
@@ -124,6 +128,8 @@ export interface SimulatorControl {
   setReadyDelay(ms: number): void;
   /** How long after an order starts its ssh answers (see SimulatorOptions.sshDelayMs); applies to running orders too. */
   setSshDelay(ms: number): void;
+  /** New orders show in my_orders this long after create_order (production: up to 20 s late). */
+  setVisibleDelay(ms: number): void;
   setRateLimit(enabled: boolean): void;
   inject(fault: Fault): void;
   clearFaults(): void;
@@ -213,7 +219,8 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
     return order?.phase === 'running' && now() >= (order.startedAtMs ?? order.readyAtMs) + sshDelayMs;
   });
   const state = new MarketplaceState({
-    seed: opts.seed ?? 1, serverCount: opts.serverCount, readyDelayMs: opts.readyDelayMs ?? 3_000, onOrderEnded: (id) => ssh.close(id),
+    seed: opts.seed ?? 1, serverCount: opts.serverCount, readyDelayMs: opts.readyDelayMs ?? 3_000, visibleDelayMs: opts.visibleDelayMs ?? 0,
+    onOrderEnded: (id) => ssh.close(id),
   });
   /** Opens the ssh endpoint of every active order that has none yet (new orders), before the answer goes out. */
   const openSshEndpoints = async (): Promise<void> => {
@@ -278,6 +285,7 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
     },
     setReadyDelay: (ms) => { state.readyDelayMs = ms; },
     setSshDelay: (ms) => { sshDelayMs = ms; },
+    setVisibleDelay: (ms) => { state.visibleDelayMs = ms; },
     setRateLimit: (enabled) => { rateLimit = enabled; },
     inject: (fault) => { faults.push({ ...FaultSchema.parse(fault), remaining: fault.times ?? 1 }); },
     clearFaults: () => { faults = []; },
@@ -348,7 +356,10 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
     processed[endpoint] = (processed[endpoint] ?? 0) + 1;
 
     const fault = takeFault(endpoint);
-    if (fault?.kind === 'code') return answer(res, { code: fault.code ?? 1, ...(fault.error ? { error: fault.error } : {}) });
+    if (fault?.kind === 'code') {
+      const body = { code: fault.code ?? 1, ...(fault.error ? { error: fault.error } : {}) };
+      return fault.status === undefined ? answer(res, body) : sendJson(res, fault.status, body);
+    }
     if (fault?.kind === 'http500') {
       res.writeHead(500, { 'content-type': 'text/plain' });
       res.end('Internal Server Error');
@@ -387,6 +398,7 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
       if (route === 'POST /_sim/reset') control.reset();
       else if (route === 'POST /_sim/ready-delay') control.setReadyDelay(z.number().int().nonnegative().parse(input.ms));
       else if (route === 'POST /_sim/ssh-delay') control.setSshDelay(z.number().int().nonnegative().parse(input.ms));
+      else if (route === 'POST /_sim/visible-delay') control.setVisibleDelay(z.number().int().nonnegative().parse(input.ms));
       else if (route === 'POST /_sim/rate-limit') control.setRateLimit(z.boolean().parse(input.enabled));
       else if (route === 'POST /_sim/faults') control.inject(FaultSchema.parse(input));
       else if (route === 'DELETE /_sim/faults') control.clearFaults();

@@ -47,6 +47,8 @@ interface OrderRecord {
   readonly ports: Readonly<Record<string, 'tcp' | 'http'>>;
   readonly env: Readonly<Record<string, string>>;
   readonly createdMs: number;
+  /** Before this the order exists (the server is rented) but my_orders does not list it yet. */
+  readonly visibleAtMs: number;
   readonly readyAtMs: number;
   readonly mrlHours: number;
   endedMs?: number;
@@ -102,6 +104,8 @@ export interface MarketplaceStateOptions {
   readonly readyDelayMs: number;
   /** Called once when an order ends (cancelled or expired), e.g. to close its ssh endpoint. */
   readonly onOrderEnded?: (orderId: number) => void;
+  /** A new order shows in my_orders (and spot_marketplace offers) only this long after creation. @default 0 */
+  readonly visibleDelayMs?: number;
 }
 
 export class MarketplaceState {
@@ -110,10 +114,13 @@ export class MarketplaceState {
   private orders: OrderRecord[] = [];
   private nextOrderId = 50_001;
   public readyDelayMs: number;
+  /** Production lists a new order in my_orders up to ~20 s late (marketplace-live.md, S6). */
+  public visibleDelayMs: number;
   public ordersCreated = 0;
 
   public constructor(private readonly options: MarketplaceStateOptions) {
     this.readyDelayMs = options.readyDelayMs;
+    this.visibleDelayMs = options.visibleDelayMs ?? 0;
     this.reset();
   }
 
@@ -123,6 +130,7 @@ export class MarketplaceState {
     this.orders = [];
     this.nextOrderId = 50_001;
     this.readyDelayMs = this.options.readyDelayMs;
+    this.visibleDelayMs = this.options.visibleDelayMs ?? 0;
     this.ordersCreated = 0;
   }
 
@@ -180,6 +188,7 @@ export class MarketplaceState {
       ports: req.ports ?? {},
       env: req.env ?? {},
       createdMs: now,
+      visibleAtMs: now + this.visibleDelayMs,
       readyAtMs: now + this.readyDelayMs,
       mrlHours: server.mrl,
     };
@@ -193,7 +202,9 @@ export class MarketplaceState {
   /** Active orders, or every order with `returnCompleted`. */
   public myOrders(returnCompleted: boolean, now: number): SimOrder[] {
     this.sweep(now);
-    return this.orders.filter((o) => returnCompleted || o.endedMs === undefined).map((o) => this.snapshot(o, now));
+    return this.orders
+      .filter((o) => now >= o.visibleAtMs && (returnCompleted || o.endedMs === undefined))
+      .map((o) => this.snapshot(o, now));
   }
 
   public cancelOrder(body: unknown, now: number): Outcome<true> {
@@ -233,7 +244,7 @@ export class MarketplaceState {
     const server = id === undefined ? undefined : this.servers.find((s) => s.id === id);
     if (!server) return invalid();
     const offers = this.orders
-      .filter((o) => o.renting_server === server.id && o.type === 'spot' && o.endedMs === undefined)
+      .filter((o) => o.renting_server === server.id && o.type === 'spot' && o.endedMs === undefined && now >= o.visibleAtMs)
       .map((o) => this.snapshot(o, now));
     return { ok: { server: clone(server), offers } };
   }

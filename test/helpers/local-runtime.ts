@@ -31,6 +31,8 @@ export const FAST_ENV: Readonly<Record<string, string>> = {
   // The relay paces at three times the simulator's 20 ms limit (FAST_SIMULATOR): a few ms of arrival
   // jitter on a loaded machine must not turn into rate-limit answers that tests count as calls.
   MARKETPLACE_MIN_INTERVAL_MS: '60',
+  // Rate-limited answers widen the interval up to 10× the minimum, as production's 1 s → 10 s.
+  MARKETPLACE_MAX_INTERVAL_MS: '600',
   ALLOW_PRIVATE_CALLBACKS: 'true',
   POWERTOOLS_LOG_LEVEL: 'SILENT',
 };

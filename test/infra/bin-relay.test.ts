@@ -79,4 +79,19 @@ describe('Function: configFromContext', () => {
     expect(() => configOf(URL_ONLY)).not.toThrow();
     expect(() => configOf({ ...URL_ONLY, [key]: value })).toThrow(key === 'apiThrottleRate' ? /rateLimit/ : new RegExp(key));
   });
+
+  it('reads the Slack allowlists from `-c key=T1,T2` strings or cdk.json arrays', () => {
+    expect(configOf({ ...URL_ONLY, slackAllowedTeamIds: 'T0OURS, T0PARTNER', slackAllowedUserIds: 'U0ALICE' }))
+      .toMatchObject({ slackAllowedTeamIds: ['T0OURS', 'T0PARTNER'], slackAllowedUserIds: ['U0ALICE'] });
+    expect(configOf({ ...URL_ONLY, slackAllowedTeamIds: ['T0OURS'] })).toMatchObject({ slackAllowedTeamIds: ['T0OURS'] });
+    const unset = configOf(URL_ONLY);
+    expect(unset.slackAllowedTeamIds).toBeUndefined();
+    expect(unset.slackAllowedUserIds).toBeUndefined();
+  });
+
+  it.each([['slackAllowedTeamIds', 't0lower'], ['slackAllowedTeamIds', ','], ['slackAllowedUserIds', 'U0ALICE;U0BOB']])(
+    'throws on an invalid %s (%j), naming it', (key, value) => {
+      expect(() => configOf({ ...URL_ONLY, [key]: value })).toThrow(new RegExp(key));
+    },
+  );
 });

@@ -94,6 +94,13 @@ describe('Constructs: RelayTable, WebhookApi, Monitoring', () => {
       });
     });
 
+    it('names the access log group under /aws/vendedlogs/ and delivers the stage\'s logs there', () => {
+      const groups = template.findResources('AWS::Logs::LogGroup', { Properties: { LogGroupName: '/aws/vendedlogs/Parts/api-access' } });
+      expect(Object.keys(groups)).toHaveLength(1);
+      const stage = Object.values(template.findResources('AWS::ApiGatewayV2::Stage'))[0];
+      expect(stage.Properties.AccessLogSettings.DestinationArn).toEqual({ 'Fn::GetAtt': [Object.keys(groups)[0], 'Arn'] });
+    });
+
     it('keeps headers out of the access log format (the signature header)', () => {
       const stage = Object.values(template.findResources('AWS::ApiGatewayV2::Stage'))[0];
       expect(stage.Properties.AccessLogSettings.Format).not.toMatch(/header|signature|body/i);

@@ -4,8 +4,9 @@
  * unless the operator relaxes it with context flags.
  */
 import { App } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { buildApp, MISSING_MARKETPLACE_URL_MESSAGE } from '../../bin/relay';
+import { SLACK_TEAMS_UNSET_WARNING_ID } from '../../lib/relay-stack';
 
 type Resource = { Properties: { Environment?: { Variables?: Record<string, unknown> } } };
 
@@ -37,5 +38,27 @@ describe('App: secure defaults when deployed', () => {
     const environments = environmentsOf({ marketplaceUrl: MARKETPLACE_URL, requireWebhookTimestamp: 'false', allowUnsignedSlack: 'true' });
     expect(environments.length).toBeGreaterThan(10);
     for (const vars of environments) expect(vars).toMatchObject({ REQUIRE_WEBHOOK_TIMESTAMP: 'false', ALLOW_UNSIGNED_SLACK: 'true' });
+  });
+
+  describe('Slack allowlist (issue 21 item 4)', () => {
+    const warningsOf = (context: Record<string, unknown>) => {
+      const { stack } = buildApp(new App({ context: { 'aws:cdk:bundling-stacks': [], marketplaceUrl: MARKETPLACE_URL, ...context } }));
+      return Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp(SLACK_TEAMS_UNSET_WARNING_ID));
+    };
+
+    it('warns at synth when the Slack route is deployed without a team list, on the Slack function', () => {
+      const warnings = warningsOf({});
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0].id).toMatch(/SlackCommand/);
+      expect(String(warnings[0].entry.data)).toMatch(/slackAllowedTeamIds is not set/);
+      expect(String(warningsOf({ allowUnsignedSlack: 'true' })[0].entry.data)).toMatch(/from anyone at all/);
+    });
+
+    it('does not warn with a team list, and gives the lists to the Slack function\'s environment', () => {
+      expect(warningsOf({ slackAllowedTeamIds: 'T0OURS' })).toEqual([]);
+      const environments = environmentsOf({ marketplaceUrl: MARKETPLACE_URL, slackAllowedTeamIds: 'T0OURS,T0PARTNER', slackAllowedUserIds: 'U0ALICE' });
+      for (const vars of environments) expect(vars).toMatchObject({ SLACK_ALLOWED_TEAM_IDS: 'T0OURS,T0PARTNER', SLACK_ALLOWED_USER_IDS: 'U0ALICE' });
+      for (const vars of environmentsOf({ marketplaceUrl: MARKETPLACE_URL })) expect('SLACK_ALLOWED_TEAM_IDS' in vars).toBe(false);
+    });
   });
 });

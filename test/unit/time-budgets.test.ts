@@ -26,6 +26,7 @@ import { API_GATEWAY_TIMEOUT_SECONDS, routeTimeoutSeconds } from '../../lib/cons
 import { WATCH_TIMEOUT_SECONDS, WORKER_TIMEOUT_SECONDS } from '../../contract/resources';
 import { FINISH_RESERVE_MS, HEALTHY_LEASE_EXTRA_MS, leaseWorstCaseMs, sweepLimit } from '../../lambdas/handlers/watch/fleet-watch';
 import { ROUTES } from '../../contract/routes';
+import { SETTINGS } from '../../contract/settings';
 import { AWS_CLIENT_TIMEOUTS, awsCallGiveUpMs } from '../../lambdas/adapters/aws-clients';
 import { MAXIMUM_RETRY_DELAY, Retry } from '@smithy/core/retry';
 
@@ -69,6 +70,8 @@ const marketplacePostMs = (1 + limits.maxRateLimitRetries) * attemptMs(env.MARKE
 /** create_order: as cancel_order, in its own slower pacing lane. */
 const createOrderMs = (1 + limits.maxRateLimitRetries) * attemptMs(Math.max(env.MARKETPLACE_MIN_INTERVAL_MS, env.MARKETPLACE_CREATE_INTERVAL_MS))
   + backoffsMs(limits.maxRateLimitRetries);
+/** The longest visibility wait a PlaceOrder may do for one intent (ORDER_VISIBLE_TIMEOUT_SECONDS at its maximum). */
+const visibleWindowMs = SETTINGS.orderVisibleTimeoutSeconds.max.value * 1_000;
 const callbackMs = callbackWorstCaseMs();
 const chatMs = chatWorstCaseMs();
 /** completeTask: the final write, then the callback and the Slack response_url reply in parallel. */
@@ -93,8 +96,10 @@ const BUDGETS: readonly Budget[] = [
   // secret + task update + listing + up to 3 claims
   workflow('FindServer', marketplaceGetMs + 5 * AWS_CALL_MS, 'listing GET + 5 AWS calls'),
   workflow('ReserveQuota', 3 * AWS_CALL_MS, '3 AWS calls'),
-  // secret, task get, reconcile GET, intent write, create_order, reconcile GET after an unknown outcome, result write, claim release
-  workflow('PlaceOrder', 2 * marketplaceGetMs + createOrderMs + 5 * AWS_CALL_MS, '2 my_orders GET + create_order + 5 AWS calls'),
+  // secret, task get, an earlier intent's visibility wait (its window, then one more GET), 2 intent writes, create_order,
+  // this create's visibility wait (window + GET), 2 owner claims, result write, intent close, claim release
+  workflow('PlaceOrder', 2 * (visibleWindowMs + marketplaceGetMs) + createOrderMs + 10 * AWS_CALL_MS,
+    '2 × (visibility window + my_orders GET) + create_order + 10 AWS calls'),
   // my_orders, then the ssh banner probe of a running order (READINESS_PROBE=ssh; DNS, connect and banner under one timeout)
   workflow('CheckOrder', marketplaceGetMs + AWS_CALL_MS + SSH_PROBE_TIMEOUT_MS, 'my_orders GET + 1 AWS call + ssh probe 3 s'),
   // secret, task get, reconcile GET, order write, cancel_order, cancelled write

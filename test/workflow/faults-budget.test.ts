@@ -33,6 +33,8 @@ import type { CreateOrderWorkflowInput, MarketplaceClient } from '../../lambdas/
 import { startDynalite, type LocalDynamo } from '../helpers/dynalite';
 import { startReceiver, type Receiver } from '../helpers/receivers';
 import { NATIVE, nextTaskId, testServer, WEBHOOK_SECRET } from './harness';
+import { placementWaits } from '../fakes/placement-intents';
+import { DynamoDbPlacementIntents } from '../../lambdas/adapters/dynamodb-placement-intents';
 
 /** Scaled-down Lambda timeouts (ms): shorter than each function's unbudgeted worst case below. */
 const TIMEOUT_MS: Record<WorkflowTaskName, number> = {
@@ -148,7 +150,7 @@ describe('Faults: time budgets in the create-order workflow', () => {
     const byEntry: Record<string, (input: unknown) => Promise<unknown>> = {
       [WORKFLOW_TASKS.FindServer]: lambda('FindServer', makeFindServer(() => ({ marketplace, claims, tasks }))),
       [WORKFLOW_TASKS.ReserveQuota]: lambda('ReserveQuota', makeReserveQuota(() => ({ quota, maxOrdersPerHour: 1_000 }))),
-      [WORKFLOW_TASKS.PlaceOrder]: lambda('PlaceOrder', makePlaceOrder(() => ({ marketplace, tasks, claims }))),
+      [WORKFLOW_TASKS.PlaceOrder]: lambda('PlaceOrder', makePlaceOrder(() => ({ marketplace, tasks, claims, ...placementWaits(new DynamoDbPlacementIntents(dynamo.doc, dynamo.tableName)) }))),
       [WORKFLOW_TASKS.CheckOrder]: lambda('CheckOrder', makeCheckOrder(() => ({ marketplace }))),
       [WORKFLOW_TASKS.CancelOrder]: lambda('CancelOrder', makeCancelOrder(() => ({ marketplace, tasks }))),
       [WORKFLOW_TASKS.ReportResult]: lambda('ReportResult', makeReportResult(() => ({ tasks, notifier, claims, leases: new DynamoDbLeaseStore(dynamo.doc, dynamo.tableName) }))),

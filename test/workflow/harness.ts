@@ -27,6 +27,8 @@ import type { CreateOrderInput, TaskRecord } from '../../lambdas/domain/task';
 import type { CreateOrderWorkflowInput, MarketplaceClient } from '../../lambdas/domain/ports';
 import { startDynalite, type LocalDynamo } from '../helpers/dynalite';
 import { startReceiver, type Receiver } from '../helpers/receivers';
+import { placementWaits } from '../fakes/placement-intents';
+import { DynamoDbPlacementIntents } from '../../lambdas/adapters/dynamodb-placement-intents';
 
 export const NATIVE = 'NATIVE-Blockchain';
 export const WEBHOOK_SECRET = 'workflow-test-secret';
@@ -108,6 +110,8 @@ export const startWorkflowHarness = async (options: HarnessOptions = {}): Promis
     apiKey: async () => sim.apiKey,
     pacing: new InMemoryPacingGate(),
     minIntervalMs: 15,
+    // Rate-limited answers widen the interval up to 10× the minimum, as production's 1 s → 10 s.
+    maxIntervalMs: 150,
     // The spec-dialect simulator has no create_order limit; the 5 s production spacing would only slow these tests.
     createIntervalMs: 0,
     timeoutMs: 2_000,
@@ -127,6 +131,7 @@ export const startWorkflowHarness = async (options: HarnessOptions = {}): Promis
   const sshProbe = sshBannerProbe({ allowPrivate: true, timeoutMs: 1_000 });
   const tasks = new DynamoDbTaskRepository(dynamo.doc, dynamo.tableName);
   const claims = new DynamoDbServerClaims(dynamo.doc, dynamo.tableName);
+  const intents = new DynamoDbPlacementIntents(dynamo.doc, dynamo.tableName);
   const leases = new DynamoDbLeaseStore(dynamo.doc, dynamo.tableName);
   const quota = new DynamoDbSlidingWindow(dynamo.doc, dynamo.tableName);
   const notifier = new HttpNotifier({
@@ -142,10 +147,10 @@ export const startWorkflowHarness = async (options: HarnessOptions = {}): Promis
   const byEntry: Record<string, (input: unknown) => Promise<unknown>> = {
     [WORKFLOW_TASKS.FindServer]: makeFindServer(() => ({ marketplace, claims, tasks })),
     [WORKFLOW_TASKS.ReserveQuota]: makeReserveQuota(() => ({ quota, maxOrdersPerHour: harness.maxOrdersPerHour })),
-    [WORKFLOW_TASKS.PlaceOrder]: makePlaceOrder(() => ({ marketplace, tasks, claims })),
+    [WORKFLOW_TASKS.PlaceOrder]: makePlaceOrder(() => ({ marketplace, tasks, claims, ...placementWaits(intents) })),
     // READINESS_PROBE=ssh as deployed, against the simulator's ssh endpoints on loopback.
     [WORKFLOW_TASKS.CheckOrder]: makeCheckOrder(() => ({ marketplace, sshProbe })),
-    [WORKFLOW_TASKS.CancelOrder]: makeCancelOrder(() => ({ marketplace, tasks })),
+    [WORKFLOW_TASKS.CancelOrder]: makeCancelOrder(() => ({ marketplace, tasks, intents })),
     [WORKFLOW_TASKS.ReportResult]: makeReportResult(() => ({ tasks, notifier, claims, leases })),
   };
   const executionEnded = makeExecutionEnded(() => ({ marketplace, tasks, notifier, claims }));

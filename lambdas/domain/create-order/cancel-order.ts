@@ -1,12 +1,15 @@
 /** CancelOrder: cancels the task's placed order (see ./workflow-state.ts for the workflow). */
 import { MarketplaceInvalidInputError, MarketplaceRejectedError } from '../errors';
-import type { MarketplaceClient, TaskRepository } from '../ports';
+import type { MarketplaceClient, PlacementIntents, TaskRepository } from '../ports';
+import { taskOwner } from './place-order';
 import { findPlacedOrder, type CancelResult, type WorkflowState } from './workflow-state';
 
 export interface CancelOrderDeps {
   /** listOrders finds an order whose create_order answer was lost (intent marker, no order id). */
   readonly marketplace: Pick<MarketplaceClient, 'cancelOrder'> & Partial<Pick<MarketplaceClient, 'listOrders'>>;
   readonly tasks: Pick<TaskRepository, 'get' | 'update'>;
+  /** Claims an order found through my_orders for the task, so the fleet watch does not also cancel it as an orphan. */
+  readonly intents?: Pick<PlacementIntents, 'claimOrder'>;
 }
 
 /**
@@ -28,7 +31,8 @@ export const cancelTaskOrder = async (
     // before it could reconcile: find that order (my_orders is the source of truth) so it does not
     // stay running after a failure result. A failing read propagates to the step's Retry.
     const found = findPlacedOrder(await deps.marketplace.listOrders({ returnCompleted: true }), record.server_id, record.order_intent_at);
-    if (found) {
+    // The fleet watch may already be cancelling it as an orphan: then it is the watch's to cancel and report.
+    if (found && (!deps.intents || (await deps.intents.claimOrder(found.order_id, taskOwner(taskId), now)))) {
       orderId = found.order_id;
       await deps.tasks.update(taskId, { order_id: orderId }, now);
     }

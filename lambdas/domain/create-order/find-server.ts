@@ -4,6 +4,7 @@ import { serverFitsLease } from '../lease';
 import { findMatchingServers, noMatchMessage } from '../matching';
 import type { MarketplaceClient, ServerClaims, TaskRepository } from '../ports';
 import { spotBidFor } from '../spot-bid';
+import { triedServersText } from './place-order';
 import { CLAIM_TTL_SECONDS, softDeadlinePassed, type SearchResult, type WorkflowState } from './workflow-state';
 
 export interface FindServerDeps {
@@ -20,7 +21,11 @@ export interface FindServerDeps {
 export const findServer = async (state: WorkflowState, deps: FindServerDeps, now: number): Promise<SearchResult> => {
   if (softDeadlinePassed(state, now)) throw new SoftTimeoutError();
   const excluded = [...(state.search?.excluded ?? [])];
-  if (state.placement?.retry && !excluded.includes(state.placement.server_id)) excluded.push(state.placement.server_id);
+  const tried = [...(state.search?.tried ?? [])];
+  if (state.placement?.retry && !excluded.includes(state.placement.server_id)) {
+    excluded.push(state.placement.server_id);
+    tried.push({ server_id: state.placement.server_id, reason: state.placement.reason });
+  }
   const attempt = (state.search?.attempt ?? 0) + 1;
   await deps.tasks.update(state.task_id, { state: 'running' }, now);
 
@@ -49,8 +54,10 @@ export const findServer = async (state: WorkflowState, deps: FindServerDeps, now
         },
         attempt,
         excluded,
+        ...(tried.length ? { tried } : {}),
       };
     }
   }
-  throw new NoServerAvailableError(noMatchMessage(request.gpu_type, request.max_price));
+  // After refusals the failure names each server tried and why (issue 20, item 2).
+  throw new NoServerAvailableError(triedServersText(noMatchMessage(request.gpu_type, request.max_price), tried));
 };

@@ -1,21 +1,26 @@
 /** PlaceOrder: places the order, never twice for one task (see ./workflow-state.ts for the workflow). */
 import {
   InvalidOrderRequestError,
+  MarketplaceDatabaseError,
+  MarketplaceError,
   MarketplaceInvalidInputError,
   MarketplaceRejectedError,
+  NoServerAvailableError,
+  OrderNotVisibleError,
   OrderOutcomeUnknownError,
   SoftTimeoutError,
 } from '../errors';
+import { noMatchMessage } from '../matching';
 import type { CreateOrderRequest, Order } from '../marketplace-types';
-import type { MarketplaceClient, ServerClaims, TaskRepository } from '../ports';
+import type { MarketplaceClient, PlacementIntent, PlacementIntents, ServerClaims, TaskRepository } from '../ports';
 import type { TaskRecord } from '../task';
 import {
   findPlacedOrder,
   MAX_PLACEMENT_ATTEMPTS,
-  RECONCILE_SLACK_SECONDS,
   softDeadlinePassed,
   type ChosenServer,
   type PlacementResult,
+  type TriedServer,
   type WorkflowState,
 } from './workflow-state';
 
@@ -23,10 +28,35 @@ export interface PlaceOrderDeps {
   readonly marketplace: Pick<MarketplaceClient, 'createOrder' | 'listOrders'>;
   readonly tasks: Pick<TaskRepository, 'get' | 'update' | 'orderEnv'>;
   readonly claims: Pick<ServerClaims, 'release'>;
+  readonly intents: Pick<PlacementIntents, 'open' | 'close' | 'claimOrder'>;
+  /** How long a just-placed order may take to show in my_orders (ORDER_VISIBLE_TIMEOUT_SECONDS), in ms. */
+  readonly visibleTimeoutMs: number;
+  /** Epoch ms now, and a pause: the visibility wait reads my_orders again with backoff. */
+  readonly clock: () => number;
+  readonly sleep: (ms: number) => Promise<void>;
 }
 
-/** Rejections that mean "this server, not this request": search again without it. */
-const SERVER_UNAVAILABLE = new Set(['server-already-rented', 'server-offline']);
+/** Pauses between fresh my_orders reads while a placed order is not listed yet: 1, 2, 4, then every 8 s. */
+export const VISIBLE_BACKOFF_MS = [1_000, 2_000, 4_000, 8_000] as const;
+
+/**
+ * Rejections that mean "this host, not this request": search again without it. Production refuses
+ * `currency-not-allowed` per host (on HTTP 500) for hosts that list the coin (marketplace-live.md, S6).
+ */
+export const SERVER_UNAVAILABLE: ReadonlySet<string> = new Set(['server-already-rented', 'server-offline', 'currency-not-allowed']);
+
+/**
+ * Errors after which create_order certainly placed nothing: a refusal with a result code, a request
+ * refused before sending, or one the marketplace never processed (rate limited). After any other
+ * failure (outcome unknown, code 1, a crash) the intent stays open for the fleet watch.
+ */
+const placedNothing = (error: unknown): boolean =>
+  error instanceof InvalidOrderRequestError
+  || (error instanceof MarketplaceError && !(error instanceof OrderOutcomeUnknownError) && !(error instanceof MarketplaceDatabaseError));
+
+/** The final failure after the last placement attempt: the spec's text and every server tried, and why. */
+export const triedServersText = (base: string, tried: readonly TriedServer[]): string =>
+  tried.length === 0 ? base : `${base}; tried ${tried.map((t) => `server ${t.server_id} (${t.reason})`).join(', ')}`;
 
 /** The create_order body for the chosen server; `env` is the task's sealed container env. */
 export const orderRequest = (state: WorkflowState, server: ChosenServer, env = state.request.env): CreateOrderRequest => {
@@ -60,13 +90,41 @@ const sealedOrderEnv = async (
   return env;
 };
 
+/** The owner name a task claims an order under (PlacementIntents.claimOrder). */
+export const taskOwner = (taskId: string): string => `task:${taskId}`;
+
+/**
+ * Our order on `serverId` created since `sinceMs`, read fresh from my_orders (completed orders too,
+ * which bypasses the shared cache) until `untilMs`, with backoff: production lists a new order up to
+ * ~20 s late (marketplace-live.md, S6). Always reads at least once.
+ */
+const awaitPlacedOrder = async (
+  deps: PlaceOrderDeps,
+  current: () => number,
+  serverId: number,
+  sinceMs: number,
+  untilMs: number,
+): Promise<Order | undefined> => {
+  for (let n = 0; ; n += 1) {
+    const found = findPlacedOrder(await deps.marketplace.listOrders({ returnCompleted: true }), serverId, sinceMs);
+    if (found) return found;
+    const left = untilMs - current();
+    if (left <= 0) return undefined;
+    await deps.sleep(Math.min(left, VISIBLE_BACKOFF_MS[Math.min(n, VISIBLE_BACKOFF_MS.length - 1)]!));
+  }
+};
+
 /**
  * Places the order, never twice for one task. Before create_order the task record gets an intent
- * marker (server_id + order_intent_at); a retried PlaceOrder that finds the marker, or a call whose
- * outcome is unknown / that answers without order_id, reconciles through my_orders by server id and
- * creation time. my_orders is the source of truth: if it shows no such order, none was placed.
- * On server-already-rented / server-offline it releases the claim and asks for a new search
- * (`retry: true`) until MAX_PLACEMENT_ATTEMPTS is used up.
+ * marker (server_id + order_intent_at) and PlacementIntents an open intent; a retried PlaceOrder that
+ * finds the marker, a create whose outcome is unknown or whose answer names no order (production's
+ * `{"code":0}`), and "already rented" on a server this task has an intent on, all look for the order
+ * in my_orders, fresh, with backoff, until the intent is `visibleTimeoutMs` old, before concluding
+ * that no order was placed. A found order is claimed for the task (claimOrder): the fleet watch,
+ * which cancels orders nobody kept, claims under another owner, and only one claim wins.
+ * On a per-host refusal (SERVER_UNAVAILABLE) it releases the claim and asks for a new search
+ * (`retry: true`) until MAX_PLACEMENT_ATTEMPTS is used up; then NoServerAvailableError names every
+ * server tried and why.
  * Returns the placement and whether this call created the order (for the OrdersPlaced metric).
  */
 export const placeOrder = async (
@@ -78,55 +136,81 @@ export const placeOrder = async (
   if (!search) throw new MarketplaceInvalidInputError('PlaceOrder needs a chosen server ($.search)');
   const server = search.server;
   const record = await deps.tasks.get(state.task_id);
+  const owner = taskOwner(state.task_id);
+  const softDeadlineMs = state.timing.soft_deadline * 1000;
+  // `now` is the handler's clock at the start; deps.clock measures the time spent waiting since.
+  const startedAt = deps.clock();
+  const current = (): number => now + (deps.clock() - startedAt);
 
-  const done = async (orderId: number, serverId: number, placedAt: number, placedNow: boolean) => {
+  const done = async (orderId: number, serverId: number, placedAt: number, placedNow: boolean, intent?: PlacementIntent) => {
     await deps.tasks.update(state.task_id, { order_id: orderId, server_id: serverId }, now);
+    if (intent) await deps.intents.close(intent);
     return { placement: { retry: false as const, order_id: orderId, server_id: serverId, placed_at: placedAt }, placedNow };
   };
-  // returnCompleted bypasses the shared my_orders cache (fresh read) and also finds an order that
-  // already ended: either way it proves this task placed one.
-  const reconcile = async (sinceMs: number): Promise<Order | undefined> =>
-    findPlacedOrder(await deps.marketplace.listOrders({ returnCompleted: true }), server.id, sinceMs);
+  /** The task's order from the intent made at `intentAt`, if it shows before the window ends and no one else holds it. */
+  const keptOrder = async (intentAt: number): Promise<Order | undefined> => {
+    const until = Math.min(intentAt + deps.visibleTimeoutMs, softDeadlineMs);
+    const found = await awaitPlacedOrder(deps, current, server.id, intentAt, until);
+    return found && (await deps.intents.claimOrder(found.order_id, owner, current())) ? found : undefined;
+  };
 
+  const earlier: PlacementIntent | undefined = record?.server_id === server.id
+    ? { task_id: state.task_id, server_id: server.id, at: record.order_intent_at ?? Date.parse(record.updated_at) }
+    : undefined;
   if (record?.order_id !== undefined) {
     // An earlier attempt of this step placed the order and recorded it: never place another.
-    return done(record.order_id, record.server_id ?? server.id, record.order_intent_at ?? now, false);
+    return done(record.order_id, record.server_id ?? server.id, record.order_intent_at ?? now, false, earlier);
   }
-  if (record?.server_id === server.id) {
+  if (earlier && Number.isFinite(earlier.at)) {
     // An intent for this server exists: the earlier attempt may have reached the marketplace.
-    const intentAt = record.order_intent_at ?? Date.parse(record.updated_at);
-    const found = await reconcile(Number.isFinite(intentAt) ? intentAt : now - RECONCILE_SLACK_SECONDS * 1000);
-    if (found) return done(found.order_id, server.id, intentAt, false);
+    const found = await keptOrder(earlier.at);
+    if (found) return done(found.order_id, server.id, earlier.at, false, earlier);
   }
-  if (softDeadlinePassed(state, now)) throw new SoftTimeoutError();
+  if (softDeadlinePassed(state, current())) throw new SoftTimeoutError();
   const env = await sealedOrderEnv(state, record, deps);
 
-  await deps.tasks.update(state.task_id, { server_id: server.id, order_intent_at: now }, now);
+  const placedAt = current();
+  const intent: PlacementIntent = { task_id: state.task_id, server_id: server.id, at: placedAt };
+  await deps.intents.open(intent);
+  await deps.tasks.update(state.task_id, { server_id: server.id, order_intent_at: placedAt }, now);
   let orderId: number | undefined;
   try {
     orderId = (await deps.marketplace.createOrder(orderRequest(state, server, env))).order_id;
   } catch (error) {
+    if (placedNothing(error)) await deps.intents.close(intent);
     if (error instanceof MarketplaceRejectedError && SERVER_UNAVAILABLE.has(error.reason)) {
       // "Already rented" may mean rented by us: an earlier attempt's create_order (outcome unknown)
-      // can land after that attempt's reconcile looked. my_orders decides before the server is given up.
-      if (record?.server_id === server.id) {
-        const late = await reconcile(record.order_intent_at ?? now);
-        if (late) return done(late.order_id, server.id, record.order_intent_at ?? now, false);
+      // can land late. my_orders decides before the server is given up.
+      if (earlier && Number.isFinite(earlier.at) && error.reason === 'server-already-rented') {
+        const late = await keptOrder(earlier.at);
+        if (late) return done(late.order_id, server.id, earlier.at, false, earlier);
       }
       await deps.claims.release(server.id, state.task_id);
-      if (search.attempt >= MAX_PLACEMENT_ATTEMPTS) throw error;
+      if (search.attempt >= MAX_PLACEMENT_ATTEMPTS) {
+        const tried = [...(search.tried ?? []), { server_id: server.id, reason: error.reason }];
+        throw new NoServerAvailableError(triedServersText(noMatchMessage(state.request.gpu_type, state.request.max_price), tried));
+      }
       return { placement: { retry: true, server_id: server.id, reason: error.reason }, placedNow: false };
     }
     if (!(error instanceof OrderOutcomeUnknownError)) throw error;
-    const found = await reconcile(now);
-    if (found) return done(found.order_id, server.id, now, true);
-    // Thrown for the state machine's Retry: the next attempt reconciles again before placing.
+    const found = await keptOrder(placedAt);
+    if (found) return done(found.order_id, server.id, placedAt, true, intent);
+    // Thrown for the state machine's Retry: the next attempt looks again before placing. The intent
+    // stays open: should the order still appear, the fleet watch cancels it (nobody kept it).
     throw error;
   }
   if (orderId === undefined) {
-    const found = await reconcile(now);
-    if (!found) throw new OrderOutcomeUnknownError(`create_order on server ${server.id} answered without order_id and my_orders shows no new order`);
+    // Accepted (code 0) without an order id: the order exists. Never place again for this task.
+    const found = await keptOrder(placedAt);
+    if (!found) {
+      throw new OrderNotVisibleError(
+        `create_order on server ${server.id} was accepted but the order did not appear in my_orders within ${Math.round(deps.visibleTimeoutMs / 1000)} s; `
+        + 'the fleet watch cancels it when it appears',
+      );
+    }
     orderId = found.order_id;
+  } else {
+    await deps.intents.claimOrder(orderId, owner, current());
   }
-  return done(orderId, server.id, now, true);
+  return done(orderId, server.id, placedAt, true, intent);
 };

@@ -27,6 +27,12 @@ export interface ChosenServer {
   readonly spot_bid?: number;
 }
 
+/** A server a placement attempt was refused on, and the marketplace's reason. */
+export interface TriedServer {
+  readonly server_id: number;
+  readonly reason: string;
+}
+
 /** Output of FindServer, at `$.search`. */
 export interface SearchResult {
   readonly server: ChosenServer;
@@ -34,6 +40,8 @@ export interface SearchResult {
   readonly attempt: number;
   /** Servers tried and rejected so far. */
   readonly excluded: readonly number[];
+  /** The same servers with the reason each was refused (absent in executions started before it existed). */
+  readonly tried?: readonly TriedServer[];
 }
 
 /** Output of PlaceOrder, at `$.placement`: an order, or a request to search again without the server. */

@@ -4,8 +4,11 @@
  * refused (403) without one unless ALLOW_UNSIGNED_SLACK is true (the local default; AWS opts in with
  * `-c allowUnsignedSlack=true`). Success is an `in_channel` message with the task id; usage and
  * unknown commands are `ephemeral`. Slack shows any non-200 answer as a generic failure, so every
- * outcome past the signature check is a 200 message.
+ * outcome past the signature check is a 200 message. Rate limited per address like the webhook routes
+ * (429 before anything else). With SLACK_ALLOWED_TEAM_IDS / SLACK_ALLOWED_USER_IDS set, a command from
+ * another workspace or user gets an ephemeral refusal before it is even parsed, and nothing is queued.
  */
+import type { RelayEnv } from '../../adapters/env';
 import { logger } from '../../adapters/observability';
 import { HAND_OFF_FAILED_MESSAGE } from '../../domain/accept-task';
 import { HandOffError } from '../../domain/errors';
@@ -24,6 +27,26 @@ import { acceptDepsFromEnv, jobQueueFromEnv, workflowStarterFromEnv } from './de
 /** How long a trigger_id binds its task: Slack's signature replay window, not the 24 h of Idempotency-Key. */
 export const SLACK_TRIGGER_ID_TTL_SECONDS = SLACK_WINDOW_SECONDS;
 
+/** The refusal a command from a Slack workspace outside SLACK_ALLOWED_TEAM_IDS gets (ephemeral). */
+export const SLACK_TEAM_REFUSED_MESSAGE = 'This relay does not accept commands from this Slack workspace.';
+/** The refusal a user outside SLACK_ALLOWED_USER_IDS gets (ephemeral). */
+export const SLACK_USER_REFUSED_MESSAGE = 'You are not allowed to send commands to this relay; ask its operator to add your Slack user ID.';
+
+/**
+ * Which allowlist refuses a command, if any: the team list first (a missing `team_id` is outside any
+ * list), then the user list. Unset lists allow everyone. The IDs are only as trustworthy as the Slack
+ * signature check before this (ALLOW_UNSIGNED_SLACK=true lets anyone claim any team).
+ */
+export const slackAllowlistRefusal = (
+  env: Pick<RelayEnv, 'SLACK_ALLOWED_TEAM_IDS' | 'SLACK_ALLOWED_USER_IDS'>,
+  teamId: string | null,
+  userId: string | null,
+): string | undefined => {
+  if (env.SLACK_ALLOWED_TEAM_IDS && !(teamId && env.SLACK_ALLOWED_TEAM_IDS.includes(teamId))) return SLACK_TEAM_REFUSED_MESSAGE;
+  if (env.SLACK_ALLOWED_USER_IDS && !(userId && env.SLACK_ALLOWED_USER_IDS.includes(userId))) return SLACK_USER_REFUSED_MESSAGE;
+  return undefined;
+};
+
 const reply = (responseType: 'in_channel' | 'ephemeral', text: string): ApiResult => jsonResponse(200, { response_type: responseType, text });
 
 /** Slack treats `&`, `<` and `>` as markup; user words echoed in channel are escaped. */
@@ -31,6 +54,14 @@ const escapeSlack = (text: string): string => text.replace(/&/g, '&amp;').replac
 
 const postSlackCommand = async (event: RelayEvent, deps: AcceptDeps): Promise<ApiResult> => {
   const params = new URLSearchParams(rawBodyOf(event).toString('utf8'));
+  const refusal = slackAllowlistRefusal(deps.env, params.get('team_id'), params.get('user_id'));
+  if (refusal) {
+    // IDs only (no text, no response_url): enough to add a legitimate team or user to the list.
+    logger.warn('Slack command refused: team or user not in the allowlist', {
+      team_id: params.get('team_id')?.slice(0, 64), user_id: params.get('user_id')?.slice(0, 64),
+    });
+    return reply('ephemeral', refusal);
+  }
   const form = SlackCommandFormSchema.safeParse(Object.fromEntries(params));
   const command = form.success && form.data.command && /^\/[\w-]{1,50}$/.test(form.data.command) ? form.data.command : '/gpu';
   if (!form.success) return reply('ephemeral', usageText(command));

@@ -15,6 +15,7 @@ import { DynamoDbLeaseStore } from '../../adapters/dynamodb-lease-store';
 import { relayEnv, type RelayEnv } from '../../adapters/env';
 import { callbackWorstCaseMs, chatWorstCaseMs } from '../../adapters/http-notifier';
 import { budgetedHandler, remainingMs, type BudgetContext } from '../../adapters/invocation-budget';
+import { placementIntentsFromEnv, taskRepositoryFromEnv } from '../../adapters/from-env';
 import { lazy } from '../../adapters/lazy';
 import { MARKETPLACE_CLIENT_LIMITS, marketplaceFromEnv } from '../../adapters/marketplace-from-env';
 import { notifierFromEnv } from '../../adapters/notifier-from-env';
@@ -59,12 +60,15 @@ export const sweepLimit = (budgetMs: number, minIntervalMs: number): number => {
 
 export interface WatchSettings extends TimingEnv {
   readonly LEASE_WARNING_SECONDS: number;
+  /** @default 60 */
+  readonly ORDER_VISIBLE_TIMEOUT_SECONDS?: number;
 }
 
 const REPORT_METRICS: readonly (readonly [string, keyof Omit<SweepReport, 'cancelFailures'>])[] = [
   [MetricName.LeasesDue, 'due'],
   [MetricName.LeaseWarnings, 'warned'],
   [MetricName.LeasesCancelled, 'cancelled'],
+  [MetricName.OrphanOrdersCancelled, 'orphansCancelled'],
   [MetricName.LeaseCancelFailures, 'failedCancels'],
   [MetricName.OrderStatusChanges, 'statusChanges'],
   [MetricName.LifecycleEvents, 'eventsSent'],
@@ -94,6 +98,7 @@ export const makeFleetWatch = (
       report = await sweepFleet(await deps(), {
         now: clock(),
         warningSeconds: s.LEASE_WARNING_SECONDS,
+        ...(s.ORDER_VISIBLE_TIMEOUT_SECONDS !== undefined ? { visibleTimeoutSeconds: s.ORDER_VISIBLE_TIMEOUT_SECONDS } : {}),
         limit: sweepLimit(remainingMs(), s.MARKETPLACE_MIN_INTERVAL_MS),
         // A lease is started only if its worst case still fits: the rest waits for the next sweep.
         canContinue: () => remainingMs() > reserveMs,
@@ -118,6 +123,8 @@ const deps = lazy<FleetWatchDeps>(() => {
     marketplace: marketplaceFromEnv(env),
     notifier,
     events: notifier,
+    intents: placementIntentsFromEnv(env),
+    tasks: taskRepositoryFromEnv(env),
   };
 });
 

@@ -5,9 +5,10 @@
  * ./notifier-deps.ts: only ReportResult and ExecutionEnded deliver results, so only their bundles
  * carry the HTTP transport and SSRF guard.
  */
-import type { MarketplaceClient, ServerClaims, SlidingWindow, SshProbe, TaskRepository } from '../../domain/ports';
+import type { PlaceOrderDeps } from '../../domain/create-order/place-order';
+import type { MarketplaceClient, PlacementIntents, ServerClaims, SlidingWindow, SshProbe, TaskRepository } from '../../domain/ports';
 import { relayEnv } from '../../adapters/env';
-import { serverClaimsFromEnv, slidingWindowFromEnv, taskRepositoryFromEnv } from '../../adapters/from-env';
+import { placementIntentsFromEnv, serverClaimsFromEnv, slidingWindowFromEnv, taskRepositoryFromEnv } from '../../adapters/from-env';
 import { lazy } from '../../adapters/lazy';
 import { marketplaceFromEnv } from '../../adapters/marketplace-from-env';
 import { sshBannerProbe } from '../../adapters/ssh-banner-probe';
@@ -25,9 +26,19 @@ const sshProbe = lazy<SshProbe | undefined>(() => {
 
 export const findServerDeps = async () => ({ marketplace: marketplace(), claims: claims(), tasks: tasks() });
 export const reserveQuotaDeps = async () => ({ quota: quota(), maxOrdersPerHour: relayEnv().MAX_ORDERS_PER_HOUR });
-export const placeOrderDeps = async () => ({ marketplace: marketplace(), tasks: tasks(), claims: claims() });
+export const intents = lazy<PlacementIntents>(() => placementIntentsFromEnv(relayEnv()));
+
+export const placeOrderDeps = async (): Promise<PlaceOrderDeps> => ({
+  marketplace: marketplace(),
+  tasks: tasks(),
+  claims: claims(),
+  intents: intents(),
+  visibleTimeoutMs: relayEnv().ORDER_VISIBLE_TIMEOUT_SECONDS * 1000,
+  clock: Date.now,
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+});
 export const checkOrderDeps = async () => {
   const probe = sshProbe();
   return { marketplace: marketplace(), ...(probe ? { sshProbe: probe } : {}) };
 };
-export const cancelOrderDeps = async () => ({ marketplace: marketplace(), tasks: tasks() });
+export const cancelOrderDeps = async () => ({ marketplace: marketplace(), tasks: tasks(), intents: intents() });

@@ -54,7 +54,12 @@ export const WorkflowStateSchema = z.object({
     /** Epoch seconds. */
     soft_deadline: z.number(),
   }),
-  search: z.optional(z.object({ server: ChosenServerSchema, attempt: z.int().check(z.positive()), excluded: z.array(z.int()) })),
+  search: z.optional(z.object({
+    server: ChosenServerSchema,
+    attempt: z.int().check(z.positive()),
+    excluded: z.array(z.int()),
+    tried: z.optional(z.array(z.object({ server_id: z.int(), reason: z.string() }))),
+  })),
   placement: z.optional(
     z.discriminatedUnion('retry', [
       z.object({ retry: z.literal(false), order_id: z.int(), server_id: z.int(), placed_at: z.number() }),

@@ -355,6 +355,8 @@ describe('HttpMarketplaceClient', () => {
         pacing: {
           acquire: async (keyId, interval, now) => { acquired.push([keyId, interval, now]); return now + 750; },
           acquireInLane: async () => { throw new Error('not a lane call'); },
+          rateLimited: async () => { throw new Error('not rate limited'); },
+          widenedAt: async () => undefined,
         },
         sleep: async (ms) => { sleeps.push(ms); clock += ms; },
       });
@@ -373,7 +375,12 @@ describe('HttpMarketplaceClient', () => {
       const c = client({
         minIntervalMs: 1_000,
         now: () => clock,
-        pacing: { acquire: async () => { clock += 300; return slots.shift() as number; }, acquireInLane: async () => { throw new Error('not a lane call'); } },
+        pacing: {
+          acquire: async () => { clock += 300; return slots.shift() as number; },
+          acquireInLane: async () => { throw new Error('not a lane call'); },
+          rateLimited: async () => { throw new Error('not rate limited'); },
+          widenedAt: async () => undefined,
+        },
         sleep: async (ms) => { sleeps.push(ms); clock += ms; },
       });
       // Act

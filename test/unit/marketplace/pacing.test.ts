@@ -27,6 +27,8 @@ const recording = (gate: PacingGate, slots: number[]): PacingGate => ({
     if (slot !== undefined) slots.push(slot);
     return slot;
   },
+  rateLimited: (...args) => gate.rateLimited(...args),
+  widenedAt: (...args) => gate.widenedAt(...args),
 });
 
 /** Sorted slots are at least `intervalMs` apart. */

@@ -1,24 +1,41 @@
-import { placeOrder } from '../../../../lambdas/domain/create-order/place-order';
+import { placeOrder, type PlaceOrderDeps } from '../../../../lambdas/domain/create-order/place-order';
 import { MAX_PLACEMENT_ATTEMPTS, type SearchResult } from '../../../../lambdas/domain/create-order/workflow-state';
-import { MarketplaceRejectedError, MarketplaceUnavailableError, OrderOutcomeUnknownError } from '../../../../lambdas/domain/errors';
+import {
+  MarketplaceRejectedError,
+  MarketplaceUnavailableError,
+  NoServerAvailableError,
+  OrderNotVisibleError,
+  OrderOutcomeUnknownError,
+} from '../../../../lambdas/domain/errors';
+import { FakePlacementIntents } from '../../../fakes/placement-intents';
 import { aPlacedOrder, aState, NATIVE } from '../../../fakes/builders';
 import { FakeClaims } from '../../../fakes/claims';
 import { FakeMarketplace } from '../../../fakes/marketplace';
 import { FakeTasks } from '../../../fakes/tasks';
 
 const NOW = 1_000_000;
-const search = (id = 1, attempt = 1, excluded: number[] = []): SearchResult => ({
-  server: { id, gpu_array: ['NVIDIA RTX 4090'], price_usd: 0.6, spot_bid: 5.5 }, attempt, excluded,
+const search = (id = 1, attempt = 1, excluded: number[] = [], tried?: SearchResult['tried']): SearchResult => ({
+  server: { id, gpu_array: ['NVIDIA RTX 4090'], price_usd: 0.6, spot_bid: 5.5 }, attempt, excluded, ...(tried ? { tried } : {}),
 });
+const VISIBLE_MS = 60_000;
 
 describe('Function: placeOrder', () => {
   const setup = () => {
     const marketplace = new FakeMarketplace();
     const tasks = new FakeTasks();
     const claims = new FakeClaims();
+    const intents = new FakePlacementIntents();
     tasks.seed();
     claims.holders.set(1, 'task-1');
-    return { marketplace, tasks, claims };
+    // A virtual clock that only the visibility wait's sleeps move.
+    const time = { now: NOW, slept: [] as number[] };
+    const deps = {
+      marketplace, tasks, claims, intents, time,
+      visibleTimeoutMs: VISIBLE_MS,
+      clock: () => time.now,
+      sleep: async (ms: number) => { time.slept.push(ms); time.now += ms; },
+    } satisfies PlaceOrderDeps & Record<string, unknown>;
+    return deps;
   };
 
   it('places a spot order with the bid and records it on the task', async () => {
@@ -74,7 +91,66 @@ describe('Function: placeOrder', () => {
     const deps = setup();
     deps.marketplace.orders = [aPlacedOrder(8, 1, Math.floor(NOW / 1000) - 3600)];
     deps.marketplace.createOutcomes = [async () => ({ order_id: undefined })];
-    await expect(placeOrder(aState({ search: search() }), deps, NOW)).rejects.toBeInstanceOf(OrderOutcomeUnknownError);
+    await expect(placeOrder(aState({ search: search() }), deps, NOW)).rejects.toBeInstanceOf(OrderNotVisibleError);
+  });
+
+  it('keeps reading my_orders with backoff until a code-0 order shows up late, and keeps it', async () => {
+    // Prepare: production lists the new order ~20 s after create_order answered {"code":0}.
+    const deps = setup();
+    const listOrders = deps.marketplace.listOrders.bind(deps.marketplace);
+    deps.marketplace.listOrders = async (options) => {
+      if (deps.time.now >= NOW + 20_000 && deps.marketplace.orders.length === 0) deps.marketplace.orders.push(aPlacedOrder(41, 1, Math.floor(NOW / 1000)));
+      return listOrders(options);
+    };
+    deps.marketplace.createOutcomes = [async () => ({ order_id: undefined })];
+    // Act
+    const { placement, placedNow } = await placeOrder(aState({ search: search() }), deps, NOW);
+    // Assess: found after 1 + 2 + 4 + 8 + 8 s of backoff, fresh reads only, kept under the task's name
+    expect(placement).toMatchObject({ retry: false, order_id: 41, placed_at: NOW });
+    expect(placedNow).toBe(true);
+    expect(deps.time.slept).toEqual([1000, 2000, 4000, 8000, 8000]);
+    expect(deps.marketplace.listOrdersOptions.every((o) => o?.returnCompleted === true)).toBe(true);
+    expect(deps.intents.owners.get(41)).toBe('task:task-1');
+    expect(await deps.intents.list()).toEqual([]);
+    expect(deps.marketplace.created).toHaveLength(1);
+  });
+
+  it('fails without placing again when a code-0 order never shows within the window, leaving the intent to the fleet watch', async () => {
+    const deps = setup();
+    deps.marketplace.createOutcomes = [async () => ({ order_id: undefined })];
+    await expect(placeOrder(aState({ search: search() }), deps, NOW)).rejects.toThrow(/accepted but the order did not appear in my_orders within 60 s/);
+    expect(deps.time.now).toBe(NOW + VISIBLE_MS);
+    expect(await deps.intents.list()).toEqual([{ task_id: 'task-1', server_id: 1, at: NOW }]);
+    expect(deps.marketplace.created).toHaveLength(1);
+  });
+
+  it('does not keep an order the fleet watch already claimed as an orphan', async () => {
+    const deps = setup();
+    deps.marketplace.createOutcomes = [async () => {
+      deps.marketplace.orders.push(aPlacedOrder(43, 1, Math.floor(NOW / 1000)));
+      return { order_id: undefined };
+    }];
+    deps.intents.owners.set(43, 'orphan');
+    await expect(placeOrder(aState({ search: search() }), deps, NOW)).rejects.toBeInstanceOf(OrderNotVisibleError);
+    expect(deps.tasks.records.get('task-1')?.order_id).toBeUndefined();
+  });
+
+  it('waits out the window of an earlier intent before placing again (a retry after a lost answer)', async () => {
+    // Prepare: attempt 1 sent create_order 10 s ago and lost the answer; the order shows 25 s after it.
+    const deps = setup();
+    const intentAt = NOW - 10_000;
+    deps.tasks.seed('task-1', { server_id: 1, order_intent_at: intentAt });
+    const listOrders = deps.marketplace.listOrders.bind(deps.marketplace);
+    deps.marketplace.listOrders = async (options) => {
+      if (deps.time.now >= intentAt + 25_000 && deps.marketplace.orders.length === 0) deps.marketplace.orders.push(aPlacedOrder(44, 1, Math.floor(intentAt / 1000)));
+      return listOrders(options);
+    };
+    // Act
+    const { placement, placedNow } = await placeOrder(aState({ search: search() }), deps, NOW);
+    // Assess: no second create_order
+    expect(placement).toMatchObject({ order_id: 44, placed_at: intentAt });
+    expect(placedNow).toBe(false);
+    expect(deps.marketplace.created).toHaveLength(0);
   });
 
   it('reconciles an unknown outcome and rethrows when no order shows up', async () => {
@@ -121,10 +197,25 @@ describe('Function: placeOrder', () => {
     expect(deps.claims.holders.get(1)).toBe('task-1');
   });
 
-  it('gives up after the last attempt', async () => {
+  it.each(['server-already-rented', 'server-offline', 'currency-not-allowed'])('moves on to the next host after %s', async (reason) => {
+    const deps = setup();
+    deps.marketplace.createOutcomes = [async () => { throw new MarketplaceRejectedError(reason); }];
+    const { placement } = await placeOrder(aState({ search: search() }), deps, NOW);
+    expect(placement).toEqual({ retry: true, server_id: 1, reason });
+    // A refusal placed nothing: no intent is left for the fleet watch.
+    expect(await deps.intents.list()).toEqual([]);
+  });
+
+  it('gives up after the last attempt, naming every server tried and why', async () => {
     const deps = setup();
     deps.marketplace.createOutcomes = [async () => { throw new MarketplaceRejectedError('server-offline'); }];
-    await expect(placeOrder(aState({ search: search(1, MAX_PLACEMENT_ATTEMPTS) }), deps, NOW)).rejects.toThrow('server-offline');
+    const tried = [{ server_id: 7, reason: 'currency-not-allowed' }, { server_id: 9, reason: 'server-already-rented' }];
+    const attempt = placeOrder(aState({ search: search(1, MAX_PLACEMENT_ATTEMPTS, [7, 9], tried) }), deps, NOW);
+    await expect(attempt).rejects.toBeInstanceOf(NoServerAvailableError);
+    await expect(attempt).rejects.toThrow(
+      'No 4090 available; tried server 7 (currency-not-allowed), server 9 (server-already-rented), server 1 (server-offline)',
+    );
+    expect(deps.claims.holders.has(1)).toBe(false);
   });
 
   it('propagates other rejections and transient errors', async () => {

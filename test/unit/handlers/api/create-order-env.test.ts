@@ -23,6 +23,7 @@ import { apiEnv, SECRET } from '../../../fakes/env';
 import { FakeQueue } from '../../../fakes/job-queue';
 import { FakeSlidingWindow } from '../../../fakes/sliding-window';
 import { parseResult } from '../../../helpers/parse-result';
+import { placementWaits } from '../../../fakes/placement-intents';
 
 const PATH = '/webhook/create-order';
 const ARN = 'arn:aws:states:us-east-1:123456789012:stateMachine:CreateOrder';
@@ -84,6 +85,7 @@ describe('Create-order env values: sealed in the table, not in the workflow inpu
     marketplace,
     tasks,
     claims: { release: async () => undefined },
+    ...placementWaits(),
   });
 
   /** The workflow state PlaceOrder receives: the execution input plus FindServer's choice. */

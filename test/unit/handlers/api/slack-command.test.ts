@@ -1,6 +1,8 @@
 import { createHmac } from 'node:crypto';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { createSlackCommandHandler, SLACK_TRIGGER_ID_TTL_SECONDS } from '../../../../lambdas/handlers/api/slack-command';
+import {
+  createSlackCommandHandler, SLACK_TEAM_REFUSED_MESSAGE, SLACK_TRIGGER_ID_TTL_SECONDS, SLACK_USER_REFUSED_MESSAGE,
+} from '../../../../lambdas/handlers/api/slack-command';
 import { UNSIGNED_SLACK_REFUSED_MESSAGE } from '../../../../lambdas/middleware/slack-signature';
 import { apiEvent, lambdaContext } from '../../../fixtures/events/api-event';
 import slackFixture from '../../../fixtures/events/slack-command.json';
@@ -193,6 +195,89 @@ describe('Handler: slack-command', () => {
       const result = await call(apiEvent({ path: PATH, body, base64: true, headers: headers(body) }));
       expect(result).toMatchObject({ statusCode: 401, body: { error: 'Invalid Slack signature' } });
       expect(fakes.queue.sent).toEqual([]);
+    });
+  });
+  describe('team and user allowlists (SLACK_ALLOWED_TEAM_IDS, SLACK_ALLOWED_USER_IDS)', () => {
+    const nothingQueued = (fakes: ReturnType<typeof setup>['fakes']) => {
+      expect(fakes.tasks.records.size).toBe(0);
+      expect(fakes.queue.sent).toEqual([]);
+      expect(fakes.workflow.started).toEqual([]);
+      expect(fakes.idempotency.keys.size).toBe(0);
+    };
+
+    it.each([
+      ['another team', { team_id: 'T0OTHER', user_id: 'U0ALICE' }],
+      ['no team_id', { user_id: 'U0ALICE' }],
+      ['an empty team_id', { team_id: '', user_id: 'U0ALICE' }],
+      ['a team id differing in case', { team_id: 't0ours', user_id: 'U0ALICE' }],
+    ])('refuses a command from %s ephemerally and queues nothing', async (_name, ids) => {
+      const { fakes, call } = setup({ SLACK_ALLOWED_TEAM_IDS: 'T0OURS, T0PARTNER' });
+      const result = await call(slackEvent({ text: 'rent RTX_4090 0.5', trigger_id: 't1', ...ids }));
+      expect(result).toEqual(expect.objectContaining({ statusCode: 200, body: { response_type: 'ephemeral', text: SLACK_TEAM_REFUSED_MESSAGE } }));
+      nothingQueued(fakes);
+    });
+
+    it('refuses even usage and unknown words from another team (nothing about the relay is answered)', async () => {
+      const { call } = setup({ SLACK_ALLOWED_TEAM_IDS: 'T0OURS' });
+      for (const text of ['', 'help', 'frobnicate']) {
+        expect((await call(slackEvent({ text, team_id: 'T0OTHER' }))).body).toEqual({ response_type: 'ephemeral', text: SLACK_TEAM_REFUSED_MESSAGE });
+      }
+    });
+
+    it.each(['T0OURS', 'T0PARTNER'])('accepts a command from listed team %s', async (team) => {
+      const { fakes, call } = setup({ SLACK_ALLOWED_TEAM_IDS: 'T0OURS,T0PARTNER' });
+      const result = await call(slackEvent({ text: 'cancel 77', team_id: team, user_id: 'U0ANYONE' }));
+      expect(result.body.response_type).toBe('in_channel');
+      expect(fakes.queue.sent).toHaveLength(1);
+    });
+
+    it('with a user list too, refuses other users of an allowed team and accepts listed ones', async () => {
+      const { fakes, call } = setup({ SLACK_ALLOWED_TEAM_IDS: 'T0OURS', SLACK_ALLOWED_USER_IDS: 'U0ALICE,U0BOB' });
+      const stranger = await call(slackEvent({ text: 'status', team_id: 'T0OURS', user_id: 'U0MALLORY' }));
+      const noUser = await call(slackEvent({ text: 'status', team_id: 'T0OURS' }));
+      expect(stranger.body).toEqual({ response_type: 'ephemeral', text: SLACK_USER_REFUSED_MESSAGE });
+      expect(noUser.body).toEqual({ response_type: 'ephemeral', text: SLACK_USER_REFUSED_MESSAGE });
+      nothingQueued(fakes);
+      // A listed user of another team is still refused by the team list.
+      const otherTeam = await call(slackEvent({ text: 'status', team_id: 'T0OTHER', user_id: 'U0ALICE' }));
+      expect(otherTeam.body).toEqual({ response_type: 'ephemeral', text: SLACK_TEAM_REFUSED_MESSAGE });
+      const alice = await call(slackEvent({ text: 'status', team_id: 'T0OURS', user_id: 'U0ALICE' }));
+      expect(alice.body.response_type).toBe('in_channel');
+      expect(fakes.queue.sent).toHaveLength(1);
+    });
+
+    it('accepts every team and user when no list is set (the spec\'s behaviour)', async () => {
+      const { fakes, call } = setup();
+      const result = await call(slackEvent({ text: 'status', team_id: 'T0ANY', user_id: 'U0ANY' }));
+      expect(result.body.response_type).toBe('in_channel');
+      expect(fakes.queue.sent).toHaveLength(1);
+    });
+
+    it('checks the list after the Slack signature: a forged command from an allowed team is still 401', async () => {
+      const { fakes, call } = setup({ SLACK_ALLOWED_TEAM_IDS: 'T0OURS' });
+      fakes.slackSecret = 'slack-signing-secret';
+      const body = form({ command: '/gpu', text: 'status', team_id: 'T0OURS' });
+      const result = await call(apiEvent({ path: PATH, body, base64: true, headers: { 'x-slack-request-timestamp': '1700000000', 'x-slack-signature': 'v0=00' } }));
+      expect(result.statusCode).toBe(401);
+      nothingQueued(fakes);
+    });
+
+    it.each([['t0lower'], ['T0OURS;DROP'], [' , ']])('refuses a malformed list %j at cold start (env parse)', (value) => {
+      expect(() => setup({ SLACK_ALLOWED_TEAM_IDS: value })).toThrow(/SLACK_ALLOWED_TEAM_IDS/);
+    });
+  });
+
+  describe('per-address rate limit', () => {
+    it('answers 429 Rate limit exceeded with Retry-After once the address has MAX_REQUESTS_PER_MINUTE commands, and queues nothing', async () => {
+      const { fakes, call } = setup({ MAX_REQUESTS_PER_MINUTE: '2' });
+      const statuses = [];
+      for (let i = 0; i < 2; i += 1) statuses.push((await call(slackEvent({ text: 'status' }))).statusCode);
+      const limited = await call(slackEvent({ text: 'status' }));
+      expect(statuses).toEqual([200, 200]);
+      expect(limited).toMatchObject({ statusCode: 429, body: { error: 'Rate limit exceeded' } });
+      expect(Number(limited.headers?.['Retry-After'] ?? limited.headers?.['retry-after'])).toBeGreaterThan(0);
+      expect(fakes.queue.sent).toHaveLength(2);
+      expect(fakes.window.keysHit.every((key) => key.startsWith('RATE#'))).toBe(true);
     });
   });
 });

@@ -13,6 +13,7 @@ import { FakeMarketplace } from '../../../fakes/marketplace';
 import { FakeNotifier } from '../../../fakes/notifier';
 import { FakeSlidingWindow } from '../../../fakes/sliding-window';
 import { FakeTasks } from '../../../fakes/tasks';
+import { placementWaits } from '../../../fakes/placement-intents';
 
 const NOW = 5_000_000;
 const clock = () => NOW;
@@ -42,7 +43,7 @@ describe('Handler: find-server → place-order → check-order → report-result
     // Act
     state = { ...state, search: await makeFindServer(() => ({ marketplace, claims, tasks }), clock)(state) };
     state = { ...state, quota: await makeReserveQuota(() => ({ quota: new FakeSlidingWindow(), maxOrdersPerHour: 10 }), clock)(state) };
-    state = { ...state, placement: await makePlaceOrder(() => ({ marketplace, tasks, claims }), clock)(state) };
+    state = { ...state, placement: await makePlaceOrder(() => ({ marketplace, tasks, claims, ...placementWaits() }), clock)(state) };
     marketplace.orders = [aPlacedOrder(100, 3, 1, 'running')];
     state = { ...state, check: await makeCheckOrder(() => ({ marketplace }), clock)(state) };
     const report = await makeReportResult(() => ({ tasks, notifier, claims, leases: new FakeLeaseStore() }), clock)(state);

@@ -1,0 +1,120 @@
+/**
+ * Which relay function may read or write which items of the relay table (issue 21 item 5). Every
+ * DynamoDB grant is limited with `dynamodb:LeadingKeys` to the partition keys of the item families
+ * (contract/resources.ts `keys`) the function's code touches, so the public summary route cannot
+ * write a task and get-task can only read one.
+ *
+ * Adding an item family is one line in TABLE_ACCESS below (typecheck fails until the family has
+ * one). Derive it from the code: which adapter builds the family's keys (grep `keys.<family>` in
+ * lambdas/) and which handlers build that adapter (their deps / *FromEnv factories). The local runtime
+ * does not enforce IAM, so a function missing here fails only in AWS (AccessDeniedException):
+ * test/infra/table-access.test.ts checks what it can (every family granted, no key built outside
+ * `keys`, every table user granted).
+ */
+import { Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import { keyPattern, type KeyFamily } from '../../contract/resources';
+import { ROUTES, WORKFLOW_TASKS, type RouteDefinition, type WorkflowTaskName } from '../../contract/routes';
+
+/** A relay function, named as the monitoring construct names it: `Api<route id>`, `Workflow<step>`, `JobWorker`, `FleetWatch`. */
+export type TableUser = `Api${string}` | `Workflow${WorkflowTaskName | 'ExecutionEnded'}` | 'JobWorker' | 'FleetWatch';
+
+export const apiUser = (route: RouteDefinition): TableUser => `Api${route.id}`;
+const workflowUser = (step: WorkflowTaskName | 'ExecutionEnded'): TableUser => `Workflow${step}`;
+
+/** Single-item reads. BatchGetItem reads the same items by key (LeadingKeys covers each key of a batch). */
+export const TABLE_READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem'] as const;
+/** Single-item writes (no Scan, Query or batch writes: no function can read or wipe the table in bulk). */
+export const TABLE_WRITE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'] as const;
+
+const routesWhere = (test: (route: RouteDefinition) => boolean): TableUser[] => ROUTES.filter(test).map(apiUser);
+
+/** Routes behind the per-address rate limit (lambdas/middleware/rate-limit.ts: RATE# windows). */
+const RATE_LIMITED = routesWhere((route) => route.rateLimited);
+/** Routes that accept tasks (acceptDepsFromEnv: task repository, idempotency store). */
+const TASK_ROUTES = routesWhere((route) => route.permissions.includes('writeTasks'));
+/** Functions that build the marketplace client (marketplaceFromEnv: DynamoDB pacing gate and read cache). */
+const MARKETPLACE_USERS: TableUser[] = [
+  ...routesWhere((route) => route.permissions.includes('marketplace')),
+  workflowUser('FindServer'), workflowUser('PlaceOrder'), workflowUser('CheckOrder'), workflowUser('CancelOrder'), workflowUser('ExecutionEnded'),
+  'JobWorker', 'FleetWatch',
+];
+/** Workflow steps that build the task repository (handlers/workflow/deps.ts, notifier-deps.ts). */
+const TASK_STEPS: TableUser[] = [
+  workflowUser('FindServer'), workflowUser('PlaceOrder'), workflowUser('CancelOrder'), workflowUser('ReportResult'), workflowUser('ExecutionEnded'),
+];
+/** Functions that build the server claims (FindServer claims; PlaceOrder, ReportResult, ExecutionEnded release). */
+const CLAIM_USERS: TableUser[] = [workflowUser('FindServer'), workflowUser('PlaceOrder'), workflowUser('ReportResult'), workflowUser('ExecutionEnded')];
+/**
+ * Functions that build the lease book (leaseBookFromEnv: track, extend, spot-decrease claims, which
+ * also write the due buckets, their cursor and the watch list) or the fleet watch's lease store.
+ */
+const LEASE_USERS: TableUser[] = [workflowUser('ReportResult'), 'JobWorker', 'FleetWatch'];
+
+export interface FamilyAccess {
+  /** Functions that may read, put, update and delete the family's items. */
+  readonly write?: readonly TableUser[];
+  /** Functions that may only read them. */
+  readonly read?: readonly TableUser[];
+}
+
+/** The grant table: one line per item family (contract/resources.ts `keys`). */
+export const TABLE_ACCESS: Readonly<Record<KeyFamily, FamilyAccess>> = {
+  // FleetWatch reads the task behind an order nobody kept (its callback_url).
+  task: { write: [...TASK_ROUTES, ...TASK_STEPS, 'JobWorker'], read: [apiUser(ROUTES.find((r) => r.id === 'GetTask')!), 'FleetWatch'] },
+  rate: { write: RATE_LIMITED },
+  quota: { write: [workflowUser('ReserveQuota')] },
+  pacing: { write: MARKETPLACE_USERS },
+  claim: { write: CLAIM_USERS },
+  cache: { write: MARKETPLACE_USERS },
+  idempotency: { write: TASK_ROUTES },
+  lease: { write: LEASE_USERS },
+  leaseDue: { write: LEASE_USERS },
+  leaseDueCursor: { write: LEASE_USERS },
+  watch: { write: LEASE_USERS },
+  leaseEvent: { write: ['FleetWatch'] },
+  spotDecrease: { write: LEASE_USERS },
+  // PlaceOrder opens and closes intents; the fleet watch lists and closes them (domain/orphan-orders.ts).
+  placementIntents: { write: [workflowUser('PlaceOrder'), 'FleetWatch'] },
+  // A task keeps an order (PlaceOrder, CancelOrder's reconcile) or the watch claims it as an orphan.
+  orderOwner: { write: [workflowUser('PlaceOrder'), workflowUser('CancelOrder'), 'FleetWatch'] },
+};
+
+/** Every function name the table may name (for the tests: a typo would grant nobody). */
+export const TABLE_USERS: readonly TableUser[] = [
+  ...ROUTES.map(apiUser),
+  ...[...Object.keys(WORKFLOW_TASKS) as WorkflowTaskName[], 'ExecutionEnded' as const].map(workflowUser),
+  'JobWorker', 'FleetWatch',
+];
+
+/** The LeadingKeys patterns `user` may write and those it may only read (sorted, without duplicates). */
+export const tableAccessOf = (user: TableUser): { write: string[]; read: string[] } => {
+  const write = new Set<string>();
+  const read = new Set<string>();
+  for (const [family, access] of Object.entries(TABLE_ACCESS) as [KeyFamily, FamilyAccess][]) {
+    if (access.write?.includes(user)) write.add(keyPattern(family));
+    else if (access.read?.includes(user)) read.add(keyPattern(family));
+  }
+  for (const pattern of write) read.delete(pattern);
+  return { write: [...write].sort(), read: [...read].sort() };
+};
+
+/**
+ * Grants `grantee` (the function `user`) item access to `table` limited to its families: one
+ * statement for the families it writes, one for those it only reads. Nothing when it has none.
+ */
+export const grantTableAccess = (table: dynamodb.ITable, grantee: IGrantable, user: TableUser): void => {
+  const { write, read } = tableAccessOf(user);
+  const grant = (actions: readonly string[], patterns: string[]) => {
+    if (patterns.length === 0) return;
+    Grant.addToPrincipal({
+      grantee,
+      actions: [...actions],
+      resourceArns: [table.tableArn],
+      // ForAllValues: every partition key the request names (one, or each of a BatchGetItem) must match.
+      conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': patterns } },
+    });
+  };
+  grant([...TABLE_READ_ACTIONS, ...TABLE_WRITE_ACTIONS], write);
+  grant(TABLE_READ_ACTIONS, read);
+};
