@@ -224,7 +224,8 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
   });
   /** Opens the ssh endpoint of every active order that has none yet (new orders), before the answer goes out. */
   const openSshEndpoints = async (): Promise<void> => {
-    const fresh = state.myOrders(false, now()).filter((o) => o.ssh === undefined);
+    // Every order, also those my_orders does not show yet (visibleDelayMs): the endpoint must exist when they do.
+    const fresh = state.allOrders(now()).filter((o) => o.endedMs === undefined && o.ssh === undefined);
     await Promise.all(fresh.map(async (o) => {
       const endpoint = await ssh.open(o.order_id).catch(() => undefined);
       if (endpoint) state.setSshEndpoint(o.order_id, endpoint);

@@ -79,6 +79,22 @@ describe.each(DIALECTS)('Simulator ssh endpoints: %s dialect', (dialect) => {
     expect(sim.control.orders().find((o) => o.order_id === orderId)?.ssh_connections).toEqual({ answered: 1, reset: 2 });
   });
 
+  it('opens the endpoint of an order my_orders does not show yet (visibleDelayMs), so it answers once it shows', async () => {
+    // Prepare
+    sim.control.setSshDelay(0);
+    sim.control.setVisibleDelay(20_000);
+    const orderId = await place();
+    clock += 3_000; // running, still invisible
+    const hidden = await endpointOf(orderId);
+    clock += 17_000;
+    // Act
+    const endpoint = await endpointOf(orderId);
+    // Assess
+    expect(hidden).toBeUndefined();
+    expect(endpoint?.host).toBe('127.0.0.1');
+    expect(await probe(endpoint!)).toMatchObject({ answered: true });
+  });
+
   it('gives each order its own port', async () => {
     const first = await place();
     const second = await place();
