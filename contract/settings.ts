@@ -7,9 +7,10 @@ import type { Ports } from './shapes';
 
 /**
  * How a value is written: `int`, `hours` (a positive number, fractions allowed) and `bool` are decoded
- * from env strings, `ports` from JSON, `ids` from a comma-separated list of Slack IDs (`T0123ABC,T0456DEF`).
+ * from env strings, `ports` from JSON, `ids` from a comma-separated list of Slack IDs (`T0123ABC,T0456DEF`),
+ * `choice` is one of the setting's `choices`.
  */
-export type SettingKind = 'url' | 'text' | 'int' | 'hours' | 'bool' | 'ports' | 'ids';
+export type SettingKind = 'url' | 'text' | 'int' | 'hours' | 'bool' | 'ports' | 'ids' | 'choice';
 export type SettingValue<K extends SettingKind> = K extends 'int' | 'hours' ? number : K extends 'bool' ? boolean : K extends 'ports' ? Ports
   : K extends 'ids' ? readonly string[] : string;
 
@@ -42,8 +43,8 @@ export interface Setting<K extends SettingKind = SettingKind> {
   readonly min?: 0 | 1;
   /** `int` and `hours`: the largest value, and why. */
   readonly max?: { readonly value: number; readonly reason: string };
-  /** `text` only: the values allowed (anything else fails at cold start and at synth). */
-  readonly choices?: readonly string[];
+  /** `choice` only: the values allowed. */
+  readonly choices?: readonly [string, ...string[]];
 }
 
 /** `MARKETPLACE_PRICE_PERIOD` values: the period of the marketplace's `price.usd.*` figures. */
@@ -98,7 +99,7 @@ export const SETTINGS = {
     doc: 'Minimum spacing of create_order calls per API key (production: 1 per 5 s), on top of the interval above.',
   },
   marketplacePricePeriod: {
-    env: 'MARKETPLACE_PRICE_PERIOD', kind: 'text', optional: true, choices: PRICE_PERIODS,
+    env: 'MARKETPLACE_PRICE_PERIOD', kind: 'choice', optional: true, choices: PRICE_PERIODS,
     doc: 'Period of the marketplace\'s USD prices (`price.usd.*`): `hour` or `day`; unset = per listing element (the spec\'s `on_demand_native` per hour, production\'s `on_demand_<coin>` per day). The relay converts to USD per hour.',
   },
   defaultMaxHours: {
@@ -112,6 +113,10 @@ export const SETTINGS = {
     env: 'ORDER_VISIBLE_TIMEOUT_SECONDS', kind: 'int', min: 0, default: 60,
     max: { value: 120, reason: 'PlaceOrder may wait twice this long (an earlier intent, then its own create) inside its Lambda timeout' },
     doc: 'How long the relay looks for a just-placed order in my_orders (fresh reads, backoff) before it concludes that none was placed; production lists new orders up to ~20 s late. The fleet watch cancels an order that appears later and nobody kept.',
+  },
+  readinessProbe: {
+    env: 'READINESS_PROBE', kind: 'choice', choices: ['ssh', 'none'], default: 'ssh',
+    doc: 'What makes a running order ready: `ssh` = its ssh endpoint answers with an SSH banner (within ORDER_READY_TIMEOUT_SECONDS), `none` = the marketplace status alone.',
   },
   jobRetryBaseMs: { env: 'JOB_RETRY_BASE_MS', kind: 'int', deployed: false, default: 1_000, doc: 'Delay unit of job retries (2^retry × this, in ms); 1000 in production, smaller in tests.' },
 } as const satisfies Readonly<Record<string, Setting>>;

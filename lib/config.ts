@@ -12,12 +12,14 @@ const deployedSchema = (key: string, s: Setting): z.ZodType => {
     case 'url':
       return z.url();
     case 'text':
-      return s.choices ? z.enum(s.choices as [string, ...string[]], `${key} must be one of ${s.choices.join(', ')}`) : z.string().min(1);
+      return z.string().min(1);
     case 'ports':
       // PortsSchema is zod/mini (shared with the bundled functions); the pipe gives it classic methods.
       return z.pipe(z.unknown(), PortsSchema);
     case 'bool':
       return z.boolean();
+    case 'choice':
+      return z.enum(s.choices ?? [''], `${key} must be one of ${(s.choices ?? []).join(', ')}`);
     case 'int': {
       const base = s.min === 0 ? z.coerce.number().int().nonnegative() : z.coerce.number().int().positive();
       return s.max ? base.max(s.max.value, `${key} must be at most ${s.max.value} (${s.max.reason})`) : base;

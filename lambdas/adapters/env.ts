@@ -36,11 +36,13 @@ const envSchema = (s: Setting): z.ZodMiniType => {
     case 'url':
       return z.url();
     case 'text':
-      return s.choices ? z.enum(s.choices as [string, ...string[]], `${s.env} must be one of ${s.choices.join(', ')}`) : z.string().check(z.minLength(1));
+      return z.string().check(z.minLength(1));
     case 'ports':
       return portsJson(s.env);
     case 'bool':
       return bool;
+    case 'choice':
+      return z.enum(s.choices ?? [''], `${s.env} must be one of ${(s.choices ?? []).join(', ')}`);
     case 'int':
       return max(z.coerce.number().check(z.int(), s.min === 0 ? z.nonnegative() : z.positive()));
     case 'hours':

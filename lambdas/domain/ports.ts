@@ -1,6 +1,7 @@
 /** Ports: what the domain needs from the outside world, in domain words. Adapters implement them. */
 import type { CreateOrderRequest, Order, Server, Wallet } from './marketplace-types';
 import type { JobMessage, TaskRecord, TaskResult, TaskState, CreateOrderInput, TaskOrigin } from './task';
+import type { SshEndpoint } from './ssh-endpoint';
 
 /** The marketplace API (lambdas/marketplace implements it over HTTP). */
 export interface MarketplaceClient {
@@ -12,6 +13,33 @@ export interface MarketplaceClient {
   cancelOrder(orderId: number): Promise<void>;
   setSpotPrice(orderId: number, desiredPrice: number): Promise<void>;
   spotMarket(serverId: number): Promise<unknown>;
+}
+
+/** Why an ssh endpoint did not answer with a banner. */
+export type SshProbeFailure =
+  /** Connection refused (nothing listens yet). */
+  | 'refused'
+  /** The connection was reset or closed before a banner. */
+  | 'reset'
+  /** No banner within the probe's timeout (connecting or reading). */
+  | 'timeout'
+  /** Something answered, but not with `SSH-`. */
+  | 'not_ssh'
+  /** The host is (or resolves to) a private, loopback, link-local or reserved address, which a deployed relay never connects to. */
+  | 'address_refused'
+  /** DNS or network failure. */
+  | 'unreachable';
+
+export type SshProbeResult =
+  | { readonly answered: true; readonly banner: string }
+  | { readonly answered: false; readonly reason: SshProbeFailure; readonly detail?: string };
+
+/**
+ * Checks that an order's ssh endpoint answers (READINESS_PROBE=ssh): connects, reads the SSH banner
+ * within a short timeout and closes. Never throws; every failure is a result.
+ */
+export interface SshProbe {
+  probe(endpoint: SshEndpoint): Promise<SshProbeResult>;
 }
 
 /**

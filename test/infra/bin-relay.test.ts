@@ -18,6 +18,12 @@ describe('Function: configFromContext', () => {
     expect(config.alarmEmail).toBeUndefined();
     // Secure defaults of a public endpoint (issue 13 item 3).
     expect(config).toMatchObject({ requireWebhookTimestamp: true, allowUnsignedSlack: false });
+    // Issue 20 item 6: ready means ssh answers.
+    expect(config.readinessProbe).toBe('ssh');
+  });
+
+  it('reads readinessProbe none, which turns the ssh check off', () => {
+    expect(configOf({ ...URL_ONLY, readinessProbe: 'none' }).readinessProbe).toBe('none');
   });
 
   it.each([
@@ -73,6 +79,7 @@ describe('Function: configFromContext', () => {
     ['allowUnsignedSlack', 'yes'],
     ['requireWebhookTimestamp', 'no'],
     ['marketplacePricePeriod', 'week'],
+    ['readinessProbe', 'tcp'],
   ])('throws on an invalid %s (%s)', (key, value) => {
     // With a valid URL, so each case fails for its own key, not the missing marketplaceUrl.
     expect(() => configOf(URL_ONLY)).not.toThrow();

@@ -30,6 +30,11 @@ const sampleOf = (key: string, s: Setting): { context: string; value: string } =
       return { context: '{"22":"tcp","9000":"http"}', value: encodeSetting('ports', { '22': 'tcp', '9000': 'http' }) };
     case 'ids':
       return { context: 'T0001,T0002', value: 'T0001,T0002' };
+    case 'choice': {
+      const other = (s.choices ?? []).find((choice) => choice !== fallback);
+      if (other === undefined) throw new Error(`no non-default choice for ${key}`);
+      return { context: other, value: other };
+    }
     case 'url':
       return { context: 'https://market.example.com', value: 'https://market.example.com' };
     default:

@@ -119,6 +119,37 @@ describe('Workflow: create-order', () => {
     expect(ordersOn(9602)).toHaveLength(1);
   });
 
+  it('polls a running order until its ssh answers, then reports it ready', async () => {
+    // Prepare: the order runs, its ssh resets connections until released
+    h.resetServers([testServer(9121)]);
+    h.sim.control.setSshDelay(600_000);
+    const taskId = nextTaskId('ssh-late');
+    // Act
+    const run = h.run(taskId);
+    while (!ordersOn(9121).some((o) => o.status === 'running' && o.ssh_connections.reset > 0)) await new Promise((resolve) => setTimeout(resolve, 25));
+    const reportedEarly = callbackOf(taskId) !== undefined;
+    h.sim.control.setSshDelay(0);
+    const { execution } = await run;
+    // Assess
+    expect(reportedEarly).toBe(false);
+    expect(execution.status).toBe('SUCCEEDED');
+    const [order] = ordersOn(9121);
+    expect(callbackOf(taskId)?.json).toMatchObject({ success: true, order_id: order.order_id, status: 'running' });
+    expect(order.ssh_connections.answered).toBeGreaterThanOrEqual(1);
+  });
+
+  it('cancels a running order whose ssh never answers in time, and the failure says so', async () => {
+    h.resetServers([testServer(9122)]);
+    h.sim.control.setSshDelay(600_000);
+    const taskId = nextTaskId('ssh-never');
+    const { record } = await h.run(taskId, { timing: { ready_timeout_seconds: 1 } });
+    const error = 'Order creation timed out after 1 s: the order was running but its ssh endpoint did not answer';
+    expect(callbackOf(taskId)?.json).toEqual({ success: false, error });
+    const [order] = ordersOn(9122);
+    expect(order).toMatchObject({ status: 'expired', completed: true, end_reason: 'cancelled', ssh_connections: { answered: 0 } });
+    expect(record).toMatchObject({ state: 'failed', order_id: order.order_id });
+  });
+
   it('fails after three rejected placement attempts', async () => {
     h.resetServers([testServer(9701), testServer(9702), testServer(9703), testServer(9704)]);
     h.sim.control.inject({ endpoint: 'create_order', kind: 'code', code: 6, error: 'server-already-rented', times: 3 });

@@ -18,6 +18,7 @@ import { makeFindServer } from '../../lambdas/handlers/workflow/find-server';
 import { makeReserveQuota } from '../../lambdas/handlers/workflow/reserve-quota';
 import { makePlaceOrder } from '../../lambdas/handlers/workflow/place-order';
 import { makeCheckOrder } from '../../lambdas/handlers/workflow/check-order';
+import { sshBannerProbe } from '../../lambdas/adapters/ssh-banner-probe';
 import { makeCancelOrder } from '../../lambdas/handlers/workflow/cancel-order';
 import { makeReportResult } from '../../lambdas/handlers/workflow/report-result';
 import { makeExecutionEnded } from '../../lambdas/handlers/workflow/execution-ended';
@@ -127,6 +128,7 @@ export const startWorkflowHarness = async (options: HarnessOptions = {}): Promis
     setSpotPrice: (id, price) => http.setSpotPrice(id, price),
     spotMarket: (id) => http.spotMarket(id),
   };
+  const sshProbe = sshBannerProbe({ allowPrivate: true, timeoutMs: 1_000 });
   const tasks = new DynamoDbTaskRepository(dynamo.doc, dynamo.tableName);
   const claims = new DynamoDbServerClaims(dynamo.doc, dynamo.tableName);
   const intents = new DynamoDbPlacementIntents(dynamo.doc, dynamo.tableName);
@@ -146,7 +148,8 @@ export const startWorkflowHarness = async (options: HarnessOptions = {}): Promis
     [WORKFLOW_TASKS.FindServer]: makeFindServer(() => ({ marketplace, claims, tasks })),
     [WORKFLOW_TASKS.ReserveQuota]: makeReserveQuota(() => ({ quota, maxOrdersPerHour: harness.maxOrdersPerHour })),
     [WORKFLOW_TASKS.PlaceOrder]: makePlaceOrder(() => ({ marketplace, tasks, claims, ...placementWaits(intents) })),
-    [WORKFLOW_TASKS.CheckOrder]: makeCheckOrder(() => ({ marketplace })),
+    // READINESS_PROBE=ssh as deployed, against the simulator's ssh endpoints on loopback.
+    [WORKFLOW_TASKS.CheckOrder]: makeCheckOrder(() => ({ marketplace, sshProbe })),
     [WORKFLOW_TASKS.CancelOrder]: makeCancelOrder(() => ({ marketplace, tasks, intents })),
     [WORKFLOW_TASKS.ReportResult]: makeReportResult(() => ({ tasks, notifier, claims, leases })),
   };

@@ -7,13 +7,21 @@ import type { LeaseBook } from '../lease-ports';
 import type { Notifier, ServerClaims, TaskRepository } from '../ports';
 import { failure } from '../task';
 import type { CreateOrderSuccess, FailureResult, TaskResult } from '../task';
-import type { WorkflowState } from './workflow-state';
+import type { ReadinessPending, WorkflowState } from './workflow-state';
 
 /** The name ReportResult finishes tasks under (TaskRepository.finish). */
 export const REPORT_RESULT_FINISHER = 'ReportResult';
 
-/** The spec's timeout text, with the configured readiness window. */
-export const readyTimeoutMessage = (seconds: number): string => `Order creation timed out after ${seconds} s`;
+/** What a timeout failure adds when the order ran but was not ready (READINESS_PROBE=ssh). */
+const PENDING_TEXT: Readonly<Record<ReadinessPending, string>> = {
+  ssh_not_answering: 'the order was running but its ssh endpoint did not answer',
+  ssh_address_refused: 'the order was running but its ssh address is private, loopback or reserved, which the relay does not connect to',
+  ssh_endpoint_unknown: 'the order was running but its ssh endpoint could not be read',
+};
+
+/** The spec's timeout text, with the configured readiness window, and what was missing when the order ran. */
+export const readyTimeoutMessage = (seconds: number, pending?: ReadinessPending): string =>
+  `Order creation timed out after ${seconds} s${pending ? `: ${PENDING_TEXT[pending]}` : ''}`;
 
 /**
  * Readiness in Unix seconds: the poll that found the order running; for a state written before
@@ -48,7 +56,7 @@ export const workflowResult = (state: WorkflowState): CreateOrderSuccess | Failu
     };
   }
   if (check?.timedOut) {
-    return failure(check.reason === 'soft_deadline' ? new SoftTimeoutError().message : readyTimeoutMessage(state.timing.ready_timeout_seconds));
+    return failure(check.reason === 'soft_deadline' ? new SoftTimeoutError().message : readyTimeoutMessage(state.timing.ready_timeout_seconds, check.pending));
   }
   return failure('Order creation ended without a result');
 };

@@ -3,7 +3,7 @@
  * and the task-id log key. The state machine passes the whole state document to each task.
  */
 import * as z from 'zod/mini';
-import type { WorkflowState } from '../../domain/create-order/workflow-state';
+import { READINESS_PENDING, type WorkflowState } from '../../domain/create-order/workflow-state';
 import { InvalidWorkflowInputError } from '../../domain/errors';
 import { beginInvocation, tagTask } from '../../adapters/observability';
 import { PortsSchema } from '../../../contract/shapes';
@@ -71,6 +71,8 @@ export const WorkflowStateSchema = z.object({
       ready: z.boolean(),
       timedOut: z.boolean(),
       reason: z.optional(z.enum(['ready_timeout', 'soft_deadline'])),
+      pending: z.optional(z.enum(READINESS_PENDING)),
+      ssh_probe: z.optional(z.string()),
       order: z.optional(z.object({ order_id: z.int(), status: z.string(), ssh_connection: z.nullable(z.string()) })),
       ready_at: z.optional(z.number()),
     }),

@@ -54,6 +54,25 @@ describe('Handler: find-server → place-order → check-order → report-result
     expect(claims.holders.size).toBe(0);
   });
 
+  it('carries why a running order was not ready (ssh) from check-order through to the timeout failure', async () => {
+    // Prepare: the order runs, its ssh endpoint refuses; the poll comes after the readiness window
+    const marketplace = new FakeMarketplace();
+    marketplace.orders = [aPlacedOrder(44, 1, 1, 'running')];
+    const tasks = new FakeTasks();
+    tasks.seed();
+    const notifier = new FakeNotifier();
+    const sshProbe = { probe: async () => ({ answered: false as const, reason: 'refused' as const }) };
+    let state: Record<string, unknown> = { ...aState({ placement: { retry: false, order_id: 44, server_id: 1, placed_at: 0 } }) };
+    // Act
+    state = { ...state, check: JSON.parse(JSON.stringify(await makeCheckOrder(() => ({ marketplace, sshProbe }), clock)(state))) as unknown };
+    await makeReportResult(() => ({ tasks, notifier, claims: new FakeClaims(), leases: new FakeLeaseStore() }), clock)(state);
+    // Assess
+    expect(state.check).toMatchObject({ ready: false, timedOut: true, pending: 'ssh_not_answering', ssh_probe: 'refused' });
+    expect(notifier.callbacks[0].result).toEqual({
+      success: false, error: 'Order creation timed out after 120 s: the order was running but its ssh endpoint did not answer',
+    });
+  });
+
   it('cancel-order cancels the placed order after a timeout', async () => {
     const marketplace = new FakeMarketplace();
     const tasks = new FakeTasks();
