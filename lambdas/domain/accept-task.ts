@@ -3,9 +3,9 @@
  * the workflow or the job queue. The relay never answers "queued" for something it did not queue:
  * if anything before the hand-off completes fails, the record and the key are undone.
  */
-import type { CreateOrderWorkflowInput, IdempotencyStore, JobQueue, TaskRepository, WorkflowStarter } from './ports';
+import type { CreateOrderWorkflowInput, IdempotencyStore, JobQueue, TaskRepository, WorkflowOrderRequest, WorkflowOrigin, WorkflowStarter } from './ports';
 import { HandOffError, TaskAlreadyExistsError } from './errors';
-import type { JobMessage, TaskOrigin, TaskRecord, TaskRequest } from './task';
+import type { CreateOrderInput, JobMessage, TaskOrigin, TaskRecord, TaskRequest } from './task';
 
 /** Idempotency keys bind for 24 h (hardening issue). */
 export const IDEMPOTENCY_KEY_TTL_SECONDS = 24 * 3600;
@@ -114,12 +114,25 @@ export const sealRequest = (request: TaskRequest): { request: TaskRequest; order
   return { request: { kind: 'create-order', input }, orderEnv: env };
 };
 
+/**
+ * The create-order request as the workflow input carries it: no env values (sealed beside the record)
+ * and no callback_url (in the record, read by the deliverers). Caller URLs may carry tokens, and the
+ * input is kept in the execution history for 90 days and sent in EventBridge status-change events.
+ */
+export const workflowRequest = (input: CreateOrderInput): WorkflowOrderRequest => {
+  const { env: _env, callback_url: _callbackUrl, ...rest } = input;
+  return rest;
+};
+
+/** The origin as the workflow input carries it: the source only (Slack's response_url stays in the record). */
+export const workflowOrigin = (origin: TaskOrigin): WorkflowOrigin => ({ source: origin.source });
+
 const handOff = async (deps: AcceptTaskDeps, request: TaskRequest, opts: AcceptTaskOptions): Promise<void> => {
   if (request.kind === 'create-order') {
     const input: CreateOrderWorkflowInput = {
       task_id: opts.taskId,
-      request: request.input,
-      origin: opts.origin,
+      request: workflowRequest(request.input),
+      origin: workflowOrigin(opts.origin),
       timing: {
         poll_interval_seconds: opts.timing.poll_interval_seconds,
         ready_timeout_seconds: opts.timing.ready_timeout_seconds,

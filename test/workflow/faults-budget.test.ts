@@ -33,6 +33,7 @@ import type { CreateOrderWorkflowInput, MarketplaceClient } from '../../lambdas/
 import { startDynalite, type LocalDynamo } from '../helpers/dynalite';
 import { startReceiver, type Receiver } from '../helpers/receivers';
 import { NATIVE, nextTaskId, testServer, WEBHOOK_SECRET } from './harness';
+import { workflowRequest } from '../../lambdas/domain/accept-task';
 
 /** Scaled-down Lambda timeouts (ms): shorter than each function's unbudgeted worst case below. */
 const TIMEOUT_MS: Record<WorkflowTaskName, number> = {
@@ -194,7 +195,7 @@ describe('Faults: time budgets in the create-order workflow', () => {
       created_at: new Date(now).toISOString(), updated_at: new Date(now).toISOString(),
     });
     const input: CreateOrderWorkflowInput = {
-      task_id: taskId, request, origin: { source: 'webhook' },
+      task_id: taskId, request: workflowRequest(request), origin: { source: 'webhook' },
       timing: { poll_interval_seconds: 1, ready_timeout_seconds: 120, soft_deadline: Math.floor(now / 1000) + 300 },
     };
     const { executionArn } = sfn.startExecution(taskId, input);

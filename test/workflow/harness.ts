@@ -26,6 +26,7 @@ import type { CreateOrderInput, TaskRecord } from '../../lambdas/domain/task';
 import type { CreateOrderWorkflowInput, MarketplaceClient } from '../../lambdas/domain/ports';
 import { startDynalite, type LocalDynamo } from '../helpers/dynalite';
 import { startReceiver, type Receiver } from '../helpers/receivers';
+import { workflowRequest } from '../../lambdas/domain/accept-task';
 
 export const NATIVE = 'NATIVE-Blockchain';
 export const WEBHOOK_SECRET = 'workflow-test-secret';
@@ -179,7 +180,7 @@ export const startWorkflowHarness = async (options: HarnessOptions = {}): Promis
       });
       const input: CreateOrderWorkflowInput = {
         task_id: taskId,
-        request,
+        request: workflowRequest(request),
         origin: { source: 'webhook' },
         timing: { poll_interval_seconds: 1, ready_timeout_seconds: 120, soft_deadline: Math.floor(now / 1000) + 300, ...opts.timing },
       };

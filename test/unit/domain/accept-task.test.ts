@@ -30,14 +30,15 @@ describe('Function: acceptTask', () => {
     expect(record).toMatchObject({ task_id: 't-1', kind: 'create-order', state: 'queued', created_at: new Date(NOW).toISOString(), origin: { source: 'webhook' } });
     expect(JSON.stringify(record)).not.toContain('hunter2');
     expect(record?.request).toMatchObject({ gpu_type: 'A100', env_names: ['TOKEN'], callback_url: 'https://cb.example' });
-    // The env values are sealed beside the record and kept out of the workflow input (execution history, events).
+    // The env values are sealed beside the record and kept out of the workflow input (execution history, events),
+    // and so is the callback URL: the record holds it for the deliverers.
     expect(deps.tasks.sealed.get('t-1')).toEqual({ orderEnv: { TOKEN: 'hunter2' } });
-    const { env: _env, ...withoutEnv } = createOrder;
+    const { env: _env, callback_url: _cb, ...withoutEnv } = createOrder;
     expect(deps.workflow.started).toEqual([{
       taskId: 't-1',
       input: { task_id: 't-1', request: withoutEnv, origin: { source: 'webhook' }, timing: { poll_interval_seconds: 5, ready_timeout_seconds: 120, soft_deadline: 1_700_000_300 } },
     }]);
-    expect(JSON.stringify(deps.workflow.started)).not.toContain('hunter2');
+    expect(JSON.stringify(deps.workflow.started)).not.toMatch(/hunter2|callback_url|cb\.example/);
     expect(deps.queue.sent).toEqual([]);
   });
 
@@ -47,7 +48,17 @@ describe('Function: acceptTask', () => {
     await acceptTask(deps, { kind: 'create-order', input: withoutEnv }, opts('t-1'));
     await acceptTask(deps, { kind: 'status', input: {} }, opts('t-2'));
     expect(deps.tasks.sealed.size).toBe(0);
-    expect(deps.workflow.started[0].input.request).toEqual(withoutEnv);
+    const { callback_url: _cb, ...handedOff } = withoutEnv;
+    expect(deps.workflow.started[0].input.request).toEqual(handedOff);
+  });
+
+  it('keeps a Slack response_url out of the workflow input and in the record', async () => {
+    const { deps, opts } = setup();
+    const responseUrl = 'https://hooks.slack.com/commands/T1/2/secret-token';
+    await acceptTask(deps, { kind: 'create-order', input: createOrder }, opts('t-3', { origin: { source: 'slack', responseUrl } }));
+    expect(deps.workflow.started[0].input.origin).toEqual({ source: 'slack' });
+    expect(JSON.stringify(deps.workflow.started)).not.toContain('hooks.slack.com');
+    expect(deps.tasks.records.get('t-3')?.origin).toEqual({ source: 'slack', responseUrl });
   });
 
   it.each<TaskRequest>([

@@ -62,7 +62,9 @@ describe('Handler: create-order', () => {
     const { fakes, call } = setup({ ALLOW_PRIVATE_CALLBACKS: 'true' });
     const result = await call(signedPost(SECRET, PATH, '{"gpu_type":"A100","callback_url":"http://127.0.0.1:9/cb"}'));
     expect(result.statusCode).toBe(202);
-    expect(fakes.workflow.started[0].input.request.callback_url).toBe('http://127.0.0.1:9/cb');
+    // The URL is kept in the task record (the deliverers read it there), never in the workflow input.
+    expect(fakes.tasks.records.get(fakes.workflow.started[0].taskId)?.request.callback_url).toBe('http://127.0.0.1:9/cb');
+    expect(JSON.stringify(fakes.workflow.started[0].input)).not.toMatch(/callback_url|127\.0\.0\.1/);
   });
 
   it('checks the signature before the body: a bad body unsigned is 401, not 400', async () => {
