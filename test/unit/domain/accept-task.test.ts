@@ -11,7 +11,7 @@ const createOrder: CreateOrderInput = {
 };
 
 const setup = () => {
-  const deps = { tasks: new FakeTasks(), workflow: new FakeWorkflow(), queue: new FakeQueue(), idempotency: new FakeIdempotencyStore() };
+  const deps = { tasks: new FakeTasks(), workflow: new FakeWorkflow(), queue: new FakeQueue(), idempotency: new FakeIdempotencyStore(), signedRequests: new FakeIdempotencyStore() };
   const opts = (taskId: string, extra: Partial<AcceptTaskOptions> = {}): AcceptTaskOptions => ({
     taskId, now: NOW, origin: { source: 'webhook' }, timing: { poll_interval_seconds: 5, ready_timeout_seconds: 120 }, softLimitSeconds: 300, ...extra,
   });
@@ -157,5 +157,53 @@ describe('Function: recordedRequest', () => {
   it('keeps a create-order request without env unchanged', () => {
     const { env: _env, ...rest } = createOrder;
     expect(recordedRequest({ kind: 'create-order', input: rest })).toEqual(rest);
+  });
+
+  describe('one signed request, one task', () => {
+    const signedRequest = { key: 'CreateOrder:1700000000:ab12', ttlSeconds: 360 };
+
+    it('answers a copy of a signed request with the first task id and starts nothing, even under a new Idempotency-Key', async () => {
+      const { deps, opts } = setup();
+      const first = await acceptTask(deps, { kind: 'status', input: {} }, opts('t-1', { signedRequest, idempotencyKey: 'k-1' }));
+      const copy = await acceptTask(deps, { kind: 'status', input: {} }, opts('t-2', { signedRequest }));
+      const withOtherKey = await acceptTask(deps, { kind: 'status', input: {} }, opts('t-3', { signedRequest, idempotencyKey: 'k-other' }));
+      expect(first).toEqual({ taskId: 't-1', replayed: false });
+      expect(copy).toEqual({ taskId: 't-1', replayed: true });
+      expect(withOtherKey).toEqual({ taskId: 't-1', replayed: true });
+      expect(deps.queue.sent.map((m) => m.task_id)).toEqual(['t-1']);
+      expect(deps.idempotency.keys.has('status:k-other')).toBe(false);
+    });
+
+    it('binds for the TTL it is given: a copy after it is a new request', async () => {
+      const { deps, opts } = setup();
+      await acceptTask(deps, { kind: 'status', input: {} }, opts('t-1', { signedRequest }));
+      const late = await acceptTask(deps, { kind: 'status', input: {} }, opts('t-2', { signedRequest, now: NOW + 360_000 }));
+      expect(late).toEqual({ taskId: 't-2', replayed: false });
+    });
+
+    it('a new signed request that repeats an Idempotency-Key gets the key\'s task, and so do its own copies', async () => {
+      const { deps, opts } = setup();
+      await acceptTask(deps, { kind: 'status', input: {} }, opts('t-1', { idempotencyKey: 'k-1' }));
+      const second = await acceptTask(deps, { kind: 'status', input: {} }, opts('t-2', { signedRequest, idempotencyKey: 'k-1' }));
+      const copyOfSecond = await acceptTask(deps, { kind: 'status', input: {} }, opts('t-3', { signedRequest }));
+      expect(second).toEqual({ taskId: 't-1', replayed: true });
+      expect(copyOfSecond).toEqual({ taskId: 't-1', replayed: true });
+      expect(deps.queue.sent).toHaveLength(1);
+    });
+
+    it('releases the signed request when the hand-off fails, so the caller\'s retry of the same request runs', async () => {
+      const { deps, opts } = setup();
+      deps.queue.fail = new Error('SQS down');
+      await expect(acceptTask(deps, { kind: 'status', input: {} }, opts('t-1', { signedRequest }))).rejects.toBeInstanceOf(HandOffError);
+      deps.queue.fail = undefined;
+      expect(await acceptTask(deps, { kind: 'status', input: {} }, opts('t-2', { signedRequest }))).toEqual({ taskId: 't-2', replayed: false });
+    });
+
+    it('without a signed request key (no timestamp) copies are separate tasks, as before', async () => {
+      const { deps, opts } = setup();
+      await acceptTask(deps, { kind: 'status', input: {} }, opts('t-1'));
+      await acceptTask(deps, { kind: 'status', input: {} }, opts('t-2'));
+      expect(deps.queue.sent).toHaveLength(2);
+    });
   });
 });

@@ -112,6 +112,37 @@ describe('Handler: create-order', () => {
       expect((await call(fresh)).statusCode).toBe(202);
     });
 
+    it('answers copies of one signed timestamped request with the first task_id and starts one workflow (hex case changes nothing)', async () => {
+      // Prepare
+      const { fakes, call } = setup();
+      const body = '{"gpu_type":"A100"}';
+      const ts = '1700000000';
+      const signature = sign(SECRET, body, ts);
+      const copy = (sig: string, extra: Record<string, string> = {}) =>
+        apiEvent({ path: PATH, body, headers: { 'x-webhook-timestamp': ts, 'x-webhook-signature': sig, ...extra } });
+      // Act
+      const first = await call(copy(signature));
+      const again = await call(copy(signature));
+      const upper = await call(copy(signature.toUpperCase(), { 'idempotency-key': 'fresh-key' }));
+      fakes.clock += 200_000; // still inside the window
+      const later = await call(copy(signature));
+      // Assess
+      expect(first).toMatchObject({ statusCode: 202, body: { task_id: '00000000-0000-4000-8000-000000000001' } });
+      for (const repeat of [again, upper, later]) {
+        expect(repeat).toMatchObject({ statusCode: 202, body: { status: 'queued', task_id: '00000000-0000-4000-8000-000000000001' } });
+        expect(repeat.headers['Idempotent-Replayed']).toBe('true');
+      }
+      expect(fakes.workflow.started).toHaveLength(1);
+      expect(fakes.tasks.records.size).toBe(1);
+    });
+
+    it('makes a task per request for untimestamped signed requests (the spec allows them locally)', async () => {
+      const { fakes, call } = setup();
+      await call(signedPost(SECRET, PATH, '{"gpu_type":"A100"}'));
+      await call(signedPost(SECRET, PATH, '{"gpu_type":"A100"}'));
+      expect(fakes.workflow.started).toHaveLength(2);
+    });
+
     it('rejects a stale timestamp', async () => {
       const { call } = setup();
       const body = '{"gpu_type":"A100"}';
