@@ -31,8 +31,8 @@ import { WORKFLOW_TASKS, type WorkflowTaskName } from '../../contract/routes';
 import type { CreateOrderInput, TaskRecord } from '../../lambdas/domain/task';
 import type { CreateOrderWorkflowInput, MarketplaceClient } from '../../lambdas/domain/ports';
 import { startDynalite, type LocalDynamo } from '../helpers/dynalite';
-import { startReceiver, type Receiver } from '../helpers/receivers';
-import { NATIVE, nextTaskId, testServer, WEBHOOK_SECRET } from './harness';
+import { startReceiver, TEST_CALLBACK_SECRET, type Receiver } from '../helpers/receivers';
+import { NATIVE, nextTaskId, testServer } from './harness';
 import { workflowRequest } from '../../lambdas/domain/accept-task';
 
 /** Scaled-down Lambda timeouts (ms): shorter than each function's unbudgeted worst case below. */
@@ -135,7 +135,7 @@ describe('Faults: time budgets in the create-order workflow', () => {
     claims = new DynamoDbServerClaims(dynamo.doc, dynamo.tableName);
     const quota = new DynamoDbSlidingWindow(dynamo.doc, dynamo.tableName);
     const notifier = new HttpNotifier({
-      webhookSecrets: async () => [WEBHOOK_SECRET],
+      signingSecrets: async () => [TEST_CALLBACK_SECRET],
       chat: async () => ({ slack: `${slack.url}/slack` }),
       allowPrivate: true,
       callbackTimeoutMs: 2_000,
@@ -216,7 +216,7 @@ describe('Faults: time budgets in the create-order workflow', () => {
     expect(record).toMatchObject({ state: 'succeeded', result: { success: true } });
     expect(timedOut).toEqual([]);
     expect(deliveries.length).toBeGreaterThanOrEqual(1);
-    expect(new Set(deliveries.map((d) => d.headers['x-webhook-id'])).size).toBe(1);
+    expect(new Set(deliveries.map((d) => d.headers['webhook-id'])).size).toBe(1);
     // The ready announcement went out once, and the server is free again.
     expect(slack.requests.length - slackBefore).toBe(1);
     expect(await claims.claim(serverId, 'another-task', Date.now(), 60)).toBe(true);

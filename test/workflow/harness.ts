@@ -25,7 +25,7 @@ import { WORKFLOW_TASKS } from '../../contract/routes';
 import type { CreateOrderInput, TaskRecord } from '../../lambdas/domain/task';
 import type { CreateOrderWorkflowInput, MarketplaceClient } from '../../lambdas/domain/ports';
 import { startDynalite, type LocalDynamo } from '../helpers/dynalite';
-import { startReceiver, type Receiver } from '../helpers/receivers';
+import { startReceiver, TEST_CALLBACK_SECRET, type Receiver } from '../helpers/receivers';
 import { workflowRequest } from '../../lambdas/domain/accept-task';
 
 export const NATIVE = 'NATIVE-Blockchain';
@@ -129,7 +129,7 @@ export const startWorkflowHarness = async (options: HarnessOptions = {}): Promis
   const leases = new DynamoDbLeaseStore(dynamo.doc, dynamo.tableName);
   const quota = new DynamoDbSlidingWindow(dynamo.doc, dynamo.tableName);
   const notifier = new HttpNotifier({
-    webhookSecrets: async () => [WEBHOOK_SECRET],
+    signingSecrets: async () => [TEST_CALLBACK_SECRET],
     chat: async () => ({ slack: `${slack.url}/slack`, discord: `${discord.url}/discord` }),
     allowPrivate: true,
     callbackTimeoutMs: 2_000,
