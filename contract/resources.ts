@@ -49,6 +49,11 @@ export const keys = {
   claim: (serverId: number) => `CLAIM#${serverId}`,
   cache: (name: string) => `CACHE#${name}`,
   idempotency: (key: string) => `IDEM#${key}`,
+  /**
+   * A signed, timestamped webhook request already accepted (sha256 of route, timestamp and signature),
+   * bound to its task until its timestamp leaves the replay window: one signed request, one task.
+   */
+  signedRequest: (hash: string) => `SIGNED#${hash}`,
   /** An order the relay placed (task, callback, spot) and its lease, if any. */
   lease: (orderId: number) => `LEASE#${orderId}`,
   /** A 15-minute bucket of lease ends, named by its start in UTC minutes, for people reading the table. */

@@ -100,6 +100,10 @@ export const RelayEnvSchema = z.object({
   DISCORD_WEBHOOK_URL: z.optional(z.string()),
   SLACK_SIGNING_SECRET_ARN: z.optional(z.string()),
   SLACK_SIGNING_SECRET: z.optional(z.string()),
+  /** Standard Webhooks key (`whsec_…`) that signs callbacks and lifecycle events; never the webhook secret. */
+  CALLBACK_SIGNING_SECRET_ARN: z.optional(z.string()),
+  CALLBACK_SIGNING_SECRET: z.optional(z.string()),
+  CALLBACK_SIGNING_SECRET_PREVIOUS: z.optional(z.string()),
 });
 
 export type RelayEnv = z.infer<typeof RelayEnvSchema>;

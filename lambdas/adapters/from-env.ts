@@ -13,6 +13,7 @@ import type { RelayEnv } from './env';
 import { SfnWorkflowStarter } from './sfn-workflow-starter';
 import { SqsJobQueue } from './sqs-job-queue';
 import type { LeaseBook } from '../domain/lease-ports';
+import { keys } from '../../contract/resources';
 import type { IdempotencyStore, JobQueue, PlacementIntents, ServerClaims, SlidingWindow, TaskRepository, WorkflowStarter } from '../domain/ports';
 
 export const taskRepositoryFromEnv = (env: RelayEnv): TaskRepository => new DynamoDbTaskRepository(documentClient(), env.TABLE_NAME);
@@ -24,6 +25,10 @@ export const placementIntentsFromEnv = (env: RelayEnv): PlacementIntents => new 
 export const serverClaimsFromEnv = (env: RelayEnv): ServerClaims => new DynamoDbServerClaims(documentClient(), env.TABLE_NAME);
 
 export const idempotencyStoreFromEnv = (env: RelayEnv): IdempotencyStore => new DynamoDbIdempotencyStore(documentClient(), env.TABLE_NAME);
+
+/** Signed timestamped requests already accepted (`SIGNED#` items): a repeat gets the first task id. */
+export const signedRequestStoreFromEnv = (env: RelayEnv): IdempotencyStore =>
+  new DynamoDbIdempotencyStore(documentClient(), env.TABLE_NAME, keys.signedRequest);
 
 /**
  * The lease book (issue 14) in the relay table: tracking, extending, spot decrease claims. The fleet

@@ -11,6 +11,7 @@ import { extendOrder, setSpotPrice } from './fleet-watch';
 import { hasLease, serverFitsLease } from './lease';
 import type { LeaseBook } from './lease-ports';
 import { findMatchingServer } from './matching';
+import { workflowOrigin, workflowRequest } from './accept-task';
 import type { Order, PortProtocol, Server } from './marketplace-types';
 import type { CreateOrderWorkflowInput, MarketplaceClient, Notifier, TaskRepository, WorkflowStarter } from './ports';
 import type {
@@ -189,10 +190,11 @@ export const runPriceAlert = async (
     ...(maxHours !== undefined ? { max_hours: maxHours } : {}),
     ...(input.callback_url ? { callback_url: input.callback_url } : {}),
   };
+  // callback_url and a Slack response_url stay in the record (the workflow's deliverers read them there).
   const workflowInput = (createdMs: number): CreateOrderWorkflowInput => ({
     task_id: orderTaskId,
-    request,
-    origin: ctx.origin,
+    request: workflowRequest(request),
+    origin: workflowOrigin(ctx.origin),
     timing: {
       poll_interval_seconds: deps.config.pollIntervalSeconds,
       ready_timeout_seconds: deps.config.readyTimeoutSeconds,

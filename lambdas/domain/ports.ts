@@ -150,13 +150,21 @@ export interface JobQueue {
 }
 
 /**
- * The workflow's input document. `request.env` is never set by the relay: env values stay out of the
- * execution history and EventBridge events; PlaceOrder reads them with `TaskRepository.orderEnv`.
+ * The create-order request as the workflow carries it: without callback_url, and `env` is never set by
+ * the relay. Both stay out of the execution history (kept 90 days) and EventBridge events: env values
+ * are sealed beside the task record (PlaceOrder reads them with `TaskRepository.orderEnv`), and the
+ * deliverers (ReportResult, ExecutionEnded) read callback_url from the record.
  */
+export type WorkflowOrderRequest = Omit<CreateOrderInput, 'callback_url'> & { readonly callback_url?: never };
+
+/** The task origin as the workflow carries it: without Slack's response_url (read from the record). */
+export type WorkflowOrigin = Pick<TaskOrigin, 'source'> & { readonly responseUrl?: never };
+
+/** The workflow's input document: no secret values and no caller URLs (see WorkflowOrderRequest). */
 export interface CreateOrderWorkflowInput {
   readonly task_id: string;
-  readonly request: CreateOrderInput;
-  readonly origin: TaskOrigin;
+  readonly request: WorkflowOrderRequest;
+  readonly origin: WorkflowOrigin;
   /** Timing from config, so Wait states and deadlines follow the environment. `soft_deadline` is epoch seconds. */
   readonly timing: { readonly poll_interval_seconds: number; readonly ready_timeout_seconds: number; readonly soft_deadline: number };
 }

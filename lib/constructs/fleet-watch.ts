@@ -37,7 +37,7 @@ export interface FleetWatchProps {
 }
 
 /** The watch reads the marketplace key (my_orders, cancel_order), signs events and posts to chat. */
-export const WATCH_SECRETS: readonly SecretName[] = ['apiKey', 'webhook', 'chat'];
+export const WATCH_SECRETS: readonly SecretName[] = ['apiKey', 'callback', 'chat'];
 
 /**
  * The schedule's period for WATCH_INTERVAL_SECONDS. Below 60 s, or not a whole number of minutes,

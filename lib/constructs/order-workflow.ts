@@ -86,9 +86,9 @@ const SECRETS_OF: Record<WorkflowTaskName | 'ExecutionEnded', readonly Exclude<S
   PlaceOrder: ['apiKey'],
   CheckOrder: ['apiKey'],
   CancelOrder: ['apiKey'],
-  // Callbacks are signed with the webhook secret; chat URLs are secret.
-  ReportResult: ['webhook', 'chat'],
-  ExecutionEnded: ['apiKey', 'webhook', 'chat'],
+  // Callbacks are signed with the callback signing secret (never the webhook secret); chat URLs are secret.
+  ReportResult: ['callback', 'chat'],
+  ExecutionEnded: ['apiKey', 'callback', 'chat'],
 };
 
 /** Handler file of each workflow function: the local runtime and asl.ts map Task states through it. */

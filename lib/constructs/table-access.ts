@@ -68,6 +68,8 @@ export const TABLE_ACCESS: Readonly<Record<KeyFamily, FamilyAccess>> = {
   claim: { write: CLAIM_USERS },
   cache: { write: MARKETPLACE_USERS },
   idempotency: { write: TASK_ROUTES },
+  // One task per signed request (issue 21 item 2): claimed by the routes that accept tasks.
+  signedRequest: { write: TASK_ROUTES },
   lease: { write: LEASE_USERS },
   leaseDue: { write: LEASE_USERS },
   leaseDueCursor: { write: LEASE_USERS },

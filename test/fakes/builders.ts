@@ -53,7 +53,7 @@ export const aTaskRecord = (taskId = 'task-1', patch: Partial<TaskRecord> = {}):
 /** The create-order workflow's state at its start; `patch` overrides any field. */
 export const aState = (patch: Partial<WorkflowState> = {}): WorkflowState => ({
   task_id: 'task-1',
-  request: { gpu_type: '4090', image: 'img', currency: NATIVE, ports: { '22': 'tcp' }, use_spot: true, callback_url: 'http://cb.example/hook' },
+  request: { gpu_type: '4090', image: 'img', currency: NATIVE, ports: { '22': 'tcp' }, use_spot: true },
   origin: { source: 'webhook' },
   timing: { poll_interval_seconds: 5, ready_timeout_seconds: 120, soft_deadline: 1_000_000_000 },
   ...patch,

@@ -8,6 +8,7 @@ import { MarketplaceUnavailableError } from '../../lambdas/domain/errors';
 import { hmacHex } from '../../lambdas/domain/signing';
 import { keys } from '../../contract/resources';
 import { NATIVE, WEBHOOK_SECRET, nextTaskId, startWorkflowHarness, testServer, type WorkflowHarness } from './harness';
+import { deliveryVerifies, TEST_CALLBACK_SECRET } from '../helpers/receivers';
 
 describe('Workflow: create-order', () => {
   let h: WorkflowHarness;
@@ -53,9 +54,10 @@ describe('Workflow: create-order', () => {
       gpu: ['ZETA Z9000', 'ZETA Z9000'],
       price_usd: 0.45,
     });
-    // Signed like a timestamped request.
-    const ts = String(callback?.headers['x-webhook-timestamp']);
-    expect(callback?.headers['x-webhook-signature']).toBe(hmacHex(WEBHOOK_SECRET, `${ts}.${callback?.body}`));
+    // Signed per Standard Webhooks with the callback signing secret, never like a request.
+    expect(callback && deliveryVerifies(callback, TEST_CALLBACK_SECRET)).toBe(true);
+    expect(callback?.headers['x-webhook-signature']).toBeUndefined();
+    expect(callback?.headers['webhook-signature']).not.toContain(hmacHex(WEBHOOK_SECRET, `${String(callback?.headers['webhook-timestamp'])}.${callback?.body}`));
     expect(record).toMatchObject({ state: 'succeeded', order_id: orders[0].order_id, server_id: 9101 });
     // Chat payload shapes: Slack {text}, Discord {content}, both naming the order.
     const slack = await h.slack.waitFor((r) => JSON.stringify(r.json).includes(String(orders[0].order_id)), 2_000);

@@ -26,7 +26,8 @@ import { WORKFLOW_TASKS } from '../../contract/routes';
 import type { CreateOrderInput, TaskRecord } from '../../lambdas/domain/task';
 import type { CreateOrderWorkflowInput, MarketplaceClient } from '../../lambdas/domain/ports';
 import { startDynalite, type LocalDynamo } from '../helpers/dynalite';
-import { startReceiver, type Receiver } from '../helpers/receivers';
+import { startReceiver, TEST_CALLBACK_SECRET, type Receiver } from '../helpers/receivers';
+import { workflowRequest } from '../../lambdas/domain/accept-task';
 import { placementWaits } from '../fakes/placement-intents';
 import { DynamoDbPlacementIntents } from '../../lambdas/adapters/dynamodb-placement-intents';
 
@@ -135,7 +136,7 @@ export const startWorkflowHarness = async (options: HarnessOptions = {}): Promis
   const leases = new DynamoDbLeaseStore(dynamo.doc, dynamo.tableName);
   const quota = new DynamoDbSlidingWindow(dynamo.doc, dynamo.tableName);
   const notifier = new HttpNotifier({
-    webhookSecrets: async () => [WEBHOOK_SECRET],
+    signingSecrets: async () => [TEST_CALLBACK_SECRET],
     chat: async () => ({ slack: `${slack.url}/slack`, discord: `${discord.url}/discord` }),
     allowPrivate: true,
     callbackTimeoutMs: 2_000,
@@ -187,7 +188,7 @@ export const startWorkflowHarness = async (options: HarnessOptions = {}): Promis
       });
       const input: CreateOrderWorkflowInput = {
         task_id: taskId,
-        request,
+        request: workflowRequest(request),
         origin: { source: 'webhook' },
         timing: { poll_interval_seconds: 1, ready_timeout_seconds: 120, soft_deadline: Math.floor(now / 1000) + 300, ...opts.timing },
       };

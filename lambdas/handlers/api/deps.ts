@@ -3,7 +3,7 @@
  * instance on the first invocation. Tests build handlers with fakes instead (createXxxHandler).
  */
 import { relayEnv, type RelayEnv } from '../../adapters/env';
-import { idempotencyStoreFromEnv, slidingWindowFromEnv, taskRepositoryFromEnv } from '../../adapters/from-env';
+import { idempotencyStoreFromEnv, signedRequestStoreFromEnv, slidingWindowFromEnv, taskRepositoryFromEnv } from '../../adapters/from-env';
 import { marketplaceFromEnv } from '../../adapters/marketplace-from-env';
 import { slackSigningSecret, webhookSecrets } from '../../adapters/secrets';
 import type { JobQueue, MarketplaceClient, TaskRepository, WorkflowStarter } from '../../domain/ports';
@@ -39,6 +39,7 @@ export const acceptDepsFromEnv = (uses: HandOffs): (() => AcceptDeps) =>
       ...(uses.slack ? { slackSigningSecret: (read) => slackSigningSecret(env, read) } : {}),
       tasks: taskRepositoryFromEnv(env),
       idempotency: idempotencyStoreFromEnv(env),
+      signedRequests: signedRequestStoreFromEnv(env),
       workflow: uses.workflow ? uses.workflow(env) : unavailablePort('the create-order workflow'),
       queue: uses.queue ? uses.queue(env) : unavailablePort('the job queue'),
     };

@@ -43,11 +43,12 @@ export const WorkflowStateSchema = z.object({
     ports: PortsSchema,
     env: z.optional(z.record(z.string(), z.string())),
     use_spot: z.boolean(),
-    callback_url: z.optional(z.string()),
+    // No callback_url: caller URLs stay in the task record (an older execution's is dropped here).
     /** Lease in hours (issue 14); absent = no lease. */
     max_hours: z.optional(z.number().check(z.positive())),
   }),
-  origin: TaskOriginSchema,
+  // The source only: Slack's response_url stays in the task record.
+  origin: z.object({ source: TaskOriginSchema.shape.source }),
   timing: z.object({
     poll_interval_seconds: z.number().check(z.positive()),
     ready_timeout_seconds: z.number().check(z.positive()),

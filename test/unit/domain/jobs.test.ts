@@ -115,18 +115,22 @@ describe('Function: runPriceAlert', () => {
       aServer(3, { price: { on_demand: {}, spot: { 'NATIVE-Blockchain': 4 }, usd_per_hour: { on_demand: {}, spot: 0.5 } } }),
     ];
     // Act
-    const result = await runPriceAlert(input, deps, { task_id: ALERT_TASK, origin: { source: 'slack' }, now: NOW });
+    const responseUrl = 'https://hooks.slack.example/commands/T1/2/tok';
+    const result = await runPriceAlert(input, deps, { task_id: ALERT_TASK, origin: { source: 'slack', responseUrl }, now: NOW });
     // Assess
     const childId = priceAlertOrderTaskId(ALERT_TASK);
     expect(result).toEqual({ success: true, message: expect.stringContaining(childId), task_id: childId });
-    expect(tasks.records.get(childId)).toMatchObject({ task_id: childId, kind: 'create-order', state: 'queued', origin: { source: 'slack' } });
+    // The caller's URLs are in the record (the deliverers read them there), not in the workflow input.
+    expect(tasks.records.get(childId)).toMatchObject({
+      task_id: childId, kind: 'create-order', state: 'queued', origin: { source: 'slack', responseUrl }, request: { callback_url: 'https://cb.example/hook' },
+    });
     expect(workflow.started).toEqual([{
       taskId: childId,
       input: {
         task_id: childId,
         request: {
           gpu_type: '4090', max_price: 0.5, image: 'my/image:1', currency: 'NATIVE-Blockchain',
-          ports: { '22': 'tcp', '8888': 'http' }, use_spot: true, callback_url: 'https://cb.example/hook',
+          ports: { '22': 'tcp', '8888': 'http' }, use_spot: true,
         },
         origin: { source: 'slack' },
         timing: { poll_interval_seconds: 5, ready_timeout_seconds: 120, soft_deadline: NOW / 1000 + 300 },
