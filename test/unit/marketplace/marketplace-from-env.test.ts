@@ -75,10 +75,14 @@ describe('Function: marketplaceFromEnv', () => {
     expect(wallets.length).toBeGreaterThan(0);
     expect(orders).toEqual([]);
     expect(afterCreate.map((o) => o.order_id)).toEqual([order_id]);
-    // Pacing: every send took a gate slot, and the slots are at least the interval apart.
+    // Pacing: every send took a gate slot, and the slots are at least the interval apart, except where
+    // a rate-limited answer widened the interval: the new timeline starts one new spacing after the
+    // refused send, which may fall closer than the interval to a slot handed out before (README,
+    // "Pacing adapts to 429s"). At most one such pair per rate-limited answer.
     const claimed = (await Promise.all(slots)).filter((t): t is number => t !== undefined).sort((x, y) => x - y);
     expect(claimed.length).toBeGreaterThanOrEqual(sent.length);
-    for (let i = 1; i < claimed.length; i += 1) expect(claimed[i] - claimed[i - 1]).toBeGreaterThanOrEqual(minIntervalMs);
+    const close = claimed.slice(1).filter((t, i) => t - claimed[i]! < minIntervalMs).length;
+    expect(close).toBeLessThanOrEqual(sent.filter((s) => s.code === 5).length);
     // Every rate-limited answer was retried: each call above succeeded, and the simulator's count matches ours.
     expect(sent.filter((s) => s.code === 5)).toHaveLength(sim.control.counters().rateLimited);
     expect(processed('create_order')).toBe(1);
