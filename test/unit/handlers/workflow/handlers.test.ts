@@ -59,7 +59,7 @@ describe('Handler: find-server → place-order → check-order → report-result
     const marketplace = new FakeMarketplace();
     marketplace.orders = [aPlacedOrder(44, 1, 1, 'running')];
     const tasks = new FakeTasks();
-    tasks.seed();
+    tasks.seed('task-1', { request: { callback_url: 'http://cb.example/hook' } });
     const notifier = new FakeNotifier();
     const sshProbe = { probe: async () => ({ answered: false as const, reason: 'refused' as const }) };
     let state: Record<string, unknown> = { ...aState({ placement: { retry: false, order_id: 44, server_id: 1, placed_at: 0 } }) };
