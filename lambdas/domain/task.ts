@@ -7,7 +7,8 @@ export type { ExtendOrderInput, ExtendOrderSuccess, SetSpotPriceInput, SetSpotPr
 
 export const TaskKindSchema = z.enum(['create-order', 'cancel-order', 'status', 'price-alert', 'extend-order', 'set-spot-price']);
 export type TaskKind = z.infer<typeof TaskKindSchema>;
-export const TaskStateSchema = z.enum(['queued', 'running', 'succeeded', 'failed']);
+/** `waiting`: a standing order (issue 23) with no server yet, served by the fleet watch until its wait ends. */
+export const TaskStateSchema = z.enum(['queued', 'running', 'waiting', 'succeeded', 'failed']);
 export type TaskState = z.infer<typeof TaskStateSchema>;
 export const FINAL_STATES: readonly TaskState[] = ['succeeded', 'failed'];
 
@@ -31,6 +32,8 @@ export interface CreateOrderInput {
   readonly callback_url?: string;
   /** Lease in hours (the request's max_hours, else DEFAULT_MAX_HOURS); absent = no lease. */
   readonly max_hours?: number;
+  /** Standing order (issue 23): how long the task may wait for a matching server, in seconds; absent or 0 = fail at once. */
+  readonly wait_seconds?: number;
 }
 export interface CancelOrderInput { readonly order_id: number; readonly callback_url?: string }
 export interface StatusInput { readonly callback_url?: string }
@@ -112,6 +115,8 @@ export interface TaskRecord {
   readonly order_intent_at?: number;
   /** True once the workflow (or the safety net) cancelled `order_id`, so nobody cancels it twice. */
   readonly order_cancelled?: boolean;
+  /** A standing order's end of waiting (Unix seconds), set when it first waits (issue 23). */
+  readonly waiting_until?: number;
 }
 
 /** A job on the SQS queue (cancel-order, status, price-alert, extend-order, set-spot-price). */

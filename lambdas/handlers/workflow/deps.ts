@@ -6,9 +6,9 @@
  * carry the HTTP transport and SSRF guard.
  */
 import type { PlaceOrderDeps } from '../../domain/create-order/place-order';
-import type { MarketplaceClient, PlacementIntents, ServerClaims, SlidingWindow, TaskRepository } from '../../domain/ports';
+import type { MarketplaceClient, PlacementIntents, ServerClaims, SlidingWindow, TaskRepository, WaitingTasks } from '../../domain/ports';
 import { relayEnv } from '../../adapters/env';
-import { placementIntentsFromEnv, serverClaimsFromEnv, slidingWindowFromEnv, taskRepositoryFromEnv } from '../../adapters/from-env';
+import { placementIntentsFromEnv, serverClaimsFromEnv, slidingWindowFromEnv, taskRepositoryFromEnv, waitingTasksFromEnv } from '../../adapters/from-env';
 import { lazy } from '../../adapters/lazy';
 import { marketplaceFromEnv } from '../../adapters/marketplace-from-env';
 
@@ -18,7 +18,9 @@ export const tasks = lazy<TaskRepository>(() => taskRepositoryFromEnv(relayEnv()
 export const quota = lazy<SlidingWindow>(() => slidingWindowFromEnv(relayEnv()));
 export const claims = lazy<ServerClaims>(() => serverClaimsFromEnv(relayEnv()));
 
-export const findServerDeps = async () => ({ marketplace: marketplace(), claims: claims(), tasks: tasks() });
+export const waiting = lazy<WaitingTasks>(() => waitingTasksFromEnv(relayEnv()));
+
+export const findServerDeps = async () => ({ marketplace: marketplace(), claims: claims(), tasks: tasks(), waiting: waiting() });
 export const reserveQuotaDeps = async () => ({ quota: quota(), maxOrdersPerHour: relayEnv().MAX_ORDERS_PER_HOUR });
 export const intents = lazy<PlacementIntents>(() => placementIntentsFromEnv(relayEnv()));
 
