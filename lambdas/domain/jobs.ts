@@ -12,9 +12,11 @@ import { hasLease, serverFitsLease } from './lease';
 import type { LeaseBook } from './lease-ports';
 import { findMatchingServer } from './matching';
 import type { Order, PortProtocol, Server } from './marketplace-types';
-import type { CreateOrderWorkflowInput, MarketplaceClient, Notifier, TaskRepository, WorkflowStarter } from './ports';
+import type { CreateOrderWorkflowInput, MarketplaceClient, Notifier, TaskRepository, WaitingTasks, WorkflowStarter } from './ports';
+import { runCancelTask } from './standing-orders';
 import type {
   CancelOrderInput,
+  CancelTaskInput,
   CancelSuccess,
   CreateOrderInput,
   ExtendOrderInput,
@@ -51,6 +53,8 @@ export interface JobDeps {
   /** Leases and watched orders (issue 14): extend-order, set-spot-price, and lease ends in status. */
   readonly leases: Pick<LeaseBook, 'get' | 'getMany' | 'extend' | 'claimSpotDecrease' | 'releaseSpotDecrease'>;
   readonly config: JobConfig;
+  /** The standing-order queue (issue 23): cancel-task. */
+  readonly waiting?: WaitingTasks;
 }
 
 /** Which job a message is and when it runs. */
@@ -265,6 +269,7 @@ export type TypedJobMessage = JobMessage & (
   | { readonly kind: 'price-alert'; readonly input: PriceAlertInput }
   | { readonly kind: 'extend-order'; readonly input: ExtendOrderInput }
   | { readonly kind: 'set-spot-price'; readonly input: SetSpotPriceInput }
+  | { readonly kind: 'cancel-task'; readonly input: CancelTaskInput }
 );
 
 /** Runs the job a message names. Throws what the job throws; the caller applies the retry policy. */
@@ -281,5 +286,8 @@ export const runJob = async (message: TypedJobMessage, deps: JobDeps, now: numbe
       return extendOrder(message.input, { task_id: message.task_id, now: Math.floor(now / 1000) }, deps);
     case 'set-spot-price':
       return setSpotPrice(message.input, { now: Math.floor(now / 1000) }, deps);
+    case 'cancel-task':
+      if (!deps.waiting) throw new Error('cancel-task needs the standing-order queue');
+      return runCancelTask(message.input, { waiting: deps.waiting, tasks: deps.tasks, notifier: deps.notifier }, now);
   }
 };

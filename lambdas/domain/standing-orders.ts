@@ -14,7 +14,10 @@ import { serverFitsLease } from './lease';
 import { findMatchingServers, noMatchMessage } from './matching';
 import type { Server } from './marketplace-types';
 import type { CreateOrderWorkflowInput, MarketplaceClient, Notifier, ServerClaims, TaskRepository, WaitingTask, WaitingTasks, WorkflowStarter } from './ports';
-import { failure, FINAL_STATES, type CreateOrderInput, type TaskRecord } from './task';
+import { CallbackUrlSchema, optional, refuse } from './requests';
+import { isTaskId } from './task-view';
+import { failure, FINAL_STATES, type CancelTaskInput, type CancelTaskSuccess, type CreateOrderInput, type FailureResult, type TaskRecord } from './task';
+import * as z from 'zod/mini';
 
 export { MAX_WAIT_SECONDS, WAIT_SECONDS_ERROR, WaitSecondsSchema } from './requests';
 
@@ -163,4 +166,40 @@ export const serveWaitingTasks = async (
     report.resumed += 1;
   }
   return report;
+};
+
+// ---- cancel-task --------------------------------------------------------------------------------
+
+export const CANCEL_TASK_REQUIRED = 'task_id required';
+/** The failure a cancelled standing order ends with (delivered to its own callback_url). */
+export const CANCELLED_WHILE_WAITING = 'cancelled while waiting for a server';
+export const notWaitingText = (taskId: string): string => `task ${taskId} is not waiting`;
+
+/** POST /webhook/cancel-task. */
+export const CancelTaskBodySchema = z.object({
+  task_id: z.pipe(
+    z.unknown(),
+    z.transform((value, ctx): string => {
+      if (value === undefined || value === null || value === '') return refuse(ctx, CANCEL_TASK_REQUIRED);
+      return typeof value === 'string' && isTaskId(value) ? value.toLowerCase() : refuse(ctx, 'Invalid task_id');
+    }),
+  ),
+  callback_url: optional(CallbackUrlSchema),
+});
+
+/**
+ * Ends a waiting standing order: whoever removes its queue entry (this job, or the watch serving or
+ * expiring it) decides; the cancelled task gets its one result (failure CANCELLED_WHILE_WAITING).
+ */
+export const runCancelTask = async (
+  input: CancelTaskInput,
+  deps: { readonly waiting: Pick<WaitingTasks, 'remove'>; readonly tasks: TaskRepository; readonly notifier: Notifier },
+  nowMs: number,
+): Promise<CancelTaskSuccess | FailureResult> => {
+  const record = await deps.tasks.get(input.task_id);
+  if (!record || record.kind !== 'create-order' || FINAL_STATES.includes(record.state)) return failure(notWaitingText(input.task_id));
+  if (!(await deps.waiting.remove(input.task_id))) return failure(notWaitingText(input.task_id));
+  const url = typeof record.request.callback_url === 'string' ? record.request.callback_url : undefined;
+  await completeTask(deps, { task_id: input.task_id, origin: record.origin, callback_url: url }, failure(CANCELLED_WHILE_WAITING), nowMs);
+  return { success: true, task_id: input.task_id, state: 'cancelled' };
 };

@@ -5,7 +5,7 @@ import type { PortProtocol } from './marketplace-types';
 
 export type { ExtendOrderInput, ExtendOrderSuccess, SetSpotPriceInput, SetSpotPriceSuccess };
 
-export const TaskKindSchema = z.enum(['create-order', 'cancel-order', 'status', 'price-alert', 'extend-order', 'set-spot-price']);
+export const TaskKindSchema = z.enum(['create-order', 'cancel-order', 'status', 'price-alert', 'extend-order', 'set-spot-price', 'cancel-task']);
 export type TaskKind = z.infer<typeof TaskKindSchema>;
 /** `waiting`: a standing order (issue 23) with no server yet, served by the fleet watch until its wait ends. */
 export const TaskStateSchema = z.enum(['queued', 'running', 'waiting', 'succeeded', 'failed']);
@@ -36,6 +36,8 @@ export interface CreateOrderInput {
   readonly wait_seconds?: number;
 }
 export interface CancelOrderInput { readonly order_id: number; readonly callback_url?: string }
+/** cancel-task (issue 23): ends a waiting standing order with a result. */
+export interface CancelTaskInput { readonly task_id: string; readonly callback_url?: string }
 export interface StatusInput { readonly callback_url?: string }
 export interface PriceAlertInput {
   readonly gpu_type: string;
@@ -50,7 +52,8 @@ export type TaskRequest =
   | { readonly kind: 'status'; readonly input: StatusInput }
   | { readonly kind: 'price-alert'; readonly input: PriceAlertInput }
   | { readonly kind: 'extend-order'; readonly input: ExtendOrderInput }
-  | { readonly kind: 'set-spot-price'; readonly input: SetSpotPriceInput };
+  | { readonly kind: 'set-spot-price'; readonly input: SetSpotPriceInput }
+  | { readonly kind: 'cancel-task'; readonly input: CancelTaskInput };
 
 /** Results, exactly as order-relay.md §2.3 shapes them. */
 export interface CreateOrderSuccess {
@@ -65,6 +68,8 @@ export interface CreateOrderSuccess {
   readonly lease_expires_at?: number;
 }
 export interface CancelSuccess { readonly success: true; readonly order_id: number; readonly status: 'cancelled' }
+/** A waiting standing order that cancel-task ended. */
+export interface CancelTaskSuccess { readonly success: true; readonly task_id: string; readonly state: 'cancelled' }
 export interface StatusResult {
   readonly total_orders: number;
   readonly active: number;
@@ -84,6 +89,7 @@ export interface FailureResult { readonly success: false; readonly error: string
 export type TaskResult =
   | CreateOrderSuccess
   | CancelSuccess
+  | CancelTaskSuccess
   | StatusResult
   | PriceAlertMatched
   | PriceNotMet
@@ -123,6 +129,6 @@ export interface TaskRecord {
 export interface JobMessage {
   readonly task_id: string;
   readonly kind: Exclude<TaskKind, 'create-order'>;
-  readonly input: CancelOrderInput | StatusInput | PriceAlertInput | ExtendOrderInput | SetSpotPriceInput;
+  readonly input: CancelOrderInput | StatusInput | PriceAlertInput | ExtendOrderInput | SetSpotPriceInput | CancelTaskInput;
   readonly origin: TaskOrigin;
 }

@@ -6,7 +6,8 @@
  *   seen waiting and two more sweeps have run": what is tested is that a server appearing at any
  *   time before the wait ends is found by the next sweep, which does not depend on how long the gap is;
  * - a standing order whose wait ends fails with the spec's no-match text, once;
- * - two waiting tasks and one new server: the older task gets it (the younger one the next server).
+ * - two waiting tasks and one new server: the older task gets it (the younger one the next server);
+ * - cancel-task ends a waiting task with its one result; a second cancel finds it not waiting.
  * Waits are on conditions with deadlines (callbacks, sweep counts, task views), never fixed sleeps.
  */
 import { hmacHex } from '../../lambdas/domain/signing';
@@ -122,4 +123,32 @@ describe(`Standing orders (${dialect} marketplace dialect)`, () => {
     sim().addServer(uniqueServer(9804, 'OMEGA W3', sim().nativeCoin));
     expect(json(await callbacks.waitFor((r) => isResult(r, '/younger'), WAIT_MS))).toMatchObject({ success: true, server_id: 9804 });
   }, 120_000);
+
+  it('cancel-task ends a waiting task with one result; the task is never placed', async () => {
+    // Prepare
+    const taskId = await create('cancelled', { gpu_type: 'OMEGA W5', wait_seconds: 600 });
+    await waitingView(taskId);
+    // Act
+    const res = await signedPost(runtime.url, '/webhook/cancel-task', { task_id: taskId, callback_url: `${callbacks.url}/canceller` }, TEST_WEBHOOK_SECRET);
+    // Assess
+    expect(res.status).toBe(202);
+    expect(json(await callbacks.waitFor((r) => isResult(r, '/canceller'), WAIT_MS))).toEqual({ success: true, task_id: taskId, state: 'cancelled' });
+    const result = json(await callbacks.waitFor((r) => isResult(r, '/cancelled'), WAIT_MS));
+    expect(result).toEqual({ success: false, error: 'cancelled while waiting for a server' });
+    expect(await taskView(taskId)).toMatchObject({ state: 'failed', result });
+    // A server appearing later is not rented for it
+    sim().addServer(uniqueServer(9805, 'OMEGA W5', sim().nativeCoin));
+    await moreSweeps(2);
+    expect(sim().orders().filter((o) => o.renting_server === 9805)).toEqual([]);
+    expect(callbacks.requests.filter((r) => isResult(r, '/cancelled'))).toHaveLength(1);
+    // Cancelling again: not waiting
+    await signedPost(runtime.url, '/webhook/cancel-task', { task_id: taskId, callback_url: `${callbacks.url}/again` }, TEST_WEBHOOK_SECRET);
+    expect(json(await callbacks.waitFor((r) => isResult(r, '/again'), WAIT_MS))).toEqual({ success: false, error: `task ${taskId} is not waiting` });
+  }, 120_000);
+
+  it('cancel-task refuses a body without a task id with a 400 and queues nothing', async () => {
+    const res = await signedPost(runtime.url, '/webhook/cancel-task', {}, TEST_WEBHOOK_SECRET);
+    expect(res.status).toBe(400);
+    expect(res.json).toEqual({ error: 'task_id required' });
+  });
 });
