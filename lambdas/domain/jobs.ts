@@ -14,6 +14,7 @@ import { findMatchingServer } from './matching';
 import type { Order, PortProtocol, Server } from './marketplace-types';
 import type { CreateOrderWorkflowInput, MarketplaceClient, Notifier, TaskRepository, WaitingTasks, WorkflowStarter } from './ports';
 import { runCancelTask } from './standing-orders';
+import { standingTiming } from './accept-task';
 import type {
   CancelOrderInput,
   CancelTaskInput,
@@ -192,6 +193,7 @@ export const runPriceAlert = async (
     use_spot: true,
     ...(maxHours !== undefined ? { max_hours: maxHours } : {}),
     ...(input.callback_url ? { callback_url: input.callback_url } : {}),
+    ...(input.wait_seconds ? { wait_seconds: input.wait_seconds } : {}),
   };
   const workflowInput = (createdMs: number): CreateOrderWorkflowInput => ({
     task_id: orderTaskId,
@@ -201,6 +203,7 @@ export const runPriceAlert = async (
       poll_interval_seconds: deps.config.pollIntervalSeconds,
       ready_timeout_seconds: deps.config.readyTimeoutSeconds,
       soft_deadline: Math.floor(createdMs / 1000) + (deps.config.softTimeLimitSeconds ?? SOFT_TIME_LIMIT_SECONDS),
+      ...standingTiming(input.wait_seconds, createdMs),
     },
   });
 

@@ -179,6 +179,8 @@ export const PriceAlertBodySchema = z.object({
   ),
   image,
   callback_url: optional(CallbackUrlSchema),
+  /** The queued create-order's wait (issue 23): it may stand when the matched server is gone by then. */
+  wait_seconds: optional(WaitSecondsSchema),
 });
 export type PriceAlertBody = z.infer<typeof PriceAlertBodySchema>;
 
@@ -260,13 +262,14 @@ export const normalizeCancelOrder = (body: { readonly order_id: number; readonly
 
 /** Price-alert body + the configured default image. */
 export const normalizePriceAlert = (
-  body: { readonly gpu_type: string; readonly target_price: number; readonly image?: string; readonly callback_url?: string },
+  body: { readonly gpu_type: string; readonly target_price: number; readonly image?: string; readonly callback_url?: string; readonly wait_seconds?: number },
   defaults: Pick<RequestDefaults, 'image'>,
 ): PriceAlertInput => ({
   gpu_type: body.gpu_type,
   target_price: body.target_price,
   image: body.image ?? defaults.image,
   ...(body.callback_url !== undefined ? { callback_url: body.callback_url } : {}),
+  ...(body.wait_seconds !== undefined && body.wait_seconds > 0 ? { wait_seconds: body.wait_seconds } : {}),
 });
 
 export const normalizeStatus = (body: { readonly callback_url?: string }): StatusInput =>

@@ -44,6 +44,8 @@ export interface PriceAlertInput {
   readonly target_price: number;
   readonly image: string;
   readonly callback_url?: string;
+  /** The queued create-order's `wait_seconds` (issue 23). */
+  readonly wait_seconds?: number;
 }
 
 export type TaskRequest =

@@ -51,6 +51,7 @@ export const JobMessageSchema = z.discriminatedUnion('kind', [
       target_price: z.number().check(z.nonnegative()),
       image: z.string().check(z.minLength(1)),
       callback_url: CallbackUrl,
+      wait_seconds: z.optional(z.int().check(z.nonnegative())),
     }),
   }),
   z.object({
