@@ -66,6 +66,8 @@ export const keys = {
   placementIntents: () => 'INTENT#open',
   /** Who keeps an order the relay placed: `task:<id>`, or `orphan` once the fleet watch cancelled it. */
   orderOwner: (orderId: number) => `OWNER#${orderId}`,
+  /** One item: every standing order waiting for a server (issue 23), one attribute per task. */
+  waiting: () => 'WAIT#tasks',
 } as const;
 
 /** An item family of the relay table (a `keys` entry). */

@@ -97,6 +97,7 @@ export class RelayStack extends Stack {
 
     this.fleetWatch = new FleetWatch(this, 'FleetWatch', {
       table, secrets: this.secrets, environment, intervalSeconds: config.watchIntervalSeconds, logRetention,
+      stateMachine: this.workflow.stateMachine,
     });
 
     const prefixed = (prefix: string, fns: Record<string, lambda.IFunction>) =>

@@ -150,6 +150,10 @@ export const acceptTask = async (
   return { taskId: opts.taskId, replayed: false };
 };
 
+/** A standing order's timing (issue 23): when it was accepted (ms) and when its wait ends (s). Nothing without a wait. */
+export const standingTiming = (waitSeconds: number | undefined, nowMs: number): { waiting_until?: number; accepted_at?: number } =>
+  waitSeconds !== undefined && waitSeconds > 0 ? { waiting_until: Math.floor(nowMs / 1000) + waitSeconds, accepted_at: nowMs } : {};
+
 /** The request without the create-order env values, and those values. */
 export const sealRequest = (request: TaskRequest): { request: TaskRequest; orderEnv?: Readonly<Record<string, string>> } => {
   if (request.kind !== 'create-order' || request.input.env === undefined) return { request };
@@ -180,6 +184,7 @@ const handOff = async (deps: AcceptTaskDeps, request: TaskRequest, opts: AcceptT
         poll_interval_seconds: opts.timing.poll_interval_seconds,
         ready_timeout_seconds: opts.timing.ready_timeout_seconds,
         soft_deadline: Math.floor(opts.now / 1000) + opts.softLimitSeconds,
+        ...standingTiming(request.input.wait_seconds, opts.now),
       },
     };
     await deps.workflow.start(opts.taskId, input);

@@ -21,6 +21,7 @@ export const resultText = (taskId: string, result: TaskResult): string => {
   if ('ssh_connection' in result) return `Task ${taskId}: order ${result.order_id} is ${result.status}. ${result.ssh_connection}`;
   if ('lease_expires_at' in result) return `Task ${taskId}: order ${result.order_id} lease ends at ${new Date(result.lease_expires_at * 1000).toISOString()}`;
   if ('desired_price' in result) return `Task ${taskId}: order ${result.order_id} spot price set to ${marketplacePriceText(result.desired_price, result.currency, result.desired_price_usd_per_hour)}`;
+  if ('state' in result) return `Task ${taskId}: task ${result.task_id} ${result.state}`;
   if ('total_orders' in result) return `Task ${taskId}: ${result.total_orders} orders, ${result.active} running, ${result.creating} creating`;
   return `Task ${taskId}: order ${result.order_id} ${result.status}`;
 };

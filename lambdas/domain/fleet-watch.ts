@@ -35,6 +35,7 @@ import {
 import type { EventSender, LeaseStore } from './lease-ports';
 import { settleableIntents, settleIntents } from './orphan-orders';
 import type { MarketplaceClient, Notifier, PlacementIntents, TaskRepository } from './ports';
+import { serveWaitingTasks, type StandingOrderDeps } from './standing-orders';
 import { failure, type FailureResult } from './task';
 import { marketplacePriceUsdPerHour } from './usd-per-hour';
 
@@ -53,6 +54,8 @@ export interface FleetWatchDeps {
   /** Placement intents and the tasks behind them: orders nobody kept (./orphan-orders.ts). Absent: not swept. */
   readonly intents?: PlacementIntents;
   readonly tasks?: Pick<TaskRepository, 'get'>;
+  /** The standing-order queue and what serving it takes (issue 23). Absent: not served. */
+  readonly standing?: StandingOrderDeps;
 }
 
 export interface SweepOptions {
@@ -72,6 +75,8 @@ export interface SweepOptions {
   readonly canContinue?: () => boolean;
   /** ORDER_VISIBLE_TIMEOUT_SECONDS: how long a task looks for its order before the watch may. @default 60 */
   readonly visibleTimeoutSeconds?: number;
+  /** The soft limit a resumed standing order's execution gets (SOFT_TIME_LIMIT_SECONDS). @default 300 */
+  readonly softLimitSeconds?: number;
 }
 
 /** Counters of one sweep, for metrics, alarms and the bench. */
@@ -96,6 +101,10 @@ export interface SweepReport {
   readonly orphansCancelled: number;
   /** Items read from the lease store during the sweep. */
   readonly tableReads: number;
+  /** Standing orders waiting at the start of the sweep, resumed with a server, and failed because their wait ended (issue 23). */
+  readonly waitingTasks: number;
+  readonly waitingResumed: number;
+  readonly waitingExpired: number;
   /** Leases and status changes left for the next sweep because `canContinue` said stop. */
   readonly deferred: number;
   /** Why each failed cancel failed, for the log. */
@@ -109,6 +118,7 @@ type Counters = { -readonly [K in Exclude<keyof SweepReport, 'cancelFailures'>]:
 const emptyReport = (): Counters => ({
   due: 0, warned: 0, cancelled: 0, failedCancels: 0, closed: 0, skippedClaims: 0,
   statusChanges: 0, orphansCancelled: 0, eventsSent: 0, eventsFailed: 0, marketplaceCalls: 0, tableReads: 0, deferred: 0, cancelFailures: [],
+  waitingTasks: 0, waitingResumed: 0, waitingExpired: 0,
 });
 
 const reasonOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
@@ -127,6 +137,15 @@ export const sweepFleet = async (deps: FleetWatchDeps, options: SweepOptions): P
   const report = emptyReport();
   const readsBefore = deps.leases.itemsRead();
   const done = (): SweepReport => ({ ...report, tableReads: deps.leases.itemsRead() - readsBefore });
+
+  if (deps.standing) {
+    // One listing read (through the shared read cache) for every waiting task together.
+    const served = await serveWaitingTasks(deps.standing, { nowMs: now * 1000, softLimitSeconds: options.softLimitSeconds ?? 300, canContinue });
+    report.waitingTasks = served.waiting;
+    report.waitingResumed = served.resumed;
+    report.waitingExpired = served.expired;
+    report.marketplaceCalls += served.listingReads;
+  }
 
   const due = await deps.leases.dueBefore(now + warningSeconds, options.limit ?? DEFAULT_SWEEP_LIMIT);
   const watched = await deps.leases.watched();

@@ -13,9 +13,12 @@ import type { LeaseBook } from './lease-ports';
 import { findMatchingServer } from './matching';
 import { workflowOrigin, workflowRequest } from './accept-task';
 import type { Order, PortProtocol, Server } from './marketplace-types';
-import type { CreateOrderWorkflowInput, MarketplaceClient, Notifier, TaskRepository, WorkflowStarter } from './ports';
+import type { CreateOrderWorkflowInput, MarketplaceClient, Notifier, TaskRepository, WaitingTasks, WorkflowStarter } from './ports';
+import { runCancelTask } from './standing-orders';
+import { standingTiming } from './accept-task';
 import type {
   CancelOrderInput,
+  CancelTaskInput,
   CancelSuccess,
   CreateOrderInput,
   ExtendOrderInput,
@@ -52,6 +55,8 @@ export interface JobDeps {
   /** Leases and watched orders (issue 14): extend-order, set-spot-price, and lease ends in status. */
   readonly leases: Pick<LeaseBook, 'get' | 'getMany' | 'extend' | 'claimSpotDecrease' | 'releaseSpotDecrease'>;
   readonly config: JobConfig;
+  /** The standing-order queue (issue 23): cancel-task. */
+  readonly waiting?: WaitingTasks;
 }
 
 /** Which job a message is and when it runs. */
@@ -189,6 +194,7 @@ export const runPriceAlert = async (
     use_spot: true,
     ...(maxHours !== undefined ? { max_hours: maxHours } : {}),
     ...(input.callback_url ? { callback_url: input.callback_url } : {}),
+    ...(input.wait_seconds ? { wait_seconds: input.wait_seconds } : {}),
   };
   // callback_url and a Slack response_url stay in the record (the workflow's deliverers read them there).
   const workflowInput = (createdMs: number): CreateOrderWorkflowInput => ({
@@ -199,6 +205,7 @@ export const runPriceAlert = async (
       poll_interval_seconds: deps.config.pollIntervalSeconds,
       ready_timeout_seconds: deps.config.readyTimeoutSeconds,
       soft_deadline: Math.floor(createdMs / 1000) + (deps.config.softTimeLimitSeconds ?? SOFT_TIME_LIMIT_SECONDS),
+      ...standingTiming(input.wait_seconds, createdMs),
     },
   });
 
@@ -267,6 +274,7 @@ export type TypedJobMessage = JobMessage & (
   | { readonly kind: 'price-alert'; readonly input: PriceAlertInput }
   | { readonly kind: 'extend-order'; readonly input: ExtendOrderInput }
   | { readonly kind: 'set-spot-price'; readonly input: SetSpotPriceInput }
+  | { readonly kind: 'cancel-task'; readonly input: CancelTaskInput }
 );
 
 /** Runs the job a message names. Throws what the job throws; the caller applies the retry policy. */
@@ -283,5 +291,8 @@ export const runJob = async (message: TypedJobMessage, deps: JobDeps, now: numbe
       return extendOrder(message.input, { task_id: message.task_id, now: Math.floor(now / 1000) }, deps);
     case 'set-spot-price':
       return setSpotPrice(message.input, { now: Math.floor(now / 1000) }, deps);
+    case 'cancel-task':
+      if (!deps.waiting) throw new Error('cancel-task needs the standing-order queue');
+      return runCancelTask(message.input, { waiting: deps.waiting, tasks: deps.tasks, notifier: deps.notifier }, now);
   }
 };

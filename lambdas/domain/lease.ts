@@ -4,7 +4,7 @@
  * price decrease rule. No clock, no environment, no I/O: time arrives as `now` (Unix seconds).
  */
 import * as z from 'zod/mini';
-import { CallbackUrlSchema, CreateOrderBodySchema, describe, OrderIdSchema, optional, refuse, type ParseOutcome } from './requests';
+import { CallbackUrlSchema, CreateOrderBodySchema, describe, OrderIdSchema, optional, refuse, WaitSecondsSchema, type ParseOutcome } from './requests';
 import type { Order, Server } from './marketplace-types';
 
 // ---- limits and defaults --------------------------------------------------------------------
@@ -73,8 +73,8 @@ export const MaxHoursSchema = describe(
   },
 );
 
-/** POST /webhook/create-order with its lease field: the handler and the OpenAPI document use this one. */
-export const CreateOrderLeaseBodySchema = z.extend(CreateOrderBodySchema, { max_hours: z.optional(MaxHoursSchema) });
+/** POST /webhook/create-order with its lease field (and issue 23's wait_seconds): the handler and the OpenAPI document use this one. */
+export const CreateOrderLeaseBodySchema = z.extend(CreateOrderBodySchema, { max_hours: z.optional(MaxHoursSchema), wait_seconds: z.optional(WaitSecondsSchema) });
 export type CreateOrderLeaseBody = z.infer<typeof CreateOrderLeaseBodySchema>;
 
 /** order_id with a route's own "required" text; the other order_id texts are OrderIdSchema's. */

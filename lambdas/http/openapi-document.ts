@@ -11,6 +11,7 @@ import { ROUTES } from '../../contract/routes';
 import type { RouteDefinition } from '../../contract/routes';
 import { CreateOrderLeaseBodySchema, ExtendOrderBodySchema, SetSpotPriceBodySchema, type OrderEvent } from '../domain/lease';
 import { CancelOrderBodySchema, describe, PriceAlertBodySchema, StatusBodySchema } from '../domain/requests';
+import { CancelTaskBodySchema } from '../domain/standing-orders';
 import { REPLAY_WINDOW_SECONDS } from '../domain/signing';
 import type { TaskResult } from '../domain/task';
 import { TASK_ID_PATTERN } from '../domain/task-view';
@@ -51,6 +52,7 @@ const CreateOrderSuccessSchema = describe(z.object({
   lease_expires_at: describe(z.optional(z.int()), { description: 'Leased orders only (`max_hours` or DEFAULT_MAX_HOURS): Unix seconds at which the relay cancels the order, counted from readiness' }),
 }), { title: 'CreateOrderSuccess' });
 const CancelSuccessSchema = describe(z.object({ success: z.literal(true), order_id: z.int(), status: z.literal('cancelled') }), { title: 'CancelSuccess' });
+const CancelTaskSuccessSchema = describe(z.object({ success: z.literal(true), task_id: z.string(), state: z.literal('cancelled') }), { title: 'CancelTaskSuccess' });
 const StatusResultSchema = describe(z.object({
   total_orders: z.int(),
   active: describe(z.int(), { description: 'Orders with status running' }),
@@ -86,6 +88,7 @@ const FailureResultSchema = describe(z.object({ success: z.literal(false), error
 export const TaskResultSchema = z.union([
   CreateOrderSuccessSchema,
   CancelSuccessSchema,
+  CancelTaskSuccessSchema,
   StatusResultSchema,
   PriceAlertMatchedSchema,
   PriceNotMetSchema,
@@ -271,6 +274,15 @@ export const buildOpenApiDocument = (opts: OpenApiOptions = {}): JsonObject => {
       description: 'Queues a cancel task. 400 `order_id required` when `order_id` is missing or falsy.',
       requestBody: body(CancelOrderBodySchema, 'CancelOrderRequest', { order_id: 123456 }),
       success: accepted({ status: 'queued', task_id: '0b4f2d6e-1c3a-4e5f-8a9b-7c6d5e4f3a21', message: 'Order cancellation queued' }),
+      callback: true,
+    },
+    'POST /webhook/cancel-task': {
+      operationId: 'cancelTask',
+      tag: 'Tasks',
+      summary: 'End a waiting standing order',
+      description: 'Queues a cancel-task task (issue 23). A create-order task that is `waiting` for a server (a standing order, `wait_seconds`) ends with the failure `cancelled while waiting for a server`, delivered to its own callback_url; this task\'s result is `{success: true, task_id, state: "cancelled"}`. A task that is not waiting (running, finished, unknown) is left alone and the result is a failure `task <id> is not waiting`. 400 `task_id required` / `Invalid task_id`.',
+      requestBody: body(CancelTaskBodySchema, 'CancelTaskRequest', { task_id: '5f2c1b0a-9e8d-4c7b-a6f5-e4d3c2b1a098' }),
+      success: accepted({ status: 'queued', task_id: '1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d', message: 'Cancellation of task 5f2c1b0a-9e8d-4c7b-a6f5-e4d3c2b1a098 queued' }),
       callback: true,
     },
     'POST /webhook/price-alert': {

@@ -179,7 +179,13 @@ export class OrderWorkflow extends Construct {
       .when(sfn.Condition.booleanEquals('$.placement.retry', true), findServer)
       .otherwise(checkOrder.next(readiness));
 
-    this.definition = findServer.next(reserveQuota).next(placeOrder).next(placement);
+    reserveQuota.next(placeOrder).next(placement);
+    // A standing order with no server yet (issue 23) ends its execution here, its task `waiting`: the
+    // fleet watch resumes it with a new execution when a server matches, or fails it when its wait ends.
+    const searched = new sfn.Choice(this, 'ServerFound')
+      .when(sfn.Condition.isPresent('$.search.waiting'), new sfn.Succeed(this, 'WaitingForServer'))
+      .otherwise(reserveQuota);
+    this.definition = findServer.next(searched);
 
     this.logGroup = new logs.LogGroup(this, 'Logs', {
       // Under /aws/vendedlogs/: Step Functions then needs no entry of its own in the account's one

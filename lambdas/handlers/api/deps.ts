@@ -3,10 +3,10 @@
  * instance on the first invocation. Tests build handlers with fakes instead (createXxxHandler).
  */
 import { relayEnv, type RelayEnv } from '../../adapters/env';
-import { idempotencyStoreFromEnv, signedRequestStoreFromEnv, slidingWindowFromEnv, taskRepositoryFromEnv } from '../../adapters/from-env';
+import { idempotencyStoreFromEnv, signedRequestStoreFromEnv, slidingWindowFromEnv, taskRepositoryFromEnv, waitingTasksFromEnv } from '../../adapters/from-env';
 import { marketplaceFromEnv } from '../../adapters/marketplace-from-env';
 import { slackSigningSecret, webhookSecrets } from '../../adapters/secrets';
-import type { JobQueue, MarketplaceClient, TaskRepository, WorkflowStarter } from '../../domain/ports';
+import type { JobQueue, MarketplaceClient, TaskRepository, WaitingTasks, WorkflowStarter } from '../../domain/ports';
 import { lazy } from '../../adapters/lazy';
 import { unavailablePort, type AcceptDeps } from './accept-deps';
 import type { ChainDeps } from './chain';
@@ -46,10 +46,12 @@ export const acceptDepsFromEnv = (uses: HandOffs): (() => AcceptDeps) =>
   });
 
 /** Deps of GET /webhook/tasks/{task_id}. */
-export const taskLookupDepsFromEnv = (): (() => ChainDeps & { readonly tasks: TaskRepository }) =>
+export const taskLookupDepsFromEnv = (): (() => ChainDeps & { readonly tasks: TaskRepository; readonly waiting: WaitingTasks }) =>
   lazy(() => {
     const env = relayEnv();
-    return { env, window: slidingWindowFromEnv(env), webhookSecrets: (read) => webhookSecrets(env, read), tasks: taskRepositoryFromEnv(env) };
+    return {
+      env, window: slidingWindowFromEnv(env), webhookSecrets: (read) => webhookSecrets(env, read), tasks: taskRepositoryFromEnv(env), waiting: waitingTasksFromEnv(env),
+    };
   });
 
 /** Deps of GET /webhook/marketplace. */

@@ -6,9 +6,9 @@
  * carry the HTTP transport and SSRF guard.
  */
 import type { PlaceOrderDeps } from '../../domain/create-order/place-order';
-import type { MarketplaceClient, PlacementIntents, ServerClaims, SlidingWindow, SshProbe, TaskRepository } from '../../domain/ports';
+import type { MarketplaceClient, PlacementIntents, ServerClaims, SlidingWindow, SshProbe, TaskRepository, WaitingTasks } from '../../domain/ports';
 import { relayEnv } from '../../adapters/env';
-import { placementIntentsFromEnv, serverClaimsFromEnv, slidingWindowFromEnv, taskRepositoryFromEnv } from '../../adapters/from-env';
+import { placementIntentsFromEnv, serverClaimsFromEnv, slidingWindowFromEnv, taskRepositoryFromEnv, waitingTasksFromEnv } from '../../adapters/from-env';
 import { lazy } from '../../adapters/lazy';
 import { marketplaceFromEnv } from '../../adapters/marketplace-from-env';
 import { sshBannerProbe } from '../../adapters/ssh-banner-probe';
@@ -24,7 +24,9 @@ const sshProbe = lazy<SshProbe | undefined>(() => {
   return env.READINESS_PROBE === 'ssh' ? sshBannerProbe({ allowPrivate: env.ALLOW_PRIVATE_CALLBACKS }) : undefined;
 });
 
-export const findServerDeps = async () => ({ marketplace: marketplace(), claims: claims(), tasks: tasks() });
+export const waiting = lazy<WaitingTasks>(() => waitingTasksFromEnv(relayEnv()));
+
+export const findServerDeps = async () => ({ marketplace: marketplace(), claims: claims(), tasks: tasks(), waiting: waiting() });
 export const reserveQuotaDeps = async () => ({ quota: quota(), maxOrdersPerHour: relayEnv().MAX_ORDERS_PER_HOUR });
 export const intents = lazy<PlacementIntents>(() => placementIntentsFromEnv(relayEnv()));
 

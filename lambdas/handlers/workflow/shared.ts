@@ -46,6 +46,8 @@ export const WorkflowStateSchema = z.object({
     // No callback_url: caller URLs stay in the task record (an older execution's is dropped here).
     /** Lease in hours (issue 14); absent = no lease. */
     max_hours: z.optional(z.number().check(z.positive())),
+    /** Standing order (issue 23): seconds it may wait for a server. */
+    wait_seconds: z.optional(z.int().check(z.nonnegative())),
   }),
   // The source only: Slack's response_url stays in the task record.
   origin: z.object({ source: TaskOriginSchema.shape.source }),
@@ -54,7 +56,10 @@ export const WorkflowStateSchema = z.object({
     ready_timeout_seconds: z.number().check(z.positive()),
     /** Epoch seconds. */
     soft_deadline: z.number(),
+    waiting_until: z.optional(z.number()),
+    accepted_at: z.optional(z.number()),
   }),
+  resume: z.optional(z.object({ server_id: z.int(), round: z.int().check(z.positive()) })),
   search: z.optional(z.object({
     server: ChosenServerSchema,
     attempt: z.int().check(z.positive()),

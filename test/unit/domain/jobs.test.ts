@@ -93,6 +93,17 @@ describe('Function: runPriceAlert', () => {
   /** A spot price under the target ($0.4/h). */
   const underTarget = { price: { on_demand: { 'NATIVE-Blockchain': 10 }, spot: { 'NATIVE-Blockchain': 5 }, usd_per_hour: { on_demand: { 'NATIVE-Blockchain': 0.8 }, spot: 0.4 } } };
 
+  it('passes wait_seconds on to the create-order it queues, as a standing order (issue 23)', async () => {
+    // Prepare
+    const { deps, marketplace, workflow } = jobFakes();
+    marketplace.servers = [aServer(1, underTarget)];
+    // Act
+    await runPriceAlert({ ...input, wait_seconds: 3600 }, deps, { task_id: ALERT_TASK, origin: { source: 'webhook' }, now: NOW });
+    // Assess
+    expect(workflow.started[0]?.input.request.wait_seconds).toBe(3600);
+    expect(workflow.started[0]?.input.timing).toMatchObject({ waiting_until: Math.floor(NOW / 1000) + 3600, accepted_at: NOW });
+  });
+
   it('returns Price not met and starts nothing when no server is at or under the target', async () => {
     // Prepare
     const { deps, marketplace, workflow, tasks, notifier } = jobFakes();
