@@ -3,6 +3,7 @@
  * (`npm start`) both build their table and queues from these definitions, so they cannot drift.
  */
 import { HARD_TIME_LIMIT_SECONDS } from './limits';
+import { MAX_RECEIVE_COUNT } from './retry-policy';
 
 /** Single-table design: every item is keyed by `pk` (e.g. TASK#<id>, RATE#<ip>, QUOTA#orders). */
 export const RELAY_TABLE = {
@@ -27,7 +28,7 @@ export const JOB_QUEUE = {
   /** At least 6x the worker timeout (Lambda's guidance for SQS event sources). */
   visibilityTimeoutSeconds: 6 * WORKER_TIMEOUT_SECONDS,
   /** Receives before SQS moves a message to the DLQ. The job itself gives up after 3 retries (4 receives). */
-  maxReceiveCount: 5,
+  maxReceiveCount: MAX_RECEIVE_COUNT,
   retentionSeconds: 4 * 24 * 3600,
 } as const;
 

@@ -3,6 +3,7 @@
  * ports arrive as one deps object and time arrives as `now` (epoch ms). The SQS worker
  * (lambdas/handlers/worker/job-worker.ts) runs them and maps the retry policy onto SQS.
  */
+import { RETRY_POLICY, retryDelaySecondsAfter } from '../../contract/retry-policy';
 import { createHash } from 'node:crypto';
 import { SOFT_TIME_LIMIT_SECONDS } from '../../contract/limits';
 import { orderCancelledText, priceAlertMatchedText } from './chat-messages';
@@ -68,8 +69,8 @@ export interface JobContext {
 }
 
 export { SOFT_TIME_LIMIT_SECONDS };
-/** Retries after the first attempt (order-relay.md §3): attempts 1..4, then the failure result. */
-export const MAX_JOB_RETRIES = 3;
+/** Retries after the first attempt (contract/retry-policy.ts): attempts 1..4, then the failure result. */
+export const MAX_JOB_RETRIES = RETRY_POLICY.retries;
 
 // ---- Retry policy --------------------------------------------------------------------------
 
@@ -77,7 +78,7 @@ export const MAX_JOB_RETRIES = 3;
  * Delay before the next attempt, in seconds: 2^retry, where retry = the receive count of the attempt
  * that just failed (1st failure → 2 s, 2nd → 4 s, 3rd → 8 s), as the spec's `2 ** retries` countdown.
  */
-export const retryDelaySeconds = (receiveCount: number): number => 2 ** Math.max(1, Math.floor(receiveCount));
+export const retryDelaySeconds = (receiveCount: number): number => retryDelaySecondsAfter(receiveCount);
 
 /** True on the 4th receive (after the 3rd retry): a failure now ends the task with the failure result. */
 export const isFinalAttempt = (receiveCount: number): boolean => receiveCount >= MAX_JOB_RETRIES + 1;

@@ -8,6 +8,7 @@
  *                                        └─(timed out)─▶ CancelOrder ───────────┘
  *   Catch (any step) ▸ CancelOrder (compensation: cancels a placed order) ▸ ReportResult (failure)
  */
+import { RETRY_POLICY } from '../../contract/retry-policy';
 import { Duration, Names, RemovalPolicy } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
@@ -56,8 +57,10 @@ export const WORKFLOW_RETRY_ERRORS: readonly string[] = [...TRANSIENT_ERROR_NAME
  */
 export const NOT_RETRIED_ERRORS: readonly string[] = [...BUSINESS_ERROR_NAMES, 'InvalidWorkflowInputError'];
 
-/** Retry policy of every step: 3 retries after 2, 4 and 8 s (order-relay.md §3). */
-export const WORKFLOW_RETRY = { interval: Duration.seconds(2), maxAttempts: 3, backoffRate: 2 } as const;
+/** Retry policy of every step (contract/retry-policy.ts): 3 retries after 2, 4 and 8 s (order-relay.md §3). */
+export const WORKFLOW_RETRY = {
+  interval: Duration.seconds(RETRY_POLICY.firstDelaySeconds), maxAttempts: RETRY_POLICY.retries, backoffRate: RETRY_POLICY.backoffRate,
+} as const;
 
 /** Retry policy on Lambda throttling: 6 retries from 2 s, doubling up to 30 s, full jitter (about 1.5 min at most). */
 export const THROTTLE_RETRY = {

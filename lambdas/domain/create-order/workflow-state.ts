@@ -14,8 +14,8 @@ export const MAX_PLACEMENT_ATTEMPTS = 3;
 export const CLAIM_TTL_SECONDS = 900;
 /** Clock skew allowed between us and the marketplace when matching `created` during reconciliation. */
 export const RECONCILE_SLACK_SECONDS = 30;
-/** The rolling window of the hourly order cap. */
-export const QUOTA_WINDOW_MS = 3_600_000;
+/** The rolling window of the hourly order cap (contract/retry-policy.ts). */
+export { QUOTA_WINDOW_MS } from '../../../contract/retry-policy';
 
 /** The server FindServer chose, reduced to what later steps and the result need. */
 export interface ChosenServer {
