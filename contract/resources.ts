@@ -61,6 +61,10 @@ export const keys = {
   placementIntents: () => 'INTENT#open',
   /** Who keeps an order the relay placed: `task:<id>`, or `orphan` once the fleet watch cancelled it. */
   orderOwner: (orderId: number) => `OWNER#${orderId}`,
+  /** One item: every caller key (issue 24: name, scopes, limits, the encrypted secret, revocation). */
+  callerKeys: () => 'KEYS#all',
+  /** A caller key's rolling hour of orders (its `orders_per_hour`), beside the account-wide QUOTA#orders. */
+  keyQuota: (keyName: string) => `KEYQUOTA#${keyName}`,
 } as const;
 
 /** An item family of the relay table (a `keys` entry). */

@@ -102,6 +102,11 @@ export const SETTINGS = {
     max: { value: 120, reason: 'PlaceOrder may wait twice this long (an earlier intent, then its own create) inside its Lambda timeout' },
     doc: 'How long the relay looks for a just-placed order in my_orders (fresh reads, backoff) before it concludes that none was placed; production lists new orders up to ~20 s late. The fleet watch cancels an order that appears later and nobody kept.',
   },
+  callerKeyCacheSeconds: {
+    env: 'CALLER_KEY_CACHE_SECONDS', kind: 'int', min: 0, default: 60,
+    max: { value: 60, reason: 'a revoked caller key must be refused within 60 s on every instance' },
+    doc: 'How long an instance reuses the caller keys it read (X-Webhook-Key-Id); a revocation takes effect everywhere within this. 0 reads them on every request.',
+  },
   jobRetryBaseMs: { env: 'JOB_RETRY_BASE_MS', kind: 'int', deployed: false, default: 1_000, doc: 'Delay unit of job retries (2^retry × this, in ms); 1000 in production, smaller in tests.' },
 } as const satisfies Readonly<Record<string, Setting>>;
 

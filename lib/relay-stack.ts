@@ -167,6 +167,9 @@ export class RelayStack extends Stack {
     ack(this.secrets.slackSigningSecret, 'AwsSolutions-SMG4',
       'Issued by Slack for the app; it can only be regenerated in the Slack app settings and then set here by hand.');
 
+    ack(this.secrets.callerKeysSecret, 'AwsSolutions-SMG4',
+      'A data key sealing caller key secrets: rotating it would make every stored key undecryptable; the KMS key under it rotates yearly, and a key is rotated by creating a new caller key and revoking the old.');
+
     ack(this.workflow.safetyNetDeadLetterQueue, 'AwsSolutions-SQS3',
       'It is a dead-letter queue itself (EventBridge target DLQ and the safety net\'s on-failure destination), with its own alarm; cdk-nag only recognises DLQs named in another queue\'s redrive policy.');
 

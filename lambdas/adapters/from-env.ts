@@ -3,6 +3,7 @@
  * ports back, so they never name a technology. Clients are the shared, traced singletons.
  */
 import { documentClient, sfnClient, sqsClient } from './aws-clients';
+import { DynamoDbCallerKeys } from './dynamodb-caller-keys';
 import { DynamoDbIdempotencyStore } from './dynamodb-idempotency-store';
 import { DynamoDbLeaseBook } from './dynamodb-lease-store';
 import { DynamoDbPlacementIntents } from './dynamodb-placement-intents';
@@ -12,6 +13,7 @@ import { DynamoDbTaskRepository } from './dynamodb-task-repository';
 import type { RelayEnv } from './env';
 import { SfnWorkflowStarter } from './sfn-workflow-starter';
 import { SqsJobQueue } from './sqs-job-queue';
+import type { CallerKeyStore } from '../domain/caller-keys';
 import type { LeaseBook } from '../domain/lease-ports';
 import type { IdempotencyStore, JobQueue, PlacementIntents, ServerClaims, SlidingWindow, TaskRepository, WorkflowStarter } from '../domain/ports';
 
@@ -22,6 +24,9 @@ export const slidingWindowFromEnv = (env: RelayEnv): SlidingWindow => new Dynamo
 export const placementIntentsFromEnv = (env: RelayEnv): PlacementIntents => new DynamoDbPlacementIntents(documentClient(), env.TABLE_NAME);
 
 export const serverClaimsFromEnv = (env: RelayEnv): ServerClaims => new DynamoDbServerClaims(documentClient(), env.TABLE_NAME);
+
+/** Caller keys (issue 24), cached per instance for CALLER_KEY_CACHE_SECONDS. */
+export const callerKeyStoreFromEnv = (env: RelayEnv): CallerKeyStore => new DynamoDbCallerKeys(documentClient(), env.TABLE_NAME, env.CALLER_KEY_CACHE_SECONDS);
 
 export const idempotencyStoreFromEnv = (env: RelayEnv): IdempotencyStore => new DynamoDbIdempotencyStore(documentClient(), env.TABLE_NAME);
 

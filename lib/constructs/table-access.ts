@@ -78,6 +78,9 @@ export const TABLE_ACCESS: Readonly<Record<KeyFamily, FamilyAccess>> = {
   placementIntents: { write: [workflowUser('PlaceOrder'), 'FleetWatch'] },
   // A task keeps an order (PlaceOrder, CancelOrder's reconcile) or the watch claims it as an orphan.
   orderOwner: { write: [workflowUser('PlaceOrder'), workflowUser('CancelOrder'), 'FleetWatch'] },
+  // Caller keys (issue 24): every signed route looks a key up; the admin routes add and revoke.
+  callerKeys: { write: ['ApiAdminKeysCreate', 'ApiAdminKeysRevoke'], read: routesWhere((route) => route.signed) },
+  keyQuota: { write: [workflowUser('ReserveQuota')] },
 };
 
 /** Every function name the table may name (for the tests: a typo would grant nobody). */
