@@ -21,6 +21,7 @@ const isRecord = (value: unknown): value is CallerKeyRecord => {
 
 export class DynamoDbCallerKeys implements CallerKeyStore {
   private cached: { readonly at: number; readonly records: readonly CallerKeyRecord[] } | undefined;
+  private lastFreshAt = -Infinity;
 
   public constructor(
     private readonly doc: DynamoDBDocumentClient,
@@ -34,7 +35,9 @@ export class DynamoDbCallerKeys implements CallerKeyStore {
     const cached = this.cached;
     const age = cached === undefined ? Infinity : now - cached.at;
     // A fresh read is granted at most once a second per instance (a flood of unknown key ids costs little).
-    if (cached !== undefined && age < this.cacheSeconds * 1000 && !(options.fresh === true && age >= 1000)) return cached.records;
+    const fresh = options.fresh === true && now - this.lastFreshAt >= 1000;
+    if (cached !== undefined && age < this.cacheSeconds * 1000 && !fresh) return cached.records;
+    if (fresh) this.lastFreshAt = now;
     const { Item } = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: { pk: keys.callerKeys() }, ConsistentRead: true }));
     const map = (Item?.keys ?? {}) as Record<string, unknown>;
     const records = Object.values(map).filter(isRecord).sort((a, b) => a.name.localeCompare(b.name));
