@@ -5,13 +5,17 @@
  *
  * Reads are cached per instance for `cacheSeconds` (CALLER_KEY_CACHE_SECONDS, at most 60): that is
  * how long a revocation may take to reach a warm instance. A name the cache does not know is read
- * again at once (at most once a second), so a key works as soon as it is created.
+ * again at once (at most every FRESH_READ_FLOOR_MS per instance; the per-address rate limit bounds a
+ * flood of made-up names further), so a key works as soon as it is created.
  */
 import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { keys } from '../../contract/resources';
 import { SCOPES } from '../../contract/scopes';
 import { MAX_CALLER_KEYS, type CallerKeyRecord, type CallerKeyStore } from '../domain/caller-keys';
 import { isConditionalCheckFailed } from './aws-clients';
+
+/** The least time between two cache-bypassing reads of one instance (unknown key ids). */
+export const FRESH_READ_FLOOR_MS = 100;
 
 const isRecord = (value: unknown): value is CallerKeyRecord => {
   const v = value as Partial<CallerKeyRecord> | null;
@@ -34,8 +38,7 @@ export class DynamoDbCallerKeys implements CallerKeyStore {
     const now = this.clock();
     const cached = this.cached;
     const age = cached === undefined ? Infinity : now - cached.at;
-    // A fresh read is granted at most once a second per instance (a flood of unknown key ids costs little).
-    const fresh = options.fresh === true && now - this.lastFreshAt >= 1000;
+    const fresh = options.fresh === true && now - this.lastFreshAt >= FRESH_READ_FLOOR_MS;
     if (cached !== undefined && age < this.cacheSeconds * 1000 && !fresh) return cached.records;
     if (fresh) this.lastFreshAt = now;
     const { Item } = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: { pk: keys.callerKeys() }, ConsistentRead: true }));

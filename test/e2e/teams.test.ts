@@ -11,6 +11,7 @@ import { DynamoDBDocumentClient, GetCommand, ScanCommand } from '@aws-sdk/lib-dy
 import { startTestRuntime, TEST_WEBHOOK_SECRET, testDialect } from '../helpers/local-runtime';
 import type { LocalRuntime } from '../helpers/local-runtime';
 import { signedPost, startReceiver } from '../helpers/receivers';
+import { runCli } from '../unit/cli/run-cli';
 import type { ReceivedRequest, Receiver } from '../helpers/receivers';
 
 const WAIT_MS = 45_000;
@@ -118,5 +119,21 @@ describe(`Caller keys (${dialect} marketplace dialect)`, () => {
     secrets.nobody = 'x';
     expect(await post('/webhook/status', {}, 'nobody')).toMatchObject({ status: 401, json: { error: 'Invalid signature' } });
     expect(await taskCount()).toBe(before);
+  });
+
+  it('gpu-relay keys create / list / revoke, and --key signs as the new key', async () => {
+    const env = { GPU_RELAY_URL: runtime.url, GPU_RELAY_SECRET: TEST_WEBHOOK_SECRET };
+    const created = await runCli(['keys', 'create', '--name', 'cli', '--scopes', 'read', '--orders-per-hour', '5', '--expires', '2099-01-31'], { env });
+    expect(created.code).toBe(0);
+    const secret = /^secret: (rk_\S+)$/m.exec(created.stdout)?.[1];
+    expect(secret).toBeDefined();
+    const status = await runCli(['status', '--key', 'cli'], { env: { ...env, GPU_RELAY_SECRET: secret! } });
+    expect(status).toMatchObject({ code: 0, stderr: '' });
+    const listed = await runCli(['keys', 'list'], { env });
+    expect(listed.stdout).toMatch(/^cli\s+active\s+read\s+5\s+-\s+2099-01-31/m);
+    expect(listed.stdout).not.toContain(secret!);
+    const revoked = await runCli(['keys', 'revoke', 'cli'], { env });
+    expect(revoked).toMatchObject({ code: 0 });
+    expect((await runCli(['keys', 'list'], { env })).stdout).toMatch(/^cli\s+revoked/m);
   });
 });
