@@ -55,9 +55,16 @@ const OPTIONS = {
   'public-url': { type: 'string' },
   verbose: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
+  key: { type: 'string' },
+  name: { type: 'string' },
+  scopes: { type: 'string' },
+  'orders-per-hour': { type: 'string' },
+  'budget-usd-per-day': { type: 'string' },
+  expires: { type: 'string' },
+  'slack-user': { type: 'string' },
 };
 
-const CONNECTION = ['url', 'secret', 'no-timestamp', 'verbose', 'help'];
+const CONNECTION = ['url', 'secret', 'key', 'no-timestamp', 'verbose', 'help'];
 const SEND = [...CONNECTION, 'idempotency-key'];
 const WAIT = ['wait', 'poll', 'interval', 'timeout', 'listen-port', 'listen-host', 'public-url', 'callback-secret'];
 
@@ -108,6 +115,11 @@ const COMMANDS = {
     usage: 'verify --id WEBHOOK_ID --timestamp WEBHOOK_TIMESTAMP --signature WEBHOOK_SIGNATURE [--callback-secret whsec_...] < body',
     summary: 'check a received callback\'s Standard Webhooks signature (body on stdin, exact bytes)',
   },
+  keys: {
+    options: [...CONNECTION, 'name', 'scopes', 'orders-per-hour', 'budget-usd-per-day', 'expires', 'slack-user'],
+    usage: 'keys create --name NAME --scopes order,cancel,read[,admin] [--orders-per-hour N] [--budget-usd-per-day USD] [--expires YYYY-MM-DD] [--slack-user U123] | keys list | keys revoke NAME',
+    summary: 'caller keys (scope admin): create (prints the secret once), list, revoke (/admin/keys)',
+  },
   help: { options: ['help'], usage: 'help [COMMAND]', summary: 'show this help' },
 };
 
@@ -123,6 +135,8 @@ Connection:
   --secret S              webhook secret (env GPU_RELAY_SECRET, then WEBHOOK_SECRET); prefer the env
   --callback-secret S     callback signing secret, whsec_... (env GPU_RELAY_CALLBACK_SECRET, then
                           CALLBACK_SIGNING_SECRET): verifies callbacks (--wait, verify); never signs requests
+  --key NAME              sign as this caller key (X-Webhook-Key-Id; env GPU_RELAY_KEY_ID); the
+                          secret is then that key's secret
   --no-timestamp          sign the body alone, without X-Webhook-Timestamp
   --idempotency-key K     send Idempotency-Key: a repeat within 24 h returns the same task_id
   --verbose               show the request and answer lines on stderr (signature redacted)
@@ -148,6 +162,8 @@ Examples:
   gpu-relay set-spot-price 12345 --price 1500
   gpu-relay task 6f1c0b1e-...
   printf '%s' "$BODY" | gpu-relay verify --id "$WEBHOOK_ID" --timestamp "$WEBHOOK_TIMESTAMP" --signature "$WEBHOOK_SIGNATURE"
+  gpu-relay keys create --name ci --scopes order,cancel,read --orders-per-hour 5 --budget-usd-per-day 20
+  gpu-relay keys revoke ci
 `;
 
 /** A failure that ends the command with `exitCode` and a one-line message. */
@@ -289,7 +305,8 @@ const settings = (command, values) => {
   if (secret) secretsToHide.push(secret);
   const rawUrl = values.url ?? env.GPU_RELAY_URL ?? DEFAULT_URL;
   const base = parseUrl(command, values.url ? '--url' : 'GPU_RELAY_URL', rawUrl);
-  return { secret, base, timestamped: !values['no-timestamp'], verbose: Boolean(values.verbose) };
+  const keyId = values.key ?? env.GPU_RELAY_KEY_ID;
+  return { secret, base, timestamped: !values['no-timestamp'], verbose: Boolean(values.verbose), ...(keyId ? { keyId } : {}) };
 };
 
 const requireSecret = (command, secret) => {
@@ -366,6 +383,7 @@ const send = async (conn, { method, path, body, signed, idempotencyKey }) => {
     const covered = bytes ?? Buffer.from(url.pathname + url.search, 'utf8');
     if (timestamp) headers['x-webhook-timestamp'] = timestamp;
     headers['x-webhook-signature'] = hmacHex(conn.secret, signedBytes(covered, timestamp));
+    if (conn.keyId) headers['x-webhook-key-id'] = conn.keyId;
   }
   if (idempotencyKey) headers['idempotency-key'] = idempotencyKey;
   if (conn.verbose) {
@@ -619,6 +637,57 @@ const runMarketplace = async (values, positionals) => {
   return EXIT_OK;
 };
 
+/** `keys create|list|revoke` against the admin routes (issue 24). The new key's secret is printed once. */
+const runKeys = async (values, positionals) => {
+  const [sub, ...args] = positionals;
+  const conn = settings('keys', values);
+  requireSecret('keys', conn.secret);
+  const createOnly = ['name', 'scopes', 'orders-per-hour', 'budget-usd-per-day', 'expires', 'slack-user'];
+  if (sub !== 'create') for (const flag of createOnly) if (values[flag] !== undefined) throw usageError('keys', `--${flag} only makes sense with keys create`);
+  switch (sub) {
+    case 'create': {
+      if (args.length) throw usageError('keys', `unexpected argument '${args[0]}'`);
+      if (!values.name) throw usageError('keys', '--name is required');
+      if (!values.scopes) throw usageError('keys', '--scopes is required (comma-separated: order, cancel, read, admin)');
+      const body = { name: values.name, scopes: values.scopes.split(',').map((s) => s.trim()).filter(Boolean) };
+      if (values['orders-per-hour'] !== undefined) {
+        const n = Number(values['orders-per-hour']);
+        if (!Number.isInteger(n) || n <= 0) throw usageError('keys', `--orders-per-hour must be a positive integer, got '${values['orders-per-hour']}'`);
+        body.orders_per_hour = n;
+      }
+      if (values['budget-usd-per-day'] !== undefined) body.budget_usd_per_day = parsePositiveNumber('keys', 'budget-usd-per-day', values['budget-usd-per-day']);
+      if (values.expires !== undefined) body.expires = values.expires;
+      if (values['slack-user'] !== undefined) body.slack_user = values['slack-user'];
+      const res = await send(conn, { method: 'POST', path: '/admin/keys', body: JSON.stringify(body), signed: true });
+      printAnswer('keys create', res, { quietBody: true });
+      out(`key ${res.json.name} created (scopes ${res.json.scopes.join(',')})`);
+      out(`secret: ${res.json.secret}`);
+      out('Store it now: it is shown only once. Sign with it and send X-Webhook-Key-Id (gpu-relay --key NAME --secret ...).');
+      return EXIT_OK;
+    }
+    case 'list': {
+      if (args.length) throw usageError('keys', `unexpected argument '${args[0]}'`);
+      const res = await send(conn, { method: 'GET', path: '/admin/keys', signed: true });
+      printAnswer('keys list', res, { quietBody: true });
+      const rows = [['NAME', 'STATUS', 'SCOPES', 'ORDERS/H', 'USD/DAY', 'EXPIRES', 'CREATED']].concat(
+        res.json.keys.map((k) => [k.name, k.status, k.scopes.join(','), String(k.orders_per_hour ?? '-'), String(k.budget_usd_per_day ?? '-'), k.expires_at ? new Date(Date.parse(k.expires_at) - 1000).toISOString().slice(0, 10) : '-', k.created_at.slice(0, 10)]),
+      );
+      const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+      for (const row of rows) out(row.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd());
+      return EXIT_OK;
+    }
+    case 'revoke': {
+      if (args.length !== 1) throw usageError('keys', 'expected exactly one key NAME');
+      const res = await send(conn, { method: 'POST', path: `/admin/keys/${encodeURIComponent(args[0])}/revoke`, body: '', signed: true });
+      printAnswer('keys revoke', res, { quietBody: true });
+      out(`key ${args[0]} revoked${res.json.already ? ' (it already was)' : ''}; every relay instance refuses it within CALLER_KEY_CACHE_SECONDS (≤ 60 s)`);
+      return EXIT_OK;
+    }
+    default:
+      throw usageError('keys', sub ? `unknown keys command '${sub}'` : 'expected create, list or revoke');
+  }
+};
+
 const runTask = async (values, positionals) => {
   if (positionals.length !== 1) throw usageError('task', 'expected exactly one TASK_ID');
   const conn = settings('task', values);
@@ -697,6 +766,8 @@ const main = async (argv) => {
       return runTask(values, positionals);
     case 'verify':
       return runVerify(values, positionals);
+    case 'keys':
+      return runKeys(values, positionals);
     default:
       return runTaskCommand(command, values, positionals);
   }

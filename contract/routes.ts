@@ -1,3 +1,5 @@
+import type { Scope } from './scopes';
+
 /**
  * Every relay route, in one table: the CDK HTTP API, the local runtime and the OpenAPI document
  * are all built from it, so a route cannot exist in one and be missing from another.
@@ -27,9 +29,20 @@ export const ROUTES: readonly RouteDefinition[] = [
   { method: 'GET', path: '/webhook/tasks/{task_id}', entry: 'lambdas/handlers/api/get-task.ts', id: 'GetTask', signed: true, rateLimited: true, permissions: [] },
   { method: 'GET', path: '/webhook/marketplace', entry: 'lambdas/handlers/api/marketplace-summary.ts', id: 'MarketplaceSummary', signed: false, rateLimited: true, permissions: ['marketplace'] },
   { method: 'POST', path: '/slack/command', entry: 'lambdas/handlers/api/slack-command.ts', id: 'SlackCommand', signed: false, rateLimited: true, permissions: ['startExecution', 'sendMessage', 'writeTasks'] },
+  { method: 'POST', path: '/admin/keys', entry: 'lambdas/handlers/api/admin-keys-create.ts', id: 'AdminKeysCreate', signed: true, rateLimited: true, permissions: [] },
+  { method: 'GET', path: '/admin/keys', entry: 'lambdas/handlers/api/admin-keys-list.ts', id: 'AdminKeysList', signed: true, rateLimited: true, permissions: [] },
+  { method: 'POST', path: '/admin/keys/{name}/revoke', entry: 'lambdas/handlers/api/admin-keys-revoke.ts', id: 'AdminKeysRevoke', signed: true, rateLimited: true, permissions: [] },
   { method: 'GET', path: '/health', entry: 'lambdas/handlers/api/health.ts', id: 'Health', signed: false, rateLimited: false, permissions: [] },
   { method: 'GET', path: '/openapi.json', entry: 'lambdas/handlers/api/openapi.ts', id: 'OpenApi', signed: false, rateLimited: false, permissions: [] },
 ];
+
+/** The scope each signed route requires (a key without it: 403 `key <name> may not <scope>`). */
+export const ROUTE_SCOPES: Readonly<Record<string, Scope>> = {
+  CreateOrder: 'order', PriceAlert: 'order', ExtendOrder: 'order', SetSpotPrice: 'order',
+  CancelOrder: 'cancel',
+  Status: 'read', GetTask: 'read',
+  AdminKeysCreate: 'admin', AdminKeysList: 'admin', AdminKeysRevoke: 'admin',
+};
 
 /** Create-order workflow steps: state name → handler. The state machine and the local runtime share it. */
 export const WORKFLOW_TASKS = {

@@ -29,5 +29,6 @@ export const SETTING_DOCS: Readonly<Record<SettingKey, string>> = {
   leaseWarningSeconds: 'How long before a lease ends the relay warns in chat and sends `order.lease_expiring`.',
   orderVisibleTimeoutSeconds: 'How long the relay looks for a just-placed order in my_orders (fresh reads, backoff) before it concludes that none was placed; production lists new orders up to ~20 s late. The fleet watch cancels an order that appears later and nobody kept.',
   readinessProbe: 'What makes a running order ready: `ssh` = its ssh endpoint answers with an SSH banner (within ORDER_READY_TIMEOUT_SECONDS), `none` = the marketplace status alone.',
+  callerKeyCacheSeconds: 'How long an instance reuses the caller keys it read (X-Webhook-Key-Id); a revocation takes effect everywhere within this. 0 reads them on every request.',
   jobRetryBaseMs: 'Delay unit of job retries (2^retry × this, in ms); 1000 in production, smaller in tests.',
 };

@@ -107,6 +107,10 @@ export const SETTINGS = {
   readinessProbe: {
     env: 'READINESS_PROBE', kind: 'choice', choices: ['ssh', 'none'], default: 'ssh',
   },
+  callerKeyCacheSeconds: {
+    env: 'CALLER_KEY_CACHE_SECONDS', kind: 'int', min: 0, default: 60,
+    max: { value: 60, reason: 'a revoked caller key must be refused within 60 s on every instance' },
+  },
   jobRetryBaseMs: { env: 'JOB_RETRY_BASE_MS', kind: 'int', deployed: false, default: 1_000 },
 } as const satisfies Readonly<Record<string, Setting>>;
 

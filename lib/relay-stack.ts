@@ -171,6 +171,9 @@ export class RelayStack extends Stack {
     ack(this.secrets.callbackSigningSecret, 'AwsSolutions-SMG4',
       'Rotated by the operator (README "Set the secrets"): every callback receiver must learn the new key; deliveries carry a signature with the AWSPREVIOUS version too meanwhile, so a blind automatic rotation would still break receivers at the next one.');
 
+    ack(this.secrets.callerKeysSecret, 'AwsSolutions-SMG4',
+      'A data key sealing caller key secrets: rotating it would make every stored key undecryptable; the KMS key under it rotates yearly, and a key is rotated by creating a new caller key and revoking the old.');
+
     ack(this.workflow.safetyNetDeadLetterQueue, 'AwsSolutions-SQS3',
       'It is a dead-letter queue itself (EventBridge target DLQ and the safety net\'s on-failure destination), with its own alarm; cdk-nag only recognises DLQs named in another queue\'s redrive policy.');
 

@@ -92,6 +92,7 @@ const LeaseItemSchema = z.object({
   task_id: z.string(),
   callback_url: z.optional(z.string()),
   spot: z.optional(z.boolean()),
+  key: z.optional(z.string()),
   expires_at: z.optional(z.number()),
   hours: z.optional(z.number()),
   warned_for: z.optional(z.number()),
@@ -108,6 +109,7 @@ const toTracked = (item: Record<string, unknown> | undefined): TrackedOrder | un
     task_id: i.task_id,
     ...(i.callback_url !== undefined ? { callback_url: i.callback_url } : {}),
     ...(i.spot !== undefined ? { spot: i.spot } : {}),
+    ...(i.key !== undefined ? { key: i.key } : {}),
   };
   if (i.expires_at === undefined || i.hours === undefined) return order;
   const lease: Lease = {
@@ -177,6 +179,7 @@ export class DynamoDbLeaseBook implements LeaseBook {
           task_id: order.task_id,
           ...(order.callback_url !== undefined ? { callback_url: order.callback_url } : {}),
           ...(order.spot !== undefined ? { spot: order.spot } : {}),
+          ...(order.key !== undefined ? { key: order.key } : {}),
           ...(opts.lease ? { expires_at: opts.lease.expires_at, hours: opts.lease.hours } : {}),
         },
         // A retried readiness step must not reset warnings, claims or an extension made since.

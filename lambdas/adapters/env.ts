@@ -104,6 +104,9 @@ export const RelayEnvSchema = z.object({
   CALLBACK_SIGNING_SECRET_ARN: z.optional(z.string()),
   CALLBACK_SIGNING_SECRET: z.optional(z.string()),
   CALLBACK_SIGNING_SECRET_PREVIOUS: z.optional(z.string()),
+  /** Caller keys (issue 24): the secret their stored secrets are encrypted under (AWS: ARN; locally: value, else derived from WEBHOOK_SECRET). */
+  CALLER_KEYS_SECRET_ARN: z.optional(z.string()),
+  CALLER_KEYS_SECRET: z.optional(z.string()),
 });
 
 export type RelayEnv = z.infer<typeof RelayEnvSchema>;

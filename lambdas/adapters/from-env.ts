@@ -3,6 +3,7 @@
  * ports back, so they never name a technology. Clients are the shared, traced singletons.
  */
 import { documentClient, sfnClient, sqsClient } from './aws-clients';
+import { DynamoDbCallerKeys } from './dynamodb-caller-keys';
 import { DynamoDbIdempotencyStore } from './dynamodb-idempotency-store';
 import { DynamoDbLeaseBook } from './dynamodb-lease-store';
 import { DynamoDbPlacementIntents } from './dynamodb-placement-intents';
@@ -13,6 +14,7 @@ import { DynamoDbWaitingTasks } from './dynamodb-waiting-tasks';
 import type { RelayEnv } from './env';
 import { SfnWorkflowStarter } from './sfn-workflow-starter';
 import { SqsJobQueue } from './sqs-job-queue';
+import type { CallerKeyStore } from '../domain/caller-keys';
 import type { LeaseBook } from '../domain/lease-ports';
 import { keys } from '../../contract/resources';
 import type { IdempotencyStore, JobQueue, PlacementIntents, ServerClaims, SlidingWindow, TaskRepository, WaitingTasks, WorkflowStarter } from '../domain/ports';
@@ -27,6 +29,9 @@ export const placementIntentsFromEnv = (env: RelayEnv): PlacementIntents => new 
 export const waitingTasksFromEnv = (env: RelayEnv): WaitingTasks => new DynamoDbWaitingTasks(documentClient(), env.TABLE_NAME);
 
 export const serverClaimsFromEnv = (env: RelayEnv): ServerClaims => new DynamoDbServerClaims(documentClient(), env.TABLE_NAME);
+
+/** Caller keys (issue 24), cached per instance for CALLER_KEY_CACHE_SECONDS. */
+export const callerKeyStoreFromEnv = (env: RelayEnv): CallerKeyStore => new DynamoDbCallerKeys(documentClient(), env.TABLE_NAME, env.CALLER_KEY_CACHE_SECONDS);
 
 export const idempotencyStoreFromEnv = (env: RelayEnv): IdempotencyStore => new DynamoDbIdempotencyStore(documentClient(), env.TABLE_NAME);
 

@@ -172,7 +172,7 @@ export const workflowRequest = (input: CreateOrderInput): WorkflowOrderRequest =
 };
 
 /** The origin as the workflow input carries it: the source only (Slack's response_url stays in the record). */
-export const workflowOrigin = (origin: TaskOrigin): WorkflowOrigin => ({ source: origin.source });
+export const workflowOrigin = (origin: TaskOrigin): WorkflowOrigin => ({ source: origin.source, ...(origin.caller ? { caller: origin.caller } : {}) });
 
 const handOff = async (deps: AcceptTaskDeps, request: TaskRequest, opts: AcceptTaskOptions): Promise<void> => {
   if (request.kind === 'create-order') {

@@ -134,8 +134,9 @@ export class NoServerAvailableError extends Error {
 
 /** The account-wide hourly order cap is reached. Business failure, ends the task. */
 export class QuotaExceededError extends Error {
-  public constructor(limit: number) {
-    super(`Hourly order limit reached (${limit} per hour)`);
+  /** `key`: a caller key's own `orders_per_hour` (issue 24), rather than the account-wide cap. */
+  public constructor(limit: number, key?: string) {
+    super(key === undefined ? `Hourly order limit reached (${limit} per hour)` : `Hourly order limit of key ${key} reached (${limit} per hour)`);
     this.name = 'QuotaExceededError';
   }
 }

@@ -7,6 +7,7 @@ import { RETRY_POLICY, retryDelaySecondsAfter } from '../../contract/retry-polic
 import { createHash } from 'node:crypto';
 import { SOFT_TIME_LIMIT_SECONDS } from '../../contract/limits';
 import { orderCancelledText, priceAlertMatchedText } from './chat-messages';
+import { keyNameOf, mayTouchOrder, notYourOrderText, seesAllOrders, type TaskCaller } from './caller-keys';
 import { isBusinessOutcome, MarketplaceInvalidInputError, TaskAlreadyExistsError } from './errors';
 import { extendOrder, setSpotPrice } from './fleet-watch';
 import { hasLease, serverFitsLease } from './lease';
@@ -34,6 +35,7 @@ import type {
   TaskRecord,
   TaskResult,
 } from './task';
+import { failure } from './task';
 
 /** Settings the jobs take from configuration (env contract), so the domain reads no environment. */
 export interface JobConfig {
@@ -137,11 +139,18 @@ export const summarizeOrders = (orders: readonly Order[]): StatusResult => ({
  * completed orders cannot be acted on, and including them would make total_orders grow without
  * bound over the account's lifetime.
  */
-export const runStatus = async (_input: StatusInput, deps: Pick<JobDeps, 'marketplace' | 'leases'>): Promise<StatusResult> => {
-  const summary = summarizeOrders(await deps.marketplace.listOrders({ returnCompleted: false }));
-  if (summary.orders.length === 0) return summary;
+export const runStatus = async (
+  _input: StatusInput,
+  deps: Pick<JobDeps, 'marketplace' | 'leases'>,
+  caller?: TaskCaller,
+): Promise<StatusResult> => {
+  const orders = await deps.marketplace.listOrders({ returnCompleted: false });
+  if (orders.length === 0) return summarizeOrders(orders);
   // Leased orders show when the relay cancels them; an ended lease no longer applies.
-  const tracked = await deps.leases.getMany(summary.orders.map((o) => o.order_id));
+  const tracked = await deps.leases.getMany(orders.map((o) => o.order_id));
+  // A key that does not see every order counts and lists only those its tasks placed (issue 24).
+  const summary = summarizeOrders(seesAllOrders(caller) ? orders : orders.filter((o) => mayTouchOrder(caller, tracked.get(o.order_id)?.key)));
+  if (summary.orders.length === 0) return summary;
   return {
     ...summary,
     orders: summary.orders.map((o) => {
@@ -268,6 +277,20 @@ export const runPriceAlert = async (
 
 // ---- dispatch ------------------------------------------------------------------------------
 
+/**
+ * Issue 24: a key that does not see every order may cancel, extend and re-price only orders its own
+ * tasks placed (the lease book records the placing key). The refusal is the task's failure result;
+ * nothing reaches the marketplace.
+ */
+const ownershipRefusal = async (message: TypedJobMessage, deps: Pick<JobDeps, 'leases'>): Promise<TaskResult | undefined> => {
+  if (message.kind !== 'cancel-order' && message.kind !== 'extend-order' && message.kind !== 'set-spot-price') return undefined;
+  const caller = message.origin.caller;
+  if (seesAllOrders(caller)) return undefined;
+  const orderId = message.input.order_id;
+  const tracked = await deps.leases.get(orderId);
+  return mayTouchOrder(caller, tracked?.key) ? undefined : failure(notYourOrderText(orderId, keyNameOf(caller)));
+};
+
 /** A JobMessage whose input is narrowed by its kind (what the worker's schema produces). */
 export type TypedJobMessage = JobMessage & (
   | { readonly kind: 'cancel-order'; readonly input: CancelOrderInput }
@@ -280,11 +303,13 @@ export type TypedJobMessage = JobMessage & (
 
 /** Runs the job a message names. Throws what the job throws; the caller applies the retry policy. */
 export const runJob = async (message: TypedJobMessage, deps: JobDeps, now: number): Promise<TaskResult> => {
+  const refusal = await ownershipRefusal(message, deps);
+  if (refusal) return refusal;
   switch (message.kind) {
     case 'cancel-order':
       return runCancel(message.input, deps);
     case 'status':
-      return runStatus(message.input, deps);
+      return runStatus(message.input, deps, message.origin.caller);
     case 'price-alert':
       return runPriceAlert(message.input, deps, { task_id: message.task_id, origin: message.origin, now });
     // Business refusals come back as failure results; transient errors are thrown for the retry.

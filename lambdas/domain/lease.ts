@@ -197,6 +197,8 @@ export interface WatchedOrder {
   readonly callback_url?: string;
   /** A spot order: when it stops, the chat names it "possibly outbid". */
   readonly spot?: boolean;
+  /** The caller key whose task placed it (issue 24); absent = the default key. */
+  readonly key?: string;
 }
 
 /** Why a lease stopped being swept. */

@@ -166,7 +166,8 @@ export interface JobQueue {
 export type WorkflowOrderRequest = Omit<CreateOrderInput, 'callback_url'> & { readonly callback_url?: never };
 
 /** The task origin as the workflow carries it: without Slack's response_url (read from the record). */
-export type WorkflowOrigin = Pick<TaskOrigin, 'source'> & { readonly responseUrl?: never };
+/** The origin in the workflow input: the source and the caller key's name and limits (no secret), never Slack's response_url. */
+export type WorkflowOrigin = Pick<TaskOrigin, 'source' | 'caller'> & { readonly responseUrl?: never };
 
 /** The workflow's input document: no secret values and no caller URLs (see WorkflowOrderRequest). */
 export interface CreateOrderWorkflowInput {

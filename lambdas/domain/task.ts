@@ -1,5 +1,6 @@
 /** Tasks: what a caller asked for, where it stands, and how it ended. */
 import * as z from 'zod/mini';
+import { TaskCallerSchema } from './caller-keys';
 import type { ExtendOrderInput, ExtendOrderSuccess, SetSpotPriceInput, SetSpotPriceSuccess } from './lease';
 import type { PortProtocol } from './marketplace-types';
 
@@ -17,6 +18,8 @@ export const TaskOriginSchema = z.object({
   source: z.enum(['webhook', 'slack']),
   /** Slack's response_url for a slash command (hardening issue). */
   responseUrl: z.optional(z.string().check(z.minLength(1))),
+  /** The caller key the request was signed with (issue 24); absent = the default key (shared webhook secret). */
+  caller: z.optional(TaskCallerSchema),
 });
 export type TaskOrigin = Readonly<z.infer<typeof TaskOriginSchema>>;
 

@@ -7,7 +7,9 @@
  * Pure: no environment, no clock.
  */
 import * as z from 'zod/mini';
-import { ROUTES } from '../../contract/routes';
+import { ROUTE_SCOPES, ROUTES } from '../../contract/routes';
+import { SCOPES } from '../../contract/scopes';
+import { CreateKeyBodySchema } from '../domain/caller-keys';
 import type { RouteDefinition } from '../../contract/routes';
 import { CreateOrderLeaseBodySchema, ExtendOrderBodySchema, SetSpotPriceBodySchema, type OrderEvent } from '../domain/lease';
 import { CancelOrderBodySchema, describe, PriceAlertBodySchema, StatusBodySchema } from '../domain/requests';
@@ -193,7 +195,7 @@ const responseRef = (name: string): JsonObject => ({ $ref: `#/components/respons
 
 interface OperationDoc {
   readonly operationId: string;
-  readonly tag: 'Tasks' | 'Read' | 'Slack' | 'Service';
+  readonly tag: 'Tasks' | 'Read' | 'Slack' | 'Service' | 'Admin';
   readonly summary: string;
   readonly description?: string;
   readonly requestBody?: JsonObject;
@@ -213,7 +215,9 @@ const SIGNING_DESCRIPTION = `Every signed route requires \`X-Webhook-Signature\`
 * Sign the exact bytes you send.
 * One signed request, one task: a timestamped signed POST sent again (same route, timestamp and signature) while its timestamp is accepted gets 202 with the first request's \`task_id\` and \`Idempotent-Replayed: true\`, and queues nothing.
 
-Missing signature: 401 \`Missing signature\`; wrong signature: 401 \`Invalid signature\`. The rate limit is checked before the signature.`;
+Missing signature: 401 \`Missing signature\`; wrong signature: 401 \`Invalid signature\`. The rate limit is checked before the signature.
+
+Caller keys: with \`X-Webhook-Key-Id: <name>\` the request is signed with that key's secret instead (same bytes, same rules). An unknown, revoked or expired key answers 401 \`Invalid signature\` (no hint which); a key without the route's scope (${SCOPES.map((s) => `\`${s}\``).join(', ')}) answers 403 \`key <name> may not <scope>\` and nothing is queued. Without the header the shared secret acts as the \`default\` key with every scope.`;
 
 const ORDER_EVENTS_DESCRIPTION = `Besides its one task result, an order the relay placed (or whose lease a request created) reports lifecycle events to the callback_url of the request that placed it: \`order.lease_expiring\` (LEASE_WARNING_SECONDS before the lease ends), \`order.lease_expired\` (the relay cancelled it), \`order.status_changed\` (\`from\` → \`to\`). Signed and retried exactly like result callbacks; \`webhook-id\` is unique per event and the same on every retry. Each event is delivered once.`;
 
@@ -339,6 +343,31 @@ export const buildOpenApiDocument = (opts: OpenApiOptions = {}): JsonObject => {
       success: { '200': { description: 'Slack message.', content: json(components.convert(SlackResponseSchema, 'output', 'SlackResponse'), { response_type: 'in_channel', text: 'Queued order for 4090' }) } },
       extraErrors: ['401', '403'],
     },
+    'POST /admin/keys': {
+      operationId: 'createKey',
+      tag: 'Admin',
+      summary: 'Create a caller key (scope admin); its secret is in this answer only',
+      requestBody: {
+        required: true,
+        content: json(components.convert(CreateKeyBodySchema, 'input', 'CreateKeyBody'), { name: 'ci', scopes: ['order', 'cancel', 'read'], orders_per_hour: 5, budget_usd_per_day: 20, expires: '2027-01-31' }),
+      },
+      success: { '201': { description: 'The key with its secret (`rk_…`), shown once.', content: json({ type: 'object' }, { name: 'ci', scopes: ['order', 'cancel', 'read'], status: 'active', secret: 'rk_…' }) } },
+      extraErrors: ['409'],
+    },
+    'GET /admin/keys': {
+      operationId: 'listKeys',
+      tag: 'Admin',
+      summary: 'List caller keys (scope admin); never a secret',
+      success: { '200': { description: 'Every key, revoked and expired ones included.', content: json({ type: 'object' }, { keys: [{ name: 'ci', scopes: ['order'], status: 'active' }] }) } },
+    },
+    'POST /admin/keys/{name}/revoke': {
+      operationId: 'revokeKey',
+      tag: 'Admin',
+      summary: 'Revoke a caller key (scope admin); refused everywhere within CALLER_KEY_CACHE_SECONDS (≤ 60 s)',
+      parameters: [{ name: 'name', in: 'path', required: true, schema: { type: 'string', pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' } }],
+      success: { '200': { description: 'Revoked (`already: true` when it was before).', content: json({ type: 'object' }, { name: 'ci', status: 'revoked' }) } },
+      extraErrors: ['404'],
+    },
     'GET /health': {
       operationId: 'health',
       tag: 'Service',
@@ -378,6 +407,7 @@ export const buildOpenApiDocument = (opts: OpenApiOptions = {}): JsonObject => {
       { name: 'Read', description: 'Unsigned reads.' },
       { name: 'Slack', description: 'Slack slash command.' },
       { name: 'Service', description: 'Health and this description.' },
+      { name: 'Admin', description: 'Caller keys (scope admin).' },
     ],
     paths,
     components: {
@@ -398,6 +428,14 @@ export const buildOpenApiDocument = (opts: OpenApiOptions = {}): JsonObject => {
           description: `Unix seconds. When present the signature covers \`<timestamp>.<body>\` (or \`<timestamp>.<path>\`), and the request is refused with 401 when the timestamp is more than ${REPLAY_WINDOW_SECONDS} s from the relay's clock. Required when the relay runs with REQUIRE_WEBHOOK_TIMESTAMP=true.`,
           schema: { type: 'string', pattern: '^\\d{1,12}$' },
           example: '1767225600',
+        },
+        WebhookKeyId: {
+          name: 'X-Webhook-Key-Id',
+          in: 'header',
+          required: false,
+          description: 'The caller key whose secret signed the request; absent = the shared webhook secret (the `default` key, every scope).',
+          schema: { type: 'string', pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' },
+          example: 'ci',
         },
         IdempotencyKey: {
           name: 'Idempotency-Key',
@@ -437,6 +475,8 @@ export const buildOpenApiDocument = (opts: OpenApiOptions = {}): JsonObject => {
         Unauthorized: errorResponse('Missing or invalid signature, or a stale timestamp.', 'Invalid signature'),
         Forbidden: errorResponse('Slack commands are refused: no Slack signing secret is configured and unsigned commands are not allowed.', 'Slack commands are disabled: this relay has no Slack signing secret configured'),
         NotFound: errorResponse('No task with this id.', 'Task not found'),
+        MissingScope: errorResponse('The caller key lacks the route\'s scope; nothing was queued.', 'key ci may not cancel'),
+        Conflict: errorResponse('A key of this name exists (names are never reused).', 'key ci exists (names are never reused, even revoked)'),
         PayloadTooLarge: errorResponse(`Body larger than ${maxBody} bytes.`, `Request body too large (max ${maxBody} bytes)`),
         TooManyRequests: errorResponse(`More than ${perMinute} requests from one client address within 60 s.`, 'Rate limit exceeded', { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } }),
         InternalError: errorResponse('Unexpected failure (for the marketplace summary: the marketplace could not be read).', 'Internal server error'),
@@ -451,6 +491,7 @@ const ERROR_RESPONSES: Record<string, string> = {
   '401': 'Unauthorized',
   '403': 'Forbidden',
   '404': 'NotFound',
+  '409': 'Conflict',
   '413': 'PayloadTooLarge',
   '429': 'TooManyRequests',
   '500': 'InternalError',
@@ -467,11 +508,12 @@ const operation = (route: RouteDefinition, doc: OperationDoc, taskResult: JsonOb
   if (doc.callback) errors.add('503'); // the hand-off to the queue or the workflow failed
 
   const parameters: JsonObject[] = [...(doc.parameters ?? [])];
-  if (route.signed) parameters.push({ $ref: '#/components/parameters/WebhookTimestamp' });
+  if (route.signed) parameters.push({ $ref: '#/components/parameters/WebhookTimestamp' }, { $ref: '#/components/parameters/WebhookKeyId' });
   if (route.signed && route.method === 'POST') parameters.push({ $ref: '#/components/parameters/IdempotencyKey' });
 
   const responses: Record<string, JsonObject> = { ...doc.success };
   for (const status of [...errors].sort()) responses[status] = responseRef(ERROR_RESPONSES[status]);
+  if (ROUTE_SCOPES[route.id] !== undefined) responses['403'] = responseRef('MissingScope');
 
   return {
     operationId: doc.operationId,

@@ -4,6 +4,7 @@
  */
 import { createError } from '@middy/util';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import type { Caller } from '../domain/caller-keys';
 
 /**
  * The API Gateway v2 event as it travels through the chain: `rawBody` is the decoded body bytes (set
@@ -13,6 +14,8 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from '
 export type RelayEvent = APIGatewayProxyEventV2 & {
   rawBody?: Buffer;
   jsonBody?: Record<string, unknown>;
+  /** The verified caller key (set by the signature middleware; issue 24). */
+  caller?: Caller;
 };
 
 export type ApiResult = APIGatewayProxyStructuredResultV2;

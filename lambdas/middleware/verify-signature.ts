@@ -14,6 +14,7 @@
  * Neither the signature nor the secrets are ever logged.
  */
 import type middy from '@middy/core';
+import { DEFAULT_CALLER, scopeRefusal, type Caller, type Scope } from '../domain/caller-keys';
 import { signatureMatches, signedBytes, timestampFresh } from '../domain/signing';
 import { countMetric, logger, MetricName } from '../adapters/observability';
 import type { SecretReadOptions } from '../adapters/secrets';
@@ -21,6 +22,14 @@ import { headerValue, httpError, rawBodyOf, type RelayEvent } from './http';
 
 export const SIGNATURE_HEADER = 'X-Webhook-Signature';
 export const TIMESTAMP_HEADER = 'X-Webhook-Timestamp';
+/** Names the caller key whose secret signed the request (issue 24); absent = the shared webhook secret. */
+export const KEY_ID_HEADER = 'X-Webhook-Key-Id';
+
+/** A usable caller key: who it is and its secret (decrypted, in memory only). */
+export interface ResolvedKey {
+  readonly caller: Caller;
+  readonly secret: string;
+}
 
 export interface VerifySignatureOptions {
   /**
@@ -32,6 +41,11 @@ export interface VerifySignatureOptions {
   readonly requireTimestamp?: boolean | (() => boolean);
   /** What the signature covers: the body, or (bodiless GETs) the path with its query string. @default 'body' */
   readonly covers?: 'body' | 'path';
+  /**
+   * Caller keys (X-Webhook-Key-Id): the usable key of a name, or undefined for an unknown, revoked or
+   * expired one. Unwired: every request naming a key is refused (401).
+   */
+  readonly callerKeys?: (name: string) => Promise<ResolvedKey | undefined>;
   /** @default Date.now */
   readonly now?: () => number;
 }
@@ -60,6 +74,25 @@ export const verifySignature = (options: VerifySignatureOptions): middy.Middlewa
       throw reject('stale timestamp', 'Stale or invalid timestamp');
     }
 
+    const payload = options.covers === 'path' ? Buffer.from(signedPath(event), 'utf8') : rawBodyOf(event);
+    const signed = signedBytes(payload, timestamp || undefined);
+
+    const keyId = headerValue(event, KEY_ID_HEADER)?.trim();
+    if (keyId !== undefined && keyId !== '') {
+      // Unknown, revoked, expired or mismatched: the same 401, no hint which.
+      let key: ResolvedKey | undefined;
+      try {
+        key = options.callerKeys ? await options.callerKeys(keyId.slice(0, 64)) : undefined;
+      } catch (error) {
+        logger.error('caller keys unavailable', { error_name: error instanceof Error ? error.name : 'unknown' });
+        throw httpError(503, 'Signature verification unavailable; retry later');
+      }
+      if (!key) throw reject('unknown or unusable key', 'Invalid signature');
+      if (!signatureMatches([key.secret], signed, signature)) throw reject('mismatch', 'Invalid signature');
+      event.caller = key.caller;
+      return;
+    }
+
     let secrets: readonly string[];
     try {
       secrets = await options.secrets();
@@ -73,8 +106,7 @@ export const verifySignature = (options: VerifySignatureOptions): middy.Middlewa
       throw reject('no secret configured', 'Invalid signature');
     }
 
-    const payload = options.covers === 'path' ? Buffer.from(signedPath(event), 'utf8') : rawBodyOf(event);
-    const signed = signedBytes(payload, timestamp || undefined);
+    event.caller = DEFAULT_CALLER;
     if (signatureMatches(secrets, signed, signature)) return;
     // Perhaps signed with a secret rotated since the adapter cached its values: one more look.
     let fresh: readonly string[] = secrets;
@@ -90,3 +122,17 @@ export const verifySignature = (options: VerifySignatureOptions): middy.Middlewa
   };
   return { name: 'verifySignature', before };
 };
+
+/**
+ * After the signature: the verified caller must hold `scope` (issue 24), else 403
+ * `key <name> may not <scope>` and nothing is queued. The default key holds every scope.
+ */
+export const requireScope = (scope: Scope): middy.MiddlewareObj<RelayEvent> => ({
+  name: 'requireScope',
+  before: async ({ event }) => {
+    const refusal = scopeRefusal(event.caller ?? DEFAULT_CALLER, scope);
+    if (refusal === undefined) return;
+    logger.info('scope refused', { key: (event.caller ?? DEFAULT_CALLER).key, scope });
+    throw httpError(403, refusal);
+  },
+});

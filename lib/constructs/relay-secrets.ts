@@ -1,11 +1,12 @@
 /** The relay's secrets in Secrets Manager. Values never pass through CDK context or the template. */
 import { RemovalPolicy } from 'aws-cdk-lib';
+import * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 
 /** The relay's secrets, by the name functions ask for them. */
-export type SecretName = 'webhook' | 'apiKey' | 'chat' | 'slack' | 'callback';
+export type SecretName = 'webhook' | 'apiKey' | 'chat' | 'slack' | 'callback' | 'callerKeys';
 
 /** Env var carrying each secret's ARN (lambdas/adapters/env.ts). */
 export const SECRET_ARN_VARS: Readonly<Record<SecretName, string>> = {
@@ -14,6 +15,7 @@ export const SECRET_ARN_VARS: Readonly<Record<SecretName, string>> = {
   chat: 'CHAT_WEBHOOKS_SECRET_ARN',
   slack: 'SLACK_SIGNING_SECRET_ARN',
   callback: 'CALLBACK_SIGNING_SECRET_ARN',
+  callerKeys: 'CALLER_KEYS_SECRET_ARN',
 };
 
 export class RelaySecrets extends Construct {
@@ -31,6 +33,10 @@ export class RelaySecrets extends Construct {
    * generate the prefix; lambdas/adapters/secrets.ts adds it). An operator may put `whsec_…` values.
    */
   public readonly callbackSigningSecret: secretsmanager.Secret;
+  /** KMS key (rotated yearly) under which the caller-keys secret is encrypted (issue 24). */
+  public readonly callerKeysKey: kms.Key;
+  /** The data key caller key secrets are sealed with (AES-256-GCM, lambdas/adapters/caller-key-sealer.ts); KMS-encrypted. */
+  public readonly callerKeysSecret: secretsmanager.Secret;
 
   public constructor(scope: Construct, id: string) {
     super(scope, id);
@@ -61,6 +67,17 @@ export class RelaySecrets extends Construct {
       generateSecretString: { passwordLength: 48, excludePunctuation: true, includeSpace: false, requireEachIncludedType: false },
       removalPolicy: RemovalPolicy.RETAIN,
     });
+    this.callerKeysKey = new kms.Key(this, 'CallerKeysKey', {
+      description: 'GPU relay: encrypts the data key of caller key secrets',
+      enableKeyRotation: true,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    this.callerKeysSecret = new secretsmanager.Secret(this, 'CallerKeysSecret', {
+      description: 'GPU relay: data key sealing caller key secrets in the table (never leaves AWS)',
+      encryptionKey: this.callerKeysKey,
+      generateSecretString: { passwordLength: 64, excludePunctuation: true, includeSpace: false },
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
   }
 
   /**
@@ -72,6 +89,7 @@ export class RelaySecrets extends Construct {
     const secrets: Record<SecretName, secretsmanager.ISecret> = {
       webhook: this.webhookSecret, apiKey: this.marketplaceApiKey, chat: this.chatWebhooks, slack: this.slackSigningSecret,
       callback: this.callbackSigningSecret,
+      callerKeys: this.callerKeysSecret,
     };
     for (const name of which) fn.addEnvironment(SECRET_ARN_VARS[name], secrets[name].secretArn);
     for (const name of which) secrets[name].grantRead(fn);

@@ -40,7 +40,7 @@ export interface WebhookApiProps {
 /** Secrets a route reads: signed routes the webhook key, the marketplace route the API key, Slack its signing secret. */
 export const routeSecrets = (route: RouteDefinition): SecretName[] => {
   const names: SecretName[] = [];
-  if (route.signed) names.push('webhook');
+  if (route.signed) names.push('webhook', 'callerKeys');
   if (route.permissions.includes('marketplace')) names.push('apiKey');
   if (route.path === '/slack/command') names.push('slack');
   return names;

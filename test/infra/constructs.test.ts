@@ -137,9 +137,12 @@ describe('Constructs: RelayTable, WebhookApi, Monitoring', () => {
       expect(actions).not.toContain('sqs:SendMessage');
     });
 
-    it.each(ROUTES.filter((r) => r.signed).map((r) => [r.id]))('lets signed route %s read the webhook secret only', (id) => {
+    it.each(ROUTES.filter((r) => r.signed).map((r) => [r.id]))('lets signed route %s read the webhook secret and the caller-keys secret only', (id) => {
       const secretRefs = resourcesFor(template, `WebhookApi${id}Function`, 'secretsmanager:GetSecretValue');
-      expect(secretRefs).toEqual([JSON.stringify({ Ref: logicalIdOf(template, 'AWS::SecretsManager::Secret', 'SecretsWebhookSecret') })]);
+      expect(secretRefs.sort()).toEqual([
+        JSON.stringify({ Ref: logicalIdOf(template, 'AWS::SecretsManager::Secret', 'SecretsWebhookSecret') }),
+        JSON.stringify({ Ref: logicalIdOf(template, 'AWS::SecretsManager::Secret', 'SecretsCallerKeysSecret') }),
+      ].sort());
     });
 
     it('lets get-task read the table', () => {
@@ -172,7 +175,7 @@ describe('Constructs: RelayTable, WebhookApi, Monitoring', () => {
 
     it('names the secrets each kind of route reads', () => {
       const byId = Object.fromEntries(ROUTES.map((r) => [r.id, routeSecrets(r)]));
-      expect(byId.CreateOrder).toEqual(['webhook']);
+      expect(byId.CreateOrder).toEqual(['webhook', 'callerKeys']);
       expect(byId.MarketplaceSummary).toEqual(['apiKey']);
       expect(byId.SlackCommand).toEqual(['slack']);
       expect(byId.Health).toEqual([]);

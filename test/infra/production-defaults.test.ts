@@ -56,7 +56,9 @@ describe('RelayStack: production defaults', () => {
   });
 
   it('lets only this account\'s CloudWatch alarms use the alarm topic key', () => {
-    const [key] = Object.values(template.findResources('AWS::KMS::Key')) as Resource[];
+    // The alarm topic's key: the one KMS key whose policy names CloudWatch (the caller-keys key does not).
+    const keys = Object.values(template.findResources('AWS::KMS::Key')) as Resource[];
+    const key = keys.find((k) => JSON.stringify(k.Properties.KeyPolicy).includes('cloudwatch.amazonaws.com')) ?? keys[0]!;
     const statements = (key.Properties.KeyPolicy as { Statement: Statement[] }).Statement;
     const cloudwatch = statements.filter((s) => JSON.stringify(s.Principal).includes('cloudwatch.amazonaws.com'));
     expect(cloudwatch).toHaveLength(1);

@@ -18,7 +18,9 @@ const sampleOf = (key: string, s: Setting): { context: string; value: string } =
     case 'int': {
       // WATCH_INTERVAL_SECONDS is a whole number of minutes in AWS: doubling a default keeps that true.
       const wanted = typeof fallback === 'number' && fallback > 0 ? fallback * 2 : 7;
-      const value = s.max ? Math.min(wanted, s.max.value) : wanted;
+      // A default at the maximum: one less (still a whole number of minutes is not asked of those).
+      const capped = s.max ? Math.min(wanted, s.max.value) : wanted;
+      const value = capped === fallback ? capped - 1 : capped;
       if (value === fallback) throw new Error(`no non-default sample for ${key}`);
       return { context: String(value), value: String(value) };
     }

@@ -104,7 +104,10 @@ export const reportResult = async (
   if (result.success) {
     const { max_hours: maxHours, use_spot: spot } = state.request;
     await deps.leases.track(
-      { order_id: result.order_id, task_id: state.task_id, ...(callbackUrl !== undefined ? { callback_url: callbackUrl } : {}), spot },
+      {
+        order_id: result.order_id, task_id: state.task_id, ...(callbackUrl !== undefined ? { callback_url: callbackUrl } : {}), spot,
+        ...(state.origin.caller ? { key: state.origin.caller.key } : {}),
+      },
       {
         now: Math.floor(now / 1000),
         status: result.status,

@@ -10,6 +10,7 @@ import type { RelayEnv } from '../../adapters/env';
 import { countMetric, logger, MetricName, tagTask } from '../../adapters/observability';
 import { acceptTask, type SignedRequestKey } from '../../domain/accept-task';
 import { REPLAY_WINDOW_SECONDS } from '../../domain/signing';
+import { DEFAULT_KEY_NAME, taskCallerOf } from '../../domain/caller-keys';
 import { callbackUrlProblem, parseBody } from '../../domain/requests';
 import type { TaskKind, TaskOrigin, TaskRequest } from '../../domain/task';
 import { headerValue, httpError, jsonResponse, type ApiResult, type RelayEvent } from '../../middleware/http';
@@ -104,11 +105,15 @@ export const acceptRoute = <K extends TaskKind, S extends AcceptBodySchema>(
     if (!parsed.ok) throw httpError(400, parsed.error);
     const problem = callbackUrlProblem(parsed.value.callback_url, d.env.ALLOW_PRIVATE_CALLBACKS);
     if (problem) throw httpError(400, problem);
-    const idempotencyKey = idempotencyKeyOf(event);
+    const headerKey = idempotencyKeyOf(event);
+    // A caller key's Idempotency-Keys are its own: another key reusing one gets its own task.
+    const idempotencyKey = headerKey !== undefined && event.caller && event.caller.key !== DEFAULT_KEY_NAME ? `${event.caller.key}/${headerKey}` : headerKey;
     const input = spec.input(parsed.value, d.env);
     const request = { kind: spec.kind, input } as TaskRequest;
     const signedRequest = signedRequestKeyOf(event, spec.routeId, (d.now ?? Date.now)());
-    const { taskId, replayed } = await acceptRequest(d, request, { source: 'webhook' }, idempotencyKey, signedRequest ? { signedRequest } : {});
+    // The caller key travels with the task (issue 24); the default key leaves the origin as the spec's.
+    const caller = event.caller ? taskCallerOf(event.caller) : undefined;
+    const { taskId, replayed } = await acceptRequest(d, request, { source: 'webhook', ...(caller ? { caller } : {}) }, idempotencyKey, signedRequest ? { signedRequest } : {});
     return jsonResponse(
       202,
       { status: 'queued', task_id: taskId, ...(spec.message ? { message: spec.message(input) } : {}) },

@@ -9,7 +9,7 @@
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { Context } from 'aws-lambda';
-import { ROUTES, type RouteDefinition } from '../../../contract/routes';
+import { ROUTE_SCOPES, ROUTES, type RouteDefinition } from '../../../contract/routes';
 import type { RelayEnv } from '../../adapters/env';
 import { invocationBudget, withInvocationBudget } from '../../adapters/invocation-budget';
 import { logger, taskScopeMiddleware } from '../../adapters/observability';
@@ -21,7 +21,7 @@ import type { ApiResult, RelayEvent } from '../../middleware/http';
 import { jsonBody } from '../../middleware/json-body';
 import { rateLimit } from '../../middleware/rate-limit';
 import { verifySlackSignature } from '../../middleware/slack-signature';
-import { verifySignature } from '../../middleware/verify-signature';
+import { requireScope, verifySignature, type ResolvedKey } from '../../middleware/verify-signature';
 
 /** What the chain itself needs; each handler's deps extend it. */
 export interface ChainDeps {
@@ -30,6 +30,8 @@ export interface ChainDeps {
   readonly window?: SlidingWindow;
   /** Required on signed routes: accepted webhook secrets, current first. */
   readonly webhookSecrets?: (read?: SecretReadOptions) => Promise<readonly string[]>;
+  /** Signed routes: the usable caller key of an X-Webhook-Key-Id (issue 24); unwired = key ids refused. */
+  readonly callerKeys?: (name: string) => Promise<ResolvedKey | undefined>;
   /** Slack route: the signing secret, or undefined when none is configured. */
   readonly slackSigningSecret?: (read?: SecretReadOptions) => Promise<string | undefined>;
   /** @default Date.now */
@@ -81,8 +83,11 @@ export const apiHandler = <D extends ChainDeps>(
       requireTimestamp: () => options.deps().env.REQUIRE_WEBHOOK_TIMESTAMP,
       // Bodiless signed GETs (task lookup) sign their path.
       covers: route.method === 'GET' ? 'path' : 'body',
+      callerKeys: async (name) => options.deps().callerKeys?.(name),
       now,
     }));
+    const scope = ROUTE_SCOPES[route.id];
+    if (scope !== undefined) chain.push(requireScope(scope));
   }
   if (options.slackSignature) {
     chain.push(verifySlackSignature({

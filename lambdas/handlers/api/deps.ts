@@ -3,13 +3,26 @@
  * instance on the first invocation. Tests build handlers with fakes instead (createXxxHandler).
  */
 import { relayEnv, type RelayEnv } from '../../adapters/env';
-import { idempotencyStoreFromEnv, signedRequestStoreFromEnv, slidingWindowFromEnv, taskRepositoryFromEnv, waitingTasksFromEnv } from '../../adapters/from-env';
+import {
+  callerKeyStoreFromEnv, idempotencyStoreFromEnv, signedRequestStoreFromEnv, slidingWindowFromEnv, taskRepositoryFromEnv, waitingTasksFromEnv,
+} from '../../adapters/from-env';
+import { keySealerFromEnv } from '../../adapters/caller-key-sealer';
+import { resolveCallerKey } from '../../domain/caller-keys';
+import type { ResolvedKey } from '../../middleware/verify-signature';
 import { marketplaceFromEnv } from '../../adapters/marketplace-from-env';
 import { slackSigningSecret, webhookSecrets } from '../../adapters/secrets';
 import type { JobQueue, MarketplaceClient, TaskRepository, WaitingTasks, WorkflowStarter } from '../../domain/ports';
 import { lazy } from '../../adapters/lazy';
 import { unavailablePort, type AcceptDeps } from './accept-deps';
+import type { AdminKeysDeps } from './admin-keys';
 import type { ChainDeps } from './chain';
+
+/** The caller-key lookup of the signed routes (X-Webhook-Key-Id, issue 24). */
+export const callerKeysFromEnv = (env: RelayEnv): ((name: string) => Promise<ResolvedKey | undefined>) => {
+  const store = callerKeyStoreFromEnv(env);
+  const sealer = keySealerFromEnv(env);
+  return (name) => resolveCallerKey({ store, sealer }, name, Math.floor(Date.now() / 1000));
+};
 
 /** The hand-off factories a route passes to `acceptDepsFromEnv`, re-exported for the route files. */
 export { jobQueueFromEnv, workflowStarterFromEnv } from '../../adapters/from-env';
@@ -36,6 +49,7 @@ export const acceptDepsFromEnv = (uses: HandOffs): (() => AcceptDeps) =>
       env,
       window: slidingWindowFromEnv(env),
       webhookSecrets: (read) => webhookSecrets(env, read),
+      callerKeys: callerKeysFromEnv(env),
       ...(uses.slack ? { slackSigningSecret: (read) => slackSigningSecret(env, read) } : {}),
       tasks: taskRepositoryFromEnv(env),
       idempotency: idempotencyStoreFromEnv(env),
@@ -50,7 +64,18 @@ export const taskLookupDepsFromEnv = (): (() => ChainDeps & { readonly tasks: Ta
   lazy(() => {
     const env = relayEnv();
     return {
-      env, window: slidingWindowFromEnv(env), webhookSecrets: (read) => webhookSecrets(env, read), tasks: taskRepositoryFromEnv(env), waiting: waitingTasksFromEnv(env),
+      env, window: slidingWindowFromEnv(env), webhookSecrets: (read) => webhookSecrets(env, read), callerKeys: callerKeysFromEnv(env),
+      tasks: taskRepositoryFromEnv(env), waiting: waitingTasksFromEnv(env),
+    };
+  });
+
+/** Deps of the caller-key admin routes (issue 24). */
+export const adminKeysDepsFromEnv = (): (() => AdminKeysDeps) =>
+  lazy(() => {
+    const env = relayEnv();
+    return {
+      env, window: slidingWindowFromEnv(env), webhookSecrets: (read) => webhookSecrets(env, read), callerKeys: callerKeysFromEnv(env),
+      store: callerKeyStoreFromEnv(env), sealer: keySealerFromEnv(env),
     };
   });
 

@@ -1,4 +1,5 @@
 /** GET /webhook/tasks/{task_id}: signed (over the path), rate limited; the task's state, result and times. */
+import { mayTouchOrder, taskCallerOf } from '../../domain/caller-keys';
 import type { TaskRepository, WaitingTasks } from '../../domain/ports';
 import { queuePosition } from '../../domain/standing-orders';
 import { isTaskId, toTaskView } from '../../domain/task-view';
@@ -17,7 +18,8 @@ const getTask = async (event: RelayEvent, deps: GetTaskDeps): Promise<ApiResult>
   const taskId = event.pathParameters?.task_id ?? /^\/webhook\/tasks\/([^/]+)$/.exec(event.rawPath ?? '')?.[1];
   if (!isTaskId(taskId)) throw httpError(400, 'Invalid task_id');
   const record = await deps.tasks.get(taskId.toLowerCase());
-  if (!record) throw httpError(404, 'Task not found');
+  // A key that does not see every order sees only its own tasks (issue 24); others' are not found.
+  if (!record || !mayTouchOrder(event.caller && taskCallerOf(event.caller), record.origin.caller?.key)) throw httpError(404, 'Task not found');
   const position = record.state === 'waiting' && deps.waiting ? queuePosition(await deps.waiting.list(), record.task_id) : undefined;
   return jsonResponse(200, toTaskView(record, position));
 };

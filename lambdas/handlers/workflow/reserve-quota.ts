@@ -15,7 +15,7 @@ export const makeReserveQuota = (deps: () => ReserveQuotaHandlerDeps | Promise<R
   async function reserveQuotaTask(input: unknown): Promise<{ count: number }> {
     const state = parseWorkflowState(input);
     const d = await deps();
-    return reserveQuota(state, d, { now: clock(), limit: d.maxOrdersPerHour, key: keys.quota() });
+    return reserveQuota(state, d, { now: clock(), limit: d.maxOrdersPerHour, key: keys.quota(), keyQuota: keys.keyQuota });
   };
 
 export const handler = budgetedHandler(tracedHandler(makeReserveQuota(reserveQuotaDeps)));

@@ -50,7 +50,7 @@ export const WorkflowStateSchema = z.object({
     wait_seconds: z.optional(z.int().check(z.nonnegative())),
   }),
   // The source only: Slack's response_url stays in the task record.
-  origin: z.object({ source: TaskOriginSchema.shape.source }),
+  origin: z.object({ source: TaskOriginSchema.shape.source, caller: TaskOriginSchema.shape.caller }),
   timing: z.object({
     poll_interval_seconds: z.number().check(z.positive()),
     ready_timeout_seconds: z.number().check(z.positive()),

@@ -8,6 +8,9 @@
  * for a bad signature, 413 over 64 KiB, 202 for a correctly signed valid request) instead of only
  * "not a 5xx".
  */
+import { createCancelTaskHandler } from '../../../lambdas/handlers/api/cancel-task';
+import { createAdminKeysCreateHandler, createAdminKeysListHandler, createAdminKeysRevokeHandler } from '../../../lambdas/handlers/api/admin-keys';
+import { FakeCallerKeyStore, fakeSealer } from '../../fakes/caller-keys';
 import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
 import type { Context } from 'aws-lambda';
@@ -151,7 +154,8 @@ export const freshCase = (config: CaseConfig) => {
 
 let openApiHandler: ApiHandler | undefined;
 
-export type TargetKind = 'accept-json' | 'lookup' | 'read' | 'slack';
+/** `admin`: the caller-key routes; their rules are unit-tested in test/unit/handlers/api/admin-keys.test.ts. */
+export type TargetKind = 'accept-json' | 'lookup' | 'read' | 'slack' | 'admin';
 
 export interface FuzzTarget {
   readonly kind: TargetKind;
@@ -167,11 +171,15 @@ export const TARGETS: Readonly<Record<string, FuzzTarget>> = {
   ExtendOrder: { kind: 'accept-json', handOff: 'queue', build: (d) => createExtendOrderHandler(() => d) },
   SetSpotPrice: { kind: 'accept-json', handOff: 'queue', build: (d) => createSetSpotPriceHandler(() => d) },
   PriceAlert: { kind: 'accept-json', handOff: 'queue', build: (d) => createPriceAlertHandler(() => d) },
+  CancelTask: { kind: 'accept-json', handOff: 'queue', build: (d) => createCancelTaskHandler(() => d) },
   Status: { kind: 'accept-json', handOff: 'queue', build: (d) => createStatusHandler(() => d) },
   GetTask: { kind: 'lookup', build: (d) => createGetTaskHandler(() => d) },
   MarketplaceSummary: { kind: 'read', build: (d) => createMarketplaceSummaryHandler(() => d) },
   SlackCommand: { kind: 'slack', build: (d) => createSlackCommandHandler(() => d) },
   Health: { kind: 'read', build: () => createHealthHandler() },
+  AdminKeysCreate: { kind: 'admin', build: (d) => createAdminKeysCreateHandler(() => ({ ...d, store: new FakeCallerKeyStore(), sealer: fakeSealer })) },
+  AdminKeysList: { kind: 'admin', build: (d) => createAdminKeysListHandler(() => ({ ...d, store: new FakeCallerKeyStore(), sealer: fakeSealer })) },
+  AdminKeysRevoke: { kind: 'admin', build: (d) => createAdminKeysRevokeHandler(() => ({ ...d, store: new FakeCallerKeyStore(), sealer: fakeSealer })) },
   // The document is built once per handler (per Lambda instance): share one handler across cases.
   OpenApi: { kind: 'read', build: (d) => (openApiHandler ??= createOpenApiHandler(() => d)) },
 };

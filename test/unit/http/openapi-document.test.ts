@@ -62,7 +62,7 @@ describe('Function: buildOpenApiDocument', () => {
 
   it('answers every status the task routes can return, with error bodies', () => {
     const op = doc.paths['/webhook/create-order'].post as Json;
-    expect(Object.keys(op.responses).sort()).toEqual(['202', '400', '401', '413', '429', '500', '503']);
+    expect(Object.keys(op.responses).sort()).toEqual(['202', '400', '401', '403', '413', '429', '500', '503']);
     expect(doc.components.responses.BadRequest.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
     expect(doc.components.schemas.Error).toMatchObject({ type: 'object', required: ['error'] });
   });

@@ -1,0 +1,56 @@
+/**
+ * Encryption of caller key secrets at rest (issue 24): AES-256-GCM under a key derived (HKDF-SHA256)
+ * from the caller-keys secret.
+ *
+ * - Deployed: `CALLER_KEYS_SECRET_ARN`, a generated Secrets Manager secret encrypted with the stack's
+ *   own KMS key (envelope encryption: the table holds only ciphertext, the data key lives in Secrets
+ *   Manager under KMS, and only the signed routes may read it).
+ * - Locally: `CALLER_KEYS_SECRET` when set, else a key derived from WEBHOOK_SECRET with its own HKDF
+ *   label (dynalite's data is thrown away with the process; changing WEBHOOK_SECRET makes the local
+ *   keys undecryptable, and they verify nothing until re-created).
+ *
+ * The sealed form is `v1.<iv>.<tag>.<ciphertext>` (base64url); a secret whose tag does not verify
+ * is refused like an unknown key.
+ */
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import type { KeySealer } from '../domain/caller-keys';
+import type { RelayEnv } from './env';
+import { getSecretString } from './secrets';
+
+const INFO = 'gpu-relay caller keys v1';
+
+/** The AES key from the caller-keys secret. */
+export const deriveSealingKey = (secret: string): Buffer =>
+  Buffer.from(hkdfSync('sha256', Buffer.from(secret, 'utf8'), Buffer.from('gpu-relay', 'utf8'), Buffer.from(INFO, 'utf8'), 32));
+
+export class AesGcmKeySealer implements KeySealer {
+  public constructor(private readonly key: () => Promise<Buffer>) {}
+
+  public async seal(secret: string): Promise<string> {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', await this.key(), iv);
+    const ciphertext = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
+    return ['v1', iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), ciphertext.toString('base64url')].join('.');
+  }
+
+  public async open(sealed: string): Promise<string> {
+    const [version, iv, tag, ciphertext] = sealed.split('.');
+    if (version !== 'v1' || !iv || !tag || ciphertext === undefined) throw new Error('sealed caller key secret has an unknown format');
+    const decipher = createDecipheriv('aes-256-gcm', await this.key(), Buffer.from(iv, 'base64url'));
+    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+    return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString('utf8');
+  }
+}
+
+/** The sealer from the environment (see the module comment for where its key comes from). */
+export const keySealerFromEnv = (env: RelayEnv): KeySealer =>
+  new AesGcmKeySealer(async () => {
+    if (env.CALLER_KEYS_SECRET_ARN) {
+      const value = await getSecretString(env.CALLER_KEYS_SECRET_ARN);
+      if (!value) throw new Error('the caller-keys secret is empty');
+      return deriveSealingKey(value);
+    }
+    const local = env.CALLER_KEYS_SECRET || env.WEBHOOK_SECRET;
+    if (!local) throw new Error('no caller-keys secret configured (CALLER_KEYS_SECRET_ARN, CALLER_KEYS_SECRET or WEBHOOK_SECRET)');
+    return deriveSealingKey(env.CALLER_KEYS_SECRET ? local : `caller-keys:${local}`);
+  });

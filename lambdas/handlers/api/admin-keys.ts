@@ -1,0 +1,56 @@
+/**
+ * The caller-key admin routes (issue 24), scope `admin`: create (the secret is in this answer only),
+ * list (never a secret), revoke. Each route file exports one of these handlers.
+ */
+import { randomBytes } from 'node:crypto';
+import { logger } from '../../adapters/observability';
+import { CreateKeyBodySchema, keyView, newKeyRecord, type CallerKeyStore, type KeySealer } from '../../domain/caller-keys';
+import { parseBody } from '../../domain/requests';
+import { httpError, jsonResponse, type ApiResult, type RelayEvent } from '../../middleware/http';
+import { apiHandler, type ApiHandler, type ChainDeps } from './chain';
+
+export interface AdminKeysDeps extends ChainDeps {
+  readonly store: CallerKeyStore;
+  readonly sealer: KeySealer;
+  /** @default 32 random bytes, base64url, prefixed `rk_` */
+  readonly newSecret?: () => string;
+}
+
+const nowSeconds = (deps: AdminKeysDeps): number => Math.floor((deps.now ?? Date.now)() / 1000);
+
+/** A new key's secret: 256 random bits. */
+export const newKeySecret = (): string => `rk_${randomBytes(32).toString('base64url')}`;
+
+const createKey = async (event: RelayEvent, deps: AdminKeysDeps): Promise<ApiResult> => {
+  const parsed = parseBody(CreateKeyBodySchema, event.jsonBody ?? {});
+  if (!parsed.ok) throw httpError(400, parsed.error);
+  const secret = (deps.newSecret ?? newKeySecret)();
+  const built = newKeyRecord(parsed.value, await deps.sealer.seal(secret), nowSeconds(deps));
+  if (!built.ok) throw httpError(400, built.error);
+  if (!(await deps.store.add(built.record))) throw httpError(409, `key ${built.record.name} exists (names are never reused, even revoked)`);
+  logger.info('caller key created', { key: built.record.name, scopes: built.record.scopes.join(',') });
+  return jsonResponse(
+    201,
+    { ...keyView(built.record, nowSeconds(deps)), secret, note: 'The secret is shown only now; the relay keeps it encrypted and cannot show it again.' },
+    { 'Cache-Control': 'no-store' },
+  );
+};
+
+const listKeys = async (_event: RelayEvent, deps: AdminKeysDeps): Promise<ApiResult> => {
+  const records = await deps.store.list({ fresh: true });
+  return jsonResponse(200, { keys: records.map((r) => keyView(r, nowSeconds(deps))) });
+};
+
+const revokeKey = async (event: RelayEvent, deps: AdminKeysDeps): Promise<ApiResult> => {
+  const name = event.pathParameters?.name ?? /^\/admin\/keys\/([^/]+)\/revoke$/.exec(event.rawPath ?? '')?.[1];
+  if (!name || !/^[a-z0-9][a-z0-9_-]{0,63}$/.test(name)) throw httpError(400, 'Invalid key name');
+  const outcome = await deps.store.revoke(name, nowSeconds(deps));
+  if (outcome === 'unknown') throw httpError(404, `no key ${name}`);
+  if (outcome === 'revoked') logger.info('caller key revoked', { key: name });
+  return jsonResponse(200, { name, status: 'revoked', ...(outcome === 'already' ? { already: true } : {}) });
+};
+
+export const createAdminKeysCreateHandler = (deps: () => AdminKeysDeps): ApiHandler =>
+  apiHandler({ routeId: 'AdminKeysCreate', deps, json: true }, createKey);
+export const createAdminKeysListHandler = (deps: () => AdminKeysDeps): ApiHandler => apiHandler({ routeId: 'AdminKeysList', deps }, listKeys);
+export const createAdminKeysRevokeHandler = (deps: () => AdminKeysDeps): ApiHandler => apiHandler({ routeId: 'AdminKeysRevoke', deps }, revokeKey);
