@@ -62,7 +62,7 @@ export interface PacingGate {
    * every slot handed out before it (see `widenedAt`). Idempotent for one report (a retried write).
    */
   rateLimited(keyId: string, intervalMs: number, now: number, report: RateLimitReport): Promise<PacingWidening>;
-  /** When the key's interval last widened (epoch ms), if ever: a slot claimed before then is void and must be claimed again. */
+  /** When the key's interval last widened (epoch ms), if ever: a slot claimed at or before then (same millisecond included: it may have come first) is void and must be claimed again. */
   widenedAt(keyId: string): Promise<number | undefined>;
 }
 

@@ -286,7 +286,7 @@ export class HttpMarketplaceClient implements MarketplaceClient {
    * create_order slots are also `createIntervalMs + maxLatenessMs` apart from each other. A slot
    * further ahead than the budget allows is not used (MarketplaceRateLimitedError: try later; a create
    * slot is not even taken). A slot that waited is checked against the key's last widening: one
-   * claimed before it was spaced at the old interval, so it is void and another is claimed.
+   * claimed at or before it was spaced at the old interval, so it is void and another is claimed.
    */
   private async pace(apiKey: string, inCreateLane: boolean, endpoint: string): Promise<void> {
     if (this.minIntervalMs <= 0 && (!inCreateLane || this.createIntervalMs <= 0)) return;
@@ -318,7 +318,9 @@ export class HttpMarketplaceClient implements MarketplaceClient {
       if (wait > 0) await this.sleep(wait);
       if (this.adaptive && slot > claimedAt && voided < MAX_VOIDED_SLOTS) {
         const widenedAt = await this.options.pacing.widenedAt(keyId);
-        if (widenedAt !== undefined && widenedAt > claimedAt) {
+        // At or before: a claim in the same millisecond as the widening may have been handed out before
+        // it, on the old timeline (claiming again then costs one slot, voiding nothing that was sent).
+        if (widenedAt !== undefined && widenedAt >= claimedAt) {
           voided += 1;
           continue;
         }

@@ -109,6 +109,14 @@ export const busyUntil = (schedule: PacingSchedule, intervalMs: number): number 
 export const scheduleHorizon = (schedule: PacingSchedule, intervalMs: number): number =>
   Math.max(busyUntil(schedule, intervalMs), ...Object.values(schedule.lanes));
 
+/**
+ * The earliest slot that is `spacingMs` after every slot of `schedule` that may have been sent by
+ * `now`: the ordinary timeline's `nextFree` and the reserved slots, but never later than a spacing
+ * after now (a slot after now is voided by the widening, so only the slots before it count).
+ */
+const sentFloor = (schedule: PacingSchedule, now: number, spacingMs: number): number =>
+  Math.min(busyUntil(schedule, spacingMs), now + spacingMs);
+
 export interface WidenOutcome {
   readonly schedule: PacingSchedule;
   /** The marketplace-facing interval before and after the report. */
@@ -125,10 +133,14 @@ export interface WidenOutcome {
  *   only if the request was sent at or after the last widening: answers to requests paced at the old
  *   interval (several in flight when the first 429 came) were already answered by that widening.
  *   Every report restarts the quiet period; a report that does not widen does nothing else.
- * - A widening voids every slot handed out before it (their holders see `widenedAt` and claim again)
- *   and restarts the timeline: the next slot is a new spacing after the rejected send (safe whether
- *   or not the marketplace counted it), each lane's next slot at most its spacing from now (its last
- *   send was at or before now). No time is lost to voided slots left standing in the timeline.
+ * - A widening voids every slot claimed at or before it whose time had not come (their holders see
+ *   `widenedAt` and claim again) and restarts the timeline: the next slot is a new spacing after the
+ *   rejected send (safe whether or not the marketplace counted it), each lane's next slot at most its
+ *   spacing from now (its last send was at or before now). No time is lost to voided slots left
+ *   standing in the timeline. Slots at or before now may have been sent after the rejected one (its
+ *   answer came late, or another caller's request was in flight): the next slot also stays the old
+ *   spacing after every one of them (`sentFloor`), so no two sends come closer than the narrower of
+ *   their spacings.
  */
 export const widenSchedule = (schedule: PacingSchedule, now: number, intervalMs: number, report: RateLimitReport): WidenOutcome => {
   const { policy } = report;
@@ -144,6 +156,8 @@ export const widenSchedule = (schedule: PacingSchedule, now: number, intervalMs:
   }
   const extraMs = intervalAfter - policy.minIntervalMs;
   const spacingMs = intervalMs + extraMs;
+  // Slots left standing were claimed after the last widening, with at most its spacing.
+  const keptSpacing = Math.min(spacingMs, intervalMs + (schedule.widening?.extraMs ?? 0));
   const laneSpacing = new Map(report.lanes.map((l) => [l.name, l.spacingMs]));
   const lanes = Object.fromEntries(Object.entries(schedule.lanes).map(([name, next]) => {
     const spacing = laneSpacing.get(name);
@@ -151,7 +165,7 @@ export const widenSchedule = (schedule: PacingSchedule, now: number, intervalMs:
   }));
   return {
     schedule: {
-      nextFree: Math.max(now, report.sentAt + spacingMs),
+      nextFree: Math.max(now, report.sentAt + spacingMs, sentFloor(schedule, now, keptSpacing)),
       reserved: [],
       lanes,
       widening: { intervalMs: intervalAfter, extraMs, quietUntil, widenedAt: now },

@@ -101,46 +101,73 @@ describe('adaptive pacing schedule', () => {
     expect(capped.schedule).toEqual(EMPTY_SCHEDULE);
   });
 
+  type Event = { gap: number; kind: 'read' | 'create' | 'limited'; back?: number };
+  /**
+   * Plays `calls` against the schedule as the client does and checks what was sent: every pair of
+   * kept slots the narrower of their spacings apart, creates a lane spacing apart. A `limited` call
+   * reports a rate limit for the request sent `back` sends before the last one sent by now (0 = the
+   * last; more = its answer came after later sends).
+   */
+  const expectSentSlotsSpaced = (calls: readonly Event[]): void => {
+    let schedule: PacingSchedule = EMPTY_SCHEDULE;
+    let now = T0;
+    const slots: { slot: number; claimedAt: number; spacing: number; lane: boolean }[] = [];
+    const widenings: number[] = [];
+    // As the client: a holder whose slot made it wait checks widenedAt when its slot comes; a widening
+    // at or after its claim (same millisecond included: it may have come first) and by its slot voids it.
+    const voided = (s: (typeof slots)[number]) => s.slot > s.claimedAt && widenings.some((w) => w >= s.claimedAt && w <= s.slot);
+    for (const call of calls) {
+      now += call.gap;
+      if (call.kind === 'limited') {
+        const sent = slots.filter((s) => s.slot <= now && !voided(s)).map((s) => s.slot).sort((a, b) => a - b);
+        if (sent.length === 0) continue;
+        const refused = sent[Math.max(0, sent.length - 1 - (call.back ?? 0))]!;
+        const out = widenSchedule(schedule, now, SPACING, report(refused));
+        schedule = out.schedule;
+        if (out.widened) widenings.push(now);
+        continue;
+      }
+      const claim = call.kind === 'create' ? claimLaneSlot(schedule, now, SPACING, CREATE) : claimSlot(schedule, now, SPACING);
+      if (!claim) throw new Error('no limit was set, so a lane claim must succeed');
+      schedule = claim.schedule;
+      slots.push({ slot: claim.slot, claimedAt: now, spacing: claim.spacingMs, lane: call.kind === 'create' });
+    }
+    const kept = slots.filter((s) => !voided(s)).sort((a, b) => a.slot - b.slot);
+    kept.forEach((s, i) => {
+      expect(s.slot).toBeGreaterThanOrEqual(s.claimedAt);
+      const before = kept[i - 1];
+      if (before) expect(s.slot - before.slot).toBeGreaterThanOrEqual(Math.min(s.spacing, before.spacing));
+    });
+    const lane = kept.filter((s) => s.lane);
+    lane.forEach((s, i) => {
+      if (i > 0) expect(s.slot - lane[i - 1]!.slot).toBeGreaterThanOrEqual(CREATE.spacingMs);
+    });
+  };
+
   it('keeps every pair of sent slots the narrower of their spacings apart, and creates a lane spacing apart, for any mix of calls and rate limits', () => {
-    type Event = { gap: number; kind: 'read' | 'create' | 'limited' };
-    const events = fc.array(fc.record({ gap: fc.integer({ min: 0, max: 4_000 }), kind: fc.constantFrom<Event['kind']>('read', 'read', 'create', 'limited') }), { maxLength: 60 });
-    fc.assert(
-      fc.property(events, (calls) => {
-        let schedule: PacingSchedule = EMPTY_SCHEDULE;
-        let now = T0;
-        const slots: { slot: number; claimedAt: number; spacing: number; lane: boolean }[] = [];
-        const widenings: number[] = [];
-        // A holder checks widenedAt when its slot comes: a widening after its claim and by its slot voids it.
-        const voided = (s: (typeof slots)[number]) => widenings.some((w) => w > s.claimedAt && w <= s.slot);
-        for (const call of calls) {
-          now += call.gap;
-          if (call.kind === 'limited') {
-            // The refused request is the last one sent by now.
-            const sent = slots.filter((s) => s.slot <= now && !voided(s)).map((s) => s.slot);
-            if (sent.length === 0) continue;
-            const out = widenSchedule(schedule, now, SPACING, report(Math.max(...sent)));
-            schedule = out.schedule;
-            if (out.widened) widenings.push(now);
-            continue;
-          }
-          const claim = call.kind === 'create' ? claimLaneSlot(schedule, now, SPACING, CREATE) : claimSlot(schedule, now, SPACING);
-          if (!claim) throw new Error('no limit was set, so a lane claim must succeed');
-          schedule = claim.schedule;
-          slots.push({ slot: claim.slot, claimedAt: now, spacing: claim.spacingMs, lane: call.kind === 'create' });
-        }
-        const kept = slots.filter((s) => !voided(s)).sort((a, b) => a.slot - b.slot);
-        kept.forEach((s, i) => {
-          expect(s.slot).toBeGreaterThanOrEqual(s.claimedAt);
-          const before = kept[i - 1];
-          if (before) expect(s.slot - before.slot).toBeGreaterThanOrEqual(Math.min(s.spacing, before.spacing));
-        });
-        const lane = kept.filter((s) => s.lane);
-        lane.forEach((s, i) => {
-          if (i > 0) expect(s.slot - lane[i - 1]!.slot).toBeGreaterThanOrEqual(CREATE.spacingMs);
-        });
-      }),
-      { numRuns: 300 },
+    const events = fc.array(
+      fc.record({ gap: fc.integer({ min: 0, max: 4_000 }), kind: fc.constantFrom<Event['kind']>('read', 'read', 'create', 'limited'), back: fc.integer({ min: 0, max: 3 }) }),
+      { maxLength: 60 },
     );
+    fc.assert(fc.property(events, expectSentSlotsSpaced), { numRuns: 300 });
+  });
+
+  it('regression (fast-check seed -1595091799): a slot claimed in the same millisecond as a widening, before it, is void', () => {
+    // The second read's slot (T0 + 1.1 s, old timeline) was claimed at T0, the widening came at T0
+    // too: left standing it would be 1 s from the new timeline's first slot (T0 + 2.1 s).
+    expectSentSlotsSpaced([{ gap: 0, kind: 'read' }, { gap: 0, kind: 'read' }, { gap: 0, kind: 'limited' }, { gap: 0, kind: 'read' }]);
+  });
+
+  it('restarts the timeline an old spacing after requests sent after the refused one (its answer came late)', () => {
+    let schedule = EMPTY_SCHEDULE;
+    for (let i = 0; i < 3; i += 1) schedule = claimSlot(schedule, T0, SPACING).schedule; // T0, T0 + 1.1 s, T0 + 2.2 s
+    // The answer to the send at T0 is a 429 that arrives at T0 + 1.15 s: the send at T0 + 1.1 s is out.
+    const out = widenSchedule(schedule, T0 + 1_150, SPACING, report(T0));
+    // Not one new spacing after the refused send (T0 + 2.1 s, 1 s after the send at T0 + 1.1 s) but
+    // an old spacing after now: the schedule cannot tell which slots before now were sent.
+    expect(out.schedule.nextFree).toBe(T0 + 1_150 + SPACING);
+    expect(claimSlot(out.schedule, T0 + 1_150, SPACING).slot).toBe(T0 + 2_250);
+    expectSentSlotsSpaced([{ gap: 0, kind: 'read' }, { gap: 0, kind: 'read' }, { gap: 1_150, kind: 'limited', back: 1 }, { gap: 0, kind: 'read' }]);
   });
 });
 
@@ -332,6 +359,25 @@ describe('HttpMarketplaceClient against a marketplace that allows one request pe
     // Assess
     expect(error).toBeInstanceOf(MarketplaceRateLimitedError);
     expect(requests).toEqual([]);
+  });
+
+  it('regression (fast-check seed -1595091799): claims again a slot claimed in the same millisecond as a widening that came after it', async () => {
+    // Prepare: another caller sent at T0; this client claims at T0 and gets T0 + 1.1 s (old timeline)
+    const gate = new InMemoryPacingGate();
+    expect(await gate.acquire('k', SPACING, T0)).toBe(T0);
+    let now = T0;
+    const sentAt: number[] = [];
+    const client = new HttpMarketplaceClient({
+      baseUrl: 'http://marketplace.invalid', apiKey: async () => 'k', keyId: 'k', pacing: gate, minIntervalMs: MIN,
+      fetchFn: (async () => { sentAt.push(now); return new Response('{"code":0,"wallets":[]}'); }) as unknown as typeof fetch,
+      now: () => now,
+      // While it waits, the send at T0 is refused and reported at T0 as well: a widening to 2 s.
+      sleep: async (ms) => { if (sentAt.length === 0 && now === T0) await gate.rateLimited('k', SPACING, T0, report(T0)); now += ms; },
+    });
+    // Act
+    await client.listWallets();
+    // Assess: not at T0 + 1.1 s (1 s before the new timeline's first slot) but on the new timeline
+    expect(sentAt).toEqual([T0 + 2_100]);
   });
 
   it('after a quiet minute paces at the minimum again, and widens from it on the next rate limit', async () => {
