@@ -11,7 +11,7 @@
  * PATH. The install then links that same binary as node_modules/.bin/node, which npm scripts put
  * first on PATH: `npm test`, `npm start`, `npx cdk …` and every child they spawn run on it.
  *
- * Plain Node (any version ≥ 18), no dependencies: it runs before anything is installed.
+ * Plain Node, no dependencies: it runs before anything is installed, on whatever Node starts it.
  * Usage: node scripts/setup.mjs [npm arguments…]   (default: ci)
  */
 import { spawnSync } from 'node:child_process';
