@@ -25,7 +25,7 @@ module.exports = {
       // registry), so a dialect is a project setting rather than a describe.each inside a file.
       testMatch: [
         '<rootDir>/test/e2e/relay.test.ts', '<rootDir>/test/e2e/fleet-watch.test.ts', '<rootDir>/test/e2e/lease-routes.test.ts',
-        '<rootDir>/test/e2e/placement.test.ts', '<rootDir>/test/e2e/orphan-orders.test.ts',
+        '<rootDir>/test/e2e/placement.test.ts', '<rootDir>/test/e2e/orphan-orders.test.ts', '<rootDir>/test/e2e/standing-orders.test.ts',
       ],
       setupFiles: [...base.setupFiles, '<rootDir>/test/setup-live-dialect.ts'],
     },

@@ -3,15 +3,18 @@
  * gpu-relay: command-line client of the GPU Order Relay.
  *
  * Signs the exact bytes it sends (HMAC-SHA256, lowercase hex, over `<timestamp>.<body>` by default),
- * prints the relay's answer, and can wait for the task's result through a signed callback to a local
- * listener or by polling GET /webhook/tasks/{task_id}.
+ * prints the relay's answer, and can wait for the task's result through a callback to a local
+ * listener (verified per Standard Webhooks with the callback signing secret) or by polling
+ * GET /webhook/tasks/{task_id}.
  *
- * Plain Node 20, no dependencies and no build step, so `npx gpu-relay` works from a fresh clone.
+ * Plain Node 20 and no build step, so `npx gpu-relay` works from a fresh clone; its one dependency is
+ * the package's own `standardwebhooks` (callbacks are verified with it, not with hand-written code).
  * Exit codes: 0 success, 1 task failed (or a callback signature did not verify), 2 usage or HTTP error.
  */
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import { parseArgs } from 'node:util';
+import { Webhook } from 'standardwebhooks';
 
 const EXIT_OK = 0;
 const EXIT_TASK_FAILED = 1;
@@ -26,6 +29,8 @@ const REQUEST_TIMEOUT_MS = 30_000;
 const OPTIONS = {
   url: { type: 'string' },
   secret: { type: 'string' },
+  'callback-secret': { type: 'string' },
+  id: { type: 'string' },
   gpu: { type: 'string' },
   'max-price': { type: 'string' },
   'on-demand': { type: 'boolean' },
@@ -54,13 +59,13 @@ const OPTIONS = {
 
 const CONNECTION = ['url', 'secret', 'no-timestamp', 'verbose', 'help'];
 const SEND = [...CONNECTION, 'idempotency-key'];
-const WAIT = ['wait', 'poll', 'interval', 'timeout', 'listen-port', 'listen-host', 'public-url'];
+const WAIT = ['wait', 'poll', 'interval', 'timeout', 'listen-port', 'listen-host', 'public-url', 'callback-secret'];
 
 /** Which options each command accepts, and its usage text. */
 const COMMANDS = {
   'create-order': {
     options: [...SEND, ...WAIT, 'gpu', 'max-price', 'max-hours', 'on-demand', 'image', 'env', 'callback'],
-    usage: 'create-order --gpu TYPE [--max-price USD] [--max-hours H] [--on-demand] [--image IMAGE] [--env NAME=VALUE]... [--callback URL] [--wait [--poll]]',
+    usage: 'create-order --gpu TYPE [--max-price USD_PER_HOUR] [--max-hours H] [--on-demand] [--image IMAGE] [--env NAME=VALUE]... [--callback URL] [--wait [--poll]]',
     summary: 'rent the first matching server (POST /webhook/create-order)',
   },
   'cancel-order': {
@@ -75,12 +80,12 @@ const COMMANDS = {
   },
   'set-spot-price': {
     options: [...SEND, ...WAIT, 'price', 'callback'],
-    usage: 'set-spot-price ORDER_ID --price P [--callback URL] [--wait [--poll]]',
+    usage: 'set-spot-price ORDER_ID --price COIN_PER_DAY [--callback URL] [--wait [--poll]]',
     summary: 'change the bid of a spot order (POST /webhook/set-spot-price)',
   },
   'price-alert': {
     options: [...SEND, ...WAIT, 'gpu', 'target', 'image', 'callback'],
-    usage: 'price-alert --gpu TYPE --target USD [--image IMAGE] [--callback URL] [--wait [--poll]]',
+    usage: 'price-alert --gpu TYPE --target USD_PER_HOUR [--image IMAGE] [--callback URL] [--wait [--poll]]',
     summary: 'one price check; rents at or under the target (POST /webhook/price-alert)',
   },
   status: {
@@ -99,9 +104,9 @@ const COMMANDS = {
     summary: 'show a task record: state, result, timestamps (GET /webhook/tasks/{task_id})',
   },
   verify: {
-    options: ['secret', 'signature', 'timestamp', 'max-age', 'verbose', 'help'],
-    usage: 'verify --signature SIG [--timestamp TS] [--max-age SECONDS] [--secret S] < body',
-    summary: 'check the signature of a received callback (body on stdin, exact bytes)',
+    options: ['callback-secret', 'id', 'signature', 'timestamp', 'verbose', 'help'],
+    usage: 'verify --id WEBHOOK_ID --timestamp WEBHOOK_TIMESTAMP --signature WEBHOOK_SIGNATURE [--callback-secret whsec_...] < body',
+    summary: 'check a received callback\'s Standard Webhooks signature (body on stdin, exact bytes)',
   },
   help: { options: ['help'], usage: 'help [COMMAND]', summary: 'show this help' },
 };
@@ -116,6 +121,8 @@ ${Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(15)} ${c.summary}
 Connection:
   --url URL               relay base URL (env GPU_RELAY_URL; default ${DEFAULT_URL})
   --secret S              webhook secret (env GPU_RELAY_SECRET, then WEBHOOK_SECRET); prefer the env
+  --callback-secret S     callback signing secret, whsec_... (env GPU_RELAY_CALLBACK_SECRET, then
+                          CALLBACK_SIGNING_SECRET): verifies callbacks (--wait, verify); never signs requests
   --no-timestamp          sign the body alone, without X-Webhook-Timestamp
   --idempotency-key K     send Idempotency-Key: a repeat within 24 h returns the same task_id
   --verbose               show the request and answer lines on stderr (signature redacted)
@@ -140,7 +147,7 @@ Examples:
   gpu-relay extend-order 12345 --hours 2
   gpu-relay set-spot-price 12345 --price 1500
   gpu-relay task 6f1c0b1e-...
-  printf '%s' "$BODY" | gpu-relay verify --signature "$SIG" --timestamp "$TS"
+  printf '%s' "$BODY" | gpu-relay verify --id "$WEBHOOK_ID" --timestamp "$WEBHOOK_TIMESTAMP" --signature "$WEBHOOK_SIGNATURE"
 `;
 
 /** A failure that ends the command with `exitCode` and a one-line message. */
@@ -174,10 +181,46 @@ const signedBytes = (data, timestamp) => {
   return timestamp === undefined ? raw : Buffer.concat([Buffer.from(`${timestamp}.`, 'utf8'), raw]);
 };
 
-const signatureMatches = (secret, bytes, signature) => {
-  if (!/^[0-9a-fA-F]{64}$/.test(signature)) return false;
-  const expected = createHmac('sha256', secret).update(bytes).digest();
-  return timingSafeEqual(expected, Buffer.from(signature.toLowerCase(), 'hex'));
+/** The callback signing secret: --callback-secret, then GPU_RELAY_CALLBACK_SECRET, then CALLBACK_SIGNING_SECRET. */
+const callbackSecretOf = (values) => {
+  const secret = values['callback-secret'] ?? process.env.GPU_RELAY_CALLBACK_SECRET ?? process.env.CALLBACK_SIGNING_SECRET;
+  hideCallbackSecret(secret);
+  return secret;
+};
+
+/** Hides a callback secret in output with and without its whsec_ prefix (the key is the base64 part). */
+const hideCallbackSecret = (secret) => {
+  if (!secret) return;
+  secretsToHide.push(secret);
+  if (secret.startsWith('whsec_') && secret.length > 'whsec_'.length) secretsToHide.push(secret.slice('whsec_'.length));
+};
+
+/** A Standard Webhooks verifier for `secret`, or a usage error naming the fix (never the value). */
+const callbackVerifier = (command, secret) => {
+  if (!secret) {
+    throw usageError(command, 'no callback signing secret: set GPU_RELAY_CALLBACK_SECRET (the relay\'s CALLBACK_SIGNING_SECRET, whsec_...) or pass --callback-secret');
+  }
+  try {
+    return new Webhook(secret.trim());
+  } catch {
+    throw usageError(command, 'the callback signing secret must be whsec_ followed by base64');
+  }
+};
+
+/**
+ * Why a delivery does not verify (standardwebhooks: signature over `<id>.<timestamp>.<body>`, timestamp
+ * within 5 minutes of now), or null when it does.
+ */
+const deliveryProblem = (verifier, headers, body) => {
+  try {
+    verifier.verify(body, headers, { jsonParse: false });
+    return null;
+  } catch (error) {
+    const message = String(error?.message ?? error);
+    if (/headers/i.test(message)) return 'missing webhook-id, webhook-timestamp or webhook-signature';
+    if (/too old|too new/i.test(message)) return `timestamp is more than ${REPLAY_WINDOW_SECONDS} s from now (replay?)`;
+    return 'signature does not match';
+  }
 };
 
 const parsePositiveNumber = (command, flag, raw) => {
@@ -271,6 +314,8 @@ const buildBody = (command, values, positionals) => {
       for (const pair of values.env ?? []) {
         const match = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(pair);
         if (!match) throw usageError(command, `--env takes NAME=VALUE, got '${pair}'`);
+        // The relay refuses it too (400): the production marketplace fails any order whose env holds `&`.
+        if (match[2].includes('&')) throw usageError(command, `env values must not contain "&" (--env ${match[1]})`);
         (body.env ??= {})[match[1]] = match[2];
       }
       break;
@@ -284,7 +329,7 @@ const buildBody = (command, values, positionals) => {
       break;
     case 'set-spot-price':
       body.order_id = parseOrderId(command, positionals);
-      if (values.price === undefined) throw usageError(command, '--price is required (the new bid, in the order\'s currency)');
+      if (values.price === undefined) throw usageError(command, '--price is required (the new bid in the order\'s currency per day, the marketplace\'s unit; not USD per hour)');
       body.desired_price = parsePositiveNumber(command, 'price', values.price);
       break;
     case 'price-alert':
@@ -385,7 +430,7 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
  * A local listener for the task's signed callback. The path carries a random nonce so only the relay
  * (which got it in callback_url) can find it; the signature and timestamp are checked as a receiver must.
  */
-const startCallbackListener = async (conn, { host, port, publicUrl }) => {
+const startCallbackListener = async (conn, { host, port, publicUrl, verifier }) => {
   const nonce = randomBytes(12).toString('hex');
   const path = `/gpu-relay/callback/${nonce}`;
   const received = [];
@@ -407,22 +452,14 @@ const startCallbackListener = async (conn, { host, port, publicUrl }) => {
     });
     req.on('end', () => {
       const raw = Buffer.concat(chunks);
-      const timestamp = req.headers['x-webhook-timestamp'];
-      const signature = req.headers['x-webhook-signature'];
-      const id = req.headers['x-webhook-id'];
-      if (typeof signature !== 'string' || typeof timestamp !== 'string') {
-        err('warning: ignored a callback without X-Webhook-Signature and X-Webhook-Timestamp');
-        return reply(401, { error: 'Missing signature' });
+      const id = req.headers['webhook-id'];
+      // Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature over the raw bytes.
+      const problem = deliveryProblem(verifier, req.headers, raw);
+      if (problem) {
+        err(`warning: ignored a callback: ${problem}`);
+        return reply(401, { error: problem });
       }
-      if (!/^\d{1,12}$/.test(timestamp) || Math.abs(Date.now() / 1000 - Number(timestamp)) > REPLAY_WINDOW_SECONDS) {
-        err('warning: ignored a callback with a stale timestamp');
-        return reply(401, { error: 'Stale timestamp' });
-      }
-      if (!signatureMatches(conn.secret, signedBytes(raw, timestamp), signature)) {
-        err('warning: ignored a callback whose signature does not match the secret');
-        return reply(401, { error: 'Invalid signature' });
-      }
-      // A retried delivery repeats X-Webhook-Id: acknowledge it, but count it once.
+      // A retried delivery repeats webhook-id: acknowledge it, but count it once.
       if (typeof id === 'string' && seenIds.has(id)) return reply(200, { ok: true, duplicate: true });
       if (typeof id === 'string') seenIds.add(id);
       let json;
@@ -530,8 +567,8 @@ const runTaskCommand = async (command, values, positionals) => {
   if (listen && values.callback !== undefined) {
     throw usageError(command, '--wait sets callback_url to its own listener; drop --callback, or add --poll to keep yours');
   }
-  if (!listen && ['listen-port', 'listen-host', 'public-url'].some((f) => values[f] !== undefined)) {
-    throw usageError(command, '--listen-port, --listen-host and --public-url need --wait without --poll');
+  if (!listen && ['listen-port', 'listen-host', 'public-url', 'callback-secret'].some((f) => values[f] !== undefined)) {
+    throw usageError(command, '--listen-port, --listen-host, --public-url and --callback-secret need --wait without --poll');
   }
 
   let listener;
@@ -542,7 +579,9 @@ const runTaskCommand = async (command, values, positionals) => {
     }
     const publicUrl = values['public-url'] === undefined ? undefined : parseUrl(command, '--public-url', values['public-url']);
     // The listener starts before the request: a fast task may call back before the 202 arrives.
-    listener = await startCallbackListener(conn, { host: values['listen-host'] ?? '127.0.0.1', port, publicUrl });
+    // Checked before anything is sent: without the callback signing secret no callback could be trusted.
+    const verifier = callbackVerifier(command, callbackSecretOf(values));
+    listener = await startCallbackListener(conn, { host: values['listen-host'] ?? '127.0.0.1', port, publicUrl, verifier });
     body.callback_url = listener.callbackUrl;
   }
   try {
@@ -609,40 +648,35 @@ const readStdin = async () => {
 
 const runVerify = async (values, positionals) => {
   if (positionals.length) throw usageError('verify', `unexpected argument '${positionals[0]}'`);
-  const secret = values.secret ?? process.env.GPU_RELAY_SECRET ?? process.env.WEBHOOK_SECRET;
-  if (secret) secretsToHide.push(secret);
-  requireSecret('verify', secret);
-  if (!values.signature) throw usageError('verify', '--signature is required (the X-Webhook-Signature header)');
-  const timestamp = values.timestamp;
-  if (timestamp !== undefined && !/^\d{1,12}$/.test(timestamp)) {
-    throw usageError('verify', `--timestamp must be Unix seconds, got '${timestamp}'`);
+  const verifier = callbackVerifier('verify', callbackSecretOf(values));
+  for (const [flag, header] of [['id', 'webhook-id'], ['timestamp', 'webhook-timestamp'], ['signature', 'webhook-signature']]) {
+    if (!values[flag]) throw usageError('verify', `--${flag} is required (the ${header} header)`);
   }
-  const maxAge = values['max-age'] === undefined ? REPLAY_WINDOW_SECONDS : Number(values['max-age']);
-  if (!Number.isFinite(maxAge) || maxAge < 0) throw usageError('verify', `--max-age must be seconds (0 = no check), got '${values['max-age']}'`);
+  if (!/^\d{1,12}$/.test(values.timestamp)) throw usageError('verify', `--timestamp must be Unix seconds, got '${values.timestamp}'`);
   const body = await readStdin();
 
   const verdict = (valid, reason) => {
     out(pretty(valid ? { valid: true } : { valid: false, reason }));
     return valid ? EXIT_OK : EXIT_TASK_FAILED;
   };
-  if (!signatureMatches(secret, signedBytes(body, timestamp), values.signature.trim())) {
-    const hint = body.length && body[body.length - 1] === 0x0a
-      ? '; the body ends with a newline: pass the exact bytes (printf \'%s\', not echo)'
-      : '';
-    return verdict(false, `signature does not match${timestamp === undefined ? ' (no --timestamp: checked the body alone)' : ''}${hint}`);
+  const headers = { 'webhook-id': values.id, 'webhook-timestamp': values.timestamp, 'webhook-signature': values.signature.trim() };
+  const problem = deliveryProblem(verifier, headers, body);
+  if (problem === 'signature does not match' && body.length && body[body.length - 1] === 0x0a) {
+    return verdict(false, `${problem}; the body ends with a newline: pass the exact bytes (printf '%s', not echo)`);
   }
-  if (timestamp !== undefined && maxAge > 0 && Math.abs(Date.now() / 1000 - Number(timestamp)) > maxAge) {
-    return verdict(false, `timestamp is more than ${maxAge} s from now (replay?)`);
-  }
-  return verdict(true);
+  return verdict(problem === null, problem ?? undefined);
 };
 
 /** Registers every secret the process could know before anything can echo it (even a bad flag). */
 const hideKnownSecrets = (argv) => {
   secretsToHide.push(process.env.GPU_RELAY_SECRET, process.env.WEBHOOK_SECRET);
+  hideCallbackSecret(process.env.GPU_RELAY_CALLBACK_SECRET);
+  hideCallbackSecret(process.env.CALLBACK_SIGNING_SECRET);
   argv.forEach((arg, i) => {
     if (arg === '--secret') secretsToHide.push(argv[i + 1]);
     else if (arg.startsWith('--secret=')) secretsToHide.push(arg.slice('--secret='.length));
+    else if (arg === '--callback-secret') hideCallbackSecret(argv[i + 1]);
+    else if (arg.startsWith('--callback-secret=')) hideCallbackSecret(arg.slice('--callback-secret='.length));
   });
 };
 

@@ -5,6 +5,7 @@
  */
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { SETTINGS, type Setting } from '../contract/settings';
 import { relayConfig } from '../lib/config';
 import { RelayStack } from '../lib/relay-stack';
 
@@ -23,6 +24,21 @@ const parseJson = (name: string, value: ContextValue): unknown => {
 const toNumber = (value: ContextValue): unknown => (typeof value === 'string' && value.trim() !== '' ? Number(value) : value);
 
 const toBoolean = (value: ContextValue): unknown => (value === 'true' ? true : value === 'false' ? false : value);
+
+/** A context value decoded for its setting's kind (relayConfig() validates it). */
+const fromContext = (key: string, setting: Setting, value: ContextValue): unknown => {
+  switch (setting.kind) {
+    case 'int':
+    case 'hours':
+      return toNumber(value);
+    case 'bool':
+      return toBoolean(value);
+    case 'ports':
+      return parseJson(key, value);
+    default:
+      return value;
+  }
+};
 
 /** Drops unset keys so relayConfig() fills the spec's defaults. */
 const defined = <T extends Record<string, unknown>>(record: T): Partial<T> =>
@@ -45,20 +61,14 @@ export const configFromContext = (app: App) => {
   }
   const rate = toNumber(ctx('apiThrottleRate'));
   const burst = toNumber(ctx('apiThrottleBurst'));
+  // Every setting the stack deploys is CDK context under its key in contract/settings.ts.
+  const settings: Record<string, unknown> = {};
+  for (const [key, setting] of Object.entries(SETTINGS) as [string, Setting][]) {
+    if (setting.deployed === false) continue;
+    settings[key] = fromContext(key, setting, key === 'marketplaceUrl' ? marketplaceUrl : ctx(key));
+  }
   return relayConfig(defined({
-    marketplaceUrl,
-    defaultImage: ctx('defaultImage'),
-    defaultCurrency: ctx('defaultCurrency'),
-    defaultPorts: parseJson('defaultPorts', ctx('defaultPorts')),
-    maxOrdersPerHour: toNumber(ctx('maxOrdersPerHour')),
-    maxRequestsPerMinute: toNumber(ctx('maxRequestsPerMinute')),
-    orderReadyTimeoutSeconds: toNumber(ctx('orderReadyTimeoutSeconds')),
-    orderPollIntervalSeconds: toNumber(ctx('orderPollIntervalSeconds')),
-    orderVisibleTimeoutSeconds: toNumber(ctx('orderVisibleTimeoutSeconds')),
-    requireWebhookTimestamp: toBoolean(ctx('requireWebhookTimestamp')),
-    allowUnsignedSlack: toBoolean(ctx('allowUnsignedSlack')),
-    slackAllowedTeamIds: ctx('slackAllowedTeamIds'),
-    slackAllowedUserIds: ctx('slackAllowedUserIds'),
+    ...settings,
     alarmEmail: ctx('alarmEmail'),
     apiThrottle: rate === undefined && burst === undefined ? undefined : { rateLimit: rate ?? 50, burstLimit: burst ?? 100 },
     logRetentionDays: toNumber(ctx('logRetentionDays')),

@@ -3,6 +3,7 @@
  * (`npm start`) both build their table and queues from these definitions, so they cannot drift.
  */
 import { HARD_TIME_LIMIT_SECONDS } from './limits';
+import { MAX_RECEIVE_COUNT } from './retry-policy';
 
 /** Single-table design: every item is keyed by `pk` (e.g. TASK#<id>, RATE#<ip>, QUOTA#orders). */
 export const RELAY_TABLE = {
@@ -27,7 +28,7 @@ export const JOB_QUEUE = {
   /** At least 6x the worker timeout (Lambda's guidance for SQS event sources). */
   visibilityTimeoutSeconds: 6 * WORKER_TIMEOUT_SECONDS,
   /** Receives before SQS moves a message to the DLQ. The job itself gives up after 3 retries (4 receives). */
-  maxReceiveCount: 5,
+  maxReceiveCount: MAX_RECEIVE_COUNT,
   retentionSeconds: 4 * 24 * 3600,
 } as const;
 
@@ -49,6 +50,11 @@ export const keys = {
   claim: (serverId: number) => `CLAIM#${serverId}`,
   cache: (name: string) => `CACHE#${name}`,
   idempotency: (key: string) => `IDEM#${key}`,
+  /**
+   * A signed, timestamped webhook request already accepted (sha256 of route, timestamp and signature),
+   * bound to its task until its timestamp leaves the replay window: one signed request, one task.
+   */
+  signedRequest: (hash: string) => `SIGNED#${hash}`,
   /** An order the relay placed (task, callback, spot) and its lease, if any. */
   lease: (orderId: number) => `LEASE#${orderId}`,
   /** A 15-minute bucket of lease ends, named by its start in UTC minutes, for people reading the table. */
@@ -61,6 +67,8 @@ export const keys = {
   placementIntents: () => 'INTENT#open',
   /** Who keeps an order the relay placed: `task:<id>`, or `orphan` once the fleet watch cancelled it. */
   orderOwner: (orderId: number) => `OWNER#${orderId}`,
+  /** One item: every standing order waiting for a server (issue 23), one attribute per task. */
+  waiting: () => 'WAIT#tasks',
 } as const;
 
 /** An item family of the relay table (a `keys` entry). */

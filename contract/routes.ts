@@ -21,6 +21,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   { method: 'POST', path: '/webhook/cancel-order', entry: 'lambdas/handlers/api/cancel-order.ts', id: 'CancelOrder', signed: true, rateLimited: true, permissions: ['sendMessage', 'writeTasks'] },
   { method: 'POST', path: '/webhook/extend-order', entry: 'lambdas/handlers/api/extend-order.ts', id: 'ExtendOrder', signed: true, rateLimited: true, permissions: ['sendMessage', 'writeTasks'] },
   { method: 'POST', path: '/webhook/set-spot-price', entry: 'lambdas/handlers/api/set-spot-price.ts', id: 'SetSpotPrice', signed: true, rateLimited: true, permissions: ['sendMessage', 'writeTasks'] },
+  { method: 'POST', path: '/webhook/cancel-task', entry: 'lambdas/handlers/api/cancel-task.ts', id: 'CancelTask', signed: true, rateLimited: true, permissions: ['sendMessage', 'writeTasks'] },
   { method: 'POST', path: '/webhook/price-alert', entry: 'lambdas/handlers/api/price-alert.ts', id: 'PriceAlert', signed: true, rateLimited: true, permissions: ['sendMessage', 'writeTasks'] },
   { method: 'POST', path: '/webhook/status', entry: 'lambdas/handlers/api/status.ts', id: 'Status', signed: true, rateLimited: true, permissions: ['sendMessage', 'writeTasks'] },
   { method: 'GET', path: '/webhook/tasks/{task_id}', entry: 'lambdas/handlers/api/get-task.ts', id: 'GetTask', signed: true, rateLimited: true, permissions: [] },

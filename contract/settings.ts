@@ -1,5 +1,6 @@
 /**
- * The relay's settings, each declared once: its environment variable, default and meaning. The CDK
+ * The relay's settings, each declared once: its environment variable and default (its meaning is in
+ * ./setting-docs.ts, kept out of the function bundles). The CDK
  * `RelayConfig` (lib/config.ts) and the Lambda environment schema (lambdas/adapters/env.ts) are both
  * derived from this table, and lib/function-environment.ts writes one into the other.
  */
@@ -7,9 +8,10 @@ import type { Ports } from './shapes';
 
 /**
  * How a value is written: `int`, `hours` (a positive number, fractions allowed) and `bool` are decoded
- * from env strings, `ports` from JSON, `ids` from a comma-separated list of Slack IDs (`T0123ABC,T0456DEF`).
+ * from env strings, `ports` from JSON, `ids` from a comma-separated list of Slack IDs (`T0123ABC,T0456DEF`),
+ * `choice` is one of the setting's `choices`.
  */
-export type SettingKind = 'url' | 'text' | 'int' | 'hours' | 'bool' | 'ports' | 'ids';
+export type SettingKind = 'url' | 'text' | 'int' | 'hours' | 'bool' | 'ports' | 'ids' | 'choice';
 export type SettingValue<K extends SettingKind> = K extends 'int' | 'hours' ? number : K extends 'bool' ? boolean : K extends 'ports' ? Ports
   : K extends 'ids' ? readonly string[] : string;
 
@@ -29,7 +31,6 @@ export const idListProblem = (name: string, ids: readonly string[]): string | un
 export interface Setting<K extends SettingKind = SettingKind> {
   readonly env: string;
   readonly kind: K;
-  readonly doc: string;
   /** Default inside the functions (and `npm start`); absent = required (unless `optional`). */
   readonly default?: SettingValue<K>;
   /** True: no default and may stay unset everywhere (unset = the feature is off). */
@@ -42,67 +43,71 @@ export interface Setting<K extends SettingKind = SettingKind> {
   readonly min?: 0 | 1;
   /** `int` and `hours`: the largest value, and why. */
   readonly max?: { readonly value: number; readonly reason: string };
+  /** `choice` only: the values allowed. */
+  readonly choices?: readonly [string, ...string[]];
 }
+
+/** `MARKETPLACE_PRICE_PERIOD` values: the period of the marketplace's `price.usd.*` figures. */
+export const PRICE_PERIODS = ['hour', 'day'] as const;
+export type PricePeriod = (typeof PRICE_PERIODS)[number];
+export const isPricePeriod = (value: unknown): value is PricePeriod => (PRICE_PERIODS as readonly unknown[]).includes(value);
 
 export const SETTINGS = {
   marketplaceUrl: {
-    env: 'MARKETPLACE_URL', kind: 'url', doc: 'Marketplace base URL (paths start with /v1).',
+    env: 'MARKETPLACE_URL', kind: 'url',
     deployedDefault: 'https://marketplace.example.invalid',
   },
-  defaultImage: { env: 'DEFAULT_IMAGE', kind: 'text', doc: 'Container image of an order that names none.', default: 'nvidia/cuda:12.4.1-base-ubuntu22.04' },
-  defaultCurrency: { env: 'DEFAULT_CURRENCY', kind: 'text', doc: 'Currency orders are paid in.', default: 'NATIVE-Blockchain' },
-  defaultPorts: { env: 'DEFAULT_PORTS', kind: 'ports', doc: 'Ports of an order that names none.', default: { '22': 'tcp', '8888': 'http' } },
-  maxOrdersPerHour: { env: 'MAX_ORDERS_PER_HOUR', kind: 'int', doc: 'Account-wide cap of create_order calls per rolling hour.', default: 10 },
+  defaultImage: { env: 'DEFAULT_IMAGE', kind: 'text', default: 'nvidia/cuda:12.4.1-base-ubuntu22.04' },
+  defaultCurrency: { env: 'DEFAULT_CURRENCY', kind: 'text', default: 'NATIVE-Blockchain' },
+  defaultPorts: { env: 'DEFAULT_PORTS', kind: 'ports', default: { '22': 'tcp', '8888': 'http' } },
+  maxOrdersPerHour: { env: 'MAX_ORDERS_PER_HOUR', kind: 'int', default: 10 },
   maxRequestsPerMinute: {
-    env: 'MAX_REQUESTS_PER_MINUTE', kind: 'int', doc: 'Requests per client address per rolling minute.', default: 60,
+    env: 'MAX_REQUESTS_PER_MINUTE', kind: 'int', default: 60,
     // At 600 the window item is ≤ 54 KB (dynamodb-sliding-window test).
     max: { value: 600, reason: 'the exact window keeps every in-window request in one DynamoDB item' },
   },
-  orderReadyTimeoutSeconds: { env: 'ORDER_READY_TIMEOUT_SECONDS', kind: 'int', doc: 'How long a placed order may take to run.', default: 120 },
-  orderPollIntervalSeconds: { env: 'ORDER_POLL_INTERVAL_SECONDS', kind: 'int', doc: 'Seconds between readiness polls.', default: 5 },
-  allowPrivateCallbacks: { env: 'ALLOW_PRIVATE_CALLBACKS', kind: 'bool', doc: 'Accept callback URLs on private or loopback addresses.', default: false },
+  orderReadyTimeoutSeconds: { env: 'ORDER_READY_TIMEOUT_SECONDS', kind: 'int', default: 120 },
+  orderPollIntervalSeconds: { env: 'ORDER_POLL_INTERVAL_SECONDS', kind: 'int', default: 5 },
+  allowPrivateCallbacks: { env: 'ALLOW_PRIVATE_CALLBACKS', kind: 'bool', default: false },
   requireWebhookTimestamp: {
     env: 'REQUIRE_WEBHOOK_TIMESTAMP', kind: 'bool', default: false, deployedDefault: true,
-    doc: 'Refuse signed requests without X-Webhook-Timestamp. On by default in AWS (a public endpoint: a captured untimestamped request could be replayed forever); `-c requireWebhookTimestamp=false` relaxes it. `npm start` keeps the spec\'s optional timestamp.',
   },
   allowUnsignedSlack: {
     env: 'ALLOW_UNSIGNED_SLACK', kind: 'bool', default: false,
-    doc: 'Without a Slack signing secret: true = commands pass unverified (the spec, `npm start`), false = refused (403); `-c allowUnsignedSlack=true` opts in.',
   },
   slackAllowedTeamIds: {
     env: 'SLACK_ALLOWED_TEAM_IDS', kind: 'ids', optional: true,
-    doc: 'Slack workspaces (`team_id`, comma-separated) whose commands `/slack/command` accepts; others get an ephemeral refusal and nothing is queued. Unset = any workspace whose request passes the signature check (the deploy warns).',
   },
   slackAllowedUserIds: {
     env: 'SLACK_ALLOWED_USER_IDS', kind: 'ids', optional: true,
-    doc: 'Slack users (`user_id`, comma-separated) allowed to send commands, on top of the team list; unset = every user of an allowed team.',
   },
-  marketplaceTimeoutMs: { env: 'MARKETPLACE_TIMEOUT_MS', kind: 'int', deployed: false, doc: 'Timeout of one marketplace call.', default: 10_000 },
+  marketplaceTimeoutMs: { env: 'MARKETPLACE_TIMEOUT_MS', kind: 'int', deployed: false, default: 10_000 },
   marketplaceMinIntervalMs: {
     env: 'MARKETPLACE_MIN_INTERVAL_MS', kind: 'int', deployed: false, min: 0, default: 1_000,
-    doc: 'Minimum spacing of marketplace calls per API key (1 req/s); the pacing gate adds its own lateness margin.',
   },
   marketplaceMaxIntervalMs: {
     env: 'MARKETPLACE_MAX_INTERVAL_MS', kind: 'int', deployed: false, min: 0, default: 10_000,
-    doc: 'Widest spacing of marketplace calls per API key: each rate-limited answer (HTTP 429, code 5) doubles the shared interval up to this, back to the minimum after a minute without one; at or below the minimum it never widens.',
   },
   marketplaceCreateIntervalMs: {
     env: 'MARKETPLACE_CREATE_INTERVAL_MS', kind: 'int', deployed: false, min: 0, default: 5_000,
-    doc: 'Minimum spacing of create_order calls per API key (production: 1 per 5 s), on top of the interval above.',
+  },
+  marketplacePricePeriod: {
+    env: 'MARKETPLACE_PRICE_PERIOD', kind: 'choice', optional: true, choices: PRICE_PERIODS,
   },
   defaultMaxHours: {
     env: 'DEFAULT_MAX_HOURS', kind: 'hours', optional: true,
     max: { value: 720, reason: 'a lease is at most 30 days (max_hours)' },
-    doc: 'Lease of a create-order that names no `max_hours` (hours, fractions allowed, at most 720); unset = no lease.',
   },
-  watchIntervalSeconds: { env: 'WATCH_INTERVAL_SECONDS', kind: 'int', default: 60, doc: 'Seconds between fleet-watch sweeps (lease expiry, warnings and order status changes).' },
-  leaseWarningSeconds: { env: 'LEASE_WARNING_SECONDS', kind: 'int', min: 0, default: 600, doc: 'How long before a lease ends the relay warns in chat and sends `order.lease_expiring`.' },
+  watchIntervalSeconds: { env: 'WATCH_INTERVAL_SECONDS', kind: 'int', default: 60 },
+  leaseWarningSeconds: { env: 'LEASE_WARNING_SECONDS', kind: 'int', min: 0, default: 600 },
   orderVisibleTimeoutSeconds: {
     env: 'ORDER_VISIBLE_TIMEOUT_SECONDS', kind: 'int', min: 0, default: 60,
     max: { value: 120, reason: 'PlaceOrder may wait twice this long (an earlier intent, then its own create) inside its Lambda timeout' },
-    doc: 'How long the relay looks for a just-placed order in my_orders (fresh reads, backoff) before it concludes that none was placed; production lists new orders up to ~20 s late. The fleet watch cancels an order that appears later and nobody kept.',
   },
-  jobRetryBaseMs: { env: 'JOB_RETRY_BASE_MS', kind: 'int', deployed: false, default: 1_000, doc: 'Delay unit of job retries (2^retry × this, in ms); 1000 in production, smaller in tests.' },
+  readinessProbe: {
+    env: 'READINESS_PROBE', kind: 'choice', choices: ['ssh', 'none'], default: 'ssh',
+  },
+  jobRetryBaseMs: { env: 'JOB_RETRY_BASE_MS', kind: 'int', deployed: false, default: 1_000 },
 } as const satisfies Readonly<Record<string, Setting>>;
 
 export type SettingKey = keyof typeof SETTINGS;

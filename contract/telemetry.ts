@@ -34,6 +34,10 @@ export const MetricName = {
   WatchTableReads: 'WatchTableReads',
   WatchMarketplaceCalls: 'WatchMarketplaceCalls',
   WatchDeferred: 'WatchDeferred',
+  /** Standing orders (issue 23): waiting at a sweep's start, resumed with a server, failed when their wait ended. */
+  WaitingTasks: 'WaitingTasks',
+  WaitingTasksResumed: 'WaitingTasksResumed',
+  WaitingTasksExpired: 'WaitingTasksExpired',
   /** Watched orders whose marketplace status changed (running → paused, expired, gone…). */
   OrderStatusChanges: 'OrderStatusChanges',
   /** Lifecycle events sent to callback URLs, and those that could not be delivered. */

@@ -18,6 +18,8 @@ const deployedSchema = (key: string, s: Setting): z.ZodType => {
       return z.pipe(z.unknown(), PortsSchema);
     case 'bool':
       return z.boolean();
+    case 'choice':
+      return z.enum(s.choices ?? [''], `${key} must be one of ${(s.choices ?? []).join(', ')}`);
     case 'int': {
       const base = s.min === 0 ? z.coerce.number().int().nonnegative() : z.coerce.number().int().positive();
       return s.max ? base.max(s.max.value, `${key} must be at most ${s.max.value} (${s.max.reason})`) : base;

@@ -9,7 +9,7 @@
  */
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { EXECUTION_ENDED_ENTRY, FLEET_WATCH_ENTRY, JOB_WORKER_ENTRY, ROUTES } from '../contract/routes';
 import { WATCH_TIMEOUT_SECONDS } from '../contract/resources';
@@ -44,6 +44,12 @@ export const LOCAL_STATE_MACHINE_ARN = `arn:aws:states:${LOCAL_REGION}:${LOCAL_A
  * anyone who knows this value can sign requests.
  */
 export const PLACEHOLDER_WEBHOOK_SECRET = 'change-me-placeholder-webhook-secret';
+
+/**
+ * A fresh callback signing secret in Standard Webhooks form (`whsec_` + base64 of 32 random bytes),
+ * for a runtime started without CALLBACK_SIGNING_SECRET: `npm start` prints it, since receivers need it.
+ */
+export const generateCallbackSigningSecret = (): string => `whsec_${randomBytes(32).toString('base64')}`;
 
 /** Lambda timeout of the workflow task functions locally (the worker's context comes from the poller). */
 const TASK_TIMEOUT_MS = 600_000;
@@ -256,6 +262,8 @@ export const startLocalRuntime = async (opts: LocalRuntimeOptions = {}): Promise
       ...withoutSecretArns(opts.env ?? {}),
     };
     env.WEBHOOK_SECRET ||= PLACEHOLDER_WEBHOOK_SECRET;
+    // Callbacks are signed with their own key, never the webhook secret; unset, one is made per run.
+    env.CALLBACK_SIGNING_SECRET ||= generateCallbackSigningSecret();
     if (!simulator && !env.MARKETPLACE_API_KEY) log('WARNING: MARKETPLACE_URL is set but MARKETPLACE_API_KEY is not; marketplace calls will fail');
 
     // Step Functions needs its endpoint in the env before any handler builds an SFN client.
@@ -369,7 +377,7 @@ const definedEnv = (env: NodeJS.ProcessEnv | Readonly<Record<string, string>>): 
 
 /** Locally secrets are plain variables; an `*_ARN` would make a handler call Secrets Manager. */
 const withoutSecretArns = (env: Readonly<Record<string, string>>): Record<string, string> =>
-  Object.fromEntries(Object.entries(env).filter(([key]) => !/_SECRET_ARN$|^(WEBHOOK_SECRET|MARKETPLACE_API_KEY|CHAT_WEBHOOKS_SECRET|SLACK_SIGNING_SECRET)_ARN$/.test(key)));
+  Object.fromEntries(Object.entries(env).filter(([key]) => !/_SECRET_ARN$|^(WEBHOOK_SECRET|MARKETPLACE_API_KEY|CHAT_WEBHOOKS_SECRET|SLACK_SIGNING_SECRET|CALLBACK_SIGNING_SECRET)_ARN$/.test(key)));
 
 /** Sets the variables and returns a function that restores the previous values. */
 const applyEnv = (env: Readonly<Record<string, string>>): (() => void) => {

@@ -17,9 +17,14 @@ const sourceOf = (key: string, before: ReadonlySet<string>, fromFile: ReadonlySe
 const describe = (key: string, source: EnvSource, fallback: string): string =>
   source === 'default' ? fallback : `${key} from ${source === '.env' ? '.env' : 'the environment'}`;
 
-/** The start-up banner. Exported for tests; it must never contain a secret value. */
+/**
+ * The start-up banner. Exported for tests; it never contains a configured secret value. The one
+ * exception is a callback signing secret the runtime generated itself (CALLBACK_SIGNING_SECRET unset):
+ * it exists nowhere else and receivers need it to verify callbacks, so it is shown once, here.
+ */
 export const banner = (runtime: LocalRuntime, sources: Readonly<Record<string, EnvSource>>): string => {
   const placeholder = runtime.env.WEBHOOK_SECRET === PLACEHOLDER_WEBHOOK_SECRET;
+  const generatedCallbackSecret = (sources.CALLBACK_SIGNING_SECRET ?? 'default') === 'default' ? runtime.env.CALLBACK_SIGNING_SECRET : undefined;
   // A runtime built by hand (tests) may carry a simulator without a dialect: that is the spec's.
   const dialect = (runtime.simulator as { dialect?: string } | undefined)?.dialect ?? 'spec';
   const dialectSource = sources.MARKETPLACE_DIALECT ?? 'default';
@@ -35,11 +40,21 @@ export const banner = (runtime: LocalRuntime, sources: Readonly<Record<string, E
     `  Marketplace  ${marketplace}`,
     `  Secrets      webhook secret: ${placeholder ? 'PLACEHOLDER (built-in default)' : describe('WEBHOOK_SECRET', sources.WEBHOOK_SECRET ?? 'default', 'set')}`,
     `               marketplace API key: ${runtime.simulator && (sources.MARKETPLACE_API_KEY ?? 'default') === 'default' ? "the simulator's key" : describe('MARKETPLACE_API_KEY', sources.MARKETPLACE_API_KEY ?? 'default', 'set')}`,
+    `               callback signing secret: ${generatedCallbackSecret ? 'GENERATED for this run (below)' : describe('CALLBACK_SIGNING_SECRET', sources.CALLBACK_SIGNING_SECRET ?? 'default', 'set')}`,
     `               ${chat('SLACK_WEBHOOK_URL', 'Slack')}; ${chat('DISCORD_WEBHOOK_URL', 'Discord')}`,
     `  Stand-ins    DynamoDB ${runtime.dynamo.endpoint} (dynalite) · SQS ${runtime.sqs.endpoint} (fauxqs) · Step Functions (local ASL)`,
     `  Started in   ${runtime.timings.total} ms. Ctrl-C stops everything.`,
     '',
   ];
+  if (generatedCallbackSecret) {
+    lines.push(
+      '  Callbacks are signed per Standard Webhooks with a key generated for this run; verify them with',
+      `    CALLBACK_SIGNING_SECRET=${generatedCallbackSecret}`,
+      '  (it changes on every start: put a value of your own in .env to keep it, e.g.',
+      '   echo "CALLBACK_SIGNING_SECRET=whsec_$(openssl rand -base64 32)" >> .env)',
+      '',
+    );
+  }
   if (placeholder) {
     lines.push(
       '  ############################################################################',
@@ -56,7 +71,7 @@ const main = async (): Promise<void> => {
   const before = new Set(Object.keys(process.env));
   const dotenv = loadDotenv(path.resolve(process.cwd(), '.env'));
   const fromFile = new Set(dotenv.applied);
-  const keys = ['WEBHOOK_SECRET', 'MARKETPLACE_API_KEY', 'SLACK_WEBHOOK_URL', 'DISCORD_WEBHOOK_URL', 'MARKETPLACE_URL', 'PORT', 'MARKETPLACE_DIALECT'];
+  const keys = ['WEBHOOK_SECRET', 'CALLBACK_SIGNING_SECRET', 'MARKETPLACE_API_KEY', 'SLACK_WEBHOOK_URL', 'DISCORD_WEBHOOK_URL', 'MARKETPLACE_URL', 'PORT', 'MARKETPLACE_DIALECT'];
   const sources = Object.fromEntries(keys.map((k) => [k, sourceOf(k, before, fromFile)]));
 
   const port = Number(process.env.PORT || '5000');

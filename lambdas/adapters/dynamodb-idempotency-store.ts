@@ -18,15 +18,25 @@ import { keys } from '../../contract/resources';
 /** How long a key binds (order-relay hardening: repeats within 24 h). */
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 3600;
 
-// Hashing keeps client-chosen strings (any length, any bytes) out of the key and within item limits.
-const itemKey = (key: string) => ({ pk: keys.idempotency(createHash('sha256').update(key, 'utf8').digest('hex')) });
+/** The item family a store keeps its keys in: Idempotency-Key headers, or signed requests seen (contract/resources.ts). */
+export type IdempotencyKeyFamily = typeof keys.idempotency | typeof keys.signedRequest;
 
-/** Idempotency keys with expiry checked on read (TTL deletion lags, and dynalite has none). */
+/**
+ * Idempotency keys with expiry checked on read (TTL deletion lags, and dynalite has none). The same
+ * store, in its own item family (`keys.signedRequest`), binds each signed timestamped request to its
+ * task: one signed request, one task (issue 21).
+ */
 export class DynamoDbIdempotencyStore implements IdempotencyStore {
   public constructor(
     private readonly doc: DynamoDBDocumentClient,
     private readonly tableName: string,
+    private readonly family: IdempotencyKeyFamily = keys.idempotency,
   ) {}
+
+  // Hashing keeps client-chosen strings (any length, any bytes) out of the key and within item limits.
+  private itemKey(key: string): { pk: string } {
+    return { pk: this.family(createHash('sha256').update(key, 'utf8').digest('hex')) };
+  }
 
   /** Binds `key` to `taskId` unless it is bound and unexpired; returns the task id bound now. */
   public async claim(key: string, taskId: string, now: number, ttlSeconds: number = IDEMPOTENCY_TTL_SECONDS): Promise<string> {
@@ -36,7 +46,7 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore {
       try {
         await this.doc.send(new PutCommand({
           TableName: this.tableName,
-          Item: { ...itemKey(key), task_id: taskId, expires_at: expiresAt, ttl: Math.ceil(expiresAt / 1000) },
+          Item: { ...this.itemKey(key), task_id: taskId, expires_at: expiresAt, ttl: Math.ceil(expiresAt / 1000) },
           ConditionExpression: 'attribute_not_exists(#pk) OR #expires <= :now',
           ExpressionAttributeNames: { '#pk': 'pk', '#expires': 'expires_at' },
           ExpressionAttributeValues: { ':now': now },
@@ -45,7 +55,7 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore {
       } catch (error) {
         if (!isConditionalCheckFailed(error)) throw error;
       }
-      const { Item } = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: itemKey(key), ConsistentRead: true }));
+      const { Item } = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: this.itemKey(key), ConsistentRead: true }));
       if (Item && typeof Item.task_id === 'string' && typeof Item.expires_at === 'number' && Item.expires_at > now) {
         return Item.task_id;
       }
@@ -58,7 +68,7 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore {
     try {
       await this.doc.send(new DeleteCommand({
         TableName: this.tableName,
-        Key: itemKey(key),
+        Key: this.itemKey(key),
         ConditionExpression: '#task = :task',
         ExpressionAttributeNames: { '#task': 'task_id' },
         ExpressionAttributeValues: { ':task': taskId },

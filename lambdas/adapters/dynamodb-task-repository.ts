@@ -42,6 +42,7 @@ const TaskRecordSchema = z.object({
   server_id: z.optional(z.int()),
   order_intent_at: z.optional(z.number()),
   order_cancelled: z.optional(z.boolean()),
+  waiting_until: z.optional(z.number()),
 });
 
 /** The item attribute holding the sealed container env. */
@@ -111,10 +112,19 @@ export class DynamoDbTaskRepository implements TaskRepository {
    */
   public async update(
     taskId: string,
-    fields: { state?: TaskState; order_id?: number; server_id?: number; order_intent_at?: number; order_cancelled?: boolean },
+    fields: { state?: TaskState; order_id?: number; server_id?: number; order_intent_at?: number; order_cancelled?: boolean; waiting_until?: number },
     now: number,
   ): Promise<void> {
     const facts = { order_id: fields.order_id, server_id: fields.server_id, order_intent_at: fields.order_intent_at, order_cancelled: fields.order_cancelled };
+    if (fields.waiting_until !== undefined) {
+      // Not a fact a final task keeps: only written with the state it belongs to.
+      try {
+        await this.set(taskId, { ...facts, state: fields.state, waiting_until: fields.waiting_until, updated_at: iso(now), ttl: ttlFrom(now) }, NOT_FINAL, FINAL_VALUES);
+      } catch (error) {
+        if (!isConditionalCheckFailed(error)) throw error;
+      }
+      return;
+    }
     try {
       await this.set(taskId, { ...facts, state: fields.state, updated_at: iso(now), ttl: ttlFrom(now) }, NOT_FINAL, FINAL_VALUES);
     } catch (error) {

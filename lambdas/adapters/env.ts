@@ -41,6 +41,8 @@ const envSchema = (s: Setting): z.ZodMiniType => {
       return portsJson(s.env);
     case 'bool':
       return bool;
+    case 'choice':
+      return z.enum(s.choices ?? [''], `${s.env} must be one of ${(s.choices ?? []).join(', ')}`);
     case 'int':
       return max(z.coerce.number().check(z.int(), s.min === 0 ? z.nonnegative() : z.positive()));
     case 'hours':
@@ -98,6 +100,10 @@ export const RelayEnvSchema = z.object({
   DISCORD_WEBHOOK_URL: z.optional(z.string()),
   SLACK_SIGNING_SECRET_ARN: z.optional(z.string()),
   SLACK_SIGNING_SECRET: z.optional(z.string()),
+  /** Standard Webhooks key (`whsec_…`) that signs callbacks and lifecycle events; never the webhook secret. */
+  CALLBACK_SIGNING_SECRET_ARN: z.optional(z.string()),
+  CALLBACK_SIGNING_SECRET: z.optional(z.string()),
+  CALLBACK_SIGNING_SECRET_PREVIOUS: z.optional(z.string()),
 });
 
 export type RelayEnv = z.infer<typeof RelayEnvSchema>;

@@ -9,11 +9,13 @@ import { DynamoDbPlacementIntents } from './dynamodb-placement-intents';
 import { DynamoDbServerClaims } from './dynamodb-server-claims';
 import { DynamoDbSlidingWindow } from './dynamodb-sliding-window';
 import { DynamoDbTaskRepository } from './dynamodb-task-repository';
+import { DynamoDbWaitingTasks } from './dynamodb-waiting-tasks';
 import type { RelayEnv } from './env';
 import { SfnWorkflowStarter } from './sfn-workflow-starter';
 import { SqsJobQueue } from './sqs-job-queue';
 import type { LeaseBook } from '../domain/lease-ports';
-import type { IdempotencyStore, JobQueue, PlacementIntents, ServerClaims, SlidingWindow, TaskRepository, WorkflowStarter } from '../domain/ports';
+import { keys } from '../../contract/resources';
+import type { IdempotencyStore, JobQueue, PlacementIntents, ServerClaims, SlidingWindow, TaskRepository, WaitingTasks, WorkflowStarter } from '../domain/ports';
 
 export const taskRepositoryFromEnv = (env: RelayEnv): TaskRepository => new DynamoDbTaskRepository(documentClient(), env.TABLE_NAME);
 
@@ -21,9 +23,16 @@ export const slidingWindowFromEnv = (env: RelayEnv): SlidingWindow => new Dynamo
 
 export const placementIntentsFromEnv = (env: RelayEnv): PlacementIntents => new DynamoDbPlacementIntents(documentClient(), env.TABLE_NAME);
 
+/** The standing-order queue (issue 23). */
+export const waitingTasksFromEnv = (env: RelayEnv): WaitingTasks => new DynamoDbWaitingTasks(documentClient(), env.TABLE_NAME);
+
 export const serverClaimsFromEnv = (env: RelayEnv): ServerClaims => new DynamoDbServerClaims(documentClient(), env.TABLE_NAME);
 
 export const idempotencyStoreFromEnv = (env: RelayEnv): IdempotencyStore => new DynamoDbIdempotencyStore(documentClient(), env.TABLE_NAME);
+
+/** Signed timestamped requests already accepted (`SIGNED#` items): a repeat gets the first task id. */
+export const signedRequestStoreFromEnv = (env: RelayEnv): IdempotencyStore =>
+  new DynamoDbIdempotencyStore(documentClient(), env.TABLE_NAME, keys.signedRequest);
 
 /**
  * The lease book (issue 14) in the relay table: tracking, extending, spot decrease claims. The fleet

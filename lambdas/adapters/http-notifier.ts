@@ -1,6 +1,6 @@
 /**
- * Outbound deliveries over HTTP: signed result callbacks (with retries), Slack `{text}` and Discord
- * `{content}` chat messages, and Slack response_url replies. Failures are logged and counted, never
+ * Outbound deliveries over HTTP: result callbacks and lifecycle events signed per Standard Webhooks
+ * (with retries), Slack `{text}` and Discord `{content}` chat messages, and Slack response_url replies. Failures are logged and counted, never
  * thrown: a delivery problem must not fail the task it reports on. Chat URLs are secrets and
  * callback URLs may carry tokens, so logs name only the callback host and the chat channel.
  */
@@ -11,15 +11,19 @@ import { NOT_HTTP_URL_REASON, refusedUrlReason } from '../domain/address-policy'
 import type { EventSender } from '../domain/lease-ports';
 import type { OrderEvent } from '../domain/lease';
 import type { Notifier } from '../domain/ports';
-import { hmacHex, signedBytes } from '../domain/signing';
+import { Webhook } from 'standardwebhooks';
 import type { TaskResult } from '../domain/task';
 import { countMetric, logger, MetricName } from './observability';
 import { httpPost, type PostResponse, type Transport } from './http-post';
 import { isBlockedDestination } from './ssrf-guard';
 
 export interface HttpNotifierOptions {
-  /** Accepted webhook secrets; callbacks are signed with the first (current) one. */
-  readonly webhookSecrets: () => Promise<string[]>;
+  /**
+   * The callback signing secrets (`whsec_…`), current first: every delivery carries one Standard
+   * Webhooks signature per secret (so a rotation does not break receivers). Never the webhook secret,
+   * which signs requests: a delivery must never verify as a request.
+   */
+  readonly signingSecrets: () => Promise<string[]>;
   readonly chat: () => Promise<{ slack?: string; discord?: string }>;
   /** Skip the SSRF guard (local runtime and tests, whose receivers are on loopback). */
   readonly allowPrivate: boolean;
@@ -83,6 +87,22 @@ export const chatWorstCaseMs = (limits: Limits = {}): number => {
 };
 
 type Outcome = { ok: true; status: number } | { ok: false; retry: boolean; status?: number; reason: string; retryAfterMs?: number };
+
+/** The Standard Webhooks headers of a delivery. */
+export const DELIVERY_HEADERS = { id: 'webhook-id', timestamp: 'webhook-timestamp', signature: 'webhook-signature' } as const;
+
+/**
+ * The Standard Webhooks headers of one delivery attempt: `webhook-signature` holds a `v1,<base64>`
+ * signature of `<id>.<timestamp>.<body>` per secret, space-separated (standardwebhooks' Webhook.sign).
+ */
+export const signDelivery = (secrets: readonly string[], deliveryId: string, nowMs: number, body: string): Record<string, string> => {
+  const at = new Date(Math.floor(nowMs / 1000) * 1000);
+  return {
+    [DELIVERY_HEADERS.id]: deliveryId,
+    [DELIVERY_HEADERS.timestamp]: String(Math.floor(nowMs / 1000)),
+    [DELIVERY_HEADERS.signature]: secrets.map((secret) => new Webhook(secret).sign(deliveryId, at, body)).join(' '),
+  };
+};
 
 /** Stable per task, so a receiver can drop a retried delivery it already processed. */
 export const callbackDeliveryId = (taskId: string): string =>
@@ -148,9 +168,9 @@ export class HttpNotifier implements Notifier, EventSender {
   }
 
   /**
-   * POSTs the result, signed like a timestamped request (X-Webhook-Timestamp, X-Webhook-Signature
-   * over `<timestamp>.<body>`, X-Webhook-Id the same on every retry). Retries 5xx, 429, network
-   * errors and timeouts with exponential backoff; never 4xx or redirects. Returns whether it was delivered.
+   * POSTs the result, signed per Standard Webhooks with the callback signing secret (webhook-id the
+   * same on every retry, webhook-timestamp and webhook-signature fresh per attempt). Retries 5xx, 429,
+   * network errors and timeouts with exponential backoff; never 4xx or redirects. Returns whether it was delivered.
    */
   public callback(url: string, taskId: string, result: TaskResult): Promise<boolean> {
     return this.deliverSigned(url, callbackDeliveryId(taskId), JSON.stringify(result), { task_id: taskId });
@@ -159,7 +179,7 @@ export class HttpNotifier implements Notifier, EventSender {
   /**
    * A lifecycle event (order.lease_expiring, order.lease_expired, order.status_changed) to the
    * callback URL of the create-order that placed the order: signed and retried exactly like a
-   * callback, with `X-Webhook-Id` = the event id on every retry. Never throws.
+   * callback, with `webhook-id` = the event id on every retry. Never throws.
    */
   public send(url: string, eventId: string, event: OrderEvent): Promise<boolean> {
     return this.deliverSigned(url, eventId, JSON.stringify(event), { task_id: event.task_id, event: event.event, event_id: eventId });
@@ -176,13 +196,16 @@ export class HttpNotifier implements Notifier, EventSender {
     };
     const refused = this.refusal(url);
     if (refused) return fail(`destination refused: ${refused}`);
-    let secret: string | undefined;
+    let secrets: string[];
     try {
-      [secret] = await this.opts.webhookSecrets();
+      secrets = await this.opts.signingSecrets();
+      // A value the library cannot use fails here, once, rather than on every attempt.
+      for (const secret of secrets) new Webhook(secret);
     } catch (error) {
-      return fail('webhook secret unavailable', { error: error instanceof Error ? error.name : 'unknown' });
+      // The name only: a message could quote the value.
+      return fail('callback signing secret unavailable or invalid', { error: error instanceof Error ? error.name : 'unknown' });
     }
-    if (!secret) return fail('no webhook secret configured to sign the callback');
+    if (secrets.length === 0) return fail('no callback signing secret configured to sign the callback');
 
     let last: Outcome = { ok: false, retry: false, reason: 'not attempted' };
     let tried = 0;
@@ -195,12 +218,7 @@ export class HttpNotifier implements Notifier, EventSender {
       }
       tried = attempt;
       // A fresh timestamp per attempt keeps a late retry inside the receiver's replay window.
-      const timestamp = String(Math.floor(this.now() / 1000));
-      last = await this.post(url, body, timeoutMs, {
-        'X-Webhook-Timestamp': timestamp,
-        'X-Webhook-Signature': hmacHex(secret, signedBytes(body, timestamp)),
-        'X-Webhook-Id': deliveryId,
-      });
+      last = await this.post(url, body, timeoutMs, signDelivery(secrets, deliveryId, this.now(), body));
       if (last.ok) {
         countMetric(MetricName.CallbackDeliveries);
         if (attempt > 1) logger.info('callback delivered after retry', { ...logContext, callback_host: host, attempt });

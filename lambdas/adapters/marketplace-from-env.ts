@@ -2,6 +2,7 @@
  * The marketplace client every handler uses, built from the env contract: HTTP client paced through
  * DynamoDB, behind the shared DynamoDB read cache. Build it once per cold start.
  */
+import { isPricePeriod } from '../../contract/settings';
 import type { MarketplaceClient } from '../domain/ports';
 import { CachedMarketplaceClient } from '../marketplace/cached-marketplace-client';
 import { HttpMarketplaceClient } from '../marketplace/http-marketplace-client';
@@ -47,6 +48,8 @@ export const marketplaceFromEnv = (env: RelayEnv, options: { cacheMaxAgeMs?: num
     maxIntervalMs: env.MARKETPLACE_MAX_INTERVAL_MS,
     createIntervalMs: env.MARKETPLACE_CREATE_INTERVAL_MS,
     timeoutMs: env.MARKETPLACE_TIMEOUT_MS,
+    // Validated by the env schema (hour | day); unset = each listing element's dialect decides.
+    ...(isPricePeriod(env.MARKETPLACE_PRICE_PERIOD) ? { pricePeriod: env.MARKETPLACE_PRICE_PERIOD } : {}),
     ...MARKETPLACE_CLIENT_LIMITS,
     // Each attempt's timeout is capped and retries skipped so the client gives up
     // (MarketplaceUnavailableError) before the invocation runs out of time.

@@ -5,14 +5,14 @@
 import type { RelayEnv } from './env';
 import { HttpNotifier } from './http-notifier';
 import { remainingMs } from './invocation-budget';
-import { chatWebhooks, currentWebhookSecret } from './secrets';
+import { callbackSigningSecrets, chatWebhooks } from './secrets';
 import type { EventSender } from '../domain/lease-ports';
 import type { Notifier } from '../domain/ports';
 
 export const notifierFromEnv = (env: RelayEnv): Notifier & EventSender =>
   new HttpNotifier({
-    // Callbacks are signed with the current secret only: no AWSPREVIOUS read on this path.
-    webhookSecrets: () => currentWebhookSecret(env),
+    // Callbacks and events are signed with their own secret (Standard Webhooks), never the webhook secret.
+    signingSecrets: () => callbackSigningSecrets(env),
     chat: () => chatWebhooks(env),
     allowPrivate: env.ALLOW_PRIVATE_CALLBACKS,
     // Deliveries give up before the invocation does, so the handler still records the outcome.

@@ -97,14 +97,14 @@ export const getSecretString = async (secretId: string, versionStage: VersionSta
   return value;
 };
 
-/** The previous webhook secret, or undefined. A read failure is not cached and only drops the old key. */
-const previousSecret = async (secretId: string, forceFetch: boolean): Promise<string | undefined> => {
+/** The previous version of a secret, or undefined. A read failure is not cached and only drops the old key. */
+const previousSecret = async (secretId: string, forceFetch: boolean, what = 'webhook secret'): Promise<string | undefined> => {
   try {
     return await getSecretString(secretId, 'AWSPREVIOUS', forceFetch);
   } catch (error) {
     // The current secret still verifies; refusing everything (503) for an unreadable old key would
     // be worse. The error name only: the message may quote the request.
-    logger.warn('previous webhook secret unavailable', { error_name: error instanceof Error ? error.name : 'unknown' });
+    logger.warn(`previous ${what} unavailable`, { error_name: error instanceof Error ? error.name : 'unknown' });
     return undefined;
   }
 };
@@ -112,9 +112,38 @@ const previousSecret = async (secretId: string, forceFetch: boolean): Promise<st
 const distinctNonEmpty = (values: readonly (string | undefined)[]): string[] =>
   values.filter((s): s is string => typeof s === 'string' && s.length > 0).filter((s, i, all) => all.indexOf(s) === i);
 
-/** The webhook secret callbacks are signed with: the current one only (no AWSPREVIOUS read). */
-export const currentWebhookSecret = async (env: RelayEnv): Promise<string[]> =>
-  distinctNonEmpty([env.WEBHOOK_SECRET_ARN ? await getSecretString(env.WEBHOOK_SECRET_ARN) : env.WEBHOOK_SECRET]);
+/** Standard Webhooks' secret prefix. */
+export const WHSEC_PREFIX = 'whsec_';
+/** The shortest callback signing key accepted, in bytes (Standard Webhooks: 24 to 64). */
+export const MIN_CALLBACK_KEY_BYTES = 24;
+
+/**
+ * A callback signing secret in Standard Webhooks form, `whsec_<base64 key>`, from a stored value with
+ * or without the prefix: the deployed secret is generated as 48 letters and digits (valid base64 of a
+ * 36-byte key; Secrets Manager cannot generate the prefix), an operator may put `whsec_…` values.
+ * Throws, naming the rule and never the value, when it is not base64 of at least 24 bytes.
+ */
+export const callbackSigningKey = (raw: string): string => {
+  const value = raw.trim();
+  const base64 = value.startsWith(WHSEC_PREFIX) ? value.slice(WHSEC_PREFIX.length) : value;
+  const valid = base64.length % 4 === 0 && /^[A-Za-z0-9+/]+={0,2}$/.test(base64) && Buffer.from(base64, 'base64').length >= MIN_CALLBACK_KEY_BYTES;
+  if (!valid) throw new Error(`the callback signing secret must be ${WHSEC_PREFIX} followed by base64 of at least ${MIN_CALLBACK_KEY_BYTES} random bytes`);
+  return `${WHSEC_PREFIX}${base64}`;
+};
+
+/**
+ * The secrets callbacks and lifecycle events are signed with (Standard Webhooks), current first, then
+ * the previous version during a rotation: each delivery carries one signature per key, so receivers
+ * still holding the old key keep verifying until they switch (issue 21). Its own secret, never the
+ * webhook secret: a delivery can never pass as a request.
+ */
+export const callbackSigningSecrets = async (env: RelayEnv): Promise<string[]> => {
+  const arn = env.CALLBACK_SIGNING_SECRET_ARN;
+  const values = arn
+    ? await Promise.all([getSecretString(arn), previousSecret(arn, false, 'callback signing secret')])
+    : [env.CALLBACK_SIGNING_SECRET, env.CALLBACK_SIGNING_SECRET_PREVIOUS];
+  return distinctNonEmpty(values.map((v) => (v?.trim() ? callbackSigningKey(v) : undefined)));
+};
 
 /**
  * The webhook secrets accepted now: current first, then the previous one during a rotation. With

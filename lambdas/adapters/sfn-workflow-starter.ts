@@ -9,12 +9,12 @@ export class SfnWorkflowStarter implements WorkflowStarter {
     private readonly stateMachineArn: string,
   ) {}
 
-  public async start(taskId: string, input: CreateOrderWorkflowInput): Promise<void> {
+  public async start(taskId: string, input: CreateOrderWorkflowInput, executionName: string = taskId): Promise<void> {
     try {
       await this.client.send(new StartExecutionCommand({
         stateMachineArn: this.stateMachineArn,
         // Execution names are unique per state machine (90 days): a repeated start cannot run the order twice.
-        name: taskId,
+        name: executionName,
         input: JSON.stringify(input),
       }));
     } catch (error) {

@@ -3,9 +3,9 @@
  * the workflow or the job queue. The relay never answers "queued" for something it did not queue:
  * if anything before the hand-off completes fails, the record and the key are undone.
  */
-import type { CreateOrderWorkflowInput, IdempotencyStore, JobQueue, TaskRepository, WorkflowStarter } from './ports';
+import type { CreateOrderWorkflowInput, IdempotencyStore, JobQueue, TaskRepository, WorkflowOrderRequest, WorkflowOrigin, WorkflowStarter } from './ports';
 import { HandOffError, TaskAlreadyExistsError } from './errors';
-import type { JobMessage, TaskOrigin, TaskRecord, TaskRequest } from './task';
+import type { CreateOrderInput, JobMessage, TaskOrigin, TaskRecord, TaskRequest } from './task';
 
 /** Idempotency keys bind for 24 h (hardening issue). */
 export const IDEMPOTENCY_KEY_TTL_SECONDS = 24 * 3600;
@@ -19,6 +19,19 @@ export interface AcceptTaskDeps {
   readonly queue: JobQueue;
   /** Without a store, Idempotency-Key headers are ignored. */
   readonly idempotency?: IdempotencyStore;
+  /** Signed requests already accepted (`signedRequest` option); without a store, not checked. */
+  readonly signedRequests?: IdempotencyStore;
+}
+
+/**
+ * A signed, timestamped request: its route, timestamp and signature name it. The same request sent
+ * again while its timestamp is still accepted makes no second task (issue 21).
+ */
+export interface SignedRequestKey {
+  /** Route, timestamp and (lowercased) signature; the store hashes it. */
+  readonly key: string;
+  /** How long the binding must last: until the timestamp leaves the replay window, plus clock margin. */
+  readonly ttlSeconds: number;
 }
 
 export interface AcceptTaskOptions {
@@ -29,6 +42,8 @@ export interface AcceptTaskOptions {
   readonly idempotencyKey?: string;
   /** How long the key binds. @default IDEMPOTENCY_KEY_TTL_SECONDS (24 h) */
   readonly idempotencyTtlSeconds?: number;
+  /** The signed request this task is for, when it carried a timestamp. */
+  readonly signedRequest?: SignedRequestKey;
   readonly timing: { readonly poll_interval_seconds: number; readonly ready_timeout_seconds: number };
   readonly softLimitSeconds: number;
 }
@@ -54,23 +69,50 @@ export const scopedIdempotencyKey = (kind: TaskRequest['kind'], key: string): st
 
 /**
  * Records and hands off one task. With an idempotency key, a repeat (within 24 h, or the given TTL) returns the first
- * request's task id with `replayed: true` and starts nothing. Throws {@link HandOffError} when the
- * task could not be recorded or handed off; by then the record is removed and the key released.
+ * request's task id with `replayed: true` and starts nothing; so does a copy of a signed timestamped
+ * request (`signedRequest`) while its timestamp is accepted. A copy that arrives while the first is
+ * still being handed off gets the first's task id at once, as an Idempotency-Key repeat does. Throws
+ * {@link HandOffError} when the task could not be recorded or handed off; by then the record is
+ * removed and both keys released, so a retry runs for real.
  */
 export const acceptTask = async (
   deps: AcceptTaskDeps,
   request: TaskRequest,
   opts: AcceptTaskOptions,
 ): Promise<{ taskId: string; replayed: boolean }> => {
+  // The signed request first: its key cannot be changed by whoever replays it (the Idempotency-Key
+  // header is not signed), so a replay with a fresh Idempotency-Key still finds the first task.
+  const signed = opts.signedRequest !== undefined && deps.signedRequests ? opts.signedRequest : undefined;
+  if (signed !== undefined && deps.signedRequests) {
+    let bound: string;
+    try {
+      bound = await deps.signedRequests.claim(signed.key, opts.taskId, opts.now, signed.ttlSeconds);
+    } catch (cause) {
+      throw new HandOffError({ cause });
+    }
+    if (bound !== opts.taskId) return { taskId: bound, replayed: true };
+  }
+  const releaseSigned = async (): Promise<void> => {
+    if (signed !== undefined && deps.signedRequests) await deps.signedRequests.release(signed.key, opts.taskId).catch(() => undefined);
+  };
+
   const key = opts.idempotencyKey !== undefined && deps.idempotency ? scopedIdempotencyKey(request.kind, opts.idempotencyKey) : undefined;
   if (key !== undefined && deps.idempotency) {
     let bound: string;
     try {
       bound = await deps.idempotency.claim(key, opts.taskId, opts.now, opts.idempotencyTtlSeconds ?? IDEMPOTENCY_KEY_TTL_SECONDS);
     } catch (cause) {
+      await releaseSigned();
       throw new HandOffError({ cause });
     }
-    if (bound !== opts.taskId) return { taskId: bound, replayed: true };
+    if (bound !== opts.taskId) {
+      // A new signed request repeating an earlier Idempotency-Key: its copies must get that task too.
+      if (signed !== undefined && deps.signedRequests) {
+        await releaseSigned();
+        await deps.signedRequests.claim(signed.key, bound, opts.now, signed.ttlSeconds).catch(() => undefined);
+      }
+      return { taskId: bound, replayed: true };
+    }
   }
 
   const nowIso = new Date(opts.now).toISOString();
@@ -102,10 +144,15 @@ export const acceptTask = async (
     // Undo in reverse order; an undo that fails too must not hide the original failure.
     if (recorded) await deps.tasks.remove(opts.taskId).catch(() => undefined);
     if (key !== undefined && deps.idempotency) await deps.idempotency.release(key, opts.taskId).catch(() => undefined);
+    await releaseSigned();
     throw new HandOffError({ cause });
   }
   return { taskId: opts.taskId, replayed: false };
 };
+
+/** A standing order's timing (issue 23): when it was accepted (ms) and when its wait ends (s). Nothing without a wait. */
+export const standingTiming = (waitSeconds: number | undefined, nowMs: number): { waiting_until?: number; accepted_at?: number } =>
+  waitSeconds !== undefined && waitSeconds > 0 ? { waiting_until: Math.floor(nowMs / 1000) + waitSeconds, accepted_at: nowMs } : {};
 
 /** The request without the create-order env values, and those values. */
 export const sealRequest = (request: TaskRequest): { request: TaskRequest; orderEnv?: Readonly<Record<string, string>> } => {
@@ -114,16 +161,30 @@ export const sealRequest = (request: TaskRequest): { request: TaskRequest; order
   return { request: { kind: 'create-order', input }, orderEnv: env };
 };
 
+/**
+ * The create-order request as the workflow input carries it: no env values (sealed beside the record)
+ * and no callback_url (in the record, read by the deliverers). Caller URLs may carry tokens, and the
+ * input is kept in the execution history for 90 days and sent in EventBridge status-change events.
+ */
+export const workflowRequest = (input: CreateOrderInput): WorkflowOrderRequest => {
+  const { env: _env, callback_url: _callbackUrl, ...rest } = input;
+  return rest;
+};
+
+/** The origin as the workflow input carries it: the source only (Slack's response_url stays in the record). */
+export const workflowOrigin = (origin: TaskOrigin): WorkflowOrigin => ({ source: origin.source });
+
 const handOff = async (deps: AcceptTaskDeps, request: TaskRequest, opts: AcceptTaskOptions): Promise<void> => {
   if (request.kind === 'create-order') {
     const input: CreateOrderWorkflowInput = {
       task_id: opts.taskId,
-      request: request.input,
-      origin: opts.origin,
+      request: workflowRequest(request.input),
+      origin: workflowOrigin(opts.origin),
       timing: {
         poll_interval_seconds: opts.timing.poll_interval_seconds,
         ready_timeout_seconds: opts.timing.ready_timeout_seconds,
         soft_deadline: Math.floor(opts.now / 1000) + opts.softLimitSeconds,
+        ...standingTiming(request.input.wait_seconds, opts.now),
       },
     };
     await deps.workflow.start(opts.taskId, input);

@@ -2,6 +2,7 @@
  * Ends a task with exactly one result. Whoever wins the conditional "finish" write (the workflow's
  * Report step, the execution-ended safety net, or the job worker) is the only one that delivers.
  */
+import { marketplacePriceText } from './lease';
 import type { Notifier, TaskRepository } from './ports';
 import type { TaskRecord, TaskResult } from './task';
 
@@ -19,7 +20,8 @@ export const resultText = (taskId: string, result: TaskResult): string => {
   if ('message' in result) return `Task ${taskId}: ${result.message}`;
   if ('ssh_connection' in result) return `Task ${taskId}: order ${result.order_id} is ${result.status}. ${result.ssh_connection}`;
   if ('lease_expires_at' in result) return `Task ${taskId}: order ${result.order_id} lease ends at ${new Date(result.lease_expires_at * 1000).toISOString()}`;
-  if ('desired_price' in result) return `Task ${taskId}: order ${result.order_id} spot price set to ${result.desired_price}`;
+  if ('desired_price' in result) return `Task ${taskId}: order ${result.order_id} spot price set to ${marketplacePriceText(result.desired_price, result.currency, result.desired_price_usd_per_hour)}`;
+  if ('state' in result) return `Task ${taskId}: task ${result.task_id} ${result.state}`;
   if ('total_orders' in result) return `Task ${taskId}: ${result.total_orders} orders, ${result.active} running, ${result.creating} creating`;
   return `Task ${taskId}: order ${result.order_id} ${result.status}`;
 };

@@ -21,6 +21,7 @@ import {
   planLeaseSweep,
   spotDecreaseRefusal,
   spotPriceRefusedText,
+  spotRaiseRefusal,
   statusChangedEvent,
   statusChangedText,
   type ExtendOrderInput,
@@ -34,7 +35,9 @@ import {
 import type { EventSender, LeaseStore } from './lease-ports';
 import { settleableIntents, settleIntents } from './orphan-orders';
 import type { MarketplaceClient, Notifier, PlacementIntents, TaskRepository } from './ports';
+import { serveWaitingTasks, type StandingOrderDeps } from './standing-orders';
 import { failure, type FailureResult } from './task';
+import { marketplacePriceUsdPerHour } from './usd-per-hour';
 
 /** Leases handled per sweep; the rest wait for the next one (cancels are paced at 1 request/s). */
 export const DEFAULT_SWEEP_LIMIT = 100;
@@ -51,6 +54,8 @@ export interface FleetWatchDeps {
   /** Placement intents and the tasks behind them: orders nobody kept (./orphan-orders.ts). Absent: not swept. */
   readonly intents?: PlacementIntents;
   readonly tasks?: Pick<TaskRepository, 'get'>;
+  /** The standing-order queue and what serving it takes (issue 23). Absent: not served. */
+  readonly standing?: StandingOrderDeps;
 }
 
 export interface SweepOptions {
@@ -70,6 +75,8 @@ export interface SweepOptions {
   readonly canContinue?: () => boolean;
   /** ORDER_VISIBLE_TIMEOUT_SECONDS: how long a task looks for its order before the watch may. @default 60 */
   readonly visibleTimeoutSeconds?: number;
+  /** The soft limit a resumed standing order's execution gets (SOFT_TIME_LIMIT_SECONDS). @default 300 */
+  readonly softLimitSeconds?: number;
 }
 
 /** Counters of one sweep, for metrics, alarms and the bench. */
@@ -94,6 +101,10 @@ export interface SweepReport {
   readonly orphansCancelled: number;
   /** Items read from the lease store during the sweep. */
   readonly tableReads: number;
+  /** Standing orders waiting at the start of the sweep, resumed with a server, and failed because their wait ended (issue 23). */
+  readonly waitingTasks: number;
+  readonly waitingResumed: number;
+  readonly waitingExpired: number;
   /** Leases and status changes left for the next sweep because `canContinue` said stop. */
   readonly deferred: number;
   /** Why each failed cancel failed, for the log. */
@@ -107,6 +118,7 @@ type Counters = { -readonly [K in Exclude<keyof SweepReport, 'cancelFailures'>]:
 const emptyReport = (): Counters => ({
   due: 0, warned: 0, cancelled: 0, failedCancels: 0, closed: 0, skippedClaims: 0,
   statusChanges: 0, orphansCancelled: 0, eventsSent: 0, eventsFailed: 0, marketplaceCalls: 0, tableReads: 0, deferred: 0, cancelFailures: [],
+  waitingTasks: 0, waitingResumed: 0, waitingExpired: 0,
 });
 
 const reasonOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
@@ -125,6 +137,15 @@ export const sweepFleet = async (deps: FleetWatchDeps, options: SweepOptions): P
   const report = emptyReport();
   const readsBefore = deps.leases.itemsRead();
   const done = (): SweepReport => ({ ...report, tableReads: deps.leases.itemsRead() - readsBefore });
+
+  if (deps.standing) {
+    // One listing read (through the shared read cache) for every waiting task together.
+    const served = await serveWaitingTasks(deps.standing, { nowMs: now * 1000, softLimitSeconds: options.softLimitSeconds ?? 300, canContinue });
+    report.waitingTasks = served.waiting;
+    report.waitingResumed = served.resumed;
+    report.waitingExpired = served.expired;
+    report.marketplaceCalls += served.listingReads;
+  }
 
   const due = await deps.leases.dueBefore(now + warningSeconds, options.limit ?? DEFAULT_SWEEP_LIMIT);
   const watched = await deps.leases.watched();
@@ -282,13 +303,25 @@ export const extendOrder = async (
 
 export interface SetSpotPriceDeps {
   readonly leases: Pick<LeaseStore, 'claimSpotDecrease' | 'releaseSpotDecrease'>;
-  readonly marketplace: Pick<MarketplaceClient, 'listOrders' | 'setSpotPrice'>;
+  readonly marketplace: Pick<MarketplaceClient, 'listOrders' | 'setSpotPrice' | 'listServers'>;
 }
 
+/** The order's server as listed (for its USD rates), or undefined when the listing cannot be read. */
+const serverOf = async (marketplace: Pick<MarketplaceClient, 'listServers'>, serverId: number) => {
+  try {
+    return (await marketplace.listServers()).find((s) => s.id === serverId);
+  } catch {
+    // Only the USD figure of a text or result depends on it: never a reason to fail or retry.
+    return undefined;
+  }
+};
+
 /**
- * Sets an active spot order's price. A decrease within 600 s of the relay's previous decrease on the
- * order is refused here, without a marketplace call. A marketplace refusal (code 6) and other business
- * errors become a failure naming the reason; transient errors are thrown for the job's retry.
+ * Sets an active spot order's price (`desired_price` in the marketplace's unit: the order currency
+ * per day). A decrease within 600 s of the relay's previous decrease on the order, and a raise to
+ * more than 10 × the current price, are refused here, without a marketplace call. A marketplace
+ * refusal (code 6) and other business errors become a failure naming the reason; transient errors
+ * are thrown for the job's retry. The success shows the price in USD per hour too.
  */
 export const setSpotPrice = async (
   input: SetSpotPriceInput,
@@ -298,6 +331,11 @@ export const setSpotPrice = async (
   const order = activeOrdersById(await deps.marketplace.listOrders(FRESH_READ)).get(input.order_id);
   if (!order) return failure(orderNotActiveText(input.order_id));
   if (order.type !== 'spot') return failure(notSpotOrderText(input.order_id));
+  const server = await serverOf(deps.marketplace, order.renting_server);
+  const usdPerHour = (price: number) => marketplacePriceUsdPerHour(server, order.currency, price);
+  const desired = { price: input.desired_price, usdPerHour: usdPerHour(input.desired_price) };
+  const raiseRefused = spotRaiseRefusal(input.order_id, { price: order.price, usdPerHour: usdPerHour(order.price) }, desired, order.currency);
+  if (raiseRefused) return failure(raiseRefused);
   const decrease = isSpotDecrease(order.price, input.desired_price);
   if (decrease) {
     const claim = await deps.leases.claimSpotDecrease(input.order_id, ctx.now, SPOT_DECREASE_INTERVAL_SECONDS);
@@ -314,5 +352,5 @@ export const setSpotPrice = async (
     if (isBusinessOutcome(error)) return failure(reasonOf(error));
     throw error;
   }
-  return { success: true, order_id: input.order_id, desired_price: input.desired_price };
+  return { success: true, order_id: input.order_id, desired_price: input.desired_price, currency: order.currency, desired_price_usd_per_hour: desired.usdPerHour };
 };

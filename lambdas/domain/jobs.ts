@@ -3,6 +3,7 @@
  * ports arrive as one deps object and time arrives as `now` (epoch ms). The SQS worker
  * (lambdas/handlers/worker/job-worker.ts) runs them and maps the retry policy onto SQS.
  */
+import { RETRY_POLICY, retryDelaySecondsAfter } from '../../contract/retry-policy';
 import { createHash } from 'node:crypto';
 import { SOFT_TIME_LIMIT_SECONDS } from '../../contract/limits';
 import { orderCancelledText, priceAlertMatchedText } from './chat-messages';
@@ -11,10 +12,14 @@ import { extendOrder, setSpotPrice } from './fleet-watch';
 import { hasLease, serverFitsLease } from './lease';
 import type { LeaseBook } from './lease-ports';
 import { findMatchingServer } from './matching';
+import { workflowOrigin, workflowRequest } from './accept-task';
 import type { Order, PortProtocol, Server } from './marketplace-types';
-import type { CreateOrderWorkflowInput, MarketplaceClient, Notifier, TaskRepository, WorkflowStarter } from './ports';
+import type { CreateOrderWorkflowInput, MarketplaceClient, Notifier, TaskRepository, WaitingTasks, WorkflowStarter } from './ports';
+import { runCancelTask } from './standing-orders';
+import { standingTiming } from './accept-task';
 import type {
   CancelOrderInput,
+  CancelTaskInput,
   CancelSuccess,
   CreateOrderInput,
   ExtendOrderInput,
@@ -51,6 +56,8 @@ export interface JobDeps {
   /** Leases and watched orders (issue 14): extend-order, set-spot-price, and lease ends in status. */
   readonly leases: Pick<LeaseBook, 'get' | 'getMany' | 'extend' | 'claimSpotDecrease' | 'releaseSpotDecrease'>;
   readonly config: JobConfig;
+  /** The standing-order queue (issue 23): cancel-task. */
+  readonly waiting?: WaitingTasks;
 }
 
 /** Which job a message is and when it runs. */
@@ -62,8 +69,8 @@ export interface JobContext {
 }
 
 export { SOFT_TIME_LIMIT_SECONDS };
-/** Retries after the first attempt (order-relay.md §3): attempts 1..4, then the failure result. */
-export const MAX_JOB_RETRIES = 3;
+/** Retries after the first attempt (contract/retry-policy.ts): attempts 1..4, then the failure result. */
+export const MAX_JOB_RETRIES = RETRY_POLICY.retries;
 
 // ---- Retry policy --------------------------------------------------------------------------
 
@@ -71,7 +78,7 @@ export const MAX_JOB_RETRIES = 3;
  * Delay before the next attempt, in seconds: 2^retry, where retry = the receive count of the attempt
  * that just failed (1st failure → 2 s, 2nd → 4 s, 3rd → 8 s), as the spec's `2 ** retries` countdown.
  */
-export const retryDelaySeconds = (receiveCount: number): number => 2 ** Math.max(1, Math.floor(receiveCount));
+export const retryDelaySeconds = (receiveCount: number): number => retryDelaySecondsAfter(receiveCount);
 
 /** True on the 4th receive (after the 3rd retry): a failure now ends the task with the failure result. */
 export const isFinalAttempt = (receiveCount: number): boolean => receiveCount >= MAX_JOB_RETRIES + 1;
@@ -188,15 +195,18 @@ export const runPriceAlert = async (
     use_spot: true,
     ...(maxHours !== undefined ? { max_hours: maxHours } : {}),
     ...(input.callback_url ? { callback_url: input.callback_url } : {}),
+    ...(input.wait_seconds ? { wait_seconds: input.wait_seconds } : {}),
   };
+  // callback_url and a Slack response_url stay in the record (the workflow's deliverers read them there).
   const workflowInput = (createdMs: number): CreateOrderWorkflowInput => ({
     task_id: orderTaskId,
-    request,
-    origin: ctx.origin,
+    request: workflowRequest(request),
+    origin: workflowOrigin(ctx.origin),
     timing: {
       poll_interval_seconds: deps.config.pollIntervalSeconds,
       ready_timeout_seconds: deps.config.readyTimeoutSeconds,
       soft_deadline: Math.floor(createdMs / 1000) + (deps.config.softTimeLimitSeconds ?? SOFT_TIME_LIMIT_SECONDS),
+      ...standingTiming(input.wait_seconds, createdMs),
     },
   });
 
@@ -247,7 +257,7 @@ export const runPriceAlert = async (
   }
 
   const gpu = gpuLabel(server);
-  const price = server.price.usd.spot;
+  const price = server.price.usd_per_hour.spot;
   await deps.notifier.chat(priceAlertMatchedText(gpu, price, input.target_price, orderTaskId));
   return {
     success: true,
@@ -265,6 +275,7 @@ export type TypedJobMessage = JobMessage & (
   | { readonly kind: 'price-alert'; readonly input: PriceAlertInput }
   | { readonly kind: 'extend-order'; readonly input: ExtendOrderInput }
   | { readonly kind: 'set-spot-price'; readonly input: SetSpotPriceInput }
+  | { readonly kind: 'cancel-task'; readonly input: CancelTaskInput }
 );
 
 /** Runs the job a message names. Throws what the job throws; the caller applies the retry policy. */
@@ -281,5 +292,8 @@ export const runJob = async (message: TypedJobMessage, deps: JobDeps, now: numbe
       return extendOrder(message.input, { task_id: message.task_id, now: Math.floor(now / 1000) }, deps);
     case 'set-spot-price':
       return setSpotPrice(message.input, { now: Math.floor(now / 1000) }, deps);
+    case 'cancel-task':
+      if (!deps.waiting) throw new Error('cancel-task needs the standing-order queue');
+      return runCancelTask(message.input, { waiting: deps.waiting, tasks: deps.tasks, notifier: deps.notifier }, now);
   }
 };

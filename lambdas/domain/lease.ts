@@ -4,7 +4,7 @@
  * price decrease rule. No clock, no environment, no I/O: time arrives as `now` (Unix seconds).
  */
 import * as z from 'zod/mini';
-import { CallbackUrlSchema, CreateOrderBodySchema, describe, OrderIdSchema, optional, refuse, type ParseOutcome } from './requests';
+import { CallbackUrlSchema, CreateOrderBodySchema, describe, OrderIdSchema, optional, refuse, WaitSecondsSchema, type ParseOutcome } from './requests';
 import type { Order, Server } from './marketplace-types';
 
 // ---- limits and defaults --------------------------------------------------------------------
@@ -27,6 +27,17 @@ export const HOURS_ERROR = `hours must be a number between 0 and ${MAX_LEASE_HOU
 export const SPOT_PRICE_REQUIRED_ERROR = 'order_id and desired_price required';
 /** A present `desired_price` that is not a positive number. */
 export const DESIRED_PRICE_ERROR = 'desired_price must be a positive number';
+/**
+ * The range a `desired_price` can take in the marketplace's unit (an amount of the order currency per
+ * day): from one satoshi (the smallest unit of the smallest-valued coin taken, 1e-8 BTC) to ten
+ * million (far above a day of the dearest server in the cheapest coin: an 8-GPU H100 server at
+ * $3/h per card is about 0.5 million CLORE a day). Anything outside is a typing or unit mistake.
+ */
+export const MIN_DESIRED_PRICE = 0.00000001;
+export const MAX_DESIRED_PRICE = 10_000_000;
+export const DESIRED_PRICE_RANGE_ERROR = 'desired_price must be between 0.00000001 and 10000000 (order currency per day)';
+/** A raise to more than this many times the order's current price is refused by the relay (a likely unit mistake). */
+export const MAX_SPOT_RAISE_FACTOR = 10;
 
 /** A lease length in hours: a finite number, > 0 and ≤ 720; fractions allowed. */
 export const isLeaseHours = (value: unknown): value is number =>
@@ -62,8 +73,8 @@ export const MaxHoursSchema = describe(
   },
 );
 
-/** POST /webhook/create-order with its lease field: the handler and the OpenAPI document use this one. */
-export const CreateOrderLeaseBodySchema = z.extend(CreateOrderBodySchema, { max_hours: z.optional(MaxHoursSchema) });
+/** POST /webhook/create-order with its lease field (and issue 23's wait_seconds): the handler and the OpenAPI document use this one. */
+export const CreateOrderLeaseBodySchema = z.extend(CreateOrderBodySchema, { max_hours: z.optional(MaxHoursSchema), wait_seconds: z.optional(WaitSecondsSchema) });
 export type CreateOrderLeaseBody = z.infer<typeof CreateOrderLeaseBodySchema>;
 
 /** order_id with a route's own "required" text; the other order_id texts are OrderIdSchema's. */
@@ -100,6 +111,26 @@ const requiredNumber = (requiredMessage: string, invalidMessage: string, valid: 
 
 const isPositivePrice = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value) && value > 0;
 
+/** `desired_price`: required, a positive number, within [MIN_DESIRED_PRICE, MAX_DESIRED_PRICE]. */
+const DesiredPriceSchema = describe(
+  z.pipe(
+    z.unknown(),
+    z.transform((value, ctx): number => {
+      if (value === undefined || value === null) return refuse(ctx, SPOT_PRICE_REQUIRED_ERROR);
+      if (!isPositivePrice(value)) return refuse(ctx, DESIRED_PRICE_ERROR);
+      return value >= MIN_DESIRED_PRICE && value <= MAX_DESIRED_PRICE ? value : refuse(ctx, DESIRED_PRICE_RANGE_ERROR);
+    }),
+  ),
+  {
+    description:
+      'New spot price in the marketplace\'s own unit: an amount of the order\'s currency per day (not USD per hour), e.g. 1540 for 1540 CLORE a day. ' +
+      `Between ${MIN_DESIRED_PRICE.toFixed(8)} and ${MAX_DESIRED_PRICE}; the relay refuses a raise to more than ${MAX_SPOT_RAISE_FACTOR} × the order's current price. The result shows it in USD per hour too.`,
+    type: 'number',
+    minimum: MIN_DESIRED_PRICE,
+    maximum: MAX_DESIRED_PRICE,
+  },
+);
+
 /** POST /webhook/extend-order. */
 export const ExtendOrderBodySchema = z.object({
   order_id: requiredOrderId(EXTEND_REQUIRED_ERROR),
@@ -116,11 +147,7 @@ export type ExtendOrderBody = z.infer<typeof ExtendOrderBodySchema>;
 /** POST /webhook/set-spot-price. */
 export const SetSpotPriceBodySchema = z.object({
   order_id: requiredOrderId(SPOT_PRICE_REQUIRED_ERROR),
-  desired_price: requiredNumber(SPOT_PRICE_REQUIRED_ERROR, DESIRED_PRICE_ERROR, isPositivePrice, {
-    description: 'New spot price, in the order currency and the marketplace\'s unit (per day)',
-    type: 'number',
-    exclusiveMinimum: 0,
-  }),
+  desired_price: DesiredPriceSchema,
   callback_url: optional(CallbackUrlSchema),
 });
 export type SetSpotPriceBody = z.infer<typeof SetSpotPriceBodySchema>;
@@ -131,7 +158,17 @@ export interface SetSpotPriceInput { readonly order_id: number; readonly desired
 
 /** Results of the two new job kinds (FailureResult from task.ts otherwise). */
 export interface ExtendOrderSuccess { readonly success: true; readonly order_id: number; readonly lease_expires_at: number }
-export interface SetSpotPriceSuccess { readonly success: true; readonly order_id: number; readonly desired_price: number }
+/**
+ * `desired_price` is in the marketplace's unit (`currency` per day); `desired_price_usd_per_hour` is the
+ * same price in USD per hour at the server's rates, null when the listing does not state them.
+ */
+export interface SetSpotPriceSuccess {
+  readonly success: true;
+  readonly order_id: number;
+  readonly desired_price: number;
+  readonly currency: string;
+  readonly desired_price_usd_per_hour: number | null;
+}
 
 // ---- lease arithmetic -----------------------------------------------------------------------
 
@@ -363,6 +400,26 @@ export const spotDecreaseRefusal = (orderId: number, lastDecreaseAt: number | un
   const ago = Math.max(0, now - lastDecreaseAt);
   if (ago >= SPOT_DECREASE_INTERVAL_SECONDS) return undefined;
   return `spot price of order ${orderId} was lowered ${ago} s ago; the marketplace allows one decrease per ${SPOT_DECREASE_INTERVAL_SECONDS} s (retry in ${SPOT_DECREASE_INTERVAL_SECONDS - ago} s)`;
+};
+
+/** A price in the marketplace's unit, for texts: `1540 CLORE-Blockchain per day ($0.21/hr)`. */
+export const marketplacePriceText = (price: number, currency: string, usdPerHour: number | null | undefined): string =>
+  `${price}${currency ? ` ${currency}` : ''} per day${typeof usdPerHour === 'number' ? ` ($${usdPerHour}/hr)` : ''}`;
+
+/**
+ * Why the relay refuses a raise itself, or undefined when it may go ahead: more than
+ * MAX_SPOT_RAISE_FACTOR × the current price is far likelier a unit mistake (USD per hour typed for
+ * a coin per day) than a bid, and the marketplace accepts every raise.
+ */
+export const spotRaiseRefusal = (
+  orderId: number,
+  current: { readonly price: number; readonly usdPerHour: number | null },
+  desired: { readonly price: number; readonly usdPerHour: number | null },
+  currency: string,
+): string | undefined => {
+  if (!(current.price > 0) || desired.price <= current.price * MAX_SPOT_RAISE_FACTOR) return undefined;
+  return `spot price ${marketplacePriceText(desired.price, currency, desired.usdPerHour)} for order ${orderId} is more than ${MAX_SPOT_RAISE_FACTOR} × its current ` +
+    `${marketplacePriceText(current.price, currency, current.usdPerHour)}; desired_price is in the order currency per day, not USD per hour (raise in steps if meant)`;
 };
 
 /** The failure text of a set_spot_price the marketplace refused: its reason and the numbers that came with it. */

@@ -4,7 +4,7 @@ import type { Server } from './marketplace-types';
 export interface MarketplaceGroup {
   readonly available: number;
   readonly total: number;
-  /** Lowest `price.usd.spot` in the group (rented servers included), null when none has one. */
+  /** Lowest USD-per-hour spot price (`price.usd_per_hour.spot`) in the group (rented servers included), null when none has one. */
   readonly min_price: number | null;
 }
 
@@ -45,7 +45,7 @@ export const summarizeMarketplace = (servers: readonly Server[]): MarketplaceSum
       group.available += 1;
       totalAvailable += 1;
     }
-    const spot = server.price?.usd?.spot;
+    const spot = server.price?.usd_per_hour?.spot;
     if (typeof spot === 'number' && Number.isFinite(spot) && (group.min_price === null || spot < group.min_price)) {
       group.min_price = spot;
     }

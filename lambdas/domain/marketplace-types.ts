@@ -10,17 +10,29 @@ export type Currency = 'bitcoin' | 'NATIVE-Blockchain' | 'USD-Blockchain' | (str
 export type OrderType = 'on-demand' | 'spot';
 export type PortProtocol = z.infer<typeof PortProtocolSchema>;
 
-export interface ServerPrice {
-  /** Crypto prices by currency; a currency without a price is absent. */
+/**
+ * USD prices of a server, **per hour** whatever period the marketplace states them in: the reader
+ * (lambdas/marketplace/reader.ts) converts them, once. Every USD figure the relay compares or
+ * reports (`max_price`, `target_price`, `price_usd`, `min_price`, chat texts) is one of these.
+ */
+export interface UsdPerHour {
+  /** USD per hour of an on-demand order, by the currency it is paid in. */
   readonly on_demand: Readonly<Record<string, number>>;
-  /** Spot prices by currency; only positive prices (a server without a spot market has `{}`). */
+  /** USD per hour at the spot price; absent when the server has no spot price. */
+  readonly spot?: number;
+}
+
+/**
+ * A server's prices. The crypto maps are in the marketplace's own unit (the currency per the
+ * marketplace's period, per day in production), as bids and `set_spot_price` are sent; the USD
+ * prices are per hour.
+ */
+export interface ServerPrice {
+  /** Crypto prices by currency, marketplace unit; a currency without a price is absent. */
+  readonly on_demand: Readonly<Record<string, number>>;
+  /** Spot prices by currency, marketplace unit; only positive prices (a server without a spot market has `{}`). */
   readonly spot: Readonly<Record<string, number>>;
-  readonly usd: {
-    /** USD price of an on-demand order, by the currency it is paid in. */
-    readonly on_demand: Readonly<Record<string, number>>;
-    /** USD spot price; absent when the server has no spot price. */
-    readonly spot?: number;
-  };
+  readonly usd_per_hour: UsdPerHour;
 }
 
 export interface Server {
@@ -30,7 +42,7 @@ export interface Server {
   readonly rented: boolean;
   readonly price: ServerPrice;
   readonly specs: { readonly gpu: string; readonly cpu: string; readonly ram: number; readonly disk: string };
-  /** One trimmed name per GPU card; never empty (a listing element without GPUs is skipped). */
+  /** One trimmed name per GPU card (from `gpu_array`, else `specs.gpu`); never empty (an element without GPUs is skipped). */
   readonly gpu_array: readonly string[];
   readonly reliability: number;
   readonly rating: { readonly avg: number; readonly cnt: number };

@@ -23,7 +23,7 @@ const asSet = (ids: ReadonlySet<number> | readonly number[] | undefined): Readon
 
 /** The USD/h price the cap is compared with, or undefined when the server does not state it. */
 export const comparablePriceUsd = (server: Server, useSpot: boolean, currency: string): number | undefined =>
-  useSpot ? server.price.usd.spot : server.price.usd.on_demand[currency];
+  useSpot ? server.price.usd_per_hour.spot : server.price.usd_per_hour.on_demand[currency];
 
 /** Whether one server satisfies the criteria (ignoring exclusions). */
 export const serverMatches = (server: Server, criteria: MatchCriteria): boolean => {

@@ -1,6 +1,7 @@
 /** Ports: what the domain needs from the outside world, in domain words. Adapters implement them. */
 import type { CreateOrderRequest, Order, Server, Wallet } from './marketplace-types';
 import type { JobMessage, TaskRecord, TaskResult, TaskState, CreateOrderInput, TaskOrigin } from './task';
+import type { SshEndpoint } from './ssh-endpoint';
 
 /** The marketplace API (lambdas/marketplace implements it over HTTP). */
 export interface MarketplaceClient {
@@ -12,6 +13,33 @@ export interface MarketplaceClient {
   cancelOrder(orderId: number): Promise<void>;
   setSpotPrice(orderId: number, desiredPrice: number): Promise<void>;
   spotMarket(serverId: number): Promise<unknown>;
+}
+
+/** Why an ssh endpoint did not answer with a banner. */
+export type SshProbeFailure =
+  /** Connection refused (nothing listens yet). */
+  | 'refused'
+  /** The connection was reset or closed before a banner. */
+  | 'reset'
+  /** No banner within the probe's timeout (connecting or reading). */
+  | 'timeout'
+  /** Something answered, but not with `SSH-`. */
+  | 'not_ssh'
+  /** The host is (or resolves to) a private, loopback, link-local or reserved address, which a deployed relay never connects to. */
+  | 'address_refused'
+  /** DNS or network failure. */
+  | 'unreachable';
+
+export type SshProbeResult =
+  | { readonly answered: true; readonly banner: string }
+  | { readonly answered: false; readonly reason: SshProbeFailure; readonly detail?: string };
+
+/**
+ * Checks that an order's ssh endpoint answers (READINESS_PROBE=ssh): connects, reads the SSH banner
+ * within a short timeout and closes. Never throws; every failure is a result.
+ */
+export interface SshProbe {
+  probe(endpoint: SshEndpoint): Promise<SshProbeResult>;
 }
 
 /**
@@ -90,7 +118,11 @@ export interface TaskRepository {
   /** The container env stored by `create` (PlaceOrder reads it); undefined once the task is final. */
   orderEnv?(taskId: string): Promise<Readonly<Record<string, string>> | undefined>;
   /** Moves a non-final task to `state` (running) and merges fields like order_id. */
-  update(taskId: string, fields: { state?: TaskState; order_id?: number; server_id?: number; order_intent_at?: number; order_cancelled?: boolean }, now: number): Promise<void>;
+  update(
+    taskId: string,
+    fields: { state?: TaskState; order_id?: number; server_id?: number; order_intent_at?: number; order_cancelled?: boolean; waiting_until?: number },
+    now: number,
+  ): Promise<void>;
   /**
    * Records the final result once. Returns true for the one caller that moved the task to a final
    * state, false when it was already final: only that caller delivers the result. `finisher` names a
@@ -113,7 +145,11 @@ export interface SealedTaskInput {
 
 /** Starts the create-order workflow (Step Functions execution named by task id). */
 export interface WorkflowStarter {
-  start(taskId: string, input: CreateOrderWorkflowInput): Promise<void>;
+  /**
+   * `executionName` (default: the task id) names a later execution of the same task: a standing
+   * order resumed by the fleet watch (`<task id>-w<round>`). A name already used starts nothing.
+   */
+  start(taskId: string, input: CreateOrderWorkflowInput, executionName?: string): Promise<void>;
 }
 
 /** Sends a job to the queue. */
@@ -122,15 +158,33 @@ export interface JobQueue {
 }
 
 /**
- * The workflow's input document. `request.env` is never set by the relay: env values stay out of the
- * execution history and EventBridge events; PlaceOrder reads them with `TaskRepository.orderEnv`.
+ * The create-order request as the workflow carries it: without callback_url, and `env` is never set by
+ * the relay. Both stay out of the execution history (kept 90 days) and EventBridge events: env values
+ * are sealed beside the task record (PlaceOrder reads them with `TaskRepository.orderEnv`), and the
+ * deliverers (ReportResult, ExecutionEnded) read callback_url from the record.
  */
+export type WorkflowOrderRequest = Omit<CreateOrderInput, 'callback_url'> & { readonly callback_url?: never };
+
+/** The task origin as the workflow carries it: without Slack's response_url (read from the record). */
+export type WorkflowOrigin = Pick<TaskOrigin, 'source'> & { readonly responseUrl?: never };
+
+/** The workflow's input document: no secret values and no caller URLs (see WorkflowOrderRequest). */
 export interface CreateOrderWorkflowInput {
   readonly task_id: string;
-  readonly request: CreateOrderInput;
-  readonly origin: TaskOrigin;
+  readonly request: WorkflowOrderRequest;
+  readonly origin: WorkflowOrigin;
   /** Timing from config, so Wait states and deadlines follow the environment. `soft_deadline` is epoch seconds. */
-  readonly timing: { readonly poll_interval_seconds: number; readonly ready_timeout_seconds: number; readonly soft_deadline: number };
+  readonly timing: {
+    readonly poll_interval_seconds: number;
+    readonly ready_timeout_seconds: number;
+    readonly soft_deadline: number;
+    /** A standing order (issue 23): when its wait ends (epoch seconds), the same in every execution of the task. */
+    readonly waiting_until?: number;
+    /** A standing order: when the relay accepted it (epoch ms), its place in the first-come-first-served queue. */
+    readonly accepted_at?: number;
+  };
+  /** Set by the fleet watch when it resumes a standing order: the server it claimed for the task and the waiting round. */
+  readonly resume?: { readonly server_id: number; readonly round: number };
 }
 
 /** Claims a server for one task so concurrent tasks never race for it. */
@@ -162,6 +216,37 @@ export interface PlacementIntents {
    * watch cancels it). The first claim wins; true for the owner that holds it, also on its own repeat.
    */
   claimOrder(orderId: number, owner: string, now: number): Promise<boolean>;
+}
+
+/** A standing order waiting for a server (issue 23): what the fleet watch needs to match, order and resume it. */
+export interface WaitingTask {
+  readonly task_id: string;
+  /** Counts the task's waits: its resumed execution is named by it, and a removal names the round it ends. */
+  readonly round: number;
+  /** Epoch ms the task was accepted: first come, first served per GPU type. */
+  readonly accepted_at: number;
+  /** Epoch seconds: past it the task fails with the no-match text. */
+  readonly waiting_until: number;
+  readonly request: {
+    readonly gpu_type: string;
+    readonly max_price?: number;
+    readonly currency: string;
+    readonly use_spot: boolean;
+    readonly max_hours?: number;
+  };
+  /** The execution timing to resume with (the soft deadline is set fresh). */
+  readonly poll_interval_seconds: number;
+  readonly ready_timeout_seconds: number;
+}
+
+/** The queue of standing orders (one item: the fleet watch reads it in one call each sweep). */
+export interface WaitingTasks {
+  /** Adds or replaces the task's entry. */
+  add(task: WaitingTask): Promise<void>;
+  /** Every waiting task, in first-come-first-served order (accepted_at, then task id). */
+  list(): Promise<readonly WaitingTask[]>;
+  /** Removes the task's entry (only that round's when `round` is given); true for the one caller that removed it. */
+  remove(taskId: string, round?: number): Promise<boolean>;
 }
 
 /** Outbound deliveries: callback_url, Slack ({text}) and Discord ({content}). Failures are logged, never thrown. */

@@ -82,6 +82,39 @@ const image = describe(
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 
+/**
+ * Production answers HTTP 500 code 1 to any container env value holding `&` (marketplace-live.md,
+ * S6: an env matrix varying one character at a time), so such a value is refused at the door.
+ */
+export const ENV_AMPERSAND_ERROR = 'env values must not contain "&"';
+/** Whether an env value can be sent to the marketplace (see ENV_AMPERSAND_ERROR). */
+export const isSendableEnvValue = (value: string): boolean => !value.includes('&');
+
+// ---- standing orders (issue 23; the rules are in standing-orders.ts) ----------------------------
+
+/** The longest wait a standing order may ask for: 24 h. */
+export const MAX_WAIT_SECONDS = 86_400;
+export const WAIT_SECONDS_ERROR = `wait_seconds must be a whole number between 0 and ${MAX_WAIT_SECONDS}`;
+
+/** `wait_seconds` of create-order: absent/null → undefined; an integer in [0, 86400] → itself; else the 400 text. */
+export const WaitSecondsSchema = describe(
+  z.pipe(
+    z.unknown(),
+    z.transform((value, ctx): number | undefined => {
+      if (value === undefined || value === null) return undefined;
+      if (typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= MAX_WAIT_SECONDS) return value;
+      return refuse(ctx, WAIT_SECONDS_ERROR);
+    }),
+  ),
+  {
+    description: `Standing order: seconds to wait for a matching server when none is free now (0 = fail at once, the default; at most ${MAX_WAIT_SECONDS}). `
+      + 'The task shows `waiting` meanwhile and is served first come, first served per GPU type; past the wait it fails with the no-match text.',
+    type: 'integer',
+    minimum: 0,
+    maximum: MAX_WAIT_SECONDS,
+  },
+);
+
 /** POST /webhook/create-order. */
 export const CreateOrderBodySchema = z.object({
   gpu_type: describe(gpuType('gpu_type required'), { description: 'GPU model to match, e.g. "RTX 4090" (case-insensitive substring)' }),
@@ -94,7 +127,10 @@ export const CreateOrderBodySchema = z.object({
       z
         .record(
           z.string().check(z.regex(ENV_NAME)),
-          z.string({ error: 'env values must be strings' }).check(z.maxLength(4096, 'env values must be at most 4096 characters')),
+          z.string({ error: 'env values must be strings' }).check(
+            z.maxLength(4096, 'env values must be at most 4096 characters'),
+            z.refine(isSendableEnvValue, ENV_AMPERSAND_ERROR),
+          ),
           {
             // zod reports a bad key on the record itself.
             error: (issue) => (issue.code === 'invalid_key' ? 'env names must be letters, digits and _' : 'env must be an object of strings'),
@@ -102,7 +138,7 @@ export const CreateOrderBodySchema = z.object({
         )
         .check(z.refine((env: Record<string, string>) => Object.keys(env).length <= 50, 'env may hold at most 50 variables')),
     ),
-    { description: 'Container environment variables; values are never stored in the task record' },
+    { description: 'Container environment variables; values are never stored in the task record. A value must not contain `&` (the production marketplace fails such orders): 400 `env values must not contain "&"`' },
   ),
 });
 export type CreateOrderBody = z.infer<typeof CreateOrderBodySchema>;
@@ -154,6 +190,8 @@ export const PriceAlertBodySchema = z.object({
   ),
   image,
   callback_url: optional(CallbackUrlSchema),
+  /** The queued create-order's wait (issue 23): it may stand when the matched server is gone by then. */
+  wait_seconds: optional(WaitSecondsSchema),
 });
 export type PriceAlertBody = z.infer<typeof PriceAlertBodySchema>;
 
@@ -210,6 +248,8 @@ export interface CreateOrderFields {
   readonly env?: Readonly<Record<string, string>>;
   /** Lease in hours (validated by lease.ts MaxHoursSchema). */
   readonly max_hours?: number;
+  /** Standing order: seconds to wait for a server (validated by standing-orders.ts WaitSecondsSchema). */
+  readonly wait_seconds?: number;
 }
 
 /** Create-order fields + config defaults → the workflow's request (use_spot defaults to true). */
@@ -223,6 +263,7 @@ export const normalizeCreateOrder = (body: CreateOrderFields, defaults: RequestD
   use_spot: body.use_spot ?? true,
   ...(body.callback_url !== undefined ? { callback_url: body.callback_url } : {}),
   ...((body.max_hours ?? defaults.maxHours) !== undefined ? { max_hours: body.max_hours ?? defaults.maxHours } : {}),
+  ...(body.wait_seconds !== undefined && body.wait_seconds > 0 ? { wait_seconds: body.wait_seconds } : {}),
 });
 
 export const normalizeCancelOrder = (body: { readonly order_id: number; readonly callback_url?: string }): CancelOrderInput => ({
@@ -232,13 +273,14 @@ export const normalizeCancelOrder = (body: { readonly order_id: number; readonly
 
 /** Price-alert body + the configured default image. */
 export const normalizePriceAlert = (
-  body: { readonly gpu_type: string; readonly target_price: number; readonly image?: string; readonly callback_url?: string },
+  body: { readonly gpu_type: string; readonly target_price: number; readonly image?: string; readonly callback_url?: string; readonly wait_seconds?: number },
   defaults: Pick<RequestDefaults, 'image'>,
 ): PriceAlertInput => ({
   gpu_type: body.gpu_type,
   target_price: body.target_price,
   image: body.image ?? defaults.image,
   ...(body.callback_url !== undefined ? { callback_url: body.callback_url } : {}),
+  ...(body.wait_seconds !== undefined && body.wait_seconds > 0 ? { wait_seconds: body.wait_seconds } : {}),
 });
 
 export const normalizeStatus = (body: { readonly callback_url?: string }): StatusInput =>

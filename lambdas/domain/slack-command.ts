@@ -1,5 +1,8 @@
 /** Parsing of the Slack slash-command text (order-relay.md §4.2). Pure. */
-import { isLeaseHours } from './lease';
+import { isLeaseHours, MAX_DESIRED_PRICE, MIN_DESIRED_PRICE } from './lease';
+
+/** A bid in the marketplace's unit within the range the webhook accepts (lease.ts DESIRED_PRICE_RANGE_ERROR). */
+const isDesiredPrice = (price: number | undefined): price is number => price !== undefined && price >= MIN_DESIRED_PRICE && price <= MAX_DESIRED_PRICE;
 
 export type SlackCommand =
   | { readonly kind: 'rent'; readonly gpu_type: string; readonly max_price?: number }
@@ -18,7 +21,7 @@ export const usageText = (command = '/gpu'): string =>
     `• \`${command} cancel <order_id>\` cancel an order`,
     `• \`${command} status\` list your orders`,
     `• \`${command} extend <order_id> <hours>\` extend an order's lease by hours (up to 720; the relay cancels it when the lease ends)`,
-    `• \`${command} bid <order_id> <price>\` set a spot order's price`,
+    `• \`${command} bid <order_id> <price>\` set a spot order's price (in the order currency per day, the marketplace's unit; not USD/hour)`,
   ].join('\n');
 
 /** Same cap as the webhook's gpu_type. */
@@ -32,7 +35,8 @@ const CANCEL_USAGE = (command: string) => `Usage: \`${command} cancel <order_id>
 const EXTEND_USAGE = (command: string) =>
   `Usage: \`${command} extend <order_id> <hours>\`, e.g. \`${command} extend 123456 2\` (hours > 0, at most 720, fractions allowed)`;
 
-const BID_USAGE = (command: string) => `Usage: \`${command} bid <order_id> <price>\`, e.g. \`${command} bid 123456 12.5\` (the new spot price, a positive number)`;
+const BID_USAGE = (command: string) =>
+  `Usage: \`${command} bid <order_id> <price>\`, e.g. \`${command} bid 123456 1540\` (the new spot price in the order currency per day, the marketplace's unit, between 0.00000001 and 10000000)`;
 
 /** A positive decimal number as typed: `2`, `0.5`, `.5`. */
 const parsePositive = (word: string): number | undefined => {
@@ -95,7 +99,7 @@ export const parseSlackCommand = (text: string | undefined, command = '/gpu'): S
     case 'bid': {
       const orderId = args.length === 2 ? parseOrderId(args[0]) : undefined;
       const price = args.length === 2 ? parsePrice(args[1]) : undefined;
-      return orderId === undefined || price === undefined ? { kind: 'usage', text: BID_USAGE(command) } : { kind: 'bid', order_id: orderId, desired_price: price };
+      return orderId === undefined || !isDesiredPrice(price) ? { kind: 'usage', text: BID_USAGE(command) } : { kind: 'bid', order_id: orderId, desired_price: price };
     }
     default:
       return { kind: 'unknown', word: first };

@@ -10,6 +10,10 @@ export interface TaskView {
   readonly created_at: string;
   readonly updated_at: string;
   readonly finished_at?: string;
+  /** A waiting standing order (issue 23): when its wait ends (Unix seconds). */
+  readonly waiting_until?: number;
+  /** A waiting standing order: its 1-based place among the tasks waiting for the same GPU type. */
+  readonly position?: number;
 }
 
 /** Task ids are UUIDs: random ones from the API, UUIDv5 ones derived by price alerts. */
@@ -17,7 +21,7 @@ export const TASK_ID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}
 
 export const isTaskId = (value: string | undefined): value is string => typeof value === 'string' && TASK_ID_PATTERN.test(value);
 
-export const toTaskView = (record: TaskRecord): TaskView => ({
+export const toTaskView = (record: TaskRecord, position?: number): TaskView => ({
   task_id: record.task_id,
   kind: record.kind,
   state: record.state,
@@ -25,4 +29,6 @@ export const toTaskView = (record: TaskRecord): TaskView => ({
   created_at: record.created_at,
   updated_at: record.updated_at,
   ...(record.finished_at !== undefined ? { finished_at: record.finished_at } : {}),
+  ...(record.state === 'waiting' && record.waiting_until !== undefined ? { waiting_until: record.waiting_until } : {}),
+  ...(record.state === 'waiting' && position !== undefined ? { position } : {}),
 });

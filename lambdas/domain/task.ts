@@ -5,9 +5,10 @@ import type { PortProtocol } from './marketplace-types';
 
 export type { ExtendOrderInput, ExtendOrderSuccess, SetSpotPriceInput, SetSpotPriceSuccess };
 
-export const TaskKindSchema = z.enum(['create-order', 'cancel-order', 'status', 'price-alert', 'extend-order', 'set-spot-price']);
+export const TaskKindSchema = z.enum(['create-order', 'cancel-order', 'status', 'price-alert', 'extend-order', 'set-spot-price', 'cancel-task']);
 export type TaskKind = z.infer<typeof TaskKindSchema>;
-export const TaskStateSchema = z.enum(['queued', 'running', 'succeeded', 'failed']);
+/** `waiting`: a standing order (issue 23) with no server yet, served by the fleet watch until its wait ends. */
+export const TaskStateSchema = z.enum(['queued', 'running', 'waiting', 'succeeded', 'failed']);
 export type TaskState = z.infer<typeof TaskStateSchema>;
 export const FINAL_STATES: readonly TaskState[] = ['succeeded', 'failed'];
 
@@ -31,14 +32,20 @@ export interface CreateOrderInput {
   readonly callback_url?: string;
   /** Lease in hours (the request's max_hours, else DEFAULT_MAX_HOURS); absent = no lease. */
   readonly max_hours?: number;
+  /** Standing order (issue 23): how long the task may wait for a matching server, in seconds; absent or 0 = fail at once. */
+  readonly wait_seconds?: number;
 }
 export interface CancelOrderInput { readonly order_id: number; readonly callback_url?: string }
+/** cancel-task (issue 23): ends a waiting standing order with a result. */
+export interface CancelTaskInput { readonly task_id: string; readonly callback_url?: string }
 export interface StatusInput { readonly callback_url?: string }
 export interface PriceAlertInput {
   readonly gpu_type: string;
   readonly target_price: number;
   readonly image: string;
   readonly callback_url?: string;
+  /** The queued create-order's `wait_seconds` (issue 23). */
+  readonly wait_seconds?: number;
 }
 
 export type TaskRequest =
@@ -47,7 +54,8 @@ export type TaskRequest =
   | { readonly kind: 'status'; readonly input: StatusInput }
   | { readonly kind: 'price-alert'; readonly input: PriceAlertInput }
   | { readonly kind: 'extend-order'; readonly input: ExtendOrderInput }
-  | { readonly kind: 'set-spot-price'; readonly input: SetSpotPriceInput };
+  | { readonly kind: 'set-spot-price'; readonly input: SetSpotPriceInput }
+  | { readonly kind: 'cancel-task'; readonly input: CancelTaskInput };
 
 /** Results, exactly as order-relay.md §2.3 shapes them. */
 export interface CreateOrderSuccess {
@@ -62,6 +70,8 @@ export interface CreateOrderSuccess {
   readonly lease_expires_at?: number;
 }
 export interface CancelSuccess { readonly success: true; readonly order_id: number; readonly status: 'cancelled' }
+/** A waiting standing order that cancel-task ended. */
+export interface CancelTaskSuccess { readonly success: true; readonly task_id: string; readonly state: 'cancelled' }
 export interface StatusResult {
   readonly total_orders: number;
   readonly active: number;
@@ -81,6 +91,7 @@ export interface FailureResult { readonly success: false; readonly error: string
 export type TaskResult =
   | CreateOrderSuccess
   | CancelSuccess
+  | CancelTaskSuccess
   | StatusResult
   | PriceAlertMatched
   | PriceNotMet
@@ -112,12 +123,14 @@ export interface TaskRecord {
   readonly order_intent_at?: number;
   /** True once the workflow (or the safety net) cancelled `order_id`, so nobody cancels it twice. */
   readonly order_cancelled?: boolean;
+  /** A standing order's end of waiting (Unix seconds), set when it first waits (issue 23). */
+  readonly waiting_until?: number;
 }
 
 /** A job on the SQS queue (cancel-order, status, price-alert, extend-order, set-spot-price). */
 export interface JobMessage {
   readonly task_id: string;
   readonly kind: Exclude<TaskKind, 'create-order'>;
-  readonly input: CancelOrderInput | StatusInput | PriceAlertInput | ExtendOrderInput | SetSpotPriceInput;
+  readonly input: CancelOrderInput | StatusInput | PriceAlertInput | ExtendOrderInput | SetSpotPriceInput | CancelTaskInput;
   readonly origin: TaskOrigin;
 }

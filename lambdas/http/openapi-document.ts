@@ -11,6 +11,7 @@ import { ROUTES } from '../../contract/routes';
 import type { RouteDefinition } from '../../contract/routes';
 import { CreateOrderLeaseBodySchema, ExtendOrderBodySchema, SetSpotPriceBodySchema, type OrderEvent } from '../domain/lease';
 import { CancelOrderBodySchema, describe, PriceAlertBodySchema, StatusBodySchema } from '../domain/requests';
+import { CancelTaskBodySchema } from '../domain/standing-orders';
 import { REPLAY_WINDOW_SECONDS } from '../domain/signing';
 import type { TaskResult } from '../domain/task';
 import { TASK_ID_PATTERN } from '../domain/task-view';
@@ -51,6 +52,7 @@ const CreateOrderSuccessSchema = describe(z.object({
   lease_expires_at: describe(z.optional(z.int()), { description: 'Leased orders only (`max_hours` or DEFAULT_MAX_HOURS): Unix seconds at which the relay cancels the order, counted from readiness' }),
 }), { title: 'CreateOrderSuccess' });
 const CancelSuccessSchema = describe(z.object({ success: z.literal(true), order_id: z.int(), status: z.literal('cancelled') }), { title: 'CancelSuccess' });
+const CancelTaskSuccessSchema = describe(z.object({ success: z.literal(true), task_id: z.string(), state: z.literal('cancelled') }), { title: 'CancelTaskSuccess' });
 const StatusResultSchema = describe(z.object({
   total_orders: z.int(),
   active: describe(z.int(), { description: 'Orders with status running' }),
@@ -70,7 +72,9 @@ const ExtendOrderSuccessSchema = describe(z.object({
 const SetSpotPriceSuccessSchema = describe(z.object({
   success: z.literal(true),
   order_id: z.int(),
-  desired_price: describe(z.number(), { description: 'The spot price now bid' }),
+  desired_price: describe(z.number(), { description: 'The spot price now bid, in the marketplace\'s unit: `currency` per day' }),
+  currency: describe(z.string(), { description: 'The order\'s currency' }),
+  desired_price_usd_per_hour: describe(z.nullable(z.number()), { description: 'The same price in USD per hour at the server\'s rates; null when the listing does not state them' }),
 }), { title: 'SetSpotPriceSuccess' });
 const PriceAlertMatchedSchema = describe(z.object({
   success: z.literal(true),
@@ -84,6 +88,7 @@ const FailureResultSchema = describe(z.object({ success: z.literal(false), error
 export const TaskResultSchema = z.union([
   CreateOrderSuccessSchema,
   CancelSuccessSchema,
+  CancelTaskSuccessSchema,
   StatusResultSchema,
   PriceAlertMatchedSchema,
   PriceNotMetSchema,
@@ -206,12 +211,13 @@ const SIGNING_DESCRIPTION = `Every signed route requires \`X-Webhook-Signature\`
 * With \`X-Webhook-Timestamp\` (Unix seconds) the signed bytes are \`<timestamp>.<body>\`, and a timestamp more than ${REPLAY_WINDOW_SECONDS} s from the relay's clock is refused (replay window). The relay may be configured to require it.
 * Bodiless signed GETs (\`/webhook/tasks/{task_id}\`) sign the request path with its query string instead of a body, e.g. \`<timestamp>./webhook/tasks/6f1c…\`.
 * Sign the exact bytes you send.
+* One signed request, one task: a timestamped signed POST sent again (same route, timestamp and signature) while its timestamp is accepted gets 202 with the first request's \`task_id\` and \`Idempotent-Replayed: true\`, and queues nothing.
 
 Missing signature: 401 \`Missing signature\`; wrong signature: 401 \`Invalid signature\`. The rate limit is checked before the signature.`;
 
-const ORDER_EVENTS_DESCRIPTION = `Besides its one task result, an order the relay placed (or whose lease a request created) reports lifecycle events to the callback_url of the request that placed it: \`order.lease_expiring\` (LEASE_WARNING_SECONDS before the lease ends), \`order.lease_expired\` (the relay cancelled it), \`order.status_changed\` (\`from\` → \`to\`). Signed and retried exactly like result callbacks; \`X-Webhook-Id\` is unique per event and the same on every retry. Each event is delivered once.`;
+const ORDER_EVENTS_DESCRIPTION = `Besides its one task result, an order the relay placed (or whose lease a request created) reports lifecycle events to the callback_url of the request that placed it: \`order.lease_expiring\` (LEASE_WARNING_SECONDS before the lease ends), \`order.lease_expired\` (the relay cancelled it), \`order.status_changed\` (\`from\` → \`to\`). Signed and retried exactly like result callbacks; \`webhook-id\` is unique per event and the same on every retry. Each event is delivered once.`;
 
-const CALLBACK_DESCRIPTION = `When the request has \`callback_url\`, the task's result is POSTed there as JSON once the task ends (success or failure), signed like a timestamped request: \`X-Webhook-Signature\` = lowercase hex HMAC-SHA256 of \`<X-Webhook-Timestamp>.<body>\` with the webhook secret. \`X-Webhook-Id\` is the same on every retry of the delivery, so a receiver can drop duplicates. Deliveries time out after 10 s and are retried with backoff on 5xx, 429 and timeouts, never on other 4xx or redirects.`;
+const CALLBACK_DESCRIPTION = `When the request has \`callback_url\`, the task's result is POSTed there as JSON once the task ends (success or failure), signed per Standard Webhooks (https://www.standardwebhooks.com) with the relay's callback signing secret (\`whsec_…\`), which is never the webhook secret, so a delivery can never be replayed as a request: \`webhook-signature\` = \`v1,\` + base64 HMAC-SHA256 of \`<webhook-id>.<webhook-timestamp>.<body>\`. Verify it with a Standard Webhooks library. \`webhook-id\` is the same on every retry of the delivery, so a receiver can drop duplicates. Deliveries time out after 10 s and are retried with backoff on 5xx, 429 and timeouts, never on other 4xx or redirects.`;
 
 /**
  * Builds the OpenAPI 3.1 document of every route in `ROUTES`. Throws when a route has no operation
@@ -236,7 +242,7 @@ export const buildOpenApiDocument = (opts: OpenApiOptions = {}): JsonObject => {
       operationId: 'createOrder',
       tag: 'Tasks',
       summary: 'Rent the first matching server',
-      description: 'Queues a create-order task: search servers matching `gpu_type` (under `max_price` when given), bid (spot: 1.1 × spot price), place the order, wait up to 120 s for it to run (cancelled on timeout), and report the result. 400 `gpu_type required` when `gpu_type` is missing.\n\nWith `max_hours` (or the relay\'s DEFAULT_MAX_HOURS when absent) the order is leased: servers whose maximum rental time is shorter are skipped, the success result adds `lease_expires_at` (Unix seconds, counted from readiness), and the relay cancels the order when the lease ends. 400 `max_hours must be a number between 0 and 720` for an invalid `max_hours`. Every placed order is watched: lifecycle events go to `callback_url` (see the `orderEvent` callback).',
+      description: 'Queues a create-order task: search servers matching `gpu_type` (under `max_price` when given, USD per hour: compared with the spot price, or the on-demand price in the order currency, in USD per hour), bid (spot: 1.1 × spot price in the order currency, the marketplace\'s unit), place the order, wait up to 120 s for it to run (cancelled on timeout), and report the result. 400 `gpu_type required` when `gpu_type` is missing.\n\nWith `max_hours` (or the relay\'s DEFAULT_MAX_HOURS when absent) the order is leased: servers whose maximum rental time is shorter are skipped, the success result adds `lease_expires_at` (Unix seconds, counted from readiness), and the relay cancels the order when the lease ends. 400 `max_hours must be a number between 0 and 720` for an invalid `max_hours`. Every placed order is watched: lifecycle events go to `callback_url` (see the `orderEvent` callback).',
       requestBody: body(CreateOrderLeaseBodySchema, 'CreateOrderRequest', { gpu_type: 'RTX 4090', max_price: 0.5, max_hours: 4, callback_url: 'https://ci.example.com/gpu-callback' }),
       success: accepted({ status: 'queued', task_id: '6f1c0b1e-8a57-4f0e-9b38-0d6c2f4c9a11', message: 'Order creation queued' }),
       callback: true,
@@ -256,7 +262,7 @@ export const buildOpenApiDocument = (opts: OpenApiOptions = {}): JsonObject => {
       operationId: 'setSpotPrice',
       tag: 'Tasks',
       summary: 'Change a spot order\'s bid',
-      description: 'Queues a set-spot-price task. Result `{success: true, order_id, desired_price}`, or a failure naming the marketplace\'s reason (`too_low_price`, `can_lower_every_600_seconds`, `exceeded_max_step`, …). A decrease within 600 s of the relay\'s previous decrease on the order is refused by the relay itself, without a marketplace call. 400 `order_id and desired_price required` when either is missing; `desired_price must be a positive number` when it is invalid.',
+      description: 'Queues a set-spot-price task. `desired_price` is in the marketplace\'s own unit, the order\'s currency per day (what the marketplace bids in), not USD per hour. Result `{success: true, order_id, desired_price, currency, desired_price_usd_per_hour}`, or a failure naming the marketplace\'s reason (`too_low_price`, `can_lower_every_600_seconds`, `exceeded_max_step`, …). The relay itself refuses, without a marketplace call, a decrease within 600 s of its previous decrease on the order, and a raise to more than 10 × the order\'s current price (a likely unit mistake). 400 `order_id and desired_price required` when either is missing; `desired_price must be a positive number` when it is not one; `desired_price must be between 0.00000001 and 10000000 (order currency per day)` outside that range.',
       requestBody: body(SetSpotPriceBodySchema, 'SetSpotPriceRequest', { order_id: 123456, desired_price: 12.5 }),
       success: accepted({ status: 'queued', task_id: '7e6d5c4b-3a2f-4e1d-9c8b-7a6f5e4d3c2b', message: 'Spot price change of order 123456 to 12.5 queued' }),
       callback: true,
@@ -270,11 +276,20 @@ export const buildOpenApiDocument = (opts: OpenApiOptions = {}): JsonObject => {
       success: accepted({ status: 'queued', task_id: '0b4f2d6e-1c3a-4e5f-8a9b-7c6d5e4f3a21', message: 'Order cancellation queued' }),
       callback: true,
     },
+    'POST /webhook/cancel-task': {
+      operationId: 'cancelTask',
+      tag: 'Tasks',
+      summary: 'End a waiting standing order',
+      description: 'Queues a cancel-task task (issue 23). A create-order task that is `waiting` for a server (a standing order, `wait_seconds`) ends with the failure `cancelled while waiting for a server`, delivered to its own callback_url; this task\'s result is `{success: true, task_id, state: "cancelled"}`. A task that is not waiting (running, finished, unknown) is left alone and the result is a failure `task <id> is not waiting`. 400 `task_id required` / `Invalid task_id`.',
+      requestBody: body(CancelTaskBodySchema, 'CancelTaskRequest', { task_id: '5f2c1b0a-9e8d-4c7b-a6f5-e4d3c2b1a098' }),
+      success: accepted({ status: 'queued', task_id: '1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d', message: 'Cancellation of task 5f2c1b0a-9e8d-4c7b-a6f5-e4d3c2b1a098 queued' }),
+      callback: true,
+    },
     'POST /webhook/price-alert': {
       operationId: 'priceAlert',
       tag: 'Tasks',
       summary: 'Check once for a server at or under a price',
-      description: 'A single check, not a recurring watch: when a server matches at or under `target_price`, a chat notification is sent and a create-order task (spot, `max_price` = `target_price`) is queued; otherwise the result is `Price not met`. 400 `gpu_type and target_price required` when either is missing.',
+      description: 'A single check, not a recurring watch: when a server matches at or under `target_price` (USD per hour, compared with its spot price in USD per hour), a chat notification is sent and a create-order task (spot, `max_price` = `target_price`) is queued; otherwise the result is `Price not met`. 400 `gpu_type and target_price required` when either is missing.',
       requestBody: body(PriceAlertBodySchema, 'PriceAlertRequest', { gpu_type: 'A100', target_price: 1.2 }),
       success: accepted({ status: 'queued', task_id: '9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d', message: 'Price alert queued' }),
       callback: true,
@@ -301,7 +316,7 @@ export const buildOpenApiDocument = (opts: OpenApiOptions = {}): JsonObject => {
       operationId: 'marketplaceSummary',
       tag: 'Read',
       summary: 'GPU availability and prices',
-      description: 'Groups servers by the first word of their first GPU name. Unsigned, rate limited.',
+      description: 'Groups servers by the first word of their first GPU name; `min_price` is USD per hour, whatever period the marketplace prices in. Unsigned, rate limited.',
       success: {
         '200': {
           description: 'Summary of the marketplace.',
@@ -315,7 +330,7 @@ export const buildOpenApiDocument = (opts: OpenApiOptions = {}): JsonObject => {
       operationId: 'slackCommand',
       tag: 'Slack',
       summary: 'Slack slash command: rent, cancel, status, extend, bid',
-      description: '`text` is split on whitespace; the first word is the subcommand: `rent <gpu_type> [max_price]` (`_` stands for a space: `rent RTX_4090 0.5`), `cancel <order_id>`, `status`, `extend <order_id> <hours>` (extend-order), `bid <order_id> <price>` (set-spot-price). Anything else answers `ephemeral` usage. When a Slack signing secret is configured, `X-Slack-Signature` (v0, 5-minute window) is verified; without one, commands are refused with 403 unless the operator allowed unsigned commands (`ALLOW_UNSIGNED_SLACK`, the local default; off when deployed).',
+      description: '`text` is split on whitespace; the first word is the subcommand: `rent <gpu_type> [max_price]` (`_` stands for a space: `rent RTX_4090 0.5`), `cancel <order_id>`, `status`, `extend <order_id> <hours>` (extend-order), `bid <order_id> <price>` (set-spot-price; the price in the order currency per day). Anything else answers `ephemeral` usage. When a Slack signing secret is configured, `X-Slack-Signature` (v0, 5-minute window) is verified; without one, commands are refused with 403 unless the operator allowed unsigned commands (`ALLOW_UNSIGNED_SLACK`, the local default; off when deployed).',
       parameters: [{ $ref: '#/components/parameters/SlackSignature' }, { $ref: '#/components/parameters/SlackRequestTimestamp' }],
       requestBody: {
         required: true,
@@ -472,16 +487,22 @@ const operation = (route: RouteDefinition, doc: OperationDoc, taskResult: JsonOb
   };
 };
 
+/** The Standard Webhooks headers of a delivery (results and events alike). */
+const deliveryHeaders = (idDescription: string): JsonObject[] => [
+  { name: 'webhook-id', in: 'header', required: true, schema: { type: 'string' }, description: idDescription },
+  { name: 'webhook-timestamp', in: 'header', required: true, schema: { type: 'string', pattern: '^\\d{1,12}$' }, description: 'Unix seconds when this attempt was signed; reject it when more than 5 minutes from your clock.' },
+  {
+    name: 'webhook-signature', in: 'header', required: true, schema: { type: 'string', pattern: '^v1,[A-Za-z0-9+/]+=*( v1,[A-Za-z0-9+/]+=*)*$' },
+    description: '`v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">` keyed with the callback signing secret (`whsec_…`, never the webhook secret), one per active key, space-separated.',
+  },
+];
+
 const orderEventCallback = (orderEvent: JsonObject): JsonObject => ({
   '{$request.body#/callback_url}': {
     post: {
       summary: 'A lifecycle event of the order, POSTed to callback_url',
       description: ORDER_EVENTS_DESCRIPTION,
-      parameters: [
-        { name: 'X-Webhook-Timestamp', in: 'header', required: true, schema: { type: 'string', pattern: '^\\d{1,12}$' }, description: 'Unix seconds when the delivery was signed.' },
-        { name: 'X-Webhook-Signature', in: 'header', required: true, schema: { type: 'string', pattern: '^[0-9a-f]{64}$' }, description: 'Lowercase hex HMAC-SHA256 of `<timestamp>.<body>` with the webhook secret.' },
-        { name: 'X-Webhook-Id', in: 'header', required: true, schema: { type: 'string' }, description: 'Unique per event, the same on every retry of its delivery.' },
-      ],
+      parameters: deliveryHeaders('Unique per event, the same on every retry of its delivery.'),
       requestBody: { required: true, content: json(orderEvent, { event: 'order.lease_expired', order_id: 123456, task_id: '6f1c0b1e-8a57-4f0e-9b38-0d6c2f4c9a11', occurred_at: 1767229200, lease_expires_at: 1767229180 }) },
       responses: {
         '2XX': { description: 'Delivered.' },
@@ -496,11 +517,7 @@ const taskResultCallback = (taskResult: JsonObject): JsonObject => ({
     post: {
       summary: 'The task\'s result, POSTed to callback_url',
       description: CALLBACK_DESCRIPTION,
-      parameters: [
-        { name: 'X-Webhook-Timestamp', in: 'header', required: true, schema: { type: 'string', pattern: '^\\d{1,12}$' }, description: 'Unix seconds when the delivery was signed; reject it when more than 300 s old.' },
-        { name: 'X-Webhook-Signature', in: 'header', required: true, schema: { type: 'string', pattern: '^[0-9a-f]{64}$' }, description: 'Lowercase hex HMAC-SHA256 of `<timestamp>.<body>` with the webhook secret.' },
-        { name: 'X-Webhook-Id', in: 'header', required: true, schema: { type: 'string' }, description: 'Unique per task, the same on every retry of the delivery.' },
-      ],
+      parameters: deliveryHeaders('Unique per task result, the same on every retry of the delivery.'),
       requestBody: { required: true, content: json(taskResult) },
       responses: {
         '2XX': { description: 'Delivered.' },

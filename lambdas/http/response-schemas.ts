@@ -25,7 +25,7 @@ export const HealthSchema = describe(z.object({ status: z.literal('ok') }), { id
 export const MarketplaceGroupSchema = z.object({
   available: z.int(),
   total: z.int(),
-  min_price: z.nullable(z.number()),
+  min_price: describe(z.nullable(z.number()), { description: 'Lowest spot price in the group, in USD per hour (rented servers included); null when none has one' }),
 });
 
 /** GET /webhook/marketplace (order-relay.md §4.1). */

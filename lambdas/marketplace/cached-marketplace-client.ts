@@ -7,8 +7,11 @@ import type { CreateOrderRequest, Order, Server, Wallet } from '../domain/market
 import type { MarketplaceClient } from '../domain/ports';
 import type { ReadCache } from './read-cache';
 
-/** Cache entry names (the DynamoDB adapter keys them with keys.cache(name)). */
-export const CACHE_NAMES = { servers: 'marketplace', activeOrders: 'my_orders' } as const;
+/**
+ * Cache entry names (the DynamoDB adapter keys them with keys.cache(name)). An entry holds domain objects, so a name changes with their shape: `-v2` since
+ * `Server.price.usd` became `usd_per_hour`, so during a deploy neither version reads the other's entries.
+ */
+export const CACHE_NAMES = { servers: 'marketplace-v2', activeOrders: 'my_orders' } as const;
 
 export interface CachedMarketplaceClientOptions {
   readonly inner: MarketplaceClient;

@@ -22,6 +22,7 @@ import type { CreateOrderRequest, Order, Server, Wallet } from '../domain/market
 import type { AdaptivePacingPolicy, MarketplaceClient, PacingGate, PacingLaneRequest, PacingWidening } from '../domain/ports';
 import { version } from '../../package.json';
 import { apiKeyId } from './key-id';
+import type { PricePeriod } from '../../contract/settings';
 import { readOrders, readServers, type SkippedElement } from './reader';
 import {
   CancelOrderResponseSchema,
@@ -83,6 +84,8 @@ export interface HttpMarketplaceClientOptions {
   readonly onError?: (code: number | 'network') => void;
   /** Called once per list element the reader could not use (it is left out of the answer). */
   readonly onSkipped?: (endpoint: string, skipped: SkippedElement) => void;
+  /** MARKETPLACE_PRICE_PERIOD: the period of `price.usd.*`. @default each listing element's dialect (reader.ts) */
+  readonly pricePeriod?: PricePeriod;
   /** Spacing of create_order calls per API key, on top of `minIntervalMs` (production: 1 per 5 s). @default 5000 */
   readonly createIntervalMs?: number;
   /**
@@ -213,7 +216,7 @@ export class HttpMarketplaceClient implements MarketplaceClient {
 
   public async listServers(): Promise<readonly Server[]> {
     const res = await this.call({ endpoint: 'marketplace', method: 'GET', schema: MarketplaceResponseSchema });
-    const { items, skipped } = readServers(res.servers);
+    const { items, skipped } = readServers(res.servers, { pricePeriod: this.options.pricePeriod });
     for (const s of skipped) this.options.onSkipped?.('marketplace', s);
     return items;
   }

@@ -1,12 +1,17 @@
 /**
  * The tolerant reader: turns the listing and order elements of either marketplace dialect (the
  * spec's, marketplace-api.md; production's, marketplace-live.md) into the domain's one shape. It
- * recognises the dialect per element from its fields; there is no configuration switch.
+ * recognises the dialect per element from its fields.
+ *
+ * It is also the one place where prices change unit: `price.usd.*` becomes USD per hour
+ * (`price.usd_per_hour`), whatever period the marketplace states it in. The crypto maps (and so the
+ * spot bid) stay in the marketplace's own unit.
  *
  * An element the reader cannot use (no id, no GPU names, neither order shape) is skipped and
  * reported with its index; the rest of the answer is used.
  */
 import type * as z from 'zod/mini';
+import type { PricePeriod } from '../../contract/settings';
 import { ENGLISH_TEXTS } from '../domain/zod-texts';
 import type { Order, Server } from '../domain/marketplace-types';
 import { LiveOrderElementSchema, ServerElementSchema, SpecOrderElementSchema } from './schemas';
@@ -21,6 +26,24 @@ export interface ReadResult<T> {
   readonly items: T[];
   readonly skipped: SkippedElement[];
 }
+
+export interface ReaderOptions {
+  /**
+   * MARKETPLACE_PRICE_PERIOD: the period of every `price.usd.*` figure. Unset, each listing
+   * element's dialect decides ({@link usdPricePeriod}).
+   */
+  readonly pricePeriod?: PricePeriod;
+}
+
+/** Hours in each marketplace price period. */
+export const HOURS_PER_PERIOD: Readonly<Record<PricePeriod, number>> = { hour: 1, day: 24 };
+
+/** Significant digits a per-day price keeps once divided into hours (10/24 → 0.416667). */
+const PER_HOUR_DIGITS = 6;
+
+/** A price of `period` in USD as USD per hour. */
+export const toUsdPerHour = (value: number, period: PricePeriod): number =>
+  period === 'hour' ? value : Number((value / HOURS_PER_PERIOD[period]).toPrecision(PER_HOUR_DIGITS));
 
 /**
  * The coin a `price.usd.on_demand_<slug>` key prices (marketplace-live.md, "Our contract"). An
@@ -44,39 +67,77 @@ const describeIssues = (error: z.core.$ZodError): string =>
     .join('; ');
 
 /**
- * USD prices of a listing element. Production prices on-demand per payment coin
+ * The period of a listing element's `price.usd.*`, from the dialect its keys show: the spec's one
+ * `on_demand_native` key is USD per hour (marketplace-api.md); production's per-coin keys
+ * (`on_demand_clore`, `_usd`, `_btc`, …) are USD per day (marketplace-live.md, S6–S8). Without any
+ * `on_demand_*` key the period cannot be told (undefined).
+ */
+export const usdPricePeriod = (usd: Readonly<Record<string, unknown>> | undefined): PricePeriod | undefined => {
+  const slugs = Object.keys(usd ?? {}).flatMap((key) => ON_DEMAND_KEY.exec(key)?.[1] ?? []);
+  if (slugs.some((slug) => slug !== 'native')) return 'day';
+  return slugs.length > 0 ? 'hour' : undefined;
+};
+
+/**
+ * USD prices of a listing element, per hour. Production prices on-demand per payment coin
  * (`on_demand_clore`, `_usd`, `_btc`); the spec names one key, `on_demand_native`, "the on-demand
- * price expressed in USD", so when it is the only one it prices the server in every coin.
+ * price expressed in USD", so when it is the only one it prices the server in every coin. When the
+ * period is neither configured nor recognisable, no USD price is stated: a 24× misreading could rent
+ * a server far over a caller's cap, so such a server is simply not shown to be under one.
  */
 const readUsdPrices = (
   usd: Readonly<Record<string, unknown>> | undefined,
   coins: readonly string[],
-): Server['price']['usd'] => {
+  configured: PricePeriod | undefined,
+): Server['price']['usd_per_hour'] => {
+  const period = configured ?? usdPricePeriod(usd);
+  if (period === undefined) return { on_demand: {} };
   const onDemand: Record<string, number> = {};
   const slugs: string[] = [];
   for (const [key, value] of Object.entries(usd ?? {})) {
     const slug = ON_DEMAND_KEY.exec(key)?.[1];
     if (slug === undefined || !isPositive(value)) continue;
     slugs.push(slug);
-    onDemand[COIN_BY_USD_SLUG[slug] ?? slug] = value;
+    onDemand[COIN_BY_USD_SLUG[slug] ?? slug] = toUsdPerHour(value, period);
   }
   if (slugs.length === 1 && slugs[0] === 'native') {
     const price = onDemand[COIN_BY_USD_SLUG.native!]!;
     for (const coin of coins) onDemand[coin] = price;
   }
   const spot = usd?.spot;
-  return isPositive(spot) ? { on_demand: onDemand, spot } : { on_demand: onDemand };
+  return isPositive(spot) ? { on_demand: onDemand, spot: toUsdPerHour(spot, period) } : { on_demand: onDemand };
 };
 
+/** Most cards one `specs.gpu` entry may name; a bigger count is not a GPU count. */
+const MAX_GPUS_PER_ENTRY = 64;
+
+/**
+ * GPU names from `specs.gpu`, for listing elements without `gpu_array` (older answers, S9):
+ * `"2x NVIDIA GeForce RTX 3080"` → two "NVIDIA GeForce RTX 3080"; a name without a count is one
+ * card; entries may be joined by `,`, `;` or `+`.
+ */
+export const gpusFromSpecs = (text: string): string[] =>
+  text.split(/\s*[,;+]\s*/).flatMap((entry) => {
+    const trimmed = entry.trim();
+    if (trimmed.length === 0) return [];
+    const counted = /^(\d+)\s*[x×]\s*(\S.*)$/i.exec(trimmed);
+    if (!counted) return [trimmed];
+    const count = Number(counted[1]);
+    return count >= 1 && count <= MAX_GPUS_PER_ENTRY ? Array.from({ length: count }, () => counted[2]!.trim()) : [];
+  });
+
 /** One listing element, either dialect, or the reason it cannot be used. */
-export const readServer = (raw: unknown): Server | string => {
+export const readServer = (raw: unknown, options: ReaderOptions = {}): Server | string => {
   const parsed = ServerElementSchema.safeParse(raw, ENGLISH_TEXTS);
   if (!parsed.success) return describeIssues(parsed.error);
-  const s = parsed.data;
-  const coins = [...new Set([...s.allowed_coins, ...Object.keys(s.price.on_demand)])];
+  const { price, ...s } = parsed.data;
+  const gpus = s.gpu_array.length > 0 ? s.gpu_array : gpusFromSpecs(s.specs.gpu);
+  if (gpus.length === 0) return 'no GPU names (neither gpu_array nor specs.gpu)';
+  const coins = [...new Set([...s.allowed_coins, ...Object.keys(price.on_demand)])];
   return {
     ...s,
-    price: { on_demand: s.price.on_demand, spot: s.price.spot, usd: readUsdPrices(s.price.usd, coins) },
+    gpu_array: gpus,
+    price: { on_demand: price.on_demand, spot: price.spot, usd_per_hour: readUsdPrices(price.usd, coins, options.pricePeriod) },
   };
 };
 
@@ -144,7 +205,8 @@ const readAll = <T>(elements: readonly unknown[], read: (raw: unknown) => T | st
 };
 
 /** Every usable server of a listing, in marketplace order, and the skipped elements. */
-export const readServers = (elements: readonly unknown[]): ReadResult<Server> => readAll(elements, readServer);
+export const readServers = (elements: readonly unknown[], options: ReaderOptions = {}): ReadResult<Server> =>
+  readAll(elements, (raw) => readServer(raw, options));
 
 /** Every usable order of a my_orders answer, in answer order, and the skipped elements. */
 export const readOrders = (elements: readonly unknown[]): ReadResult<Order> => readAll(elements, readOrder);

@@ -60,22 +60,58 @@ const priceMap = (keep: (price: number) => boolean) =>
 const UsdPricesSchema = z.optional(z.catch(z.record(z.string(), z.unknown()), {}));
 
 /**
- * A listing element. Only `id` and a non-empty `gpu_array` are needed to use it; every other field
- * falls back to the value that keeps the relay safe (a server whose `rented` cannot be read counts
- * as rented, one without `allowed_coins` accepts no order).
+ * A boolean as the marketplace writes it: `true`/`false`, `1`/`0`, or those as strings
+ * (`"true"`, `"false"`, `"1"`, `"0"`, any case). Anything else is not a boolean (undefined).
+ */
+export const readBoolean = (value: unknown): boolean | undefined => {
+  if (typeof value === 'boolean') return value;
+  if (value === 1 || value === 0) return value === 1;
+  if (typeof value !== 'string') return undefined;
+  const text = value.trim().toLowerCase();
+  return text === 'true' || text === '1' ? true : text === 'false' || text === '0' ? false : undefined;
+};
+
+/** A boolean field in any of {@link readBoolean}'s spellings; unreadable or absent = `fallback`. */
+const flexibleBoolean = <F extends boolean | undefined>(fallback: F) =>
+  z.pipe(z.optional(z.unknown()), z.transform((value): boolean | F => readBoolean(value) ?? fallback));
+
+/** A number, or a string holding one (`"1714608000"`); anything else is `fallback`. */
+const numberOrNumericString = (fallback: number) =>
+  z.pipe(
+    z.optional(z.unknown()),
+    z.transform((value): number => {
+      if (typeof value === 'number') return Number.isFinite(value) ? value : fallback;
+      if (typeof value === 'string' && /^\s*\d+(\.\d+)?\s*$/.test(value)) return Number(value);
+      return fallback;
+    }),
+  );
+
+/**
+ * `gpu_array` as read: the trimmed non-empty names, a list of lists flattened (one SDK hands it on
+ * that way, S7). Absent, or holding anything but strings and lists of strings, it is `[]` (the
+ * reader then takes the GPUs from `specs.gpu`).
+ */
+const GpuArraySchema = z.pipe(
+  z.optional(z.unknown()),
+  z.transform((value): string[] => {
+    if (!Array.isArray(value)) return [];
+    const flat: unknown[] = value.flat(3);
+    if (!flat.every((name): name is string => typeof name === 'string')) return [];
+    return flat.map((name) => name.trim()).filter((name) => name.length > 0);
+  }),
+);
+
+/**
+ * A listing element. Only `id` and GPU names (`gpu_array`, else `specs.gpu`: the reader checks) are
+ * needed to use it; every other field falls back to the value that keeps the relay safe (a server
+ * whose `rented` cannot be read counts as rented, one without `allowed_coins` accepts no order).
  */
 export const ServerElementSchema = z.looseObject({
   id: z.int(),
-  gpu_array: z.pipe(
-    z.pipe(
-      z.array(z.string()),
-      z.transform((names: string[]) => names.map((n) => n.trim()).filter((n) => n.length > 0)),
-    ),
-    z.array(z.string()).check(z.minLength(1, 'no GPU names')),
-  ),
+  gpu_array: GpuArraySchema,
   owner: z.catch(z.int(), 0),
   mrl: z.catch(z.number().check(z.nonnegative()), 0),
-  rented: z.catch(z.boolean(), true),
+  rented: flexibleBoolean(true),
   price: z.catch(
     z.looseObject({
       on_demand: priceMap((p) => p >= 0),
@@ -132,10 +168,10 @@ const portText = () => z.pipe(z.union([z.string(), z.number()]), z.transform(Str
 export const LiveOrderElementSchema = z.looseObject({
   id: z.int(),
   si: z.int(),
-  ct: z.catch(z.number(), 0),
-  spot: lenient(z.boolean()),
-  expired: lenient(z.boolean()),
-  online: lenient(z.boolean()),
+  ct: numberOrNumericString(0),
+  spot: flexibleBoolean(undefined),
+  expired: flexibleBoolean(undefined),
+  online: flexibleBoolean(undefined),
   currency: z.catch(z.string(), ''),
   price: z.catch(z.number(), 0),
   pub_cluster: z.catch(z.array(z.string()), []),
@@ -163,8 +199,13 @@ export const MyOrdersResponseSchema = z.extend(EnvelopeSchema, { orders: z.array
 export const CancelOrderResponseSchema = EnvelopeSchema;
 /** POST /v1/set_spot_price: only the result code is specified. */
 export const SetSpotPriceResponseSchema = EnvelopeSchema;
-/** GET /v1/spot_marketplace: the shape of `market` differs by dialect and nothing reads it yet, so it stays opaque. */
-export const SpotMarketResponseSchema = z.extend(EnvelopeSchema, { market: z.unknown() });
+/**
+ * GET /v1/spot_marketplace: the shape of `market` differs by dialect and nothing reads it yet, so it
+ * stays opaque. An answer without `market` (or with `market: null`) is "no market" (`null`).
+ */
+export const SpotMarketResponseSchema = z.extend(EnvelopeSchema, {
+  market: z.pipe(z.optional(z.unknown()), z.transform((market) => market ?? null)),
+});
 
 // Compile-time check that the parsed wallet satisfies the domain type the port returns.
 type Assignable<T, U extends T> = U;

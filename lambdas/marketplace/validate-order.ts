@@ -6,6 +6,7 @@ import * as z from 'zod/mini';
 import { PortsSchema } from '../../contract/shapes';
 import { InvalidOrderRequestError } from '../domain/errors';
 import type { CreateOrderRequest } from '../domain/marketplace-types';
+import { ENV_AMPERSAND_ERROR, isSendableEnvValue } from '../domain/requests';
 import { ENGLISH_TEXTS } from '../domain/zod-texts';
 
 export const CreateOrderRequestSchema = z.object({
@@ -14,7 +15,8 @@ export const CreateOrderRequestSchema = z.object({
   currency: z.string().check(z.minLength(1)),
   image: z.string().check(z.minLength(1)),
   ports: z.optional(PortsSchema),
-  env: z.optional(z.record(z.string().check(z.minLength(1)), z.string())),
+  // Production fails the whole order (HTTP 500 code 1) for one such value: never sent, never retried.
+  env: z.optional(z.record(z.string().check(z.minLength(1)), z.string().check(z.refine(isSendableEnvValue, ENV_AMPERSAND_ERROR)))),
   ssh_password: z.optional(z.string().check(z.regex(/^[A-Za-z0-9]{1,32}$/, 'ssh_password must be alphanumeric, at most 32 characters'))),
   spotprice: z.optional(z.number().check(z.positive())),
 });

@@ -3,6 +3,7 @@
  * shared by every Lambda instance through the SlidingWindow port. It runs before the signature
  * check, so requests that fail the signature count too; only requests it rejects itself do not.
  */
+import { RATE_WINDOW_MS } from '../../contract/retry-policy';
 import { randomUUID } from 'node:crypto';
 import type middy from '@middy/core';
 import { keys } from '../../contract/resources';
@@ -10,7 +11,7 @@ import type { SlidingWindow } from '../domain/ports';
 import { countMetric, logger, MetricName } from '../adapters/observability';
 import { httpError, type RelayEvent } from './http';
 
-export const RATE_WINDOW_MS = 60_000;
+export { RATE_WINDOW_MS };
 
 export interface RateLimitOptions {
   /** The shared window store; a function so it is built lazily, on the first request. */

@@ -15,6 +15,7 @@ import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as logs from 'aws-cdk-lib/aws-logs';
+import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { WATCH_TIMEOUT_SECONDS } from '../../contract/resources';
 import { FLEET_WATCH_ENTRY } from '../../contract/routes';
@@ -34,10 +35,12 @@ export interface FleetWatchProps {
   readonly logRetention?: logs.RetentionDays;
   /** Repo-relative handler file (infra tests use a stand-in). @default FLEET_WATCH_ENTRY */
   readonly entry?: string;
+  /** The create-order workflow: the watch resumes standing orders with a new execution (issue 23). */
+  readonly stateMachine?: sfn.IStateMachine;
 }
 
 /** The watch reads the marketplace key (my_orders, cancel_order), signs events and posts to chat. */
-export const WATCH_SECRETS: readonly SecretName[] = ['apiKey', 'webhook', 'chat'];
+export const WATCH_SECRETS: readonly SecretName[] = ['apiKey', 'callback', 'chat'];
 
 /**
  * The schedule's period for WATCH_INTERVAL_SECONDS. Below 60 s, or not a whole number of minutes,
@@ -124,9 +127,14 @@ export class FleetWatch extends Construct {
       // Above the sweep's worst case (test/unit/time-budgets.test.ts); the handler defers what would not fit.
       timeout: Duration.seconds(WATCH_TIMEOUT_SECONDS),
       logRetention: props.logRetention,
-      environment: { ...props.environment, TABLE_NAME: props.table.tableName },
+      environment: {
+        ...props.environment,
+        TABLE_NAME: props.table.tableName,
+        ...(props.stateMachine ? { STATE_MACHINE_ARN: props.stateMachine.stateMachineArn } : {}),
+      },
     });
     this.fn = relayFn.fn;
+    props.stateMachine?.grantStartExecution(this.fn);
     // A failed sweep is not retried by Lambda: the next tick is a retry, and an old event is stale.
     this.fn.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.seconds(Math.max(60, props.intervalSeconds)) });
 

@@ -26,7 +26,7 @@ export interface JobWorkerProps {
 }
 
 /** Secrets the worker reads: the marketplace key, the callback signing key and the chat URLs. */
-export const WORKER_SECRETS: readonly SecretName[] = ['apiKey', 'webhook', 'chat'];
+export const WORKER_SECRETS: readonly SecretName[] = ['apiKey', 'callback', 'chat'];
 
 /** The worker function, with its environment and grants; the JobQueue it is given adds the queue's. */
 export const jobWorkerFunction = (scope: Construct, id: string, props: JobWorkerProps): lambda.Function => {

@@ -8,6 +8,7 @@
  *                                        └─(timed out)─▶ CancelOrder ───────────┘
  *   Catch (any step) ▸ CancelOrder (compensation: cancels a placed order) ▸ ReportResult (failure)
  */
+import { RETRY_POLICY } from '../../contract/retry-policy';
 import { Duration, Names, RemovalPolicy } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
@@ -56,8 +57,10 @@ export const WORKFLOW_RETRY_ERRORS: readonly string[] = [...TRANSIENT_ERROR_NAME
  */
 export const NOT_RETRIED_ERRORS: readonly string[] = [...BUSINESS_ERROR_NAMES, 'InvalidWorkflowInputError'];
 
-/** Retry policy of every step: 3 retries after 2, 4 and 8 s (order-relay.md §3). */
-export const WORKFLOW_RETRY = { interval: Duration.seconds(2), maxAttempts: 3, backoffRate: 2 } as const;
+/** Retry policy of every step (contract/retry-policy.ts): 3 retries after 2, 4 and 8 s (order-relay.md §3). */
+export const WORKFLOW_RETRY = {
+  interval: Duration.seconds(RETRY_POLICY.firstDelaySeconds), maxAttempts: RETRY_POLICY.retries, backoffRate: RETRY_POLICY.backoffRate,
+} as const;
 
 /** Retry policy on Lambda throttling: 6 retries from 2 s, doubling up to 30 s, full jitter (about 1.5 min at most). */
 export const THROTTLE_RETRY = {
@@ -86,9 +89,9 @@ const SECRETS_OF: Record<WorkflowTaskName | 'ExecutionEnded', readonly Exclude<S
   PlaceOrder: ['apiKey'],
   CheckOrder: ['apiKey'],
   CancelOrder: ['apiKey'],
-  // Callbacks are signed with the webhook secret; chat URLs are secret.
-  ReportResult: ['webhook', 'chat'],
-  ExecutionEnded: ['apiKey', 'webhook', 'chat'],
+  // Callbacks are signed with the callback signing secret (never the webhook secret); chat URLs are secret.
+  ReportResult: ['callback', 'chat'],
+  ExecutionEnded: ['apiKey', 'callback', 'chat'],
 };
 
 /** Handler file of each workflow function: the local runtime and asl.ts map Task states through it. */
@@ -179,7 +182,13 @@ export class OrderWorkflow extends Construct {
       .when(sfn.Condition.booleanEquals('$.placement.retry', true), findServer)
       .otherwise(checkOrder.next(readiness));
 
-    this.definition = findServer.next(reserveQuota).next(placeOrder).next(placement);
+    reserveQuota.next(placeOrder).next(placement);
+    // A standing order with no server yet (issue 23) ends its execution here, its task `waiting`: the
+    // fleet watch resumes it with a new execution when a server matches, or fails it when its wait ends.
+    const searched = new sfn.Choice(this, 'ServerFound')
+      .when(sfn.Condition.isPresent('$.search.waiting'), new sfn.Succeed(this, 'WaitingForServer'))
+      .otherwise(reserveQuota);
+    this.definition = findServer.next(searched);
 
     this.logGroup = new logs.LogGroup(this, 'Logs', {
       // Under /aws/vendedlogs/: Step Functions then needs no entry of its own in the account's one

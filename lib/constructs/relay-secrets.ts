@@ -5,7 +5,7 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 
 /** The relay's secrets, by the name functions ask for them. */
-export type SecretName = 'webhook' | 'apiKey' | 'chat' | 'slack';
+export type SecretName = 'webhook' | 'apiKey' | 'chat' | 'slack' | 'callback';
 
 /** Env var carrying each secret's ARN (lambdas/adapters/env.ts). */
 export const SECRET_ARN_VARS: Readonly<Record<SecretName, string>> = {
@@ -13,6 +13,7 @@ export const SECRET_ARN_VARS: Readonly<Record<SecretName, string>> = {
   apiKey: 'MARKETPLACE_API_KEY_ARN',
   chat: 'CHAT_WEBHOOKS_SECRET_ARN',
   slack: 'SLACK_SIGNING_SECRET_ARN',
+  callback: 'CALLBACK_SIGNING_SECRET_ARN',
 };
 
 export class RelaySecrets extends Construct {
@@ -24,11 +25,17 @@ export class RelaySecrets extends Construct {
   public readonly chatWebhooks: secretsmanager.Secret;
   /** Slack app signing secret; empty = no Slack verification (the spec's behaviour). */
   public readonly slackSigningSecret: secretsmanager.Secret;
+  /**
+   * Standard Webhooks key signing callbacks and lifecycle events (never requests). Generated as 48
+   * letters and digits: valid base64 of a 36-byte key, read as `whsec_<value>` (Secrets Manager cannot
+   * generate the prefix; lambdas/adapters/secrets.ts adds it). An operator may put `whsec_…` values.
+   */
+  public readonly callbackSigningSecret: secretsmanager.Secret;
 
   public constructor(scope: Construct, id: string) {
     super(scope, id);
     this.webhookSecret = new secretsmanager.Secret(this, 'WebhookSecret', {
-      description: 'GPU relay: HMAC key for X-Webhook-Signature and signed callbacks',
+      description: 'GPU relay: HMAC key for X-Webhook-Signature (requests only)',
       generateSecretString: { passwordLength: 64, excludePunctuation: true, includeSpace: false },
       removalPolicy: RemovalPolicy.RETAIN,
     });
@@ -48,6 +55,12 @@ export class RelaySecrets extends Construct {
       generateSecretString: { secretStringTemplate: JSON.stringify({ signing_secret: '' }), generateStringKey: 'unused' },
       removalPolicy: RemovalPolicy.RETAIN,
     });
+    this.callbackSigningSecret = new secretsmanager.Secret(this, 'CallbackSigningSecret', {
+      description: 'GPU relay: Standard Webhooks key for callbacks and events; receivers use whsec_ + this value (or a whsec_ value put here)',
+      // 48 characters of [A-Za-z0-9] are base64 of 36 bytes (about 285 bits): no padding needed.
+      generateSecretString: { passwordLength: 48, excludePunctuation: true, includeSpace: false, requireEachIncludedType: false },
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
   }
 
   /**
@@ -58,6 +71,7 @@ export class RelaySecrets extends Construct {
   public bindTo(fn: lambda.Function, which: readonly SecretName[]): void {
     const secrets: Record<SecretName, secretsmanager.ISecret> = {
       webhook: this.webhookSecret, apiKey: this.marketplaceApiKey, chat: this.chatWebhooks, slack: this.slackSigningSecret,
+      callback: this.callbackSigningSecret,
     };
     for (const name of which) fn.addEnvironment(SECRET_ARN_VARS[name], secrets[name].secretArn);
     for (const name of which) secrets[name].grantRead(fn);

@@ -60,14 +60,16 @@ export interface FamilyAccess {
 
 /** The grant table: one line per item family (contract/resources.ts `keys`). */
 export const TABLE_ACCESS: Readonly<Record<KeyFamily, FamilyAccess>> = {
-  // FleetWatch reads the task behind an order nobody kept (its callback_url).
-  task: { write: [...TASK_ROUTES, ...TASK_STEPS, 'JobWorker'], read: [apiUser(ROUTES.find((r) => r.id === 'GetTask')!), 'FleetWatch'] },
+  // FleetWatch reads the task behind an order nobody kept (its callback_url) and finishes a standing order whose wait ended.
+  task: { write: [...TASK_ROUTES, ...TASK_STEPS, 'JobWorker', 'FleetWatch'], read: [apiUser(ROUTES.find((r) => r.id === 'GetTask')!)] },
   rate: { write: RATE_LIMITED },
   quota: { write: [workflowUser('ReserveQuota')] },
   pacing: { write: MARKETPLACE_USERS },
-  claim: { write: CLAIM_USERS },
+  claim: { write: [...CLAIM_USERS, 'FleetWatch'] },
   cache: { write: MARKETPLACE_USERS },
   idempotency: { write: TASK_ROUTES },
+  // One task per signed request (issue 21 item 2): claimed by the routes that accept tasks.
+  signedRequest: { write: TASK_ROUTES },
   lease: { write: LEASE_USERS },
   leaseDue: { write: LEASE_USERS },
   leaseDueCursor: { write: LEASE_USERS },
@@ -78,6 +80,9 @@ export const TABLE_ACCESS: Readonly<Record<KeyFamily, FamilyAccess>> = {
   placementIntents: { write: [workflowUser('PlaceOrder'), 'FleetWatch'] },
   // A task keeps an order (PlaceOrder, CancelOrder's reconcile) or the watch claims it as an orphan.
   orderOwner: { write: [workflowUser('PlaceOrder'), workflowUser('CancelOrder'), 'FleetWatch'] },
+  // Standing orders (issue 23): FindServer queues a task, the fleet watch serves or expires it, the
+  // job worker's cancel-task removes it; get-task reads its place in the queue.
+  waiting: { write: [workflowUser('FindServer'), 'FleetWatch', 'JobWorker'], read: [apiUser(ROUTES.find((r) => r.id === 'GetTask')!)] },
 };
 
 /** Every function name the table may name (for the tests: a typo would grant nobody). */

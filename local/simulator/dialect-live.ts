@@ -1,7 +1,8 @@
 /**
  * The `live` dialect: the marketplace as production answers (spec/marketplace-live.md, samples in
  * spec/live-v1/). `CLORE-Blockchain` is the native coin, `gpu_array` entries are `" <model>"`,
- * `price.usd` has one `on_demand_<coin>` per payment coin, create_order answers `{code: 0}` only,
+ * `price.usd` has one `on_demand_<coin>` per payment coin and, like every production price, is per
+ * day (the spec dialect's is per hour), create_order answers `{code: 0}` only,
  * orders are `{id, si, ct, online, expired, pub_cluster, tcp_ports, …}` without `status`, missing
  * keys and rate limits are HTTP 401 and 429.
  */
@@ -67,13 +68,17 @@ const liveSpecs = (server: SimServer): Record<string, unknown> => {
   };
 };
 
+/** Production states every price per day, `price.usd.*` included (marketplace-live.md, S6–S8); the catalogue's USD is per hour. */
+const HOURS_PER_DAY = 24;
+const usdPerDay = (usdPerHour: number): number => round(usdPerHour * HOURS_PER_DAY, 4);
+
 const usdSpot = (server: SimServer, spot: Readonly<Record<string, number>>): number =>
-  Object.keys(spot).length > 0 ? server.price.usd.spot ?? 0 : 0;
+  Object.keys(spot).length > 0 ? usdPerDay(server.price.usd.spot ?? 0) : 0;
 
 const liveServer = (server: SimServer, legacy: boolean): Record<string, unknown> => {
   const onDemand = coinPrices(server.price.on_demand, server.allowed_coins);
   const spot = coinPrices(server.price.spot, server.allowed_coins);
-  const base = server.price.usd.on_demand_native ?? 0;
+  const base = usdPerDay(server.price.usd.on_demand_native ?? 0);
   const usd = {
     ...Object.fromEntries(server.allowed_coins.filter((c) => USD_SLUG[c]).map((c) => [`on_demand_${USD_SLUG[c]}`, round(base * (USD_SPREAD[c] ?? 1), 4)])),
     spot: usdSpot(server, spot),
@@ -87,7 +92,7 @@ const liveServer = (server: SimServer, legacy: boolean): Record<string, unknown>
     // An older answer (S2 in marketplace-live.md) has neither `price.usd` nor `gpu_array`.
     price: legacy
       ? { on_demand: onDemand, spot }
-      : { on_demand: onDemand, spot, usd, original_usd: { [coinOut(first)]: { on_demand: base, spot: server.price.usd.spot ?? 0 } } },
+      : { on_demand: onDemand, spot, usd, original_usd: { [coinOut(first)]: { on_demand: base, spot: usdPerDay(server.price.usd.spot ?? 0) } } },
     rented: server.rented,
     specs: liveSpecs(server),
     reliability: server.reliability,
@@ -115,7 +120,7 @@ const liveOrder = (order: SimOrder, server: SimServer | undefined, now: number):
     mrl: order.mrlHours * 3_600,
     image: order.image,
     currency: coinOut(order.currency),
-    original_price_usd: usd ?? 0,
+    original_price_usd: usdPerDay(usd ?? 0),
     spend: round((order.price * ranMs) / 86_400_000, 8),
     ct: seconds(order.createdMs),
     specs: server ? liveSpecs(server) : {},

@@ -45,9 +45,13 @@ export interface DialectRenderer {
   refusal(refusal: Refusal): SimBody;
 }
 
-/** Where an order's machine answers: the same host and port mapping in every dialect. */
-export const orderHost = (order: SimOrder): string => `n${order.renting_server}.servers.sim.invalid`;
-export const mappedPort = (order: SimOrder, port: string | number): number => 20_000 + ((order.order_id * 7 + Number(port)) % 40_000);
+/**
+ * Where an order's machine answers: the same host and port mapping in every dialect. With its ssh
+ * endpoint open (ssh-endpoints.ts) that is 127.0.0.1 and the endpoint's port for 22.
+ */
+export const orderHost = (order: SimOrder): string => order.ssh?.host ?? `n${order.renting_server}.servers.sim.invalid`;
+export const mappedPort = (order: SimOrder, port: string | number): number =>
+  order.ssh && String(port) === '22' ? order.ssh.port : 20_000 + ((order.order_id * 7 + Number(port)) % 40_000);
 
 const renameKeys = (map: Readonly<Record<string, number>>, rename: (coin: string) => string): Record<string, number> =>
   Object.fromEntries(Object.entries(map).map(([coin, value]) => [rename(coin), value]));

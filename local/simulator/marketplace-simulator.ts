@@ -17,6 +17,7 @@ import { renameServerCoins, type Dialect, type DialectRenderer } from './dialect
 import { liveDialect } from './dialect-live';
 import { specDialect, specOrderView, type SpecOrder } from './dialect-spec';
 import { MarketplaceState, OrderPatchSchema, type OrderPatch, type Outcome, type SimBody, type SimOrder } from './marketplace-state';
+import { SimSshEndpoints, type SimSshConnections } from './ssh-endpoints';
 
 export type { SimServer } from './catalogue';
 export { DIALECTS, parseDialect, type Dialect } from './dialect';
@@ -34,6 +35,8 @@ export interface SimOrderView extends SpecOrder {
   readonly online: boolean;
   /** Ended, cancelled or run out (the live dialect's `expired`). */
   readonly expired: boolean;
+  /** Connections its ssh endpoint answered with a banner, and reset because its ssh did not answer yet. */
+  readonly ssh_connections: SimSshConnections;
 }
 
 /** A wallet as the control reports it. */
@@ -57,6 +60,11 @@ export interface SimulatorOptions {
   readonly apiKey?: string;
   /** creating_order → running after this long. @default 3000 */
   readonly readyDelayMs?: number;
+  /**
+   * A running order's ssh endpoint (127.0.0.1, a port of its own) answers with an SSH banner this long
+   * after the order started; before, connections are reset (production: `online` while ssh is refused). @default 0
+   */
+  readonly sshDelayMs?: number;
   /** A new order shows in my_orders only this long after create_order (production: up to 20 s). @default 0 */
   readonly visibleDelayMs?: number;
   /** Enforce the per-key request rate (code 5). @default true */
@@ -118,6 +126,8 @@ export interface SimulatorControl {
   /** Back to the seeded catalogue, initial wallets, no orders, no faults, zero counters, initial options. */
   reset(): void;
   setReadyDelay(ms: number): void;
+  /** How long after an order starts its ssh answers (see SimulatorOptions.sshDelayMs); applies to running orders too. */
+  setSshDelay(ms: number): void;
   /** New orders show in my_orders this long after create_order (production: up to 20 s late). */
   setVisibleDelay(ms: number): void;
   setRateLimit(enabled: boolean): void;
@@ -202,7 +212,25 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
   if (!render) throw new Error(`unknown simulator dialect "${String(opts.dialect)}"`);
   const createIntervalMs = opts.createIntervalMs ?? (dialect === 'live' ? 5_000 : 0);
   const clock = opts.now ?? Date.now;
-  const state = new MarketplaceState({ seed: opts.seed ?? 1, serverCount: opts.serverCount, readyDelayMs: opts.readyDelayMs ?? 3_000, visibleDelayMs: opts.visibleDelayMs ?? 0 });
+  const initialSshDelayMs = opts.sshDelayMs ?? 0;
+  let sshDelayMs = initialSshDelayMs;
+  const ssh = new SimSshEndpoints((orderId) => {
+    const order = state.allOrders(now()).find((o) => o.order_id === orderId);
+    return order?.phase === 'running' && now() >= (order.startedAtMs ?? order.readyAtMs) + sshDelayMs;
+  });
+  const state = new MarketplaceState({
+    seed: opts.seed ?? 1, serverCount: opts.serverCount, readyDelayMs: opts.readyDelayMs ?? 3_000, visibleDelayMs: opts.visibleDelayMs ?? 0,
+    onOrderEnded: (id) => ssh.close(id),
+  });
+  /** Opens the ssh endpoint of every active order that has none yet (new orders), before the answer goes out. */
+  const openSshEndpoints = async (): Promise<void> => {
+    // Every order, also those my_orders does not show yet (visibleDelayMs): the endpoint must exist when they do.
+    const fresh = state.allOrders(now()).filter((o) => o.endedMs === undefined && o.ssh === undefined);
+    await Promise.all(fresh.map(async (o) => {
+      const endpoint = await ssh.open(o.order_id).catch(() => undefined);
+      if (endpoint) state.setSshEndpoint(o.order_id, endpoint);
+    }));
+  };
 
   let rateLimit = initialRateLimit;
   let clockOffsetMs = 0;
@@ -237,13 +265,16 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
     ...(order.endReason ? { end_reason: order.endReason } : {}),
     online: order.phase === 'running',
     expired: order.phase === 'expired',
+    ssh_connections: ssh.connections(order.order_id),
   });
 
   const control: SimulatorControl = {
     dialect,
     nativeCoin: render.nativeCoin,
     reset: () => {
+      void ssh.closeAll();
       state.reset();
+      sshDelayMs = initialSshDelayMs;
       rateLimit = initialRateLimit;
       clockOffsetMs = 0;
       faults = [];
@@ -254,6 +285,7 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
       lastCreateAccepted.clear();
     },
     setReadyDelay: (ms) => { state.readyDelayMs = ms; },
+    setSshDelay: (ms) => { sshDelayMs = ms; },
     setVisibleDelay: (ms) => { state.visibleDelayMs = ms; },
     setRateLimit: (enabled) => { rateLimit = enabled; },
     inject: (fault) => { faults.push({ ...FaultSchema.parse(fault), remaining: fault.times ?? 1 }); },
@@ -342,6 +374,7 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
 
     const body = parseJson(text);
     const result = typeof body === 'symbol' ? { code: 2 } : dispatch(endpoint, url, body);
+    if (endpoint === 'create_order') await openSshEndpoints();
 
     if (fault?.kind === 'malformed') {
       res.writeHead(200, { 'content-type': 'application/json' });
@@ -365,6 +398,7 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
     try {
       if (route === 'POST /_sim/reset') control.reset();
       else if (route === 'POST /_sim/ready-delay') control.setReadyDelay(z.number().int().nonnegative().parse(input.ms));
+      else if (route === 'POST /_sim/ssh-delay') control.setSshDelay(z.number().int().nonnegative().parse(input.ms));
       else if (route === 'POST /_sim/visible-delay') control.setVisibleDelay(z.number().int().nonnegative().parse(input.ms));
       else if (route === 'POST /_sim/rate-limit') control.setRateLimit(z.boolean().parse(input.enabled));
       else if (route === 'POST /_sim/faults') control.inject(FaultSchema.parse(input));
@@ -423,6 +457,7 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
         entry.resolve();
       }
       pendingDelays.clear();
+      await ssh.closeAll();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

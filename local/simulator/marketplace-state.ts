@@ -58,6 +58,8 @@ interface OrderRecord {
   forcedPhase?: Exclude<OrderPhase, 'expired'>;
   /** When the order went running through the control before its ready time. */
   startedMs?: number;
+  /** Where its ssh answers (the simulator's listener for it), once opened. */
+  ssh?: { readonly host: string; readonly port: number };
 }
 
 /** A snapshot of an order with its phase at the time asked. */
@@ -100,6 +102,8 @@ export interface MarketplaceStateOptions {
   readonly seed: number;
   readonly serverCount?: number;
   readonly readyDelayMs: number;
+  /** Called once when an order ends (cancelled or expired), e.g. to close its ssh endpoint. */
+  readonly onOrderEnded?: (orderId: number) => void;
   /** A new order shows in my_orders (and spot_marketplace offers) only this long after creation. @default 0 */
   readonly visibleDelayMs?: number;
 }
@@ -124,7 +128,8 @@ export class MarketplaceState {
     this.servers = buildCatalogue(this.options.seed, this.options.serverCount ?? DEFAULT_SERVER_COUNT);
     this.wallets = new Map(Object.entries(INITIAL_WALLETS));
     this.orders = [];
-    this.nextOrderId = 50_001;
+    // Order ids go on across resets, as a marketplace's do: a relay that outlives a reset (the tests'
+    // shared table) must never see one id name two orders (the order owner claims are keyed by it).
     this.readyDelayMs = this.options.readyDelayMs;
     this.visibleDelayMs = this.options.visibleDelayMs ?? 0;
     this.ordersCreated = 0;
@@ -262,6 +267,12 @@ export class MarketplaceState {
     this.servers.push({ ...clone(server), online: server.online ?? true });
   }
 
+  /** Records where the order's ssh answers (the ssh line and `pub_cluster` / `22:` mapping of both dialects point there). */
+  public setSshEndpoint(id: number, endpoint: { readonly host: string; readonly port: number }): void {
+    const order = this.orders.find((o) => o.order_id === id);
+    if (order) order.ssh = endpoint;
+  }
+
   public setBalance(currency: string, balance: number): void {
     this.wallets.set(currency, balance);
   }
@@ -313,6 +324,7 @@ export class MarketplaceState {
   private end(order: OrderRecord, now: number, reason: 'cancelled' | 'expired'): void {
     order.endedMs = now;
     order.endReason = reason;
+    this.options.onOrderEnded?.(order.order_id);
     const stillRented = this.orders.some((o) => o !== order && o.renting_server === order.renting_server && o.endedMs === undefined);
     if (!stillRented && this.servers.some((s) => s.id === order.renting_server)) this.patchServer(order.renting_server, { rented: false });
   }

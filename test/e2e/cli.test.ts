@@ -5,7 +5,7 @@
 import { startLocalRuntime } from '../../local/runtime';
 import type { LocalRuntime } from '../../local/runtime';
 import { ROUTES } from '../../contract/routes';
-import { startReceiver } from '../helpers/receivers';
+import { startReceiver, TEST_CALLBACK_SECRET } from '../helpers/receivers';
 import { runCli, stdoutJson } from '../unit/cli/run-cli';
 
 const SECRET = 'e2e-cli-secret-4b1d';
@@ -14,7 +14,7 @@ interface Accepted { status: string; task_id: string; message?: string }
 
 describe('CLI: gpu-relay against the local runtime', () => {
   let runtime: LocalRuntime;
-  const env = () => ({ GPU_RELAY_URL: runtime.url, GPU_RELAY_SECRET: SECRET });
+  const env = () => ({ GPU_RELAY_URL: runtime.url, GPU_RELAY_SECRET: SECRET, GPU_RELAY_CALLBACK_SECRET: TEST_CALLBACK_SECRET });
 
   beforeAll(async () => {
     runtime = await startLocalRuntime({
@@ -24,6 +24,7 @@ describe('CLI: gpu-relay against the local runtime', () => {
       simulator: { minIntervalMs: 50, readyDelayMs: 500 },
       env: {
         WEBHOOK_SECRET: SECRET,
+        CALLBACK_SIGNING_SECRET: TEST_CALLBACK_SECRET,
         MAX_REQUESTS_PER_MINUTE: '600',
         ALLOW_PRIVATE_CALLBACKS: 'true',
         ORDER_POLL_INTERVAL_SECONDS: '1',
@@ -114,17 +115,15 @@ describe('CLI: gpu-relay against the local runtime', () => {
       await runCli(['status', '--callback', `${receiver.url}/cb`], { env: env() });
       const callback = await receiver.waitFor((r) => r.path === '/cb', 45_000);
       // Act
-      const run = await runCli(
-        ['verify', '--signature', String(callback.headers['x-webhook-signature']), '--timestamp', String(callback.headers['x-webhook-timestamp'])],
-        { env: { GPU_RELAY_SECRET: SECRET }, stdin: callback.body },
-      );
-      const forged = await runCli(
-        ['verify', '--signature', String(callback.headers['x-webhook-signature']), '--timestamp', String(callback.headers['x-webhook-timestamp'])],
-        { env: { GPU_RELAY_SECRET: SECRET }, stdin: callback.body.replace('total_orders', 'total_orderz') },
-      );
+      const headers = ['--id', String(callback.headers['webhook-id']), '--timestamp', String(callback.headers['webhook-timestamp']), '--signature', String(callback.headers['webhook-signature'])];
+      const run = await runCli(['verify', ...headers], { env: { GPU_RELAY_CALLBACK_SECRET: TEST_CALLBACK_SECRET }, stdin: callback.body });
+      const forged = await runCli(['verify', ...headers], { env: { GPU_RELAY_CALLBACK_SECRET: TEST_CALLBACK_SECRET }, stdin: callback.body.replace('total_orders', 'total_orderz') });
+      // The webhook secret (requests) does not verify a callback.
+      const withWebhookSecret = await runCli(['verify', ...headers, '--callback-secret', `whsec_${Buffer.from(SECRET.padEnd(24, '0')).toString('base64')}`], { stdin: callback.body });
       // Assess
       expect(run.code).toBe(0);
       expect(forged.code).toBe(1);
+      expect(withWebhookSecret.code).toBe(1);
     } finally {
       await receiver.close();
     }

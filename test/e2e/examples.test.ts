@@ -5,6 +5,7 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import * as path from 'node:path';
+import { Webhook } from 'standardwebhooks';
 import { hmacHex, signedBytes } from '../../lambdas/domain/signing';
 import { startLocalRuntime } from '../../local/runtime';
 import type { LocalRuntime } from '../../local/runtime';
@@ -31,10 +32,10 @@ const run = (command: string, args: readonly string[], env: Record<string, strin
   });
 
 /** Starts examples/verify-callback.mjs on an ephemeral port; resolves once it prints its URL. */
-const startVerifier = (): Promise<{ url: string; child: ChildProcessWithoutNullStreams; lines: () => string[]; stop: () => Promise<void> }> =>
+const startVerifier = (callbackSecret: string): Promise<{ url: string; child: ChildProcessWithoutNullStreams; lines: () => string[]; stop: () => Promise<void> }> =>
   new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [path.join(EXAMPLES, 'verify-callback.mjs')], {
-      env: { PATH: process.env.PATH ?? '', GPU_RELAY_SECRET: SECRET, PORT: '0' },
+      env: { PATH: process.env.PATH ?? '', GPU_RELAY_CALLBACK_SECRET: callbackSecret, PORT: '0' },
     });
     let stdout = '';
     let stderr = '';
@@ -112,8 +113,9 @@ describe('Examples: signing snippets against the local runtime', () => {
   });
 
   describe('verify-callback.mjs', () => {
-    it('verifies a real callback from the relay and prints it once', async () => {
-      const verifier = await startVerifier();
+    it('verifies a real callback from the relay, signed with the key the runtime generated (CALLBACK_SIGNING_SECRET unset), and prints it once', async () => {
+      expect(runtime.env.CALLBACK_SIGNING_SECRET).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+      const verifier = await startVerifier(runtime.env.CALLBACK_SIGNING_SECRET ?? '');
       try {
         const body = JSON.stringify({ callback_url: `${verifier.url}` });
         const sent = await run(process.execPath, [path.join(EXAMPLES, 'sign-request.mjs'), '/webhook/status', body], env());
@@ -126,18 +128,25 @@ describe('Examples: signing snippets against the local runtime', () => {
       }
     });
 
-    it('rejects forgeries and stale timestamps, and acknowledges a replayed delivery without processing it', async () => {
-      const verifier = await startVerifier();
+    it('rejects forgeries, request signatures and stale timestamps, and acknowledges a replayed delivery without processing it', async () => {
+      const callbackSecret = `whsec_${Buffer.alloc(32, 4).toString('base64')}`;
+      const verifier = await startVerifier(callbackSecret);
       try {
         const post = (body: string, headers: Record<string, string>) =>
           fetch(verifier.url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
         const body = '{"success":true,"order_id":1,"status":"cancelled"}';
-        const ts = String(Math.floor(Date.now() / 1000));
-        const good = { 'x-webhook-timestamp': ts, 'x-webhook-signature': hmacHex(SECRET, signedBytes(body, ts)), 'x-webhook-id': 'd-1' };
-        const staleTs = String(Math.floor(Date.now() / 1000) - 3600);
-        const stale = { 'x-webhook-timestamp': staleTs, 'x-webhook-signature': hmacHex(SECRET, signedBytes(body, staleTs)), 'x-webhook-id': 'd-2' };
+        const sign = (secret: string, id: string, seconds: number) => ({
+          'webhook-id': id, 'webhook-timestamp': String(seconds), 'webhook-signature': new Webhook(secret).sign(id, new Date(seconds * 1000), body),
+        });
+        const now = Math.floor(Date.now() / 1000);
+        const good = sign(callbackSecret, 'd-1', now);
+        const stale = sign(callbackSecret, 'd-2', now - 3600);
+        const ts = String(now);
+        const requestStyle = { 'x-webhook-timestamp': ts, 'x-webhook-signature': hmacHex(SECRET, signedBytes(body, ts)), 'x-webhook-id': 'd-3' };
 
-        expect((await post(body, { ...good, 'x-webhook-signature': hmacHex('other', signedBytes(body, ts)) })).status).toBe(401);
+        expect((await post(body, sign(`whsec_${Buffer.alloc(32, 5).toString('base64')}`, 'd-1', now))).status).toBe(401);
+        expect((await post(body, { ...good, 'webhook-id': 'd-other' })).status).toBe(401);
+        expect((await post(body, requestStyle)).status).toBe(401);
         expect((await post(body, {})).status).toBe(401);
         expect((await post(body, stale)).status).toBe(401);
         expect((await post(`${body} `, good)).status).toBe(401);

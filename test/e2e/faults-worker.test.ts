@@ -188,7 +188,7 @@ describe('Faults: queued jobs (local runtime)', () => {
       })();
       expect(record.state).toBe('succeeded');
       const deliveries = callbacks.requests.filter((r) => r.path === `/${job.tag}`);
-      expect(new Set(deliveries.map((d) => d.headers['x-webhook-id'])).size).toBe(1);
+      expect(new Set(deliveries.map((d) => d.headers['webhook-id'])).size).toBe(1);
       expect(new Set(deliveries.map((d) => d.body)).size).toBe(1);
     });
   });
@@ -214,7 +214,7 @@ describe('Faults: queued jobs (local runtime)', () => {
         const record = await taskRecord(job.taskId);
         expect(['succeeded', 'failed']).toContain(record.state);
         const deliveries = callbacks.requests.filter((r) => r.path === `/${job.tag}`);
-        if (job.receiverFailed) expect(new Set(deliveries.map((d) => d.headers['x-webhook-id'])).size).toBe(1);
+        if (job.receiverFailed) expect(new Set(deliveries.map((d) => d.headers['webhook-id'])).size).toBe(1);
         else expect(deliveries).toHaveLength(1);
       }
     });

@@ -2,8 +2,8 @@
  * The lease and spot price routes end to end (issue 14) against the local runtime: set-spot-price
  * success, a marketplace refusal (a too-big decrease: live `exceeded_max_step`, spec code 6
  * `too_low_price`) and the relay's own 600 s refusal without a marketplace call; extend-order moves the
- * lease end and refuses an order that is not active; bad input on both routes is a 400 with the exact
- * text and queues nothing. Runs in both marketplace dialects (jest projects `e2e` and `e2e-live`).
+ * lease end and refuses an order that is not active; bad input on both routes (and an env value with
+ * `&` on create-order) is a 400 with the exact text and queues nothing. Runs in both marketplace dialects (jest projects `e2e` and `e2e-live`).
  * Waits are on conditions with deadlines (the receiver's waitFor), never fixed sleeps.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -11,6 +11,7 @@ import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { startTestRuntime, TEST_WEBHOOK_SECRET, testDialect } from '../helpers/local-runtime';
 import type { LocalRuntime } from '../helpers/local-runtime';
 import { signedPost, startReceiver } from '../helpers/receivers';
+import { USD_PER } from '../../local/simulator/catalogue';
 import type { ReceivedRequest, Receiver } from '../helpers/receivers';
 
 const WAIT_MS = 45_000;
@@ -72,9 +73,21 @@ describe(`Lease and spot price routes (${dialect} marketplace dialect)`, () => {
     const placedPrice = simOrder(orderId).price;
     const high = round(placedPrice * 2);
 
-    // Act + Assess: success
-    expect(await run('/webhook/set-spot-price', { order_id: orderId, desired_price: high })).toEqual({ success: true, order_id: orderId, desired_price: high });
+    // Act + Assess: success, in the marketplace unit (the native coin per day) and in USD per hour
+    // (the simulator prices the native coin at $0.02, in both dialects)
+    const set = await run('/webhook/set-spot-price', { order_id: orderId, desired_price: high });
+    expect(set).toEqual({
+      success: true, order_id: orderId, desired_price: high,
+      currency: dialect === 'live' ? 'CLORE-Blockchain' : 'NATIVE-Blockchain', desired_price_usd_per_hour: expect.any(Number),
+    });
+    expect(set.desired_price_usd_per_hour as number).toBeCloseTo((high * USD_PER['NATIVE-Blockchain']) / 24, 3);
     expect(simOrder(orderId).price).toBe(high);
+
+    // A raise to more than 10 × the current price (USD per hour typed for a coin per day?): refused by the relay itself
+    const callsBeforeRaise = setSpotCalls();
+    const raise = await run('/webhook/set-spot-price', { order_id: orderId, desired_price: round(high * 11) });
+    expect(raise).toMatchObject({ success: false, error: expect.stringContaining('is more than 10 × its current') });
+    expect(setSpotCalls()).toBe(callsBeforeRaise);
 
     // A decrease of 40 % (more than the marketplace's 20 % step, still above the minimum): refused by the marketplace
     const callsBeforeRefusal = setSpotCalls();
@@ -86,7 +99,7 @@ describe(`Lease and spot price routes (${dialect} marketplace dialect)`, () => {
 
     // A refused decrease does not count: a 10 % decrease passes
     const lower = round(high * 0.9);
-    expect(await run('/webhook/set-spot-price', { order_id: orderId, desired_price: lower })).toEqual({ success: true, order_id: orderId, desired_price: lower });
+    expect(await run('/webhook/set-spot-price', { order_id: orderId, desired_price: lower })).toMatchObject({ success: true, order_id: orderId, desired_price: lower });
 
     // A second decrease within 600 s: the relay refuses it without calling the marketplace
     const callsBefore = setSpotCalls();
@@ -134,6 +147,8 @@ describe(`Lease and spot price routes (${dialect} marketplace dialect)`, () => {
     ['/webhook/set-spot-price', { desired_price: 1 }, 'order_id and desired_price required'],
     ['/webhook/set-spot-price', { order_id: 5, desired_price: 0 }, 'desired_price must be a positive number'],
     ['/webhook/set-spot-price', { order_id: 5, desired_price: -1 }, 'desired_price must be a positive number'],
+    ['/webhook/set-spot-price', { order_id: 5, desired_price: 1e12 }, 'desired_price must be between 0.00000001 and 10000000 (order currency per day)'],
+    ['/webhook/create-order', { gpu_type: 'RTX 4090', env: { URL: 'https://x.example/?a=1&b=2' } }, 'env values must not contain "&"'],
     ['/webhook/create-order', { gpu_type: 'RTX 4090', max_hours: 0 }, 'max_hours must be a number between 0 and 720'],
     ['/webhook/create-order', { gpu_type: 'RTX 4090', max_hours: 721 }, 'max_hours must be a number between 0 and 720'],
   ])('answers 400 for %s %j with the exact text and queues nothing', async (path, body, text) => {

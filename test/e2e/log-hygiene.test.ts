@@ -29,6 +29,9 @@ import type { HttpAnswer, ReceivedRequest, Receiver } from '../helpers/receivers
 const WEBHOOK_SECRET = 'whsec-LOGHYG-5d8e2b91c7';
 const MARKETPLACE_API_KEY = 'mkey-LOGHYG-3a9f71e044';
 const SLACK_SIGNING_SECRET = 'slsig-LOGHYG-c4e0d6a13f';
+/** Standard Webhooks key of the deliveries; its base64 body is what must never be logged. */
+const CALLBACK_KEY = Buffer.from('LOGHYG-callback-signing-key-0042').toString('base64');
+const CALLBACK_SIGNING_SECRET = `whsec_${CALLBACK_KEY}`;
 const SLACK_TOKEN = 'slackTokLOGHYG9f2e';
 const SLACK_TOKEN_PATH = `/services/T0LOGHYG/B0LOGHYG/${SLACK_TOKEN}`;
 const DISCORD_TOKEN = 'discordTokLOGHYG7c1a';
@@ -150,6 +153,7 @@ describe('Log hygiene: a full local run', () => {
         WEBHOOK_SECRET,
         MARKETPLACE_API_KEY, // the simulator is started with this key (local/runtime.ts)
         SLACK_SIGNING_SECRET,
+        CALLBACK_SIGNING_SECRET,
         SLACK_WEBHOOK_URL: `${slack.url}${SLACK_TOKEN_PATH}`,
         DISCORD_WEBHOOK_URL: `${discord.url}${DISCORD_TOKEN_PATH}`,
         POWERTOOLS_LOG_LEVEL: 'DEBUG',
@@ -244,6 +248,8 @@ describe('Log hygiene: a full local run', () => {
       'webhook secret': WEBHOOK_SECRET,
       'marketplace API key': MARKETPLACE_API_KEY,
       'Slack signing secret': SLACK_SIGNING_SECRET,
+      'callback signing key': CALLBACK_KEY,
+      ...Object.fromEntries(callbacks.requests.map((r, i) => [`delivery signature #${i + 1}`, String(r.headers['webhook-signature']).split(' ')[0]?.slice(3) ?? 'none'])),
       'Slack webhook URL': `${slack.url}${SLACK_TOKEN_PATH}`,
       'Slack webhook token path': SLACK_TOKEN_PATH,
       'Slack webhook token': SLACK_TOKEN,

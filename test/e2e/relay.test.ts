@@ -21,6 +21,16 @@ const READY_TIMEOUT_SECONDS = 4;
 
 const dialect = testDialect();
 
+/** Polls `probe` until it returns a value (every 50 ms, up to 30 s). */
+const waitUntil = async <T>(probe: () => T | undefined): Promise<T> => {
+  for (let waited = 0; waited < 30_000; waited += 50) {
+    const value = probe();
+    if (value !== undefined) return value;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error('condition not met within 30 s');
+};
+
 describe(`Local runtime (${dialect} marketplace dialect): relay routes over HTTP`, () => {
   let runtime: LocalRuntime;
   let callbacks: Receiver;
@@ -94,6 +104,18 @@ describe(`Local runtime (${dialect} marketplace dialect): relay routes over HTTP
       expect(res.json?.total_available).toBe(available);
       expect(available).toBeGreaterThan(0);
       expect(available).toBeLessThan(total);
+    });
+
+    it('reports min_price in USD per hour in both dialects (production answers per day)', async () => {
+      // Prepare: the simulator's catalogue holds USD per hour; the live dialect answers it ×24 per day.
+      const catalogue = (runtime.simulator?.control.servers() ?? []).filter((s) => s.gpu_array.length > 0 && s.price.usd.spot !== undefined);
+      const cheapest = Math.min(...catalogue.map((s) => s.price.usd.spot as number));
+      // Act
+      const res = await request(`${runtime.url}/webhook/marketplace`);
+      // Assess
+      const groups = Object.values(res.json?.summary as Record<string, { min_price: number | null }>);
+      const lowest = Math.min(...groups.flatMap((g) => (g.min_price === null ? [] : [g.min_price])));
+      expect(lowest).toBeCloseTo(cheapest, 4);
     });
 
     it('answers 404 for an unknown route and 405 for a wrong method', async () => {
@@ -190,6 +212,51 @@ describe(`Local runtime (${dialect} marketplace dialect): relay routes over HTTP
         expect(placed?.completed).toBe(true);
       } finally {
         runtime.simulator?.control.setReadyDelay(300);
+      }
+    });
+
+    it('create-order: an order that runs before its ssh answers is reported ready only once ssh answers', async () => {
+      // Prepare: the order's ssh endpoint resets connections until released (production: online, ssh refused)
+      const control = runtime.simulator!.control;
+      control.setSshDelay(600_000);
+      try {
+        // Act
+        await signedPost(runtime.url, '/webhook/create-order', { gpu_type: 'RTX', callback_url: `${callbacks.url}/ssh-late` }, TEST_WEBHOOK_SECRET);
+        // the relay saw the order running and probed its ssh, which did not answer
+        const probed = await waitUntil(() => control.orders().find((o) => o.status === 'running' && o.ssh_connections.reset > 0 && !o.completed));
+        const reportedEarly = callbacks.requests.some((r) => r.path === '/ssh-late');
+        control.setSshDelay(0);
+        const callback = await callbackFor('ssh-late');
+        // Assess
+        expect(reportedEarly).toBe(false);
+        expect(callback.json).toMatchObject({ success: true, status: 'running', order_id: probed.order_id });
+        const order = control.orders().find((o) => o.order_id === probed.order_id);
+        expect(order?.ssh_connections.answered).toBeGreaterThanOrEqual(1);
+        expect((callback.json as { ssh_connection: string }).ssh_connection).toMatch(/^ssh root@127\.0\.0\.1 -p \d+$/);
+      } finally {
+        control.setSshDelay(0);
+      }
+    });
+
+    it('create-order: an order whose ssh never answers in time is cancelled and the failure names the timeout and why', async () => {
+      // Prepare: orders run, their ssh never answers
+      const control = runtime.simulator!.control;
+      control.setSshDelay(600_000);
+      try {
+        // Act
+        await signedPost(runtime.url, '/webhook/create-order', { gpu_type: 'RTX', callback_url: `${callbacks.url}/ssh-never` }, TEST_WEBHOOK_SECRET);
+        const callback = await callbacks.waitFor((r) => r.path === '/ssh-never', 60_000);
+        // Assess
+        expect(callback.json).toEqual({
+          success: false,
+          error: `Order creation timed out after ${READY_TIMEOUT_SECONDS} s: the order was running but its ssh endpoint did not answer`,
+        });
+        const placed = control.orders().at(-1);
+        expect(placed).toMatchObject({ completed: true, end_reason: 'cancelled' });
+        expect(placed?.ssh_connections).toEqual({ answered: 0, reset: expect.any(Number) });
+        expect(placed?.ssh_connections.reset).toBeGreaterThan(0);
+      } finally {
+        control.setSshDelay(0);
       }
     });
 

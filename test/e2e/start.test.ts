@@ -42,6 +42,20 @@ describe('Function: banner', () => {
     expect(text).not.toMatch(/WARNING/);
   });
 
+  it('prints a callback signing secret the runtime generated (receivers need it), never a configured one', () => {
+    // Prepare
+    const generated = `whsec_${Buffer.alloc(32, 5).toString('base64')}`;
+    const configured = `whsec_${Buffer.alloc(32, 6).toString('base64')}`;
+    // Act
+    const unset = banner(fakeRuntime({ WEBHOOK_SECRET: 'w', CALLBACK_SIGNING_SECRET: generated }), { WEBHOOK_SECRET: '.env' });
+    const fromFile = banner(fakeRuntime({ WEBHOOK_SECRET: 'w', CALLBACK_SIGNING_SECRET: configured }), { WEBHOOK_SECRET: '.env', CALLBACK_SIGNING_SECRET: '.env' });
+    // Assess
+    expect(unset).toContain('callback signing secret: GENERATED for this run');
+    expect(unset).toContain(`CALLBACK_SIGNING_SECRET=${generated}`);
+    expect(fromFile).toContain('CALLBACK_SIGNING_SECRET from .env');
+    expect(fromFile).not.toContain(configured);
+  });
+
   it('warns loudly when the webhook secret is the placeholder, and names an external marketplace by origin only', () => {
     // Prepare
     const env = { WEBHOOK_SECRET: PLACEHOLDER_WEBHOOK_SECRET, MARKETPLACE_URL: 'https://user:pw@market.example.com/base?k=v', MARKETPLACE_API_KEY: 'k' };

@@ -11,7 +11,7 @@ export const aServer = (id: number, patch: Partial<Server> = {}): Server => ({
   owner: 1,
   mrl: 24,
   rented: false,
-  price: { on_demand: { [NATIVE]: 10 }, spot: { [NATIVE]: 5 }, usd: { on_demand: { [NATIVE]: 1.2 }, spot: 0.6 } },
+  price: { on_demand: { [NATIVE]: 10 }, spot: { [NATIVE]: 5 }, usd_per_hour: { on_demand: { [NATIVE]: 1.2 }, spot: 0.6 } },
   specs: { gpu: '1x NVIDIA RTX 4090', cpu: 'x', ram: 64, disk: '1TB' },
   gpu_array: ['NVIDIA RTX 4090'],
   reliability: 0.99,
@@ -53,7 +53,7 @@ export const aTaskRecord = (taskId = 'task-1', patch: Partial<TaskRecord> = {}):
 /** The create-order workflow's state at its start; `patch` overrides any field. */
 export const aState = (patch: Partial<WorkflowState> = {}): WorkflowState => ({
   task_id: 'task-1',
-  request: { gpu_type: '4090', image: 'img', currency: NATIVE, ports: { '22': 'tcp' }, use_spot: true, callback_url: 'http://cb.example/hook' },
+  request: { gpu_type: '4090', image: 'img', currency: NATIVE, ports: { '22': 'tcp' }, use_spot: true },
   origin: { source: 'webhook' },
   timing: { poll_interval_seconds: 5, ready_timeout_seconds: 120, soft_deadline: 1_000_000_000 },
   ...patch,

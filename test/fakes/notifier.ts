@@ -1,4 +1,4 @@
-/** The Notifier port in memory: records callbacks and chat texts. */
+/** The Notifier port in memory: records callbacks, chat texts and Slack replies. */
 import type { Notifier, TaskResult } from '../../lambdas/domain/ports';
 
 export class FakeNotifier implements Notifier {
@@ -10,5 +10,10 @@ export class FakeNotifier implements Notifier {
   }
   public async chat(text: string): Promise<void> {
     this.chats.push(text);
+  }
+  /** Slack response_url replies. */
+  public readonly slackResponses: { url: string; text: string }[] = [];
+  public async slackResponse(url: string, text: string): Promise<void> {
+    this.slackResponses.push({ url, text });
   }
 }

@@ -8,6 +8,9 @@
 import { startLocalRuntime } from '../../local/runtime';
 import type { LocalRuntime, LocalRuntimeOptions, SimulatorOptions } from '../../local/runtime';
 import { parseDialect, type Dialect } from '../../local/simulator/dialect';
+import { TEST_CALLBACK_SECRET } from './receivers';
+
+export { TEST_CALLBACK_SECRET } from './receivers';
 
 export type { LocalRuntime } from '../../local/runtime';
 export type { Dialect } from '../../local/simulator/dialect';
@@ -24,6 +27,7 @@ export const TEST_WEBHOOK_SECRET = 'e2e-test-webhook-secret-4f1c9a';
 /** Fast, deterministic settings; anything here can be overridden per test file. */
 export const FAST_ENV: Readonly<Record<string, string>> = {
   WEBHOOK_SECRET: TEST_WEBHOOK_SECRET,
+  CALLBACK_SIGNING_SECRET: TEST_CALLBACK_SECRET,
   ORDER_POLL_INTERVAL_SECONDS: '1',
   ORDER_READY_TIMEOUT_SECONDS: '30',
   JOB_RETRY_BASE_MS: '20',

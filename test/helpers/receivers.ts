@@ -5,7 +5,28 @@
 import { createServer } from 'node:http';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
 import { hmacHex } from '../../lambdas/domain/signing';
+
+/**
+ * The callback signing secret (Standard Webhooks, `whsec_` + base64 of 32 bytes) of every test runtime
+ * and harness. Deliveries are signed with it; requests never are (they use the webhook secret).
+ */
+export const TEST_CALLBACK_SECRET = `whsec_${Buffer.from('e2e-test-callback-signing-key-32').toString('base64')}`;
+
+/**
+ * Whether a delivery's Standard Webhooks signature (webhook-id, webhook-timestamp, webhook-signature)
+ * verifies with `secret`, checked by the standardwebhooks package over the raw body.
+ */
+export const deliveryVerifies = (req: { readonly headers: IncomingHttpHeaders; readonly body: string }, secret = TEST_CALLBACK_SECRET): boolean => {
+  const headers = Object.fromEntries(Object.entries(req.headers).filter((e): e is [string, string] => typeof e[1] === 'string'));
+  try {
+    new Webhook(secret).verify(req.body, headers, { jsonParse: false });
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 export interface ReceivedRequest {
   readonly method: string;

@@ -18,6 +18,12 @@ describe('Function: configFromContext', () => {
     expect(config.alarmEmail).toBeUndefined();
     // Secure defaults of a public endpoint (issue 13 item 3).
     expect(config).toMatchObject({ requireWebhookTimestamp: true, allowUnsignedSlack: false });
+    // Issue 20 item 6: ready means ssh answers.
+    expect(config.readinessProbe).toBe('ssh');
+  });
+
+  it('reads readinessProbe none, which turns the ssh check off', () => {
+    expect(configOf({ ...URL_ONLY, readinessProbe: 'none' }).readinessProbe).toBe('none');
   });
 
   it.each([
@@ -54,6 +60,11 @@ describe('Function: configFromContext', () => {
     });
   });
 
+  it('reads marketplacePricePeriod (hour | day), unset by default (each listing element\'s dialect decides)', () => {
+    expect(configOf(URL_ONLY).marketplacePricePeriod).toBeUndefined();
+    expect(configOf({ ...URL_ONLY, marketplacePricePeriod: 'day' }).marketplacePricePeriod).toBe('day');
+  });
+
   it('accepts JSON values as cdk.json gives them', () => {
     expect(configOf({ ...URL_ONLY, defaultPorts: { '22': 'tcp' }, maxOrdersPerHour: 4 })).toMatchObject({ defaultPorts: { '22': 'tcp' }, maxOrdersPerHour: 4 });
   });
@@ -67,6 +78,8 @@ describe('Function: configFromContext', () => {
     ['apiThrottleRate', '-1'],
     ['allowUnsignedSlack', 'yes'],
     ['requireWebhookTimestamp', 'no'],
+    ['marketplacePricePeriod', 'week'],
+    ['readinessProbe', 'tcp'],
   ])('throws on an invalid %s (%s)', (key, value) => {
     // With a valid URL, so each case fails for its own key, not the missing marketplaceUrl.
     expect(() => configOf(URL_ONLY)).not.toThrow();

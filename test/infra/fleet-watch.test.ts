@@ -64,7 +64,8 @@ describe('Construct: FleetWatch', () => {
     const variables = (props.Environment as { Variables: Record<string, unknown> }).Variables;
     expect(variables).toMatchObject({ WATCH_INTERVAL_SECONDS: '120', LEASE_WARNING_SECONDS: '600', MARKETPLACE_URL: 'https://m.example' });
     expect(variables.TABLE_NAME).toEqual({ Ref: logicalIdOf(template, 'AWS::DynamoDB::Table', 'RelayTable') });
-    expect(Object.keys(variables).filter((k) => k.endsWith('_ARN')).sort()).toEqual(['CHAT_WEBHOOKS_SECRET_ARN', 'MARKETPLACE_API_KEY_ARN', 'WEBHOOK_SECRET_ARN']);
+    // Events are signed with the callback signing secret; the webhook secret (requests) is not its to read.
+    expect(Object.keys(variables).filter((k) => k.endsWith('_ARN')).sort()).toEqual(['CALLBACK_SIGNING_SECRET_ARN', 'CHAT_WEBHOOKS_SECRET_ARN', 'MARKETPLACE_API_KEY_ARN']);
   });
 
   it('grants item actions on the table (BatchGetItem for the due index) and reads of its three secrets only', () => {
@@ -76,8 +77,9 @@ describe('Construct: FleetWatch', () => {
     const tableId = logicalIdOf(template, 'AWS::DynamoDB::Table', 'RelayTable');
     expect(resourcesFor(template, 'FleetWatchFunction', 'dynamodb:BatchGetItem').join()).toContain(tableId);
     const secretReads = resourcesFor(template, 'FleetWatchFunction', 'secretsmanager:GetSecretValue').join();
-    for (const name of ['SecretsMarketplaceApiKey', 'SecretsWebhookSecret', 'SecretsChatWebhooks']) expect(secretReads).toContain(name);
+    for (const name of ['SecretsMarketplaceApiKey', 'SecretsCallbackSigningSecret', 'SecretsChatWebhooks']) expect(secretReads).toContain(name);
     expect(secretReads).not.toContain('SecretsSlackSigningSecret');
+    expect(secretReads).not.toContain('SecretsWebhookSecret');
   });
 
   it('alarms on sweeps that threw and on failed lease cancellations, ≥ 1 per 5 minutes', () => {

@@ -50,9 +50,11 @@ describe('Construct: JobQueue', () => {
     expect(Object.keys(functions)).toHaveLength(1);
     const env = (Object.values(functions)[0] as { Properties: { Environment: { Variables: Record<string, unknown> } } }).Properties.Environment.Variables;
     expect(Object.keys(env)).toEqual(expect.arrayContaining([
-      'JOB_QUEUE_URL', 'STATE_MACHINE_ARN', 'TABLE_NAME', 'MARKETPLACE_API_KEY_ARN', 'WEBHOOK_SECRET_ARN', 'CHAT_WEBHOOKS_SECRET_ARN', 'DEFAULT_CURRENCY',
+      'JOB_QUEUE_URL', 'STATE_MACHINE_ARN', 'TABLE_NAME', 'MARKETPLACE_API_KEY_ARN', 'CALLBACK_SIGNING_SECRET_ARN', 'CHAT_WEBHOOKS_SECRET_ARN', 'DEFAULT_CURRENCY',
     ]));
     expect(env).not.toHaveProperty('SLACK_SIGNING_SECRET_ARN');
+    // Results are signed with the callback signing secret; the webhook secret signs requests only.
+    expect(env).not.toHaveProperty('WEBHOOK_SECRET_ARN');
     expect(stack.resolve(env.TABLE_NAME)).toEqual({ Ref: expect.stringMatching(/^Table/) });
   });
 

@@ -7,7 +7,7 @@ import { RelayStack } from '../../lib/relay-stack';
 import { JOB_QUEUE } from '../../contract/resources';
 import { ROUTES } from '../../contract/routes';
 import { LAMBDA_NODE_RUNTIME } from '../../contract/runtime';
-import { acknowledgements, actionsOf, unsuppressedNagErrors } from './helpers';
+import { acknowledgements, actionsOf, logicalIdOf, unsuppressedNagErrors } from './helpers';
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
 
@@ -159,8 +159,31 @@ describe('RelayStack', () => {
     const outputs = Object.keys(template.findOutputs('*'));
     expect(outputs).toEqual(expect.arrayContaining([
       'ApiUrl', 'DashboardUrl', 'AlarmTopicArn',
-      ...['WebhookSecret', 'MarketplaceApiKey', 'ChatWebhooks', 'SlackSigningSecret'].flatMap((s) => [`${s}Arn`, `${s}Name`]),
+      ...['WebhookSecret', 'MarketplaceApiKey', 'ChatWebhooks', 'SlackSigningSecret', 'CallbackSigningSecret'].flatMap((s) => [`${s}Arn`, `${s}Name`]),
     ]));
+  });
+
+  it('generates the callback signing secret as 48 letters and digits (base64 of a 36-byte key), retained like the others', () => {
+    template.hasResource('AWS::SecretsManager::Secret', {
+      DeletionPolicy: 'Retain',
+      Properties: Match.objectLike({
+        GenerateSecretString: { PasswordLength: 48, ExcludePunctuation: true, IncludeSpace: false, RequireEachIncludedType: false },
+      }),
+    });
+  });
+
+  it('lets only the functions that deliver callbacks or events read the callback signing secret, and none of them the webhook secret', () => {
+    const policies = template.findResources('AWS::IAM::Policy');
+    const callbackId = logicalIdOf(template, 'AWS::SecretsManager::Secret', 'SecretsCallbackSigningSecret');
+    const webhookId = logicalIdOf(template, 'AWS::SecretsManager::Secret', 'SecretsWebhookSecret');
+    const readers = (secretId: string): string[] => Object.entries(policies)
+      .filter(([, p]) => JSON.stringify((p as { Properties: { PolicyDocument: unknown } }).Properties.PolicyDocument).includes(`"Ref":"${secretId}"`))
+      .map(([id]) => id)
+      .sort();
+    const callbackReaders = readers(callbackId);
+    expect(callbackReaders).toHaveLength(4);
+    for (const name of [/ExecutionEnded/, /FleetWatch/, /Worker/, /ReportResult/]) expect(callbackReaders.some((id) => name.test(id))).toBe(true);
+    for (const id of callbackReaders) expect(readers(webhookId)).not.toContain(id);
   });
 
   describe('cdk-nag AwsSolutions', () => {

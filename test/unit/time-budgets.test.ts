@@ -18,6 +18,7 @@ import { testEnv } from '../fakes/env';
 import { callbackWorstCaseMs, chatWorstCaseMs, NOTIFIER_DEFAULTS } from '../../lambdas/adapters/http-notifier';
 import { withInvocationBudget } from '../../lambdas/adapters/invocation-budget';
 import { MARKETPLACE_ANSWER_RESERVE_MS, MARKETPLACE_CLIENT_LIMITS, marketplaceRemainingMs } from '../../lambdas/adapters/marketplace-from-env';
+import { SSH_PROBE_TIMEOUT_MS } from '../../lambdas/adapters/ssh-banner-probe';
 import { REPORT_RESERVE_MS } from '../../lambdas/handlers/workflow/execution-ended';
 import { SOFT_TIME_LIMIT_SECONDS } from '../../contract/limits';
 import { WORKFLOW_FUNCTION_TIMEOUT_SECONDS } from '../../lib/constructs/order-workflow';
@@ -99,7 +100,8 @@ const BUDGETS: readonly Budget[] = [
   // this create's visibility wait (window + GET), 2 owner claims, result write, intent close, claim release
   workflow('PlaceOrder', 2 * (visibleWindowMs + marketplaceGetMs) + createOrderMs + 10 * AWS_CALL_MS,
     '2 × (visibility window + my_orders GET) + create_order + 10 AWS calls'),
-  workflow('CheckOrder', marketplaceGetMs + AWS_CALL_MS, 'my_orders GET + 1 AWS call'),
+  // my_orders, then the ssh banner probe of a running order (READINESS_PROBE=ssh; DNS, connect and banner under one timeout)
+  workflow('CheckOrder', marketplaceGetMs + AWS_CALL_MS + SSH_PROBE_TIMEOUT_MS, 'my_orders GET + 1 AWS call + ssh probe 3 s'),
   // secret, task get, reconcile GET, order write, cancel_order, cancelled write
   workflow('CancelOrder', marketplaceGetMs + marketplacePostMs + 4 * AWS_CALL_MS, 'my_orders GET + cancel_order + 4 AWS calls'),
   // 2 secrets, final write + callback ∥ Slack reply + delivered mark, chat (Slack ∥ Discord with retry_after), claim release

@@ -8,6 +8,7 @@ import { MarketplaceUnavailableError } from '../../lambdas/domain/errors';
 import { hmacHex } from '../../lambdas/domain/signing';
 import { keys } from '../../contract/resources';
 import { NATIVE, WEBHOOK_SECRET, nextTaskId, startWorkflowHarness, testServer, type WorkflowHarness } from './harness';
+import { deliveryVerifies, TEST_CALLBACK_SECRET } from '../helpers/receivers';
 
 describe('Workflow: create-order', () => {
   let h: WorkflowHarness;
@@ -53,9 +54,10 @@ describe('Workflow: create-order', () => {
       gpu: ['ZETA Z9000', 'ZETA Z9000'],
       price_usd: 0.45,
     });
-    // Signed like a timestamped request.
-    const ts = String(callback?.headers['x-webhook-timestamp']);
-    expect(callback?.headers['x-webhook-signature']).toBe(hmacHex(WEBHOOK_SECRET, `${ts}.${callback?.body}`));
+    // Signed per Standard Webhooks with the callback signing secret, never like a request.
+    expect(callback && deliveryVerifies(callback, TEST_CALLBACK_SECRET)).toBe(true);
+    expect(callback?.headers['x-webhook-signature']).toBeUndefined();
+    expect(callback?.headers['webhook-signature']).not.toContain(hmacHex(WEBHOOK_SECRET, `${String(callback?.headers['webhook-timestamp'])}.${callback?.body}`));
     expect(record).toMatchObject({ state: 'succeeded', order_id: orders[0].order_id, server_id: 9101 });
     // Chat payload shapes: Slack {text}, Discord {content}, both naming the order.
     const slack = await h.slack.waitFor((r) => JSON.stringify(r.json).includes(String(orders[0].order_id)), 2_000);
@@ -117,6 +119,37 @@ describe('Workflow: create-order', () => {
     expect(callbackOf(taskId)?.json).toMatchObject({ success: true, server_id: 9602 });
     expect(ordersOn(9601)).toHaveLength(0);
     expect(ordersOn(9602)).toHaveLength(1);
+  });
+
+  it('polls a running order until its ssh answers, then reports it ready', async () => {
+    // Prepare: the order runs, its ssh resets connections until released
+    h.resetServers([testServer(9121)]);
+    h.sim.control.setSshDelay(600_000);
+    const taskId = nextTaskId('ssh-late');
+    // Act
+    const run = h.run(taskId);
+    while (!ordersOn(9121).some((o) => o.status === 'running' && o.ssh_connections.reset > 0)) await new Promise((resolve) => setTimeout(resolve, 25));
+    const reportedEarly = callbackOf(taskId) !== undefined;
+    h.sim.control.setSshDelay(0);
+    const { execution } = await run;
+    // Assess
+    expect(reportedEarly).toBe(false);
+    expect(execution.status).toBe('SUCCEEDED');
+    const [order] = ordersOn(9121);
+    expect(callbackOf(taskId)?.json).toMatchObject({ success: true, order_id: order.order_id, status: 'running' });
+    expect(order.ssh_connections.answered).toBeGreaterThanOrEqual(1);
+  });
+
+  it('cancels a running order whose ssh never answers in time, and the failure says so', async () => {
+    h.resetServers([testServer(9122)]);
+    h.sim.control.setSshDelay(600_000);
+    const taskId = nextTaskId('ssh-never');
+    const { record } = await h.run(taskId, { timing: { ready_timeout_seconds: 1 } });
+    const error = 'Order creation timed out after 1 s: the order was running but its ssh endpoint did not answer';
+    expect(callbackOf(taskId)?.json).toEqual({ success: false, error });
+    const [order] = ordersOn(9122);
+    expect(order).toMatchObject({ status: 'expired', completed: true, end_reason: 'cancelled', ssh_connections: { answered: 0 } });
+    expect(record).toMatchObject({ state: 'failed', order_id: order.order_id });
   });
 
   it('fails after three rejected placement attempts', async () => {

@@ -31,8 +31,9 @@ import { WORKFLOW_TASKS, type WorkflowTaskName } from '../../contract/routes';
 import type { CreateOrderInput, TaskRecord } from '../../lambdas/domain/task';
 import type { CreateOrderWorkflowInput, MarketplaceClient } from '../../lambdas/domain/ports';
 import { startDynalite, type LocalDynamo } from '../helpers/dynalite';
-import { startReceiver, type Receiver } from '../helpers/receivers';
-import { NATIVE, nextTaskId, testServer, WEBHOOK_SECRET } from './harness';
+import { startReceiver, TEST_CALLBACK_SECRET, type Receiver } from '../helpers/receivers';
+import { NATIVE, nextTaskId, testServer } from './harness';
+import { workflowRequest } from '../../lambdas/domain/accept-task';
 import { placementWaits } from '../fakes/placement-intents';
 import { DynamoDbPlacementIntents } from '../../lambdas/adapters/dynamodb-placement-intents';
 
@@ -136,7 +137,7 @@ describe('Faults: time budgets in the create-order workflow', () => {
     claims = new DynamoDbServerClaims(dynamo.doc, dynamo.tableName);
     const quota = new DynamoDbSlidingWindow(dynamo.doc, dynamo.tableName);
     const notifier = new HttpNotifier({
-      webhookSecrets: async () => [WEBHOOK_SECRET],
+      signingSecrets: async () => [TEST_CALLBACK_SECRET],
       chat: async () => ({ slack: `${slack.url}/slack` }),
       allowPrivate: true,
       callbackTimeoutMs: 2_000,
@@ -196,7 +197,7 @@ describe('Faults: time budgets in the create-order workflow', () => {
       created_at: new Date(now).toISOString(), updated_at: new Date(now).toISOString(),
     });
     const input: CreateOrderWorkflowInput = {
-      task_id: taskId, request, origin: { source: 'webhook' },
+      task_id: taskId, request: workflowRequest(request), origin: { source: 'webhook' },
       timing: { poll_interval_seconds: 1, ready_timeout_seconds: 120, soft_deadline: Math.floor(now / 1000) + 300 },
     };
     const { executionArn } = sfn.startExecution(taskId, input);
@@ -217,7 +218,7 @@ describe('Faults: time budgets in the create-order workflow', () => {
     expect(record).toMatchObject({ state: 'succeeded', result: { success: true } });
     expect(timedOut).toEqual([]);
     expect(deliveries.length).toBeGreaterThanOrEqual(1);
-    expect(new Set(deliveries.map((d) => d.headers['x-webhook-id'])).size).toBe(1);
+    expect(new Set(deliveries.map((d) => d.headers['webhook-id'])).size).toBe(1);
     // The ready announcement went out once, and the server is free again.
     expect(slack.requests.length - slackBefore).toBe(1);
     expect(await claims.claim(serverId, 'another-task', Date.now(), 60)).toBe(true);

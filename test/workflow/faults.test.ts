@@ -6,7 +6,7 @@
  *
  * For every fault the relay's promises are checked:
  * - the task ends with exactly one result: a final task record, and one callback delivery (one
- *   X-Webhook-Id, one body, equal to the recorded result; retries of that delivery only when the
+ *   webhook-id, one body, equal to the recorded result; retries of that delivery only when the
  *   receiver failed);
  * - no order is placed twice: at most one order per task, and a failed task leaves no order running;
  * - the execution ends (nothing hangs).
@@ -107,7 +107,7 @@ describe('Faults: create-order workflow', () => {
     } else {
       expect(deliveries).toHaveLength(1);
     }
-    expect(new Set(deliveries.map((d) => d.headers['x-webhook-id'])).size).toBe(1);
+    expect(new Set(deliveries.map((d) => d.headers['webhook-id'])).size).toBe(1);
     expect(new Set(deliveries.map((d) => d.body)).size).toBe(1);
     expect(deliveries[0].json).toEqual(record?.result);
     // No order twice; a failed task leaves nothing running (and paid for).

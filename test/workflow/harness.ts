@@ -18,6 +18,7 @@ import { makeFindServer } from '../../lambdas/handlers/workflow/find-server';
 import { makeReserveQuota } from '../../lambdas/handlers/workflow/reserve-quota';
 import { makePlaceOrder } from '../../lambdas/handlers/workflow/place-order';
 import { makeCheckOrder } from '../../lambdas/handlers/workflow/check-order';
+import { sshBannerProbe } from '../../lambdas/adapters/ssh-banner-probe';
 import { makeCancelOrder } from '../../lambdas/handlers/workflow/cancel-order';
 import { makeReportResult } from '../../lambdas/handlers/workflow/report-result';
 import { makeExecutionEnded } from '../../lambdas/handlers/workflow/execution-ended';
@@ -25,7 +26,8 @@ import { WORKFLOW_TASKS } from '../../contract/routes';
 import type { CreateOrderInput, TaskRecord } from '../../lambdas/domain/task';
 import type { CreateOrderWorkflowInput, MarketplaceClient } from '../../lambdas/domain/ports';
 import { startDynalite, type LocalDynamo } from '../helpers/dynalite';
-import { startReceiver, type Receiver } from '../helpers/receivers';
+import { startReceiver, TEST_CALLBACK_SECRET, type Receiver } from '../helpers/receivers';
+import { workflowRequest } from '../../lambdas/domain/accept-task';
 import { placementWaits } from '../fakes/placement-intents';
 import { DynamoDbPlacementIntents } from '../../lambdas/adapters/dynamodb-placement-intents';
 
@@ -127,13 +129,14 @@ export const startWorkflowHarness = async (options: HarnessOptions = {}): Promis
     setSpotPrice: (id, price) => http.setSpotPrice(id, price),
     spotMarket: (id) => http.spotMarket(id),
   };
+  const sshProbe = sshBannerProbe({ allowPrivate: true, timeoutMs: 1_000 });
   const tasks = new DynamoDbTaskRepository(dynamo.doc, dynamo.tableName);
   const claims = new DynamoDbServerClaims(dynamo.doc, dynamo.tableName);
   const intents = new DynamoDbPlacementIntents(dynamo.doc, dynamo.tableName);
   const leases = new DynamoDbLeaseStore(dynamo.doc, dynamo.tableName);
   const quota = new DynamoDbSlidingWindow(dynamo.doc, dynamo.tableName);
   const notifier = new HttpNotifier({
-    webhookSecrets: async () => [WEBHOOK_SECRET],
+    signingSecrets: async () => [TEST_CALLBACK_SECRET],
     chat: async () => ({ slack: `${slack.url}/slack`, discord: `${discord.url}/discord` }),
     allowPrivate: true,
     callbackTimeoutMs: 2_000,
@@ -146,7 +149,8 @@ export const startWorkflowHarness = async (options: HarnessOptions = {}): Promis
     [WORKFLOW_TASKS.FindServer]: makeFindServer(() => ({ marketplace, claims, tasks })),
     [WORKFLOW_TASKS.ReserveQuota]: makeReserveQuota(() => ({ quota, maxOrdersPerHour: harness.maxOrdersPerHour })),
     [WORKFLOW_TASKS.PlaceOrder]: makePlaceOrder(() => ({ marketplace, tasks, claims, ...placementWaits(intents) })),
-    [WORKFLOW_TASKS.CheckOrder]: makeCheckOrder(() => ({ marketplace })),
+    // READINESS_PROBE=ssh as deployed, against the simulator's ssh endpoints on loopback.
+    [WORKFLOW_TASKS.CheckOrder]: makeCheckOrder(() => ({ marketplace, sshProbe })),
     [WORKFLOW_TASKS.CancelOrder]: makeCancelOrder(() => ({ marketplace, tasks, intents })),
     [WORKFLOW_TASKS.ReportResult]: makeReportResult(() => ({ tasks, notifier, claims, leases })),
   };
@@ -184,7 +188,7 @@ export const startWorkflowHarness = async (options: HarnessOptions = {}): Promis
       });
       const input: CreateOrderWorkflowInput = {
         task_id: taskId,
-        request,
+        request: workflowRequest(request),
         origin: { source: 'webhook' },
         timing: { poll_interval_seconds: 1, ready_timeout_seconds: 120, soft_deadline: Math.floor(now / 1000) + 300, ...opts.timing },
       };

@@ -82,12 +82,14 @@ describe('Construct: OrderWorkflow', () => {
       const roleId = stack.getLogicalId(workflow.functions[fnName].role?.node.defaultChild as never);
       const policies = template.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: roleId }] } });
       const text = JSON.stringify(policies);
-      return ['WebhookSecret', 'MarketplaceApiKey', 'ChatWebhooks', 'SlackSigningSecret'].filter((s) => new RegExp(`Secrets${s}[0-9A-F]{8}`).test(text));
+      return ['WebhookSecret', 'MarketplaceApiKey', 'ChatWebhooks', 'SlackSigningSecret', 'CallbackSigningSecret']
+        .filter((s) => new RegExp(`Secrets${s}[0-9A-F]{8}`).test(text));
     };
     expect(secretRefs('FindServer')).toEqual(['MarketplaceApiKey']);
     expect(secretRefs('ReserveQuota')).toEqual([]);
-    expect(secretRefs('ReportResult')).toEqual(['WebhookSecret', 'ChatWebhooks']);
-    expect(secretRefs('ExecutionEnded')).toEqual(['WebhookSecret', 'MarketplaceApiKey', 'ChatWebhooks']);
+    // Deliveries are signed with the callback signing secret; the webhook secret signs requests only.
+    expect(secretRefs('ReportResult')).toEqual(['ChatWebhooks', 'CallbackSigningSecret']);
+    expect(secretRefs('ExecutionEnded')).toEqual(['MarketplaceApiKey', 'ChatWebhooks', 'CallbackSigningSecret']);
   });
 
   it('passes the table name and only the needed secret ARNs in the environment', () => {

@@ -3,7 +3,8 @@ import { completeTask } from '../complete-task';
 import type { Notifier, ServerClaims, TaskRepository } from '../ports';
 import { FINAL_STATES, failure } from '../task';
 import { cancelTaskOrder, type CancelOrderDeps } from './cancel-order';
-import type { CancelResult, WorkflowState } from './workflow-state';
+import { deliveryTargets } from './report-result';
+import type { CancelResult } from './workflow-state';
 
 export type EndedStatus = 'TIMED_OUT' | 'FAILED' | 'ABORTED';
 
@@ -26,7 +27,7 @@ export const executionEndedMessage = (status: EndedStatus, hardLimitSeconds: num
  * than blocking the result), then ends the task with a failure. Returns what it did.
  */
 export const handleExecutionEnded = async (
-  ended: { readonly taskId: string; readonly status: EndedStatus; readonly cause?: string; readonly origin?: WorkflowState['origin']; readonly callbackUrl?: string },
+  ended: { readonly taskId: string; readonly status: EndedStatus; readonly cause?: string },
   deps: ExecutionEndedDeps,
   opts: { readonly now: number; readonly hardLimitSeconds: number; readonly onCancelError?: (error: unknown) => void },
 ): Promise<{ readonly action: 'none' | 'completed'; readonly cancel?: CancelResult; readonly delivered?: boolean }> => {
@@ -40,10 +41,11 @@ export const handleExecutionEnded = async (
     opts.onCancelError?.(error);
     message += `; order ${record.order_id} could not be cancelled`;
   }
-  const callbackUrl = ended.callbackUrl ?? (typeof record.request.callback_url === 'string' ? record.request.callback_url : undefined);
+  // The caller's URLs come from the record: the execution input carries none (execution history).
+  const { callbackUrl, origin } = deliveryTargets(record, record.origin);
   const delivered = await completeTask(
     deps,
-    { task_id: ended.taskId, origin: ended.origin ?? record.origin, callback_url: callbackUrl },
+    { task_id: ended.taskId, origin, callback_url: callbackUrl },
     failure(message),
     opts.now,
   );

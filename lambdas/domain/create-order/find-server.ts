@@ -2,24 +2,62 @@
 import { NoServerAvailableError, SoftTimeoutError } from '../errors';
 import { serverFitsLease } from '../lease';
 import { findMatchingServers, noMatchMessage } from '../matching';
-import type { MarketplaceClient, ServerClaims, TaskRepository } from '../ports';
+import type { MarketplaceClient, ServerClaims, TaskRepository, WaitingTasks } from '../ports';
 import { spotBidFor } from '../spot-bid';
+import { mayWait, olderWaiting, waitingEntry } from '../standing-orders';
+import { FINAL_STATES } from '../task';
 import { triedServersText } from './place-order';
 import { CLAIM_TTL_SECONDS, softDeadlinePassed, type SearchResult, type WorkflowState } from './workflow-state';
 
 export interface FindServerDeps {
   readonly marketplace: Pick<MarketplaceClient, 'listServers'>;
   readonly claims: ServerClaims;
-  readonly tasks: Pick<TaskRepository, 'update'>;
+  readonly tasks: Pick<TaskRepository, 'update'> & Partial<Pick<TaskRepository, 'get'>>;
+  /** The standing-order queue (issue 23). Absent: a task never waits. */
+  readonly waiting?: WaitingTasks;
 }
+
+/** What FindServer answers for a standing order that now waits (the state machine ends the execution there). */
+export interface WaitingResult {
+  readonly waiting: true;
+  /** Epoch seconds. */
+  readonly waiting_until: number;
+}
+
+/** The task ended (cancelled) while its resumed execution was starting. */
+export const ENDED_WHILE_WAITING = 'task ended while waiting for a server';
+
+/** Puts the task in the waiting queue (its next round) and marks the record `waiting`. */
+const wait = async (state: WorkflowState, deps: FindServerDeps & { waiting: WaitingTasks }, now: number): Promise<WaitingResult> => {
+  const round = (state.resume?.round ?? 0) + 1;
+  const until = state.timing.waiting_until as number;
+  await deps.waiting.add(waitingEntry(state, round));
+  await deps.tasks.update(state.task_id, { state: 'waiting', waiting_until: until }, now);
+  return { waiting: true, waiting_until: until };
+};
 
 /**
  * Picks the first matching server no other task holds, and claims it for this task. Servers a
  * previous attempt was rejected on are excluded. Throws NoServerAvailableError (business failure)
  * or SoftTimeoutError.
  */
-export const findServer = async (state: WorkflowState, deps: FindServerDeps, now: number): Promise<SearchResult> => {
+export const findServerOrWait = async (state: WorkflowState, deps: FindServerDeps, now: number): Promise<SearchResult | WaitingResult> => {
   if (softDeadlinePassed(state, now)) throw new SoftTimeoutError();
+  const standing = deps.waiting && mayWait(state, now) ? deps.waiting : undefined;
+  if (state.resume && deps.tasks.get) {
+    // Resumed by the fleet watch: a cancel-task may have ended the task meanwhile.
+    const record = await deps.tasks.get(state.task_id);
+    if (!record || FINAL_STATES.includes(record.state)) {
+      await deps.claims.release(state.resume.server_id, state.task_id);
+      throw new NoServerAvailableError(ENDED_WHILE_WAITING);
+    }
+  }
+  if (standing && !state.resume && !state.search) {
+    // First come, first served: a new standing order queues behind older ones for the same GPU type
+    // (the next sweep serves the queue in order) instead of taking a server one of them may get.
+    const acceptedAt = state.timing.accepted_at ?? now;
+    if (olderWaiting(await standing.list(), state, acceptedAt).length > 0) return wait(state, { ...deps, waiting: standing }, now);
+  }
   const excluded = [...(state.search?.excluded ?? [])];
   const tried = [...(state.search?.tried ?? [])];
   if (state.placement?.retry && !excluded.includes(state.placement.server_id)) {
@@ -40,6 +78,9 @@ export const findServer = async (state: WorkflowState, deps: FindServerDeps, now
   });
   // A leased order needs a server that may be rented that long (`mrl`, hours).
   const candidates = matching.filter((server) => serverFitsLease(server, request.max_hours));
+  // A resumed standing order tries the server the watch claimed for it first.
+  const preferred = state.resume?.server_id;
+  if (preferred !== undefined) candidates.sort((a, b) => Number(b.id === preferred) - Number(a.id === preferred));
   for (const server of candidates) {
     // A claim is a conditional write: a server another running task holds is skipped, so
     // "first match" means the first match nobody else is about to rent.
@@ -49,7 +90,7 @@ export const findServer = async (state: WorkflowState, deps: FindServerDeps, now
         server: {
           id: server.id,
           gpu_array: [...server.gpu_array],
-          price_usd: typeof server.price.usd.spot === 'number' ? server.price.usd.spot : null,
+          price_usd: typeof server.price.usd_per_hour.spot === 'number' ? server.price.usd_per_hour.spot : null,
           ...(bid !== undefined ? { spot_bid: bid } : {}),
         },
         attempt,
@@ -58,6 +99,13 @@ export const findServer = async (state: WorkflowState, deps: FindServerDeps, now
       };
     }
   }
+  if (preferred !== undefined && !candidates.some((c) => c.id === preferred)) await deps.claims.release(preferred, state.task_id);
+  // A standing order waits for the fleet watch to find it a server (issue 23).
+  if (standing) return wait(state, { ...deps, waiting: standing }, now);
   // After refusals the failure names each server tried and why (issue 20, item 2).
   throw new NoServerAvailableError(triedServersText(noMatchMessage(request.gpu_type, request.max_price), tried));
 };
+
+/** FindServer without the standing-order queue: a server, or NoServerAvailableError. */
+export const findServer = async (state: WorkflowState, deps: Omit<FindServerDeps, 'waiting'>, now: number): Promise<SearchResult> =>
+  (await findServerOrWait(state, { ...deps, waiting: undefined }, now)) as SearchResult;

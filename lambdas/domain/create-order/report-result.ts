@@ -6,14 +6,22 @@ import { leaseExpiresAt } from '../lease';
 import type { LeaseBook } from '../lease-ports';
 import type { Notifier, ServerClaims, TaskRepository } from '../ports';
 import { failure } from '../task';
-import type { CreateOrderSuccess, FailureResult, TaskResult } from '../task';
-import type { WorkflowState } from './workflow-state';
+import type { CreateOrderSuccess, FailureResult, TaskOrigin, TaskRecord, TaskResult } from '../task';
+import type { ReadinessPending, WorkflowState } from './workflow-state';
 
 /** The name ReportResult finishes tasks under (TaskRepository.finish). */
 export const REPORT_RESULT_FINISHER = 'ReportResult';
 
-/** The spec's timeout text, with the configured readiness window. */
-export const readyTimeoutMessage = (seconds: number): string => `Order creation timed out after ${seconds} s`;
+/** What a timeout failure adds when the order ran but was not ready (READINESS_PROBE=ssh). */
+const PENDING_TEXT: Readonly<Record<ReadinessPending, string>> = {
+  ssh_not_answering: 'the order was running but its ssh endpoint did not answer',
+  ssh_address_refused: 'the order was running but its ssh address is private, loopback or reserved, which the relay does not connect to',
+  ssh_endpoint_unknown: 'the order was running but its ssh endpoint could not be read',
+};
+
+/** The spec's timeout text, with the configured readiness window, and what was missing when the order ran. */
+export const readyTimeoutMessage = (seconds: number, pending?: ReadinessPending): string =>
+  `Order creation timed out after ${seconds} s${pending ? `: ${PENDING_TEXT[pending]}` : ''}`;
 
 /**
  * Readiness in Unix seconds: the poll that found the order running; for a state written before
@@ -48,9 +56,22 @@ export const workflowResult = (state: WorkflowState): CreateOrderSuccess | Failu
     };
   }
   if (check?.timedOut) {
-    return failure(check.reason === 'soft_deadline' ? new SoftTimeoutError().message : readyTimeoutMessage(state.timing.ready_timeout_seconds));
+    return failure(check.reason === 'soft_deadline' ? new SoftTimeoutError().message : readyTimeoutMessage(state.timing.ready_timeout_seconds, check.pending));
   }
   return failure('Order creation ended without a result');
+};
+
+/**
+ * Where a create-order task's result goes: its record's callback_url and origin (with Slack's
+ * response_url). The workflow input carries neither URL (it is kept in the execution history); a
+ * task without a record (none in production: ingress writes it before the start) has no callback.
+ */
+export const deliveryTargets = (
+  record: Pick<TaskRecord, 'request' | 'origin'> | undefined,
+  fallbackOrigin: TaskOrigin,
+): { readonly callbackUrl?: string; readonly origin: TaskOrigin } => {
+  const url = record?.request.callback_url;
+  return { ...(typeof url === 'string' && url.length > 0 ? { callbackUrl: url } : {}), origin: record?.origin ?? fallbackOrigin };
 };
 
 export interface ReportResultDeps {
@@ -78,8 +99,10 @@ export const reportResult = async (
   now: number,
 ): Promise<{ readonly success: boolean; readonly delivered: boolean; readonly result: TaskResult }> => {
   const result = workflowResult(state);
+  // Caller URLs are not in the workflow input (execution history): they are read from the task record.
+  const { callbackUrl, origin } = deliveryTargets(await deps.tasks.get(state.task_id), state.origin);
   if (result.success) {
-    const { callback_url: callbackUrl, max_hours: maxHours, use_spot: spot } = state.request;
+    const { max_hours: maxHours, use_spot: spot } = state.request;
     await deps.leases.track(
       { order_id: result.order_id, task_id: state.task_id, ...(callbackUrl !== undefined ? { callback_url: callbackUrl } : {}), spot },
       {
@@ -91,7 +114,7 @@ export const reportResult = async (
   }
   const delivered = await completeTask(
     deps,
-    { task_id: state.task_id, origin: state.origin, callback_url: state.request.callback_url },
+    { task_id: state.task_id, origin, callback_url: callbackUrl },
     result,
     now,
     // One execution per task (named by it), its states in sequence: this step is the only finisher by

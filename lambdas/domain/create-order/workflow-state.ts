@@ -6,7 +6,7 @@
  * (CheckOrder ▸ Wait)* ▸ CancelOrder on timeout/error ▸ ReportResult; ExecutionEnded is the safety net.
  */
 import type { Order } from '../marketplace-types';
-import type { CreateOrderWorkflowInput } from '../ports';
+import type { CreateOrderWorkflowInput, SshProbeFailure } from '../ports';
 
 /** Placement attempts per task: the first server plus two more after rented/offline rejections. */
 export const MAX_PLACEMENT_ATTEMPTS = 3;
@@ -14,8 +14,8 @@ export const MAX_PLACEMENT_ATTEMPTS = 3;
 export const CLAIM_TTL_SECONDS = 900;
 /** Clock skew allowed between us and the marketplace when matching `created` during reconciliation. */
 export const RECONCILE_SLACK_SECONDS = 30;
-/** The rolling window of the hourly order cap. */
-export const QUOTA_WINDOW_MS = 3_600_000;
+/** The rolling window of the hourly order cap (contract/retry-policy.ts). */
+export { QUOTA_WINDOW_MS } from '../../../contract/retry-policy';
 
 /** The server FindServer chose, reduced to what later steps and the result need. */
 export interface ChosenServer {
@@ -49,11 +49,22 @@ export type PlacementResult =
   | { readonly retry: false; readonly order_id: number; readonly server_id: number; readonly placed_at: number }
   | { readonly retry: true; readonly server_id: number; readonly reason: string };
 
+/**
+ * Why a `running` order is not ready yet (READINESS_PROBE=ssh): its ssh endpoint did not answer with
+ * a banner, is an address a deployed relay never connects to, or cannot be read from its ssh line.
+ */
+export type ReadinessPending = 'ssh_not_answering' | 'ssh_address_refused' | 'ssh_endpoint_unknown';
+export const READINESS_PENDING = ['ssh_not_answering', 'ssh_address_refused', 'ssh_endpoint_unknown'] as const satisfies readonly ReadinessPending[];
+
 /** Output of CheckOrder, at `$.check`. */
 export interface CheckResult {
   readonly ready: boolean;
   readonly timedOut: boolean;
   readonly reason?: 'ready_timeout' | 'soft_deadline';
+  /** Set when the order runs but is not ready: what the readiness check still waits for (a timeout failure names it). */
+  readonly pending?: ReadinessPending;
+  /** With `pending: 'ssh_not_answering'`: how the last probe failed. */
+  readonly ssh_probe?: SshProbeFailure;
   readonly order?: { readonly order_id: number; readonly status: string; readonly ssh_connection: string | null };
   /** Epoch ms of the poll that found the order running: a lease counts from here. */
   readonly ready_at?: number;

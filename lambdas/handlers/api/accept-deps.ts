@@ -8,6 +8,8 @@ export interface AcceptDeps extends ChainDeps {
   readonly workflow: WorkflowStarter;
   readonly queue: JobQueue;
   readonly idempotency?: IdempotencyStore;
+  /** Signed timestamped requests already accepted (one signed request, one task). */
+  readonly signedRequests?: IdempotencyStore;
   /** @default crypto.randomUUID */
   readonly newTaskId?: () => string;
 }

@@ -8,10 +8,12 @@ import type * as z from 'zod/mini';
 import { SOFT_TIME_LIMIT_SECONDS } from '../../../contract/limits';
 import type { RelayEnv } from '../../adapters/env';
 import { countMetric, logger, MetricName, tagTask } from '../../adapters/observability';
-import { acceptTask } from '../../domain/accept-task';
+import { acceptTask, type SignedRequestKey } from '../../domain/accept-task';
+import { REPLAY_WINDOW_SECONDS } from '../../domain/signing';
 import { callbackUrlProblem, parseBody } from '../../domain/requests';
 import type { TaskKind, TaskOrigin, TaskRequest } from '../../domain/task';
-import { httpError, jsonResponse, type ApiResult, type RelayEvent } from '../../middleware/http';
+import { headerValue, httpError, jsonResponse, type ApiResult, type RelayEvent } from '../../middleware/http';
+import { SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../../middleware/verify-signature';
 import type { AcceptDeps } from './accept-deps';
 import { apiHandler, type ApiHandler, type RouteId } from './chain';
 import { acceptDepsFromEnv, type HandOffs } from './deps';
@@ -26,7 +28,7 @@ export const acceptRequest = async (
   request: TaskRequest,
   origin: TaskOrigin,
   idempotencyKey: string | undefined,
-  options: { readonly idempotencyTtlSeconds?: number } = {},
+  options: { readonly idempotencyTtlSeconds?: number; readonly signedRequest?: SignedRequestKey } = {},
 ): Promise<{ taskId: string; replayed: boolean }> => {
   const outcome = await acceptTask(deps, request, {
     taskId: (deps.newTaskId ?? randomUUID)(),
@@ -34,17 +36,35 @@ export const acceptRequest = async (
     origin,
     idempotencyKey,
     ...(options.idempotencyTtlSeconds !== undefined ? { idempotencyTtlSeconds: options.idempotencyTtlSeconds } : {}),
+    ...(options.signedRequest !== undefined ? { signedRequest: options.signedRequest } : {}),
     timing: { poll_interval_seconds: deps.env.ORDER_POLL_INTERVAL_SECONDS, ready_timeout_seconds: deps.env.ORDER_READY_TIMEOUT_SECONDS },
     softLimitSeconds: SOFT_TIME_LIMIT_SECONDS,
   });
   tagTask(outcome.taskId);
   if (outcome.replayed) {
-    logger.info('idempotent repeat; returning the first task', { kind: request.kind });
+    logger.info('repeated request; returning the first task', { kind: request.kind });
   } else {
     countMetric(MetricName.TasksAccepted, { name: 'Kind', value: request.kind });
     logger.info('task accepted', { kind: request.kind, source: origin.source });
   }
   return outcome;
+};
+
+/** Kept beyond the replay window, for clocks of different instances that disagree by up to this much. */
+export const SIGNED_REQUEST_CLOCK_MARGIN_SECONDS = 60;
+
+/**
+ * The key of a signed request that carried X-Webhook-Timestamp (verified by the chain before the
+ * handler runs): route, timestamp and signature (lowercased: hex case must not make a copy new). It
+ * binds until the timestamp is refused anyway (REPLAY_WINDOW_SECONDS after it) plus a clock margin.
+ * Undefined without a timestamp: such requests (allowed locally by the spec) are not deduplicated.
+ */
+export const signedRequestKeyOf = (event: RelayEvent, routeId: RouteId, nowMs: number): SignedRequestKey | undefined => {
+  const timestamp = headerValue(event, TIMESTAMP_HEADER)?.trim();
+  const signature = headerValue(event, SIGNATURE_HEADER)?.trim().toLowerCase();
+  if (!timestamp || !signature || !/^\d{1,12}$/.test(timestamp)) return undefined;
+  const until = Number(timestamp) + REPLAY_WINDOW_SECONDS + SIGNED_REQUEST_CLOCK_MARGIN_SECONDS;
+  return { key: `${routeId}:${timestamp}:${signature}`, ttlSeconds: Math.max(1, until - Math.floor(nowMs / 1000)) };
 };
 
 /** The task input of a kind. */
@@ -73,7 +93,7 @@ export interface AcceptRouteSpec<K extends TaskKind, S extends AcceptBodySchema>
 /**
  * Builds an accept route's handler: body → 400 on its first issue, callback_url policy → 400,
  * Idempotency-Key → 400, then the task is accepted and answered 202 (`Idempotent-Replayed: true` on
- * a repeat). `deps` defaults to the production wiring of `spec.handOff` (tests inject fakes).
+ * a repeat: the same Idempotency-Key, or a copy of the same signed timestamped request). `deps` defaults to the production wiring of `spec.handOff` (tests inject fakes).
  */
 export const acceptRoute = <K extends TaskKind, S extends AcceptBodySchema>(
   spec: AcceptRouteSpec<K, S>,
@@ -87,7 +107,8 @@ export const acceptRoute = <K extends TaskKind, S extends AcceptBodySchema>(
     const idempotencyKey = idempotencyKeyOf(event);
     const input = spec.input(parsed.value, d.env);
     const request = { kind: spec.kind, input } as TaskRequest;
-    const { taskId, replayed } = await acceptRequest(d, request, { source: 'webhook' }, idempotencyKey);
+    const signedRequest = signedRequestKeyOf(event, spec.routeId, (d.now ?? Date.now)());
+    const { taskId, replayed } = await acceptRequest(d, request, { source: 'webhook' }, idempotencyKey, signedRequest ? { signedRequest } : {});
     return jsonResponse(
       202,
       { status: 'queued', task_id: taskId, ...(spec.message ? { message: spec.message(input) } : {}) },

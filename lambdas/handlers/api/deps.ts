@@ -3,10 +3,10 @@
  * instance on the first invocation. Tests build handlers with fakes instead (createXxxHandler).
  */
 import { relayEnv, type RelayEnv } from '../../adapters/env';
-import { idempotencyStoreFromEnv, slidingWindowFromEnv, taskRepositoryFromEnv } from '../../adapters/from-env';
+import { idempotencyStoreFromEnv, signedRequestStoreFromEnv, slidingWindowFromEnv, taskRepositoryFromEnv, waitingTasksFromEnv } from '../../adapters/from-env';
 import { marketplaceFromEnv } from '../../adapters/marketplace-from-env';
 import { slackSigningSecret, webhookSecrets } from '../../adapters/secrets';
-import type { JobQueue, MarketplaceClient, TaskRepository, WorkflowStarter } from '../../domain/ports';
+import type { JobQueue, MarketplaceClient, TaskRepository, WaitingTasks, WorkflowStarter } from '../../domain/ports';
 import { lazy } from '../../adapters/lazy';
 import { unavailablePort, type AcceptDeps } from './accept-deps';
 import type { ChainDeps } from './chain';
@@ -39,16 +39,19 @@ export const acceptDepsFromEnv = (uses: HandOffs): (() => AcceptDeps) =>
       ...(uses.slack ? { slackSigningSecret: (read) => slackSigningSecret(env, read) } : {}),
       tasks: taskRepositoryFromEnv(env),
       idempotency: idempotencyStoreFromEnv(env),
+      signedRequests: signedRequestStoreFromEnv(env),
       workflow: uses.workflow ? uses.workflow(env) : unavailablePort('the create-order workflow'),
       queue: uses.queue ? uses.queue(env) : unavailablePort('the job queue'),
     };
   });
 
 /** Deps of GET /webhook/tasks/{task_id}. */
-export const taskLookupDepsFromEnv = (): (() => ChainDeps & { readonly tasks: TaskRepository }) =>
+export const taskLookupDepsFromEnv = (): (() => ChainDeps & { readonly tasks: TaskRepository; readonly waiting: WaitingTasks }) =>
   lazy(() => {
     const env = relayEnv();
-    return { env, window: slidingWindowFromEnv(env), webhookSecrets: (read) => webhookSecrets(env, read), tasks: taskRepositoryFromEnv(env) };
+    return {
+      env, window: slidingWindowFromEnv(env), webhookSecrets: (read) => webhookSecrets(env, read), tasks: taskRepositoryFromEnv(env), waiting: waitingTasksFromEnv(env),
+    };
   });
 
 /** Deps of GET /webhook/marketplace. */

@@ -1,5 +1,6 @@
 /** GET /webhook/tasks/{task_id}: signed (over the path), rate limited; the task's state, result and times. */
-import type { TaskRepository } from '../../domain/ports';
+import type { TaskRepository, WaitingTasks } from '../../domain/ports';
+import { queuePosition } from '../../domain/standing-orders';
 import { isTaskId, toTaskView } from '../../domain/task-view';
 import { httpError, jsonResponse, type ApiResult, type RelayEvent } from '../../middleware/http';
 import { apiHandler, type ApiHandler, type ChainDeps } from './chain';
@@ -7,6 +8,8 @@ import { taskLookupDepsFromEnv } from './deps';
 
 export interface GetTaskDeps extends ChainDeps {
   readonly tasks: TaskRepository;
+  /** The standing-order queue (issue 23): a waiting task's position. */
+  readonly waiting?: Pick<WaitingTasks, 'list'>;
 }
 
 const getTask = async (event: RelayEvent, deps: GetTaskDeps): Promise<ApiResult> => {
@@ -15,7 +18,8 @@ const getTask = async (event: RelayEvent, deps: GetTaskDeps): Promise<ApiResult>
   if (!isTaskId(taskId)) throw httpError(400, 'Invalid task_id');
   const record = await deps.tasks.get(taskId.toLowerCase());
   if (!record) throw httpError(404, 'Task not found');
-  return jsonResponse(200, toTaskView(record));
+  const position = record.state === 'waiting' && deps.waiting ? queuePosition(await deps.waiting.list(), record.task_id) : undefined;
+  return jsonResponse(200, toTaskView(record, position));
 };
 
 /** The handler with injected deps (tests); `handler` wires the real adapters. */

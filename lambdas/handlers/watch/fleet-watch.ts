@@ -15,7 +15,8 @@ import { DynamoDbLeaseStore } from '../../adapters/dynamodb-lease-store';
 import { relayEnv, type RelayEnv } from '../../adapters/env';
 import { callbackWorstCaseMs, chatWorstCaseMs } from '../../adapters/http-notifier';
 import { budgetedHandler, remainingMs, type BudgetContext } from '../../adapters/invocation-budget';
-import { placementIntentsFromEnv, taskRepositoryFromEnv } from '../../adapters/from-env';
+import { placementIntentsFromEnv, serverClaimsFromEnv, taskRepositoryFromEnv, waitingTasksFromEnv, workflowStarterFromEnv } from '../../adapters/from-env';
+import { SOFT_TIME_LIMIT_SECONDS } from '../../../contract/limits';
 import { lazy } from '../../adapters/lazy';
 import { MARKETPLACE_CLIENT_LIMITS, marketplaceFromEnv } from '../../adapters/marketplace-from-env';
 import { notifierFromEnv } from '../../adapters/notifier-from-env';
@@ -76,6 +77,9 @@ const REPORT_METRICS: readonly (readonly [string, keyof Omit<SweepReport, 'cance
   [MetricName.WatchTableReads, 'tableReads'],
   [MetricName.WatchMarketplaceCalls, 'marketplaceCalls'],
   [MetricName.WatchDeferred, 'deferred'],
+  [MetricName.WaitingTasks, 'waitingTasks'],
+  [MetricName.WaitingTasksResumed, 'waitingResumed'],
+  [MetricName.WaitingTasksExpired, 'waitingExpired'],
 ];
 
 /** One EMF blob per sweep, zeros included (an alarm on LeaseCancelFailures sees 0, not missing data). */
@@ -100,6 +104,7 @@ export const makeFleetWatch = (
         warningSeconds: s.LEASE_WARNING_SECONDS,
         ...(s.ORDER_VISIBLE_TIMEOUT_SECONDS !== undefined ? { visibleTimeoutSeconds: s.ORDER_VISIBLE_TIMEOUT_SECONDS } : {}),
         limit: sweepLimit(remainingMs(), s.MARKETPLACE_MIN_INTERVAL_MS),
+        softLimitSeconds: SOFT_TIME_LIMIT_SECONDS,
         // A lease is started only if its worst case still fits: the rest waits for the next sweep.
         canContinue: () => remainingMs() > reserveMs,
       });
@@ -118,13 +123,19 @@ export const makeFleetWatch = (
 const deps = lazy<FleetWatchDeps>(() => {
   const env = relayEnv();
   const notifier = notifierFromEnv(env);
+  const marketplace = marketplaceFromEnv(env);
+  const tasks = taskRepositoryFromEnv(env);
   return {
     leases: new DynamoDbLeaseStore(documentClient(), env.TABLE_NAME),
-    marketplace: marketplaceFromEnv(env),
+    marketplace,
     notifier,
     events: notifier,
     intents: placementIntentsFromEnv(env),
-    tasks: taskRepositoryFromEnv(env),
+    tasks,
+    // Standing orders (issue 23): served when the watch may start workflows (STATE_MACHINE_ARN set).
+    ...(env.STATE_MACHINE_ARN
+      ? { standing: { waiting: waitingTasksFromEnv(env), marketplace, claims: serverClaimsFromEnv(env), tasks, notifier, workflow: workflowStarterFromEnv(env) } }
+      : {}),
   };
 });
 

@@ -25,7 +25,7 @@ import { MAX_LEASE_HOURS } from '../../domain/lease';
 import { FINAL_STATES, failure, TaskOriginSchema, type TaskResult } from '../../domain/task';
 import { sqsClient } from '../../adapters/aws-clients';
 import { relayEnv } from '../../adapters/env';
-import { leaseBookFromEnv, taskRepositoryFromEnv, workflowStarterFromEnv } from '../../adapters/from-env';
+import { leaseBookFromEnv, taskRepositoryFromEnv, waitingTasksFromEnv, workflowStarterFromEnv } from '../../adapters/from-env';
 import { marketplaceFromEnv } from '../../adapters/marketplace-from-env';
 import { notifierFromEnv } from '../../adapters/notifier-from-env';
 import { countMetric, logger, MetricName, tagTask, tracedHandler, tracedSegment, withTaskScope } from '../../adapters/observability';
@@ -51,6 +51,7 @@ export const JobMessageSchema = z.discriminatedUnion('kind', [
       target_price: z.number().check(z.nonnegative()),
       image: z.string().check(z.minLength(1)),
       callback_url: CallbackUrl,
+      wait_seconds: z.optional(z.int().check(z.nonnegative())),
     }),
   }),
   z.object({
@@ -58,6 +59,7 @@ export const JobMessageSchema = z.discriminatedUnion('kind', [
     kind: z.literal('extend-order'),
     input: z.object({ order_id: OrderId, hours: z.number().check(z.positive(), z.lte(MAX_LEASE_HOURS)), callback_url: CallbackUrl }),
   }),
+  z.object({ ...Envelope, kind: z.literal('cancel-task'), input: z.object({ task_id: z.string().check(z.minLength(1)), callback_url: CallbackUrl }) }),
   z.object({
     ...Envelope,
     kind: z.literal('set-spot-price'),
@@ -192,6 +194,7 @@ export const jobWorkerDepsFromEnv = (): JobWorkerDeps => {
     notifier: notifierFromEnv(env),
     workflow: workflowStarterFromEnv(env),
     leases: leaseBookFromEnv(env),
+    waiting: waitingTasksFromEnv(env),
     visibility: new SqsMessageVisibility(sqsClient(), env.JOB_QUEUE_URL),
     retryBaseMs: env.JOB_RETRY_BASE_MS,
     config: {

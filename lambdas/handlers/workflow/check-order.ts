@@ -1,4 +1,4 @@
-/** CheckOrder: one readiness poll of my_orders; the state machine waits and loops. */
+/** CheckOrder: one readiness poll of my_orders (and, with READINESS_PROBE=ssh, of the order's ssh endpoint); the state machine waits and loops. */
 import { checkOrder, type CheckOrderDeps } from '../../domain/create-order/check-order';
 import type { CheckResult } from '../../domain/create-order/workflow-state';
 import { logger, tracedHandler } from '../../adapters/observability';
@@ -11,7 +11,8 @@ export const makeCheckOrder = (deps: () => CheckOrderDeps | Promise<CheckOrderDe
   async function checkOrderTask(input: unknown): Promise<CheckResult> {
     const state = parseWorkflowState(input);
     const check = await checkOrder(state, await deps(), clock());
-    if (check.timedOut) logger.warn('order not ready in time', { reason: check.reason, status: check.order?.status });
+    if (check.timedOut) logger.warn('order not ready in time', { reason: check.reason, status: check.order?.status, pending: check.pending, ssh_probe: check.ssh_probe });
+    else if (check.pending) logger.info('order running, not ready yet', { order_id: check.order?.order_id, pending: check.pending, ssh_probe: check.ssh_probe });
     return check;
   };
 

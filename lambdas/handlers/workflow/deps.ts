@@ -6,19 +6,27 @@
  * carry the HTTP transport and SSRF guard.
  */
 import type { PlaceOrderDeps } from '../../domain/create-order/place-order';
-import type { MarketplaceClient, PlacementIntents, ServerClaims, SlidingWindow, TaskRepository } from '../../domain/ports';
+import type { MarketplaceClient, PlacementIntents, ServerClaims, SlidingWindow, SshProbe, TaskRepository, WaitingTasks } from '../../domain/ports';
 import { relayEnv } from '../../adapters/env';
-import { placementIntentsFromEnv, serverClaimsFromEnv, slidingWindowFromEnv, taskRepositoryFromEnv } from '../../adapters/from-env';
+import { placementIntentsFromEnv, serverClaimsFromEnv, slidingWindowFromEnv, taskRepositoryFromEnv, waitingTasksFromEnv } from '../../adapters/from-env';
 import { lazy } from '../../adapters/lazy';
 import { marketplaceFromEnv } from '../../adapters/marketplace-from-env';
+import { sshBannerProbe } from '../../adapters/ssh-banner-probe';
 
 /** The shared adapters, built on first use (also used by ./notifier-deps.ts). */
 export const marketplace = lazy<MarketplaceClient>(() => marketplaceFromEnv(relayEnv()));
 export const tasks = lazy<TaskRepository>(() => taskRepositoryFromEnv(relayEnv()));
 export const quota = lazy<SlidingWindow>(() => slidingWindowFromEnv(relayEnv()));
 export const claims = lazy<ServerClaims>(() => serverClaimsFromEnv(relayEnv()));
+/** READINESS_PROBE=ssh: the banner probe, under the callbacks' SSRF policy (ALLOW_PRIVATE_CALLBACKS); `none`: no probe. */
+const sshProbe = lazy<SshProbe | undefined>(() => {
+  const env = relayEnv();
+  return env.READINESS_PROBE === 'ssh' ? sshBannerProbe({ allowPrivate: env.ALLOW_PRIVATE_CALLBACKS }) : undefined;
+});
 
-export const findServerDeps = async () => ({ marketplace: marketplace(), claims: claims(), tasks: tasks() });
+export const waiting = lazy<WaitingTasks>(() => waitingTasksFromEnv(relayEnv()));
+
+export const findServerDeps = async () => ({ marketplace: marketplace(), claims: claims(), tasks: tasks(), waiting: waiting() });
 export const reserveQuotaDeps = async () => ({ quota: quota(), maxOrdersPerHour: relayEnv().MAX_ORDERS_PER_HOUR });
 export const intents = lazy<PlacementIntents>(() => placementIntentsFromEnv(relayEnv()));
 
@@ -31,5 +39,8 @@ export const placeOrderDeps = async (): Promise<PlaceOrderDeps> => ({
   clock: Date.now,
   sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
 });
-export const checkOrderDeps = async () => ({ marketplace: marketplace() });
+export const checkOrderDeps = async () => {
+  const probe = sshProbe();
+  return { marketplace: marketplace(), ...(probe ? { sshProbe: probe } : {}) };
+};
 export const cancelOrderDeps = async () => ({ marketplace: marketplace(), tasks: tasks(), intents: intents() });

@@ -11,13 +11,11 @@ import { budgetedHandler, withReserve } from '../../adapters/invocation-budget';
 import { HARD_TIME_LIMIT_SECONDS } from '../../../contract/limits';
 import { executionEndedDeps } from './notifier-deps';
 import { systemClock, type Clock } from './shared';
-import { TaskOriginSchema } from '../../domain/task';
 import { ENGLISH_TEXTS } from '../../domain/zod-texts';
 
+// Only the task id is read from the execution input; where the result goes is in the task record.
 const ExecutionInputSchema = z.object({
   task_id: z.optional(z.string().check(z.minLength(1))),
-  request: z.optional(z.partial(z.object({ callback_url: z.optional(z.string()) }))),
-  origin: z.optional(TaskOriginSchema),
 });
 
 export const ExecutionStatusChangeSchema = z.object({
@@ -70,7 +68,7 @@ export const makeExecutionEnded = (deps: () => ExecutionEndedDeps | Promise<Exec
     tagTask(taskId);
     const d = await deps();
     const outcome = await handleExecutionEnded(
-      { taskId, status: detail.status, cause: detail.error ?? undefined, origin: input.origin, callbackUrl: input.request?.callback_url },
+      { taskId, status: detail.status, cause: detail.error ?? undefined },
       { ...d, marketplace: leavingTimeToReport(d.marketplace) },
       { now: clock(), hardLimitSeconds: HARD_TIME_LIMIT_SECONDS, onCancelError: (error) => logger.error('dangling order not cancelled', { error }) },
     );

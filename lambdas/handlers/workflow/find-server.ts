@@ -1,5 +1,5 @@
 /** FindServer: first matching server nobody else holds, claimed for this task. */
-import { findServer, type FindServerDeps } from '../../domain/create-order/find-server';
+import { findServerOrWait, type FindServerDeps, type WaitingResult } from '../../domain/create-order/find-server';
 import type { SearchResult } from '../../domain/create-order/workflow-state';
 import { logger, tracedHandler } from '../../adapters/observability';
 import { budgetedHandler } from '../../adapters/invocation-budget';
@@ -8,9 +8,13 @@ import { parseWorkflowState, systemClock, type Clock } from './shared';
 
 /** Builds the task handler around its dependencies (tests pass fakes). */
 export const makeFindServer = (deps: () => FindServerDeps | Promise<FindServerDeps>, clock: Clock = systemClock) =>
-  async function findServerTask(input: unknown): Promise<SearchResult> {
+  async function findServerTask(input: unknown): Promise<SearchResult | WaitingResult> {
     const state = parseWorkflowState(input);
-    const search = await findServer(state, await deps(), clock());
+    const search = await findServerOrWait(state, await deps(), clock());
+    if ('waiting' in search) {
+      logger.info('standing order waits for a server', { waiting_until: search.waiting_until });
+      return search;
+    }
     logger.info('server chosen', { server_id: search.server.id, attempt: search.attempt, excluded: search.excluded });
     return search;
   };

@@ -3,7 +3,7 @@
  * and the task-id log key. The state machine passes the whole state document to each task.
  */
 import * as z from 'zod/mini';
-import type { WorkflowState } from '../../domain/create-order/workflow-state';
+import { READINESS_PENDING, type WorkflowState } from '../../domain/create-order/workflow-state';
 import { InvalidWorkflowInputError } from '../../domain/errors';
 import { beginInvocation, tagTask } from '../../adapters/observability';
 import { PortsSchema } from '../../../contract/shapes';
@@ -43,17 +43,23 @@ export const WorkflowStateSchema = z.object({
     ports: PortsSchema,
     env: z.optional(z.record(z.string(), z.string())),
     use_spot: z.boolean(),
-    callback_url: z.optional(z.string()),
+    // No callback_url: caller URLs stay in the task record (an older execution's is dropped here).
     /** Lease in hours (issue 14); absent = no lease. */
     max_hours: z.optional(z.number().check(z.positive())),
+    /** Standing order (issue 23): seconds it may wait for a server. */
+    wait_seconds: z.optional(z.int().check(z.nonnegative())),
   }),
-  origin: TaskOriginSchema,
+  // The source only: Slack's response_url stays in the task record.
+  origin: z.object({ source: TaskOriginSchema.shape.source }),
   timing: z.object({
     poll_interval_seconds: z.number().check(z.positive()),
     ready_timeout_seconds: z.number().check(z.positive()),
     /** Epoch seconds. */
     soft_deadline: z.number(),
+    waiting_until: z.optional(z.number()),
+    accepted_at: z.optional(z.number()),
   }),
+  resume: z.optional(z.object({ server_id: z.int(), round: z.int().check(z.positive()) })),
   search: z.optional(z.object({
     server: ChosenServerSchema,
     attempt: z.int().check(z.positive()),
@@ -71,6 +77,8 @@ export const WorkflowStateSchema = z.object({
       ready: z.boolean(),
       timedOut: z.boolean(),
       reason: z.optional(z.enum(['ready_timeout', 'soft_deadline'])),
+      pending: z.optional(z.enum(READINESS_PENDING)),
+      ssh_probe: z.optional(z.string()),
       order: z.optional(z.object({ order_id: z.int(), status: z.string(), ssh_connection: z.nullable(z.string()) })),
       ready_at: z.optional(z.number()),
     }),

@@ -39,6 +39,18 @@ describe('Adapter: DynamoDbIdempotencyStore (dynalite)', () => {
     expect(JSON.stringify(Item)).not.toContain('secret-ish');
   });
 
+  it('keeps signed requests in their own item family: a signed-request key never answers for an Idempotency-Key', async () => {
+    const signed = new DynamoDbIdempotencyStore(db.doc, db.tableName, keys.signedRequest);
+    expect(await signed.claim('CreateOrder:1700000000:abc', 'signed-task', 0, 360)).toBe('signed-task');
+    expect(await store.claim('CreateOrder:1700000000:abc', 'header-task', 0, DAY)).toBe('header-task');
+    expect(await signed.claim('CreateOrder:1700000000:abc', 'copy', 359_000, 360)).toBe('signed-task');
+    expect(await signed.claim('CreateOrder:1700000000:abc', 'later', 360_000, 360)).toBe('later');
+    const pk = keys.signedRequest(createHash('sha256').update('CreateOrder:1700000000:abc').digest('hex'));
+    const { Item } = await db.doc.send(new GetCommand({ TableName: db.tableName, Key: { pk } }));
+    expect(pk.startsWith('SIGNED#')).toBe(true);
+    expect(Item).toMatchObject({ task_id: 'later', ttl: 720 });
+  });
+
   it('releases only for the task that holds the key', async () => {
     await store.claim('key-3', 'holder', 0, DAY);
     await store.release('key-3', 'other');

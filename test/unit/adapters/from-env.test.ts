@@ -30,11 +30,14 @@ describe('Module: from-env', () => {
     expect(jobQueueFromEnv(env({ JOB_QUEUE_URL: 'http://127.0.0.1:1/000000000000/jobs' }))).toBeInstanceOf(SqsJobQueue);
   });
 
-  it('builds a notifier that signs with WEBHOOK_SECRET and honours ALLOW_PRIVATE_CALLBACKS', async () => {
+  it('builds a notifier that signs with CALLBACK_SIGNING_SECRET (never WEBHOOK_SECRET) and honours ALLOW_PRIVATE_CALLBACKS', async () => {
     const receiver = await startReceiver();
     try {
-      const open = notifierFromEnv(env({ WEBHOOK_SECRET: 's', ALLOW_PRIVATE_CALLBACKS: 'true', SLACK_WEBHOOK_URL: `${receiver.base}/slack` }));
-      const guarded = notifierFromEnv(env({ WEBHOOK_SECRET: 's', ALLOW_PRIVATE_CALLBACKS: 'false' }));
+      const key = `whsec_${Buffer.alloc(32, 3).toString('base64')}`;
+      const webhookOnly = notifierFromEnv(env({ WEBHOOK_SECRET: 's', ALLOW_PRIVATE_CALLBACKS: 'true' }));
+      expect(await webhookOnly.callback(`${receiver.base}/cb`, 't0', { success: false, error: 'x' })).toBe(false);
+      const open = notifierFromEnv(env({ WEBHOOK_SECRET: 's', CALLBACK_SIGNING_SECRET: key, ALLOW_PRIVATE_CALLBACKS: 'true', SLACK_WEBHOOK_URL: `${receiver.base}/slack` }));
+      const guarded = notifierFromEnv(env({ WEBHOOK_SECRET: 's', CALLBACK_SIGNING_SECRET: key, ALLOW_PRIVATE_CALLBACKS: 'false' }));
       expect(open).toBeInstanceOf(HttpNotifier);
       expect(await open.callback(`${receiver.base}/cb`, 't1', { success: false, error: 'x' })).toBe(true);
       await open.chat('hi');

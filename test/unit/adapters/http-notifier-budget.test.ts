@@ -25,7 +25,7 @@ const setup = (budgetMs: number | undefined, answer?: (url: string) => PostRespo
     throw new DeliveryTimeoutError(options.timeoutMs);
   };
   const notifier = new HttpNotifier({
-    webhookSecrets: async () => ['secret'],
+    signingSecrets: async () => [`whsec_${Buffer.alloc(32, 7).toString('base64')}`],
     chat: async () => ({ slack: 'https://chat.example/slack', discord: 'https://chat.example/discord' }),
     allowPrivate: true,
     transport,

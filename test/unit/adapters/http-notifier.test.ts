@@ -2,11 +2,26 @@ import { callbackDeliveryId, HttpNotifier, type HttpNotifierOptions } from '../.
 import { httpPost, type Transport } from '../../../lambdas/adapters/http-post';
 import type { Resolver } from '../../../lambdas/adapters/ssrf-guard';
 import * as observability from '../../../lambdas/adapters/observability';
-import { signatureMatches, signedBytes } from '../../../lambdas/domain/signing';
+import { Webhook } from 'standardwebhooks';
+import { hmacHex, signedBytes } from '../../../lambdas/domain/signing';
 import type { TaskResult } from '../../../lambdas/domain/task';
 import { startReceiver, type Receiver } from './receiver';
 
-const SECRET = 'whsec-super-secret-value';
+const SECRET = `whsec_${Buffer.alloc(32, 1).toString('base64')}`;
+const PREVIOUS = `whsec_${Buffer.alloc(32, 2).toString('base64')}`;
+const OTHER = `whsec_${Buffer.alloc(32, 3).toString('base64')}`;
+/** Whether standardwebhooks verifies the delivery with `secret` (it checks the timestamp against the real clock). */
+const verifies = (req: { headers: Record<string, unknown>; body: string }, secret: string, nowMs = NOW): boolean => {
+  jest.useFakeTimers({ now: nowMs, doNotFake: ['setImmediate', 'setTimeout', 'clearTimeout', 'nextTick', 'queueMicrotask'] });
+  try {
+    new Webhook(secret).verify(req.body, req.headers as Record<string, string>, { jsonParse: false });
+    return true;
+  } catch {
+    return false;
+  } finally {
+    jest.useRealTimers();
+  }
+};
 const NOW = 1_750_000_000_000;
 const result: TaskResult = { success: true, order_id: 42, status: 'cancelled' };
 
@@ -37,7 +52,7 @@ describe('Adapter: HttpNotifier', () => {
 
   const notifier = (overrides: Partial<HttpNotifierOptions> = {}) =>
     new HttpNotifier({
-      webhookSecrets: async () => [SECRET, 'previous-secret'],
+      signingSecrets: async () => [SECRET, PREVIOUS],
       chat: async () => ({}),
       allowPrivate: true,
       sleep: async (ms) => {
@@ -48,7 +63,7 @@ describe('Adapter: HttpNotifier', () => {
     });
 
   describe('callback', () => {
-    it('POSTs the result signed over <timestamp>.<body> with a stable delivery id', async () => {
+    it('POSTs the result signed per Standard Webhooks (webhook-id, webhook-timestamp, one v1 signature per secret)', async () => {
       // Act
       const delivered = await notifier().callback(`${receiver.base}/hooks/cb?token=abc`, 'task-1', result);
       // Assess
@@ -58,11 +73,19 @@ describe('Adapter: HttpNotifier', () => {
       expect(JSON.parse(req.body)).toEqual(result);
       expect(req.headers['content-type']).toBe('application/json');
       expect(req.headers['user-agent']).toBe('gpu-relay');
-      expect(req.headers['x-webhook-timestamp']).toBe(String(NOW / 1000));
-      expect(req.headers['x-webhook-id']).toBe(callbackDeliveryId('task-1'));
-      const signature = String(req.headers['x-webhook-signature']);
-      expect(signatureMatches([SECRET], signedBytes(req.body, String(req.headers['x-webhook-timestamp'])), signature)).toBe(true);
-      expect(signatureMatches(['previous-secret'], signedBytes(req.body, String(req.headers['x-webhook-timestamp'])), signature)).toBe(false);
+      expect(req.headers['webhook-timestamp']).toBe(String(NOW / 1000));
+      expect(req.headers['webhook-id']).toBe(callbackDeliveryId('task-1'));
+      expect(String(req.headers['webhook-signature'])).toMatch(/^v1,[A-Za-z0-9+/]+=* v1,[A-Za-z0-9+/]+=*$/);
+      // Current and previous secret each verify (a rotation does not break receivers); another does not.
+      expect(verifies(req, SECRET)).toBe(true);
+      expect(verifies(req, PREVIOUS)).toBe(true);
+      expect(verifies(req, OTHER)).toBe(false);
+      // Stale for a receiver 301 s later; a tampered body fails.
+      expect(verifies(req, SECRET, NOW + 301_000)).toBe(false);
+      expect(verifies({ ...req, body: req.body.replace('42', '43') }, SECRET)).toBe(false);
+      // Nothing that looks like a request signature: no X-Webhook-* headers, no hex HMAC of <ts>.<body>.
+      expect(Object.keys(req.headers).filter((h) => h.startsWith('x-webhook'))).toEqual([]);
+      expect(String(req.headers['webhook-signature'])).not.toContain(hmacHex(SECRET, signedBytes(req.body, String(NOW / 1000))));
       expect(metrics).toEqual([{ name: 'CallbackDeliveries', dimension: undefined }]);
     });
 
@@ -74,7 +97,7 @@ describe('Adapter: HttpNotifier', () => {
       // Assess
       expect(delivered).toBe(true);
       expect(receiver.requests).toHaveLength(3);
-      expect(new Set(receiver.requests.map((r) => r.headers['x-webhook-id']))).toEqual(new Set([callbackDeliveryId('task-2')]));
+      expect(new Set(receiver.requests.map((r) => r.headers['webhook-id']))).toEqual(new Set([callbackDeliveryId('task-2')]));
       expect(sleeps).toEqual([1_000, 2_000]);
     });
 
@@ -89,11 +112,11 @@ describe('Adapter: HttpNotifier', () => {
       expect(receiver.requests).toHaveLength(2);
       for (const req of receiver.requests) {
         expect(JSON.parse(req.body)).toEqual(event);
-        expect(req.headers['x-webhook-id']).toBe('lease_expired:7:1749999995');
-        expect(signatureMatches([SECRET], signedBytes(req.body, String(req.headers['x-webhook-timestamp'])), String(req.headers['x-webhook-signature']))).toBe(true);
+        expect(req.headers['webhook-id']).toBe('lease_expired:7:1749999995');
+        expect(verifies(req, SECRET)).toBe(true);
       }
       // An event never reuses the task's callback delivery id: it is not the task's one result.
-      expect(receiver.requests[0]?.headers['x-webhook-id']).not.toBe(callbackDeliveryId('task-e'));
+      expect(receiver.requests[0]?.headers['webhook-id']).not.toBe(callbackDeliveryId('task-e'));
     });
 
     it('retries a 429', async () => {
@@ -145,10 +168,13 @@ describe('Adapter: HttpNotifier', () => {
       expect(metrics.map((m) => m.name)).toEqual(['CallbackFailures']);
     });
 
-    it('returns false without throwing when the secret cannot be read', async () => {
-      const n = notifier({ webhookSecrets: async () => { throw new Error('secrets manager down'); } });
-      expect(await n.callback(`${receiver.base}/cb`, 'task-10', result)).toBe(false);
+    it('returns false without throwing when the secret cannot be read, is missing or unusable', async () => {
+      const down = notifier({ signingSecrets: async () => { throw new Error('secrets manager down'); } });
+      expect(await down.callback(`${receiver.base}/cb`, 'task-10', result)).toBe(false);
+      expect(await notifier({ signingSecrets: async () => [] }).callback(`${receiver.base}/cb`, 'task-10', result)).toBe(false);
+      expect(await notifier({ signingSecrets: async () => ['whsec_'] }).callback(`${receiver.base}/cb`, 'task-10', result)).toBe(false);
       expect(receiver.requests).toHaveLength(0);
+      expect(metrics.map((m) => m.name)).toEqual(['CallbackFailures', 'CallbackFailures', 'CallbackFailures']);
     });
   });
 

@@ -6,12 +6,14 @@
 import middy from '@middy/core';
 import { GetSecretValueCommand, ResourceNotFoundException, SecretsManagerClient, type GetSecretValueCommandInput } from '@aws-sdk/client-secrets-manager';
 import { mockClient } from 'aws-sdk-client-mock';
+import { Webhook } from 'standardwebhooks';
 import type { RelayEnv } from '../../../lambdas/adapters/env';
 import { testEnv } from '../../fakes/env';
 import { notifierFromEnv } from '../../../lambdas/adapters/notifier-from-env';
 import * as observability from '../../../lambdas/adapters/observability';
-import { clearSecretCache, getSecretString, SECRET_MAX_AGE_SECONDS, SECRET_REFRESH_MIN_INTERVAL_SECONDS, slackSigningSecret, webhookSecrets } from '../../../lambdas/adapters/secrets';
-import { signatureMatches, signedBytes } from '../../../lambdas/domain/signing';
+import {
+  callbackSigningKey, callbackSigningSecrets, clearSecretCache, getSecretString, SECRET_MAX_AGE_SECONDS, SECRET_REFRESH_MIN_INTERVAL_SECONDS, slackSigningSecret, webhookSecrets,
+} from '../../../lambdas/adapters/secrets';
 import { decodeBody } from '../../../lambdas/middleware/body';
 import { errorHandler } from '../../../lambdas/middleware/error-handler';
 import type { RelayEvent } from '../../../lambdas/middleware/http';
@@ -146,24 +148,12 @@ describe('Adapter: secrets (webhook secret rotation in AWS)', () => {
     expect(await webhookSecrets(env)).toEqual([NEW, OLD]);
   });
 
-  it('accepts requests signed with either key through a rotation and signs callbacks with the current one', async () => {
-    const receiver: Receiver = await startReceiver();
-    try {
-      const callbackSecret = async (): Promise<'OLD' | 'NEW' | 'none'> => {
-        const before = receiver.requests.length;
-        expect(await notifierFromEnv(env).callback(`${receiver.base}/cb`, 'task-1', { success: true, order_id: 1, status: 'ready' } as never)).toBe(true);
-        const req = receiver.requests[before];
-        const signed = signedBytes(req.body, String(req.headers['x-webhook-timestamp']));
-        const signature = String(req.headers['x-webhook-signature']);
-        if (signatureMatches([NEW], signed, signature)) return 'NEW';
-        return signatureMatches([OLD], signed, signature) ? 'OLD' : 'none';
-      };
-
+  it('accepts requests signed with either key through a rotation', async () => {
+    {
       // Before the rotation: only the old key.
       store.put(OLD);
       expect(await statusOf(OLD)).toBe(204);
       expect(await statusOf(NEW)).toBe(401);
-      expect(await callbackSecret()).toBe('OLD');
 
       // The rotation, seen by this warm instance once its cache expires.
       store.put(NEW);
@@ -173,7 +163,6 @@ describe('Adapter: secrets (webhook secret rotation in AWS)', () => {
         expect(await statusOf(NEW)).toBe(204);
         expect(await statusOf(OLD)).toBe(204);
         expect(await statusOf('some-other-secret')).toBe(401);
-        expect(await callbackSecret()).toBe('NEW');
       }
 
       // A second rotation retires the first key.
@@ -182,8 +171,6 @@ describe('Adapter: secrets (webhook secret rotation in AWS)', () => {
       expect(await statusOf(OLD)).toBe(401);
       expect(await statusOf(NEW)).toBe(204);
       expect(await statusOf('whsec-third-0000')).toBe(204);
-    } finally {
-      await receiver.close();
     }
     // Secrets never reach the logs.
     expect(logs.join('\n')).not.toMatch(new RegExp(`${OLD}|${NEW}|whsec-third`));
@@ -261,15 +248,77 @@ describe('Adapter: secrets (webhook secret rotation in AWS)', () => {
     expect(await statusOf(OLD)).toBe(204);
   });
 
-  it('signs callbacks without reading AWSPREVIOUS', async () => {
+  it('never signs a callback with the webhook secret: without a callback signing secret nothing is sent', async () => {
     store.put(OLD);
     store.put(NEW);
     const receiver = await startReceiver();
     try {
-      expect(await notifierFromEnv(env).callback(`${receiver.base}/cb`, 'task-2', { success: true, order_id: 2, status: 'ready' } as never)).toBe(true);
+      expect(await notifierFromEnv(env).callback(`${receiver.base}/cb`, 'task-2', { success: true, order_id: 2, status: 'cancelled' })).toBe(false);
+      expect(receiver.requests).toHaveLength(0);
     } finally {
       await receiver.close();
     }
-    expect(calls()).toEqual(['AWSCURRENT']);
+    expect(calls()).toEqual([]);
+  });
+});
+
+describe('Adapter: secrets (callback signing secret, Standard Webhooks, in AWS)', () => {
+  const sm = mockClient(SecretsManagerClient);
+  let store: FakeSecretsManager;
+  let receiver: Receiver;
+  /** As the stack generates it: 48 letters and digits, no prefix (base64 of a 36-byte key). */
+  const GENERATED = 'Q7w2Zk9LmN4pR8sT1vX6yB3cD5fG0hJ2aE4iK6oU8qW1zY3x';
+  /** As an operator may put it: with the prefix. */
+  const ROTATED = `whsec_${Buffer.alloc(32, 9).toString('base64')}`;
+  const env: RelayEnv = testEnv({ CALLBACK_SIGNING_SECRET_ARN: ARN, WEBHOOK_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:relay/other', ALLOW_PRIVATE_CALLBACKS: 'true' });
+
+  beforeEach(async () => {
+    store = new FakeSecretsManager();
+    sm.reset();
+    sm.on(GetSecretValueCommand).callsFake((input: GetSecretValueCommandInput) => store.get(input));
+    clearSecretCache();
+    receiver = await startReceiver();
+  });
+  afterEach(async () => {
+    jest.restoreAllMocks();
+    await receiver.close();
+  });
+  afterAll(() => sm.restore());
+
+  /** Which of `secrets` verify the next callback (standardwebhooks' verify, real clock). */
+  const verifyingSecrets = async (secrets: readonly string[]): Promise<string[]> => {
+    const before = receiver.requests.length;
+    expect(await notifierFromEnv(env).callback(`${receiver.base}/cb`, 'task-1', { success: true, order_id: 1, status: 'cancelled' })).toBe(true);
+    const req = receiver.requests[before];
+    return secrets.filter((secret) => {
+      try {
+        new Webhook(secret).verify(req.body, req.headers as Record<string, string>);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+  };
+
+  it('reads the generated value as a whsec_ key, and signs with both versions during a rotation', async () => {
+    store.put(GENERATED);
+    expect(await callbackSigningSecrets(env)).toEqual([`whsec_${GENERATED}`]);
+    expect(await verifyingSecrets([`whsec_${GENERATED}`, GENERATED, ROTATED])).toEqual([`whsec_${GENERATED}`, GENERATED]);
+    // put-secret-value: the new key signs, and the previous one still does until the next rotation.
+    store.put(ROTATED);
+    clearSecretCache();
+    expect(await callbackSigningSecrets(env)).toEqual([ROTATED, `whsec_${GENERATED}`]);
+    expect(await verifyingSecrets([ROTATED, `whsec_${GENERATED}`])).toEqual([ROTATED, `whsec_${GENERATED}`]);
+    // Never the webhook secret's ARN.
+    expect(sm.commandCalls(GetSecretValueCommand).every((c) => c.args[0].input.SecretId === ARN)).toBe(true);
+  });
+
+  it('refuses a value that is not base64 of at least 24 bytes, naming the rule and not the value', async () => {
+    expect(() => callbackSigningKey('whsec_tooShort0')).toThrow(/whsec_ followed by base64 of at least 24/);
+    expect(() => callbackSigningKey('not base64 at all !!')).not.toThrow(/not base64/);
+    expect(() => callbackSigningKey('not base64 at all !!')).toThrow();
+    expect(callbackSigningKey(` ${ROTATED}\n`)).toBe(ROTATED);
+    store.put('short');
+    await expect(callbackSigningSecrets(env)).rejects.toThrow(/at least 24/);
   });
 });

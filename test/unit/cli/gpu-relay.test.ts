@@ -1,22 +1,26 @@
+import { Webhook } from 'standardwebhooks';
 import { hmacHex, signatureMatches, signedBytes } from '../../../lambdas/domain/signing';
 import { runCli, startFakeRelay, stdoutJson } from './run-cli';
 import type { FakeRelay, RecordedRequest } from './run-cli';
 
 const SECRET = 'unit-secret-7f3a9c';
+/** The relay's callback signing secret (Standard Webhooks); callbacks are never signed with SECRET. */
+const CALLBACK_SECRET = `whsec_${Buffer.from('unit-cli-callback-signing-key-01').toString('base64')}`;
+
+/** Standard Webhooks headers of a delivery, as the relay sends them. */
+const deliveryHeaders = (raw: string, opts: { secret?: string; id?: string; timestamp?: number } = {}): Record<string, string> => {
+  const seconds = opts.timestamp ?? Math.floor(Date.now() / 1000);
+  const id = opts.id ?? 'delivery-1';
+  return {
+    'webhook-id': id,
+    'webhook-timestamp': String(seconds),
+    'webhook-signature': new Webhook(opts.secret ?? CALLBACK_SECRET).sign(id, new Date(seconds * 1000), raw),
+  };
+};
 
 const signedCallback = async (url: string, body: unknown, opts: { secret?: string; id?: string; timestamp?: number } = {}) => {
   const raw = JSON.stringify(body);
-  const ts = String(opts.timestamp ?? Math.floor(Date.now() / 1000));
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      'x-webhook-timestamp': ts,
-      'x-webhook-signature': hmacHex(opts.secret ?? SECRET, signedBytes(raw, ts)),
-      'x-webhook-id': opts.id ?? 'delivery-1',
-    },
-    body: raw,
-  });
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...deliveryHeaders(raw, opts) }, body: raw });
   return res.status;
 };
 
@@ -24,7 +28,7 @@ const callbackUrlOf = (req: RecordedRequest): string => (JSON.parse(req.body.toS
 
 describe('CLI: gpu-relay', () => {
   let relay: FakeRelay;
-  const env = () => ({ GPU_RELAY_URL: relay.url, GPU_RELAY_SECRET: SECRET });
+  const env = () => ({ GPU_RELAY_URL: relay.url, GPU_RELAY_SECRET: SECRET, GPU_RELAY_CALLBACK_SECRET: CALLBACK_SECRET });
 
   beforeEach(async () => {
     relay = await startFakeRelay();
@@ -118,6 +122,7 @@ describe('CLI: gpu-relay', () => {
       [['create-order', '--gpu', 'A100', '--max-price', 'cheap'], "--max-price must be a positive number, got 'cheap'"],
       [['create-order', '--gpu', 'A100', '--target', '1'], 'create-order does not take --target'],
       [['create-order', '--gpu', 'A100', '--env', 'no-equals'], "--env takes NAME=VALUE, got 'no-equals'"],
+      [['create-order', '--gpu', 'A100', '--env', 'URL=a&b'], 'env values must not contain "&" (--env URL)'],
       [['cancel-order', 'abc'], "ORDER_ID must be a positive integer, got 'abc'"],
       [['cancel-order'], 'expected exactly one ORDER_ID'],
       [['price-alert', '--gpu', 'A100'], '--target is required'],
@@ -199,7 +204,14 @@ describe('CLI: gpu-relay', () => {
         () => ({ status: 202, body: { status: 'queued', task_id: 'task-9', message: 'queued' } }),
         async (req) => {
           const url = callbackUrlOf(req);
-          statuses.push(await signedCallback(url, { task_id: 'task-9', success: true, order_id: 1 }, { secret: 'wrong-secret' }));
+          statuses.push(await signedCallback(url, { task_id: 'task-9', success: true, order_id: 1 }, { secret: `whsec_${Buffer.alloc(32, 1).toString('base64')}` }));
+          // A request-style signature (the webhook secret, X-Webhook-*) is no callback signature at all.
+          const forged = JSON.stringify({ task_id: 'task-9', success: true, order_id: 2 });
+          const ts = String(Math.floor(Date.now() / 1000));
+          statuses.push((await fetch(url, {
+            method: 'POST', body: forged,
+            headers: { 'x-webhook-timestamp': ts, 'x-webhook-signature': hmacHex(SECRET, signedBytes(forged, ts)), 'x-webhook-id': 'x' },
+          })).status);
           statuses.push(await signedCallback(url, { task_id: 'task-9', total_orders: 0, active: 0, creating: 0, orders: [] }));
           statuses.push(await signedCallback(url, { task_id: 'task-9', total_orders: 0, active: 0, creating: 0, orders: [] })); // a retried delivery
         },
@@ -209,12 +221,19 @@ describe('CLI: gpu-relay', () => {
       // Assess
       expect(run.code).toBe(0);
       expect(callbackUrlOf(relay.requests[0])).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/gpu-relay\/callback\/[0-9a-f]{24}$/);
-      expect(statuses[0]).toBe(401);
-      expect(statuses[1]).toBe(200);
+      expect(statuses.slice(0, 3)).toEqual([401, 401, 200]);
       expect(stdoutJson(run)).toEqual({ task_id: 'task-9', total_orders: 0, active: 0, creating: 0, orders: [] });
       expect(run.stderr).toContain('queued task task-9');
       expect(run.stderr).toContain('waiting for task task-9');
       expect(run.stdout + run.stderr).not.toContain(SECRET);
+      expect(run.stdout + run.stderr).not.toContain(CALLBACK_SECRET.slice('whsec_'.length));
+    });
+
+    it('refuses to --wait for a callback without the callback signing secret, before sending anything', async () => {
+      const run = await runCli(['status', '--wait'], { env: { GPU_RELAY_URL: relay.url, GPU_RELAY_SECRET: SECRET } });
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain('GPU_RELAY_CALLBACK_SECRET');
+      expect(relay.requests).toHaveLength(0);
     });
 
     it('rejects a callback with a stale timestamp and exits 1 on a failed result', async () => {
@@ -229,7 +248,7 @@ describe('CLI: gpu-relay', () => {
       );
       const run = await runCli(['create-order', '--gpu', 'RTX 4090', '--max-price', '0.5', '--wait'], { env: env() });
       expect(statuses).toEqual([401, 200]);
-      expect(run.stderr).toContain('stale timestamp');
+      expect(run.stderr).toContain('replay?');
       // a failed task exits 1 and still prints its result
       expect(run.code).toBe(1);
       expect(stdoutJson(run)).toEqual({ success: false, error: 'No RTX 4090 available under $0.5/h' });
@@ -289,39 +308,39 @@ describe('CLI: gpu-relay', () => {
 
   describe('verify', () => {
     const body = '{"task_id":"t-1","success":true}';
-    const now = () => String(Math.floor(Date.now() / 1000));
+    const args = (headers: Record<string, string>) => ['verify', '--id', headers['webhook-id'], '--timestamp', headers['webhook-timestamp'], '--signature', headers['webhook-signature']];
 
-    it('accepts a valid timestamped signature', async () => {
-      const ts = now();
-      const run = await runCli(['verify', '--secret', SECRET, '--signature', hmacHex(SECRET, `${ts}.${body}`), '--timestamp', ts], { stdin: body });
-      expect(run.code).toBe(0);
-      expect(stdoutJson(run)).toEqual({ valid: true });
-      expect(run.stdout + run.stderr).not.toContain(SECRET);
-    });
-
-    it('accepts an untimestamped signature with the secret from the environment', async () => {
-      const run = await runCli(['verify', '--signature', hmacHex(SECRET, body)], { stdin: body, env: { WEBHOOK_SECRET: SECRET } });
-      expect(run.code).toBe(0);
+    it('accepts a valid Standard Webhooks signature, with the secret from --callback-secret or the environment', async () => {
+      const headers = deliveryHeaders(body);
+      const flag = await runCli([...args(headers), '--callback-secret', CALLBACK_SECRET], { stdin: body });
+      const fromEnv = await runCli(args(headers), { stdin: body, env: { CALLBACK_SIGNING_SECRET: CALLBACK_SECRET } });
+      expect([flag.code, fromEnv.code]).toEqual([0, 0]);
+      expect(stdoutJson(flag)).toEqual({ valid: true });
+      expect(flag.stdout + flag.stderr).not.toContain(CALLBACK_SECRET.slice('whsec_'.length));
     });
 
     it('rejects a tampered body and hints at a trailing newline', async () => {
-      const ts = now();
-      const run = await runCli(['verify', '--secret', SECRET, '--signature', hmacHex(SECRET, `${ts}.${body}`), '--timestamp', ts], { stdin: `${body}\n` });
+      const run = await runCli(args(deliveryHeaders(body)), { stdin: `${body}\n`, env: { GPU_RELAY_CALLBACK_SECRET: CALLBACK_SECRET } });
       expect(run.code).toBe(1);
       expect(stdoutJson(run)).toEqual({ valid: false, reason: expect.stringContaining('ends with a newline') });
     });
 
-    it('rejects a correctly signed but stale timestamp as a replay', async () => {
-      const ts = String(Math.floor(Date.now() / 1000) - 3600);
-      const run = await runCli(['verify', '--secret', SECRET, '--signature', hmacHex(SECRET, `${ts}.${body}`), '--timestamp', ts], { stdin: body });
-      expect(run.code).toBe(1);
-      expect(stdoutJson(run)).toEqual({ valid: false, reason: expect.stringContaining('replay') });
+    it('rejects another delivery id, and a correctly signed but stale timestamp as a replay', async () => {
+      const env = { GPU_RELAY_CALLBACK_SECRET: CALLBACK_SECRET };
+      const otherId = await runCli(args({ ...deliveryHeaders(body), 'webhook-id': 'another' }), { stdin: body, env });
+      const stale = await runCli(args(deliveryHeaders(body, { timestamp: Math.floor(Date.now() / 1000) - 3600 })), { stdin: body, env });
+      expect([otherId.code, stale.code]).toEqual([1, 1]);
+      expect(stdoutJson(otherId)).toEqual({ valid: false, reason: 'signature does not match' });
+      expect(stdoutJson(stale)).toEqual({ valid: false, reason: expect.stringContaining('replay') });
     });
 
-    it('exits 2 without --signature', async () => {
-      const run = await runCli(['verify', '--secret', SECRET], { stdin: body });
-      expect(run.code).toBe(2);
-      expect(run.stderr).toContain('--signature is required');
+    it('exits 2 without --signature or without the callback signing secret', async () => {
+      const headers = deliveryHeaders(body);
+      const noSignature = await runCli(['verify', '--id', 'x', '--timestamp', headers['webhook-timestamp'], '--callback-secret', CALLBACK_SECRET], { stdin: body });
+      const noSecret = await runCli(args(headers), { stdin: body, env: { GPU_RELAY_SECRET: SECRET } });
+      expect([noSignature.code, noSecret.code]).toEqual([2, 2]);
+      expect(noSignature.stderr).toContain('--signature is required');
+      expect(noSecret.stderr).toContain('GPU_RELAY_CALLBACK_SECRET');
     });
   });
 });

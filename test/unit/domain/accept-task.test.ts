@@ -11,7 +11,7 @@ const createOrder: CreateOrderInput = {
 };
 
 const setup = () => {
-  const deps = { tasks: new FakeTasks(), workflow: new FakeWorkflow(), queue: new FakeQueue(), idempotency: new FakeIdempotencyStore() };
+  const deps = { tasks: new FakeTasks(), workflow: new FakeWorkflow(), queue: new FakeQueue(), idempotency: new FakeIdempotencyStore(), signedRequests: new FakeIdempotencyStore() };
   const opts = (taskId: string, extra: Partial<AcceptTaskOptions> = {}): AcceptTaskOptions => ({
     taskId, now: NOW, origin: { source: 'webhook' }, timing: { poll_interval_seconds: 5, ready_timeout_seconds: 120 }, softLimitSeconds: 300, ...extra,
   });
@@ -30,14 +30,15 @@ describe('Function: acceptTask', () => {
     expect(record).toMatchObject({ task_id: 't-1', kind: 'create-order', state: 'queued', created_at: new Date(NOW).toISOString(), origin: { source: 'webhook' } });
     expect(JSON.stringify(record)).not.toContain('hunter2');
     expect(record?.request).toMatchObject({ gpu_type: 'A100', env_names: ['TOKEN'], callback_url: 'https://cb.example' });
-    // The env values are sealed beside the record and kept out of the workflow input (execution history, events).
+    // The env values are sealed beside the record and kept out of the workflow input (execution history, events),
+    // and so is the callback URL: the record holds it for the deliverers.
     expect(deps.tasks.sealed.get('t-1')).toEqual({ orderEnv: { TOKEN: 'hunter2' } });
-    const { env: _env, ...withoutEnv } = createOrder;
+    const { env: _env, callback_url: _cb, ...withoutEnv } = createOrder;
     expect(deps.workflow.started).toEqual([{
       taskId: 't-1',
       input: { task_id: 't-1', request: withoutEnv, origin: { source: 'webhook' }, timing: { poll_interval_seconds: 5, ready_timeout_seconds: 120, soft_deadline: 1_700_000_300 } },
     }]);
-    expect(JSON.stringify(deps.workflow.started)).not.toContain('hunter2');
+    expect(JSON.stringify(deps.workflow.started)).not.toMatch(/hunter2|callback_url|cb\.example/);
     expect(deps.queue.sent).toEqual([]);
   });
 
@@ -47,7 +48,17 @@ describe('Function: acceptTask', () => {
     await acceptTask(deps, { kind: 'create-order', input: withoutEnv }, opts('t-1'));
     await acceptTask(deps, { kind: 'status', input: {} }, opts('t-2'));
     expect(deps.tasks.sealed.size).toBe(0);
-    expect(deps.workflow.started[0].input.request).toEqual(withoutEnv);
+    const { callback_url: _cb, ...handedOff } = withoutEnv;
+    expect(deps.workflow.started[0].input.request).toEqual(handedOff);
+  });
+
+  it('keeps a Slack response_url out of the workflow input and in the record', async () => {
+    const { deps, opts } = setup();
+    const responseUrl = 'https://hooks.slack.com/commands/T1/2/secret-token';
+    await acceptTask(deps, { kind: 'create-order', input: createOrder }, opts('t-3', { origin: { source: 'slack', responseUrl } }));
+    expect(deps.workflow.started[0].input.origin).toEqual({ source: 'slack' });
+    expect(JSON.stringify(deps.workflow.started)).not.toContain('hooks.slack.com');
+    expect(deps.tasks.records.get('t-3')?.origin).toEqual({ source: 'slack', responseUrl });
   });
 
   it.each<TaskRequest>([
@@ -146,5 +157,53 @@ describe('Function: recordedRequest', () => {
   it('keeps a create-order request without env unchanged', () => {
     const { env: _env, ...rest } = createOrder;
     expect(recordedRequest({ kind: 'create-order', input: rest })).toEqual(rest);
+  });
+
+  describe('one signed request, one task', () => {
+    const signedRequest = { key: 'CreateOrder:1700000000:ab12', ttlSeconds: 360 };
+
+    it('answers a copy of a signed request with the first task id and starts nothing, even under a new Idempotency-Key', async () => {
+      const { deps, opts } = setup();
+      const first = await acceptTask(deps, { kind: 'status', input: {} }, opts('t-1', { signedRequest, idempotencyKey: 'k-1' }));
+      const copy = await acceptTask(deps, { kind: 'status', input: {} }, opts('t-2', { signedRequest }));
+      const withOtherKey = await acceptTask(deps, { kind: 'status', input: {} }, opts('t-3', { signedRequest, idempotencyKey: 'k-other' }));
+      expect(first).toEqual({ taskId: 't-1', replayed: false });
+      expect(copy).toEqual({ taskId: 't-1', replayed: true });
+      expect(withOtherKey).toEqual({ taskId: 't-1', replayed: true });
+      expect(deps.queue.sent.map((m) => m.task_id)).toEqual(['t-1']);
+      expect(deps.idempotency.keys.has('status:k-other')).toBe(false);
+    });
+
+    it('binds for the TTL it is given: a copy after it is a new request', async () => {
+      const { deps, opts } = setup();
+      await acceptTask(deps, { kind: 'status', input: {} }, opts('t-1', { signedRequest }));
+      const late = await acceptTask(deps, { kind: 'status', input: {} }, opts('t-2', { signedRequest, now: NOW + 360_000 }));
+      expect(late).toEqual({ taskId: 't-2', replayed: false });
+    });
+
+    it('a new signed request that repeats an Idempotency-Key gets the key\'s task, and so do its own copies', async () => {
+      const { deps, opts } = setup();
+      await acceptTask(deps, { kind: 'status', input: {} }, opts('t-1', { idempotencyKey: 'k-1' }));
+      const second = await acceptTask(deps, { kind: 'status', input: {} }, opts('t-2', { signedRequest, idempotencyKey: 'k-1' }));
+      const copyOfSecond = await acceptTask(deps, { kind: 'status', input: {} }, opts('t-3', { signedRequest }));
+      expect(second).toEqual({ taskId: 't-1', replayed: true });
+      expect(copyOfSecond).toEqual({ taskId: 't-1', replayed: true });
+      expect(deps.queue.sent).toHaveLength(1);
+    });
+
+    it('releases the signed request when the hand-off fails, so the caller\'s retry of the same request runs', async () => {
+      const { deps, opts } = setup();
+      deps.queue.fail = new Error('SQS down');
+      await expect(acceptTask(deps, { kind: 'status', input: {} }, opts('t-1', { signedRequest }))).rejects.toBeInstanceOf(HandOffError);
+      deps.queue.fail = undefined;
+      expect(await acceptTask(deps, { kind: 'status', input: {} }, opts('t-2', { signedRequest }))).toEqual({ taskId: 't-2', replayed: false });
+    });
+
+    it('without a signed request key (no timestamp) copies are separate tasks, as before', async () => {
+      const { deps, opts } = setup();
+      await acceptTask(deps, { kind: 'status', input: {} }, opts('t-1'));
+      await acceptTask(deps, { kind: 'status', input: {} }, opts('t-2'));
+      expect(deps.queue.sent).toHaveLength(2);
+    });
   });
 });

@@ -1,6 +1,6 @@
 import { MarketplaceRateLimitedError, MarketplaceRejectedError, MarketplaceUnavailableError } from '../../../lambdas/domain/errors';
 import { extendOrder, setSpotPrice, sweepFleet, type FleetWatchDeps } from '../../../lambdas/domain/fleet-watch';
-import { anOrder } from '../../fakes/builders';
+import { anOrder, aServer } from '../../fakes/builders';
 import { FakeEventSender } from '../../fakes/event-sender';
 import { FakeLeaseStore } from '../../fakes/lease-store';
 import { FakeMarketplace } from '../../fakes/marketplace';
@@ -272,11 +272,39 @@ describe('Function: extendOrder', () => {
 describe('Function: setSpotPrice', () => {
   const spot = (price: number) => anOrder(6, { type: 'spot', price });
 
-  it('sets the price and answers the task result', async () => {
+  it('sets the price and answers the task result: the marketplace value in the order currency, and USD per hour at the server\'s rates', async () => {
     const { deps, marketplace } = setup();
     marketplace.orders = [spot(1)];
-    expect(await setSpotPrice({ order_id: 6, desired_price: 1.5 }, { now: NOW }, deps)).toEqual({ success: true, order_id: 6, desired_price: 1.5 });
+    // 1 bitcoin per day is $2500/h on this server (its on-demand price: 0.0001 BTC a day = $0.25/h).
+    marketplace.servers = [aServer(1006, { allowed_coins: ['bitcoin'], price: { on_demand: { bitcoin: 0.0001 }, spot: {}, usd_per_hour: { on_demand: { bitcoin: 0.25 } } } })];
+    expect(await setSpotPrice({ order_id: 6, desired_price: 1.5 }, { now: NOW }, deps)).toEqual({
+      success: true, order_id: 6, desired_price: 1.5, currency: 'bitcoin', desired_price_usd_per_hour: 3750,
+    });
     expect(marketplace.spotPriceCalls).toEqual([{ order_id: 6, price: 1.5 }]);
+  });
+
+  it('still succeeds, with desired_price_usd_per_hour null, when the server is not listed or the listing cannot be read', async () => {
+    const { deps, marketplace } = setup();
+    marketplace.orders = [spot(1)];
+    expect(await setSpotPrice({ order_id: 6, desired_price: 1.2 }, { now: NOW }, deps)).toMatchObject({ success: true, desired_price_usd_per_hour: null });
+    jest.spyOn(marketplace, 'listServers').mockRejectedValue(new MarketplaceUnavailableError('down'));
+    expect(await setSpotPrice({ order_id: 6, desired_price: 1.3 }, { now: NOW }, deps)).toMatchObject({ success: true, desired_price_usd_per_hour: null });
+    expect(marketplace.spotPriceCalls).toHaveLength(2);
+  });
+
+  it('refuses a raise to more than 10 × the current price itself (a likely unit mistake), naming both prices', async () => {
+    const { deps, marketplace } = setup();
+    // A bitcoin spot order at 0.00004 BTC a day; 0.5 "meant as USD/h" would be 0.5 BTC a day.
+    marketplace.orders = [anOrder(6, { type: 'spot', price: 0.00004, currency: 'bitcoin' })];
+    marketplace.servers = [aServer(1006, { allowed_coins: ['bitcoin'], price: { on_demand: { bitcoin: 0.00004 }, spot: {}, usd_per_hour: { on_demand: { bitcoin: 0.1 } } } })];
+    expect(await setSpotPrice({ order_id: 6, desired_price: 0.5 }, { now: NOW }, deps)).toEqual({
+      success: false,
+      error: 'spot price 0.5 bitcoin per day ($1250/hr) for order 6 is more than 10 × its current 0.00004 bitcoin per day ($0.1/hr); ' +
+        'desired_price is in the order currency per day, not USD per hour (raise in steps if meant)',
+    });
+    expect(marketplace.spotPriceCalls).toEqual([]);
+    // Exactly 10 × passes.
+    expect((await setSpotPrice({ order_id: 6, desired_price: 0.0004 }, { now: NOW }, deps)).success).toBe(true);
   });
 
   it('refuses a second decrease within 600 s itself, without a marketplace call', async () => {

@@ -91,12 +91,23 @@ describe('Function: runStatus', () => {
 describe('Function: runPriceAlert', () => {
   const input = { gpu_type: '4090', target_price: 0.5, image: 'my/image:1', callback_url: 'https://cb.example/hook' };
   /** A spot price under the target ($0.4/h). */
-  const underTarget = { price: { on_demand: { 'NATIVE-Blockchain': 10 }, spot: { 'NATIVE-Blockchain': 5 }, usd: { on_demand: { 'NATIVE-Blockchain': 0.8 }, spot: 0.4 } } };
+  const underTarget = { price: { on_demand: { 'NATIVE-Blockchain': 10 }, spot: { 'NATIVE-Blockchain': 5 }, usd_per_hour: { on_demand: { 'NATIVE-Blockchain': 0.8 }, spot: 0.4 } } };
+
+  it('passes wait_seconds on to the create-order it queues, as a standing order (issue 23)', async () => {
+    // Prepare
+    const { deps, marketplace, workflow } = jobFakes();
+    marketplace.servers = [aServer(1, underTarget)];
+    // Act
+    await runPriceAlert({ ...input, wait_seconds: 3600 }, deps, { task_id: ALERT_TASK, origin: { source: 'webhook' }, now: NOW });
+    // Assess
+    expect(workflow.started[0]?.input.request.wait_seconds).toBe(3600);
+    expect(workflow.started[0]?.input.timing).toMatchObject({ waiting_until: Math.floor(NOW / 1000) + 3600, accepted_at: NOW });
+  });
 
   it('returns Price not met and starts nothing when no server is at or under the target', async () => {
     // Prepare
     const { deps, marketplace, workflow, tasks, notifier } = jobFakes();
-    marketplace.servers = [aServer(1, { price: { on_demand: {}, spot: { 'NATIVE-Blockchain': 9 }, usd: { on_demand: {}, spot: 0.51 } } })];
+    marketplace.servers = [aServer(1, { price: { on_demand: {}, spot: { 'NATIVE-Blockchain': 9 }, usd_per_hour: { on_demand: {}, spot: 0.51 } } })];
     // Act
     const result = await runPriceAlert(input, deps, { task_id: ALERT_TASK, origin: { source: 'webhook' }, now: NOW });
     // Assess
@@ -112,21 +123,25 @@ describe('Function: runPriceAlert', () => {
     marketplace.servers = [
       aServer(1, { rented: true }),
       aServer(2, { gpu_array: ['NVIDIA A100'], specs: { gpu: '1x NVIDIA A100', cpu: 'x', ram: 1, disk: 'd' } }),
-      aServer(3, { price: { on_demand: {}, spot: { 'NATIVE-Blockchain': 4 }, usd: { on_demand: {}, spot: 0.5 } } }),
+      aServer(3, { price: { on_demand: {}, spot: { 'NATIVE-Blockchain': 4 }, usd_per_hour: { on_demand: {}, spot: 0.5 } } }),
     ];
     // Act
-    const result = await runPriceAlert(input, deps, { task_id: ALERT_TASK, origin: { source: 'slack' }, now: NOW });
+    const responseUrl = 'https://hooks.slack.example/commands/T1/2/tok';
+    const result = await runPriceAlert(input, deps, { task_id: ALERT_TASK, origin: { source: 'slack', responseUrl }, now: NOW });
     // Assess
     const childId = priceAlertOrderTaskId(ALERT_TASK);
     expect(result).toEqual({ success: true, message: expect.stringContaining(childId), task_id: childId });
-    expect(tasks.records.get(childId)).toMatchObject({ task_id: childId, kind: 'create-order', state: 'queued', origin: { source: 'slack' } });
+    // The caller's URLs are in the record (the deliverers read them there), not in the workflow input.
+    expect(tasks.records.get(childId)).toMatchObject({
+      task_id: childId, kind: 'create-order', state: 'queued', origin: { source: 'slack', responseUrl }, request: { callback_url: 'https://cb.example/hook' },
+    });
     expect(workflow.started).toEqual([{
       taskId: childId,
       input: {
         task_id: childId,
         request: {
           gpu_type: '4090', max_price: 0.5, image: 'my/image:1', currency: 'NATIVE-Blockchain',
-          ports: { '22': 'tcp', '8888': 'http' }, use_spot: true, callback_url: 'https://cb.example/hook',
+          ports: { '22': 'tcp', '8888': 'http' }, use_spot: true,
         },
         origin: { source: 'slack' },
         timing: { poll_interval_seconds: 5, ready_timeout_seconds: 120, soft_deadline: NOW / 1000 + 300 },
@@ -290,7 +305,8 @@ describe('Function: runJob', () => {
     marketplace.orders = [anOrder(9, { status: 'running', type: 'spot', price: 5 })];
     const job = { task_id: 't', kind: 'set-spot-price' as const, input: { order_id: 9, desired_price: 6 }, origin: { source: 'webhook' as const } };
     // Act + Assess: success
-    await expect(runJob(job, deps, NOW)).resolves.toEqual({ success: true, order_id: 9, desired_price: 6 });
+    // The server is not listed here: the USD figure is unknown (null), never a reason to fail.
+    await expect(runJob(job, deps, NOW)).resolves.toEqual({ success: true, order_id: 9, desired_price: 6, currency: 'bitcoin', desired_price_usd_per_hour: null });
     expect(marketplace.spotPriceCalls).toEqual([{ order_id: 9, price: 6 }]);
     // A business refusal: a failure result
     jest.spyOn(marketplace, 'setSpotPrice').mockRejectedValueOnce(new MarketplaceRejectedError('too_low_price'));

@@ -113,6 +113,14 @@ describe('Schema: SetSpotPriceBodySchema', () => {
     expect(parseBody(SetSpotPriceBodySchema, { order_id: 7, desired_price: 0 })).toEqual({ ok: false, error: 'desired_price must be a positive number' });
     expect(parseBody(SetSpotPriceBodySchema, { order_id: 7, desired_price: '1' })).toEqual({ ok: false, error: 'desired_price must be a positive number' });
   });
+
+  it.each([[0.000000009], [10_000_000.5], [1e300]])('refuses %p: outside what a price in the order currency per day can be', (desired) => {
+    expect(parseBody(SetSpotPriceBodySchema, { order_id: 7, desired_price: desired })).toEqual({ ok: false, error: 'desired_price must be between 0.00000001 and 10000000 (order currency per day)' });
+  });
+
+  it.each([[0.00000001], [0.0000431], [1540], [10_000_000]])('accepts %p (bounds included)', (desired) => {
+    expect(parseBody(SetSpotPriceBodySchema, { order_id: 7, desired_price: desired })).toEqual({ ok: true, value: { order_id: 7, desired_price: desired } });
+  });
 });
 
 describe('Function: lease arithmetic', () => {

@@ -6,7 +6,7 @@ const server = (id: number, gpus: string[], rented: boolean, spot?: number): Ser
   owner: 1,
   mrl: 24,
   rented,
-  price: { on_demand: {}, spot: {}, usd: { on_demand: { 'NATIVE-Blockchain': 1 }, ...(spot !== undefined ? { spot } : {}) } },
+  price: { on_demand: {}, spot: {}, usd_per_hour: { on_demand: { 'NATIVE-Blockchain': 1 }, ...(spot !== undefined ? { spot } : {}) } },
   specs: { gpu: `${gpus.length}x ${gpus[0] ?? ''}`, cpu: 'cpu', ram: 32, disk: 'ssd' },
   gpu_array: gpus,
   reliability: 0.99,

@@ -12,7 +12,7 @@ const server = (id: number, patch: Partial<Server> & { spot?: Record<string, num
     price: {
       on_demand: { [NATIVE]: 10, bitcoin: 0.0001 },
       spot: spot ?? { [NATIVE]: 5, bitcoin: 0.00005 },
-      usd: { on_demand: { 'NATIVE-Blockchain': usdOnDemand ?? 1.2 }, spot: usdSpot ?? 0.6 },
+      usd_per_hour: { on_demand: { 'NATIVE-Blockchain': usdOnDemand ?? 1.2 }, spot: usdSpot ?? 0.6 },
     },
     specs: { gpu: '1x NVIDIA GeForce RTX 4090', cpu: 'x', ram: 64, disk: '1TB' },
     gpu_array: ['NVIDIA RTX 4090'],
@@ -53,7 +53,7 @@ describe('Function: findMatchingServer', () => {
     expect(findMatchingServer(servers, { ...spot, use_spot: false })?.id).toBe(3);
   });
 
-  it('treats max_price as inclusive, against usd.spot for spot and the on-demand USD price in the order currency', () => {
+  it('treats max_price as inclusive, against usd_per_hour.spot for spot and the on-demand USD price in the order currency', () => {
     const servers = [server(1, { usdSpot: 0.61, usdOnDemand: 0.5 }), server(2, { usdSpot: 0.6, usdOnDemand: 0.9 })];
     expect(findMatchingServer(servers, { ...spot, max_price: 0.6 })?.id).toBe(2);
     expect(findMatchingServer(servers, { ...spot, max_price: 0.59 })).toBeUndefined();
@@ -63,14 +63,14 @@ describe('Function: findMatchingServer', () => {
 
   it('does not match a capped request when the compared price is missing', () => {
     const s = server(1);
-    const noUsd: Server = { ...s, price: { ...s.price, usd: { on_demand: {} } } };
+    const noUsd: Server = { ...s, price: { ...s.price, usd_per_hour: { on_demand: {} } } };
     expect(serverMatches(noUsd, { ...spot, max_price: 100 })).toBe(false);
     expect(serverMatches(noUsd, spot)).toBe(true);
   });
 
   it('compares an on-demand cap with the USD price of the coin the order is paid in', () => {
     const s = server(1);
-    const perCoin: Server = { ...s, allowed_coins: ['CLORE-Blockchain', 'bitcoin'], price: { ...s.price, usd: { on_demand: { 'CLORE-Blockchain': 0.4, bitcoin: 0.7 } } } };
+    const perCoin: Server = { ...s, allowed_coins: ['CLORE-Blockchain', 'bitcoin'], price: { ...s.price, usd_per_hour: { on_demand: { 'CLORE-Blockchain': 0.4, bitcoin: 0.7 } } } };
     const onDemand = { ...spot, use_spot: false, max_price: 0.5 };
     expect(serverMatches(perCoin, { ...onDemand, currency: 'CLORE-Blockchain' })).toBe(true);
     expect(serverMatches(perCoin, { ...onDemand, currency: 'bitcoin' })).toBe(false);

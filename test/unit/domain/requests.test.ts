@@ -42,6 +42,9 @@ describe('Function: parseBody (create-order)', () => {
     [{ gpu_type: 'A100', env: { 'BAD-NAME': 'x' } }, 'env names must be letters, digits and _'],
     [{ gpu_type: 'A100', env: { OK: 1 } }, 'env values must be strings'],
     [{ gpu_type: 'A100', env: 'A=1' }, 'env must be an object of strings'],
+    // Production answers HTTP 500 code 1 to any env value with `&` (marketplace-live.md, S6).
+    [{ gpu_type: 'A100', env: { OK: 'fine', URL: 'https://x.example/?a=1&b=2' } }, 'env values must not contain "&"'],
+    [{ gpu_type: 'A100', env: { AMP: '&' } }, 'env values must not contain "&"'],
   ])('rejects %j with "%s"', (body, message) => {
     expect(errorOf(CreateOrderBodySchema, body)).toBe(message);
   });

@@ -42,7 +42,7 @@ describe('Function: parseSlackCommand', () => {
     },
   );
 
-  it.each([['bid'], ['bid 42'], ['bid 42 0'], ['bid 42 -3'], ['bid 42 abc'], ['bid x 3'], ['bid 42 3 4']])('returns the bid usage for %j', (text) => {
+  it.each([['bid'], ['bid 42'], ['bid 42 0'], ['bid 42 -3'], ['bid 42 abc'], ['bid x 3'], ['bid 42 3 4'], ['bid 42 0.000000001'], ['bid 42 10000001']])('returns the bid usage for %j', (text) => {
     const parsed = parseSlackCommand(text, '/relay');
     expect(parsed.kind === 'usage' && parsed.text).toMatch(/^Usage: `\/relay bid <order_id> <price>`/);
   });

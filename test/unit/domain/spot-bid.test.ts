@@ -19,7 +19,7 @@ describe('Function: spotBid', () => {
 });
 
 describe('Function: spotBidFor', () => {
-  const server = { price: { spot: { bitcoin: 0.002 }, on_demand: {}, usd: {} } } as unknown as Server;
+  const server = { price: { spot: { bitcoin: 0.002 }, on_demand: {}, usd_per_hour: {} } } as unknown as Server;
 
   it('uses the spot price of the order currency', () => {
     expect(spotBidFor(server, 'bitcoin')).toBe(0.0022);

@@ -70,7 +70,7 @@ describe('Function: buildOpenApiDocument', () => {
   it('describes the signed callback of each task route', () => {
     for (const path of ['/webhook/create-order', '/webhook/cancel-order', '/webhook/price-alert', '/webhook/status']) {
       const callback = doc.paths[path].post.callbacks.taskResult['{$request.body#/callback_url}'].post as Json;
-      expect(callback.parameters.map((p: Json) => p.name)).toEqual(['X-Webhook-Timestamp', 'X-Webhook-Signature', 'X-Webhook-Id']);
+      expect(callback.parameters.map((p: Json) => p.name)).toEqual(['webhook-id', 'webhook-timestamp', 'webhook-signature']);
       expect(callback.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/TaskResult' });
     }
   });

@@ -84,7 +84,7 @@ describe('HttpMarketplaceClient', () => {
       const market = await c.spotMarket(server.id);
       // Assess
       expect(servers.length).toBeGreaterThanOrEqual(30);
-      expect(servers.find((s) => s.id === server.id)?.price.usd.on_demand['NATIVE-Blockchain']).toBe(server.price.usd.on_demand_native);
+      expect(servers.find((s) => s.id === server.id)?.price.usd_per_hour.on_demand['NATIVE-Blockchain']).toBe(server.price.usd.on_demand_native);
       expect(wallets.map((w) => w.name)).toContain('NATIVE-Blockchain');
       expect(typeof order_id).toBe('number');
       expect(active).toEqual([expect.objectContaining({ order_id, renting_server: server.id, status: 'running' })]);
@@ -307,7 +307,7 @@ describe('HttpMarketplaceClient', () => {
       expect(servers).toHaveLength(2);
       expect(servers[0]).toMatchObject({ id: 6, cuda_version: '12.4', net: { cc: 'DE' }, specs: { pcie_width: 16 } });
       expect(servers[1]?.price.spot).toEqual({});
-      expect(servers[1]?.price.usd.spot).toBeUndefined();
+      expect(servers[1]?.price.usd_per_hour.spot).toBeUndefined();
       expect(orders[0]).toMatchObject({ order_id: 38, connection: { ports: { '22': 'tcp://n6.example.invalid:40022' } }, spend: 0.1 });
       expect(orders[1]).toMatchObject({ order_id: 39, status: 'creating_order', started: 0, connection: {} });
       expect(wallets).toEqual([expect.objectContaining({ name: 'bitcoin', balance: 0.0031 }), expect.objectContaining({ name: 'NATIVE-Blockchain' })]);

@@ -75,7 +75,7 @@ describe('live-v1 samples replayed through the client', () => {
     ]);
   });
 
-  it('marketplace.json: trimmed GPU names, USD on-demand price per coin, positive spot prices', async () => {
+  it('marketplace.json: trimmed GPU names, USD on-demand price per coin turned from per day into per hour, positive spot prices', async () => {
     const { client } = harness(() => answer(sample('marketplace.json')));
     const [server] = await client.listServers();
     expect(server).toMatchObject({
@@ -83,21 +83,24 @@ describe('live-v1 samples replayed through the client', () => {
       gpu_array: ['RTX 4090', 'RTX 4090'],
       allowed_coins: ['CLORE-Blockchain', 'bitcoin', 'USD-Blockchain'],
       price: {
+        // The marketplace's own unit, as the bid is sent.
         spot: { 'CLORE-Blockchain': 1400, bitcoin: 4.31e-5 },
-        usd: { on_demand: { 'CLORE-Blockchain': 5.9, 'USD-Blockchain': 6.1, bitcoin: 6.05 }, spot: 2.8 },
+        // Production's $5.9/day etc., per hour (6 significant digits).
+        usd_per_hour: { on_demand: { 'CLORE-Blockchain': 0.245833, 'USD-Blockchain': 0.254167, bitcoin: 0.252083 }, spot: 0.116667 },
       },
     });
-    // The domain matches it: spot under the cap in CLORE, on-demand compared with on_demand_clore.
+    // The domain matches it: spot under the cap in CLORE, on-demand compared with on_demand_clore (USD/h).
     const servers = await client.listServers();
-    expect(findMatchingServer(servers, { gpu_type: 'RTX 4090', currency: 'CLORE-Blockchain', use_spot: true, max_price: 2.8 })?.id).toBe(31337);
-    expect(findMatchingServer(servers, { gpu_type: 'rtx 4090', currency: 'CLORE-Blockchain', use_spot: false, max_price: 5.9 })?.id).toBe(31337);
-    expect(findMatchingServer(servers, { gpu_type: 'RTX 4090', currency: 'CLORE-Blockchain', use_spot: false, max_price: 5.89 })).toBeUndefined();
+    expect(findMatchingServer(servers, { gpu_type: 'RTX 4090', currency: 'CLORE-Blockchain', use_spot: true, max_price: 0.12 })?.id).toBe(31337);
+    expect(findMatchingServer(servers, { gpu_type: 'RTX 4090', currency: 'CLORE-Blockchain', use_spot: true, max_price: 0.11 })).toBeUndefined();
+    expect(findMatchingServer(servers, { gpu_type: 'rtx 4090', currency: 'CLORE-Blockchain', use_spot: false, max_price: 0.25 })?.id).toBe(31337);
+    expect(findMatchingServer(servers, { gpu_type: 'RTX 4090', currency: 'CLORE-Blockchain', use_spot: false, max_price: 0.245 })).toBeUndefined();
   });
 
   it('marketplace-no-spot.json: usd.spot 0 means no spot price; the server is an on-demand candidate only', async () => {
     const { client } = harness(() => answer(sample('marketplace-no-spot.json')));
     const servers = await client.listServers();
-    expect(servers[0]?.price.usd.spot).toBeUndefined();
+    expect(servers[0]?.price.usd_per_hour.spot).toBeUndefined();
     expect(servers[0]?.price.spot).toEqual({});
     expect(findMatchingServer(servers, { gpu_type: 'RTX 4090', currency: 'CLORE-Blockchain', use_spot: true })).toBeUndefined();
     expect(findMatchingServer(servers, { gpu_type: 'RTX 4090', currency: 'CLORE-Blockchain', use_spot: false })?.id).toBe(31338);
@@ -163,20 +166,22 @@ describe('live-v1 samples replayed through the client', () => {
 });
 
 describe('one bad element never sinks an answer', () => {
-  it('skips an older-style server without gpu_array, reads one without price.usd, and reports the skip by index', async () => {
+  it('reads an older-style server without gpu_array from specs.gpu, one without price.usd, skips one without GPUs, and reports the skip by index', async () => {
     const live = JSON.parse(sample('marketplace.json')) as { servers: Record<string, unknown>[] };
     const base = live.servers[0]!;
-    const noGpus = { ...base, id: 1 } as Record<string, unknown>;
-    delete noGpus.gpu_array;
+    const noGpuArray = { ...base, id: 1 } as Record<string, unknown>;
+    delete noGpuArray.gpu_array;
+    const noGpus = { ...noGpuArray, id: 3, specs: { gpu: '' } };
     const noUsd = { ...base, id: 2, price: { on_demand: { 'CLORE-Blockchain': 2000 }, spot: {} } };
     const skipped: [string, number][] = [];
-    const { client } = harness(() => answer(JSON.stringify({ code: 0, servers: [noGpus, noUsd, base, 'junk'] })), {
+    const { client } = harness(() => answer(JSON.stringify({ code: 0, servers: [noGpuArray, noUsd, noGpus, base, 'junk'] })), {
       onSkipped: (endpoint, s) => skipped.push([endpoint, s.index]),
     });
     const servers = await client.listServers();
-    expect(servers.map((s) => s.id)).toEqual([2, 31337]);
-    expect(servers[0]?.price.usd).toEqual({ on_demand: {} });
-    expect(skipped).toEqual([['marketplace', 0], ['marketplace', 3]]);
+    expect(servers.map((s) => s.id)).toEqual([1, 2, 31337]);
+    expect(servers[0]?.gpu_array).toEqual(['NVIDIA GeForce RTX 4090', 'NVIDIA GeForce RTX 4090']);
+    expect(servers[1]?.price.usd_per_hour).toEqual({ on_demand: {} });
+    expect(skipped).toEqual([['marketplace', 2], ['marketplace', 4]]);
   });
 
   it('skips an order with neither order_id nor id, and keeps both dialects in one answer', async () => {

@@ -28,4 +28,11 @@ describe('Function: validateOrderRequest', () => {
     expect(() => validateOrderRequest({ ...base, ssh_password: 'aB3'.repeat(10) + 'zz' })).not.toThrow();
     expect(() => validateOrderRequest({ ...base, ssh_password: '' })).toThrow(InvalidOrderRequestError);
   });
+
+  it('never sends an env value holding "&" (production fails the order with HTTP 500 code 1), without echoing the value', () => {
+    const error = (() => { try { validateOrderRequest({ ...base, env: { A: 'b', TOKEN: 'sEcReT&x' } }); return undefined; } catch (e) { return e as Error; } })();
+    expect(error).toBeInstanceOf(InvalidOrderRequestError);
+    expect(error?.message).toBe('invalid create_order request: env.TOKEN: env values must not contain "&"');
+    expect(error?.message).not.toContain('sEcReT');
+  });
 });

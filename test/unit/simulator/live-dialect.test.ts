@@ -119,6 +119,19 @@ describe('Simulator: live dialect answers in the live-v1 shapes', () => {
       expect(servers.some((s) => s.allowed_coins.some((c) => !(c in (s.price.spot as object))))).toBe(true);
     });
 
+    it('prices per day like production (S6): on_demand_clore is the CLORE price per day in USD, 24 × the catalogue\'s USD per hour', async () => {
+      const catalogue = new Map(sim.control.servers().map((s) => [s.id, s]));
+      const servers = (await current()).filter((s) => s.allowed_coins.includes('CLORE-Blockchain'));
+      expect(servers.length).toBeGreaterThan(0);
+      for (const s of servers) {
+        const usd = s.price.usd as Record<string, number>;
+        const perHour = catalogue.get(s.id)?.price.usd.on_demand_native as number;
+        expect(usd.on_demand_clore).toBeCloseTo(perHour * 24, 3);
+        // The crypto map is per day too: the same price in CLORE at the simulator's rate.
+        expect(usd.on_demand_clore).toBeCloseTo((s.price.on_demand['CLORE-Blockchain'] as number) * 0.02, 2);
+      }
+    });
+
     it('includes exactly one older-style element without gpu_array and without price.usd, and keeps the variety', async () => {
       const servers = await listing();
       const legacy = servers.filter((s) => s.gpu_array === undefined);

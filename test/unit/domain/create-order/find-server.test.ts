@@ -72,7 +72,7 @@ describe('Function: findServer', () => {
 
   it('throws NoServerAvailableError with the spec text when nothing matches', async () => {
     const deps = setup();
-    deps.marketplace.servers = [aServer(1, { price: { on_demand: {}, spot: { [NATIVE]: 5 }, usd: { on_demand: {}, spot: 3 } } })];
+    deps.marketplace.servers = [aServer(1, { price: { on_demand: {}, spot: { [NATIVE]: 5 }, usd_per_hour: { on_demand: {}, spot: 3 } } })];
     const state = aState();
     const act = findServer({ ...state, request: { ...state.request, max_price: 2 } }, deps, NOW);
     await expect(act).rejects.toThrow(new NoServerAvailableError('No 4090 available under $2/hr'));

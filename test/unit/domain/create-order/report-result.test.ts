@@ -8,6 +8,8 @@ import { FakeNotifier } from '../../../fakes/notifier';
 import { FakeTasks } from '../../../fakes/tasks';
 
 const NOW = 1_000_000;
+/** What ingress records: the caller's URLs live in the task record, not in the workflow input. */
+const RECORDED = { request: { gpu_type: '4090', callback_url: 'http://cb.example/hook' } };
 const search = (id = 1, attempt = 1, excluded: number[] = []): SearchResult => ({
   server: { id, gpu_array: ['NVIDIA RTX 4090'], price_usd: 0.6, spot_bid: 5.5 }, attempt, excluded,
 });
@@ -31,7 +33,7 @@ describe('Function: reportResult', () => {
   it('delivers once, announces the ready order in chat and releases the claim', async () => {
     // Prepare
     const tasks = new FakeTasks();
-    tasks.seed();
+    tasks.seed('task-1', RECORDED);
     const notifier = new FakeNotifier();
     const claims = new FakeClaims();
     claims.holders.set(4, 'task-1');
@@ -53,7 +55,7 @@ describe('Function: reportResult', () => {
   it('a retry after a final write that landed unseen delivers once; a retry after the delivery does not deliver again', async () => {
     // Prepare: the first attempt's final write lands, but its answer is lost (the call throws).
     const tasks = new FakeTasks();
-    tasks.seed();
+    tasks.seed('task-1', RECORDED);
     const notifier = new FakeNotifier();
     const claims = new FakeClaims();
     const leases = new FakeLeaseStore();
@@ -77,7 +79,7 @@ describe('Function: reportResult', () => {
 
   it('does not announce failures in chat', async () => {
     const tasks = new FakeTasks();
-    tasks.seed();
+    tasks.seed('task-1', RECORDED);
     const notifier = new FakeNotifier();
     const leases = new FakeLeaseStore();
     await reportResult(aState({ error: { name: 'QuotaExceededError', message: 'Hourly order limit reached (10 per hour)' } }), { tasks, notifier, claims: new FakeClaims(), leases }, NOW);
@@ -88,7 +90,7 @@ describe('Function: reportResult', () => {
 
   it('records a ready order without a lease for the watch, and the result has no lease_expires_at', async () => {
     const tasks = new FakeTasks();
-    tasks.seed();
+    tasks.seed('task-1', RECORDED);
     const leases = new FakeLeaseStore();
     const { result } = await reportResult(ready, { tasks, notifier: new FakeNotifier(), claims: new FakeClaims(), leases }, NOW);
     expect(result).not.toHaveProperty('lease_expires_at');
@@ -99,7 +101,7 @@ describe('Function: reportResult', () => {
   it('records a leased order with its end counted from readiness, and adds lease_expires_at to the result', async () => {
     // Prepare: ready at 5 000 000 ms (5 000 s), a 1.5 h lease; the report runs later
     const tasks = new FakeTasks();
-    tasks.seed();
+    tasks.seed('task-1', RECORDED);
     const leases = new FakeLeaseStore();
     const notifier = new FakeNotifier();
     const leased = aState({
@@ -118,7 +120,7 @@ describe('Function: reportResult', () => {
   it('fails (for the state machine to retry) without a final result when the order cannot be recorded', async () => {
     // Prepare
     const tasks = new FakeTasks();
-    tasks.seed();
+    tasks.seed('task-1', RECORDED);
     const notifier = new FakeNotifier();
     const leases = { track: jest.fn().mockRejectedValueOnce(new Error('ProvisionedThroughputExceededException')).mockResolvedValue(undefined) };
     // Act + Assess: the first attempt fails before any result is written or delivered
@@ -129,5 +131,18 @@ describe('Function: reportResult', () => {
     await expect(reportResult(ready, { tasks, notifier, claims: new FakeClaims(), leases }, NOW)).resolves.toMatchObject({ success: true, delivered: true });
     expect(leases.track).toHaveBeenCalledTimes(2);
     expect(notifier.callbacks).toHaveLength(1);
+  });
+
+  it('delivers to the callback_url and Slack response_url of the task record; the workflow state carries neither', async () => {
+    // Prepare
+    const tasks = new FakeTasks();
+    tasks.seed('task-1', { request: { callback_url: 'https://ci.example/hook?token=abc' }, origin: { source: 'slack', responseUrl: 'https://hooks.slack.example/commands/T1/2/xyz' } });
+    const notifier = new FakeNotifier();
+    // Act
+    await reportResult(ready, { tasks, notifier, claims: new FakeClaims(), leases: new FakeLeaseStore() }, NOW);
+    // Assess
+    expect(JSON.stringify(ready)).not.toMatch(/callback_url|responseUrl|ci\.example|hooks\.slack/);
+    expect(notifier.callbacks).toEqual([expect.objectContaining({ url: 'https://ci.example/hook?token=abc' })]);
+    expect(notifier.slackResponses).toEqual([expect.objectContaining({ url: 'https://hooks.slack.example/commands/T1/2/xyz' })]);
   });
 });

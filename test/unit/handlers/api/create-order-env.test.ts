@@ -153,6 +153,18 @@ describe('Create-order env values: sealed in the table, not in the workflow inpu
     expect(marketplace.created[0]).not.toHaveProperty('env');
   });
 
+  it('refuses an env value holding "&" with 400 and queues nothing: no execution, no task, no sealed env', async () => {
+    // Act
+    const { result, taskId, startInput } = await accept({ gpu_type: 'A100', env: { OK: 'fine', CALLBACK: 'https://x.example/?a=1&b=2' } });
+    // Assess
+    expect(result.statusCode).toBe(400);
+    expect(result.body).toEqual({ error: 'env values must not contain "&"' });
+    expect(startInput).toBeUndefined();
+    expect(sfn.commandCalls(StartExecutionCommand)).toHaveLength(0);
+    expect(await tasks.get(taskId)).toBeUndefined();
+    expect(await tasks.orderEnv(taskId)).toBeUndefined();
+  });
+
   it('removes the sealed env with the record when the hand-off fails', async () => {
     sfn.on(StartExecutionCommand).rejects(new Error('Step Functions down'));
     const { result, taskId } = await accept({ gpu_type: 'A100', env: { TOKEN: 'tok' } });

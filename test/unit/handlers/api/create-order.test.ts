@@ -62,7 +62,9 @@ describe('Handler: create-order', () => {
     const { fakes, call } = setup({ ALLOW_PRIVATE_CALLBACKS: 'true' });
     const result = await call(signedPost(SECRET, PATH, '{"gpu_type":"A100","callback_url":"http://127.0.0.1:9/cb"}'));
     expect(result.statusCode).toBe(202);
-    expect(fakes.workflow.started[0].input.request.callback_url).toBe('http://127.0.0.1:9/cb');
+    // The URL is kept in the task record (the deliverers read it there), never in the workflow input.
+    expect(fakes.tasks.records.get(fakes.workflow.started[0].taskId)?.request.callback_url).toBe('http://127.0.0.1:9/cb');
+    expect(JSON.stringify(fakes.workflow.started[0].input)).not.toMatch(/callback_url|127\.0\.0\.1/);
   });
 
   it('checks the signature before the body: a bad body unsigned is 401, not 400', async () => {
@@ -108,6 +110,37 @@ describe('Handler: create-order', () => {
       const ts = '1700000000';
       const fresh = apiEvent({ path: PATH, body, headers: { 'x-webhook-timestamp': ts, 'x-webhook-signature': sign(SECRET, body, ts) } });
       expect((await call(fresh)).statusCode).toBe(202);
+    });
+
+    it('answers copies of one signed timestamped request with the first task_id and starts one workflow (hex case changes nothing)', async () => {
+      // Prepare
+      const { fakes, call } = setup();
+      const body = '{"gpu_type":"A100"}';
+      const ts = '1700000000';
+      const signature = sign(SECRET, body, ts);
+      const copy = (sig: string, extra: Record<string, string> = {}) =>
+        apiEvent({ path: PATH, body, headers: { 'x-webhook-timestamp': ts, 'x-webhook-signature': sig, ...extra } });
+      // Act
+      const first = await call(copy(signature));
+      const again = await call(copy(signature));
+      const upper = await call(copy(signature.toUpperCase(), { 'idempotency-key': 'fresh-key' }));
+      fakes.clock += 200_000; // still inside the window
+      const later = await call(copy(signature));
+      // Assess
+      expect(first).toMatchObject({ statusCode: 202, body: { task_id: '00000000-0000-4000-8000-000000000001' } });
+      for (const repeat of [again, upper, later]) {
+        expect(repeat).toMatchObject({ statusCode: 202, body: { status: 'queued', task_id: '00000000-0000-4000-8000-000000000001' } });
+        expect(repeat.headers['Idempotent-Replayed']).toBe('true');
+      }
+      expect(fakes.workflow.started).toHaveLength(1);
+      expect(fakes.tasks.records.size).toBe(1);
+    });
+
+    it('makes a task per request for untimestamped signed requests (the spec allows them locally)', async () => {
+      const { fakes, call } = setup();
+      await call(signedPost(SECRET, PATH, '{"gpu_type":"A100"}'));
+      await call(signedPost(SECRET, PATH, '{"gpu_type":"A100"}'));
+      expect(fakes.workflow.started).toHaveLength(2);
     });
 
     it('rejects a stale timestamp', async () => {

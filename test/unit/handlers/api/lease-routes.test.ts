@@ -90,6 +90,8 @@ describe('Handler: set-spot-price', () => {
     ['{"order_id":7,"desired_price":0}', 'desired_price must be a positive number'],
     ['{"order_id":7,"desired_price":-2}', 'desired_price must be a positive number'],
     ['{"order_id":7,"desired_price":"3"}', 'desired_price must be a positive number'],
+    ['{"order_id":7,"desired_price":20000000}', 'desired_price must be between 0.00000001 and 10000000 (order currency per day)'],
+    ['{"order_id":7,"desired_price":1e-9}', 'desired_price must be between 0.00000001 and 10000000 (order currency per day)'],
     ['{"order_id":"x","desired_price":3}', 'order_id must be an integer'],
   ])('returns 400 for %s with the exact text and queues nothing', async (body, text) => {
     const { fakes, call } = setup(createSetSpotPriceHandler);

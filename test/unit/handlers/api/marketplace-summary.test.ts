@@ -8,7 +8,7 @@ import { FakeSlidingWindow } from '../../../fakes/sliding-window';
 import { parseResult } from '../../../helpers/parse-result';
 
 const server = (id: number, gpu: string, rented: boolean, spot?: number) =>
-  ({ id, rented, gpu_array: [gpu], price: { on_demand: {}, spot: {}, usd: spot === undefined ? {} : { spot } } }) as unknown as Server;
+  ({ id, rented, gpu_array: [gpu], price: { on_demand: {}, spot: {}, usd_per_hour: spot === undefined ? {} : { spot } } }) as unknown as Server;
 
 const setup = (listServers: MarketplaceClient['listServers'], env: Record<string, string> = {}) => {
   const marketplace = { listServers } as MarketplaceClient;

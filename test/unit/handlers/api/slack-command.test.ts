@@ -33,8 +33,12 @@ describe('Handler: slack-command', () => {
     expect(result.body).toEqual({ response_type: 'in_channel', text: 'Renting RTX 4090 (max $0.5/hr): queued. Task ID: 00000000-0000-4000-8000-000000000001' });
     expect(fakes.workflow.started[0].input).toMatchObject({
       request: { gpu_type: 'RTX 4090', max_price: 0.5, use_spot: true },
-      origin: { source: 'slack', responseUrl: 'https://hooks.slack.com/commands/1234/5678' },
+      origin: { source: 'slack' },
     });
+    // response_url may carry a token: the task record holds it, the workflow input (execution history) does not.
+    expect(JSON.stringify(fakes.workflow.started[0].input)).not.toContain('hooks.slack.com');
+    const taskId = fakes.workflow.started[0].taskId;
+    expect(fakes.tasks.records.get(taskId)?.origin).toEqual({ source: 'slack', responseUrl: 'https://hooks.slack.com/commands/1234/5678' });
     expect(fakes.tasks.records.get('00000000-0000-4000-8000-000000000001')?.origin).toEqual({ source: 'slack', responseUrl: 'https://hooks.slack.com/commands/1234/5678' });
   });
 

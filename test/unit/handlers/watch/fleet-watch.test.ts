@@ -54,7 +54,7 @@ describe('Handler: fleet watch', () => {
     expect(Object.fromEntries(stored.map((m) => [m.name, m.value]))).toEqual({
       LeasesDue: 3, LeaseWarnings: 0, LeasesCancelled: 3, LeaseCancelFailures: 0, OrderStatusChanges: 0,
       LifecycleEvents: report.eventsSent, LifecycleEventFailures: 0, WatchTableReads: report.tableReads,
-      WatchMarketplaceCalls: 4, WatchDeferred: 0, OrphanOrdersCancelled: 0,
+      WatchMarketplaceCalls: 4, WatchDeferred: 0, OrphanOrdersCancelled: 0, WaitingTasks: 0, WaitingTasksResumed: 0, WaitingTasksExpired: 0,
     });
     expect(counted).toEqual([]);
   });

@@ -44,7 +44,7 @@ describe('Job worker against the marketplace simulator', () => {
     const criteria = { gpu_type: '4090', currency: jobConfig.defaultCurrency, use_spot: true };
     const candidates = servers.filter((s) => findMatchingServer([s], criteria));
     expect(candidates.length).toBeGreaterThan(0);
-    const target = Math.min(...candidates.map((s) => s.price.usd.spot ?? Infinity));
+    const target = Math.min(...candidates.map((s) => s.price.usd_per_hour.spot ?? Infinity));
     tasks.seed('alert-1', { kind: 'price-alert' });
     // Act
     const response = await worker({ Records: [record({

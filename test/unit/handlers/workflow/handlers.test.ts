@@ -36,7 +36,7 @@ describe('Handler: find-server → place-order → check-order → report-result
     const marketplace = new FakeMarketplace();
     marketplace.servers = [aServer(3)];
     const tasks = new FakeTasks();
-    tasks.seed();
+    tasks.seed('task-1', { request: { callback_url: 'http://cb.example/hook' } });
     const claims = new FakeClaims();
     const notifier = new FakeNotifier();
     let state: Record<string, unknown> = { ...aState() };
@@ -52,6 +52,25 @@ describe('Handler: find-server → place-order → check-order → report-result
     expect(report).toEqual({ success: true, delivered: true });
     expect(notifier.callbacks[0].result).toMatchObject({ success: true, order_id: 100, server_id: 3, gpu: ['NVIDIA RTX 4090'] });
     expect(claims.holders.size).toBe(0);
+  });
+
+  it('carries why a running order was not ready (ssh) from check-order through to the timeout failure', async () => {
+    // Prepare: the order runs, its ssh endpoint refuses; the poll comes after the readiness window
+    const marketplace = new FakeMarketplace();
+    marketplace.orders = [aPlacedOrder(44, 1, 1, 'running')];
+    const tasks = new FakeTasks();
+    tasks.seed('task-1', { request: { callback_url: 'http://cb.example/hook' } });
+    const notifier = new FakeNotifier();
+    const sshProbe = { probe: async () => ({ answered: false as const, reason: 'refused' as const }) };
+    let state: Record<string, unknown> = { ...aState({ placement: { retry: false, order_id: 44, server_id: 1, placed_at: 0 } }) };
+    // Act
+    state = { ...state, check: JSON.parse(JSON.stringify(await makeCheckOrder(() => ({ marketplace, sshProbe }), clock)(state))) as unknown };
+    await makeReportResult(() => ({ tasks, notifier, claims: new FakeClaims(), leases: new FakeLeaseStore() }), clock)(state);
+    // Assess
+    expect(state.check).toMatchObject({ ready: false, timedOut: true, pending: 'ssh_not_answering', ssh_probe: 'refused' });
+    expect(notifier.callbacks[0].result).toEqual({
+      success: false, error: 'Order creation timed out after 120 s: the order was running but its ssh endpoint did not answer',
+    });
   });
 
   it('cancel-order cancels the placed order after a timeout', async () => {
@@ -71,17 +90,18 @@ describe('Handler: execution-ended', () => {
     detail: { name: 'task-1', status, input: JSON.stringify(input), executionArn: 'arn:x', stateMachineArn: 'arn:y' },
   });
 
-  it('fails an unfinished task and delivers to the callback from the execution input', async () => {
+  it('fails an unfinished task and delivers to the callback_url and response_url of its record (the input has none)', async () => {
     // Prepare
     const tasks = new FakeTasks();
-    tasks.seed('task-1', { state: 'running' });
+    tasks.seed('task-1', { state: 'running', request: { callback_url: 'http://cb.example/hook' }, origin: { source: 'slack', responseUrl: 'https://hooks.slack.example/r/1' } });
     const notifier = new FakeNotifier();
     const handler = makeExecutionEnded(() => ({ tasks, notifier, claims: new FakeClaims(), marketplace: new FakeMarketplace() }), clock);
-    // Act
-    const result = await handler(event('ABORTED', aState()));
+    // Act: an execution started before the URLs left the input still carries one; the record decides
+    const result = await handler(event('ABORTED', { ...aState(), request: { ...aState().request, callback_url: 'http://stale.example/old' } }));
     // Assess
     expect(result).toEqual({ action: 'completed' });
     expect(notifier.callbacks).toEqual([{ url: 'http://cb.example/hook', taskId: 'task-1', result: { success: false, error: 'Task aborted' } }]);
+    expect(notifier.slackResponses).toEqual([expect.objectContaining({ url: 'https://hooks.slack.example/r/1' })]);
   });
 
   it('uses the execution name when the input is unreadable, and ignores finished tasks', async () => {

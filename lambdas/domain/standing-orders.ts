@@ -1,0 +1,207 @@
+/**
+ * Standing orders (issue 23): a create-order with `wait_seconds` > 0 that finds no matching server
+ * does not fail: FindServer puts it in the waiting queue (WaitingTasks) and its execution ends; the
+ * fleet watch serves the queue each sweep, with ONE listing read (through the shared read cache) for
+ * all waiting tasks together, first come first served per GPU type, and resumes a served task with a
+ * new execution of the same create-order workflow (a fresh soft deadline: the waiting phase is not
+ * part of any execution). A task whose wait ended fails with the spec's no-match text.
+ *
+ * Pure rules and the watch's use case; time arrives as arguments (`nowMs` epoch ms).
+ */
+import { workflowOrigin, workflowRequest } from './accept-task';
+import { completeTask } from './complete-task';
+import { CLAIM_TTL_SECONDS } from './create-order/workflow-state';
+import { serverFitsLease } from './lease';
+import { findMatchingServers, noMatchMessage } from './matching';
+import type { Server } from './marketplace-types';
+import type { CreateOrderWorkflowInput, MarketplaceClient, Notifier, ServerClaims, TaskRepository, WaitingTask, WaitingTasks, WorkflowStarter } from './ports';
+import { CallbackUrlSchema, optional, refuse } from './requests';
+import { isTaskId } from './task-view';
+import { failure, FINAL_STATES, type CancelTaskInput, type CancelTaskSuccess, type CreateOrderInput, type FailureResult, type TaskRecord } from './task';
+import * as z from 'zod/mini';
+
+export { MAX_WAIT_SECONDS, WAIT_SECONDS_ERROR, WaitSecondsSchema } from './requests';
+
+/** The execution name of a task's resumed run: `<task id>-w<round>` (unique per round, so a repeated start is a no-op). */
+export const resumedExecutionName = (taskId: string, round: number): string => `${taskId}-w${round}`;
+
+/** The GPU type as the queue groups it (matching is case-insensitive and trimmed). */
+export const queueKey = (gpuType: string): string => gpuType.trim().toLowerCase();
+
+/** First come, first served: accepted earlier first, task id as the tie-break. */
+export const byArrival = (a: WaitingTask, b: WaitingTask): number => a.accepted_at - b.accepted_at || (a.task_id < b.task_id ? -1 : a.task_id > b.task_id ? 1 : 0);
+
+/** 1-based place of a task among the waiting tasks for the same GPU type, or undefined when it is not waiting. */
+export const queuePosition = (waiting: readonly WaitingTask[], taskId: string): number | undefined => {
+  const own = waiting.find((w) => w.task_id === taskId);
+  if (!own) return undefined;
+  const key = queueKey(own.request.gpu_type);
+  return [...waiting].filter((w) => queueKey(w.request.gpu_type) === key).sort(byArrival).findIndex((w) => w.task_id === taskId) + 1;
+};
+
+/** A task that may still wait at `nowMs`: it asked to, and its wait has not ended. */
+export const mayWait = (input: Pick<CreateOrderWorkflowInput, 'request' | 'timing'>, nowMs: number): boolean =>
+  (input.request.wait_seconds ?? 0) > 0 && input.timing.waiting_until !== undefined && nowMs < input.timing.waiting_until * 1000;
+
+/** The queue entry of a workflow's task, for its `round`-th wait. */
+export const waitingEntry = (input: CreateOrderWorkflowInput, round: number): WaitingTask => ({
+  task_id: input.task_id,
+  round,
+  accepted_at: input.timing.accepted_at ?? (input.timing.waiting_until as number) * 1000 - (input.request.wait_seconds ?? 0) * 1000,
+  waiting_until: input.timing.waiting_until as number,
+  request: {
+    gpu_type: input.request.gpu_type,
+    ...(input.request.max_price !== undefined ? { max_price: input.request.max_price } : {}),
+    currency: input.request.currency,
+    use_spot: input.request.use_spot,
+    ...(input.request.max_hours !== undefined ? { max_hours: input.request.max_hours } : {}),
+  },
+  poll_interval_seconds: input.timing.poll_interval_seconds,
+  ready_timeout_seconds: input.timing.ready_timeout_seconds,
+});
+
+/** Servers that would serve `task` now, in marketplace order, without those in `taken`. */
+export const serversFor = (task: WaitingTask, servers: readonly Server[], taken: ReadonlySet<number>): Server[] =>
+  findMatchingServers(servers, { ...task.request, claimed: taken }).filter((s) => serverFitsLease(s, task.request.max_hours));
+
+/** Older waiting tasks for the same GPU type than `input`'s task, other than itself: a new arrival queues behind them. */
+export const olderWaiting = (waiting: readonly WaitingTask[], input: CreateOrderWorkflowInput, acceptedAt: number): WaitingTask[] =>
+  waiting.filter((w) => w.task_id !== input.task_id && queueKey(w.request.gpu_type) === queueKey(input.request.gpu_type) && w.accepted_at <= acceptedAt);
+
+// ---- the fleet watch's part -------------------------------------------------------------------
+
+export interface StandingOrderDeps {
+  readonly waiting: WaitingTasks;
+  readonly marketplace: Pick<MarketplaceClient, 'listServers'>;
+  readonly claims: Pick<ServerClaims, 'claim' | 'release'>;
+  readonly tasks: TaskRepository;
+  readonly notifier: Notifier;
+  readonly workflow: WorkflowStarter;
+}
+
+export interface StandingOrderSweep {
+  readonly waiting: number;
+  /** Tasks resumed with a claimed server. */
+  readonly resumed: number;
+  /** Tasks whose wait ended (failed with the no-match text). */
+  readonly expired: number;
+  /** listServers calls: 0 or 1 per sweep, whatever the number of waiting tasks. */
+  readonly listingReads: number;
+}
+
+/** The failure of a standing order whose wait ended: the spec's no-match text. */
+export const waitEndedResult = (request: Pick<CreateOrderInput, 'gpu_type' | 'max_price'>) => failure(noMatchMessage(request.gpu_type, request.max_price));
+
+/** The workflow input of a resumed task, rebuilt from its record (the request as recorded, env values stay sealed). */
+export const resumedInput = (record: TaskRecord, task: WaitingTask, serverId: number, nowMs: number, softLimitSeconds: number): CreateOrderWorkflowInput => {
+  const { env_names: _names, price_alert_task_id: _alert, ...request } = record.request as Record<string, unknown>;
+  return {
+    task_id: task.task_id,
+    // Caller URLs stay in the record, out of the execution history (issue 21 item 6).
+    request: workflowRequest(request as unknown as CreateOrderInput),
+    origin: workflowOrigin(record.origin),
+    timing: {
+      poll_interval_seconds: task.poll_interval_seconds,
+      ready_timeout_seconds: task.ready_timeout_seconds,
+      soft_deadline: Math.floor(nowMs / 1000) + softLimitSeconds,
+      waiting_until: task.waiting_until,
+      accepted_at: task.accepted_at,
+    },
+    resume: { server_id: serverId, round: task.round },
+  };
+};
+
+/**
+ * Serves the waiting queue once: one listing read for every waiting task; in first-come-first-served
+ * order per GPU type each task gets the first matching server no earlier task took (claimed for it,
+ * like FindServer does, so no new request takes it meanwhile) and is resumed; a task whose wait ended
+ * fails with the no-match text (once: the queue removal decides). A task cancelled meanwhile (its
+ * entry gone) gives its claim back.
+ */
+export const serveWaitingTasks = async (
+  deps: StandingOrderDeps,
+  opts: { readonly nowMs: number; readonly softLimitSeconds: number; readonly canContinue?: () => boolean },
+): Promise<StandingOrderSweep> => {
+  const waiting = [...(await deps.waiting.list())].sort(byArrival);
+  const report = { waiting: waiting.length, resumed: 0, expired: 0, listingReads: 0 };
+  if (waiting.length === 0) return report;
+  const { nowMs } = opts;
+  const canContinue = opts.canContinue ?? (() => true);
+
+  for (const task of waiting.filter((w) => nowMs >= w.waiting_until * 1000)) {
+    if (!canContinue()) return report;
+    if (!(await deps.waiting.remove(task.task_id, task.round))) continue;
+    const record = await deps.tasks.get(task.task_id);
+    if (!record || FINAL_STATES.includes(record.state)) continue;
+    const url = typeof record.request.callback_url === 'string' ? record.request.callback_url : undefined;
+    await completeTask(deps, { task_id: task.task_id, origin: record.origin, callback_url: url }, waitEndedResult(task.request), nowMs);
+    report.expired += 1;
+  }
+
+  const live = waiting.filter((w) => nowMs < w.waiting_until * 1000);
+  if (live.length === 0) return report;
+  report.listingReads += 1;
+  const servers = await deps.marketplace.listServers();
+  const taken = new Set<number>();
+  for (const task of live) {
+    if (!canContinue()) break;
+    let claimed: number | undefined;
+    for (const server of serversFor(task, servers, taken)) {
+      taken.add(server.id);
+      if (await deps.claims.claim(server.id, task.task_id, nowMs, CLAIM_TTL_SECONDS)) {
+        claimed = server.id;
+        break;
+      }
+    }
+    if (claimed === undefined) continue;
+    const record = await deps.tasks.get(task.task_id);
+    if (!record || FINAL_STATES.includes(record.state)) {
+      await deps.waiting.remove(task.task_id, task.round);
+      await deps.claims.release(claimed, task.task_id);
+      continue;
+    }
+    // Started before the entry is removed: a start whose removal fails is repeated next sweep under
+    // the same execution name, which starts nothing. A removal that finds the entry gone (cancelled
+    // meanwhile) is too late to stop the start; the resumed FindServer finds the task final and stops.
+    await deps.workflow.start(task.task_id, resumedInput(record, task, claimed, nowMs, opts.softLimitSeconds), resumedExecutionName(task.task_id, task.round));
+    await deps.waiting.remove(task.task_id, task.round);
+    report.resumed += 1;
+  }
+  return report;
+};
+
+// ---- cancel-task --------------------------------------------------------------------------------
+
+export const CANCEL_TASK_REQUIRED = 'task_id required';
+/** The failure a cancelled standing order ends with (delivered to its own callback_url). */
+export const CANCELLED_WHILE_WAITING = 'cancelled while waiting for a server';
+export const notWaitingText = (taskId: string): string => `task ${taskId} is not waiting`;
+
+/** POST /webhook/cancel-task. */
+export const CancelTaskBodySchema = z.object({
+  task_id: z.pipe(
+    z.unknown(),
+    z.transform((value, ctx): string => {
+      if (value === undefined || value === null || value === '') return refuse(ctx, CANCEL_TASK_REQUIRED);
+      return typeof value === 'string' && isTaskId(value) ? value.toLowerCase() : refuse(ctx, 'Invalid task_id');
+    }),
+  ),
+  callback_url: optional(CallbackUrlSchema),
+});
+
+/**
+ * Ends a waiting standing order: whoever removes its queue entry (this job, or the watch serving or
+ * expiring it) decides; the cancelled task gets its one result (failure CANCELLED_WHILE_WAITING).
+ */
+export const runCancelTask = async (
+  input: CancelTaskInput,
+  deps: { readonly waiting: Pick<WaitingTasks, 'remove'>; readonly tasks: TaskRepository; readonly notifier: Notifier },
+  nowMs: number,
+): Promise<CancelTaskSuccess | FailureResult> => {
+  const record = await deps.tasks.get(input.task_id);
+  if (!record || record.kind !== 'create-order' || FINAL_STATES.includes(record.state)) return failure(notWaitingText(input.task_id));
+  if (!(await deps.waiting.remove(input.task_id))) return failure(notWaitingText(input.task_id));
+  const url = typeof record.request.callback_url === 'string' ? record.request.callback_url : undefined;
+  await completeTask(deps, { task_id: input.task_id, origin: record.origin, callback_url: url }, failure(CANCELLED_WHILE_WAITING), nowMs);
+  return { success: true, task_id: input.task_id, state: 'cancelled' };
+};

@@ -1,0 +1,136 @@
+/**
+ * The simulator's ssh endpoints: one TCP listener on 127.0.0.1 per order, opened when the order is
+ * created and closed when it ends (and on the simulator's close). A connection gets an SSH banner
+ * once the order's ssh answers (it runs and `sshDelayMs` has passed since it started, decided by the
+ * simulator), else it is reset, as production's freshly `online` orders do for minutes
+ * (marketplace-live.md, S6). The banner is all it says: it reads nothing and waits for the client to close.
+ */
+import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+
+/** Where an order's ssh answers. */
+export interface SimSshEndpoint {
+  readonly host: string;
+  readonly port: number;
+}
+
+/** Connections an order's ssh endpoint took, by outcome. */
+export interface SimSshConnections {
+  readonly answered: number;
+  readonly reset: number;
+}
+
+export const SIM_SSH_BANNER = 'SSH-2.0-OpenSSH_9.6 gpu-order-relay-simulator\r\n';
+const SSH_HOST = '127.0.0.1';
+
+interface Listener {
+  readonly server: Server;
+  readonly sockets: Set<Socket>;
+  readonly endpoint: SimSshEndpoint;
+  answered: number;
+  reset: number;
+}
+
+export class SimSshEndpoints {
+  private readonly listeners = new Map<number, Listener>();
+  private readonly opening = new Map<number, Promise<SimSshEndpoint>>();
+  /** Orders that ended while their listener was still opening: it closes as soon as it listens. */
+  private readonly ended = new Set<number>();
+  /** Connections of closed listeners, kept so the control still reports them after the order ended. */
+  private readonly history = new Map<number, SimSshConnections>();
+  /** Bumped by closeAll: a listener that finishes opening after it belongs to an earlier reset and closes. */
+  private generation = 0;
+  private readonly closing = new Set<Promise<void>>();
+
+  /** @param answers whether order `id`'s ssh answers now (a banner) or not (the connection is reset) */
+  public constructor(private readonly answers: (orderId: number) => boolean) {}
+
+  /** Opens the order's listener (once); resolves with its endpoint. */
+  public open(orderId: number): Promise<SimSshEndpoint> {
+    const open = this.listeners.get(orderId);
+    if (open) return Promise.resolve(open.endpoint);
+    const pending = this.opening.get(orderId);
+    if (pending) return pending;
+    const started = this.listen(orderId, this.generation).finally(() => {
+      if (this.opening.get(orderId) === started) this.opening.delete(orderId);
+    });
+    this.opening.set(orderId, started);
+    return started;
+  }
+
+  /** The connections the order's endpoint took so far. */
+  public connections(orderId: number): SimSshConnections {
+    const listener = this.listeners.get(orderId);
+    return listener ? { answered: listener.answered, reset: listener.reset } : this.history.get(orderId) ?? { answered: 0, reset: 0 };
+  }
+
+  /** Closes the order's listener and its connections (the order ended). */
+  public close(orderId: number): void {
+    const listener = this.listeners.get(orderId);
+    if (!listener) {
+      if (this.opening.has(orderId)) this.ended.add(orderId);
+      return;
+    }
+    this.listeners.delete(orderId);
+    this.history.set(orderId, { answered: listener.answered, reset: listener.reset });
+    this.stop(listener);
+  }
+
+  /** Closes every listener at once (the simulator's reset and close); resolves once all are closed, those still opening included. */
+  public async closeAll(): Promise<void> {
+    this.generation += 1;
+    const opening = [...this.opening.values()];
+    this.opening.clear();
+    this.ended.clear();
+    this.history.clear();
+    for (const listener of this.listeners.values()) this.stop(listener);
+    this.listeners.clear();
+    await Promise.allSettled(opening);
+    await Promise.all([...this.closing]);
+  }
+
+  private stop(listener: Listener): void {
+    for (const socket of listener.sockets) socket.destroy();
+    const closed = new Promise<void>((resolve) => listener.server.close(() => resolve()));
+    this.closing.add(closed);
+    void closed.then(() => this.closing.delete(closed));
+  }
+
+  private async listen(orderId: number, generation: number): Promise<SimSshEndpoint> {
+    const sockets = new Set<Socket>();
+    const server = createServer((socket) => {
+      const listener = this.listeners.get(orderId);
+      socket.on('error', () => undefined);
+      if (!listener || listener.server !== server) {
+        socket.destroy();
+        return;
+      }
+      if (!this.answers(orderId)) {
+        listener.reset += 1;
+        socket.resetAndDestroy();
+        return;
+      }
+      listener.answered += 1;
+      sockets.add(socket);
+      socket.once('close', () => sockets.delete(socket));
+      socket.resume(); // what the client sends is read and dropped
+      socket.write(SIM_SSH_BANNER);
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, SSH_HOST, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    const listener: Listener = { server, sockets, endpoint: { host: SSH_HOST, port: (server.address() as AddressInfo).port }, answered: 0, reset: 0 };
+    if (generation !== this.generation) {
+      this.stop(listener);
+    } else if (this.ended.delete(orderId)) {
+      this.history.set(orderId, { answered: 0, reset: 0 });
+      this.stop(listener);
+    } else {
+      this.listeners.set(orderId, listener);
+    }
+    return listener.endpoint;
+  }
+}

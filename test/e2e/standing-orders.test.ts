@@ -1,0 +1,154 @@
+/**
+ * Standing orders (issue 23) end to end in both dialects (jest projects `e2e` and `e2e-live`), through
+ * the simulator's control API, with the fleet watch sweeping every second:
+ * - a standing order finds nothing, waits (GET shows `waiting`, `waiting_until`, its position), and is
+ *   placed when a matching server appears later. The issue's 90 s becomes "after the task has been
+ *   seen waiting and two more sweeps have run": what is tested is that a server appearing at any
+ *   time before the wait ends is found by the next sweep, which does not depend on how long the gap is;
+ * - a standing order whose wait ends fails with the spec's no-match text, once;
+ * - two waiting tasks and one new server: the older task gets it (the younger one the next server);
+ * - cancel-task ends a waiting task with its one result; a second cancel finds it not waiting.
+ * Waits are on conditions with deadlines (callbacks, sweep counts, task views), never fixed sleeps.
+ */
+import { hmacHex } from '../../lambdas/domain/signing';
+import { startTestRuntime, TEST_WEBHOOK_SECRET, testDialect, type LocalRuntime } from '../helpers/local-runtime';
+import { request, signedPost, startReceiver, type ReceivedRequest, type Receiver } from '../helpers/receivers';
+import { uniqueServer } from '../helpers/sim-servers';
+
+const dialect = testDialect();
+const WAIT_MS = 60_000;
+
+type Json = Record<string, unknown>;
+const json = (r: ReceivedRequest): Json => (r.json ?? {}) as Json;
+const isResult = (r: ReceivedRequest, path: string): boolean => r.path === path && json(r).event === undefined;
+
+/** Resolves once `condition` holds, polling every 100 ms; rejects with `what` after `timeoutMs`. */
+const until = async (condition: () => boolean | Promise<boolean>, what: string, timeoutMs = WAIT_MS): Promise<void> => {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+};
+
+describe(`Standing orders (${dialect} marketplace dialect)`, () => {
+  let runtime: LocalRuntime;
+  let callbacks: Receiver;
+  const sim = () => {
+    if (!runtime.simulator) throw new Error('the test runtime has no simulator');
+    return runtime.simulator.control;
+  };
+  const taskView = async (taskId: string): Promise<Json> => {
+    const path = `/webhook/tasks/${taskId}`;
+    const res = await request(`${runtime.url}${path}`, { headers: { 'x-webhook-signature': hmacHex(TEST_WEBHOOK_SECRET, path) } });
+    expect(res.status).toBe(200);
+    return res.json as Json;
+  };
+  const create = async (tag: string, body: Json): Promise<string> => {
+    const res = await signedPost(runtime.url, '/webhook/create-order', { callback_url: `${callbacks.url}/${tag}`, ...body }, TEST_WEBHOOK_SECRET);
+    expect(res.status).toBe(202);
+    return String(res.json?.task_id);
+  };
+  const waitingView = async (taskId: string): Promise<Json> => {
+    let view: Json = {};
+    await until(async () => (view = await taskView(taskId)).state === 'waiting', `task ${taskId} waiting`);
+    return view;
+  };
+  const moreSweeps = async (n: number): Promise<void> => {
+    const seen = runtime.watch.sweeps();
+    await until(() => runtime.watch.sweeps() >= seen + n, `${n} more watch sweeps`);
+  };
+
+  beforeAll(async () => {
+    callbacks = await startReceiver();
+    runtime = await startTestRuntime({ dialect, env: { WATCH_INTERVAL_SECONDS: '1' } });
+  });
+  afterAll(async () => {
+    await runtime?.close();
+    await callbacks?.close();
+  });
+
+  it('waits while no server matches, then places the order on a server that appears later', async () => {
+    // Prepare / Act: nothing matches OMEGA W1 yet
+    const before = Math.floor(Date.now() / 1000);
+    const taskId = await create('later', { gpu_type: 'OMEGA W1', max_price: 0.5, wait_seconds: 600 });
+    const view = await waitingView(taskId);
+    // Assess: waiting, with its end and its place in the queue
+    expect(view).toMatchObject({ task_id: taskId, state: 'waiting', position: 1 });
+    expect(view.waiting_until as number).toBeGreaterThanOrEqual(before + 600);
+    expect(view.waiting_until as number).toBeLessThanOrEqual(Math.ceil(Date.now() / 1000) + 600);
+    await moreSweeps(2);
+    expect((await taskView(taskId)).state).toBe('waiting');
+    expect(sim().counters().ordersCreated).toBe(0);
+
+    // Act: the server appears
+    sim().addServer(uniqueServer(9801, 'OMEGA W1', sim().nativeCoin));
+    // Assess: one order, on it, and the one result
+    const result = json(await callbacks.waitFor((r) => isResult(r, '/later'), WAIT_MS));
+    expect(result).toMatchObject({ success: true, server_id: 9801 });
+    expect(await taskView(taskId)).toMatchObject({ state: 'succeeded', result });
+    expect((await taskView(taskId)).waiting_until).toBeUndefined();
+    await moreSweeps(2);
+    expect(callbacks.requests.filter((r) => isResult(r, '/later'))).toHaveLength(1);
+    expect(sim().orders().filter((o) => o.renting_server === 9801)).toHaveLength(1);
+  }, 120_000);
+
+  it('fails with the spec\'s no-match text when the wait ends without a server, once', async () => {
+    // Act
+    const taskId = await create('timeout', { gpu_type: 'OMEGA W2', max_price: 0.5, wait_seconds: 2 });
+    // Assess
+    const result = json(await callbacks.waitFor((r) => isResult(r, '/timeout'), WAIT_MS));
+    expect(result).toEqual({ success: false, error: 'No OMEGA W2 available under $0.5/hr' });
+    expect(await taskView(taskId)).toMatchObject({ state: 'failed', result });
+    await moreSweeps(2);
+    expect(callbacks.requests.filter((r) => isResult(r, '/timeout'))).toHaveLength(1);
+  }, 120_000);
+
+  it('serves two waiting tasks first come, first served: the older one gets the first new server', async () => {
+    // Prepare: two standing orders for the same GPU type, the older one first
+    const older = await create('older', { gpu_type: 'OMEGA W3', wait_seconds: 600 });
+    await waitingView(older);
+    const younger = await create('younger', { gpu_type: 'OMEGA W3', wait_seconds: 600 });
+    expect(await waitingView(younger)).toMatchObject({ position: 2 });
+    expect(await taskView(older)).toMatchObject({ state: 'waiting', position: 1 });
+
+    // Act: one server appears
+    sim().addServer(uniqueServer(9803, 'OMEGA W3', sim().nativeCoin));
+    // Assess: the older task gets it; the younger one is now first in the queue
+    expect(json(await callbacks.waitFor((r) => isResult(r, '/older'), WAIT_MS))).toMatchObject({ success: true, server_id: 9803 });
+    await moreSweeps(2);
+    expect(await taskView(younger)).toMatchObject({ state: 'waiting', position: 1 });
+
+    // Act: a second server appears; Assess: the younger task gets that one
+    sim().addServer(uniqueServer(9804, 'OMEGA W3', sim().nativeCoin));
+    expect(json(await callbacks.waitFor((r) => isResult(r, '/younger'), WAIT_MS))).toMatchObject({ success: true, server_id: 9804 });
+  }, 120_000);
+
+  it('cancel-task ends a waiting task with one result; the task is never placed', async () => {
+    // Prepare
+    const taskId = await create('cancelled', { gpu_type: 'OMEGA W5', wait_seconds: 600 });
+    await waitingView(taskId);
+    // Act
+    const res = await signedPost(runtime.url, '/webhook/cancel-task', { task_id: taskId, callback_url: `${callbacks.url}/canceller` }, TEST_WEBHOOK_SECRET);
+    // Assess
+    expect(res.status).toBe(202);
+    expect(json(await callbacks.waitFor((r) => isResult(r, '/canceller'), WAIT_MS))).toEqual({ success: true, task_id: taskId, state: 'cancelled' });
+    const result = json(await callbacks.waitFor((r) => isResult(r, '/cancelled'), WAIT_MS));
+    expect(result).toEqual({ success: false, error: 'cancelled while waiting for a server' });
+    expect(await taskView(taskId)).toMatchObject({ state: 'failed', result });
+    // A server appearing later is not rented for it
+    sim().addServer(uniqueServer(9805, 'OMEGA W5', sim().nativeCoin));
+    await moreSweeps(2);
+    expect(sim().orders().filter((o) => o.renting_server === 9805)).toEqual([]);
+    expect(callbacks.requests.filter((r) => isResult(r, '/cancelled'))).toHaveLength(1);
+    // Cancelling again: not waiting
+    await signedPost(runtime.url, '/webhook/cancel-task', { task_id: taskId, callback_url: `${callbacks.url}/again` }, TEST_WEBHOOK_SECRET);
+    expect(json(await callbacks.waitFor((r) => isResult(r, '/again'), WAIT_MS))).toEqual({ success: false, error: `task ${taskId} is not waiting` });
+  }, 120_000);
+
+  it('cancel-task refuses a body without a task id with a 400 and queues nothing', async () => {
+    const res = await signedPost(runtime.url, '/webhook/cancel-task', {}, TEST_WEBHOOK_SECRET);
+    expect(res.status).toBe(400);
+    expect(res.json).toEqual({ error: 'task_id required' });
+  });
+});

@@ -1,0 +1,180 @@
+import { findServerOrWait, ENDED_WHILE_WAITING } from '../../../lambdas/domain/create-order/find-server';
+import type { WaitingTask } from '../../../lambdas/domain/ports';
+import { parseBody } from '../../../lambdas/domain/requests';
+import { CreateOrderLeaseBodySchema } from '../../../lambdas/domain/lease';
+import {
+  queuePosition, resumedExecutionName, serveWaitingTasks, waitingEntry, WAIT_SECONDS_ERROR,
+} from '../../../lambdas/domain/standing-orders';
+import { toTaskView } from '../../../lambdas/domain/task-view';
+import { aServer, aState, aTaskRecord } from '../../fakes/builders';
+import { FakeClaims } from '../../fakes/claims';
+import { FakeMarketplace } from '../../fakes/marketplace';
+import { FakeNotifier } from '../../fakes/notifier';
+import { FakeTasks } from '../../fakes/tasks';
+import { FakeWaitingTasks } from '../../fakes/waiting-tasks';
+import { FakeWorkflow } from '../../fakes/workflow-starter';
+
+const NOW_MS = 1_700_000_000_000;
+const NOW_S = NOW_MS / 1000;
+
+/** A standing order's workflow state: accepted at `acceptedAt`, waiting `waitSeconds`. */
+const standing = (taskId: string, acceptedAt = NOW_MS, waitSeconds = 600, gpu = '4090') => {
+  const base = aState();
+  return aState({
+    task_id: taskId,
+    request: { ...base.request, gpu_type: gpu, wait_seconds: waitSeconds },
+    timing: { ...base.timing, soft_deadline: Math.floor(acceptedAt / 1000) + 300, waiting_until: Math.floor(acceptedAt / 1000) + waitSeconds, accepted_at: acceptedAt },
+  });
+};
+const entry = (taskId: string, acceptedAt = NOW_MS, waitSeconds = 600, gpu = '4090'): WaitingTask => waitingEntry(standing(taskId, acceptedAt, waitSeconds, gpu), 1);
+
+const watchDeps = () => {
+  const tasks = new FakeTasks();
+  const deps = {
+    waiting: new FakeWaitingTasks(),
+    marketplace: new FakeMarketplace(),
+    claims: new FakeClaims(),
+    tasks,
+    notifier: new FakeNotifier(),
+    workflow: new FakeWorkflow(),
+  };
+  let listings = 0;
+  const listServers = deps.marketplace.listServers.bind(deps.marketplace);
+  deps.marketplace.listServers = async () => {
+    listings += 1;
+    return listServers();
+  };
+  const queue = async (...entries: WaitingTask[]) => {
+    for (const e of entries) {
+      await deps.waiting.add(e);
+      tasks.seed(e.task_id, { state: 'waiting', request: { gpu_type: e.request.gpu_type, image: 'img', currency: e.request.currency, ports: {}, use_spot: true, callback_url: `http://cb.example/${e.task_id}` } });
+    }
+  };
+  return { deps, queue, listings: () => listings };
+};
+
+describe('wait_seconds on create-order', () => {
+  it.each([[0, undefined], [1, 1], [86_400, 86_400]])('accepts %p', (value, expected) => {
+    const parsed = parseBody(CreateOrderLeaseBodySchema, { gpu_type: 'RTX 4090', wait_seconds: value });
+    expect(parsed).toMatchObject({ ok: true });
+    if (parsed.ok) expect(parsed.value.wait_seconds).toBe(value === 0 ? 0 : expected);
+  });
+  it.each([-1, 86_401, 1.5, '60', true])('refuses %p with a 400 text naming the field', (value) => {
+    expect(parseBody(CreateOrderLeaseBodySchema, { gpu_type: 'RTX 4090', wait_seconds: value })).toEqual({ ok: false, error: WAIT_SECONDS_ERROR });
+  });
+});
+
+describe('Function: findServerOrWait (standing orders)', () => {
+  const setup = () => ({ marketplace: new FakeMarketplace(), claims: new FakeClaims(), tasks: new FakeTasks(), waiting: new FakeWaitingTasks() });
+
+  it('queues a standing order that finds no server and marks the task waiting', async () => {
+    // Prepare
+    const deps = setup();
+    deps.tasks.seed('a');
+    deps.marketplace.servers = [aServer(1, { rented: true })];
+    // Act
+    const result = await findServerOrWait(standing('a'), deps, NOW_MS);
+    // Assess
+    expect(result).toEqual({ waiting: true, waiting_until: NOW_S + 600 });
+    expect([...deps.waiting.entries.values()]).toEqual([entry('a')]);
+    expect(await deps.tasks.get('a')).toMatchObject({ state: 'waiting', waiting_until: NOW_S + 600 });
+  });
+
+  it('fails with the no-match text when the task may not wait (no wait_seconds, or its wait ended)', async () => {
+    const deps = setup();
+    await expect(findServerOrWait(aState({ timing: { ...aState().timing, soft_deadline: NOW_S + 300 } }), deps, NOW_MS)).rejects.toMatchObject({ name: 'NoServerAvailableError', message: 'No 4090 available' });
+    const ended = standing('a', NOW_MS - 601_000);
+    await expect(findServerOrWait({ ...ended, timing: { ...ended.timing, soft_deadline: NOW_S + 300 } }, deps, NOW_MS)).rejects.toMatchObject({ name: 'NoServerAvailableError' });
+    expect(deps.waiting.entries.size).toBe(0);
+  });
+
+  it('queues a new standing order behind an older one for the same GPU type even when a server is free', async () => {
+    // Prepare
+    const deps = setup();
+    deps.marketplace.servers = [aServer(1)];
+    await deps.waiting.add(entry('older', NOW_MS - 5_000));
+    // Act
+    const result = await findServerOrWait(standing('newer'), deps, NOW_MS);
+    // Assess
+    expect(result).toMatchObject({ waiting: true });
+    expect(deps.claims.holders.size).toBe(0);
+    // Another GPU type's queue does not hold it back
+    expect(await findServerOrWait(standing('other', NOW_MS, 600, 'A100'), { ...deps, marketplace: Object.assign(new FakeMarketplace(), { servers: [aServer(2, { gpu_array: ['NVIDIA A100'] })] }) }, NOW_MS))
+      .toMatchObject({ server: { id: 2 } });
+  });
+
+  it('a resumed task takes the server the watch claimed for it first, and stops when it was cancelled meanwhile', async () => {
+    const deps = setup();
+    deps.tasks.seed('a', { state: 'waiting' });
+    deps.marketplace.servers = [aServer(1), aServer(2)];
+    await deps.claims.claim(2, 'a');
+    expect(await findServerOrWait({ ...standing('a'), resume: { server_id: 2, round: 1 } }, deps, NOW_MS)).toMatchObject({ server: { id: 2 } });
+    // Cancelled: final before the resumed execution ran
+    deps.tasks.seed('b', { state: 'failed' });
+    await deps.claims.claim(1, 'b');
+    await expect(findServerOrWait({ ...standing('b'), resume: { server_id: 1, round: 1 } }, deps, NOW_MS)).rejects.toThrow(ENDED_WHILE_WAITING);
+    expect(await deps.claims.claim(1, 'someone-else')).toBe(true);
+  });
+});
+
+describe('Function: serveWaitingTasks (the fleet watch)', () => {
+  it('reads the listing once for 100 waiting tasks and nothing when none waits', async () => {
+    // Prepare
+    const { deps, queue, listings } = watchDeps();
+    await serveWaitingTasks(deps, { nowMs: NOW_MS, softLimitSeconds: 300 });
+    expect(listings()).toBe(0);
+    await queue(...Array.from({ length: 100 }, (_, i) => entry(`t${String(i).padStart(3, '0')}`, NOW_MS - 100_000 + i)));
+    deps.marketplace.servers = [aServer(1), aServer(2)];
+    // Act
+    const report = await serveWaitingTasks(deps, { nowMs: NOW_MS, softLimitSeconds: 300 });
+    // Assess: one read, the two oldest served, in order, each on its own server
+    expect(listings()).toBe(1);
+    expect(report).toEqual({ waiting: 100, resumed: 2, expired: 0, listingReads: 1 });
+    expect(deps.workflow.started.map((s) => [s.taskId, s.name, s.input.resume])).toEqual([
+      ['t000', resumedExecutionName('t000', 1), { server_id: 1, round: 1 }],
+      ['t001', resumedExecutionName('t001', 1), { server_id: 2, round: 1 }],
+    ]);
+    expect(deps.waiting.entries.size).toBe(98);
+  });
+
+  it('serves first come, first served per GPU type: the older task gets the one server', async () => {
+    const { deps, queue } = watchDeps();
+    await queue(entry('younger', NOW_MS - 1_000), entry('older', NOW_MS - 2_000));
+    deps.marketplace.servers = [aServer(7)];
+    await serveWaitingTasks(deps, { nowMs: NOW_MS, softLimitSeconds: 300 });
+    expect(deps.workflow.started.map((s) => s.taskId)).toEqual(['older']);
+    const resumed = deps.workflow.started[0]?.input;
+    expect(resumed?.timing).toMatchObject({ soft_deadline: NOW_S + 300, waiting_until: entry('older').waiting_until - 2, accepted_at: NOW_MS - 2_000 });
+    expect(queuePosition(await deps.waiting.list(), 'younger')).toBe(1);
+  });
+
+  it('fails a task whose wait ended with the no-match text, once', async () => {
+    const { deps, queue } = watchDeps();
+    await queue({ ...entry('late', NOW_MS - 61_000, 60), request: { ...entry('late').request, max_price: 0.5 } });
+    const report = await serveWaitingTasks(deps, { nowMs: NOW_MS, softLimitSeconds: 300 });
+    await serveWaitingTasks(deps, { nowMs: NOW_MS + 1_000, softLimitSeconds: 300 });
+    expect(report).toMatchObject({ expired: 1, listingReads: 0 });
+    expect(deps.notifier.callbacks).toEqual([{ url: 'http://cb.example/late', taskId: 'late', result: { success: false, error: 'No 4090 available under $0.5/hr' } }]);
+    expect(deps.workflow.started).toEqual([]);
+  });
+
+  it('a repeated sweep after a lost removal starts nothing new (the execution name is the round\'s)', async () => {
+    const { deps, queue } = watchDeps();
+    await queue(entry('a'));
+    deps.marketplace.servers = [aServer(1)];
+    deps.waiting.remove = async () => false; // the removal is lost
+    await serveWaitingTasks(deps, { nowMs: NOW_MS, softLimitSeconds: 300 });
+    await serveWaitingTasks(deps, { nowMs: NOW_MS + 1_000, softLimitSeconds: 300 });
+    expect(deps.workflow.calls).toEqual(['a', 'a']);
+    expect(deps.workflow.started).toHaveLength(1);
+  });
+});
+
+describe('Task view of a waiting task', () => {
+  it('shows waiting_until and the position; not once the task runs', () => {
+    expect(toTaskView(aTaskRecord('a', { state: 'waiting', waiting_until: 5 }), 2)).toMatchObject({ state: 'waiting', waiting_until: 5, position: 2 });
+    const running = toTaskView(aTaskRecord('a', { state: 'running', waiting_until: 5 }), 2);
+    expect(running.waiting_until).toBeUndefined();
+    expect(running.position).toBeUndefined();
+  });
+});
