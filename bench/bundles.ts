@@ -21,6 +21,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { build, type Metafile } from 'esbuild';
+import { LAMBDA_NODE_RUNTIME } from '../contract/runtime';
 import { relayBuildOptions } from '../lib/constructs/relay-bundling';
 import { EXECUTION_ENDED_ENTRY, FLEET_WATCH_ENTRY, JOB_WORKER_ENTRY, ROUTES, WORKFLOW_TASKS } from '../lib/routes';
 import { startLocalDynamo } from '../local/dynalite';
@@ -96,9 +97,8 @@ export const topModules = (output: Metafile['outputs'][string], n = TOP_MODULES)
 /** The same esbuild options as RelayFunction's bundling (lib/constructs/relay-function.ts). */
 const bundle = async (entry: string, outfile: string): Promise<{ bytes: number; usesAwsSdk: boolean; topModules: ModuleShare[] }> => {
   const result = await build({
+    // Lambda's target (node24) is also the Node running the bench (test/unit/node-runtime.test.ts).
     ...relayBuildOptions(ROOT),
-    // The Node running the bench, not Lambda's node22: the bundle is loaded here.
-    target: `node${process.versions.node.split('.')[0]}`,
     entryPoints: [path.join(ROOT, entry)],
     outfile,
     sourcemap: false,
@@ -196,7 +196,7 @@ export const benchBundles = async (): Promise<BundlesResult> => {
       AWS_LAMBDA_FUNCTION_NAME: 'bench',
       AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '512',
       ...(tracing ? {
-        AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs22.x',
+        AWS_EXECUTION_ENV: `AWS_Lambda_${LAMBDA_NODE_RUNTIME}`,
         LAMBDA_TASK_ROOT: OUT,
         _X_AMZN_TRACE_ID: 'Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1',
         AWS_XRAY_DAEMON_ADDRESS: fake.daemonAddress,

@@ -149,8 +149,6 @@ export class RelayStack extends Stack {
   private acknowledgeNagFindings(): void {
     const ack = (scope: Construct, id: string, reason: string) => Validations.of(scope).acknowledge({ id, reason });
 
-    ack(this, 'AwsSolutions-L1',
-      'nodejs22.x is pinned on purpose (DESIGN.md): the local runtime and the test suite run the same handlers on Node 20/22, and nodejs20.x is deprecated on Lambda. Moving to the next LTS is a tracked upgrade.');
     ack(this, 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
       'The AWS-managed basic execution role only lets a function write its own CloudWatch logs; a hand-written copy would be identical.');
 

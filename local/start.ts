@@ -5,6 +5,7 @@
 import * as path from 'node:path';
 import { loadDotenv } from './dotenv';
 import type { EnvSource } from './dotenv';
+import { nodeRuntimeMismatch } from './node-runtime';
 import { PLACEHOLDER_WEBHOOK_SECRET, startLocalRuntime } from './runtime';
 import { parseDialect } from './simulator/dialect';
 import type { LocalRuntime } from './runtime';
@@ -101,6 +102,11 @@ const main = async (): Promise<void> => {
 };
 
 if (require.main === module) {
+  const mismatch = nodeRuntimeMismatch(process.versions.node);
+  if (mismatch) {
+    console.error(`npm start refused: ${mismatch}`);
+    process.exit(1);
+  }
   main().catch((error: unknown) => {
     const message = error instanceof Error ? error.message : String(error);
     console.error(`npm start failed: ${message}`);

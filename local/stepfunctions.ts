@@ -13,6 +13,8 @@ import { ExecutionAbortedError, ExecutionTimeoutError, StateMachine, type StateM
 
 // aws-local-stepfunctions calls Promise.withResolvers (Node ≥ 22). Without it on Node 20 every Task
 // throws a TypeError that the state machine's Retry/Catch swallows, so failures look like business ones.
+// The relay runs on Node 24 (contract/runtime.ts), where this is a no-op; it stays only until no
+// checkout still runs its tests on an older system Node.
 const promiseCtor = Promise as unknown as { withResolvers?: () => unknown };
 if (typeof promiseCtor.withResolvers !== 'function') {
   Object.defineProperty(Promise, 'withResolvers', {

@@ -3,6 +3,7 @@
  * for RelayFunction and the bundle bench (bench/bundles.ts), so the bench measures what is deployed.
  */
 import * as path from 'node:path';
+import { NODE_BUNDLE_TARGET } from '../../contract/runtime';
 
 /**
  * Import path → replacement module. The default credential chain is replaced by the environment
@@ -35,11 +36,11 @@ export const RELAY_BUNDLE_BANNER = "import { createRequire } from 'module';const
 export const RELAY_BUNDLE_KEEP_NAMES = false;
 
 /** The Node.js version Lambda runs the bundles on (RelayFunction's runtime), as an esbuild target. */
-export const RELAY_BUNDLE_TARGET = 'node22';
+export const RELAY_BUNDLE_TARGET = NODE_BUNDLE_TARGET;
 
 /**
  * RelayFunction's bundling as esbuild API options, for the tools that must build what is deployed:
- * the bundle bench (bench/bundles.ts, which targets the Node running it) and the stack reader
+ * the bundle bench (bench/bundles.ts, run on the same Node major) and the stack reader
  * (scripts/stack.ts). NodejsFunction adds nothing that moves code: same esbuild, same options.
  */
 export const relayBuildOptions = (repoRoot: string) => ({

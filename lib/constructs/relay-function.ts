@@ -1,7 +1,7 @@
 /**
- * A relay Lambda with the house defaults: nodejs22.x on arm64, esbuild-minified (no kept names, no
- * source maps: see BENCHMARKS.md "Cold start"; `npm run stack` reads a stack trace back to source),
- * X-Ray, JSON logs, retention.
+ * A relay Lambda with the house defaults: nodejs24.x (contract/runtime.ts) on arm64,
+ * esbuild-minified (no kept names, no source maps: see BENCHMARKS.md "Cold start"; `npm run stack`
+ * reads a stack trace back to source), X-Ray, JSON logs, retention.
  */
 import * as path from 'node:path';
 import { Duration } from 'aws-cdk-lib';
@@ -47,7 +47,7 @@ export class RelayFunction extends Construct {
       entry: path.join(REPO_ROOT, props.entry),
       handler: 'handler',
       description: props.description,
-      runtime: lambda.Runtime.NODEJS_22_X,
+      runtime: lambda.Runtime.NODEJS_24_X,
       architecture: lambda.Architecture.ARM_64,
       memorySize: props.memorySize ?? DEFAULT_MEMORY_MB,
       timeout: props.timeout ?? Duration.seconds(10),

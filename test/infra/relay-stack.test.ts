@@ -6,6 +6,7 @@ import { relayConfig } from '../../lib/config';
 import { RelayStack } from '../../lib/relay-stack';
 import { JOB_QUEUE } from '../../contract/resources';
 import { ROUTES } from '../../contract/routes';
+import { LAMBDA_NODE_RUNTIME } from '../../contract/runtime';
 import { acknowledgements, actionsOf, logicalIdOf, unsuppressedNagErrors } from './helpers';
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
@@ -33,11 +34,11 @@ describe('RelayStack', () => {
   });
 
   describe('functions', () => {
-    it('runs every function on nodejs22.x, arm64, with active tracing', () => {
+    it('runs every function on the Lambda Node.js runtime of contract/runtime.ts (nodejs24.x), arm64, with active tracing', () => {
       const functions = Object.values(template.findResources('AWS::Lambda::Function')) as Resource[];
       expect(functions.length).toBeGreaterThanOrEqual(ROUTES.length + 8);
       for (const fn of functions) {
-        expect(fn.Properties).toMatchObject({ Runtime: 'nodejs22.x', Architectures: ['arm64'], TracingConfig: { Mode: 'Active' } });
+        expect(fn.Properties).toMatchObject({ Runtime: LAMBDA_NODE_RUNTIME, Architectures: ['arm64'], TracingConfig: { Mode: 'Active' } });
       }
     });
 

@@ -9,7 +9,7 @@ import { Webhook } from 'standardwebhooks';
 import * as native from '../../../lambdas/adapters/native-webhook-crypto';
 import LRUCache from '../../../lambdas/adapters/lru-cache';
 import { EventStreamSerde, eventStreamSerdeProvider } from '../../../lambdas/adapters/no-event-streams';
-import { relayEsbuildAliases } from '../../../lib/constructs/relay-bundling';
+import { RELAY_BUNDLE_TARGET, relayEsbuildAliases } from '../../../lib/constructs/relay-bundling';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 
@@ -38,7 +38,7 @@ describe('Bundle stand-ins (esbuild aliases of lib/constructs/relay-bundling.ts)
   it('keeps mnemonist and the event-stream codec out of a bundle', async () => {
     const result = await build({
       entryPoints: [path.join(ROOT, 'lambdas/handlers/api/create-order.ts')],
-      bundle: true, write: false, platform: 'node', format: 'esm', target: 'node22', metafile: true, logLevel: 'silent',
+      bundle: true, write: false, platform: 'node', format: 'esm', target: RELAY_BUNDLE_TARGET, metafile: true, logLevel: 'silent',
       mainFields: ['module', 'main'], alias: { ...relayEsbuildAliases(ROOT) },
     });
     const inputs = Object.keys(result.metafile.inputs);
@@ -74,7 +74,7 @@ describe('Bundle stand-ins (esbuild aliases of lib/constructs/relay-bundling.ts)
             globalThis.verify = (s, body, headers) => new Webhook(s).verify(body, headers, { jsonParse: false });`,
           resolveDir: ROOT, loader: 'js',
         },
-        bundle: true, write: false, platform: 'node', format: 'esm', target: 'node22', metafile: true, logLevel: 'silent', minify: true,
+        bundle: true, write: false, platform: 'node', format: 'esm', target: RELAY_BUNDLE_TARGET, metafile: true, logLevel: 'silent', minify: true,
         mainFields: ['module', 'main'], alias: { ...relayEsbuildAliases(ROOT) },
       });
       const inputs = Object.keys(result.metafile.inputs);

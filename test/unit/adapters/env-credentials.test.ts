@@ -1,7 +1,7 @@
 import { build } from 'esbuild';
 import * as path from 'node:path';
 import { defaultProvider } from '../../../lambdas/adapters/env-credentials';
-import { relayEsbuildAliases } from '../../../lib/constructs/relay-bundling';
+import { RELAY_BUNDLE_TARGET, relayEsbuildAliases } from '../../../lib/constructs/relay-bundling';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 
@@ -27,7 +27,7 @@ describe('env-credentials (the bundles\' default credential provider)', () => {
   it('replaces the whole default chain in a bundle: no SSO/STS/INI providers, no nested clients', async () => {
     const result = await build({
       entryPoints: [path.join(ROOT, 'lambdas/handlers/api/create-order.ts')],
-      bundle: true, write: false, platform: 'node', format: 'esm', target: 'node22', metafile: true, logLevel: 'silent',
+      bundle: true, write: false, platform: 'node', format: 'esm', target: RELAY_BUNDLE_TARGET, metafile: true, logLevel: 'silent',
       mainFields: ['module', 'main'], alias: { ...relayEsbuildAliases(ROOT) },
     });
     const inputs = Object.keys(result.metafile.inputs);
