@@ -9,6 +9,7 @@ import { startTestRuntime, TEST_WEBHOOK_SECRET, testDialect } from '../helpers/l
 import type { LocalRuntime } from '../helpers/local-runtime';
 import { deliveryVerifies, signedPost, startReceiver } from '../helpers/receivers';
 import type { ReceivedRequest, Receiver } from '../helpers/receivers';
+import { waitUntil } from '../helpers/until';
 
 /** 7.2 s: long enough for a warning sweep, short enough for the test. */
 const LEASE_HOURS = 0.002;
@@ -22,14 +23,8 @@ const json = (r: ReceivedRequest): Json => (r.json ?? {}) as Json;
 const isEvent = (r: ReceivedRequest, event: string, orderId: number): boolean => json(r).event === event && json(r).order_id === orderId;
 const isResult = (r: ReceivedRequest, path: string): boolean => r.path === path && json(r).event === undefined;
 
-/** Resolves once `condition` holds, polling every 100 ms; rejects with `what` after `timeoutMs`. */
-const until = async (condition: () => boolean, what: string, timeoutMs = WAIT_MS): Promise<void> => {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-};
+/** Resolves once `condition` holds (test/helpers/until.ts), by default within WAIT_MS. */
+const until = (condition: () => boolean | Promise<boolean>, what: string, timeoutMs = WAIT_MS): Promise<void> => waitUntil(condition, what, timeoutMs);
 
 describe(`Fleet watch (${dialect} marketplace dialect)`, () => {
   let runtime: LocalRuntime;

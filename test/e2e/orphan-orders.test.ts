@@ -7,6 +7,7 @@
 import { startTestRuntime, TEST_WEBHOOK_SECRET, testDialect, type LocalRuntime } from '../helpers/local-runtime';
 import { signedPost, startReceiver, type ReceivedRequest, type Receiver } from '../helpers/receivers';
 import { uniqueServer } from '../helpers/sim-servers';
+import { waitUntil } from '../helpers/until';
 
 const dialect = testDialect();
 const WAIT_MS = 60_000;
@@ -17,14 +18,8 @@ const VISIBLE_DELAY_MS = 12_000;
 type Json = Record<string, unknown>;
 const json = (r: ReceivedRequest): Json => (r.json ?? {}) as Json;
 
-/** Resolves once `condition` holds, polling every 100 ms; rejects with `what` after `timeoutMs`. */
-const until = async (condition: () => boolean, what: string, timeoutMs = WAIT_MS): Promise<void> => {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-};
+/** Resolves once `condition` holds (test/helpers/until.ts), by default within WAIT_MS. */
+const until = (condition: () => boolean | Promise<boolean>, what: string, timeoutMs = WAIT_MS): Promise<void> => waitUntil(condition, what, timeoutMs);
 
 describe(`Orders nobody kept (${dialect} marketplace dialect)`, () => {
   let runtime: LocalRuntime;

@@ -14,6 +14,7 @@ import { hmacHex } from '../../lambdas/domain/signing';
 import { startTestRuntime, TEST_WEBHOOK_SECRET, testDialect, type LocalRuntime } from '../helpers/local-runtime';
 import { request, signedPost, startReceiver, type ReceivedRequest, type Receiver } from '../helpers/receivers';
 import { uniqueServer } from '../helpers/sim-servers';
+import { waitUntil } from '../helpers/until';
 
 const dialect = testDialect();
 const WAIT_MS = 60_000;
@@ -22,14 +23,8 @@ type Json = Record<string, unknown>;
 const json = (r: ReceivedRequest): Json => (r.json ?? {}) as Json;
 const isResult = (r: ReceivedRequest, path: string): boolean => r.path === path && json(r).event === undefined;
 
-/** Resolves once `condition` holds, polling every 100 ms; rejects with `what` after `timeoutMs`. */
-const until = async (condition: () => boolean | Promise<boolean>, what: string, timeoutMs = WAIT_MS): Promise<void> => {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-};
+/** Resolves once `condition` holds (test/helpers/until.ts), by default within WAIT_MS. */
+const until = (condition: () => boolean | Promise<boolean>, what: string, timeoutMs = WAIT_MS): Promise<void> => waitUntil(condition, what, timeoutMs);
 
 describe(`Standing orders (${dialect} marketplace dialect)`, () => {
   let runtime: LocalRuntime;
