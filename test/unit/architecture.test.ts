@@ -98,6 +98,18 @@ describe('Architecture: import rules', () => {
     expect(classic).toEqual([]);
   });
 
+  it('names every handler factory one way: create<Name>Handler (workflow steps create<Step>StepHandler)', () => {
+    // Prepare
+    const files = sourceFiles('lambdas/handlers');
+    // Act
+    const factories = files.flatMap((file) =>
+      [...readFileSync(path.join(ROOT, file), 'utf8').matchAll(/export (?:async )?(?:function|const) ((?:make|create|build)[A-Za-z0-9]*)/g)].map((match) => `${file}: ${match[1]}`),
+    );
+    // Assess
+    expect(factories.length).toBeGreaterThan(20);
+    expect(factories.filter((line) => !/: create[A-Z][A-Za-z0-9]*Handler$/.test(line))).toEqual([]);
+  });
+
   it('flags each kind of forbidden import (the checker itself)', () => {
     expect(violation('lib/constructs/x.ts', '../../lambdas/adapters/observability')).toBe('lib/ imports lambdas/');
     expect(violation('lambdas/handlers/api/x.ts', '../../../lib/config')).toBe('lambdas/ imports lib/');
