@@ -1,4 +1,5 @@
 import tseslint from 'typescript-eslint';
+import importX, { createNodeResolver } from 'eslint-plugin-import-x';
 
 /** Relative imports that reach `lambdas/` or `lib/` from another top-level folder. */
 const LAMBDAS = { regex: '^(\\.\\./)+lambdas(/|$)', message: 'lib/ (what is deployed) does not import lambdas/ (what runs): put what both need in contract/.' };
@@ -15,6 +16,18 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': 'error',
     },
+  },
+  {
+    // No import circle (issue 22): a module never reaches itself through its value imports. Type-only
+    // circles are erased at run time, so this rule skips them; test/unit/architecture.test.ts checks
+    // the whole graph, types included.
+    plugins: { 'import-x': importX },
+    settings: {
+      'import-x/extensions': ['.ts', '.mjs', '.js'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+      'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.mjs', '.js', '.json'] })],
+    },
+    rules: { 'import-x/no-cycle': 'error' },
   },
   {
     files: ['contract/**/*.ts'],

@@ -152,23 +152,8 @@ export const SetSpotPriceBodySchema = z.object({
 });
 export type SetSpotPriceBody = z.infer<typeof SetSpotPriceBodySchema>;
 
-/** Task inputs of the two new job kinds (what the queue carries). */
-export interface ExtendOrderInput { readonly order_id: number; readonly hours: number; readonly callback_url?: string }
-export interface SetSpotPriceInput { readonly order_id: number; readonly desired_price: number; readonly callback_url?: string }
-
-/** Results of the two new job kinds (FailureResult from task.ts otherwise). */
-export interface ExtendOrderSuccess { readonly success: true; readonly order_id: number; readonly lease_expires_at: number }
-/**
- * `desired_price` is in the marketplace's unit (`currency` per day); `desired_price_usd_per_hour` is the
- * same price in USD per hour at the server's rates, null when the listing does not state them.
- */
-export interface SetSpotPriceSuccess {
-  readonly success: true;
-  readonly order_id: number;
-  readonly desired_price: number;
-  readonly currency: string;
-  readonly desired_price_usd_per_hour: number | null;
-}
+/** The extend-order and set-spot-price task inputs and results live with the other tasks' (task.ts). */
+export type { ExtendOrderInput, ExtendOrderSuccess, SetSpotPriceInput, SetSpotPriceSuccess } from './task';
 
 // ---- lease arithmetic -----------------------------------------------------------------------
 

@@ -1,10 +1,7 @@
 /** Tasks: what a caller asked for, where it stands, and how it ended. */
 import * as z from 'zod/mini';
 import { TaskCallerSchema } from './caller-keys';
-import type { ExtendOrderInput, ExtendOrderSuccess, SetSpotPriceInput, SetSpotPriceSuccess } from './lease';
 import type { PortProtocol } from './marketplace-types';
-
-export type { ExtendOrderInput, ExtendOrderSuccess, SetSpotPriceInput, SetSpotPriceSuccess };
 
 export const TaskKindSchema = z.enum(['create-order', 'cancel-order', 'status', 'price-alert', 'extend-order', 'set-spot-price', 'cancel-task']);
 export type TaskKind = z.infer<typeof TaskKindSchema>;
@@ -49,6 +46,24 @@ export interface PriceAlertInput {
   readonly callback_url?: string;
   /** The queued create-order's `wait_seconds` (issue 23). */
   readonly wait_seconds?: number;
+}
+
+/** Task inputs of the two new job kinds (what the queue carries). */
+export interface ExtendOrderInput { readonly order_id: number; readonly hours: number; readonly callback_url?: string }
+export interface SetSpotPriceInput { readonly order_id: number; readonly desired_price: number; readonly callback_url?: string }
+
+/** Results of the two new job kinds (FailureResult otherwise). */
+export interface ExtendOrderSuccess { readonly success: true; readonly order_id: number; readonly lease_expires_at: number }
+/**
+ * `desired_price` is in the marketplace's unit (`currency` per day); `desired_price_usd_per_hour` is the
+ * same price in USD per hour at the server's rates, null when the listing does not state them.
+ */
+export interface SetSpotPriceSuccess {
+  readonly success: true;
+  readonly order_id: number;
+  readonly desired_price: number;
+  readonly currency: string;
+  readonly desired_price_usd_per_hour: number | null;
 }
 
 export type TaskRequest =

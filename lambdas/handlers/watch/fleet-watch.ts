@@ -89,7 +89,7 @@ const publish = (report: SweepReport): void => {
 };
 
 /** Builds the handler around its dependencies and settings (tests pass fakes and a clock). */
-export const makeFleetWatch = (
+export const createFleetWatchHandler = (
   deps: () => FleetWatchDeps | Promise<FleetWatchDeps>,
   settings: () => WatchSettings,
   clock: () => number = () => Math.floor(Date.now() / 1000),
@@ -139,4 +139,4 @@ const deps = lazy<FleetWatchDeps>(() => {
   };
 });
 
-export const handler = budgetedHandler(tracedHandler(makeFleetWatch(async () => deps(), () => relayEnv())));
+export const handler = budgetedHandler(tracedHandler(createFleetWatchHandler(async () => deps(), () => relayEnv())));

@@ -11,11 +11,11 @@ export interface ReserveQuotaHandlerDeps extends ReserveQuotaDeps {
 }
 
 /** Builds the task handler around its dependencies (tests pass fakes). */
-export const makeReserveQuota = (deps: () => ReserveQuotaHandlerDeps | Promise<ReserveQuotaHandlerDeps>, clock: Clock = systemClock) =>
+export const createReserveQuotaStepHandler = (deps: () => ReserveQuotaHandlerDeps | Promise<ReserveQuotaHandlerDeps>, clock: Clock = systemClock) =>
   async function reserveQuotaTask(input: unknown): Promise<{ count: number }> {
     const state = parseWorkflowState(input);
     const d = await deps();
     return reserveQuota(state, d, { now: clock(), limit: d.maxOrdersPerHour, key: keys.quota(), keyQuota: keys.keyQuota });
   };
 
-export const handler = budgetedHandler(tracedHandler(makeReserveQuota(reserveQuotaDeps)));
+export const handler = budgetedHandler(tracedHandler(createReserveQuotaStepHandler(reserveQuotaDeps)));
