@@ -2,21 +2,29 @@
  * The OpenAPI 3.1 description of the relay, served at GET /openapi.json.
  *
  * Bodies and answers are generated from the zod schemas the handlers validate with
- * (lambdas/domain/requests.ts and ./response-schemas.ts, via zod 4's `z.toJSONSchema`, JSON Schema 2020-12 = OpenAPI 3.1's dialect), and the
+ * (./requests.ts and ./response-schemas.ts, via zod 4's `z.toJSONSchema`, JSON Schema 2020-12 = OpenAPI 3.1's dialect), and the
  * operations from the route table (contract/routes.ts), so the document cannot drift from the code.
  * Pure: no environment, no clock.
  */
 import * as z from 'zod/mini';
 import { ROUTE_SCOPES, ROUTES } from '../../contract/routes';
 import { SCOPES } from '../../contract/scopes';
-import { CreateKeyBodySchema } from '../domain/caller-keys';
 import type { RouteDefinition } from '../../contract/routes';
-import { CreateOrderLeaseBodySchema, ExtendOrderBodySchema, SetSpotPriceBodySchema, type OrderEvent } from '../domain/lease';
-import { CancelOrderBodySchema, describe, PriceAlertBodySchema, StatusBodySchema } from '../domain/requests';
-import { CancelTaskBodySchema } from '../domain/standing-orders';
+import type { OrderEvent } from '../domain/lease';
 import { REPLAY_WINDOW_SECONDS } from '../domain/signing';
 import type { TaskResult } from '../domain/task';
 import { TASK_ID_PATTERN } from '../domain/task-view';
+import {
+  CancelOrderBodySchema,
+  CancelTaskBodySchema,
+  CreateKeyBodySchema,
+  CreateOrderLeaseBodySchema,
+  describe,
+  ExtendOrderBodySchema,
+  PriceAlertBodySchema,
+  SetSpotPriceBodySchema,
+  StatusBodySchema,
+} from './requests';
 import {
   AcceptedSchema,
   ErrorSchema,

@@ -7,6 +7,8 @@
  *   than timers;
  * - lambdas/ and contract/ (what is bundled) import zod only as `zod/mini`: one import of classic
  *   zod puts its ~107 KB back into every bundle that reaches it (BENCHMARKS.md §7);
+ * - lambdas/domain holds no request schema and no OpenAPI text: those live in lambdas/http/
+ *   (requests.ts, response-schemas.ts, openapi-document.ts);
  * - no import circle, type-only imports included (ESLint's import-x/no-cycle sees value imports only).
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -130,6 +132,22 @@ describe('Architecture: import rules', () => {
 
   it('keeps lambdas/domain pure: only itself, the contract rules, zod and Node built-ins (no timers)', () => {
     expect(violations(sourceFiles('lambdas/domain'))).toEqual([]);
+  });
+
+  it('keeps request schemas and OpenAPI text out of lambdas/domain (they live in lambdas/http/)', () => {
+    // Prepare
+    const files = sourceFiles('lambdas/domain');
+    // Act
+    const found = files.flatMap((file) => {
+      const source = readFileSync(path.join(ROOT, file), 'utf8');
+      return [
+        ...(/\bz\.meta\(/.test(source) ? [`${file}: OpenAPI metadata (z.meta)`] : []),
+        ...[...source.matchAll(/export const (\w+BodySchema)\b/g)].map((match) => `${file}: request schema ${match[1]}`),
+      ];
+    });
+    // Assess
+    expect(files.length).toBeGreaterThan(30);
+    expect(found).toEqual([]);
   });
 
   it('bundles no classic zod: lambdas/ and contract/ import zod/mini only', () => {
