@@ -1,6 +1,7 @@
 /**
- * Test helpers for bin/gpu-relay.mjs: run it as a real child process (the way users run it, and the
- * only way jest can drive an ESM bin), and a fake relay that records what the CLI sent.
+ * Test helpers for the CLI (bin/gpu-relay.mjs, which loads cli/main.ts): run it as a real child process
+ * (the way users run it, and the only way jest can drive an ESM bin), and a fake relay that records
+ * what the CLI sent.
  */
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
