@@ -15,9 +15,12 @@ import { CliError, err, hideCallbackSecret } from './output';
 const REPLAY_WINDOW_SECONDS = 300;
 const MAX_CALLBACK_BYTES = 1024 * 1024;
 
-/** The callback signing secret: --callback-secret, then GPU_RELAY_CALLBACK_SECRET, then CALLBACK_SIGNING_SECRET. */
-export const callbackSecretOf = (values: Values): string | undefined => {
-  const secret = values['callback-secret'] ?? process.env.GPU_RELAY_CALLBACK_SECRET ?? process.env.CALLBACK_SIGNING_SECRET;
+/**
+ * The callback signing secret: --callback-secret, then GPU_RELAY_CALLBACK_SECRET, then
+ * CALLBACK_SIGNING_SECRET, then the local relay's (when its card chose the connection).
+ */
+export const callbackSecretOf = (values: Values, localSecret?: string): string | undefined => {
+  const secret = values['callback-secret'] ?? process.env.GPU_RELAY_CALLBACK_SECRET ?? process.env.CALLBACK_SIGNING_SECRET ?? localSecret;
   hideCallbackSecret(secret);
   return secret;
 };

@@ -8,6 +8,7 @@ import { parseSeconds, parseUrl } from './args';
 import type { CallbackListener } from './callback-listener';
 import { callbackSecretOf, callbackVerifier, startCallbackListener } from './callback-listener';
 import { usageError } from './commands';
+import type { Connection } from './connection';
 import { connectionOf, requireSecret } from './connection';
 import { CliError, EXIT_OK, EXIT_TASK_FAILED, err, isFailedResult, out, pretty, printAnswer } from './output';
 import { buildBody } from './request-body';
@@ -33,14 +34,14 @@ const checkWaitFlags = (command: string, values: Values): void => {
   }
 };
 
-const listenerFor = async (command: string, values: Values): Promise<CallbackListener> => {
+const listenerFor = async (command: string, values: Values, conn: Connection): Promise<CallbackListener> => {
   const port = values['listen-port'] === undefined ? 0 : Number(values['listen-port']);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw usageError(command, `--listen-port must be a port number, got '${values['listen-port']}'`);
   }
   const publicUrl = values['public-url'] === undefined ? undefined : parseUrl(command, '--public-url', values['public-url']);
   // Checked before anything is sent: without the callback signing secret no callback could be trusted.
-  const verifier = callbackVerifier(command, callbackSecretOf(values));
+  const verifier = callbackVerifier(command, callbackSecretOf(values, conn.localCallbackSecret));
   return startCallbackListener({ host: values['listen-host'] ?? '127.0.0.1', port, publicUrl, verifier });
 };
 
@@ -54,7 +55,7 @@ export const runTaskCommand = async (command: string, values: Values, positional
   checkWaitFlags(command, values);
 
   // The listener starts before the request: a fast task may call back before the 202 arrives.
-  const listener = values.wait && !values.poll ? await listenerFor(command, values) : undefined;
+  const listener = values.wait && !values.poll ? await listenerFor(command, values, conn) : undefined;
   if (listener) body.callback_url = listener.callbackUrl;
   try {
     const res = await send(conn, {
