@@ -5,7 +5,7 @@
 import { documentClient, sfnClient, sqsClient } from './aws-clients';
 import { DynamoDbCallerKeys } from './dynamodb-caller-keys';
 import { DynamoDbIdempotencyStore } from './dynamodb-idempotency-store';
-import { DynamoDbLeaseBook } from './dynamodb-lease-store';
+import { DynamoDbLeaseBook } from './dynamodb-lease-book';
 import { DynamoDbPlacementIntents } from './dynamodb-placement-intents';
 import { DynamoDbServerClaims } from './dynamodb-server-claims';
 import { DynamoDbSlidingWindow } from './dynamodb-sliding-window';

@@ -1,5 +1,6 @@
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { DynamoDbLeaseStore, LEASE_DUE_BUCKET_SECONDS, bucketStart, leaseKeys } from '../../../lambdas/adapters/dynamodb-lease-store';
+import { LEASE_DUE_BUCKET_SECONDS, bucketStart, leaseKeys } from '../../../lambdas/adapters/dynamodb-lease-items';
+import { DynamoDbLeaseStore } from '../../../lambdas/adapters/dynamodb-lease-store';
 import { sweepFleet } from '../../../lambdas/domain/fleet-watch';
 import { startDynalite, type LocalDynamo } from '../../helpers/dynalite';
 import { lostAnswerClient, type LostAnswerClient } from '../../helpers/lost-answer';
