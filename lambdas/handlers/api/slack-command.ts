@@ -47,6 +47,10 @@ export const slackAllowlistRefusal = (
   return undefined;
 };
 
+/** 7200 → `2h`, 5400 → `90m`, 45 → `45s`: the largest unit that divides the wait. */
+const durationText = (seconds: number): string =>
+  seconds % 3_600 === 0 ? `${seconds / 3_600}h` : seconds % 60 === 0 ? `${seconds / 60}m` : `${seconds}s`;
+
 const reply = (responseType: 'in_channel' | 'ephemeral', text: string): ApiResult => jsonResponse(200, { response_type: responseType, text });
 
 /** Slack treats `&`, `<` and `>` as markup; user words echoed in channel are escaped. */
@@ -75,12 +79,21 @@ const postSlackCommand = async (event: RelayEvent, deps: AcceptDeps): Promise<Ap
     case 'unknown':
       return reply('ephemeral', unknownCommandText(parsed.word, command));
     case 'rent': {
-      const input = normalizeCreateOrder(
-        { gpu_type: parsed.gpu_type, max_price: parsed.max_price },
-        { image: deps.env.DEFAULT_IMAGE, currency: deps.env.DEFAULT_CURRENCY, ports: deps.env.DEFAULT_PORTS, maxHours: deps.env.DEFAULT_MAX_HOURS },
-      );
+      const input = {
+        ...normalizeCreateOrder(
+          { gpu_type: parsed.gpu_type, max_price: parsed.max_price, wait_seconds: parsed.wait_seconds },
+          { image: deps.env.DEFAULT_IMAGE, currency: deps.env.DEFAULT_CURRENCY, ports: deps.env.DEFAULT_PORTS, maxHours: deps.env.DEFAULT_MAX_HOURS },
+        ),
+        // on_outbid joins the create-order request with issue 23's recovery; `notify` is its default.
+        ...(parsed.on_outbid !== undefined ? { on_outbid: parsed.on_outbid } : {}),
+      };
       request = { kind: 'create-order', input };
-      const limit = parsed.max_price !== undefined ? ` (max $${parsed.max_price}/hr)` : '';
+      const details = [
+        ...(parsed.max_price !== undefined ? [`max $${parsed.max_price}/hr`] : []),
+        ...(parsed.wait_seconds !== undefined ? [`waiting up to ${durationText(parsed.wait_seconds)}`] : []),
+        ...(parsed.on_outbid !== undefined ? [`if outbid: ${parsed.on_outbid.replace(/_/g, ' ')}`] : []),
+      ];
+      const limit = details.length ? ` (${details.join(', ')})` : '';
       queuedText = (id) => `Renting ${escapeSlack(parsed.gpu_type)}${limit}: queued. Task ID: ${id}`;
       break;
     }

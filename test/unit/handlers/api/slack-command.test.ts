@@ -42,6 +42,28 @@ describe('Handler: slack-command', () => {
     expect(fakes.tasks.records.get('00000000-0000-4000-8000-000000000001')?.origin).toEqual({ source: 'slack', responseUrl: 'https://hooks.slack.com/commands/1234/5678' });
   });
 
+  it('queues a standing create-order with its outbid policy for `rent RTX_4090 0.5 wait=2h rebid` (issue 23)', async () => {
+    // Prepare
+    const { fakes, call } = setup();
+    // Act
+    const result = await call(slackEvent({ text: 'rent RTX_4090 0.5 wait=2h rebid' }));
+    // Assess
+    expect(result.body).toEqual({
+      response_type: 'in_channel',
+      text: 'Renting RTX 4090 (max $0.5/hr, waiting up to 2h, if outbid: rebid): queued. Task ID: 00000000-0000-4000-8000-000000000001',
+    });
+    expect(fakes.workflow.started[0].input).toMatchObject({ request: { gpu_type: 'RTX 4090', max_price: 0.5, use_spot: true, wait_seconds: 7200, on_outbid: 'rebid' } });
+  });
+
+  it('answers a clear ephemeral error and queues nothing for `rent A100 wait=3d`', async () => {
+    const { fakes, call } = setup();
+    const result = await call(slackEvent({ text: 'rent A100 wait=3d' }));
+    expect(result.body.response_type).toBe('ephemeral');
+    expect(result.body.text).toMatch(/^`wait=3d`: wait= takes a number with a unit, s, m or h \(e\.g\. 45s, 90m, 2h\), at most 24h\./);
+    expect(fakes.workflow.started).toEqual([]);
+    expect(fakes.queue.sent).toEqual([]);
+  });
+
   it('queues a cancel job', async () => {
     const { fakes, call } = setup();
     const result = await call(slackEvent({ text: 'CANCEL 77' }));
