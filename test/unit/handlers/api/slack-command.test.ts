@@ -3,6 +3,8 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import {
   createSlackCommandHandler, SLACK_TEAM_REFUSED_MESSAGE, SLACK_TRIGGER_ID_TTL_SECONDS, SLACK_USER_REFUSED_MESSAGE,
 } from '../../../../lambdas/handlers/api/slack-command';
+import type { CallerKeyRecord } from '../../../../lambdas/domain/caller-keys';
+import { SLACK_UNMAPPED_REFUSED_MESSAGE } from '../../../../lambdas/domain/slack-callers';
 import { UNSIGNED_SLACK_REFUSED_MESSAGE } from '../../../../lambdas/middleware/slack-signature';
 import { apiEvent, lambdaContext } from '../../../fixtures/events/api-event';
 import slackFixture from '../../../fixtures/events/slack-command.json';
@@ -15,9 +17,9 @@ const form = (fields: Record<string, string>) => new URLSearchParams(fields).toS
 const slackEvent = (fields: Record<string, string>, headers: Record<string, string> = {}) =>
   apiEvent({ path: PATH, body: form({ command: '/gpu', ...fields }), base64: true, headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers } });
 
-const setup = (env: Record<string, string> = {}) => {
+const setup = (env: Record<string, string> = {}, keys: readonly CallerKeyRecord[] = []) => {
   const { fakes, deps } = acceptFakes(env);
-  const handler = createSlackCommandHandler(() => deps);
+  const handler = createSlackCommandHandler(() => ({ ...deps, callerKeyRecords: async () => keys }));
   return { fakes, call: async (event: APIGatewayProxyEventV2) => parseResult(await handler(event, lambdaContext())) };
 };
 
@@ -290,6 +292,41 @@ describe('Handler: slack-command', () => {
 
     it.each([['t0lower'], ['T0OURS;DROP'], [' , ']])('refuses a malformed list %j at cold start (env parse)', (value) => {
       expect(() => setup({ SLACK_ALLOWED_TEAM_IDS: value })).toThrow(/SLACK_ALLOWED_TEAM_IDS/);
+    });
+  });
+
+  describe('Slack users mapped to caller keys (issue 24)', () => {
+    const mapped: CallerKeyRecord = { name: 'ana', scopes: ['order', 'read'], secret: 'sealed', created_at: 1_600_000_000, slack_user: 'U123' };
+
+    it('queues the command as the key that names the user (its caller travels with the task)', async () => {
+      const { fakes, call } = setup({}, [mapped]);
+      const result = await call(slackEvent({ text: 'rent A100', user_id: 'U123' }));
+      expect(result.body.response_type).toBe('in_channel');
+      expect(fakes.workflow.started[0].input).toMatchObject({ origin: { source: 'slack', caller: { key: 'ana', sees_all: false } } });
+    });
+
+    it('answers `key <name> may not <scope>` and queues nothing when the key lacks the scope', async () => {
+      const { fakes, call } = setup({}, [mapped]);
+      const result = await call(slackEvent({ text: 'cancel 77', user_id: 'U123' }));
+      expect(result.body).toEqual({ response_type: 'ephemeral', text: 'key ana may not cancel' });
+      expect(fakes.queue.sent).toEqual([]);
+    });
+
+    it('lets an unmapped user act as the default key by default (SLACK_UNMAPPED_USERS=default)', async () => {
+      const { fakes, call } = setup({}, [mapped]);
+      const result = await call(slackEvent({ text: 'cancel 77', user_id: 'U999' }));
+      expect(result.body.response_type).toBe('in_channel');
+      expect(fakes.queue.sent[0]).toMatchObject({ kind: 'cancel-order', origin: { source: 'slack' } });
+      expect(fakes.queue.sent[0].origin).not.toHaveProperty('caller');
+    });
+
+    it('refuses an unmapped user under SLACK_UNMAPPED_USERS=deny, before parsing, and queues nothing', async () => {
+      const { fakes, call } = setup({ SLACK_UNMAPPED_USERS: 'deny' }, [mapped]);
+      for (const text of ['status', 'help me']) {
+        const result = await call(slackEvent({ text, user_id: 'U999' }));
+        expect(result.body).toEqual({ response_type: 'ephemeral', text: SLACK_UNMAPPED_REFUSED_MESSAGE });
+      }
+      expect(fakes.queue.sent).toEqual([]);
     });
   });
 
