@@ -11,6 +11,7 @@
  * default key only under SLACK_UNMAPPED_USERS=default (lambdas/domain/slack-callers.ts).
  */
 import type { RelayEnv } from '../../adapters/env';
+import { onOutbidProblem } from '../../domain/on-outbid';
 import { logger } from '../../adapters/observability';
 import { HAND_OFF_FAILED_MESSAGE } from '../../domain/accept-task';
 import { HandOffError } from '../../domain/errors';
@@ -92,14 +93,13 @@ const postSlackCommand = async (event: RelayEvent, deps: AcceptDeps): Promise<Ap
     case 'unknown':
       return reply('ephemeral', unknownCommandText(parsed.word, command));
     case 'rent': {
-      const input = {
-        ...normalizeCreateOrder(
-          { gpu_type: parsed.gpu_type, max_price: parsed.max_price, wait_seconds: parsed.wait_seconds },
-          { image: deps.env.DEFAULT_IMAGE, currency: deps.env.DEFAULT_CURRENCY, ports: deps.env.DEFAULT_PORTS, maxHours: deps.env.DEFAULT_MAX_HOURS },
-        ),
-        // on_outbid joins the create-order request with issue 23's recovery; `notify` is its default.
-        ...(parsed.on_outbid !== undefined ? { on_outbid: parsed.on_outbid } : {}),
-      };
+      const input = normalizeCreateOrder(
+        { gpu_type: parsed.gpu_type, max_price: parsed.max_price, wait_seconds: parsed.wait_seconds, on_outbid: parsed.on_outbid },
+        { image: deps.env.DEFAULT_IMAGE, currency: deps.env.DEFAULT_CURRENCY, ports: deps.env.DEFAULT_PORTS, maxHours: deps.env.DEFAULT_MAX_HOURS },
+      );
+      // The body schema's cross-field rule, for the same words typed in Slack (rebid needs a price).
+      const outbidProblem = onOutbidProblem(input);
+      if (outbidProblem) return reply('ephemeral', outbidProblem);
       request = { kind: 'create-order', input };
       const details = [
         ...(parsed.max_price !== undefined ? [`max $${parsed.max_price}/hr`] : []),
