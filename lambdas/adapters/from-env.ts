@@ -9,6 +9,7 @@ import { DynamoDbLeaseBook } from './dynamodb-lease-store';
 import { DynamoDbPlacementIntents } from './dynamodb-placement-intents';
 import { DynamoDbServerClaims } from './dynamodb-server-claims';
 import { DynamoDbSlidingWindow } from './dynamodb-sliding-window';
+import { DynamoDbSpendStore } from './dynamodb-spend-store';
 import { DynamoDbTaskRepository } from './dynamodb-task-repository';
 import { DynamoDbWaitingTasks } from './dynamodb-waiting-tasks';
 import type { RelayEnv } from './env';
@@ -32,6 +33,9 @@ export const serverClaimsFromEnv = (env: RelayEnv): ServerClaims => new DynamoDb
 
 /** Caller keys (issue 24), cached per instance for CALLER_KEY_CACHE_SECONDS. */
 export const callerKeyStoreFromEnv = (env: RelayEnv): CallerKeyStore => new DynamoDbCallerKeys(documentClient(), env.TABLE_NAME, env.CALLER_KEY_CACHE_SECONDS);
+
+/** Spending budgets and the ledger (issue 24). */
+export const spendStoreFromEnv = (env: RelayEnv): DynamoDbSpendStore => new DynamoDbSpendStore(documentClient(), env.TABLE_NAME);
 
 export const idempotencyStoreFromEnv = (env: RelayEnv): IdempotencyStore => new DynamoDbIdempotencyStore(documentClient(), env.TABLE_NAME);
 
