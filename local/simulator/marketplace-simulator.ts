@@ -31,6 +31,10 @@ export interface SimOrderView extends SpecOrder {
   readonly image: string;
   readonly completed: boolean;
   readonly end_reason?: 'cancelled' | 'expired';
+  /** When it ended (Unix seconds, fractions kept), for comparing what was rented with the relay's ledger. */
+  readonly ended_at?: number;
+  /** When it started running (Unix seconds, fractions kept). */
+  readonly started_at?: number;
   /** Running now (the live dialect's `online`). */
   readonly online: boolean;
   /** Ended, cancelled or run out (the live dialect's `expired`). */
@@ -263,6 +267,8 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
     image: order.image,
     completed: order.endedMs !== undefined,
     ...(order.endReason ? { end_reason: order.endReason } : {}),
+    ...(order.endedMs !== undefined ? { ended_at: order.endedMs / 1000 } : {}),
+    ...(order.startedAtMs !== undefined ? { started_at: order.startedAtMs / 1000 } : {}),
     online: order.phase === 'running',
     expired: order.phase === 'expired',
     ssh_connections: ssh.connections(order.order_id),
