@@ -1,11 +1,12 @@
 import tseslint from 'typescript-eslint';
+import importX, { createNodeResolver } from 'eslint-plugin-import-x';
 
 /** Relative imports that reach `lambdas/` or `lib/` from another top-level folder. */
 const LAMBDAS = { regex: '^(\\.\\./)+lambdas(/|$)', message: 'lib/ (what is deployed) does not import lambdas/ (what runs): put what both need in contract/.' };
 const LIB = { regex: '^(\\.\\./)+lib(/|$)', message: 'lambdas/ (what runs) does not import lib/ (what is deployed): put what both need in contract/.' };
 /** What is bundled (lambdas/, contract/) uses zod/mini: classic zod would add ~107 KB to every bundle reaching it. */
 const CLASSIC_ZOD = { name: 'zod', message: "Bundled code imports 'zod/mini' (functional API); classic zod adds ~107 KB to every bundle (BENCHMARKS.md §7)." };
-const CONTRACT_IMPORTS = { regex: '^(\\.\\./)+(lib|lambdas|local|bin|test|bench)(/|$)', message: 'contract/ imports neither side: it is the agreement between them.' };
+const CONTRACT_IMPORTS = { regex: '^(\\.\\./)+(lib|lambdas|local|bin|cli|test|bench)(/|$)', message: 'contract/ imports neither side: it is the agreement between them.' };
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'cdk.out/**', 'coverage/**', 'jest.config.js', 'bench/out/**', '.local-data/**'] },
@@ -15,6 +16,18 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': 'error',
     },
+  },
+  {
+    // No import circle (issue 22): a module never reaches itself through its value imports. Type-only
+    // circles are erased at run time, so this rule skips them; test/unit/architecture.test.ts checks
+    // the whole graph, types included.
+    plugins: { 'import-x': importX },
+    settings: {
+      'import-x/extensions': ['.ts', '.mjs', '.js'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+      'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.mjs', '.js', '.json'] })],
+    },
+    rules: { 'import-x/no-cycle': 'error' },
   },
   {
     files: ['contract/**/*.ts'],

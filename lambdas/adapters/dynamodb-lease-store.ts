@@ -93,6 +93,8 @@ const LeaseItemSchema = z.object({
   callback_url: z.optional(z.string()),
   spot: z.optional(z.boolean()),
   key: z.optional(z.string()),
+  on_outbid: z.optional(z.enum(['rebid', 'replace', 'rebid_then_replace'])),
+  max_price: z.optional(z.number()),
   expires_at: z.optional(z.number()),
   hours: z.optional(z.number()),
   warned_for: z.optional(z.number()),
@@ -110,6 +112,8 @@ const toTracked = (item: Record<string, unknown> | undefined): TrackedOrder | un
     ...(i.callback_url !== undefined ? { callback_url: i.callback_url } : {}),
     ...(i.spot !== undefined ? { spot: i.spot } : {}),
     ...(i.key !== undefined ? { key: i.key } : {}),
+    ...(i.on_outbid !== undefined ? { on_outbid: i.on_outbid } : {}),
+    ...(i.max_price !== undefined ? { max_price: i.max_price } : {}),
   };
   if (i.expires_at === undefined || i.hours === undefined) return order;
   const lease: Lease = {
@@ -180,6 +184,8 @@ export class DynamoDbLeaseBook implements LeaseBook {
           ...(order.callback_url !== undefined ? { callback_url: order.callback_url } : {}),
           ...(order.spot !== undefined ? { spot: order.spot } : {}),
           ...(order.key !== undefined ? { key: order.key } : {}),
+          ...(order.on_outbid !== undefined ? { on_outbid: order.on_outbid } : {}),
+          ...(order.max_price !== undefined ? { max_price: order.max_price } : {}),
           ...(opts.lease ? { expires_at: opts.lease.expires_at, hours: opts.lease.hours } : {}),
         },
         // A retried readiness step must not reset warnings, claims or an extension made since.

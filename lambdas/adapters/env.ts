@@ -9,7 +9,7 @@
 import * as z from 'zod/mini';
 import { idListProblem, parseIdList, SETTINGS, type Setting, type SettingKey, type SettingValueOf } from '../../contract/settings';
 import { PortsSchema } from '../../contract/shapes';
-import { refuse } from '../domain/requests';
+import { refuse } from '../http/requests';
 import { ENGLISH_TEXTS } from '../domain/zod-texts';
 
 const bool = z.pipe(

@@ -108,19 +108,15 @@ export const endOfUtcDay = (date: string): number | undefined => {
   return ms / 1000 + 86_400;
 };
 
-/** POST /admin/keys body. */
-export const CreateKeyBodySchema = z.object({
-  name: z.string().check(
-    z.regex(KEY_NAME_PATTERN, 'name must be 1-64 lower-case letters, digits, - or _, starting with a letter or digit'),
-    z.refine((name) => name !== DEFAULT_KEY_NAME, 'name "default" is the shared webhook secret\'s key'),
-  ),
-  scopes: z.array(z.enum(SCOPES, `scopes must name ${SCOPES.join(', ')}`)).check(z.minLength(1, 'scopes must name at least one scope')),
-  orders_per_hour: z.optional(z.int('orders_per_hour must be a positive integer').check(z.positive('orders_per_hour must be a positive integer'))),
-  budget_usd_per_day: z.optional(z.number('budget_usd_per_day must be a positive number').check(z.positive('budget_usd_per_day must be a positive number'))),
-  expires: z.optional(z.string().check(z.refine((d) => endOfUtcDay(d) !== undefined, 'expires must be a date YYYY-MM-DD'))),
-  slack_user: z.optional(z.string().check(z.regex(/^[A-Z0-9]{2,64}$/, 'slack_user must be a Slack user ID like U0123ABC'))),
-});
-export type CreateKeyBody = z.infer<typeof CreateKeyBodySchema>;
+/** POST /admin/keys body, once its schema (CreateKeyBodySchema, lambdas/http/requests.ts) accepted it. */
+export interface CreateKeyBody {
+  readonly name: string;
+  readonly scopes: readonly Scope[];
+  readonly orders_per_hour?: number;
+  readonly budget_usd_per_day?: number;
+  readonly expires?: string;
+  readonly slack_user?: string;
+}
 
 /** The key record of a valid create body (the sealed secret from the caller), or the 400 text. */
 export const newKeyRecord = (

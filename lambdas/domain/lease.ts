@@ -1,11 +1,11 @@
 /**
- * Order leases and the fleet watch (issue 14), as pure rules: request fields, lease arithmetic, the
- * sweep decision, the watch diff, lifecycle events with deterministic ids, chat texts and the spot
- * price decrease rule. No clock, no environment, no I/O: time arrives as `now` (Unix seconds).
+ * Order leases and the fleet watch (issue 14), as pure rules: request field rules (their schemas are in
+ * lambdas/http/requests.ts), lease arithmetic, the sweep decision, the watch diff, lifecycle events
+ * with deterministic ids, chat texts and the spot price decrease rule. No clock, no environment, no I/O: time arrives as `now` (Unix seconds).
  */
-import * as z from 'zod/mini';
-import { CallbackUrlSchema, CreateOrderBodySchema, describe, OrderIdSchema, optional, refuse, WaitSecondsSchema, type ParseOutcome } from './requests';
+import type { ParseOutcome } from './request-rules';
 import type { Order, Server } from './marketplace-types';
+import type { OnOutbid } from './on-outbid';
 
 // ---- limits and defaults --------------------------------------------------------------------
 
@@ -56,119 +56,8 @@ export const parseMaxHours = (value: unknown): ParseOutcome<number | undefined> 
 export const resolveMaxHours = (requested: number | undefined, defaultMaxHours: number | undefined): number | undefined =>
   requested ?? defaultMaxHours;
 
-/** `max_hours` as a create-order body field, to add with `z.extend(CreateOrderBodySchema, { max_hours: z.optional(MaxHoursSchema) })`. */
-export const MaxHoursSchema = describe(
-  z.pipe(
-    z.unknown(),
-    z.transform((value, ctx): number | undefined => {
-      const parsed = parseMaxHours(value);
-      return parsed.ok ? parsed.value : refuse(ctx, parsed.error);
-    }),
-  ),
-  {
-    description: `Lease in hours (> 0, at most ${MAX_LEASE_HOURS}, fractions allowed), counted from readiness; the relay cancels the order when it ends`,
-    type: 'number',
-    exclusiveMinimum: 0,
-    maximum: MAX_LEASE_HOURS,
-  },
-);
-
-/** POST /webhook/create-order with its lease field (and issue 23's wait_seconds): the handler and the OpenAPI document use this one. */
-export const CreateOrderLeaseBodySchema = z.extend(CreateOrderBodySchema, { max_hours: z.optional(MaxHoursSchema), wait_seconds: z.optional(WaitSecondsSchema) });
-export type CreateOrderLeaseBody = z.infer<typeof CreateOrderLeaseBodySchema>;
-
-/** order_id with a route's own "required" text; the other order_id texts are OrderIdSchema's. */
-const requiredOrderId = (requiredMessage: string) =>
-  describe(
-    z.pipe(
-      z.unknown(),
-      z.transform((value, ctx): number => {
-        // The spec's rule for order_id: missing or falsy counts as not sent.
-        if (!value) return refuse(ctx, requiredMessage);
-        const parsed = OrderIdSchema.safeParse(value);
-        if (parsed.success) return parsed.data;
-        return refuse(ctx, parsed.error.issues[0]?.message ?? 'order_id must be an integer');
-      }),
-    ),
-    {
-      description: 'Marketplace order id: an integer or a string of digits',
-      anyOf: [{ type: 'integer', minimum: 1 }, { type: 'string', pattern: '^\\d+$' }],
-    },
-  );
-
-/** A required field: absent or null → `requiredMessage`; present but failing `valid` → `invalidMessage`. */
-const requiredNumber = (requiredMessage: string, invalidMessage: string, valid: (n: unknown) => n is number, meta: Record<string, unknown>) =>
-  describe(
-    z.pipe(
-      z.unknown(),
-      z.transform((value, ctx): number => {
-        if (value === undefined || value === null) return refuse(ctx, requiredMessage);
-        return valid(value) ? value : refuse(ctx, invalidMessage);
-      }),
-    ),
-    meta,
-  );
-
-const isPositivePrice = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value) && value > 0;
-
-/** `desired_price`: required, a positive number, within [MIN_DESIRED_PRICE, MAX_DESIRED_PRICE]. */
-const DesiredPriceSchema = describe(
-  z.pipe(
-    z.unknown(),
-    z.transform((value, ctx): number => {
-      if (value === undefined || value === null) return refuse(ctx, SPOT_PRICE_REQUIRED_ERROR);
-      if (!isPositivePrice(value)) return refuse(ctx, DESIRED_PRICE_ERROR);
-      return value >= MIN_DESIRED_PRICE && value <= MAX_DESIRED_PRICE ? value : refuse(ctx, DESIRED_PRICE_RANGE_ERROR);
-    }),
-  ),
-  {
-    description:
-      'New spot price in the marketplace\'s own unit: an amount of the order\'s currency per day (not USD per hour), e.g. 1540 for 1540 CLORE a day. ' +
-      `Between ${MIN_DESIRED_PRICE.toFixed(8)} and ${MAX_DESIRED_PRICE}; the relay refuses a raise to more than ${MAX_SPOT_RAISE_FACTOR} × the order's current price. The result shows it in USD per hour too.`,
-    type: 'number',
-    minimum: MIN_DESIRED_PRICE,
-    maximum: MAX_DESIRED_PRICE,
-  },
-);
-
-/** POST /webhook/extend-order. */
-export const ExtendOrderBodySchema = z.object({
-  order_id: requiredOrderId(EXTEND_REQUIRED_ERROR),
-  hours: requiredNumber(EXTEND_REQUIRED_ERROR, HOURS_ERROR, isLeaseHours, {
-    description: `Hours added to the lease (> 0, at most ${MAX_LEASE_HOURS}); the new end is max(now, current end) + hours`,
-    type: 'number',
-    exclusiveMinimum: 0,
-    maximum: MAX_LEASE_HOURS,
-  }),
-  callback_url: optional(CallbackUrlSchema),
-});
-export type ExtendOrderBody = z.infer<typeof ExtendOrderBodySchema>;
-
-/** POST /webhook/set-spot-price. */
-export const SetSpotPriceBodySchema = z.object({
-  order_id: requiredOrderId(SPOT_PRICE_REQUIRED_ERROR),
-  desired_price: DesiredPriceSchema,
-  callback_url: optional(CallbackUrlSchema),
-});
-export type SetSpotPriceBody = z.infer<typeof SetSpotPriceBodySchema>;
-
-/** Task inputs of the two new job kinds (what the queue carries). */
-export interface ExtendOrderInput { readonly order_id: number; readonly hours: number; readonly callback_url?: string }
-export interface SetSpotPriceInput { readonly order_id: number; readonly desired_price: number; readonly callback_url?: string }
-
-/** Results of the two new job kinds (FailureResult from task.ts otherwise). */
-export interface ExtendOrderSuccess { readonly success: true; readonly order_id: number; readonly lease_expires_at: number }
-/**
- * `desired_price` is in the marketplace's unit (`currency` per day); `desired_price_usd_per_hour` is the
- * same price in USD per hour at the server's rates, null when the listing does not state them.
- */
-export interface SetSpotPriceSuccess {
-  readonly success: true;
-  readonly order_id: number;
-  readonly desired_price: number;
-  readonly currency: string;
-  readonly desired_price_usd_per_hour: number | null;
-}
+/** The extend-order and set-spot-price task inputs and results live with the other tasks' (task.ts). */
+export type { ExtendOrderInput, ExtendOrderSuccess, SetSpotPriceInput, SetSpotPriceSuccess } from './task';
 
 // ---- lease arithmetic -----------------------------------------------------------------------
 
@@ -199,6 +88,10 @@ export interface WatchedOrder {
   readonly spot?: boolean;
   /** The caller key whose task placed it (issue 24); absent = the default key. */
   readonly key?: string;
+  /** What to do when this spot order is outbid (issue 23, ./outbid-recovery.ts); absent = notify. */
+  readonly on_outbid?: Exclude<OnOutbid, 'notify'>;
+  /** The placing request's max_price (USD per hour): the ceiling of a rebid. */
+  readonly max_price?: number;
 }
 
 /** Why a lease stopped being swept. */
@@ -313,7 +206,9 @@ export const diffWatch = (watched: ReadonlyMap<number, WatchEntry>, orders: read
 
 // ---- events ---------------------------------------------------------------------------------
 
-export type OrderEventName = 'order.lease_expiring' | 'order.lease_expired' | 'order.status_changed' | 'order.orphan_cancelled';
+export type OrderEventName =
+  | 'order.lease_expiring' | 'order.lease_expired' | 'order.status_changed' | 'order.orphan_cancelled'
+  | 'order.outbid' | 'order.rebid' | 'order.replaced' | 'order.recovery_failed';
 
 /** The JSON body POSTed to the placing task's callback_url. Times are Unix seconds. */
 export interface OrderEvent {
@@ -324,6 +219,16 @@ export interface OrderEvent {
   readonly lease_expires_at?: number;
   readonly from?: string;
   readonly to?: string;
+  /** order.rebid: the bid before and after, in the order's currency per day (the marketplace's unit). */
+  readonly old_price?: number;
+  readonly new_price?: number;
+  readonly currency?: string;
+  /** order.replaced: the lost order, the new one and how to reach it. */
+  readonly from_order_id?: number;
+  readonly to_order_id?: number;
+  readonly ssh_connection?: string;
+  /** order.recovery_failed: why. */
+  readonly reason?: string;
 }
 
 /** An event and its id (`X-Webhook-Id`, and the dedupe key in the table). */

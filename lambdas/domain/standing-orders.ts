@@ -15,12 +15,9 @@ import { serverFitsLease } from './lease';
 import { findMatchingServers, noMatchMessage } from './matching';
 import type { Server } from './marketplace-types';
 import type { CreateOrderWorkflowInput, MarketplaceClient, Notifier, ServerClaims, TaskRepository, WaitingTask, WaitingTasks, WorkflowStarter } from './ports';
-import { CallbackUrlSchema, optional, refuse } from './requests';
-import { isTaskId } from './task-view';
 import { failure, FINAL_STATES, type CancelTaskInput, type CancelTaskSuccess, type CreateOrderInput, type FailureResult, type TaskRecord } from './task';
-import * as z from 'zod/mini';
 
-export { MAX_WAIT_SECONDS, WAIT_SECONDS_ERROR, WaitSecondsSchema } from './requests';
+export { MAX_WAIT_SECONDS, WAIT_SECONDS_ERROR } from './request-rules';
 
 /** The execution name of a task's resumed run: `<task id>-w<round>` (unique per round, so a repeated start is a no-op). */
 export const resumedExecutionName = (taskId: string, round: number): string => `${taskId}-w${round}`;
@@ -176,18 +173,6 @@ export const CANCEL_TASK_REQUIRED = 'task_id required';
 /** The failure a cancelled standing order ends with (delivered to its own callback_url). */
 export const CANCELLED_WHILE_WAITING = 'cancelled while waiting for a server';
 export const notWaitingText = (taskId: string): string => `task ${taskId} is not waiting`;
-
-/** POST /webhook/cancel-task. */
-export const CancelTaskBodySchema = z.object({
-  task_id: z.pipe(
-    z.unknown(),
-    z.transform((value, ctx): string => {
-      if (value === undefined || value === null || value === '') return refuse(ctx, CANCEL_TASK_REQUIRED);
-      return typeof value === 'string' && isTaskId(value) ? value.toLowerCase() : refuse(ctx, 'Invalid task_id');
-    }),
-  ),
-  callback_url: optional(CallbackUrlSchema),
-});
 
 /**
  * Ends a waiting standing order: whoever removes its queue entry (this job, or the watch serving or

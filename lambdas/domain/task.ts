@@ -1,10 +1,7 @@
 /** Tasks: what a caller asked for, where it stands, and how it ended. */
 import * as z from 'zod/mini';
 import { TaskCallerSchema } from './caller-keys';
-import type { ExtendOrderInput, ExtendOrderSuccess, SetSpotPriceInput, SetSpotPriceSuccess } from './lease';
 import type { PortProtocol } from './marketplace-types';
-
-export type { ExtendOrderInput, ExtendOrderSuccess, SetSpotPriceInput, SetSpotPriceSuccess };
 
 export const TaskKindSchema = z.enum(['create-order', 'cancel-order', 'status', 'price-alert', 'extend-order', 'set-spot-price', 'cancel-task']);
 export type TaskKind = z.infer<typeof TaskKindSchema>;
@@ -37,6 +34,8 @@ export interface CreateOrderInput {
   readonly max_hours?: number;
   /** Standing order (issue 23): how long the task may wait for a matching server, in seconds; absent or 0 = fail at once. */
   readonly wait_seconds?: number;
+  /** Outbid recovery (issue 23, on-outbid.ts); absent = notify. */
+  readonly on_outbid?: 'rebid' | 'replace' | 'rebid_then_replace';
 }
 export interface CancelOrderInput { readonly order_id: number; readonly callback_url?: string }
 /** cancel-task (issue 23): ends a waiting standing order with a result. */
@@ -49,6 +48,24 @@ export interface PriceAlertInput {
   readonly callback_url?: string;
   /** The queued create-order's `wait_seconds` (issue 23). */
   readonly wait_seconds?: number;
+}
+
+/** Task inputs of the two new job kinds (what the queue carries). */
+export interface ExtendOrderInput { readonly order_id: number; readonly hours: number; readonly callback_url?: string }
+export interface SetSpotPriceInput { readonly order_id: number; readonly desired_price: number; readonly callback_url?: string }
+
+/** Results of the two new job kinds (FailureResult otherwise). */
+export interface ExtendOrderSuccess { readonly success: true; readonly order_id: number; readonly lease_expires_at: number }
+/**
+ * `desired_price` is in the marketplace's unit (`currency` per day); `desired_price_usd_per_hour` is the
+ * same price in USD per hour at the server's rates, null when the listing does not state them.
+ */
+export interface SetSpotPriceSuccess {
+  readonly success: true;
+  readonly order_id: number;
+  readonly desired_price: number;
+  readonly currency: string;
+  readonly desired_price_usd_per_hour: number | null;
 }
 
 export type TaskRequest =
@@ -128,6 +145,25 @@ export interface TaskRecord {
   readonly order_cancelled?: boolean;
   /** A standing order's end of waiting (Unix seconds), set when it first waits (issue 23). */
   readonly waiting_until?: number;
+  /** Outbid recovery (issue 23): what happened to the task's orders, oldest first. */
+  readonly history?: readonly TaskHistoryEntry[];
+}
+
+/** One step of a create-order task's outbid recovery, as GET /webhook/tasks/{id} lists it. */
+export interface TaskHistoryEntry {
+  /** Unix seconds. */
+  readonly at: number;
+  /** The lifecycle event's name (`order.outbid`, `order.rebid`, `order.replaced`, `order.recovery_failed`). */
+  readonly event: string;
+  /** The order the step is about (order.replaced: the new one). */
+  readonly order_id: number;
+  readonly old_price?: number;
+  readonly new_price?: number;
+  readonly currency?: string;
+  readonly from_order_id?: number;
+  readonly to_order_id?: number;
+  readonly ssh_connection?: string;
+  readonly reason?: string;
 }
 
 /** A job on the SQS queue (cancel-order, status, price-alert, extend-order, set-spot-price). */

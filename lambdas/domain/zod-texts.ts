@@ -3,7 +3,7 @@
  * diagnostics that quote zod's own texts (an unreadable marketplace answer, which can end up as a
  * job's `error`, the workflow state, the environment, a stored record) pass this per call, so they
  * read exactly as they did with classic zod ("Invalid input: expected number, received string").
- * The request schemas never need it: every 400 text there is explicit (requests.ts, lease.ts).
+ * The request schemas never need it: every 400 text there is explicit (lambdas/http/requests.ts).
  */
 import { en } from 'zod/v4/locales';
 import type * as z from 'zod/mini';

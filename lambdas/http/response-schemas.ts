@@ -1,10 +1,10 @@
 /**
  * The HTTP side of the API's shapes: every answer body, and the form Slack posts. The OpenAPI
  * document (./openapi-document.ts) is generated from these and from the request schemas the domain
- * validates with (lambdas/domain/requests.ts).
+ * validates with (./requests.ts).
  */
 import * as z from 'zod/mini';
-import { describe, MAX_URL_LENGTH } from '../domain/requests';
+import { describe, MAX_URL_LENGTH } from './requests';
 import { TaskKindSchema, TaskStateSchema } from '../domain/task';
 
 /** Every error answer: `{ "error": "<text>" }`. */

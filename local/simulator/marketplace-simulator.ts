@@ -16,7 +16,7 @@ import type { SimServer } from './catalogue';
 import { renameServerCoins, type Dialect, type DialectRenderer } from './dialect';
 import { liveDialect } from './dialect-live';
 import { specDialect, specOrderView, type SpecOrder } from './dialect-spec';
-import { MarketplaceState, OrderPatchSchema, type OrderPatch, type Outcome, type SimBody, type SimOrder } from './marketplace-state';
+import { MarketplaceState, OrderPatchSchema, type OrderPatch, type Outcome, type SimBody, type SimOrder, type SpotPriceCall } from './marketplace-state';
 import { SimSshEndpoints, type SimSshConnections } from './ssh-endpoints';
 
 export type { SimServer } from './catalogue';
@@ -154,7 +154,20 @@ export interface SimulatorControl {
   wallets(): SimWallet[];
   /** Moves the business clock forward (e.g. past the 600 s spot price rule). */
   advanceClock(ms: number): void;
+  /**
+   * Another renter outbids a spot order with `price` (the order's currency per day): the order pauses
+   * (spec: `paused`; live: `online: false`) while that renter holds the server, until the order bids
+   * more through set_spot_price. Throws for an unknown, ended or on-demand order or a price not above the order's.
+   */
+  outbid(orderId: number, price: number): SimOrderView;
+  /** Largest spot price raise per set_spot_price, as a fraction of the current price (null: any raise, the default); refused with `exceeded_max_step` + `max_step`. */
+  setSpotRaiseStep(fraction: number | null): void;
+  /** Every set_spot_price call since the last reset, in order (refused ones too). */
+  spotPriceCalls(): SpotPriceCallView[];
 }
+
+/** A recorded set_spot_price call (prices in the order's currency per day). */
+export type SpotPriceCallView = SpotPriceCall;
 
 export interface MarketplaceSimulator {
   /** Base URL, e.g. `http://127.0.0.1:40123` (paths start with `/v1`). */
@@ -305,6 +318,9 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
     setBalance: (currency, balance) => state.setBalance(render.coinIn(currency), balance),
     wallets: () => state.walletList().map(([name, balance]) => ({ name: render.coinOut(name), balance })),
     advanceClock: (ms) => { clockOffsetMs += ms; },
+    outbid: (orderId, price) => orderView(state.outbid(orderId, price, now())),
+    setSpotRaiseStep: (fraction) => { state.raiseStepFraction = fraction ?? undefined; },
+    spotPriceCalls: () => state.spotPriceCalls.map((c) => ({ ...c })),
   };
 
   const rendered = <T>(outcome: Outcome<T>, ok: (value: T) => SimBody): SimBody =>
@@ -421,6 +437,9 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
       else if (route === 'GET /_sim/wallets') return sendJson(res, 200, { wallets: control.wallets() });
       else if (route === 'POST /_sim/wallets') control.setBalance(z.string().min(1).parse(input.name), z.number().parse(input.balance));
       else if (route === 'POST /_sim/clock') control.advanceClock(z.number().nonnegative().parse(input.advanceMs));
+      else if (route === 'POST /_sim/outbid') return sendJson(res, 200, { order: control.outbid(z.number().int().parse(input.order_id), z.number().positive().parse(input.price)) });
+      else if (route === 'POST /_sim/spot-raise-step') control.setSpotRaiseStep(z.number().positive().nullable().parse(input.fraction ?? null));
+      else if (route === 'GET /_sim/spot-price-calls') return sendJson(res, 200, { calls: control.spotPriceCalls() });
       else return sendJson(res, 404, { error: `no control route ${route}` });
       return sendJson(res, 200, { ok: true });
     } catch (error) {

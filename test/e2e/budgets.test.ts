@@ -15,6 +15,7 @@ import type { LocalRuntime } from '../helpers/local-runtime';
 import { request, signedPost, startReceiver } from '../helpers/receivers';
 import type { ReceivedRequest, Receiver } from '../helpers/receivers';
 import { waitUntil } from '../helpers/until';
+import { runCli } from '../unit/cli/run-cli';
 
 /** Polls `read` until it yields a value (waitUntil on its result). */
 const until = async <T>(read: () => Promise<T | undefined>, what: string): Promise<T> => {
@@ -165,5 +166,13 @@ describe(`Spending budgets and the ledger (${dialect} marketplace dialect)`, () 
     expect(await spend(undefined, '?from=2026-13-01')).toMatchObject({ status: 400, json: { error: 'from must be a date YYYY-MM-DD' } });
     expect(await spend(undefined, '?from=2025-01-01&to=2026-06-01')).toMatchObject({ status: 400, json: { error: 'at most 400 days per request' } });
     expect((await spend(undefined, '?from=2026-01-01&to=2026-01-02')).status).toBe(200);
+  });
+
+  it('gpu-relay spend prints the ledger as a table, one line per key and day plus totals', async () => {
+    const printed = await runCli(['spend'], { env: { GPU_RELAY_URL: runtime.url, GPU_RELAY_SECRET: TEST_WEBHOOK_SECRET } });
+    expect(printed).toMatchObject({ code: 0 });
+    expect(printed.stdout).toMatch(/^DAY\s+KEY\s+RESERVED\s+SETTLED\s+ORDERS\s+GPU_HOURS$/m);
+    expect(printed.stdout).toMatch(/^\d{4}-\d{2}-\d{2}\s+probe\s+\$\d+\.\d{2}\s+\$\d+\.\d{2}\s+1\s+/m);
+    expect(printed.stdout).toMatch(/^total\s+\*\s+/m);
   });
 });

@@ -6,9 +6,12 @@
  * - lambdas/domain imports only itself, the contract's rule parts, zod and Node built-ins other
  *   than timers;
  * - lambdas/ and contract/ (what is bundled) import zod only as `zod/mini`: one import of classic
- *   zod puts its ~107 KB back into every bundle that reaches it (BENCHMARKS.md §7).
+ *   zod puts its ~107 KB back into every bundle that reaches it (BENCHMARKS.md §7);
+ * - lambdas/domain holds no request schema and no OpenAPI text: those live in lambdas/http/
+ *   (requests.ts, response-schemas.ts, openapi-document.ts);
+ * - no import circle, type-only imports included (ESLint's import-x/no-cycle sees value imports only).
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -63,6 +66,48 @@ export const violation = (file: string, specifier: string): string | undefined =
   return undefined;
 };
 
+/** The import graph of `files`: each file → the files it imports (relative specifiers that resolve to one of them). */
+const importGraph = (files: readonly string[]): Map<string, string[]> => {
+  const known = new Set(files);
+  const fileOf = (file: string, specifier: string): string | undefined => {
+    const target = resolveSpecifier(file, specifier);
+    return target === undefined ? undefined : [`${target}.ts`, `${target}.mjs`, `${target}.js`, `${target}/index.ts`].find((candidate) => known.has(candidate));
+  };
+  return new Map(files.map((file) => [file, [...new Set(specifiersOf(readFileSync(path.join(ROOT, file), 'utf8')).flatMap((s) => fileOf(file, s) ?? []))]]));
+};
+
+/** The import circles of a graph: its strongly connected components of more than one file, or a file importing itself (Tarjan). */
+export const importCircles = (graph: ReadonlyMap<string, readonly string[]>): string[][] => {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const circles: string[][] = [];
+  const visit = (node: string): void => {
+    index.set(node, index.size);
+    low.set(node, index.get(node)!);
+    stack.push(node);
+    onStack.add(node);
+    for (const next of graph.get(node) ?? []) {
+      if (!index.has(next)) {
+        visit(next);
+        low.set(node, Math.min(low.get(node)!, low.get(next)!));
+      } else if (onStack.has(next)) low.set(node, Math.min(low.get(node)!, index.get(next)!));
+    }
+    if (low.get(node) !== index.get(node)) return;
+    const component: string[] = [];
+    let member: string;
+    do {
+      member = stack.pop()!;
+      onStack.delete(member);
+      component.push(member);
+    } while (member !== node);
+    if (component.length > 1 || (graph.get(node) ?? []).includes(node)) circles.push(component.sort());
+  };
+  for (const node of graph.keys()) if (!index.has(node)) visit(node);
+  return circles;
+};
+
 const violations = (files: readonly string[]): string[] =>
   files.flatMap((file) =>
     specifiersOf(readFileSync(path.join(ROOT, file), 'utf8')).flatMap((specifier) => {
@@ -89,6 +134,22 @@ describe('Architecture: import rules', () => {
     expect(violations(sourceFiles('lambdas/domain'))).toEqual([]);
   });
 
+  it('keeps request schemas and OpenAPI text out of lambdas/domain (they live in lambdas/http/)', () => {
+    // Prepare
+    const files = sourceFiles('lambdas/domain');
+    // Act
+    const found = files.flatMap((file) => {
+      const source = readFileSync(path.join(ROOT, file), 'utf8');
+      return [
+        ...(/\bz\.meta\(/.test(source) ? [`${file}: OpenAPI metadata (z.meta)`] : []),
+        ...[...source.matchAll(/export const (\w+BodySchema)\b/g)].map((match) => `${file}: request schema ${match[1]}`),
+      ];
+    });
+    // Assess
+    expect(files.length).toBeGreaterThan(30);
+    expect(found).toEqual([]);
+  });
+
   it('bundles no classic zod: lambdas/ and contract/ import zod/mini only', () => {
     // Prepare
     const files = [...sourceFiles('lambdas'), ...sourceFiles('contract')];
@@ -96,6 +157,34 @@ describe('Architecture: import rules', () => {
     const classic = files.filter((file) => specifiersOf(readFileSync(path.join(ROOT, file), 'utf8')).some((s) => (s === 'zod' || s.startsWith('zod/')) && !ZOD_BUNDLED.has(s)));
     // Assess
     expect(classic).toEqual([]);
+  });
+
+  it('names every handler factory one way: create<Name>Handler (workflow steps create<Step>StepHandler)', () => {
+    // Prepare
+    const files = sourceFiles('lambdas/handlers');
+    // Act
+    const factories = files.flatMap((file) =>
+      [...readFileSync(path.join(ROOT, file), 'utf8').matchAll(/export (?:async )?(?:function|const) ((?:make|create|build)[A-Za-z0-9]*)/g)].map((match) => `${file}: ${match[1]}`),
+    );
+    // Assess
+    expect(factories.length).toBeGreaterThan(20);
+    expect(factories.filter((line) => !/: create[A-Z][A-Za-z0-9]*Handler$/.test(line))).toEqual([]);
+  });
+
+  it('has no import circle anywhere, type-only imports included', () => {
+    // Prepare
+    const files = ['lambdas', 'lib', 'contract', 'local', 'bin', 'scripts', 'bench', 'test'].filter((dir) => existsSync(path.join(ROOT, dir))).flatMap(sourceFiles);
+    // Act
+    const circles = importCircles(importGraph(files));
+    // Assess
+    expect(files.length).toBeGreaterThan(300);
+    expect(circles).toEqual([]);
+  });
+
+  it('finds an import circle (the checker itself)', () => {
+    const graph = new Map([['a', ['b']], ['b', ['c']], ['c', ['a', 'd']], ['d', []], ['e', ['e']]]);
+    expect(importCircles(graph)).toEqual([['a', 'b', 'c'], ['e']]);
+    expect(importCircles(new Map([['a', ['b']], ['b', []]]))).toEqual([]);
   });
 
   it('flags each kind of forbidden import (the checker itself)', () => {

@@ -20,13 +20,13 @@ import { DynamoDbServerClaims } from '../../lambdas/adapters/dynamodb-server-cla
 import { DynamoDbSlidingWindow } from '../../lambdas/adapters/dynamodb-sliding-window';
 import { HttpNotifier } from '../../lambdas/adapters/http-notifier';
 import { budgetedHandler, remainingMs } from '../../lambdas/adapters/invocation-budget';
-import { makeFindServer } from '../../lambdas/handlers/workflow/find-server';
-import { makeReserveQuota } from '../../lambdas/handlers/workflow/reserve-quota';
-import { makePlaceOrder } from '../../lambdas/handlers/workflow/place-order';
-import { makeCheckOrder } from '../../lambdas/handlers/workflow/check-order';
-import { makeCancelOrder } from '../../lambdas/handlers/workflow/cancel-order';
-import { makeReportResult } from '../../lambdas/handlers/workflow/report-result';
-import { makeExecutionEnded } from '../../lambdas/handlers/workflow/execution-ended';
+import { createFindServerStepHandler } from '../../lambdas/handlers/workflow/find-server';
+import { createReserveQuotaStepHandler } from '../../lambdas/handlers/workflow/reserve-quota';
+import { createPlaceOrderStepHandler } from '../../lambdas/handlers/workflow/place-order';
+import { createCheckOrderStepHandler } from '../../lambdas/handlers/workflow/check-order';
+import { createCancelOrderStepHandler } from '../../lambdas/handlers/workflow/cancel-order';
+import { createReportResultStepHandler } from '../../lambdas/handlers/workflow/report-result';
+import { createExecutionEndedHandler } from '../../lambdas/handlers/workflow/execution-ended';
 import { WORKFLOW_TASKS, type WorkflowTaskName } from '../../contract/routes';
 import type { CreateOrderInput, TaskRecord } from '../../lambdas/domain/task';
 import type { CreateOrderWorkflowInput, MarketplaceClient } from '../../lambdas/domain/ports';
@@ -149,14 +149,14 @@ describe('Faults: time budgets in the create-order workflow', () => {
       reserveMs: 1_000,
     });
     const byEntry: Record<string, (input: unknown) => Promise<unknown>> = {
-      [WORKFLOW_TASKS.FindServer]: lambda('FindServer', makeFindServer(() => ({ marketplace, claims, tasks }))),
-      [WORKFLOW_TASKS.ReserveQuota]: lambda('ReserveQuota', makeReserveQuota(() => ({ quota, maxOrdersPerHour: 1_000 }))),
-      [WORKFLOW_TASKS.PlaceOrder]: lambda('PlaceOrder', makePlaceOrder(() => ({ marketplace, tasks, claims, ...placementWaits(new DynamoDbPlacementIntents(dynamo.doc, dynamo.tableName)) }))),
-      [WORKFLOW_TASKS.CheckOrder]: lambda('CheckOrder', makeCheckOrder(() => ({ marketplace }))),
-      [WORKFLOW_TASKS.CancelOrder]: lambda('CancelOrder', makeCancelOrder(() => ({ marketplace, tasks }))),
-      [WORKFLOW_TASKS.ReportResult]: lambda('ReportResult', makeReportResult(() => ({ tasks, notifier, claims, leases: new DynamoDbLeaseStore(dynamo.doc, dynamo.tableName) }))),
+      [WORKFLOW_TASKS.FindServer]: lambda('FindServer', createFindServerStepHandler(() => ({ marketplace, claims, tasks }))),
+      [WORKFLOW_TASKS.ReserveQuota]: lambda('ReserveQuota', createReserveQuotaStepHandler(() => ({ quota, maxOrdersPerHour: 1_000 }))),
+      [WORKFLOW_TASKS.PlaceOrder]: lambda('PlaceOrder', createPlaceOrderStepHandler(() => ({ marketplace, tasks, claims, ...placementWaits(new DynamoDbPlacementIntents(dynamo.doc, dynamo.tableName)) }))),
+      [WORKFLOW_TASKS.CheckOrder]: lambda('CheckOrder', createCheckOrderStepHandler(() => ({ marketplace }))),
+      [WORKFLOW_TASKS.CancelOrder]: lambda('CancelOrder', createCancelOrderStepHandler(() => ({ marketplace, tasks }))),
+      [WORKFLOW_TASKS.ReportResult]: lambda('ReportResult', createReportResultStepHandler(() => ({ tasks, notifier, claims, leases: new DynamoDbLeaseStore(dynamo.doc, dynamo.tableName) }))),
     };
-    const executionEnded = makeExecutionEnded(() => ({ marketplace, tasks, notifier, claims }));
+    const executionEnded = createExecutionEndedHandler(() => ({ marketplace, tasks, notifier, claims }));
     sfn = new LocalStepFunctions({
       asl,
       handlers: Object.fromEntries(Object.entries(functionForState).map(([state, entry]) => [state, byEntry[entry]])),

@@ -14,14 +14,14 @@ import { DynamoDbLeaseStore } from '../../lambdas/adapters/dynamodb-lease-store'
 import { DynamoDbServerClaims } from '../../lambdas/adapters/dynamodb-server-claims';
 import { DynamoDbSlidingWindow } from '../../lambdas/adapters/dynamodb-sliding-window';
 import { HttpNotifier } from '../../lambdas/adapters/http-notifier';
-import { makeFindServer } from '../../lambdas/handlers/workflow/find-server';
-import { makeReserveQuota } from '../../lambdas/handlers/workflow/reserve-quota';
-import { makePlaceOrder } from '../../lambdas/handlers/workflow/place-order';
-import { makeCheckOrder } from '../../lambdas/handlers/workflow/check-order';
+import { createFindServerStepHandler } from '../../lambdas/handlers/workflow/find-server';
+import { createReserveQuotaStepHandler } from '../../lambdas/handlers/workflow/reserve-quota';
+import { createPlaceOrderStepHandler } from '../../lambdas/handlers/workflow/place-order';
+import { createCheckOrderStepHandler } from '../../lambdas/handlers/workflow/check-order';
 import { sshBannerProbe } from '../../lambdas/adapters/ssh-banner-probe';
-import { makeCancelOrder } from '../../lambdas/handlers/workflow/cancel-order';
-import { makeReportResult } from '../../lambdas/handlers/workflow/report-result';
-import { makeExecutionEnded } from '../../lambdas/handlers/workflow/execution-ended';
+import { createCancelOrderStepHandler } from '../../lambdas/handlers/workflow/cancel-order';
+import { createReportResultStepHandler } from '../../lambdas/handlers/workflow/report-result';
+import { createExecutionEndedHandler } from '../../lambdas/handlers/workflow/execution-ended';
 import { WORKFLOW_TASKS } from '../../contract/routes';
 import type { CreateOrderInput, TaskRecord } from '../../lambdas/domain/task';
 import type { CreateOrderWorkflowInput, MarketplaceClient } from '../../lambdas/domain/ports';
@@ -146,15 +146,15 @@ export const startWorkflowHarness = async (options: HarnessOptions = {}): Promis
   });
 
   const byEntry: Record<string, (input: unknown) => Promise<unknown>> = {
-    [WORKFLOW_TASKS.FindServer]: makeFindServer(() => ({ marketplace, claims, tasks })),
-    [WORKFLOW_TASKS.ReserveQuota]: makeReserveQuota(() => ({ quota, maxOrdersPerHour: harness.maxOrdersPerHour })),
-    [WORKFLOW_TASKS.PlaceOrder]: makePlaceOrder(() => ({ marketplace, tasks, claims, ...placementWaits(intents) })),
+    [WORKFLOW_TASKS.FindServer]: createFindServerStepHandler(() => ({ marketplace, claims, tasks })),
+    [WORKFLOW_TASKS.ReserveQuota]: createReserveQuotaStepHandler(() => ({ quota, maxOrdersPerHour: harness.maxOrdersPerHour })),
+    [WORKFLOW_TASKS.PlaceOrder]: createPlaceOrderStepHandler(() => ({ marketplace, tasks, claims, ...placementWaits(intents) })),
     // READINESS_PROBE=ssh as deployed, against the simulator's ssh endpoints on loopback.
-    [WORKFLOW_TASKS.CheckOrder]: makeCheckOrder(() => ({ marketplace, sshProbe })),
-    [WORKFLOW_TASKS.CancelOrder]: makeCancelOrder(() => ({ marketplace, tasks, intents })),
-    [WORKFLOW_TASKS.ReportResult]: makeReportResult(() => ({ tasks, notifier, claims, leases })),
+    [WORKFLOW_TASKS.CheckOrder]: createCheckOrderStepHandler(() => ({ marketplace, sshProbe })),
+    [WORKFLOW_TASKS.CancelOrder]: createCancelOrderStepHandler(() => ({ marketplace, tasks, intents })),
+    [WORKFLOW_TASKS.ReportResult]: createReportResultStepHandler(() => ({ tasks, notifier, claims, leases })),
   };
-  const executionEnded = makeExecutionEnded(() => ({ marketplace, tasks, notifier, claims }));
+  const executionEnded = createExecutionEndedHandler(() => ({ marketplace, tasks, notifier, claims }));
   const sfn = new LocalStepFunctions({
     asl,
     handlers: Object.fromEntries(Object.entries(functionForState).map(([state, entry]) => [state, byEntry[entry]])),

@@ -11,7 +11,7 @@ import { countMetric, logger, MetricName, tagTask } from '../../adapters/observa
 import { acceptTask, type SignedRequestKey } from '../../domain/accept-task';
 import { REPLAY_WINDOW_SECONDS } from '../../domain/signing';
 import { DEFAULT_KEY_NAME, taskCallerOf, type TaskCaller } from '../../domain/caller-keys';
-import { callbackUrlProblem, parseBody } from '../../domain/requests';
+import { callbackUrlProblem, parseBody } from '../../http/requests';
 import type { TaskKind, TaskOrigin, TaskRequest } from '../../domain/task';
 import { headerValue, httpError, jsonResponse, type ApiResult, type RelayEvent } from '../../middleware/http';
 import { SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../../middleware/verify-signature';

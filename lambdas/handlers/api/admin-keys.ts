@@ -4,8 +4,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { logger } from '../../adapters/observability';
-import { CreateKeyBodySchema, keyView, newKeyRecord, type CallerKeyStore, type KeySealer } from '../../domain/caller-keys';
-import { parseBody } from '../../domain/requests';
+import { keyView, newKeyRecord, type CallerKeyStore, type KeySealer } from '../../domain/caller-keys';
+import { CreateKeyBodySchema, parseBody } from '../../http/requests';
 import { httpError, jsonResponse, type ApiResult, type RelayEvent } from '../../middleware/http';
 import { apiHandler, type ApiHandler, type ChainDeps } from './chain';
 

@@ -1,5 +1,6 @@
 /** POST /webhook/cancel-order: signed; queues a cancel job (SQS). */
-import { CancelOrderBodySchema, normalizeCancelOrder } from '../../domain/requests';
+import { normalizeCancelOrder } from '../../domain/request-rules';
+import { CancelOrderBodySchema } from '../../http/requests';
 import type { AcceptDeps } from './accept-deps';
 import { acceptRoute } from './accept-route';
 import type { ApiHandler } from './chain';

@@ -1,6 +1,6 @@
 /** POST /webhook/create-order: signed; queues the create-order workflow (Step Functions). */
-import { CreateOrderLeaseBodySchema } from '../../domain/lease';
-import { normalizeCreateOrder } from '../../domain/requests';
+import { normalizeCreateOrder } from '../../domain/request-rules';
+import { CreateOrderLeaseBodySchema } from '../../http/requests';
 import { budgetApplies, MAX_HOURS_REQUIRED } from '../../domain/spend-budget';
 import type { AcceptDeps } from './accept-deps';
 import { acceptRoute } from './accept-route';

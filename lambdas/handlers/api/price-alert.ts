@@ -1,5 +1,6 @@
 /** POST /webhook/price-alert: signed; queues a single price check (SQS). */
-import { normalizePriceAlert, PriceAlertBodySchema } from '../../domain/requests';
+import { normalizePriceAlert } from '../../domain/request-rules';
+import { PriceAlertBodySchema } from '../../http/requests';
 import type { AcceptDeps } from './accept-deps';
 import { acceptRoute } from './accept-route';
 import type { ApiHandler } from './chain';

@@ -1,5 +1,6 @@
 /** POST /webhook/status: signed; the body is optional (empty = `{}`); queues a status job (SQS). */
-import { normalizeStatus, StatusBodySchema } from '../../domain/requests';
+import { normalizeStatus } from '../../domain/request-rules';
+import { StatusBodySchema } from '../../http/requests';
 import type { AcceptDeps } from './accept-deps';
 import { acceptRoute } from './accept-route';
 import type { ApiHandler } from './chain';

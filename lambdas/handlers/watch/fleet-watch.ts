@@ -90,7 +90,7 @@ const publish = (report: SweepReport): void => {
 };
 
 /** Builds the handler around its dependencies and settings (tests pass fakes and a clock). */
-export const makeFleetWatch = (
+export const createFleetWatchHandler = (
   deps: () => FleetWatchDeps | Promise<FleetWatchDeps>,
   settings: () => WatchSettings,
   clock: () => number = () => Math.floor(Date.now() / 1000),
@@ -136,6 +136,8 @@ const deps = lazy<FleetWatchDeps>(() => {
     tasks,
     // Spending (issue 24): ended orders are settled.
     spend: spendStoreFromEnv(env),
+    // Outbid recovery (issue 23): rebidding here; replacing starts a workflow (STATE_MACHINE_ARN set).
+    recovery: { marketplace, history: (taskId, entry) => tasks.appendHistory?.(taskId, entry, Date.now()) ?? Promise.resolve() },
     // Standing orders (issue 23): served when the watch may start workflows (STATE_MACHINE_ARN set).
     ...(env.STATE_MACHINE_ARN
       ? { standing: { waiting: waitingTasksFromEnv(env), marketplace, claims: serverClaimsFromEnv(env), tasks, notifier, workflow: workflowStarterFromEnv(env) } }
@@ -143,4 +145,4 @@ const deps = lazy<FleetWatchDeps>(() => {
   };
 });
 
-export const handler = budgetedHandler(tracedHandler(makeFleetWatch(async () => deps(), () => relayEnv())));
+export const handler = budgetedHandler(tracedHandler(createFleetWatchHandler(async () => deps(), () => relayEnv())));

@@ -100,7 +100,7 @@ export interface JobWorkerDeps extends JobDeps {
 }
 
 /** Builds the SQS handler around injected ports (tests pass fakes; `handler` below passes adapters). */
-export const createJobWorker = (deps: JobWorkerDeps) => {
+export const createJobWorkerHandler = (deps: JobWorkerDeps) => {
   const now = deps.now ?? Date.now;
   const retryBaseMs = deps.retryBaseMs ?? 1_000;
   const softTimeLimitMs = deps.softTimeLimitMs ?? SOFT_TIME_LIMIT_SECONDS * 1_000;
@@ -213,7 +213,7 @@ export const jobWorkerDepsFromEnv = (): JobWorkerDeps => {
 
 // Built on the first invocation, not at import: importing the module (tests, the local runtime's
 // start-up) reads no environment and builds no clients.
-const worker = lazy(() => createJobWorker(jobWorkerDepsFromEnv()));
+const worker = lazy(() => createJobWorkerHandler(jobWorkerDepsFromEnv()));
 
 /** The Lambda entry point (SQS event source with ReportBatchItemFailures), traced as `## <handler>`. */
 export const handler = budgetedHandler(tracedHandler(async function processJobQueue(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {

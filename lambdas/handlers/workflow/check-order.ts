@@ -7,7 +7,7 @@ import { checkOrderDeps } from './deps';
 import { parseWorkflowState, systemClock, type Clock } from './shared';
 
 /** Builds the task handler around its dependencies (tests pass fakes). */
-export const makeCheckOrder = (deps: () => CheckOrderDeps | Promise<CheckOrderDeps>, clock: Clock = systemClock) =>
+export const createCheckOrderStepHandler = (deps: () => CheckOrderDeps | Promise<CheckOrderDeps>, clock: Clock = systemClock) =>
   async function checkOrderTask(input: unknown): Promise<CheckResult> {
     const state = parseWorkflowState(input);
     const check = await checkOrder(state, await deps(), clock());
@@ -16,4 +16,4 @@ export const makeCheckOrder = (deps: () => CheckOrderDeps | Promise<CheckOrderDe
     return check;
   };
 
-export const handler = budgetedHandler(tracedHandler(makeCheckOrder(checkOrderDeps)));
+export const handler = budgetedHandler(tracedHandler(createCheckOrderStepHandler(checkOrderDeps)));

@@ -60,7 +60,7 @@ const leavingTimeToReport = (marketplace: ExecutionEndedDeps['marketplace']): Ex
 });
 
 /** Builds the handler around its dependencies (tests pass fakes). */
-export const makeExecutionEnded = (deps: () => ExecutionEndedDeps | Promise<ExecutionEndedDeps>, clock: Clock = systemClock) =>
+export const createExecutionEndedHandler = (deps: () => ExecutionEndedDeps | Promise<ExecutionEndedDeps>, clock: Clock = systemClock) =>
   async function executionEnded(event: unknown): Promise<{ action: string }> {
     const { detail } = ExecutionStatusChangeSchema.parse(event, ENGLISH_TEXTS);
     const input = parseInput(detail.input);
@@ -79,4 +79,4 @@ export const makeExecutionEnded = (deps: () => ExecutionEndedDeps | Promise<Exec
     return { action: outcome.action };
   };
 
-export const handler = budgetedHandler(tracedHandler(makeExecutionEnded(executionEndedDeps)));
+export const handler = budgetedHandler(tracedHandler(createExecutionEndedHandler(executionEndedDeps)));

@@ -7,7 +7,7 @@ import { placeOrderDeps } from './deps';
 import { parseWorkflowState, systemClock, type Clock } from './shared';
 
 /** Builds the task handler around its dependencies (tests pass fakes). */
-export const makePlaceOrder = (deps: () => PlaceOrderDeps | Promise<PlaceOrderDeps>, clock: Clock = systemClock) =>
+export const createPlaceOrderStepHandler = (deps: () => PlaceOrderDeps | Promise<PlaceOrderDeps>, clock: Clock = systemClock) =>
   async function placeOrderTask(input: unknown): Promise<PlacementResult> {
     const state = parseWorkflowState(input);
     const { placement, placedNow } = await placeOrder(state, await deps(), clock());
@@ -20,4 +20,4 @@ export const makePlaceOrder = (deps: () => PlaceOrderDeps | Promise<PlaceOrderDe
     return placement;
   };
 
-export const handler = budgetedHandler(tracedHandler(makePlaceOrder(placeOrderDeps)));
+export const handler = budgetedHandler(tracedHandler(createPlaceOrderStepHandler(placeOrderDeps)));

@@ -37,7 +37,7 @@ const trackCounted = (leases: ReportResultDeps['leases']): ReportResultDeps['lea
 });
 
 /** Builds the task handler around its dependencies (tests pass fakes). */
-export const makeReportResult = (deps: () => ReportResultDeps | Promise<ReportResultDeps>, clock: Clock = systemClock) =>
+export const createReportResultStepHandler = (deps: () => ReportResultDeps | Promise<ReportResultDeps>, clock: Clock = systemClock) =>
   async function reportResultTask(input: unknown): Promise<{ success: boolean; delivered: boolean }> {
     const state = parseWorkflowState(input);
     const d = await deps();
@@ -52,4 +52,4 @@ export const makeReportResult = (deps: () => ReportResultDeps | Promise<ReportRe
     return { success, delivered };
   };
 
-export const handler = budgetedHandler(tracedHandler(makeReportResult(reportResultDeps)));
+export const handler = budgetedHandler(tracedHandler(createReportResultStepHandler(reportResultDeps)));

@@ -13,7 +13,7 @@ export interface ReserveQuotaHandlerDeps extends ReserveQuotaDeps {
 }
 
 /** Builds the task handler around its dependencies (tests pass fakes). */
-export const makeReserveQuota = (deps: () => ReserveQuotaHandlerDeps | Promise<ReserveQuotaHandlerDeps>, clock: Clock = systemClock) =>
+export const createReserveQuotaStepHandler = (deps: () => ReserveQuotaHandlerDeps | Promise<ReserveQuotaHandlerDeps>, clock: Clock = systemClock) =>
   async function reserveQuotaTask(input: unknown): Promise<{ count: number }> {
     const state = parseWorkflowState(input);
     const d = await deps();
@@ -25,4 +25,4 @@ export const makeReserveQuota = (deps: () => ReserveQuotaHandlerDeps | Promise<R
     return { count };
   };
 
-export const handler = budgetedHandler(tracedHandler(makeReserveQuota(reserveQuotaDeps)));
+export const handler = budgetedHandler(tracedHandler(createReserveQuotaStepHandler(reserveQuotaDeps)));

@@ -1,13 +1,10 @@
 import fc from 'fast-check';
 import {
   EXTEND_REQUIRED_ERROR,
-  ExtendOrderBodySchema,
   GONE,
   HOURS_ERROR,
   MAX_HOURS_ERROR,
-  MaxHoursSchema,
   SPOT_PRICE_REQUIRED_ERROR,
-  SetSpotPriceBodySchema,
   diffWatch,
   extendLease,
   formatHours,
@@ -31,7 +28,7 @@ import {
   type Lease,
   type WatchEntry,
 } from '../../../lambdas/domain/lease';
-import { parseBody } from '../../../lambdas/domain/requests';
+import { ExtendOrderBodySchema, MaxHoursSchema, parseBody, SetSpotPriceBodySchema } from '../../../lambdas/http/requests';
 import { anOrder } from '../../fakes/builders';
 
 const lease = (orderId: number, expiresAt: number, fields: Partial<Lease> = {}): Lease => ({

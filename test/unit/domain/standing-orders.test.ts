@@ -1,7 +1,6 @@
 import { findServerOrWait, ENDED_WHILE_WAITING } from '../../../lambdas/domain/create-order/find-server';
 import type { WaitingTask } from '../../../lambdas/domain/ports';
-import { parseBody } from '../../../lambdas/domain/requests';
-import { CreateOrderLeaseBodySchema } from '../../../lambdas/domain/lease';
+import { CreateOrderLeaseBodySchema, parseBody } from '../../../lambdas/http/requests';
 import {
   queuePosition, resumedExecutionName, serveWaitingTasks, waitingEntry, WAIT_SECONDS_ERROR,
 } from '../../../lambdas/domain/standing-orders';

@@ -3,7 +3,7 @@ import Ajv2020 from 'ajv/dist/2020';
 import * as z from 'zod/mini';
 import { ROUTES } from '../../../contract/routes';
 import { buildOpenApiDocument } from '../../../lambdas/http/openapi-document';
-import { CancelOrderBodySchema, CreateOrderBodySchema, PriceAlertBodySchema, StatusBodySchema } from '../../../lambdas/domain/requests';
+import { CancelOrderBodySchema, CreateOrderBodySchema, PriceAlertBodySchema, StatusBodySchema } from '../../../lambdas/http/requests';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 

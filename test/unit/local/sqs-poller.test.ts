@@ -2,7 +2,7 @@ import { GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, S
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { startLocalSqs, type LocalSqs } from '../../../local/fauxqs';
 import { queueArnFromUrl, startSqsPoller, succeededIds, toSqsRecord, type SqsPoller } from '../../../local/sqs-poller';
-import { createJobWorker } from '../../../lambdas/handlers/worker/job-worker';
+import { createJobWorkerHandler } from '../../../lambdas/handlers/worker/job-worker';
 import { SqsMessageVisibility } from '../../../lambdas/handlers/worker/sqs-message-visibility';
 import { JOB_QUEUE } from '../../../contract/resources';
 import { anOrder } from '../../fakes/builders';
@@ -34,7 +34,7 @@ describe('Function: startSqsPoller (against fauxqs, with the real worker handler
   const startWorker = () => {
     const fakes = jobFakes();
     const seen: { receiveCount: string; messageId: string }[] = [];
-    const worker = createJobWorker({ ...fakes.deps, visibility: new SqsMessageVisibility(client, sqs.queueUrl), retryBaseMs: 1 });
+    const worker = createJobWorkerHandler({ ...fakes.deps, visibility: new SqsMessageVisibility(client, sqs.queueUrl), retryBaseMs: 1 });
     poller = startSqsPoller({
       client,
       queueUrl: sqs.queueUrl,

@@ -15,7 +15,7 @@ import type { CreateOrderRequest } from '../../../../lambdas/domain/marketplace-
 import type { PlaceOrderDeps } from '../../../../lambdas/domain/create-order/place-order';
 import { createCreateOrderHandler } from '../../../../lambdas/handlers/api/create-order';
 import type { AcceptDeps } from '../../../../lambdas/handlers/api/accept-deps';
-import { makePlaceOrder } from '../../../../lambdas/handlers/workflow/place-order';
+import { createPlaceOrderStepHandler } from '../../../../lambdas/handlers/workflow/place-order';
 import { keys } from '../../../../contract/resources';
 import { lambdaContext, signedPost } from '../../../fixtures/events/api-event';
 import { startDynalite, type LocalDynamo } from '../../../helpers/dynalite';
@@ -112,7 +112,7 @@ describe('Create-order env values: sealed in the table, not in the workflow inpu
 
     // Act: PlaceOrder as the state machine runs it
     const marketplace = new RecordingMarketplace();
-    const placement = await makePlaceOrder(() => placeDeps(marketplace), () => NOW + 5_000)(stateAfterSearch(String(startInput)));
+    const placement = await createPlaceOrderStepHandler(() => placeDeps(marketplace), () => NOW + 5_000)(stateAfterSearch(String(startInput)));
     // Assess: the order carries the env
     expect(placement).toMatchObject({ retry: false, order_id: 4242, server_id: 7 });
     expect(marketplace.created).toHaveLength(1);
@@ -141,7 +141,7 @@ describe('Create-order env values: sealed in the table, not in the workflow inpu
     await tasks.finish(taskId, 'failed', { success: false, error: 'stopped' }, NOW + 1_000);
     const marketplace = new RecordingMarketplace();
     // Act / Assess
-    await expect(makePlaceOrder(() => placeDeps(marketplace), () => NOW + 2_000)(stateAfterSearch(String(startInput)))).rejects.toBeInstanceOf(InvalidOrderRequestError);
+    await expect(createPlaceOrderStepHandler(() => placeDeps(marketplace), () => NOW + 2_000)(stateAfterSearch(String(startInput)))).rejects.toBeInstanceOf(InvalidOrderRequestError);
     expect(marketplace.created).toEqual([]);
   });
 
@@ -149,7 +149,7 @@ describe('Create-order env values: sealed in the table, not in the workflow inpu
     const { taskId, startInput } = await accept({ gpu_type: 'H100' });
     expect(await tasks.orderEnv(taskId)).toBeUndefined();
     const marketplace = new RecordingMarketplace();
-    await makePlaceOrder(() => placeDeps(marketplace), () => NOW + 5_000)(stateAfterSearch(String(startInput)));
+    await createPlaceOrderStepHandler(() => placeDeps(marketplace), () => NOW + 5_000)(stateAfterSearch(String(startInput)));
     expect(marketplace.created[0]).not.toHaveProperty('env');
   });
 

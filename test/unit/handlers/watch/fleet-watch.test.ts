@@ -1,7 +1,7 @@
 import { MarketplaceUnavailableError } from '../../../../lambdas/domain/errors';
 import { withInvocationBudget } from '../../../../lambdas/adapters/invocation-budget';
 import * as observability from '../../../../lambdas/adapters/observability';
-import { leaseWorstCaseMs, makeFleetWatch, sweepLimit, FINISH_RESERVE_MS } from '../../../../lambdas/handlers/watch/fleet-watch';
+import { leaseWorstCaseMs, createFleetWatchHandler, sweepLimit, FINISH_RESERVE_MS } from '../../../../lambdas/handlers/watch/fleet-watch';
 import { anOrder } from '../../../fakes/builders';
 import { FakeEventSender } from '../../../fakes/event-sender';
 import { FakeLeaseStore } from '../../../fakes/lease-store';
@@ -17,7 +17,7 @@ const setup = () => {
   const marketplace = new FakeMarketplace();
   const notifier = new FakeNotifier();
   const events = new FakeEventSender();
-  const fn = makeFleetWatch(() => ({ leases, marketplace, notifier, events }), () => SETTINGS, () => NOW);
+  const fn = createFleetWatchHandler(() => ({ leases, marketplace, notifier, events }), () => SETTINGS, () => NOW);
   return { leases, marketplace, notifier, events, fn };
 };
 

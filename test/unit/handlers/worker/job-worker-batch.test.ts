@@ -1,6 +1,6 @@
 /** The worker's partial batch response (Powertools BatchProcessor): which records come back, and in what order they run. */
 import type { SQSRecord } from 'aws-lambda';
-import { createJobWorker } from '../../../../lambdas/handlers/worker/job-worker';
+import { createJobWorkerHandler } from '../../../../lambdas/handlers/worker/job-worker';
 import { MarketplaceUnavailableError } from '../../../../lambdas/domain/errors';
 import { jobFakes } from '../../../fakes/deps';
 import { FakeVisibility } from '../../../fakes/message-visibility';
@@ -16,11 +16,11 @@ const cancelJob = (taskId: string, orderId: number) => ({
 const setup = () => {
   const fakes = jobFakes();
   const visibility = new FakeVisibility();
-  const worker = createJobWorker({ ...fakes.deps, visibility, now: () => 1_740_000_000_000, retryBaseMs: 1_000 });
+  const worker = createJobWorkerHandler({ ...fakes.deps, visibility, now: () => 1_740_000_000_000, retryBaseMs: 1_000 });
   return { ...fakes, visibility, worker };
 };
 
-describe('Function: createJobWorker (batch response)', () => {
+describe('Function: createJobWorkerHandler (batch response)', () => {
   afterEach(() => {
     jest.restoreAllMocks();
   });

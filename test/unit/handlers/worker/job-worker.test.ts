@@ -1,5 +1,5 @@
 import type { SQSRecord } from 'aws-lambda';
-import { createJobWorker, parseJobMessage, receiveCountOf } from '../../../../lambdas/handlers/worker/job-worker';
+import { createJobWorkerHandler, parseJobMessage, receiveCountOf } from '../../../../lambdas/handlers/worker/job-worker';
 import { MarketplaceUnavailableError } from '../../../../lambdas/domain/errors';
 import { logger } from '../../../../lambdas/adapters/observability';
 import { anOrder } from '../../../fakes/builders';
@@ -17,11 +17,11 @@ const cancelJob = (taskId: string, orderId = 77) => ({
 const setup = () => {
   const fakes = jobFakes();
   const visibility = new FakeVisibility();
-  const worker = createJobWorker({ ...fakes.deps, visibility, now: () => 1_740_000_000_000, retryBaseMs: 1_000 });
+  const worker = createJobWorkerHandler({ ...fakes.deps, visibility, now: () => 1_740_000_000_000, retryBaseMs: 1_000 });
   return { ...fakes, visibility, worker };
 };
 
-describe('Function: createJobWorker', () => {
+describe('Function: createJobWorkerHandler', () => {
   afterEach(() => {
     jest.useRealTimers();
     jest.restoreAllMocks();

@@ -5,7 +5,7 @@ import { HttpMarketplaceClient } from '../../../../lambdas/marketplace/http-mark
 import { InMemoryPacingGate } from '../../../../lambdas/marketplace/in-memory-pacing-gate';
 import { findMatchingServer } from '../../../../lambdas/domain/matching';
 import { priceAlertOrderTaskId } from '../../../../lambdas/domain/jobs';
-import { createJobWorker } from '../../../../lambdas/handlers/worker/job-worker';
+import { createJobWorkerHandler } from '../../../../lambdas/handlers/worker/job-worker';
 import { jobConfig } from '../../../fakes/deps';
 import { FakeLeaseStore } from '../../../fakes/lease-store';
 import { FakeVisibility } from '../../../fakes/message-visibility';
@@ -33,7 +33,7 @@ describe('Job worker against the marketplace simulator', () => {
     const tasks = new FakeTasks();
     const notifier = new FakeNotifier();
     const workflow = new FakeWorkflow();
-    const worker = createJobWorker({ marketplace, tasks, notifier, workflow, leases: new FakeLeaseStore(), config: jobConfig, visibility: new FakeVisibility() });
+    const worker = createJobWorkerHandler({ marketplace, tasks, notifier, workflow, leases: new FakeLeaseStore(), config: jobConfig, visibility: new FakeVisibility() });
     return { tasks, notifier, workflow, worker };
   };
 

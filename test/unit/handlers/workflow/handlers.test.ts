@@ -1,10 +1,10 @@
-import { makeFindServer } from '../../../../lambdas/handlers/workflow/find-server';
-import { makeReserveQuota } from '../../../../lambdas/handlers/workflow/reserve-quota';
-import { makePlaceOrder } from '../../../../lambdas/handlers/workflow/place-order';
-import { makeCheckOrder } from '../../../../lambdas/handlers/workflow/check-order';
-import { makeCancelOrder } from '../../../../lambdas/handlers/workflow/cancel-order';
-import { makeReportResult } from '../../../../lambdas/handlers/workflow/report-result';
-import { makeExecutionEnded } from '../../../../lambdas/handlers/workflow/execution-ended';
+import { createFindServerStepHandler } from '../../../../lambdas/handlers/workflow/find-server';
+import { createReserveQuotaStepHandler } from '../../../../lambdas/handlers/workflow/reserve-quota';
+import { createPlaceOrderStepHandler } from '../../../../lambdas/handlers/workflow/place-order';
+import { createCheckOrderStepHandler } from '../../../../lambdas/handlers/workflow/check-order';
+import { createCancelOrderStepHandler } from '../../../../lambdas/handlers/workflow/cancel-order';
+import { createReportResultStepHandler } from '../../../../lambdas/handlers/workflow/report-result';
+import { createExecutionEndedHandler } from '../../../../lambdas/handlers/workflow/execution-ended';
 import { InvalidWorkflowInputError } from '../../../../lambdas/domain/errors';
 import { aPlacedOrder, aServer, aState } from '../../../fakes/builders';
 import { FakeClaims } from '../../../fakes/claims';
@@ -21,7 +21,7 @@ const clock = () => NOW;
 describe('Handler: workflow task input', () => {
   it('throws InvalidWorkflowInputError naming the bad fields', async () => {
     // Prepare
-    const handler = makeFindServer(() => ({ marketplace: new FakeMarketplace(), claims: new FakeClaims(), tasks: new FakeTasks() }), clock);
+    const handler = createFindServerStepHandler(() => ({ marketplace: new FakeMarketplace(), claims: new FakeClaims(), tasks: new FakeTasks() }), clock);
     // Act
     const act = handler({ task_id: 't', request: { gpu_type: '' } });
     // Assess
@@ -41,12 +41,12 @@ describe('Handler: find-server → place-order → check-order → report-result
     const notifier = new FakeNotifier();
     let state: Record<string, unknown> = { ...aState() };
     // Act
-    state = { ...state, search: await makeFindServer(() => ({ marketplace, claims, tasks }), clock)(state) };
-    state = { ...state, quota: await makeReserveQuota(() => ({ quota: new FakeSlidingWindow(), maxOrdersPerHour: 10 }), clock)(state) };
-    state = { ...state, placement: await makePlaceOrder(() => ({ marketplace, tasks, claims, ...placementWaits() }), clock)(state) };
+    state = { ...state, search: await createFindServerStepHandler(() => ({ marketplace, claims, tasks }), clock)(state) };
+    state = { ...state, quota: await createReserveQuotaStepHandler(() => ({ quota: new FakeSlidingWindow(), maxOrdersPerHour: 10 }), clock)(state) };
+    state = { ...state, placement: await createPlaceOrderStepHandler(() => ({ marketplace, tasks, claims, ...placementWaits() }), clock)(state) };
     marketplace.orders = [aPlacedOrder(100, 3, 1, 'running')];
-    state = { ...state, check: await makeCheckOrder(() => ({ marketplace }), clock)(state) };
-    const report = await makeReportResult(() => ({ tasks, notifier, claims, leases: new FakeLeaseStore() }), clock)(state);
+    state = { ...state, check: await createCheckOrderStepHandler(() => ({ marketplace }), clock)(state) };
+    const report = await createReportResultStepHandler(() => ({ tasks, notifier, claims, leases: new FakeLeaseStore() }), clock)(state);
     // Assess
     expect(JSON.parse(JSON.stringify(state))).toEqual(state);
     expect(report).toEqual({ success: true, delivered: true });
@@ -64,8 +64,8 @@ describe('Handler: find-server → place-order → check-order → report-result
     const sshProbe = { probe: async () => ({ answered: false as const, reason: 'refused' as const }) };
     let state: Record<string, unknown> = { ...aState({ placement: { retry: false, order_id: 44, server_id: 1, placed_at: 0 } }) };
     // Act
-    state = { ...state, check: JSON.parse(JSON.stringify(await makeCheckOrder(() => ({ marketplace, sshProbe }), clock)(state))) as unknown };
-    await makeReportResult(() => ({ tasks, notifier, claims: new FakeClaims(), leases: new FakeLeaseStore() }), clock)(state);
+    state = { ...state, check: JSON.parse(JSON.stringify(await createCheckOrderStepHandler(() => ({ marketplace, sshProbe }), clock)(state))) as unknown };
+    await createReportResultStepHandler(() => ({ tasks, notifier, claims: new FakeClaims(), leases: new FakeLeaseStore() }), clock)(state);
     // Assess
     expect(state.check).toMatchObject({ ready: false, timedOut: true, pending: 'ssh_not_answering', ssh_probe: 'refused' });
     expect(notifier.callbacks[0].result).toEqual({
@@ -78,7 +78,7 @@ describe('Handler: find-server → place-order → check-order → report-result
     const tasks = new FakeTasks();
     tasks.seed();
     const state = aState({ placement: { retry: false, order_id: 44, server_id: 1, placed_at: 0 }, check: { ready: false, timedOut: true, reason: 'ready_timeout' } });
-    expect(await makeCancelOrder(() => ({ marketplace, tasks }), clock)(state)).toEqual({ cancelled: true, order_id: 44 });
+    expect(await createCancelOrderStepHandler(() => ({ marketplace, tasks }), clock)(state)).toEqual({ cancelled: true, order_id: 44 });
     expect(marketplace.cancelled).toEqual([44]);
   });
 });
@@ -95,7 +95,7 @@ describe('Handler: execution-ended', () => {
     const tasks = new FakeTasks();
     tasks.seed('task-1', { state: 'running', request: { callback_url: 'http://cb.example/hook' }, origin: { source: 'slack', responseUrl: 'https://hooks.slack.example/r/1' } });
     const notifier = new FakeNotifier();
-    const handler = makeExecutionEnded(() => ({ tasks, notifier, claims: new FakeClaims(), marketplace: new FakeMarketplace() }), clock);
+    const handler = createExecutionEndedHandler(() => ({ tasks, notifier, claims: new FakeClaims(), marketplace: new FakeMarketplace() }), clock);
     // Act: an execution started before the URLs left the input still carries one; the record decides
     const result = await handler(event('ABORTED', { ...aState(), request: { ...aState().request, callback_url: 'http://stale.example/old' } }));
     // Assess
@@ -107,13 +107,13 @@ describe('Handler: execution-ended', () => {
   it('uses the execution name when the input is unreadable, and ignores finished tasks', async () => {
     const tasks = new FakeTasks();
     tasks.seed('task-1', { state: 'failed' });
-    const handler = makeExecutionEnded(() => ({ tasks, notifier: new FakeNotifier(), claims: new FakeClaims(), marketplace: new FakeMarketplace() }), clock);
+    const handler = createExecutionEndedHandler(() => ({ tasks, notifier: new FakeNotifier(), claims: new FakeClaims(), marketplace: new FakeMarketplace() }), clock);
     const ev = event('FAILED', {});
     expect(await handler({ ...ev, detail: { ...ev.detail, input: 'not json' } })).toEqual({ action: 'none' });
   });
 
   it('rejects events of other statuses', async () => {
-    const handler = makeExecutionEnded(() => ({ tasks: new FakeTasks(), notifier: new FakeNotifier(), claims: new FakeClaims(), marketplace: new FakeMarketplace() }), clock);
+    const handler = createExecutionEndedHandler(() => ({ tasks: new FakeTasks(), notifier: new FakeNotifier(), claims: new FakeClaims(), marketplace: new FakeMarketplace() }), clock);
     await expect(handler(event('SUCCEEDED', aState()))).rejects.toThrow();
   });
 });

@@ -1,12 +1,30 @@
 /**
- * Request and response shapes of the relay's HTTP routes (order-relay.md §4), as zod schemas. They
- * validate the signed bodies with the spec's exact 400 messages and also generate the OpenAPI
- * document, so the two cannot drift. Unknown fields are ignored (zod strips them).
+ * Request shapes of the relay's HTTP routes (order-relay.md §4), as zod schemas. They validate the
+ * signed bodies with the spec's exact 400 messages and also generate the OpenAPI document, so the two
+ * cannot drift. Unknown fields are ignored (zod strips them). The rules they apply are pure and live in
+ * lambdas/domain (request-rules.ts, lease.ts, standing-orders.ts, caller-keys.ts).
  */
 import * as z from 'zod/mini';
-import { refusedUrlReason } from './address-policy';
-import type { PortProtocol } from './marketplace-types';
-import type { CancelOrderInput, CreateOrderInput, PriceAlertInput, StatusInput } from './task';
+import { SCOPES } from '../../contract/scopes';
+import { refusedUrlReason } from '../domain/address-policy';
+import { DEFAULT_KEY_NAME, endOfUtcDay, KEY_NAME_PATTERN } from '../domain/caller-keys';
+import { ON_OUTBID_ERROR, ON_OUTBID_MODES, onOutbidProblem, type OnOutbid } from '../domain/on-outbid';
+import {
+  DESIRED_PRICE_ERROR,
+  DESIRED_PRICE_RANGE_ERROR,
+  EXTEND_REQUIRED_ERROR,
+  HOURS_ERROR,
+  isLeaseHours,
+  MAX_DESIRED_PRICE,
+  MAX_LEASE_HOURS,
+  MAX_SPOT_RAISE_FACTOR,
+  MIN_DESIRED_PRICE,
+  parseMaxHours,
+  SPOT_PRICE_REQUIRED_ERROR,
+} from '../domain/lease';
+import { ENV_AMPERSAND_ERROR, isSendableEnvValue, MAX_WAIT_SECONDS, WAIT_SECONDS_ERROR, type ParseOutcome } from '../domain/request-rules';
+import { CANCEL_TASK_REQUIRED } from '../domain/standing-orders';
+import { isTaskId } from '../domain/task-view';
 
 /** Longest callback_url accepted; long enough for any real receiver, short enough to bound storage. */
 export const MAX_URL_LENGTH = 2048;
@@ -82,19 +100,7 @@ const image = describe(
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 
-/**
- * Production answers HTTP 500 code 1 to any container env value holding `&` (marketplace-live.md,
- * S6: an env matrix varying one character at a time), so such a value is refused at the door.
- */
-export const ENV_AMPERSAND_ERROR = 'env values must not contain "&"';
-/** Whether an env value can be sent to the marketplace (see ENV_AMPERSAND_ERROR). */
-export const isSendableEnvValue = (value: string): boolean => !value.includes('&');
-
 // ---- standing orders (issue 23; the rules are in standing-orders.ts) ----------------------------
-
-/** The longest wait a standing order may ask for: 24 h. */
-export const MAX_WAIT_SECONDS = 86_400;
-export const WAIT_SECONDS_ERROR = `wait_seconds must be a whole number between 0 and ${MAX_WAIT_SECONDS}`;
 
 /** `wait_seconds` of create-order: absent/null → undefined; an integer in [0, 86400] → itself; else the 400 text. */
 export const WaitSecondsSchema = describe(
@@ -201,9 +207,157 @@ export const StatusBodySchema = z.object({
 });
 export type StatusBody = z.infer<typeof StatusBodySchema>;
 
-// ---- parsing and normalization ---------------------------------------------------------------
+/** POST /webhook/cancel-task. */
+export const CancelTaskBodySchema = z.object({
+  task_id: z.pipe(
+    z.unknown(),
+    z.transform((value, ctx): string => {
+      if (value === undefined || value === null || value === '') return refuse(ctx, CANCEL_TASK_REQUIRED);
+      return typeof value === 'string' && isTaskId(value) ? value.toLowerCase() : refuse(ctx, 'Invalid task_id');
+    }),
+  ),
+  callback_url: optional(CallbackUrlSchema),
+});
 
-export type ParseOutcome<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: string };
+// ---- caller keys (issue 24; the rules are in domain/caller-keys.ts) ---------------------------------
+
+/** POST /admin/keys body. */
+export const CreateKeyBodySchema = z.object({
+  name: z.string().check(
+    z.regex(KEY_NAME_PATTERN, 'name must be 1-64 lower-case letters, digits, - or _, starting with a letter or digit'),
+    z.refine((name) => name !== DEFAULT_KEY_NAME, 'name "default" is the shared webhook secret\'s key'),
+  ),
+  scopes: z.array(z.enum(SCOPES, `scopes must name ${SCOPES.join(', ')}`)).check(z.minLength(1, 'scopes must name at least one scope')),
+  orders_per_hour: z.optional(z.int('orders_per_hour must be a positive integer').check(z.positive('orders_per_hour must be a positive integer'))),
+  budget_usd_per_day: z.optional(z.number('budget_usd_per_day must be a positive number').check(z.positive('budget_usd_per_day must be a positive number'))),
+  expires: z.optional(z.string().check(z.refine((d) => endOfUtcDay(d) !== undefined, 'expires must be a date YYYY-MM-DD'))),
+  slack_user: z.optional(z.string().check(z.regex(/^[A-Z0-9]{2,64}$/, 'slack_user must be a Slack user ID like U0123ABC'))),
+});
+
+// ---- leases (issue 14; the rules are in domain/lease.ts) ----------------------------------------
+
+/** `max_hours` as a create-order body field, to add with `z.extend(CreateOrderBodySchema, { max_hours: z.optional(MaxHoursSchema) })`. */
+export const MaxHoursSchema = describe(
+  z.pipe(
+    z.unknown(),
+    z.transform((value, ctx): number | undefined => {
+      const parsed = parseMaxHours(value);
+      return parsed.ok ? parsed.value : refuse(ctx, parsed.error);
+    }),
+  ),
+  {
+    description: `Lease in hours (> 0, at most ${MAX_LEASE_HOURS}, fractions allowed), counted from readiness; the relay cancels the order when it ends`,
+    type: 'number',
+    exclusiveMinimum: 0,
+    maximum: MAX_LEASE_HOURS,
+  },
+);
+
+/** `on_outbid`: absent/null → undefined (notify); one of the modes → itself; else ON_OUTBID_ERROR. */
+export const OnOutbidSchema = describe(
+  z.pipe(
+    z.unknown(),
+    z.transform((value, ctx): OnOutbid | undefined => {
+      if (value === undefined || value === null) return undefined;
+      return typeof value === 'string' && (ON_OUTBID_MODES as readonly string[]).includes(value) ? (value as OnOutbid) : refuse(ctx, ON_OUTBID_ERROR);
+    }),
+  ),
+  {
+    description:
+      'What the relay does when this spot order is outbid (paused or offline while another renter has the server): `notify` (default: report only), '
+      + '`rebid` (raise the bid through set_spot_price in steps the marketplace accepts, never above max_price; needs a spot order and max_price), '
+      + '`replace` (place a new order for the same request on another server, cancel the lost one), `rebid_then_replace` (rebid, then replace at the ceiling). '
+      + 'Events: order.outbid, order.rebid, order.replaced, order.recovery_failed.',
+    type: 'string',
+    enum: [...ON_OUTBID_MODES],
+  },
+);
+
+/** POST /webhook/create-order with its lease field (and issue 23's wait_seconds and on_outbid): the handler and the OpenAPI document use this one. */
+export const CreateOrderLeaseBodySchema = z
+  .extend(CreateOrderBodySchema, { max_hours: z.optional(MaxHoursSchema), wait_seconds: z.optional(WaitSecondsSchema), on_outbid: z.optional(OnOutbidSchema) })
+  .check((ctx) => {
+    const problem = onOutbidProblem(ctx.value);
+    if (problem) ctx.issues.push({ code: 'custom', message: problem, input: ctx.value });
+  });
+export type CreateOrderLeaseBody = z.infer<typeof CreateOrderLeaseBodySchema>;
+
+/** order_id with a route's own "required" text; the other order_id texts are OrderIdSchema's. */
+const requiredOrderId = (requiredMessage: string) =>
+  describe(
+    z.pipe(
+      z.unknown(),
+      z.transform((value, ctx): number => {
+        // The spec's rule for order_id: missing or falsy counts as not sent.
+        if (!value) return refuse(ctx, requiredMessage);
+        const parsed = OrderIdSchema.safeParse(value);
+        if (parsed.success) return parsed.data;
+        return refuse(ctx, parsed.error.issues[0]?.message ?? 'order_id must be an integer');
+      }),
+    ),
+    {
+      description: 'Marketplace order id: an integer or a string of digits',
+      anyOf: [{ type: 'integer', minimum: 1 }, { type: 'string', pattern: '^\\d+$' }],
+    },
+  );
+
+/** A required field: absent or null → `requiredMessage`; present but failing `valid` → `invalidMessage`. */
+const requiredNumber = (requiredMessage: string, invalidMessage: string, valid: (n: unknown) => n is number, meta: Record<string, unknown>) =>
+  describe(
+    z.pipe(
+      z.unknown(),
+      z.transform((value, ctx): number => {
+        if (value === undefined || value === null) return refuse(ctx, requiredMessage);
+        return valid(value) ? value : refuse(ctx, invalidMessage);
+      }),
+    ),
+    meta,
+  );
+
+const isPositivePrice = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value) && value > 0;
+
+/** `desired_price`: required, a positive number, within [MIN_DESIRED_PRICE, MAX_DESIRED_PRICE]. */
+const DesiredPriceSchema = describe(
+  z.pipe(
+    z.unknown(),
+    z.transform((value, ctx): number => {
+      if (value === undefined || value === null) return refuse(ctx, SPOT_PRICE_REQUIRED_ERROR);
+      if (!isPositivePrice(value)) return refuse(ctx, DESIRED_PRICE_ERROR);
+      return value >= MIN_DESIRED_PRICE && value <= MAX_DESIRED_PRICE ? value : refuse(ctx, DESIRED_PRICE_RANGE_ERROR);
+    }),
+  ),
+  {
+    description:
+      'New spot price in the marketplace\'s own unit: an amount of the order\'s currency per day (not USD per hour), e.g. 1540 for 1540 CLORE a day. ' +
+      `Between ${MIN_DESIRED_PRICE.toFixed(8)} and ${MAX_DESIRED_PRICE}; the relay refuses a raise to more than ${MAX_SPOT_RAISE_FACTOR} × the order's current price. The result shows it in USD per hour too.`,
+    type: 'number',
+    minimum: MIN_DESIRED_PRICE,
+    maximum: MAX_DESIRED_PRICE,
+  },
+);
+
+/** POST /webhook/extend-order. */
+export const ExtendOrderBodySchema = z.object({
+  order_id: requiredOrderId(EXTEND_REQUIRED_ERROR),
+  hours: requiredNumber(EXTEND_REQUIRED_ERROR, HOURS_ERROR, isLeaseHours, {
+    description: `Hours added to the lease (> 0, at most ${MAX_LEASE_HOURS}); the new end is max(now, current end) + hours`,
+    type: 'number',
+    exclusiveMinimum: 0,
+    maximum: MAX_LEASE_HOURS,
+  }),
+  callback_url: optional(CallbackUrlSchema),
+});
+export type ExtendOrderBody = z.infer<typeof ExtendOrderBodySchema>;
+
+/** POST /webhook/set-spot-price. */
+export const SetSpotPriceBodySchema = z.object({
+  order_id: requiredOrderId(SPOT_PRICE_REQUIRED_ERROR),
+  desired_price: DesiredPriceSchema,
+  callback_url: optional(CallbackUrlSchema),
+});
+export type SetSpotPriceBody = z.infer<typeof SetSpotPriceBodySchema>;
+
+// ---- parsing -----------------------------------------------------------------------------
 
 /**
  * Parses `body` with `schema`. On failure the error is the first issue's message, which is always
@@ -228,60 +382,3 @@ export const callbackUrlProblem = (url: string | undefined, allowPrivate: boolea
   const reason = refusedUrlReason(url);
   return reason ? `callback_url ${reason}` : undefined;
 };
-
-/** The configuration defaults a request is completed with. */
-export interface RequestDefaults {
-  readonly image: string;
-  readonly currency: string;
-  readonly ports: Readonly<Record<string, PortProtocol>>;
-  /** DEFAULT_MAX_HOURS: the lease of an order that names no max_hours; undefined = no lease. */
-  readonly maxHours?: number;
-}
-
-/** The create-order fields a caller may set (the parsed body, or a Slack `rent`). */
-export interface CreateOrderFields {
-  readonly gpu_type: string;
-  readonly max_price?: number;
-  readonly image?: string;
-  readonly use_spot?: boolean;
-  readonly callback_url?: string;
-  readonly env?: Readonly<Record<string, string>>;
-  /** Lease in hours (validated by lease.ts MaxHoursSchema). */
-  readonly max_hours?: number;
-  /** Standing order: seconds to wait for a server (validated by standing-orders.ts WaitSecondsSchema). */
-  readonly wait_seconds?: number;
-}
-
-/** Create-order fields + config defaults → the workflow's request (use_spot defaults to true). */
-export const normalizeCreateOrder = (body: CreateOrderFields, defaults: RequestDefaults): CreateOrderInput => ({
-  gpu_type: body.gpu_type,
-  ...(body.max_price !== undefined ? { max_price: body.max_price } : {}),
-  image: body.image ?? defaults.image,
-  currency: defaults.currency,
-  ports: defaults.ports,
-  ...(body.env !== undefined && Object.keys(body.env).length > 0 ? { env: body.env } : {}),
-  use_spot: body.use_spot ?? true,
-  ...(body.callback_url !== undefined ? { callback_url: body.callback_url } : {}),
-  ...((body.max_hours ?? defaults.maxHours) !== undefined ? { max_hours: body.max_hours ?? defaults.maxHours } : {}),
-  ...(body.wait_seconds !== undefined && body.wait_seconds > 0 ? { wait_seconds: body.wait_seconds } : {}),
-});
-
-export const normalizeCancelOrder = (body: { readonly order_id: number; readonly callback_url?: string }): CancelOrderInput => ({
-  order_id: body.order_id,
-  ...(body.callback_url !== undefined ? { callback_url: body.callback_url } : {}),
-});
-
-/** Price-alert body + the configured default image. */
-export const normalizePriceAlert = (
-  body: { readonly gpu_type: string; readonly target_price: number; readonly image?: string; readonly callback_url?: string; readonly wait_seconds?: number },
-  defaults: Pick<RequestDefaults, 'image'>,
-): PriceAlertInput => ({
-  gpu_type: body.gpu_type,
-  target_price: body.target_price,
-  image: body.image ?? defaults.image,
-  ...(body.callback_url !== undefined ? { callback_url: body.callback_url } : {}),
-  ...(body.wait_seconds !== undefined && body.wait_seconds > 0 ? { wait_seconds: body.wait_seconds } : {}),
-});
-
-export const normalizeStatus = (body: { readonly callback_url?: string }): StatusInput =>
-  body.callback_url !== undefined ? { callback_url: body.callback_url } : {};

@@ -1,15 +1,14 @@
 import * as z from 'zod/mini';
 import { AcceptedSchema } from '../../../lambdas/http/response-schemas';
+import { normalizeCreateOrder, normalizePriceAlert } from '../../../lambdas/domain/request-rules';
 import {
   CancelOrderBodySchema,
   callbackUrlProblem,
   CreateOrderBodySchema,
-  normalizeCreateOrder,
-  normalizePriceAlert,
   parseBody,
   PriceAlertBodySchema,
   StatusBodySchema,
-} from '../../../lambdas/domain/requests';
+} from '../../../lambdas/http/requests';
 
 const errorOf = (schema: z.core.$ZodType, body: unknown) => {
   const outcome = parseBody(schema, body);
