@@ -37,7 +37,7 @@ module.exports = {
       // order is findPlacedOrder, which placement drives in both dialects; the cancel is fleet-watch's).
       testMatch: [
         '<rootDir>/test/e2e/relay.test.ts', '<rootDir>/test/e2e/fleet-watch.test.ts', '<rootDir>/test/e2e/lease-routes.test.ts',
-        '<rootDir>/test/e2e/placement.test.ts', '<rootDir>/test/e2e/outbid-recovery.test.ts',
+        '<rootDir>/test/e2e/placement.test.ts', '<rootDir>/test/e2e/outbid-recovery.test.ts', '<rootDir>/test/e2e/budgets.test.ts',
       ],
       setupFiles: [...base.setupFiles, '<rootDir>/test/setup-live-dialect.ts'],
     },

@@ -144,6 +144,8 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
     image: order.image,
     completed: order.endedMs !== undefined,
     ...(order.endReason ? { end_reason: order.endReason } : {}),
+    ...(order.endedMs !== undefined ? { ended_at: order.endedMs / 1000 } : {}),
+    ...(order.startedAtMs !== undefined ? { started_at: order.startedAtMs / 1000 } : {}),
     online: order.phase === 'running',
     expired: order.phase === 'expired',
     ssh_connections: ssh.connections(order.order_id),

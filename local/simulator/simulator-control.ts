@@ -19,6 +19,10 @@ export interface SimOrderView extends SpecOrder {
   readonly image: string;
   readonly completed: boolean;
   readonly end_reason?: 'cancelled' | 'expired';
+  /** When it ended (Unix seconds, fractions kept), for comparing what was rented with the relay's ledger. */
+  readonly ended_at?: number;
+  /** When it started running (Unix seconds, fractions kept). */
+  readonly started_at?: number;
   /** Running now (the live dialect's `online`). */
   readonly online: boolean;
   /** Ended, cancelled or run out (the live dialect's `expired`). */
