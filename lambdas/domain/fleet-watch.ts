@@ -18,7 +18,6 @@ import {
   leaseExpiringText,
   notSpotOrderText,
   orderNotActiveText,
-  planLeaseSweep,
   spotDecreaseRefusal,
   spotPriceRefusedText,
   spotRaiseRefusal,
@@ -33,6 +32,7 @@ import {
   type WatchEntry,
 } from './lease';
 import type { EventSender, LeaseStore } from './lease-ports';
+import { planLeaseSweep } from './lease-sweep';
 import { settleableIntents, settleIntents } from './orphan-orders';
 import type { MarketplaceClient, Notifier, PlacementIntents, TaskRepository } from './ports';
 import { serveWaitingTasks, type StandingOrderDeps } from './standing-orders';
