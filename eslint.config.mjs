@@ -6,7 +6,7 @@ const LAMBDAS = { regex: '^(\\.\\./)+lambdas(/|$)', message: 'lib/ (what is depl
 const LIB = { regex: '^(\\.\\./)+lib(/|$)', message: 'lambdas/ (what runs) does not import lib/ (what is deployed): put what both need in contract/.' };
 /** What is bundled (lambdas/, contract/) uses zod/mini: classic zod would add ~107 KB to every bundle reaching it. */
 const CLASSIC_ZOD = { name: 'zod', message: "Bundled code imports 'zod/mini' (functional API); classic zod adds ~107 KB to every bundle (BENCHMARKS.md §7)." };
-const CONTRACT_IMPORTS = { regex: '^(\\.\\./)+(lib|lambdas|local|bin|test|bench)(/|$)', message: 'contract/ imports neither side: it is the agreement between them.' };
+const CONTRACT_IMPORTS = { regex: '^(\\.\\./)+(lib|lambdas|local|bin|cli|test|bench)(/|$)', message: 'contract/ imports neither side: it is the agreement between them.' };
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'cdk.out/**', 'coverage/**', 'jest.config.js', 'bench/out/**', '.local-data/**'] },

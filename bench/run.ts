@@ -13,6 +13,7 @@ import { costOf, PRICES_USD } from './cost-model';
 import { benchHttp } from './http';
 import { benchLeases } from './leases';
 import { benchMarketplace } from './marketplace';
+import { benchOutbidRecovery } from './outbid-recovery';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
@@ -20,7 +21,7 @@ process.env.AWS_REGION ??= 'us-east-1';
 
 const kb = (n: number) => `${(n / 1024).toFixed(1)} KB`;
 
-const SECTIONS = ['bundles', 'accept', 'http', 'marketplace', 'marketplace-live', 'pacing', 'pacing-live', 'leases', 'cost'] as const;
+const SECTIONS = ['bundles', 'accept', 'http', 'marketplace', 'marketplace-live', 'pacing', 'pacing-live', 'leases', 'outbid', 'outbid-live', 'cost'] as const;
 const RESULTS = path.join(__dirname, 'results.json');
 
 /**
@@ -114,6 +115,13 @@ const main = async () => {
       'sweep ms': x.sweepMs.toFixed(0), 'paced sweep s (1 req/s)': x.pacedSweepS.toFixed(1),
       'idle sweep ms': x.idleSweepMs.toFixed(0), 'idle reads': x.idleTableReads, 'idle calls': x.idleMarketplaceCalls,
     })));
+  }
+  for (const [section, dialect] of [['outbid', 'spec'], ['outbid-live', 'live']] as const) {
+    if (!want(section)) continue;
+    const o = await benchOutbidRecovery(dialect);
+    results[section === 'outbid' ? 'outbid' : 'outbidLive'] = o;
+    console.log(`\n10. Outbid recovery (${dialect} dialect): loss → running again after rebid (watch every ${o.watchIntervalSeconds} s, 5 % max raise step)`);
+    console.table([{ orders: o.orders, 'median ms': o.recoveryMsMedian, 'worst ms': o.recoveryMsWorst, 'set_spot_price calls / recovery': o.setSpotPriceCallsPerRecovery }]);
   }
   if (want('cost')) {
     // Per order: transitions = FindServer, ReserveQuota, PlaceOrder, PlacementOutcome, ReportResult,

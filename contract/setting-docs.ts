@@ -19,6 +19,7 @@ export const SETTING_DOCS: Readonly<Record<SettingKey, string>> = {
   allowUnsignedSlack: 'Without a Slack signing secret: true = commands pass unverified (the spec, `npm start`), false = refused (403); `-c allowUnsignedSlack=true` opts in.',
   slackAllowedTeamIds: 'Slack workspaces (`team_id`, comma-separated) whose commands `/slack/command` accepts; others get an ephemeral refusal and nothing is queued. Unset = any workspace whose request passes the signature check (the deploy warns).',
   slackAllowedUserIds: 'Slack users (`user_id`, comma-separated) allowed to send commands, on top of the team list; unset = every user of an allowed team.',
+  slackUnmappedUsers: 'Slack commands from a user no caller key names (`keys create --slack-user`): `default` = they act as the default key, every scope (how Slack worked before caller keys, so existing deployments keep working), `deny` = an ephemeral refusal and nothing queued. A user mapped to a key always acts as that key.',
   marketplaceTimeoutMs: 'Timeout of one marketplace call.',
   marketplaceMinIntervalMs: 'Minimum spacing of marketplace calls per API key (1 req/s); the pacing gate adds its own lateness margin.',
   marketplaceMaxIntervalMs: 'Widest spacing of marketplace calls per API key: each rate-limited answer (HTTP 429, code 5) doubles the shared interval up to this, back to the minimum after a minute without one; at or below the minimum it never widens.',

@@ -81,6 +81,9 @@ export const SETTINGS = {
   slackAllowedUserIds: {
     env: 'SLACK_ALLOWED_USER_IDS', kind: 'ids', optional: true,
   },
+  slackUnmappedUsers: {
+    env: 'SLACK_UNMAPPED_USERS', kind: 'choice', choices: ['default', 'deny'], default: 'default',
+  },
   marketplaceTimeoutMs: { env: 'MARKETPLACE_TIMEOUT_MS', kind: 'int', deployed: false, default: 10_000 },
   marketplaceMinIntervalMs: {
     env: 'MARKETPLACE_MIN_INTERVAL_MS', kind: 'int', deployed: false, min: 0, default: 1_000,

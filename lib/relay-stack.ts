@@ -92,7 +92,7 @@ export class RelayStack extends Stack {
       Annotations.of(slackFunction).addWarningV2(SLACK_TEAMS_UNSET_WARNING_ID,
         'slackAllowedTeamIds is not set: /slack/command accepts commands from any Slack workspace whose request passes the signature check'
         + (config.allowUnsignedSlack ? ' (and, with allowUnsignedSlack=true, from anyone at all)' : '')
-        + '. Deploy with -c slackAllowedTeamIds=T0123ABC[,…] (and optionally -c slackAllowedUserIds=U0123ABC[,…]); README "Security model".');
+        + '. Deploy with -c slackAllowedTeamIds=T0123ABC[,…] (and optionally -c slackAllowedUserIds=U0123ABC[,…]); docs/security.md "Slack boundary".');
     }
 
     this.fleetWatch = new FleetWatch(this, 'FleetWatch', {
@@ -159,7 +159,7 @@ export class RelayStack extends Stack {
     }
 
     ack(this.secrets.webhookSecret, 'AwsSolutions-SMG4',
-      'Rotated by the operator (README "Rotate the webhook secret"): every client must learn the new key, and the AWSPREVIOUS version stays accepted meanwhile; a blind automatic rotation would break every caller.');
+      'Rotated by the operator (docs/deploy.md "Set the secrets"): every client must learn the new key, and the AWSPREVIOUS version stays accepted meanwhile; a blind automatic rotation would break every caller.');
     ack(this.secrets.marketplaceApiKey, 'AwsSolutions-SMG4',
       'Issued by the marketplace, not by AWS: it can only be rotated in the marketplace account and then set here by hand.');
     ack(this.secrets.chatWebhooks, 'AwsSolutions-SMG4',
@@ -167,7 +167,7 @@ export class RelayStack extends Stack {
     ack(this.secrets.slackSigningSecret, 'AwsSolutions-SMG4',
       'Issued by Slack for the app; it can only be regenerated in the Slack app settings and then set here by hand.');
     ack(this.secrets.callbackSigningSecret, 'AwsSolutions-SMG4',
-      'Rotated by the operator (README "Set the secrets"): every callback receiver must learn the new key; deliveries carry a signature with the AWSPREVIOUS version too meanwhile, so a blind automatic rotation would still break receivers at the next one.');
+      'Rotated by the operator (docs/deploy.md "Set the secrets"): every callback receiver must learn the new key; deliveries carry a signature with the AWSPREVIOUS version too meanwhile, so a blind automatic rotation would still break receivers at the next one.');
 
     ack(this.secrets.callerKeysSecret, 'AwsSolutions-SMG4',
       'A data key sealing caller key secrets: rotating it would make every stored key undecryptable; the KMS key under it rotates yearly, and a key is rotated by creating a new caller key and revoking the old.');

@@ -68,6 +68,8 @@ export interface LocalRuntimeOptions {
   readonly simulator?: boolean | SimulatorOptions;
   /** No runtime log lines (tests). */
   readonly quiet?: boolean;
+  /** The API Gateway emulation's integration timeout (tests of time budgets). @default 30 000, as HTTP APIs */
+  readonly integrationTimeoutMs?: number;
 }
 
 export interface LocalRuntime {
@@ -334,6 +336,7 @@ export const startLocalRuntime = async (opts: LocalRuntimeOptions = {}): Promise
       routes: ROUTES,
       loadHandler: async (route) => apiHandlers.get(route) as LambdaHandler,
       port,
+      ...(opts.integrationTimeoutMs !== undefined ? { integrationTimeoutMs: opts.integrationTimeoutMs } : {}),
       log: opts.quiet
         ? undefined
         : (level, message, fields) => (level === 'error' ? console.error : console.log)(`[api] ${message}`, fields ? JSON.stringify(fields) : ''),

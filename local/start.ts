@@ -4,6 +4,7 @@
  */
 import * as path from 'node:path';
 import { loadDotenv } from './dotenv';
+import { publishLocalRelay } from './local-relay-file';
 import type { EnvSource } from './dotenv';
 import { nodeRuntimeMismatch } from './node-runtime';
 import { PLACEHOLDER_WEBHOOK_SECRET, startLocalRuntime } from './runtime';
@@ -79,7 +80,11 @@ const main = async (): Promise<void> => {
   parseDialect(process.env.MARKETPLACE_DIALECT);
 
   const runtime = await startLocalRuntime({ port });
+  // The CLI's quick path: `npx gpu-relay …` with nothing set reads the URL and secrets from this card.
+  const card = publishLocalRelay(runtime, process.cwd());
+  process.on('exit', () => card.remove());
   console.log(banner(runtime, sources));
+  console.log(`  CLI          npx gpu-relay create-order --gpu "RTX 4090" --max-price 0.5 --wait\n               (URL and secrets from ${path.relative(process.cwd(), card.file)}, mode 0600, removed on stop)\n`);
 
   let stopping = false;
   const stop = (signal: string) => {
@@ -89,6 +94,7 @@ const main = async (): Promise<void> => {
     }
     stopping = true;
     console.log(`\n${signal}: stopping…`);
+    card.remove();
     runtime.close().then(
       () => process.exit(0),
       (error: unknown) => {

@@ -59,6 +59,8 @@ export class DynamoDbLeaseBook implements LeaseBook {
           ...(order.callback_url !== undefined ? { callback_url: order.callback_url } : {}),
           ...(order.spot !== undefined ? { spot: order.spot } : {}),
           ...(order.key !== undefined ? { key: order.key } : {}),
+          ...(order.on_outbid !== undefined ? { on_outbid: order.on_outbid } : {}),
+          ...(order.max_price !== undefined ? { max_price: order.max_price } : {}),
           ...(opts.lease ? { expires_at: opts.lease.expires_at, hours: opts.lease.hours } : {}),
         },
         // A retried readiness step must not reset warnings, claims or an extension made since.

@@ -66,6 +66,8 @@ const LeaseItemSchema = z.object({
   callback_url: z.optional(z.string()),
   spot: z.optional(z.boolean()),
   key: z.optional(z.string()),
+  on_outbid: z.optional(z.enum(['rebid', 'replace', 'rebid_then_replace'])),
+  max_price: z.optional(z.number()),
   expires_at: z.optional(z.number()),
   hours: z.optional(z.number()),
   warned_for: z.optional(z.number()),
@@ -83,6 +85,8 @@ export const toTracked = (item: Record<string, unknown> | undefined): TrackedOrd
     ...(i.callback_url !== undefined ? { callback_url: i.callback_url } : {}),
     ...(i.spot !== undefined ? { spot: i.spot } : {}),
     ...(i.key !== undefined ? { key: i.key } : {}),
+    ...(i.on_outbid !== undefined ? { on_outbid: i.on_outbid } : {}),
+    ...(i.max_price !== undefined ? { max_price: i.max_price } : {}),
   };
   if (i.expires_at === undefined || i.hours === undefined) return order;
   const lease: Lease = {

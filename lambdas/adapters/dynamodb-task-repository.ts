@@ -21,7 +21,7 @@ import { ENGLISH_TEXTS } from '../domain/zod-texts';
 import { isConditionalCheckFailed, storedAttributes } from './aws-clients';
 import { TaskAlreadyExistsError } from '../domain/errors';
 import type { SealedTaskInput, TaskRepository } from '../domain/ports';
-import { TaskKindSchema, TaskOriginSchema, TaskStateSchema, type TaskRecord, type TaskResult, type TaskState } from '../domain/task';
+import { TaskKindSchema, TaskOriginSchema, TaskStateSchema, type TaskHistoryEntry, type TaskRecord, type TaskResult, type TaskState } from '../domain/task';
 import { keys } from '../../contract/resources';
 
 /** How long a task record is kept after its last change. */
@@ -43,6 +43,7 @@ const TaskRecordSchema = z.object({
   order_intent_at: z.optional(z.number()),
   order_cancelled: z.optional(z.boolean()),
   waiting_until: z.optional(z.number()),
+  history: z.optional(z.array(z.looseObject({ at: z.number(), event: z.string(), order_id: z.int() }))),
 });
 
 /** The item attribute holding the sealed container env. */
@@ -177,6 +178,21 @@ export class DynamoDbTaskRepository implements TaskRepository {
       }));
     } catch (error) {
       // A task without a record (a job run without ingress) has nothing to mark.
+      if (!isConditionalCheckFailed(error)) throw error;
+    }
+  }
+
+  public async appendHistory(taskId: string, entry: TaskHistoryEntry, now: number): Promise<void> {
+    try {
+      await this.doc.send(new UpdateCommand({
+        TableName: this.tableName,
+        Key: { pk: keys.task(taskId) },
+        UpdateExpression: 'SET #h = list_append(if_not_exists(#h, :empty), :entry), #u = :u',
+        ConditionExpression: 'attribute_exists(#pk)',
+        ExpressionAttributeNames: { '#h': 'history', '#u': 'updated_at', '#pk': 'pk' },
+        ExpressionAttributeValues: { ':empty': [], ':entry': [entry], ':u': iso(now) },
+      }));
+    } catch (error) {
       if (!isConditionalCheckFailed(error)) throw error;
     }
   }

@@ -12,6 +12,7 @@ import {
   extendLease,
   hasLease,
   isSpotDecrease,
+  isStop,
   leaseExpiredEvent,
   leaseExpiredText,
   leaseExpiringEvent,
@@ -35,6 +36,7 @@ import type { EventSender, LeaseStore } from './lease-ports';
 import { planLeaseSweep } from './lease-sweep';
 import { settleableIntents, settleIntents } from './orphan-orders';
 import type { MarketplaceClient, Notifier, PlacementIntents, TaskRepository } from './ports';
+import { recoverOutbid, type OutbidRecoveryDeps } from './outbid-recovery';
 import { serveWaitingTasks, type StandingOrderDeps } from './standing-orders';
 import { failure, type FailureResult } from './task';
 import { marketplacePriceUsdPerHour } from './usd-per-hour';
@@ -56,6 +58,8 @@ export interface FleetWatchDeps {
   readonly tasks?: Pick<TaskRepository, 'get'>;
   /** The standing-order queue and what serving it takes (issue 23). Absent: not served. */
   readonly standing?: StandingOrderDeps;
+  /** Outbid recovery (issue 23, ./outbid-recovery.ts): what rebidding and replacing take. Absent: outbid orders are only reported. */
+  readonly recovery?: Pick<OutbidRecoveryDeps, 'marketplace' | 'history' | 'replacer'>;
 }
 
 export interface SweepOptions {
@@ -105,6 +109,9 @@ export interface SweepReport {
   readonly waitingTasks: number;
   readonly waitingResumed: number;
   readonly waitingExpired: number;
+  /** Outbid orders whose recovery this sweep ran (issue 23), and the set_spot_price calls it made. */
+  readonly recoveries: number;
+  readonly rebidCalls: number;
   /** Leases and status changes left for the next sweep because `canContinue` said stop. */
   readonly deferred: number;
   /** Why each failed cancel failed, for the log. */
@@ -118,7 +125,7 @@ type Counters = { -readonly [K in Exclude<keyof SweepReport, 'cancelFailures'>]:
 const emptyReport = (): Counters => ({
   due: 0, warned: 0, cancelled: 0, failedCancels: 0, closed: 0, skippedClaims: 0,
   statusChanges: 0, orphansCancelled: 0, eventsSent: 0, eventsFailed: 0, marketplaceCalls: 0, tableReads: 0, deferred: 0, cancelFailures: [],
-  waitingTasks: 0, waitingResumed: 0, waitingExpired: 0,
+  waitingTasks: 0, waitingResumed: 0, waitingExpired: 0, recoveries: 0, rebidCalls: 0,
 });
 
 const reasonOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
@@ -232,6 +239,17 @@ export const sweepFleet = async (deps: FleetWatchDeps, options: SweepOptions): P
       }
       await deps.notifier.chat(statusChangedText(change));
       if (record) await send(record, statusChangedEvent(change, record, now));
+      // A spot order that stopped while still listed: outbid. Recovered in this sweep when its request asked for it.
+      const lost = active.get(change.order_id);
+      if (deps.recovery && record?.on_outbid && lost && change.spot && !change.terminal && isStop(change.from, change.to)) {
+        const recovery = await recoverOutbid(
+          { ...deps.recovery, leases: deps.leases, notifier: deps.notifier, events: deps.events }, record, lost, { now, since: change.since },
+        );
+        if (recovery.outcome !== 'skipped') report.recoveries += 1;
+        report.rebidCalls += recovery.setSpotPriceCalls;
+        report.eventsSent += recovery.eventsSent;
+        report.marketplaceCalls += recovery.marketplaceCalls;
+      }
     }
   }
 

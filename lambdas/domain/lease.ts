@@ -6,6 +6,7 @@
  */
 import type { ParseOutcome } from './request-rules';
 import type { Order, Server } from './marketplace-types';
+import type { OnOutbid } from './on-outbid';
 
 // ---- limits and defaults --------------------------------------------------------------------
 
@@ -88,6 +89,10 @@ export interface WatchedOrder {
   readonly spot?: boolean;
   /** The caller key whose task placed it (issue 24); absent = the default key. */
   readonly key?: string;
+  /** What to do when this spot order is outbid (issue 23, ./outbid-recovery.ts); absent = notify. */
+  readonly on_outbid?: Exclude<OnOutbid, 'notify'>;
+  /** The placing request's max_price (USD per hour): the ceiling of a rebid. */
+  readonly max_price?: number;
 }
 
 /** Why a lease stopped being swept. */
@@ -177,7 +182,9 @@ export const diffWatch = (watched: ReadonlyMap<number, WatchEntry>, orders: read
 
 // ---- events ---------------------------------------------------------------------------------
 
-export type OrderEventName = 'order.lease_expiring' | 'order.lease_expired' | 'order.status_changed' | 'order.orphan_cancelled';
+export type OrderEventName =
+  | 'order.lease_expiring' | 'order.lease_expired' | 'order.status_changed' | 'order.orphan_cancelled'
+  | 'order.outbid' | 'order.rebid' | 'order.replaced' | 'order.recovery_failed';
 
 /** The JSON body POSTed to the placing task's callback_url. Times are Unix seconds. */
 export interface OrderEvent {
@@ -188,6 +195,16 @@ export interface OrderEvent {
   readonly lease_expires_at?: number;
   readonly from?: string;
   readonly to?: string;
+  /** order.rebid: the bid before and after, in the order's currency per day (the marketplace's unit). */
+  readonly old_price?: number;
+  readonly new_price?: number;
+  readonly currency?: string;
+  /** order.replaced: the lost order, the new one and how to reach it. */
+  readonly from_order_id?: number;
+  readonly to_order_id?: number;
+  readonly ssh_connection?: string;
+  /** order.recovery_failed: why. */
+  readonly reason?: string;
 }
 
 /** An event and its id (`X-Webhook-Id`, and the dedupe key in the table). */

@@ -1,6 +1,6 @@
 /** Ports: what the domain needs from the outside world, in domain words. Adapters implement them. */
 import type { CreateOrderRequest, Order, Server, Wallet } from './marketplace-types';
-import type { JobMessage, TaskRecord, TaskResult, TaskState, CreateOrderInput, TaskOrigin } from './task';
+import type { JobMessage, TaskRecord, TaskResult, TaskState, CreateOrderInput, TaskOrigin, TaskHistoryEntry } from './task';
 import type { SshEndpoint } from './ssh-endpoint';
 
 /** The marketplace API (lambdas/marketplace implements it over HTTP). */
@@ -136,6 +136,8 @@ export interface TaskRepository {
   markDelivered(taskId: string, now: number): Promise<void>;
   /** Removes a record whose hand-off failed, so no queued task exists without work behind it. */
   remove(taskId: string): Promise<void>;
+  /** Appends one outbid-recovery step to the task's history (issue 23); final tasks too. Missing task: no-op. */
+  appendHistory?(taskId: string, entry: TaskHistoryEntry, now: number): Promise<void>;
 }
 
 /** What a task keeps beside its record until it ends: values too secret for logs, history or events. */

@@ -45,6 +45,8 @@ export interface CreateOrderFields {
   readonly max_hours?: number;
   /** Standing order: seconds to wait for a server (validated by standing-orders.ts WaitSecondsSchema). */
   readonly wait_seconds?: number;
+  /** Outbid recovery (issue 23; validated by OnOutbidSchema in lambdas/http/requests.ts); absent = notify. */
+  readonly on_outbid?: CreateOrderInput['on_outbid'] | 'notify';
 }
 
 /** Create-order fields + config defaults → the workflow's request (use_spot defaults to true). */
@@ -59,6 +61,7 @@ export const normalizeCreateOrder = (body: CreateOrderFields, defaults: RequestD
   ...(body.callback_url !== undefined ? { callback_url: body.callback_url } : {}),
   ...((body.max_hours ?? defaults.maxHours) !== undefined ? { max_hours: body.max_hours ?? defaults.maxHours } : {}),
   ...(body.wait_seconds !== undefined && body.wait_seconds > 0 ? { wait_seconds: body.wait_seconds } : {}),
+  ...(body.on_outbid !== undefined && body.on_outbid !== 'notify' ? { on_outbid: body.on_outbid } : {}),
 });
 
 export const normalizeCancelOrder = (body: { readonly order_id: number; readonly callback_url?: string }): CancelOrderInput => ({

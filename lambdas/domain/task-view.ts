@@ -1,5 +1,5 @@
 /** What GET /webhook/tasks/{task_id} shows of a task record. Pure. */
-import type { TaskKind, TaskRecord, TaskResult, TaskState } from './task';
+import type { TaskHistoryEntry, TaskKind, TaskRecord, TaskResult, TaskState } from './task';
 
 /** The public view: no request, origin or internal workflow markers (they may hold callback or Slack URLs). */
 export interface TaskView {
@@ -14,6 +14,10 @@ export interface TaskView {
   readonly waiting_until?: number;
   /** A waiting standing order: its 1-based place among the tasks waiting for the same GPU type. */
   readonly position?: number;
+  /** Outbid recovery (issue 23), once it has history: the task's current order (a replacement moves it). */
+  readonly order_id?: number;
+  /** Outbid recovery: each step, oldest first ({at, event, order_id, ...}). */
+  readonly history?: readonly TaskHistoryEntry[];
 }
 
 /** Task ids are UUIDs: random ones from the API, UUIDv5 ones derived by price alerts. */
@@ -31,4 +35,5 @@ export const toTaskView = (record: TaskRecord, position?: number): TaskView => (
   ...(record.finished_at !== undefined ? { finished_at: record.finished_at } : {}),
   ...(record.state === 'waiting' && record.waiting_until !== undefined ? { waiting_until: record.waiting_until } : {}),
   ...(record.state === 'waiting' && position !== undefined ? { position } : {}),
+  ...(record.history !== undefined && record.history.length > 0 ? { ...(record.order_id !== undefined ? { order_id: record.order_id } : {}), history: record.history } : {}),
 });

@@ -34,6 +34,8 @@ export interface CreateOrderInput {
   readonly max_hours?: number;
   /** Standing order (issue 23): how long the task may wait for a matching server, in seconds; absent or 0 = fail at once. */
   readonly wait_seconds?: number;
+  /** Outbid recovery (issue 23, on-outbid.ts); absent = notify. */
+  readonly on_outbid?: 'rebid' | 'replace' | 'rebid_then_replace';
 }
 export interface CancelOrderInput { readonly order_id: number; readonly callback_url?: string }
 /** cancel-task (issue 23): ends a waiting standing order with a result. */
@@ -143,6 +145,25 @@ export interface TaskRecord {
   readonly order_cancelled?: boolean;
   /** A standing order's end of waiting (Unix seconds), set when it first waits (issue 23). */
   readonly waiting_until?: number;
+  /** Outbid recovery (issue 23): what happened to the task's orders, oldest first. */
+  readonly history?: readonly TaskHistoryEntry[];
+}
+
+/** One step of a create-order task's outbid recovery, as GET /webhook/tasks/{id} lists it. */
+export interface TaskHistoryEntry {
+  /** Unix seconds. */
+  readonly at: number;
+  /** The lifecycle event's name (`order.outbid`, `order.rebid`, `order.replaced`, `order.recovery_failed`). */
+  readonly event: string;
+  /** The order the step is about (order.replaced: the new one). */
+  readonly order_id: number;
+  readonly old_price?: number;
+  readonly new_price?: number;
+  readonly currency?: string;
+  readonly from_order_id?: number;
+  readonly to_order_id?: number;
+  readonly ssh_connection?: string;
+  readonly reason?: string;
 }
 
 /** A job on the SQS queue (cancel-order, status, price-alert, extend-order, set-spot-price). */

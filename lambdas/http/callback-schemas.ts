@@ -69,8 +69,13 @@ export const TaskResultSchema = z.union([
 
 /** A lifecycle event of an order the relay placed (issue 14), POSTed to the placing request's callback_url. */
 export const OrderEventSchema = describe(z.object({
-  event: describe(z.enum(['order.lease_expiring', 'order.lease_expired', 'order.status_changed', 'order.orphan_cancelled']), {
-    description: '`order.orphan_cancelled`: an order placed for this task that the task did not keep (its answer was lost, or it showed in my_orders too late) was cancelled by the fleet watch',
+  event: describe(z.enum([
+    'order.lease_expiring', 'order.lease_expired', 'order.status_changed', 'order.orphan_cancelled',
+    'order.outbid', 'order.rebid', 'order.replaced', 'order.recovery_failed',
+  ]), {
+    description: '`order.orphan_cancelled`: an order placed for this task that the task did not keep (its answer was lost, or it showed in my_orders too late) was cancelled by the fleet watch. '
+      + 'Outbid recovery (`on_outbid`, docs/outbid-recovery.md): `order.outbid` (a spot order stopped while another renter has its server), '
+      + '`order.rebid` (one accepted bid raise), `order.replaced` (a new order runs instead of the lost one, which was cancelled), `order.recovery_failed` (nothing more will be tried)',
   }),
   order_id: z.int(),
   task_id: describe(z.string(), { description: 'The task that placed (or first extended) the order' }),
@@ -78,6 +83,13 @@ export const OrderEventSchema = describe(z.object({
   lease_expires_at: describe(z.optional(z.int()), { description: 'Lease events: the end of the lease (Unix seconds)' }),
   from: describe(z.optional(z.string()), { description: '`order.status_changed`: the previous marketplace status' }),
   to: describe(z.optional(z.string()), { description: '`order.status_changed`: the new status, or `gone` when the order left my_orders' }),
+  old_price: describe(z.optional(z.number()), { description: '`order.rebid`: the bid before the raise, in the order currency per day (the marketplace\'s unit)' }),
+  new_price: describe(z.optional(z.number()), { description: '`order.rebid`: the accepted new bid, same unit' }),
+  currency: describe(z.optional(z.string()), { description: '`order.rebid`: the order currency' }),
+  from_order_id: describe(z.optional(z.int()), { description: '`order.replaced`: the lost order (cancelled)' }),
+  to_order_id: describe(z.optional(z.int()), { description: '`order.replaced`: the new order, which the lease, extend-order and set-spot-price now follow' }),
+  ssh_connection: describe(z.optional(z.string()), { description: '`order.replaced`: how to reach the new order' }),
+  reason: describe(z.optional(z.string()), { description: '`order.recovery_failed`: why the relay stopped trying' }),
 }), { title: 'OrderEvent' });
 
 type Mutable<T> = T extends readonly (infer U)[] ? Mutable<U>[] : T extends object ? { -readonly [K in keyof T]: Mutable<T[K]> } : T;

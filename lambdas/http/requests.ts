@@ -8,6 +8,7 @@ import * as z from 'zod/mini';
 import { SCOPES } from '../../contract/scopes';
 import { refusedUrlReason } from '../domain/address-policy';
 import { DEFAULT_KEY_NAME, endOfUtcDay, KEY_NAME_PATTERN } from '../domain/caller-keys';
+import { ON_OUTBID_ERROR, ON_OUTBID_MODES, onOutbidProblem, type OnOutbid } from '../domain/on-outbid';
 import {
   DESIRED_PRICE_ERROR,
   DESIRED_PRICE_RANGE_ERROR,
@@ -252,8 +253,33 @@ export const MaxHoursSchema = describe(
   },
 );
 
-/** POST /webhook/create-order with its lease field (and issue 23's wait_seconds): the handler and the OpenAPI document use this one. */
-export const CreateOrderLeaseBodySchema = z.extend(CreateOrderBodySchema, { max_hours: z.optional(MaxHoursSchema), wait_seconds: z.optional(WaitSecondsSchema) });
+/** `on_outbid`: absent/null → undefined (notify); one of the modes → itself; else ON_OUTBID_ERROR. */
+export const OnOutbidSchema = describe(
+  z.pipe(
+    z.unknown(),
+    z.transform((value, ctx): OnOutbid | undefined => {
+      if (value === undefined || value === null) return undefined;
+      return typeof value === 'string' && (ON_OUTBID_MODES as readonly string[]).includes(value) ? (value as OnOutbid) : refuse(ctx, ON_OUTBID_ERROR);
+    }),
+  ),
+  {
+    description:
+      'What the relay does when this spot order is outbid (paused or offline while another renter has the server): `notify` (default: report only), '
+      + '`rebid` (raise the bid through set_spot_price in steps the marketplace accepts, never above max_price; needs a spot order and max_price), '
+      + '`replace` (place a new order for the same request on another server, cancel the lost one), `rebid_then_replace` (rebid, then replace at the ceiling). '
+      + 'Events: order.outbid, order.rebid, order.replaced, order.recovery_failed.',
+    type: 'string',
+    enum: [...ON_OUTBID_MODES],
+  },
+);
+
+/** POST /webhook/create-order with its lease field (and issue 23's wait_seconds and on_outbid): the handler and the OpenAPI document use this one. */
+export const CreateOrderLeaseBodySchema = z
+  .extend(CreateOrderBodySchema, { max_hours: z.optional(MaxHoursSchema), wait_seconds: z.optional(WaitSecondsSchema), on_outbid: z.optional(OnOutbidSchema) })
+  .check((ctx) => {
+    const problem = onOutbidProblem(ctx.value);
+    if (problem) ctx.issues.push({ code: 'custom', message: problem, input: ctx.value });
+  });
 export type CreateOrderLeaseBody = z.infer<typeof CreateOrderLeaseBodySchema>;
 
 /** order_id with a route's own "required" text; the other order_id texts are OrderIdSchema's. */

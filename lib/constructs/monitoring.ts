@@ -241,7 +241,7 @@ export class Monitoring extends Construct {
       widgets: [
         [
           new cloudwatch.TextWidget({
-            markdown: '# GPU order relay\nAccepted → placed → ready, or failed. Alarms on the right; RUNBOOK in the README.',
+            markdown: '# GPU order relay\nAccepted → placed → ready, or failed. Alarms on the right; runbook in docs/operations.md.',
             width: 12, height: 6,
           }),
           new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: Object.values(this.alarms), width: 12, height: 6 }),

@@ -182,7 +182,8 @@ export const liveDialect: DialectRenderer = {
         return refusal.reason === 'too_low_price' && refusal.minPrice !== undefined
           ? { code: 6, error: refusal.reason, min_price: refusal.minPrice }
           : { code: 6, error: refusal.reason };
-      case 'step-too-big': return { code: 6, error: 'exceeded_max_step', max_step: round(refusal.maxStep, 8) };
+      case 'step-too-big':
+      case 'raise-too-big': return { code: 6, error: 'exceeded_max_step', max_step: round(refusal.maxStep, 8) };
       case 'decrease-too-soon': return { code: 6, error: 'can_lower_every_600_seconds', time_to_lowering: Math.ceil(refusal.waitMs / 1000) };
     }
   },

@@ -68,6 +68,8 @@ export const specDialect: DialectRenderer = {
       case 'rejected': return { code: 6, error: refusal.reason };
       // The spec words a too-big step as too_low_price and a too-early decrease as invalid input.
       case 'step-too-big': return { code: 6, error: 'too_low_price' };
+      // The spec states no raise limit; a simulator with one set answers as production does (marketplace-live.md).
+      case 'raise-too-big': return { code: 6, error: 'exceeded_max_step', max_step: refusal.maxStep };
       case 'decrease-too-soon': return { code: 2 };
     }
   },

@@ -23,7 +23,7 @@ import { SimSshEndpoints } from './ssh-endpoints';
 export type { SimServer } from './catalogue';
 export { DIALECTS, parseDialect, type Dialect } from './dialect';
 export type { OrderPatch, OrderPhase } from './marketplace-state';
-export { FAULT_KINDS, FaultSchema, type Fault, type SimOrderView, type SimulatorControl, type SimulatorCounters, type SimWallet } from './simulator-control';
+export { FAULT_KINDS, FaultSchema, type Fault, type SimOrderView, type SimulatorControl, type SimulatorCounters, type SimWallet, type SpotPriceCallView } from './simulator-control';
 
 const DIALECT_RENDERERS: Readonly<Record<Dialect, DialectRenderer>> = { spec: specDialect, live: liveDialect };
 
@@ -180,6 +180,9 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
     setBalance: (currency, balance) => state.setBalance(render.coinIn(currency), balance),
     wallets: () => state.walletList().map(([name, balance]) => ({ name: render.coinOut(name), balance })),
     advanceClock: (ms) => { clockOffsetMs += ms; },
+    outbid: (orderId, price) => orderView(state.outbid(orderId, price, now())),
+    setSpotRaiseStep: (fraction) => { state.raiseStepFraction = fraction ?? undefined; },
+    spotPriceCalls: () => state.spotPriceCalls.map((c) => ({ ...c })),
   };
 
   const rendered = <T>(outcome: Outcome<T>, ok: (value: T) => SimBody): SimBody =>

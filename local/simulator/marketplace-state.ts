@@ -27,6 +27,8 @@ export type Refusal =
   | { readonly kind: 'rejected'; readonly reason: RejectionReason; readonly minPrice?: number }
   /** A spot price decrease bigger than the allowed step (`maxStep`, in the order's currency). */
   | { readonly kind: 'step-too-big'; readonly maxStep: number }
+  /** A spot price raise bigger than the allowed step (only with a raise step set: `raiseStepFraction`). */
+  | { readonly kind: 'raise-too-big'; readonly maxStep: number }
   /** A second spot price decrease sooner than SPOT_DECREASE_INTERVAL_MS after the last one. */
   | { readonly kind: 'decrease-too-soon'; readonly waitMs: number };
 
@@ -60,6 +62,22 @@ interface OrderRecord {
   startedMs?: number;
   /** Where its ssh answers (the simulator's listener for it), once opened. */
   ssh?: { readonly host: string; readonly port: number };
+  /** Set through the control (`POST /_sim/outbid`): another renter's bid that holds the server; the order is paused until it bids more. */
+  outbidBy?: number;
+}
+
+/** One set_spot_price call as the simulator saw it (`GET /_sim/spot-price-calls`). */
+export interface SpotPriceCall {
+  readonly order_id: number;
+  readonly desired_price: number;
+  /** The order's price before the call. */
+  readonly previous_price?: number;
+  /** Business clock, ms. */
+  readonly at: number;
+  /** `ok`, or the refusal kind. */
+  readonly outcome: 'ok' | Refusal['kind'];
+  /** The step a `raise-too-big` / `step-too-big` refusal stated. */
+  readonly max_step?: number;
 }
 
 /** A snapshot of an order with its phase at the time asked. */
@@ -117,6 +135,13 @@ export class MarketplaceState {
   /** Production lists a new order in my_orders up to ~20 s late (marketplace-live.md, S6). */
   public visibleDelayMs: number;
   public ordersCreated = 0;
+  /**
+   * Largest allowed raise of a spot price, as a fraction of the current price; undefined = any raise
+   * (the spec states no limit on raises; production answers `exceeded_max_step` with the step).
+   */
+  public raiseStepFraction: number | undefined;
+  /** Every set_spot_price call since the last reset. */
+  public spotPriceCalls: SpotPriceCall[] = [];
 
   public constructor(private readonly options: MarketplaceStateOptions) {
     this.readyDelayMs = options.readyDelayMs;
@@ -133,6 +158,8 @@ export class MarketplaceState {
     this.readyDelayMs = this.options.readyDelayMs;
     this.visibleDelayMs = this.options.visibleDelayMs ?? 0;
     this.ordersCreated = 0;
+    this.raiseStepFraction = undefined;
+    this.spotPriceCalls = [];
   }
 
   // ---- endpoints ----------------------------------------------------------------------------
@@ -224,6 +251,18 @@ export class MarketplaceState {
     if (!parsed.success) return invalid();
     const { order_id, desired_price } = parsed.data;
     const order = this.orders.find((o) => o.order_id === order_id);
+    const before = order?.price;
+    const outcome = this.applySpotPrice(order, desired_price, now);
+    const refusal = 'refused' in outcome ? outcome.refused : undefined;
+    this.spotPriceCalls.push({
+      order_id, desired_price, at: now, outcome: refusal?.kind ?? 'ok',
+      ...(before !== undefined ? { previous_price: before } : {}),
+      ...(refusal && 'maxStep' in refusal ? { max_step: refusal.maxStep } : {}),
+    });
+    return outcome;
+  }
+
+  private applySpotPrice(order: OrderRecord | undefined, desired_price: number, now: number): Outcome<true> {
     if (!order || order.type !== 'spot' || order.endedMs !== undefined) return invalid();
     const minimum = this.servers.find((s) => s.id === order.renting_server)?.price.spot[order.currency];
     if (minimum !== undefined && desired_price < minimum) return rejected('too_low_price', minimum);
@@ -234,8 +273,33 @@ export class MarketplaceState {
       if (order.price - desired_price > maxStep) return refuse({ kind: 'step-too-big', maxStep });
       order.lastDecreaseMs = now;
     }
+    if (desired_price > order.price && this.raiseStepFraction !== undefined) {
+      const maxStep = order.price * this.raiseStepFraction;
+      if (desired_price - order.price > maxStep * (1 + 1e-9)) return refuse({ kind: 'raise-too-big', maxStep });
+    }
     order.price = desired_price;
+    // Outbid: a bid above the other renter's takes the server back, and the order runs again.
+    if (order.outbidBy !== undefined && desired_price > order.outbidBy) {
+      order.outbidBy = undefined;
+      order.forcedPhase = 'running';
+    }
     return { ok: true };
+  }
+
+  /**
+   * Another renter outbids a spot order (`POST /_sim/outbid`): it bids `price` on the order's server,
+   * the order pauses (spec: status `paused`; live: `online: false`) and the server stays rented by
+   * that renter, also after the order ends, until the order bids more than `price` (set_spot_price).
+   */
+  public outbid(orderId: number, price: number, now: number): SimOrder {
+    this.sweep(now);
+    const order = this.orders.find((o) => o.order_id === orderId);
+    if (!order) throw new Error(`no order ${orderId}`);
+    if (order.type !== 'spot' || order.endedMs !== undefined) throw new Error(`order ${orderId} is not an active spot order`);
+    if (!(price > order.price)) throw new Error(`an outbidding price must be above the order's ${order.price}`);
+    order.outbidBy = price;
+    order.forcedPhase = 'paused';
+    return this.snapshot(order, now);
   }
 
   /** A server's spot market: the server and its active spot orders. */
@@ -325,7 +389,9 @@ export class MarketplaceState {
     order.endedMs = now;
     order.endReason = reason;
     this.options.onOrderEnded?.(order.order_id);
-    const stillRented = this.orders.some((o) => o !== order && o.renting_server === order.renting_server && o.endedMs === undefined);
+    // An outbidding renter keeps the server when the outbid order ends.
+    const stillRented = order.outbidBy !== undefined
+      || this.orders.some((o) => o !== order && o.renting_server === order.renting_server && o.endedMs === undefined);
     if (!stillRented && this.servers.some((s) => s.id === order.renting_server)) this.patchServer(order.renting_server, { rented: false });
   }
 

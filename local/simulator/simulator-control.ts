@@ -7,7 +7,7 @@ import * as z from 'zod';
 import type { SimServer } from './catalogue';
 import type { Dialect } from './dialect';
 import type { SpecOrder } from './dialect-spec';
-import { OrderPatchSchema, type OrderPatch } from './marketplace-state';
+import { OrderPatchSchema, type OrderPatch, type SpotPriceCall } from './marketplace-state';
 import { parseJson, sendJson } from './simulator-http';
 import type { SimSshConnections } from './ssh-endpoints';
 
@@ -101,7 +101,20 @@ export interface SimulatorControl {
   wallets(): SimWallet[];
   /** Moves the business clock forward (e.g. past the 600 s spot price rule). */
   advanceClock(ms: number): void;
+  /**
+   * Another renter outbids a spot order with `price` (the order's currency per day): the order pauses
+   * (spec: `paused`; live: `online: false`) while that renter holds the server, until the order bids
+   * more through set_spot_price. Throws for an unknown, ended or on-demand order or a price not above the order's.
+   */
+  outbid(orderId: number, price: number): SimOrderView;
+  /** Largest spot price raise per set_spot_price, as a fraction of the current price (null: any raise, the default); refused with `exceeded_max_step` + `max_step`. */
+  setSpotRaiseStep(fraction: number | null): void;
+  /** Every set_spot_price call since the last reset, in order (refused ones too). */
+  spotPriceCalls(): SpotPriceCallView[];
 }
+
+/** A recorded set_spot_price call (prices in the order's currency per day). */
+export type SpotPriceCallView = SpotPriceCall;
 
 /** The `/_sim/` routes: the control's operations as JSON over HTTP (no auth, not rate limited, not counted). */
 export const handleControlRoute = (
@@ -137,6 +150,9 @@ export const handleControlRoute = (
     else if (route === 'GET /_sim/wallets') return sendJson(res, 200, { wallets: control.wallets() });
     else if (route === 'POST /_sim/wallets') control.setBalance(z.string().min(1).parse(input.name), z.number().parse(input.balance));
     else if (route === 'POST /_sim/clock') control.advanceClock(z.number().nonnegative().parse(input.advanceMs));
+    else if (route === 'POST /_sim/outbid') return sendJson(res, 200, { order: control.outbid(z.number().int().parse(input.order_id), z.number().positive().parse(input.price)) });
+    else if (route === 'POST /_sim/spot-raise-step') control.setSpotRaiseStep(z.number().positive().nullable().parse(input.fraction ?? null));
+    else if (route === 'GET /_sim/spot-price-calls') return sendJson(res, 200, { calls: control.spotPriceCalls() });
     else return sendJson(res, 404, { error: `no control route ${route}` });
     return sendJson(res, 200, { ok: true });
   } catch (error) {

@@ -1,5 +1,5 @@
 /**
- * Every copy-paste snippet in examples/ (and the README's "Calling the relay") runs against the local
+ * Every copy-paste snippet in examples/ (and docs/api.md, which shows them) runs against the local
  * runtime: curl + openssl, Node fetch + crypto, Python hmac + urllib, and the callback receiver.
  */
 import { spawn } from 'node:child_process';

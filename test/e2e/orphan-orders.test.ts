@@ -1,6 +1,6 @@
 /**
- * No order the relay placed is left running without an owner (issue 20, item 5), end to end in both
- * dialects (jest projects `e2e` and `e2e-live`): a create_order lands while its answer is lost, and
+ * No order the relay placed is left running without an owner (issue 20, item 5), end to end (jest
+ * project `e2e`; why not `e2e-live` too: jest.config.js): a create_order lands while its answer is lost, and
  * the order stays out of my_orders past the relay's visibility window. The task fails; once the order
  * shows, the fleet watch (a sweep every second here) cancels it once and reports it once.
  */

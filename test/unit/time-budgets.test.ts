@@ -2,7 +2,7 @@
  * Every function's worst case fits its Lambda timeout (issue 13, item 2). The worst cases are summed
  * from the constants the code uses: the notifier's timeouts, attempts and back-off, the deployed
  * marketplace client's timeout, retries, back-off and pacing, and the number of AWS calls each
- * handler makes. Run with PRINT_BUDGETS=1 to print the table (README "Time budgets").
+ * handler makes. Run with PRINT_BUDGETS=1 to print the table (docs/operations.md "Time budgets").
  *
  * "Without a budget" is the sum if every attempt waits for its full timeout. Where that does not fit
  * (the marketplace summary behind API Gateway), the bound is the client's own: it gives up before the

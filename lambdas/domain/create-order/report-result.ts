@@ -102,11 +102,13 @@ export const reportResult = async (
   // Caller URLs are not in the workflow input (execution history): they are read from the task record.
   const { callbackUrl, origin } = deliveryTargets(await deps.tasks.get(state.task_id), state.origin);
   if (result.success) {
-    const { max_hours: maxHours, use_spot: spot } = state.request;
+    const { max_hours: maxHours, use_spot: spot, on_outbid: onOutbid, max_price: maxPrice } = state.request;
     await deps.leases.track(
       {
         order_id: result.order_id, task_id: state.task_id, ...(callbackUrl !== undefined ? { callback_url: callbackUrl } : {}), spot,
         ...(state.origin.caller ? { key: state.origin.caller.key } : {}),
+        // Outbid recovery (issue 23): the fleet watch acts on what the request asked for.
+        ...(onOutbid !== undefined ? { on_outbid: onOutbid, ...(maxPrice !== undefined ? { max_price: maxPrice } : {}) } : {}),
       },
       {
         now: Math.floor(now / 1000),

@@ -132,6 +132,8 @@ const deps = lazy<FleetWatchDeps>(() => {
     events: notifier,
     intents: placementIntentsFromEnv(env),
     tasks,
+    // Outbid recovery (issue 23): rebidding here; replacing starts a workflow (STATE_MACHINE_ARN set).
+    recovery: { marketplace, history: (taskId, entry) => tasks.appendHistory?.(taskId, entry, Date.now()) ?? Promise.resolve() },
     // Standing orders (issue 23): served when the watch may start workflows (STATE_MACHINE_ARN set).
     ...(env.STATE_MACHINE_ARN
       ? { standing: { waiting: waitingTasksFromEnv(env), marketplace, claims: serverClaimsFromEnv(env), tasks, notifier, workflow: workflowStarterFromEnv(env) } }

@@ -48,6 +48,8 @@ export const WorkflowStateSchema = z.object({
     max_hours: z.optional(z.number().check(z.positive())),
     /** Standing order (issue 23): seconds it may wait for a server. */
     wait_seconds: z.optional(z.int().check(z.nonnegative())),
+    /** Outbid recovery (issue 23): carried to the fleet watch with the ready order. */
+    on_outbid: z.optional(z.enum(['rebid', 'replace', 'rebid_then_replace'])),
   }),
   // The source only: Slack's response_url stays in the task record.
   origin: z.object({ source: TaskOriginSchema.shape.source, caller: TaskOriginSchema.shape.caller }),

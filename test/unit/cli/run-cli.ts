@@ -1,11 +1,13 @@
 /**
- * Test helpers for bin/gpu-relay.mjs: run it as a real child process (the way users run it, and the
- * only way jest can drive an ESM bin), and a fake relay that records what the CLI sent.
+ * Test helpers for the CLI (bin/gpu-relay.mjs, which loads cli/main.ts): run it as a real child process
+ * (the way users run it, and the only way jest can drive an ESM bin), and a fake relay that records
+ * what the CLI sent.
  */
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { IncomingHttpHeaders, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 
 export const CLI_PATH = path.resolve(__dirname, '../../../bin/gpu-relay.mjs');
@@ -18,14 +20,16 @@ export interface CliRun {
 
 /**
  * Runs the CLI with `args`. The environment is minimal and explicit (no GPU_RELAY_* or WEBHOOK_SECRET
- * leaks in from the shell running the tests).
+ * leaks in from the shell running the tests), and so is the directory: the system's temporary one
+ * unless `cwd` says otherwise, so a `.relay/local.json` of an `npm start` in this checkout is not read.
  */
 export const runCli = (
   args: readonly string[],
-  opts: { env?: Record<string, string>; stdin?: string | Buffer; timeoutMs?: number } = {},
+  opts: { env?: Record<string, string>; stdin?: string | Buffer; timeoutMs?: number; cwd?: string } = {},
 ): Promise<CliRun> =>
   new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI_PATH, ...args], {
+      cwd: opts.cwd ?? tmpdir(),
       env: { PATH: process.env.PATH ?? '', ...(opts.env ?? {}) },
       stdio: ['pipe', 'pipe', 'pipe'],
     });

@@ -45,7 +45,7 @@ const tally = (routeId: string, status: number | string): void => {
   byStatus[String(status)] = (byStatus[String(status)] ?? 0) + 1;
 };
 
-/** Prints the tallies when FUZZ_REPORT is set (the figures in the README's Reliability section). */
+/** Prints the tallies when FUZZ_REPORT is set (the figures in docs/reliability.md). */
 export const reportOutcomes = (): void => {
   if (process.env.FUZZ_REPORT) process.stdout.write(`FUZZ_OUTCOMES ${JSON.stringify(outcomes)}\n`);
 };

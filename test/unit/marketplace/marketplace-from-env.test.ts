@@ -77,7 +77,7 @@ describe('Function: marketplaceFromEnv', () => {
     expect(afterCreate.map((o) => o.order_id)).toEqual([order_id]);
     // Pacing: every send took a gate slot, and the slots are at least the interval apart, except where
     // a rate-limited answer widened the interval: the new timeline starts one new spacing after the
-    // refused send, which may fall closer than the interval to a slot handed out before (README,
+    // refused send, which may fall closer than the interval to a slot handed out before (docs/production-marketplace.md,
     // "Pacing adapts to 429s"). At most one such pair per rate-limited answer.
     const claimed = (await Promise.all(slots)).filter((t): t is number => t !== undefined).sort((x, y) => x - y);
     expect(claimed.length).toBeGreaterThanOrEqual(sent.length);

@@ -1,0 +1,172 @@
+/**
+ * The command table: every flag the CLI knows, which flags each command accepts, and the help text.
+ */
+import type { ParseArgsConfig } from 'node:util';
+import { CliError } from './output';
+
+export const DEFAULT_URL = 'http://127.0.0.1:5000';
+
+export const OPTIONS = {
+  url: { type: 'string' },
+  secret: { type: 'string' },
+  'callback-secret': { type: 'string' },
+  id: { type: 'string' },
+  gpu: { type: 'string' },
+  'max-price': { type: 'string' },
+  'on-demand': { type: 'boolean' },
+  image: { type: 'string' },
+  env: { type: 'string', multiple: true },
+  callback: { type: 'string' },
+  target: { type: 'string' },
+  'max-hours': { type: 'string' },
+  hours: { type: 'string' },
+  price: { type: 'string' },
+  signature: { type: 'string' },
+  timestamp: { type: 'string' },
+  'max-age': { type: 'string' },
+  'no-timestamp': { type: 'boolean' },
+  'idempotency-key': { type: 'string' },
+  wait: { type: 'boolean' },
+  poll: { type: 'boolean' },
+  interval: { type: 'string' },
+  timeout: { type: 'string' },
+  'listen-port': { type: 'string' },
+  'listen-host': { type: 'string' },
+  'public-url': { type: 'string' },
+  verbose: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+  key: { type: 'string' },
+  name: { type: 'string' },
+  scopes: { type: 'string' },
+  'orders-per-hour': { type: 'string' },
+  'budget-usd-per-day': { type: 'string' },
+  expires: { type: 'string' },
+  'slack-user': { type: 'string' },
+  'wait-for': { type: 'string' },
+  'on-outbid': { type: 'string' },
+} as const satisfies NonNullable<ParseArgsConfig['options']>;
+
+export type OptionName = keyof typeof OPTIONS;
+
+const CONNECTION: OptionName[] = ['url', 'secret', 'key', 'no-timestamp', 'verbose', 'help'];
+const SEND: OptionName[] = [...CONNECTION, 'idempotency-key'];
+const WAIT: OptionName[] = ['wait', 'poll', 'interval', 'timeout', 'listen-port', 'listen-host', 'public-url', 'callback-secret'];
+
+export interface CommandSpec {
+  readonly options: readonly OptionName[];
+  readonly usage: string;
+  readonly summary: string;
+}
+
+/** Which options each command accepts, and its usage text. */
+export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
+  'create-order': {
+    options: [...SEND, ...WAIT, 'gpu', 'max-price', 'max-hours', 'on-demand', 'image', 'env', 'callback', 'wait-for', 'on-outbid'],
+    usage: 'create-order --gpu TYPE [--max-price USD_PER_HOUR] [--max-hours H] [--on-demand] [--image IMAGE] [--env NAME=VALUE]... [--wait-for 2h] [--on-outbid notify|rebid|replace|rebid_then_replace] [--callback URL] [--wait [--poll]]',
+    summary: 'rent the first matching server (POST /webhook/create-order)',
+  },
+  'cancel-order': {
+    options: [...SEND, ...WAIT, 'callback'],
+    usage: 'cancel-order ORDER_ID [--callback URL] [--wait [--poll]]',
+    summary: 'cancel an order (POST /webhook/cancel-order)',
+  },
+  'extend-order': {
+    options: [...SEND, ...WAIT, 'hours', 'callback'],
+    usage: 'extend-order ORDER_ID --hours H [--callback URL] [--wait [--poll]]',
+    summary: 'extend (or start) an order\'s lease by H hours (POST /webhook/extend-order)',
+  },
+  'set-spot-price': {
+    options: [...SEND, ...WAIT, 'price', 'callback'],
+    usage: 'set-spot-price ORDER_ID --price COIN_PER_DAY [--callback URL] [--wait [--poll]]',
+    summary: 'change the bid of a spot order (POST /webhook/set-spot-price)',
+  },
+  'price-alert': {
+    options: [...SEND, ...WAIT, 'gpu', 'target', 'image', 'callback', 'wait-for'],
+    usage: 'price-alert --gpu TYPE --target USD_PER_HOUR [--image IMAGE] [--wait-for 2h] [--callback URL] [--wait [--poll]]',
+    summary: 'one price check; rents at or under the target (POST /webhook/price-alert)',
+  },
+  status: {
+    options: [...SEND, ...WAIT, 'callback'],
+    usage: 'status [--callback URL] [--wait [--poll]]',
+    summary: 'list the account\'s orders (POST /webhook/status)',
+  },
+  marketplace: {
+    options: ['url', 'verbose', 'help'],
+    usage: 'marketplace',
+    summary: 'GPU availability and prices (GET /webhook/marketplace, unsigned)',
+  },
+  task: {
+    options: [...CONNECTION, 'wait', 'interval', 'timeout'],
+    usage: 'task TASK_ID [--wait]',
+    summary: 'show a task record: state, result, timestamps (GET /webhook/tasks/{task_id})',
+  },
+  verify: {
+    options: ['callback-secret', 'id', 'signature', 'timestamp', 'verbose', 'help'],
+    usage: 'verify --id WEBHOOK_ID --timestamp WEBHOOK_TIMESTAMP --signature WEBHOOK_SIGNATURE [--callback-secret whsec_...] < body',
+    summary: 'check a received callback\'s Standard Webhooks signature (body on stdin, exact bytes)',
+  },
+  keys: {
+    options: [...CONNECTION, 'name', 'scopes', 'orders-per-hour', 'budget-usd-per-day', 'expires', 'slack-user'],
+    usage: 'keys create --name NAME --scopes order,cancel,read[,admin] [--orders-per-hour N] [--budget-usd-per-day USD] [--expires YYYY-MM-DD] [--slack-user U123] | keys list | keys revoke NAME',
+    summary: 'caller keys (scope admin): create (prints the secret once), list, revoke (/admin/keys)',
+  },
+  help: { options: ['help'], usage: 'help [COMMAND]', summary: 'show this help' },
+};
+
+export const HELP = `gpu-relay: signed client of the GPU Order Relay
+
+Usage: gpu-relay <command> [options]
+
+Commands:
+${Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(15)} ${c.summary}`).join('\n')}
+
+Connection:
+  --url URL               relay base URL (env GPU_RELAY_URL; default ${DEFAULT_URL})
+  --secret S              webhook secret (env GPU_RELAY_SECRET, then WEBHOOK_SECRET); prefer the env
+  --callback-secret S     callback signing secret, whsec_... (env GPU_RELAY_CALLBACK_SECRET, then
+                          CALLBACK_SIGNING_SECRET): verifies callbacks (--wait, verify); never signs requests
+  --key NAME              sign as this caller key (X-Webhook-Key-Id; env GPU_RELAY_KEY_ID); the
+                          secret is then that key's secret
+  --no-timestamp          sign the body alone, without X-Webhook-Timestamp
+  --idempotency-key K     send Idempotency-Key: a repeat within 24 h returns the same task_id
+  --verbose               show the request and answer lines on stderr (signature redacted)
+
+Standing orders and outbid recovery (create-order; price-alert takes --wait-for too):
+  --wait-for DURATION     when no server matches now, keep the request waiting for one up to DURATION
+                          (45s, 90m, 2h; at most 24h): wait_seconds in the request
+  --on-outbid POLICY      what the relay does when someone outbids the spot order: notify (default),
+                          rebid, replace or rebid_then_replace: on_outbid in the request
+
+Waiting for the result (create-order, cancel-order, extend-order, set-spot-price, price-alert, status, task):
+  --wait                  wait for the task's result and print it; exit 1 if the task failed
+  --listen-port N         port of the local callback listener (default 0 = any free port)
+  --listen-host H         address the listener binds (default 127.0.0.1)
+  --public-url URL        URL the relay should call when it cannot reach this machine directly
+                          (a tunnel to the listener); the listener path is appended
+  --poll                  poll GET /webhook/tasks/{task_id} instead of listening for the callback
+  --interval SECONDS      poll period (default 2)
+  --timeout SECONDS       give up waiting after this long (default 900, plus the --wait-for time)
+
+Exit codes: 0 success, 1 task failed or signature invalid, 2 usage or HTTP error.
+
+Examples:
+  export GPU_RELAY_URL=http://127.0.0.1:5000 GPU_RELAY_SECRET=...
+  gpu-relay create-order --gpu "RTX 4090" --max-price 0.5 --wait
+  gpu-relay cancel-order 12345
+  gpu-relay create-order --gpu "RTX 4090" --max-hours 4 --wait
+  gpu-relay create-order --gpu "RTX 4090" --max-price 0.5 --wait-for 2h --on-outbid replace
+  gpu-relay extend-order 12345 --hours 2
+  gpu-relay set-spot-price 12345 --price 1500
+  gpu-relay task 6f1c0b1e-...
+  printf '%s' "$BODY" | gpu-relay verify --id "$WEBHOOK_ID" --timestamp "$WEBHOOK_TIMESTAMP" --signature "$WEBHOOK_SIGNATURE"
+  gpu-relay keys create --name ci --scopes order,cancel,read --orders-per-hour 5 --budget-usd-per-day 20
+  gpu-relay keys revoke ci
+`;
+
+/** A usage error (exit 2) that repeats the command's usage line. */
+export const usageError = (command: string | undefined, message: string): CliError =>
+  new CliError(`${message}\nUsage: gpu-relay ${commandSpec(command)?.usage ?? '<command> [options]'}\nRun 'gpu-relay help' for all options.`);
+
+/** The spec of a command name, or undefined (never an Object.prototype member). */
+export const commandSpec = (command: string | undefined): CommandSpec | undefined =>
+  command !== undefined && Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;

@@ -1,0 +1,35 @@
+/** The read-only commands: `marketplace` (unsigned summary) and `task` (one task record, optionally --wait). */
+import type { Values } from './args';
+import { parseSeconds } from './args';
+import { usageError } from './commands';
+import { connectionOf, requireSecret } from './connection';
+import { EXIT_OK, EXIT_TASK_FAILED, isFailedResult, out, pretty, printAnswer } from './output';
+import { send } from './signed-request';
+import { getTask, pollTask, waitWithProgress } from './wait';
+
+export const runMarketplace = async (values: Values, positionals: readonly string[]): Promise<number> => {
+  if (positionals.length) throw usageError('marketplace', `unexpected argument '${positionals[0]}'`);
+  const conn = connectionOf('marketplace', values);
+  printAnswer('marketplace', await send(conn, { method: 'GET', path: '/webhook/marketplace', signed: false }));
+  return EXIT_OK;
+};
+
+export const runTask = async (values: Values, positionals: readonly string[]): Promise<number> => {
+  if (positionals.length !== 1) throw usageError('task', 'expected exactly one TASK_ID');
+  const conn = connectionOf('task', values);
+  requireSecret('task', conn.secret);
+  const [taskId] = positionals;
+  if (!/^[A-Za-z0-9_.:-]{1,128}$/.test(taskId)) throw usageError('task', `TASK_ID looks wrong: '${taskId}'`);
+  if (!values.wait) {
+    for (const flag of ['interval', 'timeout'] as const) if (values[flag] !== undefined) throw usageError('task', `--${flag} only makes sense with --wait`);
+    out(pretty(await getTask(conn, taskId)));
+    return EXIT_OK;
+  }
+  const state = { current: 'unknown' };
+  const record = await waitWithProgress(
+    pollTask(conn, taskId, parseSeconds('task', 'interval', values.interval, 2) * 1000, state),
+    { timeoutMs: parseSeconds('task', 'timeout', values.timeout, 900) * 1000, label: () => `waiting for task ${taskId}: ${state.current}` },
+  );
+  out(pretty(record));
+  return record.state === 'failed' || isFailedResult(record.result) ? EXIT_TASK_FAILED : EXIT_OK;
+};

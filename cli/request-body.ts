@@ -1,0 +1,91 @@
+/**
+ * The JSON body of each task-starting command (create-order, cancel-order, extend-order,
+ * set-spot-price, price-alert, status), built from its flags and checked before anything is sent.
+ */
+import { isOnOutbid, ON_OUTBID_VALUES, parseWaitDuration, WAIT_DURATION_RULE } from '../contract/wait-and-outbid';
+import type { Values } from './args';
+import { parseHours, parseOrderId, parsePositiveNumber, parseUrl } from './args';
+import { usageError } from './commands';
+import { CliError } from './output';
+
+export type RequestBody = Record<string, unknown>;
+
+const noPositionals = (command: string, positionals: readonly string[]): void => {
+  if (positionals.length) throw usageError(command, `unexpected argument '${positionals[0]}'`);
+};
+
+/** --wait-for DURATION → wait_seconds (a standing order, issue 23), checked before anything is sent. */
+const waitFor = (command: string, values: Values, body: RequestBody): void => {
+  const raw = values['wait-for'];
+  if (raw === undefined) return;
+  const seconds = parseWaitDuration(raw);
+  if (seconds === undefined) throw usageError(command, `--wait-for takes ${WAIT_DURATION_RULE}, got '${raw}'`);
+  body.wait_seconds = seconds;
+};
+
+/** --on-outbid POLICY → on_outbid (issue 23). */
+const onOutbid = (command: string, values: Values, body: RequestBody): void => {
+  const raw = values['on-outbid'];
+  if (raw === undefined) return;
+  const policy = raw.trim().toLowerCase();
+  if (!isOnOutbid(policy)) throw usageError(command, `--on-outbid must be one of ${ON_OUTBID_VALUES.join(', ')}, got '${raw}'`);
+  body.on_outbid = policy;
+};
+
+const createOrderBody = (command: string, values: Values, positionals: readonly string[], body: RequestBody): void => {
+  noPositionals(command, positionals);
+  if (!values.gpu?.trim()) throw usageError(command, '--gpu is required (e.g. --gpu "RTX 4090")');
+  body.gpu_type = values.gpu;
+  if (values['max-price'] !== undefined) body.max_price = parsePositiveNumber(command, 'max-price', values['max-price']);
+  if (values['max-hours'] !== undefined) body.max_hours = parseHours(command, 'max-hours', values['max-hours']);
+  if (values.image !== undefined) body.image = values.image;
+  if (values['on-demand']) body.use_spot = false;
+  for (const pair of values.env ?? []) {
+    const match = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(pair);
+    if (!match) throw usageError(command, `--env takes NAME=VALUE, got '${pair}'`);
+    // The relay refuses it too (400): the production marketplace fails any order whose env holds `&`.
+    if (match[2].includes('&')) throw usageError(command, `env values must not contain "&" (--env ${match[1]})`);
+    ((body.env ??= {}) as Record<string, string>)[match[1]] = match[2];
+  }
+  waitFor(command, values, body);
+  onOutbid(command, values, body);
+};
+
+/** Builds the request body of a task-starting command from its flags. */
+export const buildBody = (command: string, values: Values, positionals: readonly string[]): RequestBody => {
+  const body: RequestBody = {};
+  switch (command) {
+    case 'create-order':
+      createOrderBody(command, values, positionals, body);
+      break;
+    case 'cancel-order':
+      body.order_id = parseOrderId(command, positionals);
+      break;
+    case 'extend-order':
+      body.order_id = parseOrderId(command, positionals);
+      if (values.hours === undefined) throw usageError(command, '--hours is required');
+      body.hours = parseHours(command, 'hours', values.hours);
+      break;
+    case 'set-spot-price':
+      body.order_id = parseOrderId(command, positionals);
+      if (values.price === undefined) throw usageError(command, '--price is required (the new bid in the order\'s currency per day, the marketplace\'s unit; not USD per hour)');
+      body.desired_price = parsePositiveNumber(command, 'price', values.price);
+      break;
+    case 'price-alert':
+      noPositionals(command, positionals);
+      if (!values.gpu?.trim()) throw usageError(command, '--gpu is required');
+      if (values.target === undefined) throw usageError(command, '--target is required (USD per hour)');
+      body.gpu_type = values.gpu;
+      body.target_price = parsePositiveNumber(command, 'target', values.target);
+      if (values.image !== undefined) body.image = values.image;
+      waitFor(command, values, body);
+      break;
+    case 'status':
+      noPositionals(command, positionals);
+      break;
+    default:
+      throw new CliError(`no body for ${command}`);
+  }
+  if (values.callback !== undefined) body.callback_url = parseUrl(command, '--callback', values.callback).toString();
+  return body;
+};

@@ -1,0 +1,67 @@
+/**
+ * One signed request to the relay: X-Webhook-Signature is HMAC-SHA256 (lowercase hex) over the exact
+ * body bytes sent, or over the path and query string when there is no body, prefixed by
+ * `<timestamp>.` unless --no-timestamp (the relay's check: lambdas/domain/signing.ts).
+ */
+import { createHmac } from 'node:crypto';
+import type { Connection } from './connection';
+import type { Answer } from './output';
+import { CliError, err } from './output';
+
+const REQUEST_TIMEOUT_MS = 30_000;
+
+export const hmacHex = (secret: string, bytes: Buffer): string => createHmac('sha256', secret).update(bytes).digest('hex');
+
+/** The bytes a signature covers: `data`, or `<timestamp>.<data>` when a timestamp is sent. */
+export const signedBytes = (data: Buffer | string, timestamp: string | undefined): Buffer => {
+  const raw = Buffer.isBuffer(data) ? data : Buffer.from(data, 'utf8');
+  return timestamp === undefined ? raw : Buffer.concat([Buffer.from(`${timestamp}.`, 'utf8'), raw]);
+};
+
+const routeUrl = (base: URL, path: string): URL => new URL(base.pathname.replace(/\/+$/, '') + path, base);
+
+export interface Request {
+  readonly method: 'GET' | 'POST';
+  readonly path: string;
+  readonly body?: string;
+  readonly signed: boolean;
+  readonly idempotencyKey?: string;
+}
+
+/** Sends one request and reads the whole answer; a network failure is a CliError (exit 2). */
+export const send = async (conn: Connection, { method, path, body, signed, idempotencyKey }: Request): Promise<Answer> => {
+  const url = routeUrl(conn.base, path);
+  const bytes = body === undefined ? undefined : Buffer.from(body, 'utf8');
+  const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'gpu-relay-cli/1' };
+  if (bytes) headers['content-type'] = 'application/json';
+  if (signed) {
+    const timestamp = conn.timestamped ? String(Math.floor(Date.now() / 1000)) : undefined;
+    const covered = bytes ?? Buffer.from(url.pathname + url.search, 'utf8');
+    if (timestamp) headers['x-webhook-timestamp'] = timestamp;
+    headers['x-webhook-signature'] = hmacHex(conn.secret ?? '', signedBytes(covered, timestamp));
+    if (conn.keyId) headers['x-webhook-key-id'] = conn.keyId;
+  }
+  if (idempotencyKey) headers['idempotency-key'] = idempotencyKey;
+  if (conn.verbose) {
+    err(`> ${method} ${url}`);
+    for (const [k, v] of Object.entries(headers)) err(`> ${k}: ${k === 'x-webhook-signature' ? '<redacted>' : v}`);
+    if (bytes) err(`> ${body}`);
+  }
+  let res: Response;
+  try {
+    res = await fetch(url, { method, headers, body: bytes, redirect: 'manual', signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+  } catch (error) {
+    const e = error as { message?: string; cause?: { code?: string; message?: string } };
+    const cause = e.cause?.code ?? e.cause?.message ?? e.message;
+    throw new CliError(`cannot reach the relay at ${conn.base.origin}: ${cause}`);
+  }
+  const text = await res.text();
+  if (conn.verbose) err(`< HTTP ${res.status}`);
+  let json: unknown;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, headers: res.headers, text, json };
+};

@@ -1,0 +1,38 @@
+/**
+ * `on_outbid` of create-order (issue 23 item 1): what the relay does when a spot order it placed is
+ * outbid. The field's rules only (its schema is OnOutbidSchema in lambdas/http/requests.ts); the recovery itself is ./outbid-recovery.ts (run by
+ * the fleet watch).
+ */
+
+import { ON_OUTBID_VALUES as ON_OUTBID_MODES, type OnOutbid } from '../../contract/wait-and-outbid';
+
+/** The modes, as the Slack parser and the CLI read them too (contract/wait-and-outbid.ts). */
+export { ON_OUTBID_MODES, type OnOutbid };
+
+export const ON_OUTBID_ERROR = `on_outbid must be one of ${ON_OUTBID_MODES.join(', ')}`;
+/** `rebid` and `rebid_then_replace` raise a spot bid: an on-demand order has none. */
+export const REBID_NEEDS_SPOT_ERROR = 'on_outbid rebid needs a spot order (use_spot must not be false)';
+/** The ceiling of a rebid is the caller's max_price: without it the relay would bid without limit. */
+export const REBID_NEEDS_MAX_PRICE_ERROR = 'on_outbid rebid needs max_price (the ceiling of the bid, USD per hour)';
+
+/**
+ * `replace` and `rebid_then_replace` are refused at the door until the replacement round through the
+ * create-order workflow is built (the fleet watch's Replacer port in ./outbid-recovery.ts is where it plugs in):
+ * a request is never accepted for a recovery the relay would not run.
+ */
+export const REPLACE_NOT_BUILT_ERROR = 'on_outbid replace is not available yet: use rebid or notify';
+export const REPLACE_AVAILABLE = false;
+
+/** Whether a mode raises the bid first. */
+export const rebids = (mode: OnOutbid | undefined): boolean => mode === 'rebid' || mode === 'rebid_then_replace';
+/** Whether a mode places a new order (at once, or once rebidding failed). */
+export const replaces = (mode: OnOutbid | undefined): boolean => mode === 'replace' || mode === 'rebid_then_replace';
+
+/** The cross-field rule of a create-order body: rebidding needs a spot order with a ceiling. Undefined when fine. */
+export const onOutbidProblem = (body: { readonly on_outbid?: OnOutbid; readonly use_spot?: boolean; readonly max_price?: number }): string | undefined => {
+  if (!REPLACE_AVAILABLE && replaces(body.on_outbid)) return REPLACE_NOT_BUILT_ERROR;
+  if (!rebids(body.on_outbid)) return undefined;
+  if (body.use_spot === false) return REBID_NEEDS_SPOT_ERROR;
+  if (body.max_price === undefined) return REBID_NEEDS_MAX_PRICE_ERROR;
+  return undefined;
+};

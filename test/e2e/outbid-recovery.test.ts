@@ -1,0 +1,140 @@
+/**
+ * Outbid recovery (issue 23 item 1) end to end in both dialects (jest projects `e2e` and `e2e-live`),
+ * through the simulator's control API (`outbid`, the raise step, the recorded set_spot_price calls),
+ * with the fleet watch sweeping every second:
+ * - `rebid`: an outbid spot order runs again at a higher bid below the ceiling, raised in steps the
+ *   marketplace accepts (a too-big step is refused with `exceeded_max_step` and the relay follows the
+ *   stated step); order.outbid and one order.rebid per accepted raise, each delivered once;
+ * - a ceiling (max_price) too low: the bid stops at the ceiling and order.recovery_failed is reported once;
+ * - on_outbid `rebid` without a spot order or without max_price is a 400; so is `replace` (not built yet).
+ * Waits are on conditions with deadlines (callbacks, sweep counts), never fixed sleeps.
+ */
+import { bidCeiling } from '../../lambdas/domain/outbid-recovery';
+import { hmacHex } from '../../lambdas/domain/signing';
+import { startTestRuntime, TEST_WEBHOOK_SECRET, testDialect, type LocalRuntime } from '../helpers/local-runtime';
+import { request, signedPost, startReceiver, type ReceivedRequest, type Receiver } from '../helpers/receivers';
+import { uniqueServer } from '../helpers/sim-servers';
+import { waitUntil } from '../helpers/until';
+
+const dialect = testDialect();
+const WAIT_MS = 60_000;
+/** The simulator's largest raise per set_spot_price in these tests: 5 % of the current bid (the relay's own step is 10 %). */
+const RAISE_STEP = 0.05;
+
+type Json = Record<string, unknown>;
+const json = (r: ReceivedRequest): Json => (r.json ?? {}) as Json;
+const isResult = (r: ReceivedRequest, path: string): boolean => r.path === path && json(r).event === undefined;
+const until = (condition: () => boolean | Promise<boolean>, what: string, timeoutMs = WAIT_MS): Promise<void> => waitUntil(condition, what, timeoutMs);
+
+describe(`Outbid recovery (${dialect} marketplace dialect)`, () => {
+  let runtime: LocalRuntime;
+  let callbacks: Receiver;
+  const sim = () => {
+    if (!runtime.simulator) throw new Error('the test runtime has no simulator');
+    return runtime.simulator.control;
+  };
+  const taskView = async (taskId: string): Promise<Json> => {
+    const path = `/webhook/tasks/${taskId}`;
+    const res = await request(`${runtime.url}${path}`, { headers: { 'x-webhook-signature': hmacHex(TEST_WEBHOOK_SECRET, path) } });
+    expect(res.status).toBe(200);
+    return res.json as Json;
+  };
+  const events = (tag: string, name: string): Json[] => callbacks.requests.filter((r) => r.path === `/${tag}` && json(r).event === name).map(json);
+  const moreSweeps = async (n: number): Promise<void> => {
+    const seen = runtime.watch.sweeps();
+    await until(() => runtime.watch.sweeps() >= seen + n, `${n} more watch sweeps`);
+  };
+  /** A running spot order on a server of its own, placed with `body`, and seen running by the watch. */
+  const runningOrder = async (tag: string, serverId: number, gpu: string, body: Json): Promise<{ orderId: number; taskId: string }> => {
+    sim().addServer(uniqueServer(serverId, gpu, sim().nativeCoin));
+    const res = await signedPost(runtime.url, '/webhook/create-order', { gpu_type: gpu, callback_url: `${callbacks.url}/${tag}`, ...body }, TEST_WEBHOOK_SECRET);
+    expect(res.status).toBe(202);
+    const result = json(await callbacks.waitFor((r) => isResult(r, `/${tag}`), WAIT_MS));
+    expect(result).toMatchObject({ success: true, server_id: serverId });
+    // The watch has seen it running once a sweep after the result has run.
+    await moreSweeps(2);
+    return { orderId: result.order_id as number, taskId: String(res.json?.task_id) };
+  };
+  /** The ceiling the relay computes from max_price with the server's own rates (the reader's view of uniqueServer). */
+  const ceilingOf = (maxPrice: number): number => {
+    // uniqueServer: on-demand 20 coin per period for $0.9 per hour → $0.045 per hour per coin unit.
+    const ceiling = bidCeiling({ price: { on_demand: { c: 20 }, spot: { c: 8 }, usd_per_hour: { on_demand: { c: 0.9 }, spot: 0.45 } } }, 'c', maxPrice);
+    return ceiling as number;
+  };
+
+  beforeAll(async () => {
+    callbacks = await startReceiver();
+    runtime = await startTestRuntime({ dialect, env: { WATCH_INTERVAL_SECONDS: '1' } });
+  });
+  afterAll(async () => {
+    await runtime?.close();
+    await callbacks?.close();
+  });
+  beforeEach(() => {
+    sim().setSpotRaiseStep(RAISE_STEP);
+  });
+
+  it('rebid: an outbid spot order runs again at a higher bid below the ceiling, raised in steps the marketplace accepts', async () => {
+    // Prepare
+    const maxPrice = 0.6;
+    const { orderId, taskId } = await runningOrder('rebid', 9911, 'OUTBID R1', { max_price: maxPrice, on_outbid: 'rebid' });
+    const placed = sim().orders().find((o) => o.order_id === orderId)?.price as number;
+    const competitor = Number((placed * 1.15).toFixed(6));
+    // Act: another renter bids more
+    sim().outbid(orderId, competitor);
+    // Assess: running again, at a bid above the competitor's and within the ceiling
+    await until(() => sim().orders().find((o) => o.order_id === orderId)?.online === true, `order ${orderId} running again`);
+    const calls = sim().spotPriceCalls().filter((c) => c.order_id === orderId);
+    const accepted = calls.filter((c) => c.outcome === 'ok');
+    expect(calls.some((c) => c.outcome === 'raise-too-big')).toBe(true);
+    expect(accepted.length).toBeGreaterThan(0);
+    for (const call of accepted) {
+      expect(call.desired_price).toBeGreaterThan(call.previous_price as number);
+      expect(call.desired_price - (call.previous_price as number)).toBeLessThanOrEqual((call.previous_price as number) * RAISE_STEP * (1 + 1e-9));
+      expect(call.desired_price).toBeLessThanOrEqual(ceilingOf(maxPrice));
+    }
+    expect(accepted.at(-1)?.desired_price).toBeGreaterThan(competitor);
+    // Events: order.outbid once, one order.rebid per accepted raise with its prices, nothing failed
+    await moreSweeps(2);
+    expect(events('rebid', 'order.outbid')).toHaveLength(1);
+    const rebids = events('rebid', 'order.rebid');
+    expect(rebids.map((e) => [e.old_price, e.new_price])).toEqual(accepted.map((c) => [c.previous_price, c.desired_price]));
+    expect(events('rebid', 'order.recovery_failed')).toHaveLength(0);
+    // The task view shows the current order and its history
+    const view = await taskView(taskId);
+    expect(view).toMatchObject({ state: 'succeeded', order_id: orderId });
+    expect((view.history as Json[]).map((h) => h.event)).toEqual(['order.outbid', ...accepted.map(() => 'order.rebid')]);
+  }, 120_000);
+
+  it('rebid with a ceiling too low: the bid stops at the ceiling and order.recovery_failed is reported once', async () => {
+    // Prepare: a ceiling just above the placed bid, a competitor far above it
+    const maxPrice = 0.46;
+    const { orderId } = await runningOrder('ceiling', 9912, 'OUTBID R2', { max_price: maxPrice, on_outbid: 'rebid' });
+    const placed = sim().orders().find((o) => o.order_id === orderId)?.price as number;
+    expect(placed).toBeLessThan(ceilingOf(maxPrice));
+    // Act
+    sim().outbid(orderId, ceilingOf(maxPrice) * 1.5);
+    // Assess
+    const failed = json(await callbacks.waitFor((r) => r.path === '/ceiling' && json(r).event === 'order.recovery_failed', WAIT_MS));
+    expect(failed).toMatchObject({ event: 'order.recovery_failed', order_id: orderId });
+    expect(String(failed.reason)).toContain('ceiling');
+    const accepted = sim().spotPriceCalls().filter((c) => c.order_id === orderId && c.outcome === 'ok');
+    expect(accepted.at(-1)?.desired_price).toBe(ceilingOf(maxPrice));
+    expect(Math.max(...accepted.map((c) => c.desired_price))).toBeLessThanOrEqual(ceilingOf(maxPrice));
+    expect(sim().orders().find((o) => o.order_id === orderId)?.online).toBe(false);
+    await moreSweeps(2);
+    expect(events('ceiling', 'order.recovery_failed')).toHaveLength(1);
+    expect(events('ceiling', 'order.outbid')).toHaveLength(1);
+  }, 120_000);
+
+  it.each([
+    [{ gpu_type: 'RTX 4090', max_price: 0.5, use_spot: false, on_outbid: 'rebid' }, 'on_outbid rebid needs a spot order (use_spot must not be false)'],
+    [{ gpu_type: 'RTX 4090', on_outbid: 'rebid' }, 'on_outbid rebid needs max_price (the ceiling of the bid, USD per hour)'],
+    [{ gpu_type: 'RTX 4090', max_price: 0.5, on_outbid: 'replace' }, 'on_outbid replace is not available yet: use rebid or notify'],
+    [{ gpu_type: 'RTX 4090', on_outbid: 'retry' }, 'on_outbid must be one of notify, rebid, replace, rebid_then_replace'],
+  ])('refuses %j with a 400', async (body, error) => {
+    const res = await signedPost(runtime.url, '/webhook/create-order', body, TEST_WEBHOOK_SECRET);
+    expect(res.status).toBe(400);
+    expect(res.json).toEqual({ error });
+  });
+});
