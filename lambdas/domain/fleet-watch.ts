@@ -19,7 +19,6 @@ import {
   leaseExpiringText,
   notSpotOrderText,
   orderNotActiveText,
-  planLeaseSweep,
   spotDecreaseRefusal,
   spotPriceRefusedText,
   spotRaiseRefusal,
@@ -34,6 +33,7 @@ import {
   type WatchEntry,
 } from './lease';
 import type { EventSender, LeaseStore } from './lease-ports';
+import { planLeaseSweep } from './lease-sweep';
 import { settleableIntents, settleIntents } from './orphan-orders';
 import type { MarketplaceClient, Notifier, PlacementIntents, TaskRepository } from './ports';
 import { recoverOutbid, type OutbidRecoveryDeps } from './outbid-recovery';
