@@ -27,7 +27,7 @@ export const spendAlarm = (limitUsdPerDay: number | undefined): { id: string; me
     }),
     options: {
       threshold: Math.round(limitUsdPerDay * SPEND_ALARM_SHARE * 100) / 100,
-      alarmDescription: `Today's spending (reserved + settled, UTC day) reached ${SPEND_ALARM_SHARE * 100} % of SPEND_LIMIT_USD_PER_DAY ($${limitUsdPerDay}). RUNBOOK: SpendNearDailyLimit (docs/budgets.md).`,
+      alarmDescription: `Today's spending (reserved + settled, UTC day) reached ${SPEND_ALARM_SHARE * 100} % of SPEND_LIMIT_USD_PER_DAY ($${limitUsdPerDay}). RUNBOOK: SpendNearDailyLimit (docs/operations.md).`,
     },
   };
 
