@@ -130,6 +130,8 @@ export interface SimulatorControl {
   setSshDelay(ms: number): void;
   /** New orders show in my_orders this long after create_order (production: up to 20 s late). */
   setVisibleDelay(ms: number): void;
+  /** Orders not listed yet (setVisibleDelay) show in my_orders now: a test ends the delay when it has seen what it needs. */
+  revealOrders(): void;
   setRateLimit(enabled: boolean): void;
   inject(fault: Fault): void;
   clearFaults(): void;
@@ -287,6 +289,7 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
     setReadyDelay: (ms) => { state.readyDelayMs = ms; },
     setSshDelay: (ms) => { sshDelayMs = ms; },
     setVisibleDelay: (ms) => { state.visibleDelayMs = ms; },
+    revealOrders: () => { state.revealOrders(now()); },
     setRateLimit: (enabled) => { rateLimit = enabled; },
     inject: (fault) => { faults.push({ ...FaultSchema.parse(fault), remaining: fault.times ?? 1 }); },
     clearFaults: () => { faults = []; },
