@@ -170,6 +170,7 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
     setReadyDelay: (ms) => { state.readyDelayMs = ms; },
     setSshDelay: (ms) => { sshDelayMs = ms; },
     setVisibleDelay: (ms) => { state.visibleDelayMs = ms; },
+    revealOrders: () => { state.revealOrders(now()); },
     setRateLimit: (enabled) => { rateLimit = enabled; },
     inject: (fault) => { faults.push({ ...FaultSchema.parse(fault), remaining: fault.times ?? 1 }); },
     clearFaults: () => { faults = []; },

@@ -85,6 +85,8 @@ export interface SimulatorControl {
   setSshDelay(ms: number): void;
   /** New orders show in my_orders this long after create_order (production: up to 20 s late). */
   setVisibleDelay(ms: number): void;
+  /** Orders not listed yet (setVisibleDelay) show in my_orders now: a test ends the delay when it has seen what it needs. */
+  revealOrders(): void;
   setRateLimit(enabled: boolean): void;
   inject(fault: Fault): void;
   clearFaults(): void;
