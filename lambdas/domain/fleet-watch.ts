@@ -112,6 +112,10 @@ export interface SweepReport {
   /** Outbid orders whose recovery this sweep ran (issue 23), and the set_spot_price calls it made. */
   readonly recoveries: number;
   readonly rebidCalls: number;
+  /** Replacement rounds under way at the start of the sweep, and those this sweep settled (order.replaced / order.recovery_failed). */
+  readonly replacementsPending: number;
+  readonly replaced: number;
+  readonly replacementsFailed: number;
   /** Leases and status changes left for the next sweep because `canContinue` said stop. */
   readonly deferred: number;
   /** Why each failed cancel failed, for the log. */
@@ -126,6 +130,7 @@ const emptyReport = (): Counters => ({
   due: 0, warned: 0, cancelled: 0, failedCancels: 0, closed: 0, skippedClaims: 0,
   statusChanges: 0, orphansCancelled: 0, eventsSent: 0, eventsFailed: 0, marketplaceCalls: 0, tableReads: 0, deferred: 0, cancelFailures: [],
   waitingTasks: 0, waitingResumed: 0, waitingExpired: 0, recoveries: 0, rebidCalls: 0,
+  replacementsPending: 0, replaced: 0, replacementsFailed: 0,
 });
 
 const reasonOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
@@ -152,6 +157,18 @@ export const sweepFleet = async (deps: FleetWatchDeps, options: SweepOptions): P
     report.waitingResumed = served.resumed;
     report.waitingExpired = served.expired;
     report.marketplaceCalls += served.listingReads;
+  }
+
+  if (deps.recovery?.replacer) {
+    // Replacement rounds that ended (issue 23): the new order takes over before this sweep reads the watch list.
+    const settled = await deps.recovery.replacer.settle(now, canContinue);
+    report.replacementsPending = settled.pending;
+    report.replaced = settled.replaced;
+    report.replacementsFailed = settled.failed;
+    report.eventsSent += settled.eventsSent;
+    report.marketplaceCalls += settled.marketplaceCalls;
+    report.failedCancels += settled.cancelFailures.length;
+    report.cancelFailures.push(...settled.cancelFailures);
   }
 
   const due = await deps.leases.dueBefore(now + warningSeconds, options.limit ?? DEFAULT_SWEEP_LIMIT);
