@@ -7,7 +7,7 @@
  *   loss is found by the next sweep) and the paced set_spot_price + my_orders calls per raise step.
  * - `replace`: a new order runs on a second server (added once the first order runs), placed by a
  *   replacement round of the create-order workflow; also measured: until the relay reports it (the
- *   task view shows the new order, the moment order.replaced goes out).
+ *   callback_url receives order.replaced).
  * Each order is outbid only once the relay has reported it ready (its task succeeded) and the watch
  * has swept twice since: in the live dialect an order may run in the simulator before the relay has
  * seen it ready (my_orders lists it late), and an order outbid before the watch tracks it is never
@@ -16,6 +16,7 @@
 import { hmacHex } from '../lambdas/domain/signing';
 import { startLocalRuntime } from '../local/runtime';
 import type { Dialect } from '../local/simulator/dialect';
+import { startReceiver, type ReceivedRequest } from '../test/helpers/receivers';
 import { uniqueServer } from '../test/helpers/sim-servers';
 
 const SECRET = 'bench-outbid-secret';
@@ -54,22 +55,13 @@ export const benchOutbidRecovery = async (dialect: Dialect, mode: RecoveryMode =
     quiet: true,
     env: {
       WEBHOOK_SECRET: SECRET, ALLOW_PRIVATE_CALLBACKS: 'true', WATCH_INTERVAL_SECONDS: String(WATCH_INTERVAL_SECONDS),
-      ORDER_POLL_INTERVAL_SECONDS: '1', POWERTOOLS_LOG_LEVEL: 'SILENT', POWERTOOLS_METRICS_DISABLED: 'true',
+      ORDER_POLL_INTERVAL_SECONDS: '1', MAX_ORDERS_PER_HOUR: '100', POWERTOOLS_LOG_LEVEL: 'SILENT', POWERTOOLS_METRICS_DISABLED: 'true',
     },
     simulator: { seed: 7, readyDelayMs: 500, dialect },
   });
-  const taskView = async (taskId: string): Promise<{ state?: string; order_id?: number }> => {
-    const path = `/webhook/tasks/${taskId}`;
-    const res = await fetch(`${runtime.url}${path}`, { headers: { 'x-webhook-signature': hmacHex(SECRET, path) } });
-    return (await res.json()) as { state?: string; order_id?: number };
-  };
-  const pollTask = async (taskId: string, condition: (view: { state?: string; order_id?: number }) => boolean, what: string): Promise<void> => {
-    const deadline = Date.now() + 90_000;
-    while (!condition(await taskView(taskId))) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  };
+  // Results and lifecycle events arrive here: no polling of the API (its rate limiter stays out of the figures).
+  const callbacks = await startReceiver();
+  const event = (r: ReceivedRequest): unknown => (r.json as { event?: unknown } | undefined)?.event;
   try {
     const sim = runtime.simulator?.control;
     if (!sim) throw new Error('bench needs the embedded simulator');
@@ -80,19 +72,19 @@ export const benchOutbidRecovery = async (dialect: Dialect, mode: RecoveryMode =
     for (let i = 0; i < ORDERS; i += 1) {
       const gpu = `BENCH OUTBID ${mode} ${i}`;
       sim.addServer(uniqueServer(base + i, gpu, sim.nativeCoin));
-      const body = JSON.stringify({ gpu_type: gpu, max_price: 0.6, on_outbid: mode });
+      const tag = `/${mode}-${i}`;
+      const body = JSON.stringify({ gpu_type: gpu, max_price: 0.6, on_outbid: mode, callback_url: `${callbacks.url}${tag}` });
       const res = await fetch(`${runtime.url}/webhook/create-order`, {
         method: 'POST', body, headers: { 'content-type': 'application/json', 'x-webhook-signature': hmacHex(SECRET, body) },
       });
       if (res.status !== 202) throw new Error(`create-order answered ${res.status}: ${await res.text()}`);
-      const taskId = String(((await res.json()) as { task_id?: string }).task_id);
       const order = (server = base + i) => sim.orders().find((o) => o.renting_server === server && !o.expired);
       // Reported ready by the relay (so tracked by the watch), then seen running by two sweeps.
-      await pollTask(taskId, (v) => v.state === 'succeeded', `task ${taskId} succeeded`);
+      await callbacks.waitFor((r) => r.path === tag && event(r) === undefined, 90_000);
       const sweeps = runtime.watch.sweeps();
       await waitFor(() => runtime.watch.sweeps() >= sweeps + 2, 30_000, 'two sweeps');
       const placed = order();
-      if (!placed?.online) throw new Error(`order of task ${taskId} is not running: ${JSON.stringify(placed)}`);
+      if (!placed?.online) throw new Error(`order on ${gpu} is not running: ${JSON.stringify(placed)}`);
       if (mode === 'replace') sim.addServer(uniqueServer(base + 10 + i, gpu, sim.nativeCoin));
       const lostAt = Date.now();
       sim.outbid(placed.order_id, Number((placed.price * (mode === 'rebid' ? 1.15 : 2)).toFixed(6)));
@@ -105,7 +97,7 @@ export const benchOutbidRecovery = async (dialect: Dialect, mode: RecoveryMode =
       }
       await waitFor(() => order(base + 10 + i)?.online === true, 90_000, `replacement of order ${placed.order_id} running`);
       latencies.push(Date.now() - lostAt);
-      await pollTask(taskId, (v) => v.order_id !== undefined && v.order_id !== placed.order_id, `order.replaced for task ${taskId}`);
+      await callbacks.waitFor((r) => r.path === tag && event(r) === 'order.replaced', 90_000);
       reported.push(Date.now() - lostAt);
     }
     const calls = sim.spotPriceCalls().length;
@@ -117,5 +109,6 @@ export const benchOutbidRecovery = async (dialect: Dialect, mode: RecoveryMode =
     };
   } finally {
     await runtime.close();
+    await callbacks.close();
   }
 };
