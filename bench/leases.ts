@@ -7,7 +7,8 @@
  * client's pacing (MARKETPLACE_MIN_INTERVAL_MS), computed from the measured time and the call count.
  */
 import { performance } from 'node:perf_hooks';
-import { DynamoDbLeaseStore, bucketStart } from '../lambdas/adapters/dynamodb-lease-store';
+import { bucketStart } from '../lambdas/adapters/dynamodb-lease-items';
+import { DynamoDbLeaseStore } from '../lambdas/adapters/dynamodb-lease-store';
 import { sweepFleet } from '../lambdas/domain/fleet-watch';
 import { SETTINGS } from '../contract/settings';
 import { startDynalite } from '../test/helpers/dynalite';

@@ -42,6 +42,10 @@ export const OPTIONS = {
   'budget-usd-per-day': { type: 'string' },
   expires: { type: 'string' },
   'slack-user': { type: 'string' },
+  'wait-for': { type: 'string' },
+  'on-outbid': { type: 'string' },
+  from: { type: 'string' },
+  to: { type: 'string' },
 } as const satisfies NonNullable<ParseArgsConfig['options']>;
 
 export type OptionName = keyof typeof OPTIONS;
@@ -59,8 +63,8 @@ export interface CommandSpec {
 /** Which options each command accepts, and its usage text. */
 export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
   'create-order': {
-    options: [...SEND, ...WAIT, 'gpu', 'max-price', 'max-hours', 'on-demand', 'image', 'env', 'callback'],
-    usage: 'create-order --gpu TYPE [--max-price USD_PER_HOUR] [--max-hours H] [--on-demand] [--image IMAGE] [--env NAME=VALUE]... [--callback URL] [--wait [--poll]]',
+    options: [...SEND, ...WAIT, 'gpu', 'max-price', 'max-hours', 'on-demand', 'image', 'env', 'callback', 'wait-for', 'on-outbid'],
+    usage: 'create-order --gpu TYPE [--max-price USD_PER_HOUR] [--max-hours H] [--on-demand] [--image IMAGE] [--env NAME=VALUE]... [--wait-for 2h] [--on-outbid notify|rebid|replace|rebid_then_replace] [--callback URL] [--wait [--poll]]',
     summary: 'rent the first matching server (POST /webhook/create-order)',
   },
   'cancel-order': {
@@ -79,8 +83,8 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
     summary: 'change the bid of a spot order (POST /webhook/set-spot-price)',
   },
   'price-alert': {
-    options: [...SEND, ...WAIT, 'gpu', 'target', 'image', 'callback'],
-    usage: 'price-alert --gpu TYPE --target USD_PER_HOUR [--image IMAGE] [--callback URL] [--wait [--poll]]',
+    options: [...SEND, ...WAIT, 'gpu', 'target', 'image', 'callback', 'wait-for'],
+    usage: 'price-alert --gpu TYPE --target USD_PER_HOUR [--image IMAGE] [--wait-for 2h] [--callback URL] [--wait [--poll]]',
     summary: 'one price check; rents at or under the target (POST /webhook/price-alert)',
   },
   status: {
@@ -108,6 +112,11 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
     usage: 'keys create --name NAME --scopes order,cancel,read[,admin] [--orders-per-hour N] [--budget-usd-per-day USD] [--expires YYYY-MM-DD] [--slack-user U123] | keys list | keys revoke NAME',
     summary: 'caller keys (scope admin): create (prints the secret once), list, revoke (/admin/keys)',
   },
+  spend: {
+    options: [...CONNECTION, 'from', 'to'],
+    usage: 'spend [--from YYYY-MM-DD] [--to YYYY-MM-DD]',
+    summary: 'the spend ledger per key and UTC day: reserved, settled, orders, GPU hours (GET /webhook/spend)',
+  },
   help: { options: ['help'], usage: 'help [COMMAND]', summary: 'show this help' },
 };
 
@@ -129,6 +138,12 @@ Connection:
   --idempotency-key K     send Idempotency-Key: a repeat within 24 h returns the same task_id
   --verbose               show the request and answer lines on stderr (signature redacted)
 
+Standing orders and outbid recovery (create-order; price-alert takes --wait-for too):
+  --wait-for DURATION     when no server matches now, keep the request waiting for one up to DURATION
+                          (45s, 90m, 2h; at most 24h): wait_seconds in the request
+  --on-outbid POLICY      what the relay does when someone outbids the spot order: notify (default),
+                          rebid, replace or rebid_then_replace: on_outbid in the request
+
 Waiting for the result (create-order, cancel-order, extend-order, set-spot-price, price-alert, status, task):
   --wait                  wait for the task's result and print it; exit 1 if the task failed
   --listen-port N         port of the local callback listener (default 0 = any free port)
@@ -137,7 +152,7 @@ Waiting for the result (create-order, cancel-order, extend-order, set-spot-price
                           (a tunnel to the listener); the listener path is appended
   --poll                  poll GET /webhook/tasks/{task_id} instead of listening for the callback
   --interval SECONDS      poll period (default 2)
-  --timeout SECONDS       give up waiting after this long (default 900)
+  --timeout SECONDS       give up waiting after this long (default 900, plus the --wait-for time)
 
 Exit codes: 0 success, 1 task failed or signature invalid, 2 usage or HTTP error.
 
@@ -146,6 +161,7 @@ Examples:
   gpu-relay create-order --gpu "RTX 4090" --max-price 0.5 --wait
   gpu-relay cancel-order 12345
   gpu-relay create-order --gpu "RTX 4090" --max-hours 4 --wait
+  gpu-relay create-order --gpu "RTX 4090" --max-price 0.5 --wait-for 2h --on-outbid replace
   gpu-relay extend-order 12345 --hours 2
   gpu-relay set-spot-price 12345 --price 1500
   gpu-relay task 6f1c0b1e-...

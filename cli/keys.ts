@@ -17,6 +17,7 @@ interface KeyView {
   readonly budget_usd_per_day?: number;
   readonly expires_at?: string;
   readonly created_at: string;
+  readonly slack_user?: string;
 }
 
 const createKey = async (conn: Connection, values: Values, args: readonly string[]): Promise<number> => {
@@ -45,10 +46,10 @@ const listKeys = async (conn: Connection, args: readonly string[]): Promise<numb
   const res = await send(conn, { method: 'GET', path: '/admin/keys', signed: true });
   printAnswer('keys list', res, { quietBody: true });
   const keys = res.json.keys as KeyView[];
-  const rows = [['NAME', 'STATUS', 'SCOPES', 'ORDERS/H', 'USD/DAY', 'EXPIRES', 'CREATED']].concat(
+  const rows = [['NAME', 'STATUS', 'SCOPES', 'ORDERS/H', 'USD/DAY', 'EXPIRES', 'CREATED', 'SLACK USER']].concat(
     keys.map((k) => [
       k.name, k.status, k.scopes.join(','), String(k.orders_per_hour ?? '-'), String(k.budget_usd_per_day ?? '-'),
-      k.expires_at ? new Date(Date.parse(k.expires_at) - 1000).toISOString().slice(0, 10) : '-', k.created_at.slice(0, 10),
+      k.expires_at ? new Date(Date.parse(k.expires_at) - 1000).toISOString().slice(0, 10) : '-', k.created_at.slice(0, 10), k.slack_user ?? '-',
     ]),
   );
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));

@@ -2,6 +2,7 @@
  * The JSON body of each task-starting command (create-order, cancel-order, extend-order,
  * set-spot-price, price-alert, status), built from its flags and checked before anything is sent.
  */
+import { isOnOutbid, ON_OUTBID_VALUES, parseWaitDuration, WAIT_DURATION_RULE } from '../contract/wait-and-outbid';
 import type { Values } from './args';
 import { parseHours, parseOrderId, parsePositiveNumber, parseUrl } from './args';
 import { usageError } from './commands';
@@ -11,6 +12,24 @@ export type RequestBody = Record<string, unknown>;
 
 const noPositionals = (command: string, positionals: readonly string[]): void => {
   if (positionals.length) throw usageError(command, `unexpected argument '${positionals[0]}'`);
+};
+
+/** --wait-for DURATION → wait_seconds (a standing order, issue 23), checked before anything is sent. */
+const waitFor = (command: string, values: Values, body: RequestBody): void => {
+  const raw = values['wait-for'];
+  if (raw === undefined) return;
+  const seconds = parseWaitDuration(raw);
+  if (seconds === undefined) throw usageError(command, `--wait-for takes ${WAIT_DURATION_RULE}, got '${raw}'`);
+  body.wait_seconds = seconds;
+};
+
+/** --on-outbid POLICY → on_outbid (issue 23). */
+const onOutbid = (command: string, values: Values, body: RequestBody): void => {
+  const raw = values['on-outbid'];
+  if (raw === undefined) return;
+  const policy = raw.trim().toLowerCase();
+  if (!isOnOutbid(policy)) throw usageError(command, `--on-outbid must be one of ${ON_OUTBID_VALUES.join(', ')}, got '${raw}'`);
+  body.on_outbid = policy;
 };
 
 const createOrderBody = (command: string, values: Values, positionals: readonly string[], body: RequestBody): void => {
@@ -28,6 +47,8 @@ const createOrderBody = (command: string, values: Values, positionals: readonly 
     if (match[2].includes('&')) throw usageError(command, `env values must not contain "&" (--env ${match[1]})`);
     ((body.env ??= {}) as Record<string, string>)[match[1]] = match[2];
   }
+  waitFor(command, values, body);
+  onOutbid(command, values, body);
 };
 
 /** Builds the request body of a task-starting command from its flags. */
@@ -57,6 +78,7 @@ export const buildBody = (command: string, values: Values, positionals: readonly
       body.gpu_type = values.gpu;
       body.target_price = parsePositiveNumber(command, 'target', values.target);
       if (values.image !== undefined) body.image = values.image;
+      waitFor(command, values, body);
       break;
     case 'status':
       noPositionals(command, positionals);

@@ -50,7 +50,9 @@ export const runTaskCommand = async (command: string, values: Values, positional
   requireSecret(command, conn.secret);
   const body = buildBody(command, values, positionals);
   const path = `/webhook/${command}`;
-  const timeoutMs = parseSeconds(command, 'timeout', values.timeout, 900) * 1000;
+  // A standing order may wait up to --wait-for before it is even placed: --wait's default covers that too.
+  const waitSeconds = typeof body.wait_seconds === 'number' ? body.wait_seconds : 0;
+  const timeoutMs = parseSeconds(command, 'timeout', values.timeout, 900 + waitSeconds) * 1000;
   const intervalMs = parseSeconds(command, 'interval', values.interval, 2) * 1000;
   checkWaitFlags(command, values);
 

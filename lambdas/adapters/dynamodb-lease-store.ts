@@ -1,81 +1,37 @@
 /**
- * LeaseBook and LeaseStore in the relay table. The table has a partition key only (`pk`, no sort
- * key, no GSI), so the due index is built from whole items looked up by key:
- *
- * - `LEASE#<order_id>`: the order record (task_id, callback_url, spot) and its lease (expires_at,
- *   hours, warned_for, cancel_claimed_at, ended_at, end_reason). The source of truth.
- * - `LEASE_DUE#<yyyy-mm-ddThh:mm>`: one item per 15-minute bucket of lease ends; each lease ending in
- *   the bucket is one attribute `d<order_id>_<expires_at>` (value: expires_at). A sweep reads the
- *   buckets from the cursor up to the bucket of `before` by key (BatchGet), then only the lease items
- *   of the entries that are due: O(buckets in range + due), independent of how many leases exist.
- * - `LEASE_DUE#cursor`: the earliest bucket that may hold entries (`from`) and a version (`v`). Writers
- *   add their entry first, then lower the cursor (or bump `v`); a sweep advances it only if `v` did not
- *   move since it read it, so an entry written during a sweep is never skipped.
- * - `WATCH#orders`: one item, one attribute `o<order_id>` per watched order holding
- *   `[status, since, spot]` as JSON (about 35 bytes: ~11,000 watched orders fit the 400 KB item).
- *   The watch must compare every watched order with my_orders anyway; one item makes that one read.
- * - `LEASE_EVENT#<event id>`: an event claimed for sending (dedupe); `SPOT_DECREASE#<order_id>`: the
- *   relay's last spot price decrease on an order.
- *
- * Moving a lease (extend) adds the new due entry first, then moves the lease conditionally, then
- * removes the old entry: a crash in between leaves a stale entry, which the due query skips and
- * prunes, never a lease without an entry. Strongly consistent reads throughout: the cursor protocol
- * relies on reading what was just written.
- *
- * The key prefixes are declared in contract/resources.ts `keys`.
- *
- * Lost answers: a conditional write whose answer is lost (timeout, reset) after it landed is sent
- * again by the SDK and fails its own condition. Every claim therefore writes a random token beside
- * what it claims (`claim_id`, `warn_claim_id`, `cancel_claim_id`, `extend_id`, `status_write_id`),
- * and a failed condition is read back consistently: the call's own token means the write was its
- * own, and it answers as if the first answer had arrived. Another caller's write keeps the refusal.
+ * LeaseStore in the relay table: the lease book (dynamodb-lease-book.ts) plus the fleet watch's sweep:
+ * the due query, the warning and cancel claims, the watch list and the event claims. The items and the
+ * cursor protocol are described in dynamodb-lease-items.ts.
  */
 import { randomUUID } from 'node:crypto';
-import {
-  BatchGetCommand,
-  DeleteCommand,
-  GetCommand,
-  PutCommand,
-  UpdateCommand,
-  type DynamoDBDocumentClient,
-} from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
-import { isConditionalCheckFailed, storedAttributes } from './aws-clients';
-import { keys, RELAY_TABLE } from '../../contract/resources';
-import type { Lease, LeaseEnd, TrackedOrder, WatchedOrder, WatchEntry } from '../domain/lease';
-import type { LeaseBook, LeaseStore, LeaseTerms, SpotDecreaseClaim } from '../domain/lease-ports';
+import { isConditionalCheckFailed } from './aws-clients';
+import type { Lease, LeaseEnd, WatchEntry } from '../domain/lease';
+import type { LeaseStore } from '../domain/lease-ports';
+import { DynamoDbLeaseBook } from './dynamodb-lease-book';
+import {
+  BATCH_GET_LIMIT,
+  bucketStart,
+  CLAIM_TOKEN,
+  encodeWatch,
+  ignoreLostCondition,
+  LEASE_DUE_BUCKET_SECONDS,
+  LEASE_RETENTION_SECONDS,
+  leaseKeys,
+  storedToken,
+  TTL_ATTRIBUTE,
+  watchAttribute,
+} from './dynamodb-lease-items';
 
-const TTL_ATTRIBUTE = RELAY_TABLE.ttlAttribute;
-
-/** Width of a due bucket. A sweep reads the buckets from the cursor to `before`, usually one or two. */
-export const LEASE_DUE_BUCKET_SECONDS = 900;
-/** How long an ended lease, an unwatched order or an event claim is kept. */
-export const LEASE_RETENTION_SECONDS = 30 * 24 * 3600;
 /**
  * An entry whose lease does not (yet) carry its end is left alone this long past `before`: it may
  * belong to a write in flight (Lambda runs at most 900 s). Older ones are garbage and are pruned.
  */
 const IN_FLIGHT_GRACE_SECONDS = 3600;
-/** BatchGetItem takes at most 100 keys. */
-const BATCH_GET_LIMIT = 100;
-
-/** The store's keys (contract/resources.ts `keys`), by their short names. */
-export const leaseKeys = {
-  lease: keys.lease,
-  due: keys.leaseDue,
-  cursor: keys.leaseDueCursor,
-  watch: keys.watch,
-  event: keys.leaseEvent,
-  spotDecrease: keys.spotDecrease,
-} as const;
-
-export const bucketStart = (seconds: number): number => Math.floor(seconds / LEASE_DUE_BUCKET_SECONDS) * LEASE_DUE_BUCKET_SECONDS;
-const dueAttribute = (orderId: number, expiresAt: number): string => `d${orderId}_${expiresAt}`;
 const DUE_ATTRIBUTE = /^d(\d+)_(-?\d+)$/;
-const watchAttribute = (orderId: number): string => `o${orderId}`;
 const WATCH_ATTRIBUTE = /^o(\d+)$/;
 
-const encodeWatch = (entry: WatchEntry): string => JSON.stringify([entry.status, entry.since, entry.spot ? 1 : 0]);
 /**
  * Read by the sweep alone. Every call is marked pure so that a bundle with only DynamoDbLeaseBook drops
  * the schema, and zod's tuple with it (~1.9 KB): esbuild keeps an unmarked call, even to zod's own
@@ -87,307 +43,11 @@ const WatchValueSchema = /* @__PURE__ */ z.tuple([
   /* @__PURE__ */ z.union([/* @__PURE__ */ z.literal(0), /* @__PURE__ */ z.literal(1)]),
 ]);
 
-const LeaseItemSchema = z.object({
-  order_id: z.int(),
-  task_id: z.string(),
-  callback_url: z.optional(z.string()),
-  spot: z.optional(z.boolean()),
-  key: z.optional(z.string()),
-  on_outbid: z.optional(z.enum(['rebid', 'replace', 'rebid_then_replace'])),
-  max_price: z.optional(z.number()),
-  expires_at: z.optional(z.number()),
-  hours: z.optional(z.number()),
-  warned_for: z.optional(z.number()),
-  cancel_claimed_at: z.optional(z.number()),
-  end_reason: z.optional(z.enum(['cancelled', 'order_gone'])),
-});
-
-const toTracked = (item: Record<string, unknown> | undefined): TrackedOrder | undefined => {
-  const parsed = LeaseItemSchema.safeParse(item);
-  if (!parsed.success) return undefined;
-  const i = parsed.data;
-  const order: WatchedOrder = {
-    order_id: i.order_id,
-    task_id: i.task_id,
-    ...(i.callback_url !== undefined ? { callback_url: i.callback_url } : {}),
-    ...(i.spot !== undefined ? { spot: i.spot } : {}),
-    ...(i.key !== undefined ? { key: i.key } : {}),
-    ...(i.on_outbid !== undefined ? { on_outbid: i.on_outbid } : {}),
-    ...(i.max_price !== undefined ? { max_price: i.max_price } : {}),
-  };
-  if (i.expires_at === undefined || i.hours === undefined) return order;
-  const lease: Lease = {
-    ...order,
-    expires_at: i.expires_at,
-    hours: i.hours,
-    ...(i.warned_for !== undefined ? { warned_for: i.warned_for } : {}),
-    ...(i.cancel_claimed_at !== undefined ? { cancel_claimed_at: i.cancel_claimed_at } : {}),
-    ...(i.end_reason !== undefined ? { ended: i.end_reason } : {}),
-  };
-  return lease;
-};
-
-
-const ignoreLostCondition = (error: unknown): void => {
-  if (!isConditionalCheckFailed(error)) throw error;
-};
-
-/** The token attributes of the claims (see the module comment). */
-export const CLAIM_TOKEN = {
-  event: 'claim_id',
-  spotDecrease: 'claim_id',
-  warning: 'warn_claim_id',
-  cancel: 'cancel_claim_id',
-  extend: 'extend_id',
-  status: 'status_write_id',
-} as const;
-
-/** A token attribute's current value, read consistently (after a failed condition: was the write ours?). */
-const storedToken = async (doc: DynamoDBDocumentClient, tableName: string, pk: string, attribute: string): Promise<unknown> =>
-  (await storedAttributes(doc, tableName, pk, [attribute]))[attribute];
-
-const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 interface DueEntry {
   readonly orderId: number;
   readonly expiresAt: number;
   readonly bucket: number;
   readonly attribute: string;
-}
-
-/**
- * The lease book in the relay table: what the job worker and the workflow use. The sweep's methods
- * are in DynamoDbLeaseStore below, so a bundle that only constructs this class leaves them out
- * (esbuild cannot drop single methods of a class, only whole classes and module functions).
- */
-export class DynamoDbLeaseBook implements LeaseBook {
-  protected reads = 0;
-
-  public constructor(
-    protected readonly doc: DynamoDBDocumentClient,
-    protected readonly tableName: string,
-  ) {}
-
-  public itemsRead(): number {
-    return this.reads;
-  }
-
-  public async track(order: WatchedOrder, opts: { now: number; status: string; lease?: LeaseTerms }): Promise<void> {
-    if (opts.lease) await this.addDueEntry(order.order_id, opts.lease.expires_at);
-    try {
-      await this.doc.send(new PutCommand({
-        TableName: this.tableName,
-        Item: {
-          pk: leaseKeys.lease(order.order_id),
-          order_id: order.order_id,
-          task_id: order.task_id,
-          ...(order.callback_url !== undefined ? { callback_url: order.callback_url } : {}),
-          ...(order.spot !== undefined ? { spot: order.spot } : {}),
-          ...(order.key !== undefined ? { key: order.key } : {}),
-          ...(order.on_outbid !== undefined ? { on_outbid: order.on_outbid } : {}),
-          ...(order.max_price !== undefined ? { max_price: order.max_price } : {}),
-          ...(opts.lease ? { expires_at: opts.lease.expires_at, hours: opts.lease.hours } : {}),
-        },
-        // A retried readiness step must not reset warnings, claims or an extension made since.
-        ConditionExpression: 'attribute_not_exists(#pk)',
-        ExpressionAttributeNames: { '#pk': 'pk' },
-      }));
-    } catch (error) {
-      ignoreLostCondition(error);
-    }
-    await this.watchIfAbsent(order.order_id, { status: opts.status, since: opts.now, spot: order.spot === true });
-  }
-
-  public async get(orderId: number): Promise<TrackedOrder | undefined> {
-    const { Item } = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: { pk: leaseKeys.lease(orderId) }, ConsistentRead: true }));
-    if (Item) this.reads += 1;
-    return toTracked(Item);
-  }
-
-  public async getMany(orderIds: readonly number[]): Promise<ReadonlyMap<number, TrackedOrder>> {
-    const items = await this.batchGet([...new Set(orderIds)].map((id) => leaseKeys.lease(id)));
-    const byId = new Map<number, TrackedOrder>();
-    for (const item of items.values()) {
-      const tracked = toTracked(item);
-      if (tracked) byId.set(tracked.order_id, tracked);
-    }
-    return byId;
-  }
-
-  public async extend(
-    order: WatchedOrder,
-    change: { expectedEnd: number | undefined; expiresAt: number; addHours: number },
-    opts: { now: number; status: string },
-  ): Promise<boolean> {
-    await this.addDueEntry(order.order_id, change.expiresAt);
-    const names: Record<string, string> = {
-      '#order': 'order_id', '#task': 'task_id', '#expires': 'expires_at', '#hours': 'hours',
-      '#ended': 'ended_at', '#claim': 'cancel_claimed_at', '#ttl': TTL_ATTRIBUTE,
-    };
-    const token = randomUUID();
-    names['#token'] = CLAIM_TOKEN.extend;
-    const values: Record<string, unknown> = { ':order': order.order_id, ':task': order.task_id, ':new': change.expiresAt, ':add': change.addHours, ':zero': 0, ':token': token };
-    const sets = ['#order = :order', '#task = if_not_exists(#task, :task)', '#expires = :new', '#hours = if_not_exists(#hours, :zero) + :add', '#token = :token'];
-    if (order.callback_url !== undefined) {
-      names['#cb'] = 'callback_url';
-      values[':cb'] = order.callback_url;
-      sets.push('#cb = if_not_exists(#cb, :cb)');
-    }
-    if (order.spot !== undefined) {
-      names['#spot'] = 'spot';
-      values[':spot'] = order.spot;
-      sets.push('#spot = if_not_exists(#spot, :spot)');
-    }
-    let condition = 'attribute_not_exists(#ended) AND attribute_not_exists(#claim) AND ';
-    if (change.expectedEnd === undefined) {
-      condition += 'attribute_not_exists(#expires)';
-    } else {
-      condition += '#expires = :old';
-      values[':old'] = change.expectedEnd;
-    }
-    try {
-      await this.doc.send(new UpdateCommand({
-        TableName: this.tableName,
-        Key: { pk: leaseKeys.lease(order.order_id) },
-        UpdateExpression: `SET ${sets.join(', ')} REMOVE #ttl`,
-        ConditionExpression: condition,
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
-      }));
-    } catch (error) {
-      if (!isConditionalCheckFailed(error)) throw error;
-      // Our own extension, landed on an attempt whose answer was lost? Then it must not be made again.
-      // Otherwise the entry added above stays: the due query treats it as stale and prunes it.
-      if ((await storedToken(this.doc, this.tableName, leaseKeys.lease(order.order_id), CLAIM_TOKEN.extend)) !== token) return false;
-    }
-    if (change.expectedEnd !== undefined && change.expectedEnd !== change.expiresAt) await this.removeDueEntry(order.order_id, change.expectedEnd);
-    await this.watchIfAbsent(order.order_id, { status: opts.status, since: opts.now, spot: order.spot === true });
-    return true;
-  }
-
-  public async claimSpotDecrease(orderId: number, now: number, windowSeconds: number): Promise<SpotDecreaseClaim> {
-    for (let attempt = 0; attempt < 3; attempt += 1) {
-      const token = randomUUID();
-      try {
-        await this.doc.send(new PutCommand({
-          TableName: this.tableName,
-          Item: { pk: leaseKeys.spotDecrease(orderId), decreased_at: now, [CLAIM_TOKEN.spotDecrease]: token, [TTL_ATTRIBUTE]: now + windowSeconds + 3600 },
-          ConditionExpression: 'attribute_not_exists(#pk) OR #at <= :cut',
-          ExpressionAttributeNames: { '#pk': 'pk', '#at': 'decreased_at' },
-          ExpressionAttributeValues: { ':cut': now - windowSeconds },
-        }));
-        return { claimed: true };
-      } catch (error) {
-        ignoreLostCondition(error);
-      }
-      const { Item } = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: { pk: leaseKeys.spotDecrease(orderId) }, ConsistentRead: true }));
-      if (Item) this.reads += 1;
-      // Our own claim, landed on an attempt whose answer was lost.
-      if (Item?.[CLAIM_TOKEN.spotDecrease] === token) return { claimed: true };
-      if (typeof Item?.decreased_at === 'number') return { claimed: false, last_at: Item.decreased_at };
-      // Released between our two calls: try again.
-    }
-    return { claimed: false, last_at: now };
-  }
-
-  public async releaseSpotDecrease(orderId: number, at: number): Promise<void> {
-    try {
-      await this.doc.send(new DeleteCommand({
-        TableName: this.tableName,
-        Key: { pk: leaseKeys.spotDecrease(orderId) },
-        ConditionExpression: '#at = :at',
-        ExpressionAttributeNames: { '#at': 'decreased_at' },
-        ExpressionAttributeValues: { ':at': at },
-      }));
-    } catch (error) {
-      ignoreLostCondition(error);
-    }
-  }
-
-  // ---- internals ----------------------------------------------------------------------------
-
-  /** Adds the due entry, then lowers the cursor to its bucket (or bumps the cursor's version). */
-  private async addDueEntry(orderId: number, expiresAt: number): Promise<void> {
-    const start = bucketStart(expiresAt);
-    await this.doc.send(new UpdateCommand({
-      TableName: this.tableName,
-      Key: { pk: leaseKeys.due(start) },
-      UpdateExpression: 'SET #entry = :exp, #bucket = :start',
-      ExpressionAttributeNames: { '#entry': dueAttribute(orderId, expiresAt), '#bucket': 'bucket' },
-      ExpressionAttributeValues: { ':exp': expiresAt, ':start': start },
-    }));
-    try {
-      await this.doc.send(new UpdateCommand({
-        TableName: this.tableName,
-        Key: { pk: leaseKeys.cursor() },
-        UpdateExpression: 'SET #from = :start, #v = if_not_exists(#v, :zero) + :one',
-        ConditionExpression: 'attribute_not_exists(#from) OR #from > :start',
-        ExpressionAttributeNames: { '#from': 'from', '#v': 'v' },
-        ExpressionAttributeValues: { ':start': start, ':zero': 0, ':one': 1 },
-      }));
-    } catch (error) {
-      ignoreLostCondition(error);
-      // The cursor is already at or before our bucket; bumping the version stops a sweep that read it
-      // before our entry existed from advancing past it.
-      await this.doc.send(new UpdateCommand({
-        TableName: this.tableName,
-        Key: { pk: leaseKeys.cursor() },
-        UpdateExpression: 'ADD #v :one',
-        ExpressionAttributeNames: { '#v': 'v' },
-        ExpressionAttributeValues: { ':one': 1 },
-      }));
-    }
-  }
-
-  protected async removeDueEntry(orderId: number, expiresAt: number): Promise<void> {
-    await this.removeAttribute(leaseKeys.due(bucketStart(expiresAt)), dueAttribute(orderId, expiresAt));
-  }
-
-  /** REMOVE of one attribute, without creating the item when it is missing. */
-  protected async removeAttribute(pk: string, attribute: string): Promise<void> {
-    try {
-      await this.doc.send(new UpdateCommand({
-        TableName: this.tableName,
-        Key: { pk },
-        UpdateExpression: 'REMOVE #a',
-        ConditionExpression: 'attribute_exists(#a)',
-        ExpressionAttributeNames: { '#a': attribute },
-      }));
-    } catch (error) {
-      ignoreLostCondition(error);
-    }
-  }
-
-  private async watchIfAbsent(orderId: number, entry: WatchEntry): Promise<void> {
-    await this.doc.send(new UpdateCommand({
-      TableName: this.tableName,
-      Key: { pk: leaseKeys.watch() },
-      UpdateExpression: 'SET #o = if_not_exists(#o, :entry)',
-      ExpressionAttributeNames: { '#o': watchAttribute(orderId) },
-      ExpressionAttributeValues: { ':entry': encodeWatch(entry) },
-    }));
-  }
-
-  /** Strongly consistent BatchGetItem over any number of keys, retrying unprocessed ones. Returns items by pk. */
-  protected async batchGet(pks: readonly string[]): Promise<Map<string, Record<string, unknown>>> {
-    const found = new Map<string, Record<string, unknown>>();
-    for (let i = 0; i < pks.length; i += BATCH_GET_LIMIT) {
-      let keys: Record<string, unknown>[] = pks.slice(i, i + BATCH_GET_LIMIT).map((pk) => ({ pk }));
-      for (let attempt = 0; keys.length > 0; attempt += 1) {
-        if (attempt > 0) {
-          if (attempt > 8) throw new Error(`BatchGetItem left ${keys.length} keys unprocessed after ${attempt} attempts`);
-          await wait(Math.min(1000, 25 * 2 ** attempt));
-        }
-        const out = await this.doc.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true } } }));
-        for (const item of out.Responses?.[this.tableName] ?? []) {
-          this.reads += 1;
-          found.set(String(item.pk), item);
-        }
-        keys = out.UnprocessedKeys?.[this.tableName]?.Keys ?? [];
-      }
-    }
-    return found;
-  }
 }
 
 /**

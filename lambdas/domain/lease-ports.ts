@@ -1,6 +1,6 @@
 /**
  * Ports of the fleet watch (issue 14): where leases, watch state and event claims live, and how a
- * lifecycle event leaves. Adapters implement them (lambdas/adapters/dynamodb-lease-store.ts).
+ * lifecycle event leaves. Adapters implement them (lambdas/adapters/dynamodb-lease-book.ts, dynamodb-lease-store.ts).
  * Kept apart from ports.ts until the restructuring (issue 15) lands; merge them then.
  */
 import type { Lease, LeaseEnd, OrderEvent, TrackedOrder, WatchedOrder, WatchEntry } from './lease';

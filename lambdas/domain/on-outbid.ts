@@ -4,8 +4,10 @@
  * the fleet watch).
  */
 
-export const ON_OUTBID_MODES = ['notify', 'rebid', 'replace', 'rebid_then_replace'] as const;
-export type OnOutbid = (typeof ON_OUTBID_MODES)[number];
+import { ON_OUTBID_VALUES as ON_OUTBID_MODES, type OnOutbid } from '../../contract/wait-and-outbid';
+
+/** The modes, as the Slack parser and the CLI read them too (contract/wait-and-outbid.ts). */
+export { ON_OUTBID_MODES, type OnOutbid };
 
 export const ON_OUTBID_ERROR = `on_outbid must be one of ${ON_OUTBID_MODES.join(', ')}`;
 /** `rebid` and `rebid_then_replace` raise a spot bid: an on-demand order has none. */

@@ -1,11 +1,21 @@
 /** Parsing of the Slack slash-command text (order-relay.md §4.2). Pure. */
+import { isOnOutbid, parseWaitDuration, WAIT_DURATION_RULE } from '../../contract/wait-and-outbid';
+import type { OnOutbid } from '../../contract/wait-and-outbid';
 import { isLeaseHours, MAX_DESIRED_PRICE, MIN_DESIRED_PRICE } from './lease';
 
 /** A bid in the marketplace's unit within the range the webhook accepts (lease.ts DESIRED_PRICE_RANGE_ERROR). */
 const isDesiredPrice = (price: number | undefined): price is number => price !== undefined && price >= MIN_DESIRED_PRICE && price <= MAX_DESIRED_PRICE;
 
 export type SlackCommand =
-  | { readonly kind: 'rent'; readonly gpu_type: string; readonly max_price?: number }
+  | {
+      readonly kind: 'rent';
+      readonly gpu_type: string;
+      readonly max_price?: number;
+      /** Standing order: `wait=2h` → 7200 (issue 23). */
+      readonly wait_seconds?: number;
+      /** `notify`, `rebid`, `replace` or `rebid_then_replace` (issue 23). */
+      readonly on_outbid?: OnOutbid;
+    }
   | { readonly kind: 'cancel'; readonly order_id: number }
   | { readonly kind: 'status' }
   | { readonly kind: 'extend'; readonly order_id: number; readonly hours: number }
@@ -18,6 +28,7 @@ export const usageText = (command = '/gpu'): string =>
   [
     'Usage:',
     `• \`${command} rent <gpu_type> [max_price]\` rent the first available server with that GPU (max_price in USD/hour), e.g. \`${command} rent RTX_4090 0.5\` (write \`_\` for a space)`,
+    `    add \`wait=<n>s|m|h\` to keep waiting for a match up to that long (at most 24h), and \`rebid\`, \`replace\` or \`rebid_then_replace\` to recover a spot order someone outbids (default \`notify\`), e.g. \`${command} rent RTX_4090 0.5 wait=2h rebid\``,
     `• \`${command} cancel <order_id>\` cancel an order`,
     `• \`${command} status\` list your orders`,
     `• \`${command} extend <order_id> <hours>\` extend an order's lease by hours (up to 720; the relay cancels it when the lease ends)`,
@@ -28,7 +39,9 @@ export const usageText = (command = '/gpu'): string =>
 const MAX_GPU_TYPE_LENGTH = 100;
 
 const RENT_USAGE = (command: string) =>
-  `Usage: \`${command} rent <gpu_type> [max_price]\`, e.g. \`${command} rent RTX_4090 0.5\` or \`${command} rent A100\` (write \`_\` for a space in the GPU name; max_price is a number, USD/hour)`;
+  `Usage: \`${command} rent <gpu_type> [max_price] [wait=<n>s|m|h] [notify|rebid|replace|rebid_then_replace]\`, e.g. \`${command} rent RTX_4090 0.5\`, \`${command} rent A100\` or \`${command} rent RTX_4090 0.5 wait=2h rebid\``
+  + ' (write `_` for a space in the GPU name; max_price is a number, USD/hour, right after the GPU; wait= keeps the request waiting for a match'
+  + ' up to that long, at most 24h; the last word says what to do when someone outbids the spot order, notify by default)';
 
 const CANCEL_USAGE = (command: string) => `Usage: \`${command} cancel <order_id>\` (order_id is a positive integer)`;
 
@@ -65,10 +78,53 @@ const parseOrderId = (word: string): number | undefined => {
   return Number.isSafeInteger(n) && n > 0 ? n : undefined;
 };
 
+/** Slack treats `&`, `<` and `>` as markup and backticks end a code span: an echoed word is escaped. */
+const echo = (word: string): string => word.slice(0, 50).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/`/g, "'");
+
+/**
+ * `rent <gpu> [max_price] [wait=<n>s|m|h] [notify|rebid|replace|rebid_then_replace]`: the price, if
+ * any, comes right after the GPU; the two options follow in any order, each at most once.
+ */
+const parseRent = (args: readonly string[], command: string): SlackCommand => {
+  const usage: SlackCommand = { kind: 'usage', text: RENT_USAGE(command) };
+  if (args.length < 1 || args.length > 4) return usage;
+  const [gpuWord, ...rest] = args;
+  const gpuType = gpuTypeOf(gpuWord);
+  if (gpuType.length === 0 || gpuType.length > MAX_GPU_TYPE_LENGTH) return usage;
+  let maxPrice: number | undefined;
+  let waitSeconds: number | undefined;
+  let onOutbid: OnOutbid | undefined;
+  for (const [i, word] of rest.entries()) {
+    const lower = word.toLowerCase();
+    if (lower.startsWith('wait=')) {
+      const seconds = parseWaitDuration(word.slice('wait='.length));
+      if (seconds === undefined) return { kind: 'usage', text: `\`${echo(word)}\`: wait= takes ${WAIT_DURATION_RULE}.\n${RENT_USAGE(command)}` };
+      if (waitSeconds !== undefined) return usage;
+      waitSeconds = seconds;
+    } else if (isOnOutbid(lower)) {
+      if (onOutbid !== undefined) return usage;
+      onOutbid = lower;
+    } else if (i === 0) {
+      maxPrice = parsePrice(word);
+      if (maxPrice === undefined) return usage;
+    } else {
+      return usage;
+    }
+  }
+  return {
+    kind: 'rent',
+    gpu_type: gpuType,
+    ...(maxPrice !== undefined ? { max_price: maxPrice } : {}),
+    ...(waitSeconds !== undefined ? { wait_seconds: waitSeconds } : {}),
+    ...(onOutbid !== undefined ? { on_outbid: onOutbid } : {}),
+  };
+};
+
 /**
  * Splits `text` on whitespace; the first word (case-insensitive) is the subcommand. Empty text and
  * missing or invalid arguments give `usage`; an unknown subcommand gives `unknown` with the word.
- * `rent` and `cancel` take no extra words (a second GPU word would otherwise be read as a price);
+ * `rent` and `cancel` take no extra words (a second GPU word would otherwise be read as a price;
+ * `rent` takes only wait= and an outbid word after its price);
  * in the `rent` GPU argument `_` stands for a space; `status` ignores trailing words.
  */
 export const parseSlackCommand = (text: string | undefined, command = '/gpu'): SlackCommand => {
@@ -76,15 +132,8 @@ export const parseSlackCommand = (text: string | undefined, command = '/gpu'): S
   if (words.length === 0) return { kind: 'usage', text: usageText(command) };
   const [first, ...args] = words;
   switch (first.toLowerCase()) {
-    case 'rent': {
-      if (args.length < 1 || args.length > 2) return { kind: 'usage', text: RENT_USAGE(command) };
-      const [gpuWord, priceWord] = args;
-      const gpuType = gpuTypeOf(gpuWord);
-      if (gpuType.length === 0 || gpuType.length > MAX_GPU_TYPE_LENGTH) return { kind: 'usage', text: RENT_USAGE(command) };
-      if (priceWord === undefined) return { kind: 'rent', gpu_type: gpuType };
-      const maxPrice = parsePrice(priceWord);
-      return maxPrice === undefined ? { kind: 'usage', text: RENT_USAGE(command) } : { kind: 'rent', gpu_type: gpuType, max_price: maxPrice };
-    }
+    case 'rent':
+      return parseRent(args, command);
     case 'cancel': {
       const orderId = args.length === 1 ? parseOrderId(args[0]) : undefined;
       return orderId === undefined ? { kind: 'usage', text: CANCEL_USAGE(command) } : { kind: 'cancel', order_id: orderId };
@@ -108,5 +157,4 @@ export const parseSlackCommand = (text: string | undefined, command = '/gpu'): S
 
 /** The ephemeral answer to an unknown subcommand: names the word, then the usage. */
 export const unknownCommandText = (word: string, command = '/gpu'): string =>
-  // Slack renders `<...>` and `&` specially; the word is echoed in a code span with those escaped.
-  `Unknown command \`${word.slice(0, 50).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/`/g, "'")}\`.\n${usageText(command)}`;
+  `Unknown command \`${echo(word)}\`.\n${usageText(command)}`;

@@ -2,28 +2,20 @@
  * The marketplace over HTTP, in both dialects (marketplace-api.md and marketplace-live.md): all 7
  * endpoints, the `auth` header, an explicit User-Agent and a timeout on every call, shared pacing per
  * API key (create_order in its own 5 s lane) that widens after rate-limited answers, result codes and
- * production's HTTP statuses as typed domain errors, full-jitter backoff on code 5 / HTTP 429, network retries only for reads, a
- * create_order that is never retried blindly, and a time budget taken from the Lambda invocation.
+ * production's HTTP statuses as typed domain errors (marketplace-failures.ts), full-jitter backoff on
+ * code 5 / HTTP 429, network retries only for reads, a create_order that is never retried blindly, and
+ * a time budget taken from the Lambda invocation. Its options: http-marketplace-client-options.ts.
  */
 import type * as z from 'zod/mini';
 import { ENGLISH_TEXTS } from '../domain/zod-texts';
-import {
-  MarketplaceAuthError,
-  MarketplaceDatabaseError,
-  MarketplaceEndpointError,
-  MarketplaceError,
-  MarketplaceInvalidInputError,
-  MarketplaceRateLimitedError,
-  MarketplaceRejectedError,
-  MarketplaceUnavailableError,
-  OrderOutcomeUnknownError,
-} from '../domain/errors';
+import { MarketplaceRateLimitedError, MarketplaceUnavailableError, OrderOutcomeUnknownError } from '../domain/errors';
 import type { CreateOrderRequest, Order, Server, Wallet } from '../domain/marketplace-types';
-import type { AdaptivePacingPolicy, MarketplaceClient, PacingGate, PacingLaneRequest, PacingWidening } from '../domain/ports';
+import type { AdaptivePacingPolicy, MarketplaceClient, PacingLaneRequest } from '../domain/ports';
 import { version } from '../../package.json';
+import type { HttpMarketplaceClientOptions } from './http-marketplace-client-options';
 import { apiKeyId } from './key-id';
-import type { PricePeriod } from '../../contract/settings';
-import { readOrders, readServers, type SkippedElement } from './reader';
+import { errorCodes, errorForResultCode, NOT_SENT_CODES, TransportFailure } from './marketplace-failures';
+import { readOrders, readServers } from './reader';
 import {
   CancelOrderResponseSchema,
   CreateOrderResponseSchema,
@@ -38,66 +30,7 @@ import {
 } from './schemas';
 import { validateOrderRequest } from './validate-order';
 
-export interface HttpMarketplaceClientOptions {
-  /** Base URL without the `/v1` prefix, e.g. `https://api.example.com`. */
-  readonly baseUrl: string;
-  /** Returns the API key; called per request so a rotated secret is picked up. */
-  readonly apiKey: () => Promise<string>;
-  /** Shared 1 request per interval per API key. */
-  readonly pacing: PacingGate;
-  /** @default first 16 hex characters of sha256(apiKey) */
-  readonly keyId?: string;
-  /** @default 1000 (the marketplace's 1 request/s) */
-  readonly minIntervalMs?: number;
-  /**
-   * A rate-limited answer doubles the shared interval up to this (PacingGate.rateLimited); at or
-   * below `minIntervalMs`, the interval never widens. @default 10000
-   */
-  readonly maxIntervalMs?: number;
-  /** The widened interval returns to `minIntervalMs` after this long without a rate-limited answer. @default 60000 */
-  readonly quietMs?: number;
-  /** Called when a rate-limited answer of this client widened the shared interval. */
-  readonly onWidened?: (widening: PacingWidening & { readonly endpoint: string }) => void;
-  /** Called when the gate could not record a rate-limited answer (the call goes on: its retry is paced as before). */
-  readonly onPacingError?: (error: unknown) => void;
-  /** Per attempt, covering connect, send and reading the body. @default 10000 */
-  readonly timeoutMs?: number;
-  /** @default globalThis.fetch */
-  readonly fetchFn?: typeof fetch;
-  /** @default setTimeout-based sleep */
-  readonly sleep?: (ms: number) => Promise<void>;
-  /** @default Date.now */
-  readonly now?: () => number;
-  /** Jitter source in [0, 1). @default Math.random */
-  readonly random?: () => number;
-  /** Retries after a code 5 answer. @default 4 */
-  readonly maxRateLimitRetries?: number;
-  /** Retries of a read after a network failure, timeout, HTTP 5xx or unreadable body. @default 2 */
-  readonly maxNetworkRetries?: number;
-  /** Backoff before retry n (0-based) is random() × min(maxBackoffMs, baseBackoffMs × 2^n). @default 1000 */
-  readonly baseBackoffMs?: number;
-  /** @default 16000 */
-  readonly maxBackoffMs?: number;
-  /** How late after its slot a call may still be sent; see pace(). @default minIntervalMs / 10, within [5, 100] */
-  readonly maxLatenessMs?: number;
-  /** Called once per marketplace error (a non-zero result code, or 'network' for anything else). */
-  readonly onError?: (code: number | 'network') => void;
-  /** Called once per list element the reader could not use (it is left out of the answer). */
-  readonly onSkipped?: (endpoint: string, skipped: SkippedElement) => void;
-  /** MARKETPLACE_PRICE_PERIOD: the period of `price.usd.*`. @default each listing element's dialect (reader.ts) */
-  readonly pricePeriod?: PricePeriod;
-  /** Spacing of create_order calls per API key, on top of `minIntervalMs` (production: 1 per 5 s). @default 5000 */
-  readonly createIntervalMs?: number;
-  /**
-   * Time left in the current invocation (Lambda's `getRemainingTimeInMillis`). Each attempt's timeout,
-   * each backoff and each create_order slot wait must fit in it minus `reserveMs`; what does not fit
-   * is not started, and the call fails with the error it had (MarketplaceUnavailableError if none).
-   * @default no budget
-   */
-  readonly remainingMs?: () => number;
-  /** Time kept back from `remainingMs` for the caller to record the outcome. @default 3000 */
-  readonly reserveMs?: number;
-}
+export type { HttpMarketplaceClientOptions } from './http-marketplace-client-options';
 
 /** Sent on every request: some CDNs answer default user agents with HTTP 403 (marketplace-live.md). */
 export const USER_AGENT = `gpu-order-relay/${version}`;
@@ -123,56 +56,6 @@ interface CallSpec<S extends z.ZodMiniType> {
   readonly query?: Record<string, string>;
   readonly body?: unknown;
 }
-
-/** A failure with no result code; `maybeSent` says whether the request may have reached the server. */
-class TransportFailure {
-  public constructor(
-    public readonly message: string,
-    public readonly maybeSent: boolean,
-    public readonly cause?: unknown,
-  ) {}
-}
-
-// Errors that prove the request never left this host: the connection was never established.
-const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
-
-const errorCodes = (error: unknown): string[] => {
-  const codes: string[] = [];
-  let current: unknown = error;
-  for (let depth = 0; current && depth < 5; depth += 1) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string') codes.push(code);
-    // AggregateError (happy eyeballs) hides the connect errors in `errors`.
-    const inner = (current as { errors?: unknown }).errors;
-    if (Array.isArray(inner)) inner.forEach((e) => codes.push(...errorCodes(e)));
-    current = (current as { cause?: unknown }).cause;
-  }
-  return codes;
-};
-
-/** Maps a non-zero result code to its typed domain error; code 6 keeps the numbers that came with it. */
-export const errorForResultCode = (code: number, error: string | undefined, endpoint: string, envelope: Partial<Envelope> = {}): MarketplaceError => {
-  switch (code) {
-    case ResultCode.DatabaseError:
-      return new MarketplaceDatabaseError(`marketplace database error on ${endpoint}`);
-    case ResultCode.InvalidInput:
-      return new MarketplaceInvalidInputError(`marketplace rejected the input of ${endpoint}`);
-    case ResultCode.InvalidApiKey:
-      return new MarketplaceAuthError();
-    case ResultCode.InvalidEndpoint:
-      return new MarketplaceEndpointError(`marketplace endpoint ${endpoint} invalid`);
-    case ResultCode.RateLimited:
-      return new MarketplaceRateLimitedError();
-    case ResultCode.SeeError:
-      return new MarketplaceRejectedError(error ?? 'unknown', {
-        ...(envelope.min_price !== undefined ? { min_price: envelope.min_price } : {}),
-        ...(envelope.max_step !== undefined ? { max_step: envelope.max_step } : {}),
-        ...(envelope.time_to_lowering !== undefined ? { time_to_lowering: envelope.time_to_lowering } : {}),
-      });
-    default:
-      return new MarketplaceError(`marketplace answered unknown result code ${code} on ${endpoint}`, code);
-  }
-};
 
 /** The marketplace client used in AWS and locally; wrap it in CachedMarketplaceClient for shared reads. */
 export class HttpMarketplaceClient implements MarketplaceClient {

@@ -1,5 +1,6 @@
 /**
- * Standing orders (issue 23) end to end in both dialects (jest projects `e2e` and `e2e-live`), through
+ * Standing orders (issue 23) end to end (jest project `e2e`; the dialect only reaches it through the
+ * listing reader, which relay.test.ts drives in both dialects: see jest.config.js), through
  * the simulator's control API, with the fleet watch sweeping every second:
  * - a standing order finds nothing, waits (GET shows `waiting`, `waiting_until`, its position), and is
  *   placed when a matching server appears later. The issue's 90 s becomes "after the task has been

@@ -3,7 +3,7 @@
  * Functions, the simulator over HTTP): keys are created through the signed admin route; a key
  * without `cancel` gets 403 and nothing is queued; a key cannot cancel another key's order (its
  * result says so and the order stays); a revoked key is refused; requests without X-Webhook-Key-Id
- * keep the spec's behaviour. Runs in both marketplace dialects (jest projects `e2e` and `e2e-live`).
+ * keep the spec's behaviour. Jest project `e2e` (key rules are the relay's own: see jest.config.js).
  * Waits are on conditions with deadlines, never fixed sleeps.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';

@@ -62,6 +62,8 @@ export interface TestRuntimeOptions {
    * @default MARKETPLACE_DIALECT of the test process, else 'spec'
    */
   readonly dialect?: Dialect;
+  /** The local API Gateway's integration timeout. @default 30 000 */
+  readonly integrationTimeoutMs?: number;
 }
 
 /** Starts the full local runtime on port 0 with FAST_ENV and FAST_SIMULATOR (plus overrides). */
@@ -70,6 +72,7 @@ export const startTestRuntime = (options: TestRuntimeOptions = {}): Promise<Loca
   const runtimeOptions: LocalRuntimeOptions = {
     port: 0,
     quiet: true,
+    ...(options.integrationTimeoutMs !== undefined ? { integrationTimeoutMs: options.integrationTimeoutMs } : {}),
     env: { ...FAST_ENV, ...(dialect === 'live' ? FAST_LIVE_ENV : {}), ...options.env },
     simulator: options.simulator === false
       ? false

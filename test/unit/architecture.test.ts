@@ -17,7 +17,7 @@ import * as path from 'node:path';
 const ROOT = path.resolve(__dirname, '..', '..');
 
 /** Contract files the domain may import: rules and names, not infrastructure facts. */
-const DOMAIN_CONTRACT = new Set(['contract/limits', 'contract/error-names', 'contract/shapes', 'contract/scopes', 'contract/retry-policy']);
+const DOMAIN_CONTRACT = new Set(['contract/limits', 'contract/error-names', 'contract/shapes', 'contract/scopes', 'contract/retry-policy', 'contract/wait-and-outbid']);
 const TIMERS = /^(node:)?timers(\/|$)/;
 /** zod/mini, and its English texts alone (lambdas/domain/zod-texts.ts); classic 'zod' only outside what is bundled. */
 const ZOD_BUNDLED = new Set(['zod/mini', 'zod/v4/locales']);

@@ -1,4 +1,5 @@
 /** The deps of the task-accepting routes (the four webhook task routes, extend/spot-price and Slack). */
+import type { CallerKeyRecord } from '../../domain/caller-keys';
 import type { IdempotencyStore, JobQueue, TaskRepository, WorkflowStarter } from '../../domain/ports';
 import type { ChainDeps } from './chain';
 
@@ -10,6 +11,8 @@ export interface AcceptDeps extends ChainDeps {
   readonly idempotency?: IdempotencyStore;
   /** Signed timestamped requests already accepted (one signed request, one task). */
   readonly signedRequests?: IdempotencyStore;
+  /** The caller keys, for the Slack route's user → key mapping (issue 24); unwired = no key names a Slack user. */
+  readonly callerKeyRecords?: () => Promise<readonly CallerKeyRecord[]>;
   /** @default crypto.randomUUID */
   readonly newTaskId?: () => string;
 }

@@ -7,7 +7,7 @@ import {
   callerKeyStoreFromEnv, idempotencyStoreFromEnv, signedRequestStoreFromEnv, slidingWindowFromEnv, taskRepositoryFromEnv, waitingTasksFromEnv,
 } from '../../adapters/from-env';
 import { keySealerFromEnv } from '../../adapters/caller-key-sealer';
-import { resolveCallerKey } from '../../domain/caller-keys';
+import { resolveCallerKey, type CallerKeyRecord } from '../../domain/caller-keys';
 import type { ResolvedKey } from '../../middleware/verify-signature';
 import { marketplaceFromEnv } from '../../adapters/marketplace-from-env';
 import { slackSigningSecret, webhookSecrets } from '../../adapters/secrets';
@@ -22,6 +22,12 @@ export const callerKeysFromEnv = (env: RelayEnv): ((name: string) => Promise<Res
   const store = callerKeyStoreFromEnv(env);
   const sealer = keySealerFromEnv(env);
   return (name) => resolveCallerKey({ store, sealer }, name, Math.floor(Date.now() / 1000));
+};
+
+/** The caller keys the Slack route maps users with (cached like the signed routes' lookups). */
+const slackCallerKeysFromEnv = (env: RelayEnv): (() => Promise<readonly CallerKeyRecord[]>) => {
+  const store = callerKeyStoreFromEnv(env);
+  return () => store.list();
 };
 
 /** The hand-off factories a route passes to `acceptDepsFromEnv`, re-exported for the route files. */
@@ -50,7 +56,7 @@ export const acceptDepsFromEnv = (uses: HandOffs): (() => AcceptDeps) =>
       window: slidingWindowFromEnv(env),
       webhookSecrets: (read) => webhookSecrets(env, read),
       callerKeys: callerKeysFromEnv(env),
-      ...(uses.slack ? { slackSigningSecret: (read) => slackSigningSecret(env, read) } : {}),
+      ...(uses.slack ? { slackSigningSecret: (read) => slackSigningSecret(env, read), callerKeyRecords: slackCallerKeysFromEnv(env) } : {}),
       tasks: taskRepositoryFromEnv(env),
       idempotency: idempotencyStoreFromEnv(env),
       signedRequests: signedRequestStoreFromEnv(env),

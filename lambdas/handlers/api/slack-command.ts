@@ -7,8 +7,11 @@
  * outcome past the signature check is a 200 message. Rate limited per address like the webhook routes
  * (429 before anything else). With SLACK_ALLOWED_TEAM_IDS / SLACK_ALLOWED_USER_IDS set, a command from
  * another workspace or user gets an ephemeral refusal before it is even parsed, and nothing is queued.
+ * A Slack user a caller key names acts as that key (scopes, own orders: issue 24); others act as the
+ * default key only under SLACK_UNMAPPED_USERS=default (lambdas/domain/slack-callers.ts).
  */
 import type { RelayEnv } from '../../adapters/env';
+import { onOutbidProblem } from '../../domain/on-outbid';
 import { logger } from '../../adapters/observability';
 import { HAND_OFF_FAILED_MESSAGE } from '../../domain/accept-task';
 import { HandOffError } from '../../domain/errors';
@@ -16,6 +19,8 @@ import { normalizeCreateOrder } from '../../domain/request-rules';
 import { callbackUrlProblem } from '../../http/requests';
 import { SlackCommandFormSchema } from '../../http/response-schemas';
 import { parseSlackCommand, unknownCommandText, usageText } from '../../domain/slack-command';
+import { SLACK_COMMAND_SCOPES, slackCallerFor } from '../../domain/slack-callers';
+import { scopeRefusal, taskCallerOf } from '../../domain/caller-keys';
 import type { TaskOrigin, TaskRequest } from '../../domain/task';
 import { jsonResponse, rawBodyOf, type ApiResult, type RelayEvent } from '../../middleware/http';
 import { SLACK_WINDOW_SECONDS } from '../../middleware/slack-signature';
@@ -48,6 +53,10 @@ export const slackAllowlistRefusal = (
   return undefined;
 };
 
+/** 7200 → `2h`, 5400 → `90m`, 45 → `45s`: the largest unit that divides the wait. */
+const durationText = (seconds: number): string =>
+  seconds % 3_600 === 0 ? `${seconds / 3_600}h` : seconds % 60 === 0 ? `${seconds / 60}m` : `${seconds}s`;
+
 const reply = (responseType: 'in_channel' | 'ephemeral', text: string): ApiResult => jsonResponse(200, { response_type: responseType, text });
 
 /** Slack treats `&`, `<` and `>` as markup; user words echoed in channel are escaped. */
@@ -63,6 +72,14 @@ const postSlackCommand = async (event: RelayEvent, deps: AcceptDeps): Promise<Ap
     });
     return reply('ephemeral', refusal);
   }
+  // Who the command acts as (issue 24): the caller key that names this Slack user, else the default
+  // key when SLACK_UNMAPPED_USERS allows it. Refused before parsing, like the allowlists.
+  const nowSeconds = Math.floor((deps.now ?? Date.now)() / 1000);
+  const who = slackCallerFor((await deps.callerKeyRecords?.()) ?? [], params.get('user_id'), deps.env.SLACK_UNMAPPED_USERS, nowSeconds);
+  if (!who.ok) {
+    logger.warn('Slack command refused: user not mapped to a usable caller key', { user_id: params.get('user_id')?.slice(0, 64) });
+    return reply('ephemeral', who.text);
+  }
   const form = SlackCommandFormSchema.safeParse(Object.fromEntries(params));
   const command = form.success && form.data.command && /^\/[\w-]{1,50}$/.test(form.data.command) ? form.data.command : '/gpu';
   if (!form.success) return reply('ephemeral', usageText(command));
@@ -77,11 +94,19 @@ const postSlackCommand = async (event: RelayEvent, deps: AcceptDeps): Promise<Ap
       return reply('ephemeral', unknownCommandText(parsed.word, command));
     case 'rent': {
       const input = normalizeCreateOrder(
-        { gpu_type: parsed.gpu_type, max_price: parsed.max_price },
+        { gpu_type: parsed.gpu_type, max_price: parsed.max_price, wait_seconds: parsed.wait_seconds, on_outbid: parsed.on_outbid },
         { image: deps.env.DEFAULT_IMAGE, currency: deps.env.DEFAULT_CURRENCY, ports: deps.env.DEFAULT_PORTS, maxHours: deps.env.DEFAULT_MAX_HOURS },
       );
+      // The body schema's cross-field rule, for the same words typed in Slack (rebid needs a price).
+      const outbidProblem = onOutbidProblem(input);
+      if (outbidProblem) return reply('ephemeral', outbidProblem);
       request = { kind: 'create-order', input };
-      const limit = parsed.max_price !== undefined ? ` (max $${parsed.max_price}/hr)` : '';
+      const details = [
+        ...(parsed.max_price !== undefined ? [`max $${parsed.max_price}/hr`] : []),
+        ...(parsed.wait_seconds !== undefined ? [`waiting up to ${durationText(parsed.wait_seconds)}`] : []),
+        ...(parsed.on_outbid !== undefined ? [`if outbid: ${parsed.on_outbid.replace(/_/g, ' ')}`] : []),
+      ];
+      const limit = details.length ? ` (${details.join(', ')})` : '';
       queuedText = (id) => `Renting ${escapeSlack(parsed.gpu_type)}${limit}: queued. Task ID: ${id}`;
       break;
     }
@@ -103,11 +128,15 @@ const postSlackCommand = async (event: RelayEvent, deps: AcceptDeps): Promise<Ap
       break;
   }
 
+  const missingScope = scopeRefusal(who.caller, SLACK_COMMAND_SCOPES[parsed.kind]);
+  if (missingScope) return reply('ephemeral', missingScope);
+  const caller = taskCallerOf(who.caller);
+
   // The result is posted to response_url later, so it gets the same SSRF policy as callback_url.
   const responseUrl = form.data.response_url;
   const refused = responseUrl ? callbackUrlProblem(responseUrl, deps.env.ALLOW_PRIVATE_CALLBACKS) : undefined;
   if (refused) logger.warn('ignoring Slack response_url', { reason: refused });
-  const origin: TaskOrigin = { source: 'slack', ...(responseUrl && !refused ? { responseUrl } : {}) };
+  const origin: TaskOrigin = { source: 'slack', ...(caller ? { caller } : {}), ...(responseUrl && !refused ? { responseUrl } : {}) };
 
   // Slack never retries a slash command, and each invocation gets a fresh trigger_id. The key only
   // guards the signature's own replay window: a captured signed command resent within 5 minutes

@@ -3,6 +3,8 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import {
   createSlackCommandHandler, SLACK_TEAM_REFUSED_MESSAGE, SLACK_TRIGGER_ID_TTL_SECONDS, SLACK_USER_REFUSED_MESSAGE,
 } from '../../../../lambdas/handlers/api/slack-command';
+import type { CallerKeyRecord } from '../../../../lambdas/domain/caller-keys';
+import { SLACK_UNMAPPED_REFUSED_MESSAGE } from '../../../../lambdas/domain/slack-callers';
 import { UNSIGNED_SLACK_REFUSED_MESSAGE } from '../../../../lambdas/middleware/slack-signature';
 import { apiEvent, lambdaContext } from '../../../fixtures/events/api-event';
 import slackFixture from '../../../fixtures/events/slack-command.json';
@@ -15,9 +17,9 @@ const form = (fields: Record<string, string>) => new URLSearchParams(fields).toS
 const slackEvent = (fields: Record<string, string>, headers: Record<string, string> = {}) =>
   apiEvent({ path: PATH, body: form({ command: '/gpu', ...fields }), base64: true, headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers } });
 
-const setup = (env: Record<string, string> = {}) => {
+const setup = (env: Record<string, string> = {}, keys: readonly CallerKeyRecord[] = []) => {
   const { fakes, deps } = acceptFakes(env);
-  const handler = createSlackCommandHandler(() => deps);
+  const handler = createSlackCommandHandler(() => ({ ...deps, callerKeyRecords: async () => keys }));
   return { fakes, call: async (event: APIGatewayProxyEventV2) => parseResult(await handler(event, lambdaContext())) };
 };
 
@@ -40,6 +42,28 @@ describe('Handler: slack-command', () => {
     const taskId = fakes.workflow.started[0].taskId;
     expect(fakes.tasks.records.get(taskId)?.origin).toEqual({ source: 'slack', responseUrl: 'https://hooks.slack.com/commands/1234/5678' });
     expect(fakes.tasks.records.get('00000000-0000-4000-8000-000000000001')?.origin).toEqual({ source: 'slack', responseUrl: 'https://hooks.slack.com/commands/1234/5678' });
+  });
+
+  it('queues a standing create-order with its outbid policy for `rent RTX_4090 0.5 wait=2h rebid` (issue 23)', async () => {
+    // Prepare
+    const { fakes, call } = setup();
+    // Act
+    const result = await call(slackEvent({ text: 'rent RTX_4090 0.5 wait=2h rebid' }));
+    // Assess
+    expect(result.body).toEqual({
+      response_type: 'in_channel',
+      text: 'Renting RTX 4090 (max $0.5/hr, waiting up to 2h, if outbid: rebid): queued. Task ID: 00000000-0000-4000-8000-000000000001',
+    });
+    expect(fakes.workflow.started[0].input).toMatchObject({ request: { gpu_type: 'RTX 4090', max_price: 0.5, use_spot: true, wait_seconds: 7200, on_outbid: 'rebid' } });
+  });
+
+  it('answers a clear ephemeral error and queues nothing for `rent A100 wait=3d`', async () => {
+    const { fakes, call } = setup();
+    const result = await call(slackEvent({ text: 'rent A100 wait=3d' }));
+    expect(result.body.response_type).toBe('ephemeral');
+    expect(result.body.text).toMatch(/^`wait=3d`: wait= takes a number with a unit, s, m or h \(e\.g\. 45s, 90m, 2h\), at most 24h\./);
+    expect(fakes.workflow.started).toEqual([]);
+    expect(fakes.queue.sent).toEqual([]);
   });
 
   it('queues a cancel job', async () => {
@@ -268,6 +292,41 @@ describe('Handler: slack-command', () => {
 
     it.each([['t0lower'], ['T0OURS;DROP'], [' , ']])('refuses a malformed list %j at cold start (env parse)', (value) => {
       expect(() => setup({ SLACK_ALLOWED_TEAM_IDS: value })).toThrow(/SLACK_ALLOWED_TEAM_IDS/);
+    });
+  });
+
+  describe('Slack users mapped to caller keys (issue 24)', () => {
+    const mapped: CallerKeyRecord = { name: 'ana', scopes: ['order', 'read'], secret: 'sealed', created_at: 1_600_000_000, slack_user: 'U123' };
+
+    it('queues the command as the key that names the user (its caller travels with the task)', async () => {
+      const { fakes, call } = setup({}, [mapped]);
+      const result = await call(slackEvent({ text: 'rent A100', user_id: 'U123' }));
+      expect(result.body.response_type).toBe('in_channel');
+      expect(fakes.workflow.started[0].input).toMatchObject({ origin: { source: 'slack', caller: { key: 'ana', sees_all: false } } });
+    });
+
+    it('answers `key <name> may not <scope>` and queues nothing when the key lacks the scope', async () => {
+      const { fakes, call } = setup({}, [mapped]);
+      const result = await call(slackEvent({ text: 'cancel 77', user_id: 'U123' }));
+      expect(result.body).toEqual({ response_type: 'ephemeral', text: 'key ana may not cancel' });
+      expect(fakes.queue.sent).toEqual([]);
+    });
+
+    it('lets an unmapped user act as the default key by default (SLACK_UNMAPPED_USERS=default)', async () => {
+      const { fakes, call } = setup({}, [mapped]);
+      const result = await call(slackEvent({ text: 'cancel 77', user_id: 'U999' }));
+      expect(result.body.response_type).toBe('in_channel');
+      expect(fakes.queue.sent[0]).toMatchObject({ kind: 'cancel-order', origin: { source: 'slack' } });
+      expect(fakes.queue.sent[0].origin).not.toHaveProperty('caller');
+    });
+
+    it('refuses an unmapped user under SLACK_UNMAPPED_USERS=deny, before parsing, and queues nothing', async () => {
+      const { fakes, call } = setup({ SLACK_UNMAPPED_USERS: 'deny' }, [mapped]);
+      for (const text of ['status', 'help me']) {
+        const result = await call(slackEvent({ text, user_id: 'U999' }));
+        expect(result.body).toEqual({ response_type: 'ephemeral', text: SLACK_UNMAPPED_REFUSED_MESSAGE });
+      }
+      expect(fakes.queue.sent).toEqual([]);
     });
   });
 
