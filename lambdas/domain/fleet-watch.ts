@@ -11,6 +11,7 @@ import {
   diffWatch,
   extendLease,
   hasLease,
+  spendTaskOf,
   isSpotDecrease,
   isStop,
   leaseExpiredEvent,
@@ -338,7 +339,8 @@ export const extendOrder = async (
   if (!order) return failure(orderNotActiveText(input.order_id));
   if (deps.spend) {
     // The extension's hours at the order's reserved price, charged to today, before the lease moves (issue 24).
-    const placedBy = (await deps.leases.get(input.order_id))?.task_id;
+    const tracked = await deps.leases.get(input.order_id);
+    const placedBy = tracked ? spendTaskOf(tracked) : undefined;
     const reserved = placedBy === undefined ? undefined : await deps.spend.store.extend(placedBy, { id: ctx.task_id, hours: input.hours }, deps.spend.limitUsdPerDay, ctx.now);
     if (reserved && !reserved.ok) return failure(budgetExceededText(reserved.refusal));
     if (reserved?.tracked) deps.spend.onReserved?.(reserved.usd, reserved.used_today);

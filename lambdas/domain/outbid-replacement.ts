@@ -13,11 +13,12 @@
  */
 import { workflowOrigin, workflowRequest } from './accept-task';
 import { TaskAlreadyExistsError } from './errors';
-import { hasLease, type OutboundEvent, type TrackedOrder, type WatchedOrder } from './lease';
+import { hasLease, spendTaskOf, type OutboundEvent, type TrackedOrder, type WatchedOrder } from './lease';
 import type { EventSender, LeaseStore } from './lease-ports';
 import type { Order } from './marketplace-types';
 import { recoveryFailedEvent, recoveryFailedText, replacedEvent, replacedText, type Replacer, type ReplacementSweep } from './outbid-recovery';
 import type { CreateOrderWorkflowInput, MarketplaceClient, Notifier, TaskRepository, WorkflowStarter } from './ports';
+import type { SpendStore } from './spend-budget';
 import { FINAL_STATES, type CreateOrderInput, type CreateOrderSuccess, type TaskRecord } from './task';
 
 /** A replacement round under way: what the sweep that settles it needs. */
@@ -63,9 +64,11 @@ export const replacementRequest = (recorded: TaskRecord['request'], order: Track
 };
 
 /** What the replaced task's watch record carries over to the new order (the lease is passed apart). */
-const carried = (order: TrackedOrder, orderId: number): WatchedOrder => ({
+const carried = (order: TrackedOrder, orderId: number, roundTaskId: string): WatchedOrder => ({
   order_id: orderId,
   task_id: order.task_id,
+  // The round reserved the new order's spending (issue 24): its settlement and extensions go there.
+  spend_task_id: roundTaskId,
   ...(order.callback_url !== undefined ? { callback_url: order.callback_url } : {}),
   ...(order.spot !== undefined ? { spot: order.spot } : {}),
   ...(order.key !== undefined ? { key: order.key } : {}),
@@ -81,6 +84,8 @@ export interface ReplacerDeps {
   readonly marketplace: Pick<MarketplaceClient, 'listOrders' | 'cancelOrder'>;
   readonly notifier: Pick<Notifier, 'chat'>;
   readonly events: EventSender;
+  /** Spending (issue 24): the lost order's reservation is settled when the watch cancels it. Absent: not settled. */
+  readonly spend?: Pick<SpendStore, 'settle'>;
 }
 
 export interface ReplacerSettings {
@@ -169,7 +174,7 @@ export const createReplacer = (deps: ReplacerDeps, settings: ReplacerSettings): 
         continue;
       }
       // The new order takes over: watched under the replaced task, with the lease the lost order has now.
-      await deps.leases.track(carried(lost, result.order_id), {
+      await deps.leases.track(carried(lost, result.order_id, entry.task_id), {
         now, status: result.status, ...(hasLease(lost) ? { lease: { expires_at: lost.expires_at, hours: lost.hours } } : {}),
       });
       if (!active) {
@@ -187,6 +192,8 @@ export const createReplacer = (deps: ReplacerDeps, settings: ReplacerSettings): 
         }
       }
       if (hasLease(lost) && lost.ended === undefined) await deps.leases.endLease(entry.from_order_id, 'cancelled', now);
+      // It leaves the watch here, so the status diff never settles it: settled now (idempotent; a failure is the ledger's to retry).
+      await deps.spend?.settle(spendTaskOf(lost), { ended_at: now }, now).catch(() => undefined);
       const watchEntry = (await deps.leases.watched()).get(entry.from_order_id);
       if (watchEntry) await deps.leases.setStatus(entry.from_order_id, watchEntry, undefined, now);
       await deps.tasks.update(entry.parent_task_id, { order_id: result.order_id, server_id: result.server_id }, now * 1000);

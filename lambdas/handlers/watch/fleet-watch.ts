@@ -130,10 +130,11 @@ const deps = lazy<FleetWatchDeps>(() => {
   const marketplace = marketplaceFromEnv(env);
   const tasks = taskRepositoryFromEnv(env);
   const leases = new DynamoDbLeaseStore(documentClient(), env.TABLE_NAME);
+  const spend = spendStoreFromEnv(env);
   // Outbid recovery (issue 23): replacing starts a create-order workflow round (STATE_MACHINE_ARN set).
   const replacer = env.STATE_MACHINE_ARN
     ? createReplacer(
-      { tasks, pending: new DynamoDbPendingReplacements(documentClient(), env.TABLE_NAME), workflow: workflowStarterFromEnv(env), leases, marketplace, notifier, events: notifier },
+      { tasks, pending: new DynamoDbPendingReplacements(documentClient(), env.TABLE_NAME), workflow: workflowStarterFromEnv(env), leases, marketplace, notifier, events: notifier, spend },
       { poll_interval_seconds: env.ORDER_POLL_INTERVAL_SECONDS, ready_timeout_seconds: env.ORDER_READY_TIMEOUT_SECONDS, soft_limit_seconds: SOFT_TIME_LIMIT_SECONDS },
     )
     : undefined;
@@ -145,7 +146,7 @@ const deps = lazy<FleetWatchDeps>(() => {
     intents: placementIntentsFromEnv(env),
     tasks,
     // Spending (issue 24): ended orders are settled.
-    spend: spendStoreFromEnv(env),
+    spend,
     // Outbid recovery (issue 23): rebidding here; replacing through the replacer.
     recovery: {
       marketplace,

@@ -11,6 +11,7 @@ import {
   createReplacer, remainingLeaseHours, replacementRequest, replacementTaskId,
   type PendingReplacement, type PendingReplacements, type ReplacerDeps,
 } from '../../../lambdas/domain/outbid-replacement';
+import { spendSettler } from '../../../lambdas/domain/spend-settlement';
 import type { TaskHistoryEntry } from '../../../lambdas/domain/task';
 import { aPlacedOrder, aServer, aState, aTaskRecord } from '../../fakes/builders';
 import { FakeClaims } from '../../fakes/claims';
@@ -67,11 +68,13 @@ const setup = () => {
   const leases = new FakeLeaseStore();
   const marketplace = new FakeMarketplace({ interleave: false });
   marketplace.orders = [aPlacedOrder(LOST, LOST_SERVER, NOW - 3600, 'paused'), aPlacedOrder(NEW, 88, NOW, 'running')];
+  const settled: { taskId: string; endedAt: number }[] = [];
+  const spend = { settle: async (taskId: string, end: { ended_at: number }) => { settled.push({ taskId, endedAt: end.ended_at }); return undefined; } };
   const deps = {
-    tasks, pending: new FakePending(), workflow: new FakeWorkflow(), leases, marketplace, notifier: new FakeNotifier(), events: new FakeEventSender(),
+    tasks, pending: new FakePending(), workflow: new FakeWorkflow(), leases, marketplace, notifier: new FakeNotifier(), events: new FakeEventSender(), spend,
   } satisfies ReplacerDeps;
   const replacer = createReplacer(deps, { poll_interval_seconds: 5, ready_timeout_seconds: 120, soft_limit_seconds: 300 });
-  return { deps, replacer, tasks, leases, marketplace };
+  return { deps, replacer, tasks, leases, marketplace, settled };
 };
 
 /** Tracks the lost order as ReportResult would, watched as paused. */
@@ -164,12 +167,14 @@ describe('Replacer.settle', () => {
   });
 
   it('a ready round takes over: the lease moves, the lost order is cancelled and unwatched, order.replaced once', async () => {
-    const { replacer, deps, tasks, leases, marketplace } = await started();
+    const { replacer, deps, tasks, leases, marketplace, settled } = await started();
     finishChild(tasks, READY);
     const report = await replacer.settle(NOW + 30);
     expect(report).toMatchObject({ pending: 1, replaced: 1, failed: 0, eventsSent: 1 });
-    // The new order: watched under the replaced task, with its callback, mode, key and the lease as it stands
-    expect(await leases.get(NEW)).toEqual({ ...lease(), order_id: NEW });
+    // The new order: watched under the replaced task, with its callback, mode, key and the lease as it stands;
+    // its spending is the round's reservation (issue 24), the lost order's is settled as it is cancelled
+    expect(await leases.get(NEW)).toEqual({ ...lease(), order_id: NEW, spend_task_id: childId });
+    expect(settled).toEqual([{ taskId: PARENT, endedAt: NOW + 30 }]);
     expect(leases.watch.get(NEW)?.status).toBe('running');
     // The lost order: cancelled, its lease ended, no longer watched
     expect(marketplace.cancelled).toEqual([LOST]);
@@ -195,7 +200,7 @@ describe('Replacer.settle', () => {
   });
 
   it('a round that placed nothing: order.recovery_failed once with its reason; the lost order is left as it was', async () => {
-    const { replacer, deps, tasks, leases, marketplace } = await started();
+    const { replacer, deps, tasks, leases, marketplace, settled } = await started();
     finishChild(tasks, { success: false, error: 'No 4090 available under $0.6/hr' });
     const report = await replacer.settle(NOW + 30);
     expect(report).toMatchObject({ replaced: 0, failed: 1 });
@@ -204,6 +209,7 @@ describe('Replacer.settle', () => {
     }]);
     expect(marketplace.cancelCalls).toEqual([]);
     expect(leases.watch.has(LOST)).toBe(true);
+    expect(settled).toEqual([]);
     expect(await replacer.settle(NOW + 60)).toMatchObject({ pending: 0, failed: 0 });
     expect(deps.events.sent).toHaveLength(1);
   });
@@ -219,6 +225,16 @@ describe('Replacer.settle', () => {
     expect(await replacer.settle(NOW + 60)).toMatchObject({ replaced: 1 });
     expect(marketplace.cancelled).toEqual([LOST]);
     expect(deps.events.sent).toHaveLength(1);
+  });
+});
+
+describe('spending of a replacement (issue 24)', () => {
+  it('an ended replacement order settles the round\'s reservation, not the replaced task\'s', async () => {
+    const calls: string[] = [];
+    const settler = spendSettler({ spend: { settle: async (taskId) => { calls.push(taskId); return undefined; } }, marketplace: new FakeMarketplace() });
+    await settler.order({ task_id: PARENT, spend_task_id: childId }, { ended_at: NOW });
+    await settler.order({ task_id: PARENT }, { ended_at: NOW });
+    expect(calls).toEqual([childId, PARENT]);
   });
 });
 
