@@ -112,6 +112,12 @@ export const createReplacer = (deps: ReplacerDeps, settings: ReplacerSettings): 
     return (await deps.events.send(order.callback_url, e.id, e.body)) ? 1 : 0;
   };
 
+  /** The lost order when its watch record is gone (its retention ran out): reported to the task's callback_url all the same. */
+  const untracked = async (entry: PendingReplacement): Promise<TrackedOrder> => {
+    const url = (await deps.tasks.get(entry.parent_task_id))?.request.callback_url;
+    return { order_id: entry.from_order_id, task_id: entry.parent_task_id, ...(typeof url === 'string' && url.length > 0 ? { callback_url: url } : {}) };
+  };
+
   const replace: Replacer['replace'] = async (order, lost, now) => {
     const over = leaseOverReason(order, now);
     if (over) return { started: false, reason: over };
@@ -163,7 +169,7 @@ export const createReplacer = (deps: ReplacerDeps, settings: ReplacerSettings): 
       const round = await deps.tasks.get(entry.task_id);
       // Still running: the workflow's own deadlines (and its safety net) end every round.
       if (round && !FINAL_STATES.includes(round.state)) continue;
-      const lost: TrackedOrder = (await deps.leases.get(entry.from_order_id)) ?? { order_id: entry.from_order_id, task_id: entry.parent_task_id };
+      const lost: TrackedOrder = (await deps.leases.get(entry.from_order_id)) ?? (await untracked(entry));
       const result = round?.result;
       if (!isReadyOrder(result)) {
         const why = result && 'error' in result ? result.error : round ? 'it ended without an order' : 'its task is gone';

@@ -5,6 +5,7 @@
  * FindServer never picks the lost server, ReportResult leaves tracking and chat to the watch.
  */
 import { findServer } from '../../../lambdas/domain/create-order/find-server';
+import { sweepFleet } from '../../../lambdas/domain/fleet-watch';
 import { reportResult } from '../../../lambdas/domain/create-order/report-result';
 import type { Lease, TrackedOrder } from '../../../lambdas/domain/lease';
 import {
@@ -225,6 +226,20 @@ describe('Replacer.settle', () => {
     expect(await replacer.settle(NOW + 60)).toMatchObject({ replaced: 1 });
     expect(marketplace.cancelled).toEqual([LOST]);
     expect(deps.events.sent).toHaveLength(1);
+  });
+});
+
+describe('the sweep', () => {
+  it('settles ended rounds every sweep, also when it watches nothing else (the lost order\'s record may be gone)', async () => {
+    const { replacer, deps, tasks } = setup();
+    await replacer.replace(lease(), aPlacedOrder(LOST, LOST_SERVER, 0, 'paused'), NOW);
+    finishChild(tasks, { success: false, error: 'No 4090 available' });
+    const report = await sweepFleet(
+      { leases: deps.leases, marketplace: deps.marketplace, notifier: deps.notifier, events: deps.events, recovery: { marketplace: deps.marketplace, replacer } },
+      { now: NOW + 30 },
+    );
+    expect(report).toMatchObject({ replacementsPending: 1, replacementsFailed: 1, replaced: 0 });
+    expect(deps.events.sent.map((s) => s.event.event)).toEqual(['order.recovery_failed']);
   });
 });
 
