@@ -21,7 +21,7 @@ process.env.AWS_REGION ??= 'us-east-1';
 
 const kb = (n: number) => `${(n / 1024).toFixed(1)} KB`;
 
-const SECTIONS = ['bundles', 'accept', 'http', 'marketplace', 'marketplace-live', 'pacing', 'pacing-live', 'leases', 'outbid', 'outbid-live', 'cost'] as const;
+const SECTIONS = ['bundles', 'accept', 'http', 'marketplace', 'marketplace-live', 'pacing', 'pacing-live', 'leases', 'outbid', 'outbid-live', 'outbid-replace', 'outbid-replace-live', 'cost'] as const;
 const RESULTS = path.join(__dirname, 'results.json');
 
 /**
@@ -122,6 +122,13 @@ const main = async () => {
     results[section === 'outbid' ? 'outbid' : 'outbidLive'] = o;
     console.log(`\n10. Outbid recovery (${dialect} dialect): loss → running again after rebid (watch every ${o.watchIntervalSeconds} s, 5 % max raise step)`);
     console.table([{ orders: o.orders, 'median ms': o.recoveryMsMedian, 'worst ms': o.recoveryMsWorst, 'set_spot_price calls / recovery': o.setSpotPriceCallsPerRecovery }]);
+  }
+  for (const [section, dialect] of [['outbid-replace', 'spec'], ['outbid-replace-live', 'live']] as const) {
+    if (!want(section)) continue;
+    const o = await benchOutbidRecovery(dialect, 'replace');
+    results[section === 'outbid-replace' ? 'outbidReplace' : 'outbidReplaceLive'] = o;
+    console.log(`\n10. Outbid recovery (${dialect} dialect): loss → replacement order running (watch every ${o.watchIntervalSeconds} s)`);
+    console.table([{ orders: o.orders, 'median ms': o.recoveryMsMedian, 'worst ms': o.recoveryMsWorst, 'reported median ms': o.reportedMsMedian, 'reported worst ms': o.reportedMsWorst }]);
   }
   if (want('cost')) {
     // Per order: transitions = FindServer, ReserveQuota, PlaceOrder, PlacementOutcome, ReportResult,

@@ -69,6 +69,8 @@ export const keys = {
   orderOwner: (orderId: number) => `OWNER#${orderId}`,
   /** One item: every standing order waiting for a server (issue 23), one attribute per task. */
   waiting: () => 'WAIT#tasks',
+  /** One item: every outbid replacement under way (issue 23), one attribute per replacement round. */
+  replacements: () => 'REPLACE#pending',
   /** One item: every caller key (issue 24: name, scopes, limits, the encrypted secret, revocation). */
   callerKeys: () => 'KEYS#all',
   /** A caller key's rolling hour of orders (its `orders_per_hour`), beside the account-wide QUOTA#orders. */

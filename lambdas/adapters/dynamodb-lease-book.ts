@@ -61,6 +61,7 @@ export class DynamoDbLeaseBook implements LeaseBook {
           ...(order.key !== undefined ? { key: order.key } : {}),
           ...(order.on_outbid !== undefined ? { on_outbid: order.on_outbid } : {}),
           ...(order.max_price !== undefined ? { max_price: order.max_price } : {}),
+          ...(order.spend_task_id !== undefined ? { spend_task_id: order.spend_task_id } : {}),
           ...(opts.lease ? { expires_at: opts.lease.expires_at, hours: opts.lease.hours } : {}),
         },
         // A retried readiness step must not reset warnings, claims or an extension made since.

@@ -68,6 +68,7 @@ const LeaseItemSchema = z.object({
   key: z.optional(z.string()),
   on_outbid: z.optional(z.enum(['rebid', 'replace', 'rebid_then_replace'])),
   max_price: z.optional(z.number()),
+  spend_task_id: z.optional(z.string()),
   expires_at: z.optional(z.number()),
   hours: z.optional(z.number()),
   warned_for: z.optional(z.number()),
@@ -87,6 +88,7 @@ export const toTracked = (item: Record<string, unknown> | undefined): TrackedOrd
     ...(i.key !== undefined ? { key: i.key } : {}),
     ...(i.on_outbid !== undefined ? { on_outbid: i.on_outbid } : {}),
     ...(i.max_price !== undefined ? { max_price: i.max_price } : {}),
+    ...(i.spend_task_id !== undefined ? { spend_task_id: i.spend_task_id } : {}),
   };
   if (i.expires_at === undefined || i.hours === undefined) return order;
   const lease: Lease = {

@@ -8,6 +8,8 @@
  * AWS-managed `aws/dynamodb` key, lib/constructs/relay-table.ts). `get` never returns them; only
  * `orderEnv` (PlaceOrder) reads them, and `finish` removes them in the same write that makes the
  * task final, so they live no longer than the task (the record's TTL covers a task that never ends).
+ * A task whose on_outbid may replace its order keeps a copy as `replacement_env` until the record's
+ * TTL (30 days after its last change): a replacement round (issue 23) seals it into its own task.
  *
  * The final write also stores a `finish_token` (random, or the finisher's name): when its answer is
  * lost (timeout, reset) the SDK sends it again, and the repeat fails its own condition although the
@@ -48,6 +50,8 @@ const TaskRecordSchema = z.object({
 
 /** The item attribute holding the sealed container env. */
 export const ORDER_ENV_ATTRIBUTE = 'order_env';
+/** The sealed container env a task with an on_outbid replace mode keeps after it ends (issue 23): `finish` leaves it. */
+export const REPLACEMENT_ENV_ATTRIBUTE = 'replacement_env';
 /** The item attribute naming the `finish` call whose write made the task final. */
 export const FINISH_TOKEN_ATTRIBUTE = 'finish_token';
 /** When a named finisher's result went out (markDelivered). */
@@ -71,7 +75,10 @@ export class DynamoDbTaskRepository implements TaskRepository {
   /** Throws TaskAlreadyExistsError when the id is taken. */
   public async create(record: TaskRecord, sealed: SealedTaskInput = {}): Promise<void> {
     const createdMs = Date.parse(record.created_at);
-    const orderEnv = sealed.orderEnv !== undefined && Object.keys(sealed.orderEnv).length > 0 ? { [ORDER_ENV_ATTRIBUTE]: sealed.orderEnv } : {};
+    const hasEnv = sealed.orderEnv !== undefined && Object.keys(sealed.orderEnv).length > 0;
+    const orderEnv = hasEnv
+      ? { [ORDER_ENV_ATTRIBUTE]: sealed.orderEnv, ...(sealed.keepForReplacement ? { [REPLACEMENT_ENV_ATTRIBUTE]: sealed.orderEnv } : {}) }
+      : {};
     try {
       await this.doc.send(new PutCommand({
         TableName: this.tableName,
@@ -89,21 +96,30 @@ export class DynamoDbTaskRepository implements TaskRepository {
   public async get(taskId: string): Promise<TaskRecord | undefined> {
     const { Item } = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: { pk: keys.task(taskId) }, ConsistentRead: true }));
     if (!Item) return undefined;
-    const { pk: _pk, ttl: _ttl, [ORDER_ENV_ATTRIBUTE]: _sealed, [FINISH_TOKEN_ATTRIBUTE]: _token, [DELIVERED_ATTRIBUTE]: _delivered, ...rest } = Item;
+    const { pk: _pk, ttl: _ttl, [ORDER_ENV_ATTRIBUTE]: _sealed, [REPLACEMENT_ENV_ATTRIBUTE]: _kept, [FINISH_TOKEN_ATTRIBUTE]: _token, [DELIVERED_ATTRIBUTE]: _delivered, ...rest } = Item;
     const parsed = TaskRecordSchema.parse(rest, ENGLISH_TEXTS);
     return { ...parsed, result: parsed.result as TaskResult | undefined } as TaskRecord;
   }
 
   /** The sealed container env of a task that is not final yet; undefined when none is stored. */
   public async orderEnv(taskId: string): Promise<Readonly<Record<string, string>> | undefined> {
+    return this.sealedEnv(taskId, ORDER_ENV_ATTRIBUTE);
+  }
+
+  /** The env kept for a replacement round (on_outbid replace modes), also after the task ended. */
+  public async replacementEnv(taskId: string): Promise<Readonly<Record<string, string>> | undefined> {
+    return this.sealedEnv(taskId, REPLACEMENT_ENV_ATTRIBUTE);
+  }
+
+  private async sealedEnv(taskId: string, attribute: string): Promise<Readonly<Record<string, string>> | undefined> {
     const { Item } = await this.doc.send(new GetCommand({
       TableName: this.tableName,
       Key: { pk: keys.task(taskId) },
       ConsistentRead: true,
       ProjectionExpression: '#env',
-      ExpressionAttributeNames: { '#env': ORDER_ENV_ATTRIBUTE },
+      ExpressionAttributeNames: { '#env': attribute },
     }));
-    const stored: unknown = Item?.[ORDER_ENV_ATTRIBUTE];
+    const stored: unknown = Item?.[attribute];
     return stored === undefined ? undefined : OrderEnvSchema.parse(stored, ENGLISH_TEXTS);
   }
 

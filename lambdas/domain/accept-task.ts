@@ -5,6 +5,7 @@
  */
 import type { CreateOrderWorkflowInput, IdempotencyStore, JobQueue, TaskRepository, WorkflowOrderRequest, WorkflowOrigin, WorkflowStarter } from './ports';
 import { HandOffError, TaskAlreadyExistsError } from './errors';
+import { replaces } from './on-outbid';
 import type { CreateOrderInput, JobMessage, TaskOrigin, TaskRecord, TaskRequest } from './task';
 
 /** Idempotency keys bind for 24 h (hardening issue). */
@@ -132,7 +133,7 @@ export const acceptTask = async (
   let recorded = false;
   try {
     try {
-      await deps.tasks.create(record, orderEnv ? { orderEnv } : undefined);
+      await deps.tasks.create(record, orderEnv ? { orderEnv, ...(keepsEnv(request) ? { keepForReplacement: true } : {}) } : undefined);
     } catch (error) {
       // The id is new to this request: "already exists" means this request's own write landed and
       // only its answer was lost (the SDK retried the put after a timeout). Go on with the hand-off.
@@ -153,6 +154,9 @@ export const acceptTask = async (
 /** A standing order's timing (issue 23): when it was accepted (ms) and when its wait ends (s). Nothing without a wait. */
 export const standingTiming = (waitSeconds: number | undefined, nowMs: number): { waiting_until?: number; accepted_at?: number } =>
   waitSeconds !== undefined && waitSeconds > 0 ? { waiting_until: Math.floor(nowMs / 1000) + waitSeconds, accepted_at: nowMs } : {};
+
+/** A create-order whose order may be replaced (issue 23) keeps its env for the replacement round. */
+const keepsEnv = (request: TaskRequest): boolean => request.kind === 'create-order' && replaces(request.input.on_outbid);
 
 /** The request without the create-order env values, and those values. */
 export const sealRequest = (request: TaskRequest): { request: TaskRequest; orderEnv?: Readonly<Record<string, string>> } => {

@@ -11,6 +11,7 @@ import {
   diffWatch,
   extendLease,
   hasLease,
+  spendTaskOf,
   isSpotDecrease,
   isStop,
   leaseExpiredEvent,
@@ -116,6 +117,10 @@ export interface SweepReport {
   /** Outbid orders whose recovery this sweep ran (issue 23), and the set_spot_price calls it made. */
   readonly recoveries: number;
   readonly rebidCalls: number;
+  /** Replacement rounds under way at the start of the sweep, and those this sweep settled (order.replaced / order.recovery_failed). */
+  readonly replacementsPending: number;
+  readonly replaced: number;
+  readonly replacementsFailed: number;
   /** Leases and status changes left for the next sweep because `canContinue` said stop. */
   readonly deferred: number;
   /** Why each failed cancel failed, for the log. */
@@ -132,6 +137,7 @@ const emptyReport = (): Counters => ({
   due: 0, warned: 0, cancelled: 0, failedCancels: 0, closed: 0, skippedClaims: 0,
   statusChanges: 0, orphansCancelled: 0, eventsSent: 0, eventsFailed: 0, marketplaceCalls: 0, tableReads: 0, deferred: 0, cancelFailures: [],
   waitingTasks: 0, waitingResumed: 0, waitingExpired: 0, recoveries: 0, rebidCalls: 0,
+  replacementsPending: 0, replaced: 0, replacementsFailed: 0,
 });
 
 const reasonOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
@@ -161,6 +167,18 @@ export const sweepFleet = async (deps: FleetWatchDeps, options: SweepOptions): P
     report.waitingResumed = served.resumed;
     report.waitingExpired = served.expired;
     report.marketplaceCalls += served.listingReads;
+  }
+
+  if (deps.recovery?.replacer) {
+    // Replacement rounds that ended (issue 23): the new order takes over before this sweep reads the watch list.
+    const settled = await deps.recovery.replacer.settle(now, canContinue);
+    report.replacementsPending = settled.pending;
+    report.replaced = settled.replaced;
+    report.replacementsFailed = settled.failed;
+    report.eventsSent += settled.eventsSent;
+    report.marketplaceCalls += settled.marketplaceCalls;
+    report.failedCancels += settled.cancelFailures.length;
+    report.cancelFailures.push(...settled.cancelFailures);
   }
 
   const due = await deps.leases.dueBefore(now + warningSeconds, options.limit ?? DEFAULT_SWEEP_LIMIT);
@@ -321,7 +339,8 @@ export const extendOrder = async (
   if (!order) return failure(orderNotActiveText(input.order_id));
   if (deps.spend) {
     // The extension's hours at the order's reserved price, charged to today, before the lease moves (issue 24).
-    const placedBy = (await deps.leases.get(input.order_id))?.task_id;
+    const tracked = await deps.leases.get(input.order_id);
+    const placedBy = tracked ? spendTaskOf(tracked) : undefined;
     const reserved = placedBy === undefined ? undefined : await deps.spend.store.extend(placedBy, { id: ctx.task_id, hours: input.hours }, deps.spend.limitUsdPerDay, ctx.now);
     if (reserved && !reserved.ok) return failure(budgetExceededText(reserved.refusal));
     if (reserved?.tracked) deps.spend.onReserved?.(reserved.usd, reserved.used_today);

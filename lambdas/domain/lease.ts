@@ -93,7 +93,15 @@ export interface WatchedOrder {
   readonly on_outbid?: Exclude<OnOutbid, 'notify'>;
   /** The placing request's max_price (USD per hour): the ceiling of a rebid. */
   readonly max_price?: number;
+  /**
+   * The task whose spending reservation covers this order (issue 24), when it is not `task_id`: an
+   * outbid replacement (issue 23) is placed, and reserved, by a round of its own.
+   */
+  readonly spend_task_id?: string;
 }
+
+/** The task whose spending reservation covers the order. */
+export const spendTaskOf = (order: Pick<WatchedOrder, 'task_id' | 'spend_task_id'>): string => order.spend_task_id ?? order.task_id;
 
 /** Why a lease stopped being swept. */
 export type LeaseEnd = 'cancelled' | 'order_gone';

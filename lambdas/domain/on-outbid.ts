@@ -15,22 +15,17 @@ export const REBID_NEEDS_SPOT_ERROR = 'on_outbid rebid needs a spot order (use_s
 /** The ceiling of a rebid is the caller's max_price: without it the relay would bid without limit. */
 export const REBID_NEEDS_MAX_PRICE_ERROR = 'on_outbid rebid needs max_price (the ceiling of the bid, USD per hour)';
 
-/**
- * `replace` and `rebid_then_replace` are refused at the door until the replacement round through the
- * create-order workflow is built (the fleet watch's Replacer port in ./outbid-recovery.ts is where it plugs in):
- * a request is never accepted for a recovery the relay would not run.
- */
-export const REPLACE_NOT_BUILT_ERROR = 'on_outbid replace is not available yet: use rebid or notify';
-export const REPLACE_AVAILABLE = false;
+/** `replace` acts when a spot order is outbid: an on-demand order never is, so the mode would never act. */
+export const REPLACE_NEEDS_SPOT_ERROR = 'on_outbid replace needs a spot order (use_spot must not be false)';
 
 /** Whether a mode raises the bid first. */
 export const rebids = (mode: OnOutbid | undefined): boolean => mode === 'rebid' || mode === 'rebid_then_replace';
 /** Whether a mode places a new order (at once, or once rebidding failed). */
 export const replaces = (mode: OnOutbid | undefined): boolean => mode === 'replace' || mode === 'rebid_then_replace';
 
-/** The cross-field rule of a create-order body: rebidding needs a spot order with a ceiling. Undefined when fine. */
+/** The cross-field rule of a create-order body: recovering needs a spot order, rebidding a ceiling too. Undefined when fine. */
 export const onOutbidProblem = (body: { readonly on_outbid?: OnOutbid; readonly use_spot?: boolean; readonly max_price?: number }): string | undefined => {
-  if (!REPLACE_AVAILABLE && replaces(body.on_outbid)) return REPLACE_NOT_BUILT_ERROR;
+  if (body.on_outbid === 'replace') return body.use_spot === false ? REPLACE_NEEDS_SPOT_ERROR : undefined;
   if (!rebids(body.on_outbid)) return undefined;
   if (body.use_spot === false) return REBID_NEEDS_SPOT_ERROR;
   if (body.max_price === undefined) return REBID_NEEDS_MAX_PRICE_ERROR;

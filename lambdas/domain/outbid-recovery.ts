@@ -73,10 +73,25 @@ export const ceilingReachedText = (ceiling: number, currency: string, maxPrice: 
 
 // ---- the use case ---------------------------------------------------------------------------------
 
-/** Starts a replacement order for a lost one through the create-order workflow (./outbid-replacement.ts). */
+/** What one sweep's settling of replacement rounds did (./outbid-replacement.ts). */
+export interface ReplacementSweep {
+  /** Rounds under way at the start of the sweep. */
+  readonly pending: number;
+  /** Rounds whose order took over (order.replaced), and rounds that placed none (order.recovery_failed). */
+  readonly replaced: number;
+  readonly failed: number;
+  readonly eventsSent: number;
+  readonly marketplaceCalls: number;
+  /** Lost orders whose cancel failed: retried on the next sweep. */
+  readonly cancelFailures: readonly { readonly order_id: number; readonly reason: string }[];
+}
+
+/** Replaces lost orders through the create-order workflow (./outbid-replacement.ts builds it; only the fleet watch loads that). */
 export interface Replacer {
-  /** Resolves false when nothing could be started (the reason says why). */
+  /** Starts a replacement round; resolves false when nothing could be started (the reason says why). */
   replace(order: TrackedOrder, lost: Order, now: number): Promise<{ readonly started: true } | { readonly started: false; readonly reason: string }>;
+  /** Settles the rounds that ended: the new order takes over (order.replaced), or order.recovery_failed. Once each. */
+  settle(now: number, canContinue?: () => boolean): Promise<ReplacementSweep>;
 }
 
 export interface OutbidRecoveryDeps {

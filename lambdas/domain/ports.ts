@@ -117,6 +117,11 @@ export interface TaskRepository {
   get(taskId: string): Promise<TaskRecord | undefined>;
   /** The container env stored by `create` (PlaceOrder reads it); undefined once the task is final. */
   orderEnv?(taskId: string): Promise<Readonly<Record<string, string>> | undefined>;
+  /**
+   * The container env a task that may be replaced keeps after it ends (`SealedTaskInput.keepForReplacement`):
+   * the fleet watch seals it into the replacement round (issue 23). Undefined when none is kept.
+   */
+  replacementEnv?(taskId: string): Promise<Readonly<Record<string, string>> | undefined>;
   /** Moves a non-final task to `state` (running) and merges fields like order_id. */
   update(
     taskId: string,
@@ -143,6 +148,8 @@ export interface TaskRepository {
 /** What a task keeps beside its record until it ends: values too secret for logs, history or events. */
 export interface SealedTaskInput {
   readonly orderEnv?: Readonly<Record<string, string>>;
+  /** Keep a copy of `orderEnv` after the task ends (on_outbid replace modes: a replacement round needs it). */
+  readonly keepForReplacement?: boolean;
 }
 
 /** Starts the create-order workflow (Step Functions execution named by task id). */
@@ -188,6 +195,11 @@ export interface CreateOrderWorkflowInput {
   };
   /** Set by the fleet watch when it resumes a standing order: the server it claimed for the task and the waiting round. */
   readonly resume?: { readonly server_id: number; readonly round: number };
+  /**
+   * Set by the fleet watch on a replacement round (issue 23, ./outbid-replacement.ts): the task and the
+   * lost order it replaces, and that order's server (never chosen again). The watch reports the result.
+   */
+  readonly replaces?: { readonly task_id: string; readonly order_id: number; readonly server_id: number };
 }
 
 /** Claims a server for one task so concurrent tasks never race for it. */

@@ -5,7 +5,7 @@
  * are the marketplace's own (`billed_hours`, from production's `spend`) when it reports them, read
  * once per sweep with completed orders included; otherwise readiness to the sweep that saw the end.
  */
-import type { TrackedOrder } from './lease';
+import { spendTaskOf, type TrackedOrder } from './lease';
 import type { MarketplaceClient } from './ports';
 import type { OrderEnd, Settlement, SpendStore } from './spend-budget';
 
@@ -15,7 +15,7 @@ export interface SpendSettler {
   /** Fresh my_orders reads made for billed hours (0 or 1). */
   readonly reads: () => number;
   /** Settles the order's task; true when done or nothing to do, false when it failed (retry next sweep). */
-  order(record: Pick<TrackedOrder, 'task_id'> | undefined, end: { readonly ended_at: number; readonly billed_hours?: number | undefined }): Promise<boolean>;
+  order(record: Pick<TrackedOrder, 'task_id' | 'spend_task_id'> | undefined, end: { readonly ended_at: number; readonly billed_hours?: number | undefined }): Promise<boolean>;
   /** The hours the marketplace billed for an ended order, if it says (one fresh read per sweep). */
   billedHours(orderId: number): Promise<number | undefined>;
 }
@@ -34,7 +34,7 @@ export const spendSettler = (deps: {
       if (!deps.spend || !record) return true;
       try {
         const outcome = await deps.spend.settle(
-          record.task_id,
+          spendTaskOf(record),
           { ended_at: end.ended_at, ...(end.billed_hours !== undefined ? { billed_hours: end.billed_hours } : {}) } satisfies OrderEnd,
           end.ended_at,
         );

@@ -75,7 +75,7 @@ export const OrderEventSchema = describe(z.object({
   ]), {
     description: '`order.orphan_cancelled`: an order placed for this task that the task did not keep (its answer was lost, or it showed in my_orders too late) was cancelled by the fleet watch. '
       + 'Outbid recovery (`on_outbid`, docs/outbid-recovery.md): `order.outbid` (a spot order stopped while another renter has its server), '
-      + '`order.rebid` (one accepted bid raise), `order.replaced` (a new order runs instead of the lost one, which was cancelled), `order.recovery_failed` (nothing more will be tried)',
+      + '`order.rebid` (one accepted bid raise), `order.replaced` (a new order runs instead of the lost one, which was cancelled; its `order_id` is the new order), `order.recovery_failed` (nothing more will be tried)',
   }),
   order_id: z.int(),
   task_id: describe(z.string(), { description: 'The task that placed (or first extended) the order' }),

@@ -266,7 +266,9 @@ export const OnOutbidSchema = describe(
     description:
       'What the relay does when this spot order is outbid (paused or offline while another renter has the server): `notify` (default: report only), '
       + '`rebid` (raise the bid through set_spot_price in steps the marketplace accepts, never above max_price; needs a spot order and max_price), '
-      + '`replace` (place a new order for the same request on another server, cancel the lost one), `rebid_then_replace` (rebid, then replace at the ceiling). '
+      + '`replace` (place a new order for the same request, with the lease that is left, on another server through the create-order workflow, '
+      + 'then cancel the lost one; the lease, extend-order and set-spot-price follow the new order; needs a spot order), '
+      + '`rebid_then_replace` (rebid, then replace at the ceiling; needs a spot order and max_price). '
       + 'Events: order.outbid, order.rebid, order.replaced, order.recovery_failed.',
     type: 'string',
     enum: [...ON_OUTBID_MODES],

@@ -86,6 +86,8 @@ export const TABLE_ACCESS: Readonly<Record<KeyFamily, FamilyAccess>> = {
   // Standing orders (issue 23): FindServer queues a task, the fleet watch serves or expires it, the
   // job worker's cancel-task removes it; get-task reads its place in the queue.
   waiting: { write: [workflowUser('FindServer'), 'FleetWatch', 'JobWorker'], read: [apiUser(ROUTES.find((r) => r.id === 'GetTask')!)] },
+  // Outbid replacements under way (issue 23): the fleet watch starts and settles them.
+  replacements: { write: ['FleetWatch'] },
   // Caller keys (issue 24): every signed route looks a key up; the admin routes add and revoke.
   callerKeys: { write: ['ApiAdminKeysCreate', 'ApiAdminKeysRevoke'], read: routesWhere((route) => route.signed) },
   keyQuota: { write: [workflowUser('ReserveQuota')] },

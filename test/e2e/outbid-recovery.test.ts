@@ -6,7 +6,12 @@
  *   marketplace accepts (a too-big step is refused with `exceeded_max_step` and the relay follows the
  *   stated step); order.outbid and one order.rebid per accepted raise, each delivered once;
  * - a ceiling (max_price) too low: the bid stops at the ceiling and order.recovery_failed is reported once;
- * - on_outbid `rebid` without a spot order or without max_price is a 400; so is `replace` (not built yet).
+ * - `replace`: a new order runs on another server, the lost one is cancelled, the lease moves to the
+ *   new order (extend-order on it counts from the lost order's end), order.outbid and order.replaced
+ *   each once; the task view shows the new order;
+ * - `rebid_then_replace` with a ceiling too low for the rebid: the replacement runs;
+ * - `replace` that finds no other server: order.recovery_failed once, the lost order is left as it was;
+ * - on_outbid `rebid` without a spot order or without max_price is a 400; so is `replace` without a spot order.
  * Waits are on conditions with deadlines (callbacks, sweep counts), never fixed sleeps.
  */
 import { bidCeiling } from '../../lambdas/domain/outbid-recovery';
@@ -45,7 +50,7 @@ describe(`Outbid recovery (${dialect} marketplace dialect)`, () => {
     await until(() => runtime.watch.sweeps() >= seen + n, `${n} more watch sweeps`);
   };
   /** A running spot order on a server of its own, placed with `body`, and seen running by the watch. */
-  const runningOrder = async (tag: string, serverId: number, gpu: string, body: Json): Promise<{ orderId: number; taskId: string }> => {
+  const runningOrder = async (tag: string, serverId: number, gpu: string, body: Json): Promise<{ orderId: number; taskId: string; result: Json }> => {
     sim().addServer(uniqueServer(serverId, gpu, sim().nativeCoin));
     const res = await signedPost(runtime.url, '/webhook/create-order', { gpu_type: gpu, callback_url: `${callbacks.url}/${tag}`, ...body }, TEST_WEBHOOK_SECRET);
     expect(res.status).toBe(202);
@@ -53,7 +58,7 @@ describe(`Outbid recovery (${dialect} marketplace dialect)`, () => {
     expect(result).toMatchObject({ success: true, server_id: serverId });
     // The watch has seen it running once a sweep after the result has run.
     await moreSweeps(2);
-    return { orderId: result.order_id as number, taskId: String(res.json?.task_id) };
+    return { orderId: result.order_id as number, taskId: String(res.json?.task_id), result };
   };
   /** The ceiling the relay computes from max_price with the server's own rates (the reader's view of uniqueServer). */
   const ceilingOf = (maxPrice: number): number => {
@@ -127,10 +132,83 @@ describe(`Outbid recovery (${dialect} marketplace dialect)`, () => {
     expect(events('ceiling', 'order.outbid')).toHaveLength(1);
   }, 120_000);
 
+  it('replace: a new order runs on another server, the lost one is cancelled and the lease moves to the new order', async () => {
+    // Prepare: the order runs on its server; a second matching server appears afterwards
+    const gpu = 'OUTBID R3';
+    const { orderId, taskId, result } = await runningOrder('replace', 9913, gpu, { max_price: 0.6, on_outbid: 'replace', max_hours: 2, env: { REPLACE_TOKEN: 'kept' } });
+    sim().addServer(uniqueServer(9914, gpu, sim().nativeCoin));
+    const placed = sim().orders().find((o) => o.order_id === orderId)?.price as number;
+    // Act: another renter bids more
+    sim().outbid(orderId, placed * 2);
+    // Assess: order.replaced names the new order, which runs on the other server; the lost one is cancelled
+    const replaced = json(await callbacks.waitFor((r) => r.path === '/replace' && json(r).event === 'order.replaced', WAIT_MS));
+    expect(replaced).toMatchObject({ event: 'order.replaced', task_id: taskId, from_order_id: orderId });
+    const newOrderId = replaced.to_order_id as number;
+    expect(replaced.order_id).toBe(newOrderId);
+    expect(String(replaced.ssh_connection)).toContain('ssh');
+    const newOrder = sim().orders().find((o) => o.order_id === newOrderId);
+    expect(newOrder).toMatchObject({ renting_server: 9914, online: true });
+    await until(() => sim().orders().find((o) => o.order_id === orderId)?.end_reason === 'cancelled', `lost order ${orderId} cancelled`);
+    // Each event once, and nothing failed
+    await moreSweeps(2);
+    expect(events('replace', 'order.outbid')).toHaveLength(1);
+    expect(events('replace', 'order.replaced')).toHaveLength(1);
+    expect(events('replace', 'order.recovery_failed')).toHaveLength(0);
+    // The task view shows the new order and the history; the task's one result stays the first order's
+    expect(callbacks.requests.filter((r) => isResult(r, '/replace'))).toHaveLength(1);
+    const view = await taskView(taskId);
+    expect(view).toMatchObject({ state: 'succeeded', order_id: newOrderId });
+    expect((view.history as Json[]).map((h) => h.event)).toEqual(['order.outbid', 'order.replaced']);
+    // The lease moved: extending the new order counts from the lost order's end
+    const extend = await signedPost(runtime.url, '/webhook/extend-order', { order_id: newOrderId, hours: 1, callback_url: `${callbacks.url}/replace-extend` }, TEST_WEBHOOK_SECRET);
+    expect(extend.status).toBe(202);
+    const extended = json(await callbacks.waitFor((r) => isResult(r, '/replace-extend'), WAIT_MS));
+    expect(extended).toMatchObject({ success: true, order_id: newOrderId, lease_expires_at: (result.lease_expires_at as number) + 3600 });
+  }, 120_000);
+
+  it('rebid_then_replace with a ceiling too low for the rebid: a replacement runs', async () => {
+    // Prepare
+    const gpu = 'OUTBID R4';
+    const maxPrice = 0.46;
+    const { orderId } = await runningOrder('rebid-replace', 9915, gpu, { max_price: maxPrice, on_outbid: 'rebid_then_replace' });
+    sim().addServer(uniqueServer(9916, gpu, sim().nativeCoin));
+    // Act: a competitor above the ceiling
+    sim().outbid(orderId, ceilingOf(maxPrice) * 1.5);
+    // Assess: the bid went up to the ceiling, then a new order runs on the other server
+    const replaced = json(await callbacks.waitFor((r) => r.path === '/rebid-replace' && json(r).event === 'order.replaced', WAIT_MS));
+    expect(replaced).toMatchObject({ from_order_id: orderId });
+    expect(sim().orders().find((o) => o.order_id === replaced.to_order_id)).toMatchObject({ renting_server: 9916, online: true });
+    const accepted = sim().spotPriceCalls().filter((c) => c.order_id === orderId && c.outcome === 'ok');
+    expect(accepted.at(-1)?.desired_price).toBe(ceilingOf(maxPrice));
+    await until(() => sim().orders().find((o) => o.order_id === orderId)?.end_reason === 'cancelled', `lost order ${orderId} cancelled`);
+    await moreSweeps(2);
+    expect(events('rebid-replace', 'order.outbid')).toHaveLength(1);
+    expect(events('rebid-replace', 'order.rebid').length).toBe(accepted.length);
+    expect(events('rebid-replace', 'order.replaced')).toHaveLength(1);
+    expect(events('rebid-replace', 'order.recovery_failed')).toHaveLength(0);
+  }, 120_000);
+
+  it('replace without another server: order.recovery_failed once, and the lost order is left as it was', async () => {
+    // Prepare: the only server of its GPU type
+    const { orderId } = await runningOrder('no-replacement', 9917, 'OUTBID R5', { max_price: 0.6, on_outbid: 'replace' });
+    const ordersBefore = sim().orders().length;
+    // Act
+    sim().outbid(orderId, (sim().orders().find((o) => o.order_id === orderId)?.price as number) * 2);
+    // Assess
+    const failed = json(await callbacks.waitFor((r) => r.path === '/no-replacement' && json(r).event === 'order.recovery_failed', WAIT_MS));
+    expect(failed).toMatchObject({ event: 'order.recovery_failed', order_id: orderId });
+    expect(String(failed.reason)).toContain('no replacement was placed: No OUTBID R5 available');
+    await moreSweeps(2);
+    expect(events('no-replacement', 'order.recovery_failed')).toHaveLength(1);
+    expect(events('no-replacement', 'order.replaced')).toHaveLength(0);
+    expect(sim().orders()).toHaveLength(ordersBefore);
+    expect(sim().orders().find((o) => o.order_id === orderId)).toMatchObject({ expired: false, online: false });
+  }, 120_000);
+
   it.each([
     [{ gpu_type: 'RTX 4090', max_price: 0.5, use_spot: false, on_outbid: 'rebid' }, 'on_outbid rebid needs a spot order (use_spot must not be false)'],
     [{ gpu_type: 'RTX 4090', on_outbid: 'rebid' }, 'on_outbid rebid needs max_price (the ceiling of the bid, USD per hour)'],
-    [{ gpu_type: 'RTX 4090', max_price: 0.5, on_outbid: 'replace' }, 'on_outbid replace is not available yet: use rebid or notify'],
+    [{ gpu_type: 'RTX 4090', max_price: 0.5, use_spot: false, on_outbid: 'replace' }, 'on_outbid replace needs a spot order (use_spot must not be false)'],
     [{ gpu_type: 'RTX 4090', on_outbid: 'retry' }, 'on_outbid must be one of notify, rebid, replace, rebid_then_replace'],
   ])('refuses %j with a 400', async (body, error) => {
     const res = await signedPost(runtime.url, '/webhook/create-order', body, TEST_WEBHOOK_SECRET);

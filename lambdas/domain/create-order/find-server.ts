@@ -59,7 +59,8 @@ export const findServerOrWait = async (state: WorkflowState, deps: FindServerDep
     const acceptedAt = state.timing.accepted_at ?? now;
     if (olderWaiting(await standing.list(), state, acceptedAt).length > 0) return wait(state, { ...deps, waiting: standing }, now);
   }
-  const excluded = [...(state.search?.excluded ?? [])];
+  // A replacement round (issue 23) never goes back to the lost order's server.
+  const excluded = [...(state.search?.excluded ?? (state.replaces ? [state.replaces.server_id] : []))];
   const tried = [...(state.search?.tried ?? [])];
   if (state.placement?.retry && !excluded.includes(state.placement.server_id)) {
     excluded.push(state.placement.server_id);

@@ -128,7 +128,8 @@ export const reportResult = async (
   const settled = deps.spend ? await settleTaskSpend(state, deps.spend, result.success, now) : undefined;
   // Caller URLs are not in the workflow input (execution history): they are read from the task record.
   const { callbackUrl, origin } = deliveryTargets(await deps.tasks.get(state.task_id), state.origin);
-  if (result.success) {
+  // A replacement round (issue 23): the fleet watch tracks its order under the replaced task and reports it.
+  if (result.success && !state.replaces) {
     const { max_hours: maxHours, use_spot: spot, on_outbid: onOutbid, max_price: maxPrice } = state.request;
     await deps.leases.track(
       {
@@ -153,7 +154,7 @@ export const reportResult = async (
     // this name, and a Step Functions retry of it after a final write whose answer was lost still delivers.
     REPORT_RESULT_FINISHER,
   );
-  if (delivered && result.success) await deps.notifier.chat(orderReadyText(result));
+  if (delivered && result.success && !state.replaces) await deps.notifier.chat(orderReadyText(result));
   if (state.search) await deps.claims.release(state.search.server.id, state.task_id);
   return { success: result.success, delivered, result, ...(settled ? { settled } : {}) };
 };

@@ -12,6 +12,8 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { sweepFleet, DEFAULT_SWEEP_LIMIT, type FleetWatchDeps, type SweepReport } from '../../domain/fleet-watch';
 import { awsCallGiveUpMs, documentClient } from '../../adapters/aws-clients';
 import { DynamoDbLeaseStore } from '../../adapters/dynamodb-lease-store';
+import { DynamoDbPendingReplacements } from '../../adapters/dynamodb-pending-replacements';
+import { createReplacer } from '../../domain/outbid-replacement';
 import { relayEnv, type RelayEnv } from '../../adapters/env';
 import { callbackWorstCaseMs, chatWorstCaseMs } from '../../adapters/http-notifier';
 import { budgetedHandler, remainingMs, type BudgetContext } from '../../adapters/invocation-budget';
@@ -127,17 +129,30 @@ const deps = lazy<FleetWatchDeps>(() => {
   const notifier = notifierFromEnv(env);
   const marketplace = marketplaceFromEnv(env);
   const tasks = taskRepositoryFromEnv(env);
+  const leases = new DynamoDbLeaseStore(documentClient(), env.TABLE_NAME);
+  const spend = spendStoreFromEnv(env);
+  // Outbid recovery (issue 23): replacing starts a create-order workflow round (STATE_MACHINE_ARN set).
+  const replacer = env.STATE_MACHINE_ARN
+    ? createReplacer(
+      { tasks, pending: new DynamoDbPendingReplacements(documentClient(), env.TABLE_NAME), workflow: workflowStarterFromEnv(env), leases, marketplace, notifier, events: notifier, spend },
+      { poll_interval_seconds: env.ORDER_POLL_INTERVAL_SECONDS, ready_timeout_seconds: env.ORDER_READY_TIMEOUT_SECONDS, soft_limit_seconds: SOFT_TIME_LIMIT_SECONDS },
+    )
+    : undefined;
   return {
-    leases: new DynamoDbLeaseStore(documentClient(), env.TABLE_NAME),
+    leases,
     marketplace,
     notifier,
     events: notifier,
     intents: placementIntentsFromEnv(env),
     tasks,
     // Spending (issue 24): ended orders are settled.
-    spend: spendStoreFromEnv(env),
-    // Outbid recovery (issue 23): rebidding here; replacing starts a workflow (STATE_MACHINE_ARN set).
-    recovery: { marketplace, history: (taskId, entry) => tasks.appendHistory?.(taskId, entry, Date.now()) ?? Promise.resolve() },
+    spend,
+    // Outbid recovery (issue 23): rebidding here; replacing through the replacer.
+    recovery: {
+      marketplace,
+      history: (taskId, entry) => tasks.appendHistory?.(taskId, entry, Date.now()) ?? Promise.resolve(),
+      ...(replacer ? { replacer } : {}),
+    },
     // Standing orders (issue 23): served when the watch may start workflows (STATE_MACHINE_ARN set).
     ...(env.STATE_MACHINE_ARN
       ? { standing: { waiting: waitingTasksFromEnv(env), marketplace, claims: serverClaimsFromEnv(env), tasks, notifier, workflow: workflowStarterFromEnv(env) } }

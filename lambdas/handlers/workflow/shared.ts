@@ -63,6 +63,7 @@ export const WorkflowStateSchema = z.object({
     accepted_at: z.optional(z.number()),
   }),
   resume: z.optional(z.object({ server_id: z.int(), round: z.int().check(z.positive()) })),
+  replaces: z.optional(z.object({ task_id: nonEmpty(), order_id: z.int(), server_id: z.int() })),
   search: z.optional(z.object({
     server: ChosenServerSchema,
     attempt: z.int().check(z.positive()),

@@ -58,6 +58,13 @@ describe('Adapter: DynamoDbLeaseStore (dynalite)', () => {
     expect(await s.get(2)).toBeUndefined();
   });
 
+  it('keeps what outbid recovery carries to a replacement order (issue 23)', async () => {
+    const s = store();
+    const order = { order_id: 3, task_id: 't1', spot: true, key: 'ci', on_outbid: 'replace' as const, max_price: 0.6, spend_task_id: 't1-r2' };
+    await s.track(order, { now: T0, status: 'running' });
+    expect(await s.get(3)).toEqual(order);
+  });
+
   it(`finds the ${FLEET.due} due leases among ${FLEET.total} reading O(due) items`, async () => {
     // Prepare: FLEET.due leases ended within the last minute, the others ending 2 h to 2 days later.
     const seeding = store();

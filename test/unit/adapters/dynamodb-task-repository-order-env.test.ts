@@ -1,6 +1,6 @@
 /** DynamoDbTaskRepository: the sealed container env (order_env) beside a task record, on dynalite. */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { DynamoDbTaskRepository, ORDER_ENV_ATTRIBUTE } from '../../../lambdas/adapters/dynamodb-task-repository';
+import { DynamoDbTaskRepository, ORDER_ENV_ATTRIBUTE, REPLACEMENT_ENV_ATTRIBUTE } from '../../../lambdas/adapters/dynamodb-task-repository';
 import type { TaskRecord } from '../../../lambdas/domain/task';
 import { keys } from '../../../contract/resources';
 import { startDynalite, type LocalDynamo } from '../../helpers/dynalite';
@@ -49,6 +49,19 @@ describe('Adapter: DynamoDbTaskRepository order env', () => {
     await repo.update('t-2', { order_id: 1 }, NOW + 3);
     expect(await rawItem('t-2')).not.toHaveProperty(ORDER_ENV_ATTRIBUTE);
     expect(await repo.finish('t-2', 'failed', { success: false, error: 'late' }, NOW + 4)).toBe(false);
+  });
+
+  it('keeps a copy for a task whose order may be replaced (issue 23): finish leaves it, get never returns it', async () => {
+    await repo.create(aRecord('t-5'), { orderEnv: ENV, keepForReplacement: true });
+    await repo.create(aRecord('t-6'), { orderEnv: ENV });
+    for (const id of ['t-5', 't-6']) {
+      await repo.finish(id, 'succeeded', { success: true, order_id: 1, server_id: 7, status: 'running', ssh_connection: 'ssh x', gpu: [], price_usd: null }, NOW + 2);
+      expect(await repo.orderEnv(id)).toBeUndefined();
+      expect(JSON.stringify(await repo.get(id))).not.toContain(ENV.API_TOKEN);
+    }
+    expect(await repo.replacementEnv('t-5')).toEqual(ENV);
+    expect(await repo.replacementEnv('t-6')).toBeUndefined();
+    expect(await rawItem('t-6')).not.toHaveProperty(REPLACEMENT_ENV_ATTRIBUTE);
   });
 
   it('stores no attribute for a task without env (or an empty one)', async () => {
