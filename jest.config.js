@@ -23,21 +23,22 @@ module.exports = {
       displayName: 'e2e-live',
       // One local runtime per test file (the handlers parse the environment once per module
       // registry), so a dialect is a project setting rather than a describe.each inside a file.
-      // A file is here when what it asserts reads an answer that only production's dialect words
-      // differently and no other file here already drives that answer end to end:
+      // A file is here when what it asserts reads an answer that production's dialect words differently,
+      // or when its issue asks for the behaviour end to end in both dialects:
       // - relay: listing (per-day prices, coin names), create_order's `{"code":0}` without an order id,
       //   my_orders, cancel_order, status, the price alert's spot prices;
       // - fleet-watch: my_orders statuses (paused vs stopped) and the lease-end cancel;
       // - lease-routes: set_spot_price's refusal texts (exceeded_max_step vs too_low_price) and currency;
-      // - placement: refusals on HTTP 500 with a JSON body, orders listed late after `{"code":0}`.
-      // Left to the `e2e` project (their rules run on parsed orders and servers, after the reader
-      // that the files above and test/unit/simulator/*dialect*.test.ts cover in both dialects):
-      // teams (caller keys: the owner is the relay's own lease record), standing-orders (the same
-      // findMatchingServers as FindServer), orphan-orders (a lost answer is never read; finding the
-      // order is findPlacedOrder, which placement drives in both dialects; the cancel is fleet-watch's).
+      // - placement: refusals on HTTP 500 with a JSON body, orders listed late after `{"code":0}`;
+      // - outbid-recovery: an outbid order is `paused` (spec) or offline while rented (live), the
+      //   max-step refusal and prices per day (issue 23: e2e in both dialects);
+      // - budgets: USD per hour from per-day prices, production's `spend` for billed hours (issue 24);
+      // - standing-orders (issue 23), teams (issue 24) and orphan-orders (issue 20): their issues ask for
+      //   both dialects, although their rules run on orders and servers already parsed by the reader.
       testMatch: [
         '<rootDir>/test/e2e/relay.test.ts', '<rootDir>/test/e2e/fleet-watch.test.ts', '<rootDir>/test/e2e/lease-routes.test.ts',
-        '<rootDir>/test/e2e/placement.test.ts', '<rootDir>/test/e2e/outbid-recovery.test.ts',
+        '<rootDir>/test/e2e/placement.test.ts', '<rootDir>/test/e2e/outbid-recovery.test.ts', '<rootDir>/test/e2e/budgets.test.ts',
+        '<rootDir>/test/e2e/standing-orders.test.ts', '<rootDir>/test/e2e/teams.test.ts', '<rootDir>/test/e2e/orphan-orders.test.ts',
       ],
       setupFiles: [...base.setupFiles, '<rootDir>/test/setup-live-dialect.ts'],
     },

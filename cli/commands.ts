@@ -44,6 +44,8 @@ export const OPTIONS = {
   'slack-user': { type: 'string' },
   'wait-for': { type: 'string' },
   'on-outbid': { type: 'string' },
+  from: { type: 'string' },
+  to: { type: 'string' },
 } as const satisfies NonNullable<ParseArgsConfig['options']>;
 
 export type OptionName = keyof typeof OPTIONS;
@@ -109,6 +111,11 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
     options: [...CONNECTION, 'name', 'scopes', 'orders-per-hour', 'budget-usd-per-day', 'expires', 'slack-user'],
     usage: 'keys create --name NAME --scopes order,cancel,read[,admin] [--orders-per-hour N] [--budget-usd-per-day USD] [--expires YYYY-MM-DD] [--slack-user U123] | keys list | keys revoke NAME',
     summary: 'caller keys (scope admin): create (prints the secret once), list, revoke (/admin/keys)',
+  },
+  spend: {
+    options: [...CONNECTION, 'from', 'to'],
+    usage: 'spend [--from YYYY-MM-DD] [--to YYYY-MM-DD]',
+    summary: 'the spend ledger per key and UTC day: reserved, settled, orders, GPU hours (GET /webhook/spend)',
   },
   help: { options: ['help'], usage: 'help [COMMAND]', summary: 'show this help' },
 };

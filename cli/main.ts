@@ -13,6 +13,7 @@ import { HELP, commandSpec } from './commands';
 import { runKeys } from './keys';
 import { CliError, EXIT_OK, EXIT_USAGE, err, hideCallbackSecret, hideSecret, out, progress } from './output';
 import { runMarketplace, runTask } from './read-commands';
+import { runSpend } from './spend';
 import { runTaskCommand } from './task-commands';
 import { runVerify } from './verify';
 
@@ -52,6 +53,8 @@ export const main = async (argv: string[]): Promise<number> => {
       return runVerify(values, positionals);
     case 'keys':
       return runKeys(values, positionals);
+    case 'spend':
+      return runSpend(values, positionals);
     default:
       return runTaskCommand(command, values, positionals);
   }

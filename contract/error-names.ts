@@ -25,4 +25,5 @@ export const BUSINESS_ERROR_NAMES = [
   'MarketplaceAuthError',
   'InvalidOrderRequestError',
   'OrderNotVisibleError',
+  'BudgetExceededError',
 ] as const;

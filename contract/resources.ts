@@ -73,6 +73,12 @@ export const keys = {
   callerKeys: () => 'KEYS#all',
   /** A caller key's rolling hour of orders (its `orders_per_hour`), beside the account-wide QUOTA#orders. */
   keyQuota: (keyName: string) => `KEYQUOTA#${keyName}`,
+  /** Spending budgets (issue 24): one item per UTC day (`YYYY-MM-DD`) with its reserved and settled totals, relay-wide and per key. */
+  spendDay: (day: string) => `SPEND#${day}`,
+  /** A create-order task's reservation: key, server, USD per hour, the reserved segments, readiness and, once settled, the cost. */
+  spendReservation: (taskId: string) => `SPENDRES#${taskId}`,
+  /** The ledger: one item per settled order, kept 400 days. */
+  spendLedger: (orderId: number) => `LEDGER#${orderId}`,
 } as const;
 
 /** An item family of the relay table (a `keys` entry). */

@@ -27,6 +27,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   { method: 'POST', path: '/webhook/price-alert', entry: 'lambdas/handlers/api/price-alert.ts', id: 'PriceAlert', signed: true, rateLimited: true, permissions: ['sendMessage', 'writeTasks'] },
   { method: 'POST', path: '/webhook/status', entry: 'lambdas/handlers/api/status.ts', id: 'Status', signed: true, rateLimited: true, permissions: ['sendMessage', 'writeTasks'] },
   { method: 'GET', path: '/webhook/tasks/{task_id}', entry: 'lambdas/handlers/api/get-task.ts', id: 'GetTask', signed: true, rateLimited: true, permissions: [] },
+  { method: 'GET', path: '/webhook/spend', entry: 'lambdas/handlers/api/spend.ts', id: 'Spend', signed: true, rateLimited: true, permissions: [] },
   { method: 'GET', path: '/webhook/marketplace', entry: 'lambdas/handlers/api/marketplace-summary.ts', id: 'MarketplaceSummary', signed: false, rateLimited: true, permissions: ['marketplace'] },
   { method: 'POST', path: '/slack/command', entry: 'lambdas/handlers/api/slack-command.ts', id: 'SlackCommand', signed: false, rateLimited: true, permissions: ['startExecution', 'sendMessage', 'writeTasks'] },
   { method: 'POST', path: '/admin/keys', entry: 'lambdas/handlers/api/admin-keys-create.ts', id: 'AdminKeysCreate', signed: true, rateLimited: true, permissions: [] },
@@ -40,7 +41,7 @@ export const ROUTES: readonly RouteDefinition[] = [
 export const ROUTE_SCOPES: Readonly<Record<string, Scope>> = {
   CreateOrder: 'order', PriceAlert: 'order', ExtendOrder: 'order', SetSpotPrice: 'order',
   CancelOrder: 'cancel',
-  Status: 'read', GetTask: 'read',
+  Status: 'read', GetTask: 'read', Spend: 'read',
   AdminKeysCreate: 'admin', AdminKeysList: 'admin', AdminKeysRevoke: 'admin',
 };
 

@@ -31,5 +31,6 @@ export const SETTING_DOCS: Readonly<Record<SettingKey, string>> = {
   orderVisibleTimeoutSeconds: 'How long the relay looks for a just-placed order in my_orders (fresh reads, backoff) before it concludes that none was placed; production lists new orders up to ~20 s late. The fleet watch cancels an order that appears later and nobody kept.',
   readinessProbe: 'What makes a running order ready: `ssh` = its ssh endpoint answers with an SSH banner (within ORDER_READY_TIMEOUT_SECONDS), `none` = the marketplace status alone.',
   callerKeyCacheSeconds: 'How long an instance reuses the caller keys it read (X-Webhook-Key-Id); a revocation takes effect everywhere within this. 0 reads them on every request.',
+  spendLimitUsdPerDay: 'The whole relay\'s spending limit per UTC day, in USD: each order reserves its worst case (USD per hour × lease hours) before it is placed and is refused over the limit (docs/budgets.md); the alarm SpendNearDailyLimit fires at 80 %. Unset = no limit.',
   jobRetryBaseMs: 'Delay unit of job retries (2^retry × this, in ms); 1000 in production, smaller in tests.',
 };

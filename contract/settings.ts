@@ -114,6 +114,8 @@ export const SETTINGS = {
     env: 'CALLER_KEY_CACHE_SECONDS', kind: 'int', min: 0, default: 60,
     max: { value: 60, reason: 'a revoked caller key must be refused within 60 s on every instance' },
   },
+  // USD, a positive number (the `hours` kind decodes exactly that).
+  spendLimitUsdPerDay: { env: 'SPEND_LIMIT_USD_PER_DAY', kind: 'hours', optional: true },
   jobRetryBaseMs: { env: 'JOB_RETRY_BASE_MS', kind: 'int', deployed: false, default: 1_000 },
 } as const satisfies Readonly<Record<string, Setting>>;
 

@@ -48,4 +48,9 @@ export const MetricName = {
   SpotPriceChanges: 'SpotPriceChanges',
   /** A placed order the report step could not record for the watch (it retries; this counts the tries that failed). */
   LeaseRecordFailures: 'LeaseRecordFailures',
+  /** Spending (issue 24), USD with a `key` dimension (and without, for the relay's total): worst cases reserved, actual costs settled. */
+  SpendReservedUsd: 'SpendReservedUsd',
+  SpendSettledUsd: 'SpendSettledUsd',
+  /** The relay's used total (held + settled) of the UTC day after a reservation: the SpendNearDailyLimit alarm's metric (Maximum). */
+  SpendUsedTodayUsd: 'SpendUsedTodayUsd',
 } as const;

@@ -116,6 +116,7 @@ export class RelayStack extends Stack {
         FleetWatch: this.fleetWatch.fn,
       },
       fleetWatch: this.fleetWatch.fn,
+      ...(config.spendLimitUsdPerDay !== undefined ? { spendLimitUsdPerDay: config.spendLimitUsdPerDay } : {}),
     });
 
     this.outputs();

@@ -9,6 +9,7 @@ import { DynamoDbLeaseBook } from './dynamodb-lease-book';
 import { DynamoDbPlacementIntents } from './dynamodb-placement-intents';
 import { DynamoDbServerClaims } from './dynamodb-server-claims';
 import { DynamoDbSlidingWindow } from './dynamodb-sliding-window';
+import { DynamoDbSpendStore, extendReservation } from './dynamodb-spend-store';
 import { DynamoDbTaskRepository } from './dynamodb-task-repository';
 import { DynamoDbWaitingTasks } from './dynamodb-waiting-tasks';
 import type { RelayEnv } from './env';
@@ -16,6 +17,7 @@ import { SfnWorkflowStarter } from './sfn-workflow-starter';
 import { SqsJobQueue } from './sqs-job-queue';
 import type { CallerKeyStore } from '../domain/caller-keys';
 import type { LeaseBook } from '../domain/lease-ports';
+import type { SpendStore } from '../domain/spend-budget';
 import { keys } from '../../contract/resources';
 import type { IdempotencyStore, JobQueue, PlacementIntents, ServerClaims, SlidingWindow, TaskRepository, WaitingTasks, WorkflowStarter } from '../domain/ports';
 
@@ -32,6 +34,15 @@ export const serverClaimsFromEnv = (env: RelayEnv): ServerClaims => new DynamoDb
 
 /** Caller keys (issue 24), cached per instance for CALLER_KEY_CACHE_SECONDS. */
 export const callerKeyStoreFromEnv = (env: RelayEnv): CallerKeyStore => new DynamoDbCallerKeys(documentClient(), env.TABLE_NAME, env.CALLER_KEY_CACHE_SECONDS);
+
+/** Spending budgets and the ledger (issue 24). */
+export const spendStoreFromEnv = (env: RelayEnv): DynamoDbSpendStore => new DynamoDbSpendStore(documentClient(), env.TABLE_NAME);
+
+/** Only the extension's reservation (the job worker's extend-order): its bundle leaves the rest of the store out. */
+export const spendExtensionsFromEnv = (env: RelayEnv): Pick<SpendStore, 'extend'> => {
+  const table = { doc: documentClient(), tableName: env.TABLE_NAME };
+  return { extend: (taskId, extension, relayLimit, now) => extendReservation(table, taskId, extension, relayLimit, now) };
+};
 
 export const idempotencyStoreFromEnv = (env: RelayEnv): IdempotencyStore => new DynamoDbIdempotencyStore(documentClient(), env.TABLE_NAME);
 

@@ -79,6 +79,17 @@ export const countMetric = (name: string, dimension?: { name: string; value: str
   single.addMetric(name, MetricUnit.Count, 1);
 };
 
+/**
+ * Spending (issue 24): `usd` reserved or settled for a caller key (dimension `key`), and the relay's
+ * used total of the day after the change (SpendUsedTodayUsd, no extra dimension: the 80 % alarm's metric).
+ */
+export const spendMetric = (name: 'SpendReservedUsd' | 'SpendSettledUsd', key: string, usd: number, usedToday?: number): void => {
+  const single = metrics.singleMetric();
+  single.addDimension('key', key);
+  single.addMetric(name, MetricUnit.NoUnit, usd);
+  if (usedToday !== undefined) metrics.singleMetric().addMetric(MetricName.SpendUsedTodayUsd, MetricUnit.NoUnit, usedToday);
+};
+
 /** Runs `work`; the seam for a named subsegment (see `traceClient`). */
 export const tracedSegment = async <R>(_name: string, work: () => Promise<R>): Promise<R> => work();
 

@@ -141,6 +141,14 @@ export class QuotaExceededError extends Error {
   }
 }
 
+/** A spending budget (SPEND_LIMIT_USD_PER_DAY or a caller key's) cannot take the order's worst case (issue 24). */
+export class BudgetExceededError extends Error {
+  public constructor(message: string) {
+    super(message);
+    this.name = 'BudgetExceededError';
+  }
+}
+
 /** The task passed its soft time limit (SOFT_TIME_LIMIT_SECONDS). */
 export class SoftTimeoutError extends Error {
   public constructor(message = `Task exceeded its soft time limit of ${SOFT_TIME_LIMIT_SECONDS} s`) {
@@ -215,7 +223,7 @@ export class BlockedDestinationError extends Error {
 export const TRANSIENT_ERRORS = [MarketplaceDatabaseError, MarketplaceRateLimitedError, MarketplaceUnavailableError, ConcurrentUpdateError] as const;
 export const BUSINESS_ERRORS = [
   NoServerAvailableError, QuotaExceededError, SoftTimeoutError, MarketplaceRejectedError, MarketplaceInvalidInputError, MarketplaceAuthError,
-  InvalidOrderRequestError, OrderNotVisibleError,
+  InvalidOrderRequestError, OrderNotVisibleError, BudgetExceededError,
 ] as const;
 
 export { TRANSIENT_ERROR_NAMES };

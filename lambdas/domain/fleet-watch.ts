@@ -19,7 +19,6 @@ import {
   leaseExpiringText,
   notSpotOrderText,
   orderNotActiveText,
-  planLeaseSweep,
   spotDecreaseRefusal,
   spotPriceRefusedText,
   spotRaiseRefusal,
@@ -34,10 +33,13 @@ import {
   type WatchEntry,
 } from './lease';
 import type { EventSender, LeaseStore } from './lease-ports';
+import { planLeaseSweep } from './lease-sweep';
 import { settleableIntents, settleIntents } from './orphan-orders';
 import type { MarketplaceClient, Notifier, PlacementIntents, TaskRepository } from './ports';
 import { recoverOutbid, type OutbidRecoveryDeps } from './outbid-recovery';
 import { serveWaitingTasks, type StandingOrderDeps } from './standing-orders';
+import { budgetExceededText, type Settlement, type SpendStore } from './spend-budget';
+import { spendSettler } from './spend-settlement';
 import { failure, type FailureResult } from './task';
 import { marketplacePriceUsdPerHour } from './usd-per-hour';
 
@@ -58,6 +60,8 @@ export interface FleetWatchDeps {
   readonly tasks?: Pick<TaskRepository, 'get'>;
   /** The standing-order queue and what serving it takes (issue 23). Absent: not served. */
   readonly standing?: StandingOrderDeps;
+  /** Spending (issue 24): an order that ended is settled (./spend-settlement.ts). Absent: not settled. */
+  readonly spend?: Pick<SpendStore, 'settle'>;
   /** Outbid recovery (issue 23, ./outbid-recovery.ts): what rebidding and replacing take. Absent: outbid orders are only reported. */
   readonly recovery?: Pick<OutbidRecoveryDeps, 'marketplace' | 'history' | 'replacer'>;
 }
@@ -116,9 +120,11 @@ export interface SweepReport {
   readonly deferred: number;
   /** Why each failed cancel failed, for the log. */
   readonly cancelFailures: readonly { readonly order_id: number; readonly reason: string }[];
+  /** Orders whose spending was settled by this sweep (issue 24), for the SpendSettledUsd metric. */
+  readonly settlements?: readonly Settlement[];
 }
 
-type Counters = { -readonly [K in Exclude<keyof SweepReport, 'cancelFailures'>]: SweepReport[K] } & {
+type Counters = { -readonly [K in Exclude<keyof SweepReport, 'cancelFailures' | 'settlements'>]: SweepReport[K] } & {
   cancelFailures: { order_id: number; reason: string }[];
 };
 
@@ -142,8 +148,11 @@ export const sweepFleet = async (deps: FleetWatchDeps, options: SweepOptions): P
   const warningSeconds = options.warningSeconds ?? DEFAULT_LEASE_WARNING_SECONDS;
   const canContinue = options.canContinue ?? (() => true);
   const report = emptyReport();
+  const settle = spendSettler(deps);
   const readsBefore = deps.leases.itemsRead();
-  const done = (): SweepReport => ({ ...report, tableReads: deps.leases.itemsRead() - readsBefore });
+  const done = (): SweepReport => ({
+    ...report, marketplaceCalls: report.marketplaceCalls + settle.reads(), tableReads: deps.leases.itemsRead() - readsBefore, ...(settle.settled.length ? { settlements: settle.settled } : {}),
+  });
 
   if (deps.standing) {
     // One listing read (through the shared read cache) for every waiting task together.
@@ -208,6 +217,7 @@ export const sweepFleet = async (deps: FleetWatchDeps, options: SweepOptions): P
     }
     await deps.leases.endLease(lease.order_id, 'cancelled', now, lease.expires_at);
     report.cancelled += 1;
+    await settle.order(lease, { ended_at: now, billed_hours: active.get(lease.order_id)?.billed_hours });
     const entry = watched.get(lease.order_id);
     if (entry) await deps.leases.setStatus(lease.order_id, entry, undefined, now);
     await deps.notifier.chat(leaseExpiredText(lease.order_id, lease.hours));
@@ -231,6 +241,8 @@ export const sweepFleet = async (deps: FleetWatchDeps, options: SweepOptions): P
       if (!mayGoOn(changes.length - index)) break;
       const prev = stillWatched.get(change.order_id) as WatchEntry;
       const next: WatchEntry | undefined = change.terminal ? undefined : { status: change.to, since: now, spot: change.spot };
+      // An ended order is settled before it leaves the watch: a failed settlement keeps it watched, so the next sweep retries.
+      if (change.terminal && !(await settle.order(records.get(change.order_id), { ended_at: now, billed_hours: await settle.billedHours(change.order_id) }))) continue;
       if (!(await deps.leases.setStatus(change.order_id, prev, next, now))) continue;
       report.statusChanges += 1;
       const record = records.get(change.order_id);
@@ -281,6 +293,15 @@ const FRESH_READ = { returnCompleted: true } as const;
 export interface ExtendOrderDeps {
   readonly leases: Pick<LeaseStore, 'get' | 'extend'>;
   readonly marketplace: Pick<MarketplaceClient, 'listOrders'>;
+  /** Spending (issue 24): an extension reserves its hours first (./spend-budget.ts). Absent: not reserved. */
+  readonly spend?: ExtensionSpend;
+}
+
+/** What an extension's reservation needs: the store, SPEND_LIMIT_USD_PER_DAY, and a report of what was reserved. */
+export interface ExtensionSpend {
+  readonly store: Pick<SpendStore, 'extend'>;
+  readonly limitUsdPerDay?: number;
+  readonly onReserved?: (usd: number, usedToday: number | undefined) => void;
 }
 
 /** Conditional-write attempts before an extension gives up to the job's retry (ConcurrentUpdateError is transient). */
@@ -298,6 +319,13 @@ export const extendOrder = async (
 ): Promise<ExtendOrderSuccess | FailureResult> => {
   const order = activeOrdersById(await deps.marketplace.listOrders(FRESH_READ)).get(input.order_id);
   if (!order) return failure(orderNotActiveText(input.order_id));
+  if (deps.spend) {
+    // The extension's hours at the order's reserved price, charged to today, before the lease moves (issue 24).
+    const placedBy = (await deps.leases.get(input.order_id))?.task_id;
+    const reserved = placedBy === undefined ? undefined : await deps.spend.store.extend(placedBy, { id: ctx.task_id, hours: input.hours }, deps.spend.limitUsdPerDay, ctx.now);
+    if (reserved && !reserved.ok) return failure(budgetExceededText(reserved.refusal));
+    if (reserved?.tracked) deps.spend.onReserved?.(reserved.usd, reserved.used_today);
+  }
   for (let attempt = 0; attempt < EXTEND_ATTEMPTS; attempt += 1) {
     const record = await deps.leases.get(input.order_id);
     // An ended lease or one being cancelled: the order is on its way out.

@@ -9,7 +9,7 @@ import { SOFT_TIME_LIMIT_SECONDS } from '../../contract/limits';
 import { orderCancelledText, priceAlertMatchedText } from './chat-messages';
 import { keyNameOf, mayTouchOrder, notYourOrderText, seesAllOrders, type TaskCaller } from './caller-keys';
 import { isBusinessOutcome, MarketplaceInvalidInputError, TaskAlreadyExistsError } from './errors';
-import { extendOrder, setSpotPrice } from './fleet-watch';
+import { extendOrder, setSpotPrice, type ExtensionSpend } from './fleet-watch';
 import { hasLease, serverFitsLease } from './lease';
 import type { LeaseBook } from './lease-ports';
 import { findMatchingServer } from './matching';
@@ -60,6 +60,8 @@ export interface JobDeps {
   readonly config: JobConfig;
   /** The standing-order queue (issue 23): cancel-task. */
   readonly waiting?: WaitingTasks;
+  /** Spending budgets (issue 24): extend-order reserves its hours first. */
+  readonly spend?: ExtensionSpend;
 }
 
 /** Which job a message is and when it runs. */

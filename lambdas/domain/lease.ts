@@ -1,7 +1,8 @@
 /**
- * Order leases and the fleet watch (issue 14), as pure rules: request field rules (their schemas are in
- * lambdas/http/requests.ts), lease arithmetic, the sweep decision, the watch diff, lifecycle events
- * with deterministic ids, chat texts and the spot price decrease rule. No clock, no environment, no I/O: time arrives as `now` (Unix seconds).
+ * Order leases and the fleet watch (issue 14), as pure rules: request field rules (their schemas are
+ * in lambdas/http/requests.ts), lease arithmetic, the watch diff, lifecycle events with deterministic
+ * ids, chat texts and the spot price decrease rule; the sweep's rule is in lease-sweep.ts. No clock,
+ * no environment, no I/O: time arrives as `now` (Unix seconds).
  */
 import type { ParseOutcome } from './request-rules';
 import type { Order, Server } from './marketplace-types';
@@ -133,31 +134,6 @@ export const activeOrdersById = (orders: readonly Order[]): ReadonlyMap<number, 
   const byId = new Map<number, Order>();
   for (const order of orders) if (isActiveOrder(order) && !byId.has(order.order_id)) byId.set(order.order_id, order);
   return byId;
-};
-
-// ---- the sweep decision ---------------------------------------------------------------------
-
-export interface LeaseSweepPlan {
-  /** Leases within the warning window that were not warned for their current end. */
-  readonly warn: readonly Lease[];
-  /** Leases whose end has passed: to cancel (or to close when the order is already gone). */
-  readonly expire: readonly Lease[];
-}
-
-/**
- * Which leases get a warning and which expired, at `now`. Ended leases are skipped. A lease first
- * seen after its end is only expired (no late warning). Two sweeps may reach the same decision: the
- * store's conditional writes (claimWarning, claimCancel) let one of them act.
- */
-export const planLeaseSweep = (leases: readonly Lease[], now: number, warningSeconds: number = DEFAULT_LEASE_WARNING_SECONDS): LeaseSweepPlan => {
-  const warn: Lease[] = [];
-  const expire: Lease[] = [];
-  for (const lease of leases) {
-    if (lease.ended) continue;
-    if (lease.expires_at <= now) expire.push(lease);
-    else if (lease.expires_at - warningSeconds <= now && lease.warned_for !== lease.expires_at) warn.push(lease);
-  }
-  return { warn, expire };
 };
 
 // ---- the watch diff -------------------------------------------------------------------------

@@ -53,7 +53,7 @@ export const operationDocs = (components: SchemaComponents): Record<string, Oper
       operationId: 'createOrder',
       tag: 'Tasks',
       summary: 'Rent the first matching server',
-      description: 'Queues a create-order task: search servers matching `gpu_type` (under `max_price` when given, USD per hour: compared with the spot price, or the on-demand price in the order currency, in USD per hour), bid (spot: 1.1 × spot price in the order currency, the marketplace\'s unit), place the order, wait up to 120 s for it to run (cancelled on timeout), and report the result. 400 `gpu_type required` when `gpu_type` is missing.\n\nWith `max_hours` (or the relay\'s DEFAULT_MAX_HOURS when absent) the order is leased: servers whose maximum rental time is shorter are skipped, the success result adds `lease_expires_at` (Unix seconds, counted from readiness), and the relay cancels the order when the lease ends. 400 `max_hours must be a number between 0 and 720` for an invalid `max_hours`. Every placed order is watched: lifecycle events go to `callback_url` (see the `orderEvent` callback).',
+      description: 'Queues a create-order task: search servers matching `gpu_type` (under `max_price` when given, USD per hour: compared with the spot price, or the on-demand price in the order currency, in USD per hour), bid (spot: 1.1 × spot price in the order currency, the marketplace\'s unit), place the order, wait up to 120 s for it to run (cancelled on timeout), and report the result. 400 `gpu_type required` when `gpu_type` is missing.\n\nWith `max_hours` (or the relay\'s DEFAULT_MAX_HOURS when absent) the order is leased: servers whose maximum rental time is shorter are skipped, the success result adds `lease_expires_at` (Unix seconds, counted from readiness), and the relay cancels the order when the lease ends. 400 `max_hours must be a number between 0 and 720` for an invalid `max_hours`. Every placed order is watched: lifecycle events go to `callback_url` (see the `orderEvent` callback).\n\nUnder a spending budget (SPEND_LIMIT_USD_PER_DAY, or the caller key\'s `budget_usd_per_day`) a request with neither `max_hours` nor DEFAULT_MAX_HOURS gets 400 `max_hours required under a budget` and nothing is queued; before create_order the worst case (USD per hour × lease hours) is reserved for the UTC day, and an order that does not fit fails with `budget exceeded: $<used> of $<limit> today` (docs/budgets.md).',
       requestBody: body(CreateOrderLeaseBodySchema, 'CreateOrderRequest', { gpu_type: 'RTX 4090', max_price: 0.5, max_hours: 4, callback_url: 'https://ci.example.com/gpu-callback' }),
       success: accepted({ status: 'queued', task_id: '6f1c0b1e-8a57-4f0e-9b38-0d6c2f4c9a11', message: 'Order creation queued' }),
       callback: true,
@@ -122,6 +122,27 @@ export const operationDocs = (components: SchemaComponents): Record<string, Oper
       parameters: [{ $ref: '#/components/parameters/TaskId' }],
       success: { '200': { description: 'The task record.', content: json(components.convert(TaskViewSchema, 'output', 'TaskView')) } },
       extraErrors: ['404'],
+    },
+    'GET /webhook/spend': {
+      operationId: 'spend',
+      tag: 'Read',
+      summary: 'Spending per caller key and UTC day: reserved, settled, orders, GPU hours (scope read)',
+      description: 'Signed like getTask (the signature covers the path with its query string). `from` and `to` are UTC dates `YYYY-MM-DD`, both included, default today; at most 400 days (400 otherwise, and on a date that is no date). `reserved_usd` is the worst case still held by orders that have not ended; `settled_usd` the actual cost of orders that ended (USD per hour × hours held), charged to the day each part was reserved; `orders` and `gpu_hours` count settled orders. A key sees only its own lines (and its own budget as `limit_usd_per_day`); the default key and admin keys see every key and SPEND_LIMIT_USD_PER_DAY. See docs/budgets.md.',
+      parameters: [
+        { name: 'from', in: 'query', required: false, schema: { type: 'string', format: 'date' } },
+        { name: 'to', in: 'query', required: false, schema: { type: 'string', format: 'date' } },
+      ],
+      success: {
+        '200': {
+          description: 'The ledger over the range.',
+          content: json({ type: 'object' }, {
+            from: '2026-11-25', to: '2026-11-25', limit_usd_per_day: 50,
+            days: [{ day: '2026-11-25', key: 'ci', reserved_usd: 2.8, settled_usd: 1.05, orders: 1, gpu_hours: 3 }],
+            keys: [{ key: 'ci', reserved_usd: 2.8, settled_usd: 1.05, orders: 1, gpu_hours: 3 }],
+            total: { reserved_usd: 2.8, settled_usd: 1.05, orders: 1, gpu_hours: 3 },
+          }),
+        },
+      },
     },
     'GET /webhook/marketplace': {
       operationId: 'marketplaceSummary',

@@ -172,6 +172,8 @@ const readLiveOrder = (o: z.infer<typeof LiveOrderElementSchema>): Order => {
     price: o.price,
     created: Math.floor(o.ct),
     started: ready ? Math.floor(o.ct) : 0,
+    // Production bills per day (marketplace-live.md, S6: spend 2/1440 of a price of 2 after a minute).
+    ...(typeof o.spend === 'number' && o.spend >= 0 && o.price > 0 ? { billed_hours: (o.spend / o.price) * 24 } : {}),
     connection: {
       ...(host && sshPort ? { ssh: `ssh root@${host} -p ${sshPort}` } : {}),
       ...(Object.keys(ports).length ? { ports } : {}),

@@ -178,6 +178,8 @@ export const LiveOrderElementSchema = z.looseObject({
   tcp_ports: z.catch(z.array(portText()), []),
   http_port: lenient(portText()),
   http_pub: lenient(z.string()),
+  /** What the order has cost so far, in its currency (per-day prices: spend / price = days held). */
+  spend: lenient(z.number()),
 });
 
 export const WalletSchema = z.looseObject({

@@ -17,6 +17,7 @@ import { Construct } from 'constructs';
 import { HARD_TIME_LIMIT_SECONDS } from '../../contract/limits';
 import { METRICS_NAMESPACE, MetricName, SERVICE_NAME } from '../../contract/telemetry';
 import { fleetWatchAlarms, fleetWatchWidget } from './fleet-watch';
+import { spendAlarm, spendWidget } from './spend-monitoring';
 
 export interface MonitoringProps {
   /** @default - no e-mail subscription */
@@ -47,6 +48,11 @@ export interface MonitoringProps {
    * @default - no fleet-watch alarms or widget
    */
   readonly fleetWatch?: lambda.IFunction;
+  /**
+   * SPEND_LIMIT_USD_PER_DAY: with it, the SpendNearDailyLimit alarm at 80 % (lib/constructs/spend-monitoring.ts).
+   * @default - no spending alarm (the spending widget is always there)
+   */
+  readonly spendLimitUsdPerDay?: number;
   /**
    * Marketplace code-5 ("too many requests") answers per 5 minutes that raise the alarm.
    * @default 10
@@ -235,6 +241,8 @@ export class Monitoring extends Construct {
     });
 
     if (props.fleetWatch) for (const spec of fleetWatchAlarms()) alarm(spec.id, spec.metric, spec.options);
+    const spending = spendAlarm(props.spendLimitUsdPerDay);
+    if (spending) alarm(spending.id, spending.metric, spending.options);
 
     this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
       defaultInterval: Duration.hours(6),
@@ -319,6 +327,7 @@ export class Monitoring extends Construct {
           }),
         ],
         ...(props.fleetWatch ? [[fleetWatchWidget()]] : []),
+        [spendWidget()],
       ],
     });
   }

@@ -51,6 +51,9 @@ const CLAIM_USERS: TableUser[] = [workflowUser('FindServer'), workflowUser('Plac
  */
 const LEASE_USERS: TableUser[] = [workflowUser('ReportResult'), 'JobWorker', 'FleetWatch'];
 
+/** Functions that reserve or settle spending (the spend store: lambdas/adapters/dynamodb-spend-store.ts). */
+const SPEND_USERS: TableUser[] = [workflowUser('ReserveQuota'), workflowUser('ReportResult'), workflowUser('ExecutionEnded'), 'JobWorker', 'FleetWatch'];
+
 export interface FamilyAccess {
   /** Functions that may read, put, update and delete the family's items. */
   readonly write?: readonly TableUser[];
@@ -86,6 +89,11 @@ export const TABLE_ACCESS: Readonly<Record<KeyFamily, FamilyAccess>> = {
   // Caller keys (issue 24): every signed route looks a key up; the admin routes add and revoke.
   callerKeys: { write: ['ApiAdminKeysCreate', 'ApiAdminKeysRevoke'], read: routesWhere((route) => route.signed) },
   keyQuota: { write: [workflowUser('ReserveQuota')] },
+  // Budgets (issue 24): ReserveQuota reserves, the job worker's extend-order reserves more, ReportResult
+  // and ExecutionEnded settle a failed task's, the fleet watch an ended order's; GET /webhook/spend reads the days.
+  spendDay: { write: SPEND_USERS, read: ['ApiSpend'] },
+  spendReservation: { write: SPEND_USERS },
+  spendLedger: { write: [workflowUser('ReportResult'), workflowUser('ExecutionEnded'), 'FleetWatch'] },
 };
 
 /** Every function name the table may name (for the tests: a typo would grant nobody). */

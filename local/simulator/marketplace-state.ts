@@ -347,6 +347,11 @@ export class MarketplaceState {
     return this.orders.map((o) => this.snapshot(o, now));
   }
 
+  /** Every order created so far shows in my_orders from `now` on, however late it was due to show. */
+  public revealOrders(now: number): void {
+    this.orders = this.orders.map((o) => (o.visibleAtMs > now ? { ...o, visibleAtMs: now } : o));
+  }
+
   /**
    * Changes an order's status the way the marketplace might on its own: `online: false` pauses a
    * running order (or holds a starting one offline), `online: true` or `status: 'running'` makes it

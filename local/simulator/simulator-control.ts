@@ -19,6 +19,10 @@ export interface SimOrderView extends SpecOrder {
   readonly image: string;
   readonly completed: boolean;
   readonly end_reason?: 'cancelled' | 'expired';
+  /** When it ended (Unix seconds, fractions kept), for comparing what was rented with the relay's ledger. */
+  readonly ended_at?: number;
+  /** When it started running (Unix seconds, fractions kept). */
+  readonly started_at?: number;
   /** Running now (the live dialect's `online`). */
   readonly online: boolean;
   /** Ended, cancelled or run out (the live dialect's `expired`). */
@@ -81,6 +85,8 @@ export interface SimulatorControl {
   setSshDelay(ms: number): void;
   /** New orders show in my_orders this long after create_order (production: up to 20 s late). */
   setVisibleDelay(ms: number): void;
+  /** Orders not listed yet (setVisibleDelay) show in my_orders now: a test ends the delay when it has seen what it needs. */
+  revealOrders(): void;
   setRateLimit(enabled: boolean): void;
   inject(fault: Fault): void;
   clearFaults(): void;

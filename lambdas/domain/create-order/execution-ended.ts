@@ -1,6 +1,7 @@
 /** ExecutionEnded: the safety net for executions that ended outside the workflow's Catch (see ./workflow-state.ts). */
 import { completeTask } from '../complete-task';
 import type { Notifier, ServerClaims, TaskRepository } from '../ports';
+import type { SpendStore } from '../spend-budget';
 import { FINAL_STATES, failure } from '../task';
 import { cancelTaskOrder, type CancelOrderDeps } from './cancel-order';
 import { deliveryTargets } from './report-result';
@@ -12,6 +13,8 @@ export interface ExecutionEndedDeps extends CancelOrderDeps {
   readonly tasks: TaskRepository;
   readonly notifier: Notifier;
   readonly claims: Pick<ServerClaims, 'release'>;
+  /** Spending (issue 24): the task's reservation is settled (its order, if any, was just cancelled). */
+  readonly spend?: Pick<SpendStore, 'started' | 'settle'>;
 }
 
 /** The failure text of an execution that ended outside the workflow's own Catch. */
@@ -40,6 +43,12 @@ export const handleExecutionEnded = async (
   } catch (error) {
     opts.onCancelError?.(error);
     message += `; order ${record.order_id} could not be cancelled`;
+  }
+  if (deps.spend) {
+    const nowSeconds = Math.floor(opts.now / 1000);
+    const placedAt = record.order_intent_at === undefined ? nowSeconds : Math.floor(record.order_intent_at / 1000);
+    if (record.order_id !== undefined) await deps.spend.started(ended.taskId, { order_id: record.order_id, started_at: placedAt });
+    await deps.spend.settle(ended.taskId, { ended_at: nowSeconds }, nowSeconds);
   }
   // The caller's URLs come from the record: the execution input carries none (execution history).
   const { callbackUrl, origin } = deliveryTargets(record, record.origin);

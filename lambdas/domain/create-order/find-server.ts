@@ -3,6 +3,7 @@ import { NoServerAvailableError, SoftTimeoutError } from '../errors';
 import { serverFitsLease } from '../lease';
 import { findMatchingServers, noMatchMessage } from '../matching';
 import type { MarketplaceClient, ServerClaims, TaskRepository, WaitingTasks } from '../ports';
+import { orderUsdPerHour } from '../spend-budget';
 import { spotBidFor } from '../spot-bid';
 import { mayWait, olderWaiting, waitingEntry } from '../standing-orders';
 import { FINAL_STATES } from '../task';
@@ -86,12 +87,14 @@ export const findServerOrWait = async (state: WorkflowState, deps: FindServerDep
     // "first match" means the first match nobody else is about to rent.
     if (await deps.claims.claim(server.id, state.task_id, now, CLAIM_TTL_SECONDS)) {
       const bid = request.use_spot ? spotBidFor(server, request.currency) : undefined;
+      const usdPerHour = orderUsdPerHour(server, request);
       return {
         server: {
           id: server.id,
           gpu_array: [...server.gpu_array],
           price_usd: typeof server.price.usd_per_hour.spot === 'number' ? server.price.usd_per_hour.spot : null,
           ...(bid !== undefined ? { spot_bid: bid } : {}),
+          ...(usdPerHour !== undefined ? { usd_per_hour: usdPerHour } : {}),
         },
         attempt,
         excluded,

@@ -7,6 +7,7 @@ import type { LeaseBook } from '../lease-ports';
 import type { Notifier, ServerClaims, TaskRepository } from '../ports';
 import { failure } from '../task';
 import type { CreateOrderSuccess, FailureResult, TaskOrigin, TaskRecord, TaskResult } from '../task';
+import type { Settlement, SpendStore } from '../spend-budget';
 import type { ReadinessPending, WorkflowState } from './workflow-state';
 
 /** The name ReportResult finishes tasks under (TaskRepository.finish). */
@@ -80,7 +81,31 @@ export interface ReportResultDeps {
   readonly claims: Pick<ServerClaims, 'release'>;
   /** Where placed orders are recorded for the fleet watch (and their leases). */
   readonly leases: Pick<LeaseBook, 'track'>;
+  /** Spending (issue 24): a ready order's readiness is recorded; a failed task's reservation is settled. Absent: nothing. */
+  readonly spend?: Pick<SpendStore, 'started' | 'settle'>;
 }
+
+/**
+ * The spending side of a task's end (issue 24). A ready order: its readiness is recorded on the
+ * reservation (time held counts from there; the fleet watch settles when the order ends). A failure:
+ * the reservation is settled now: to nothing when no order was placed (all released), else from the
+ * placement to now (an order that never became ready was cancelled by CancelOrder or the safety net).
+ */
+export const settleTaskSpend = async (
+  state: Pick<WorkflowState, 'task_id' | 'placement' | 'check'>,
+  spend: Pick<SpendStore, 'started' | 'settle'>,
+  success: boolean,
+  now: number,
+): Promise<Settlement | undefined> => {
+  const placement = state.placement && !state.placement.retry ? state.placement : undefined;
+  if (success) {
+    const readyAt = readyAtSeconds(state as WorkflowState);
+    if (placement && readyAt !== undefined) await spend.started(state.task_id, { order_id: placement.order_id, started_at: readyAt });
+    return undefined;
+  }
+  if (placement) await spend.started(state.task_id, { order_id: placement.order_id, started_at: Math.floor(placement.placed_at / 1000) });
+  return spend.settle(state.task_id, { ended_at: Math.floor(now / 1000) }, Math.floor(now / 1000));
+};
 
 /**
  * Ends the task with its one result: records a ready order with the fleet watch (with its lease,
@@ -97,8 +122,10 @@ export const reportResult = async (
   state: WorkflowState,
   deps: ReportResultDeps,
   now: number,
-): Promise<{ readonly success: boolean; readonly delivered: boolean; readonly result: TaskResult }> => {
+): Promise<{ readonly success: boolean; readonly delivered: boolean; readonly result: TaskResult; readonly settled?: Settlement }> => {
   const result = workflowResult(state);
+  // Before the final write, like the lease: a failing write fails the step, which is retried (both are idempotent).
+  const settled = deps.spend ? await settleTaskSpend(state, deps.spend, result.success, now) : undefined;
   // Caller URLs are not in the workflow input (execution history): they are read from the task record.
   const { callbackUrl, origin } = deliveryTargets(await deps.tasks.get(state.task_id), state.origin);
   if (result.success) {
@@ -128,5 +155,5 @@ export const reportResult = async (
   );
   if (delivered && result.success) await deps.notifier.chat(orderReadyText(result));
   if (state.search) await deps.claims.release(state.search.server.id, state.task_id);
-  return { success: result.success, delivered, result };
+  return { success: result.success, delivered, result, ...(settled ? { settled } : {}) };
 };

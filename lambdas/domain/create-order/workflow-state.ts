@@ -25,6 +25,8 @@ export interface ChosenServer {
   readonly price_usd: number | null;
   /** price.spot[currency] × 1.1 for spot orders. */
   readonly spot_bid?: number;
+  /** The most the order costs per hour in USD (on-demand price, or the spot bid): what a budget reserves (issue 24). */
+  readonly usd_per_hour?: number;
 }
 
 /** A server a placement attempt was refused on, and the marketplace's reason. */

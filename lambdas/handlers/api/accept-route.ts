@@ -10,7 +10,7 @@ import type { RelayEnv } from '../../adapters/env';
 import { countMetric, logger, MetricName, tagTask } from '../../adapters/observability';
 import { acceptTask, type SignedRequestKey } from '../../domain/accept-task';
 import { REPLAY_WINDOW_SECONDS } from '../../domain/signing';
-import { DEFAULT_KEY_NAME, taskCallerOf } from '../../domain/caller-keys';
+import { DEFAULT_KEY_NAME, taskCallerOf, type TaskCaller } from '../../domain/caller-keys';
 import { callbackUrlProblem, parseBody } from '../../http/requests';
 import type { TaskKind, TaskOrigin, TaskRequest } from '../../domain/task';
 import { headerValue, httpError, jsonResponse, type ApiResult, type RelayEvent } from '../../middleware/http';
@@ -82,6 +82,8 @@ export interface AcceptRouteSpec<K extends TaskKind, S extends AcceptBodySchema>
   readonly body: S;
   /** The task input from the valid body (env: the configured defaults). */
   readonly input: (body: z.infer<S>, env: RelayEnv) => TaskInputOf<K>;
+  /** A refusal of the built input (→ 400, nothing queued), given the verified caller; undefined = accepted. */
+  readonly refuse?: (input: TaskInputOf<K>, env: RelayEnv, caller: TaskCaller | undefined) => string | undefined;
   /** The 202's `message`; none → the body is `{status, task_id}` only. */
   readonly message?: (input: TaskInputOf<K>) => string;
   /**
@@ -109,10 +111,12 @@ export const acceptRoute = <K extends TaskKind, S extends AcceptBodySchema>(
     // A caller key's Idempotency-Keys are its own: another key reusing one gets its own task.
     const idempotencyKey = headerKey !== undefined && event.caller && event.caller.key !== DEFAULT_KEY_NAME ? `${event.caller.key}/${headerKey}` : headerKey;
     const input = spec.input(parsed.value, d.env);
-    const request = { kind: spec.kind, input } as TaskRequest;
-    const signedRequest = signedRequestKeyOf(event, spec.routeId, (d.now ?? Date.now)());
     // The caller key travels with the task (issue 24); the default key leaves the origin as the spec's.
     const caller = event.caller ? taskCallerOf(event.caller) : undefined;
+    const refusal = spec.refuse?.(input, d.env, caller);
+    if (refusal) throw httpError(400, refusal);
+    const request = { kind: spec.kind, input } as TaskRequest;
+    const signedRequest = signedRequestKeyOf(event, spec.routeId, (d.now ?? Date.now)());
     const { taskId, replayed } = await acceptRequest(d, request, { source: 'webhook', ...(caller ? { caller } : {}) }, idempotencyKey, signedRequest ? { signedRequest } : {});
     return jsonResponse(
       202,

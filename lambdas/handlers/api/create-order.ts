@@ -1,6 +1,7 @@
 /** POST /webhook/create-order: signed; queues the create-order workflow (Step Functions). */
 import { normalizeCreateOrder } from '../../domain/request-rules';
 import { CreateOrderLeaseBodySchema } from '../../http/requests';
+import { budgetApplies, MAX_HOURS_REQUIRED } from '../../domain/spend-budget';
 import type { AcceptDeps } from './accept-deps';
 import { acceptRoute } from './accept-route';
 import type { ApiHandler } from './chain';
@@ -15,6 +16,8 @@ export const createCreateOrderHandler = (deps?: () => AcceptDeps): ApiHandler =>
       body: CreateOrderLeaseBodySchema,
       input: (body, env) =>
         normalizeCreateOrder(body, { image: env.DEFAULT_IMAGE, currency: env.DEFAULT_CURRENCY, ports: env.DEFAULT_PORTS, maxHours: env.DEFAULT_MAX_HOURS }),
+      // Under a budget (SPEND_LIMIT_USD_PER_DAY, or the key's own) the worst case must be bounded (issue 24).
+      refuse: (input, env, caller) => (input.max_hours === undefined && budgetApplies(env.SPEND_LIMIT_USD_PER_DAY, caller) ? MAX_HOURS_REQUIRED : undefined),
       message: (input) => `Order creation queued for ${input.gpu_type}`,
       handOff: { workflow: workflowStarterFromEnv },
     },

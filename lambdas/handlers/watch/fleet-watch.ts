@@ -15,12 +15,12 @@ import { DynamoDbLeaseStore } from '../../adapters/dynamodb-lease-store';
 import { relayEnv, type RelayEnv } from '../../adapters/env';
 import { callbackWorstCaseMs, chatWorstCaseMs } from '../../adapters/http-notifier';
 import { budgetedHandler, remainingMs, type BudgetContext } from '../../adapters/invocation-budget';
-import { placementIntentsFromEnv, serverClaimsFromEnv, taskRepositoryFromEnv, waitingTasksFromEnv, workflowStarterFromEnv } from '../../adapters/from-env';
+import { placementIntentsFromEnv, serverClaimsFromEnv, spendStoreFromEnv, taskRepositoryFromEnv, waitingTasksFromEnv, workflowStarterFromEnv } from '../../adapters/from-env';
 import { SOFT_TIME_LIMIT_SECONDS } from '../../../contract/limits';
 import { lazy } from '../../adapters/lazy';
 import { MARKETPLACE_CLIENT_LIMITS, marketplaceFromEnv } from '../../adapters/marketplace-from-env';
 import { notifierFromEnv } from '../../adapters/notifier-from-env';
-import { countMetric, logger, MetricName, metrics, tracedHandler } from '../../adapters/observability';
+import { countMetric, logger, MetricName, metrics, spendMetric, tracedHandler } from '../../adapters/observability';
 
 /** Allowance per table write or read, SDK retries included (the time-budget test's figure). */
 const AWS_CALL_MS = 1_000;
@@ -65,7 +65,7 @@ export interface WatchSettings extends TimingEnv {
   readonly ORDER_VISIBLE_TIMEOUT_SECONDS?: number;
 }
 
-const REPORT_METRICS: readonly (readonly [string, keyof Omit<SweepReport, 'cancelFailures'>])[] = [
+const REPORT_METRICS: readonly (readonly [string, keyof Omit<SweepReport, 'cancelFailures' | 'settlements'>])[] = [
   [MetricName.LeasesDue, 'due'],
   [MetricName.LeaseWarnings, 'warned'],
   [MetricName.LeasesCancelled, 'cancelled'],
@@ -86,6 +86,7 @@ const REPORT_METRICS: readonly (readonly [string, keyof Omit<SweepReport, 'cance
 const publish = (report: SweepReport): void => {
   for (const [name, key] of REPORT_METRICS) metrics.addMetric(name, MetricUnit.Count, report[key]);
   metrics.publishStoredMetrics();
+  for (const settled of report.settlements ?? []) spendMetric('SpendSettledUsd', settled.key, settled.cost_usd);
 };
 
 /** Builds the handler around its dependencies and settings (tests pass fakes and a clock). */
@@ -114,7 +115,8 @@ export const createFleetWatchHandler = (
       throw error;
     }
     publish(report);
-    const { cancelFailures, ...counts } = report;
+    const { cancelFailures, settlements, ...counts } = report;
+    if (settlements?.length) logger.info('orders settled', { settlements });
     if (cancelFailures.length > 0) logger.warn('lease cancellations failed; retried on the next sweep', { cancelFailures });
     logger.info('fleet watch sweep', counts);
     return report;
@@ -132,6 +134,8 @@ const deps = lazy<FleetWatchDeps>(() => {
     events: notifier,
     intents: placementIntentsFromEnv(env),
     tasks,
+    // Spending (issue 24): ended orders are settled.
+    spend: spendStoreFromEnv(env),
     // Outbid recovery (issue 23): rebidding here; replacing starts a workflow (STATE_MACHINE_ARN set).
     recovery: { marketplace, history: (taskId, entry) => tasks.appendHistory?.(taskId, entry, Date.now()) ?? Promise.resolve() },
     // Standing orders (issue 23): served when the watch may start workflows (STATE_MACHINE_ARN set).

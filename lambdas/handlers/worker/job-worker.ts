@@ -25,7 +25,7 @@ import { MAX_LEASE_HOURS } from '../../domain/lease';
 import { FINAL_STATES, failure, TaskOriginSchema, type TaskResult } from '../../domain/task';
 import { sqsClient } from '../../adapters/aws-clients';
 import { relayEnv } from '../../adapters/env';
-import { leaseBookFromEnv, taskRepositoryFromEnv, waitingTasksFromEnv, workflowStarterFromEnv } from '../../adapters/from-env';
+import { leaseBookFromEnv, spendExtensionsFromEnv, taskRepositoryFromEnv, waitingTasksFromEnv, workflowStarterFromEnv } from '../../adapters/from-env';
 import { marketplaceFromEnv } from '../../adapters/marketplace-from-env';
 import { notifierFromEnv } from '../../adapters/notifier-from-env';
 import { countMetric, logger, MetricName, tagTask, tracedHandler, tracedSegment, withTaskScope } from '../../adapters/observability';
@@ -195,6 +195,10 @@ export const jobWorkerDepsFromEnv = (): JobWorkerDeps => {
     workflow: workflowStarterFromEnv(env),
     leases: leaseBookFromEnv(env),
     waiting: waitingTasksFromEnv(env),
+    spend: {
+      store: spendExtensionsFromEnv(env),
+      ...(env.SPEND_LIMIT_USD_PER_DAY !== undefined ? { limitUsdPerDay: env.SPEND_LIMIT_USD_PER_DAY } : {}),
+    },
     visibility: new SqsMessageVisibility(sqsClient(), env.JOB_QUEUE_URL),
     retryBaseMs: env.JOB_RETRY_BASE_MS,
     config: {

@@ -8,7 +8,7 @@
 import type { PlaceOrderDeps } from '../../domain/create-order/place-order';
 import type { MarketplaceClient, PlacementIntents, ServerClaims, SlidingWindow, SshProbe, TaskRepository, WaitingTasks } from '../../domain/ports';
 import { relayEnv } from '../../adapters/env';
-import { placementIntentsFromEnv, serverClaimsFromEnv, slidingWindowFromEnv, taskRepositoryFromEnv, waitingTasksFromEnv } from '../../adapters/from-env';
+import { placementIntentsFromEnv, serverClaimsFromEnv, slidingWindowFromEnv, spendStoreFromEnv, taskRepositoryFromEnv, waitingTasksFromEnv } from '../../adapters/from-env';
 import { lazy } from '../../adapters/lazy';
 import { marketplaceFromEnv } from '../../adapters/marketplace-from-env';
 import { sshBannerProbe } from '../../adapters/ssh-banner-probe';
@@ -27,7 +27,12 @@ const sshProbe = lazy<SshProbe | undefined>(() => {
 export const waiting = lazy<WaitingTasks>(() => waitingTasksFromEnv(relayEnv()));
 
 export const findServerDeps = async () => ({ marketplace: marketplace(), claims: claims(), tasks: tasks(), waiting: waiting() });
-export const reserveQuotaDeps = async () => ({ quota: quota(), maxOrdersPerHour: relayEnv().MAX_ORDERS_PER_HOUR });
+/** Spending budgets and the ledger (issue 24): ReserveQuota reserves, ReportResult and ExecutionEnded settle. */
+export const spend = lazy(() => spendStoreFromEnv(relayEnv()));
+export const reserveQuotaDeps = async () => {
+  const env = relayEnv();
+  return { quota: quota(), spend: spend(), maxOrdersPerHour: env.MAX_ORDERS_PER_HOUR, ...(env.SPEND_LIMIT_USD_PER_DAY !== undefined ? { spendLimitUsdPerDay: env.SPEND_LIMIT_USD_PER_DAY } : {}) };
+};
 export const intents = lazy<PlacementIntents>(() => placementIntentsFromEnv(relayEnv()));
 
 export const placeOrderDeps = async (): Promise<PlaceOrderDeps> => ({

@@ -9,10 +9,10 @@ import { relayEnv } from '../../adapters/env';
 import { leaseBookFromEnv } from '../../adapters/from-env';
 import { notifierFromEnv } from '../../adapters/notifier-from-env';
 import { lazy } from '../../adapters/lazy';
-import { claims, marketplace, tasks } from './deps';
+import { claims, marketplace, spend, tasks } from './deps';
 
 const notifier = lazy<Notifier>(() => notifierFromEnv(relayEnv()));
 const leases = lazy<LeaseBook>(() => leaseBookFromEnv(relayEnv()));
 
-export const reportResultDeps = async () => ({ tasks: tasks(), notifier: notifier(), claims: claims(), leases: leases() });
-export const executionEndedDeps = async () => ({ marketplace: marketplace(), tasks: tasks(), notifier: notifier(), claims: claims() });
+export const reportResultDeps = async () => ({ tasks: tasks(), notifier: notifier(), claims: claims(), leases: leases(), spend: spend() });
+export const executionEndedDeps = async () => ({ marketplace: marketplace(), tasks: tasks(), notifier: notifier(), claims: claims(), spend: spend() });

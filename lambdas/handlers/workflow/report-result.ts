@@ -1,6 +1,6 @@
 /** ReportResult: a ready order recorded for the fleet watch (and its lease), the task's one result (record, callback, chat on a ready order) and the claim release. */
 import { reportResult, type ReportResultDeps } from '../../domain/create-order/report-result';
-import { countMetric, logger, MetricName, tracedHandler } from '../../adapters/observability';
+import { countMetric, logger, MetricName, spendMetric, tracedHandler } from '../../adapters/observability';
 import { budgetedHandler } from '../../adapters/invocation-budget';
 import { reportResultDeps } from './notifier-deps';
 import { parseWorkflowState, systemClock, type Clock } from './shared';
@@ -41,7 +41,8 @@ export const createReportResultStepHandler = (deps: () => ReportResultDeps | Pro
   async function reportResultTask(input: unknown): Promise<{ success: boolean; delivered: boolean }> {
     const state = parseWorkflowState(input);
     const d = await deps();
-    const { success, delivered, result } = await reportResult(state, { ...d, claims: releaseBestEffort(d.claims), leases: trackCounted(d.leases) }, clock());
+    const { success, delivered, result, settled } = await reportResult(state, { ...d, claims: releaseBestEffort(d.claims), leases: trackCounted(d.leases) }, clock());
+    if (settled) spendMetric('SpendSettledUsd', settled.key, settled.cost_usd);
     if (delivered) {
       if (success) countMetric(MetricName.OrdersReady);
       else countMetric(MetricName.TasksFailed, { name: 'Kind', value: 'create-order' });

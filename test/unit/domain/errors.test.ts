@@ -12,7 +12,7 @@ import { BUSINESS_ERROR_NAMES, TRANSIENT_ERROR_NAMES } from '../../../contract/e
 import { relayBuildOptions } from '../../../lib/constructs/relay-bundling';
 import * as errors from '../../../lambdas/domain/errors';
 import {
-  BUSINESS_ERRORS, ConcurrentUpdateError, HandOffError, InvalidOrderRequestError,
+  BudgetExceededError, BUSINESS_ERRORS, ConcurrentUpdateError, HandOffError, InvalidOrderRequestError,
   OrderNotVisibleError, isBusinessOutcome, isTransient, MarketplaceAuthError,
   MarketplaceDatabaseError, MarketplaceError, MarketplaceInvalidInputError, MarketplaceRateLimitedError, MarketplaceRejectedError,
   MarketplaceUnavailableError, NoServerAvailableError, OrderOutcomeUnknownError, QuotaExceededError, SoftTimeoutError, TRANSIENT_ERRORS,
@@ -23,7 +23,7 @@ const instances: Error[] = [
   new MarketplaceDatabaseError('db'), new MarketplaceRateLimitedError('slow down'), new MarketplaceUnavailableError('down'),
   new ConcurrentUpdateError('race'), new NoServerAvailableError('none'), new QuotaExceededError(10), new SoftTimeoutError(),
   new MarketplaceRejectedError('no'), new MarketplaceInvalidInputError('bad'), new MarketplaceAuthError('key'),
-  new InvalidOrderRequestError('bad request'), new OrderNotVisibleError('late'),
+  new InvalidOrderRequestError('bad request'), new OrderNotVisibleError('late'), new BudgetExceededError('budget exceeded: $1.00 of $1.00 today'),
 ];
 const named = (name: string): Error => {
   const found = instances.find((e) => e.name === name);

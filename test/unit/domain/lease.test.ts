@@ -17,7 +17,6 @@ import {
   leaseExpiringEvent,
   leaseExpiringText,
   parseMaxHours,
-  planLeaseSweep,
   resolveMaxHours,
   serverFitsLease,
   spotDecreaseRefusal,
@@ -29,6 +28,7 @@ import {
   type WatchEntry,
 } from '../../../lambdas/domain/lease';
 import { ExtendOrderBodySchema, MaxHoursSchema, parseBody, SetSpotPriceBodySchema } from '../../../lambdas/http/requests';
+import { planLeaseSweep } from '../../../lambdas/domain/lease-sweep';
 import { anOrder } from '../../fakes/builders';
 
 const lease = (orderId: number, expiresAt: number, fields: Partial<Lease> = {}): Lease => ({

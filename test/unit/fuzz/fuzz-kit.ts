@@ -27,6 +27,7 @@ import { createCreateOrderHandler } from '../../../lambdas/handlers/api/create-o
 import { createExtendOrderHandler } from '../../../lambdas/handlers/api/extend-order';
 import { createSetSpotPriceHandler } from '../../../lambdas/handlers/api/set-spot-price';
 import { createGetTaskHandler } from '../../../lambdas/handlers/api/get-task';
+import { createSpendHandler } from '../../../lambdas/handlers/api/spend';
 import { createHealthHandler } from '../../../lambdas/handlers/api/health';
 import { createMarketplaceSummaryHandler } from '../../../lambdas/handlers/api/marketplace-summary';
 import { createOpenApiHandler } from '../../../lambdas/handlers/api/openapi';
@@ -174,6 +175,8 @@ export const TARGETS: Readonly<Record<string, FuzzTarget>> = {
   CancelTask: { kind: 'accept-json', handOff: 'queue', build: (d) => createCancelTaskHandler(() => d) },
   Status: { kind: 'accept-json', handOff: 'queue', build: (d) => createStatusHandler(() => d) },
   GetTask: { kind: 'lookup', build: (d) => createGetTaskHandler(() => d) },
+  // The ledger's days come from a fake that records what was asked (spend.test.ts); nothing is written.
+  Spend: { kind: 'lookup', build: (d) => createSpendHandler(() => ({ ...d, spend: { days: async () => new Map() } })) },
   MarketplaceSummary: { kind: 'read', build: (d) => createMarketplaceSummaryHandler(() => d) },
   SlackCommand: { kind: 'slack', build: (d) => createSlackCommandHandler(() => d) },
   Health: { kind: 'read', build: () => createHealthHandler() },

@@ -37,6 +37,7 @@ import {
   type BodySpec,
 } from './fuzz-kit';
 import { createHmac } from 'node:crypto';
+import { spendRange } from '../../../lambdas/domain/spend-ledger';
 
 /** Answers per route and status in this process: the tests check every outcome was reached. */
 export const outcomes: Record<string, Record<string, number>> = {};
@@ -204,6 +205,50 @@ export const taskLookupProperty = () =>
       expectNothingHandedOff(ports);
       expect(ports.tasks.removed).toEqual([]);
       expect(ports.window.keysHit).toHaveLength(1);
+    },
+  );
+
+const dayText = fc.oneof(
+  fc.date({ min: new Date('1970-01-01T00:00:00Z'), max: new Date('2200-12-31T00:00:00Z'), noInvalidDate: true }).map((d) => d.toISOString().slice(0, 10)),
+  fc.constantFrom('2026-11-25', '2026-02-30', '2026-13-01', '26-11-25', '2026-1-5', '', ' 2026-11-25', '2026-11-25T00:00:00Z', '9999-12-31', '0000-01-01'),
+  fc.string({ unit: 'binary', maxLength: 30 }),
+);
+
+/**
+ * GET /webhook/spend?from=&to= (issue 24): signed over path and query like GetTask. 401 for a failing
+ * signature; then 400 with the range's own text, or 200 with the report for exactly the asked days;
+ * never 5xx, never a write, whatever dates it is sent.
+ */
+export const spendQueryProperty = () =>
+  fc.asyncProperty(
+    caseConfig,
+    fc.option(dayText, { nil: undefined }),
+    fc.option(dayText, { nil: undefined }),
+    webhookHeaders,
+    sourceIp,
+    async (config, from, to, h, ip) => {
+      const { ports, deps } = freshCase(config);
+      const params = new URLSearchParams();
+      if (from !== undefined) params.set('from', from);
+      if (to !== undefined) params.set('to', to);
+      const query = params.toString();
+      const path = '/webhook/spend';
+      const { headers, signature } = signedHeaders(h, Buffer.from(path + (query ? `?${query}` : ''), 'utf8'));
+      const event = buildEvent({ method: 'GET', path, rawQueryString: query, eventBody: undefined, isBase64Encoded: false, headers, sourceIp: ip });
+
+      const answer = await invoke(TARGETS.Spend.build(deps), event, leakable(h.mode, signature));
+      tally('Spend', answer.statusCode);
+
+      expect(answer.statusCode).toBeLessThan(500);
+      const pass = signatureShouldPass(h.mode, h.ts, config);
+      if (pass === false) expect(answer.statusCode).toBe(401);
+      if (pass === true) {
+        const range = spendRange(from, to, new Date(NOW_S * 1000).toISOString().slice(0, 10));
+        if ('error' in range) expect(answer).toMatchObject({ statusCode: 400, json: { error: range.error } });
+        else expect(answer).toMatchObject({ statusCode: 200, json: { from: range.days[0], to: range.days[range.days.length - 1] } });
+      }
+      expectNothingHandedOff(ports);
+      expect(ports.tasks.removed).toEqual([]);
     },
   );
 

@@ -217,6 +217,28 @@ describe('Simulator: marketplace', () => {
       expect(sim.control.orders()).toEqual([expect.objectContaining({ order_id, completed: true, end_reason: 'cancelled' })]);
     });
 
+    it('lists an order placed under a visible delay once the delay passes, or at once when revealed', async () => {
+      // Prepare: two orders that would show a minute late
+      sim.control.setVisibleDelay(60_000);
+      const native = () => available((s) => s.allowed_coins.includes('NATIVE-Blockchain')).id;
+      const first = (await post(sim, 'create_order', onDemand(native()))).order_id as number;
+      const second = (await post(sim, 'create_order', onDemand(native()))).order_id as number;
+      const ids = async () => ((await call(sim, 'my_orders')).orders as { order_id: number }[]).map((o) => o.order_id);
+      const hidden = await ids();
+      // Act
+      sim.control.revealOrders();
+      const revealed = await ids();
+      const placedLater = await post(sim, 'create_order', onDemand(native()));
+      const later = placedLater.order_id as number;
+      // Assess: the revealed ones show now; one placed after still waits for its delay
+      expect(hidden).toEqual([]);
+      expect(placedLater).toEqual({ code: 0, order_id: expect.any(Number) });
+      expect(revealed.sort()).toEqual([first, second].sort());
+      expect(await ids()).not.toContain(later);
+      clock += 60_000;
+      expect(await ids()).toContain(later);
+    });
+
     it('expires an order after the server maximum rental time', async () => {
       const server = available();
       await post(sim, 'create_order', onDemand(server.id));

@@ -27,7 +27,7 @@ describe('Function: findServer', () => {
     // Act
     const result = await findServer(aState(), deps, NOW);
     // Assess
-    expect(result).toEqual({ server: { id: 2, gpu_array: ['NVIDIA RTX 4090'], price_usd: 0.6, spot_bid: 5.5 }, attempt: 1, excluded: [] });
+    expect(result).toEqual({ server: { id: 2, gpu_array: ['NVIDIA RTX 4090'], price_usd: 0.6, spot_bid: 5.5, usd_per_hour: 0.66 }, attempt: 1, excluded: [] });
     expect(deps.claims.holders.get(2)).toBe('task-1');
     expect(deps.tasks.records.get('task-1')?.state).toBe('running');
   });
