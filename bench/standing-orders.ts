@@ -2,10 +2,10 @@
  * Bench of standing orders (issue 23 item 2, "100 waiting tasks cost one listing read per sweep"),
  * against the local runtime (real handlers, the fleet watch on its timer, the simulator over HTTP at
  * its default 1 req/s): TASKS create-orders with `wait_seconds` for a GPU no server has, then SWEEPS
- * watch sweeps counted; the simulator's counters give the `marketplace` (listing) reads between
- * consecutive sweep starts. Then one matching server appears: which task got it (must be the oldest,
- * first come first served), the listing reads from then until the order was placed, and the time
- * from the server appearing to the order placed.
+ * watch sweeps counted; the simulator's counters give each sweep's `marketplace` (listing) reads.
+ * Then one matching server appears, ROUNDS times: which task got it (must be the oldest, first come
+ * first served), the listing reads from then until the order was placed, and the time from the
+ * server appearing to the order placed; then BATCH servers at once (one sweep resumes BATCH tasks).
  *
  * The read cache's age limit (ORDER_POLL_INTERVAL_SECONDS, 1 s here) is below the watch interval
  * (2 s), so no sweep is served by the previous sweep's cached listing: the worst case, each sweep
@@ -36,7 +36,7 @@ export interface StandingOrdersBench {
   /** Seconds from the first create-order to all tasks `waiting`, and listing reads meanwhile. */
   readonly queueS: number;
   readonly queueListingReads: number;
-  /** Listing reads (simulator `processed.marketplace`) between consecutive sweep starts, SWEEPS of them. */
+  /** Listing reads (simulator `processed.marketplace`) of each of SWEEPS idle sweeps (sampled half an interval after each start). */
   readonly listingReadsPerSweep: readonly number[];
   /** Every request the simulator processed during those sweeps, by endpoint. */
   readonly idleCallsByEndpoint: Record<string, number>;
