@@ -14,6 +14,7 @@ import { benchHttp } from './http';
 import { benchLeases } from './leases';
 import { benchMarketplace } from './marketplace';
 import { benchOutbidRecovery } from './outbid-recovery';
+import { benchStandingOrders } from './standing-orders';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
@@ -21,7 +22,7 @@ process.env.AWS_REGION ??= 'us-east-1';
 
 const kb = (n: number) => `${(n / 1024).toFixed(1)} KB`;
 
-const SECTIONS = ['bundles', 'accept', 'http', 'marketplace', 'marketplace-live', 'pacing', 'pacing-live', 'leases', 'outbid', 'outbid-live', 'outbid-replace', 'outbid-replace-live', 'cost'] as const;
+const SECTIONS = ['bundles', 'accept', 'http', 'marketplace', 'marketplace-live', 'pacing', 'pacing-live', 'leases', 'outbid', 'outbid-live', 'outbid-replace', 'outbid-replace-live', 'standing', 'standing-live', 'cost'] as const;
 const RESULTS = path.join(__dirname, 'results.json');
 
 /**
@@ -129,6 +130,25 @@ const main = async () => {
     results[section === 'outbid-replace' ? 'outbidReplace' : 'outbidReplaceLive'] = o;
     console.log(`\n10. Outbid recovery (${dialect} dialect): loss → replacement order running (watch every ${o.watchIntervalSeconds} s)`);
     console.table([{ orders: o.orders, 'median ms': o.recoveryMsMedian, 'worst ms': o.recoveryMsWorst, 'reported median ms': o.reportedMsMedian, 'reported worst ms': o.reportedMsWorst }]);
+  }
+  for (const [section, dialect] of [['standing', 'spec'], ['standing-live', 'live']] as const) {
+    if (!want(section)) continue;
+    const s = await benchStandingOrders(dialect);
+    results[section === 'standing' ? 'standing' : 'standingLive'] = s;
+    console.log(`\n11. Standing orders (${dialect} dialect): ${s.waitingTasks} waiting tasks, watch every ${s.watchIntervalSeconds} s, read cache ${s.cacheMaxAgeSeconds} s`);
+    console.table([{
+      'queue s': s.queueS.toFixed(1), 'queue listing reads': s.queueListingReads, 'listing reads per sweep': s.listingReadsPerSweep.join(' '),
+      'goal ≤ 1': s.listingReadsPerSweep.every((n) => n <= 1),
+    }]);
+    console.table(s.idleCallsByEndpoint);
+    console.log(`Then one matching server at a time, ${s.rounds} times:`);
+    console.table([{
+      'orders per server': s.ordersPerServer, 'oldest served, in order': s.oldestServed, 'still waiting': s.stillWaiting,
+      'listing reads to place': s.listingReadsToPlace.join(' '), 'server → order ms median': s.serverToOrderMsMedian, 'worst': s.serverToOrderMsWorst,
+    }]);
+    const b = s.batch;
+    console.log(`Then ${b.servers} matching servers at once:`);
+    console.table([{ 'orders placed': b.ordersPlaced, 'next oldest served': b.nextOldestServed, 'listing reads': b.listingReadsToPlace, sweeps: b.sweeps, 'servers → last order ms': b.serversToLastOrderMs }]);
   }
   if (want('cost')) {
     // Per order: transitions = FindServer, ReserveQuota, PlaceOrder, PlacementOutcome, ReportResult,

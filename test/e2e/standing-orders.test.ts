@@ -142,6 +142,24 @@ describe(`Standing orders (${dialect} marketplace dialect)`, () => {
     expect(json(await callbacks.waitFor((r) => isResult(r, '/again'), WAIT_MS))).toEqual({ success: false, error: `task ${taskId} is not waiting` });
   }, 120_000);
 
+  it('many waiting tasks cost at most one listing read per sweep, all together', async () => {
+    // Prepare: several standing orders nothing matches, all waiting
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i += 1) ids.push(await create(`many-${i}`, { gpu_type: 'OMEGA W6', wait_seconds: 600 }));
+    for (const id of ids) await waitingView(id);
+    await moreSweeps(1);
+    const reads = () => sim().counters().processed.marketplace ?? 0;
+    const before = reads();
+    // Act: the watch sweeps a few times over them
+    await moreSweeps(4);
+    // Assess: sweeps started in the window plus one at its edge (a sweep started before it may read
+    // inside it); one read per task per sweep would be 24 and more
+    expect(reads() - before).toBeLessThanOrEqual(5);
+    for (const id of ids) expect((await taskView(id)).state).toBe('waiting');
+    // Clean up: the tasks end (so no later test sees them waiting)
+    for (const id of ids) await signedPost(runtime.url, '/webhook/cancel-task', { task_id: id }, TEST_WEBHOOK_SECRET);
+  }, 120_000);
+
   it('cancel-task refuses a body without a task id with a 400 and queues nothing', async () => {
     const res = await signedPost(runtime.url, '/webhook/cancel-task', {}, TEST_WEBHOOK_SECRET);
     expect(res.status).toBe(400);
