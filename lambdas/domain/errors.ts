@@ -134,8 +134,11 @@ export class NoServerAvailableError extends Error {
 
 /** The account-wide hourly order cap is reached. Business failure, ends the task. */
 export class QuotaExceededError extends Error {
-  /** `key`: a caller key's own `orders_per_hour` (issue 24), rather than the account-wide cap. */
-  public constructor(limit: number, key?: string) {
+  /**
+   * `key`: a caller key's own `orders_per_hour` (issue 24), rather than the account-wide cap.
+   * `retryAfterMs`: when the window has room again (a standing order waits that long, issue 23).
+   */
+  public constructor(limit: number, key?: string, public readonly retryAfterMs?: number) {
     super(key === undefined ? `Hourly order limit reached (${limit} per hour)` : `Hourly order limit of key ${key} reached (${limit} per hour)`);
     this.name = 'QuotaExceededError';
   }

@@ -252,6 +252,13 @@ export interface WaitingTask {
   /** The execution timing to resume with (the soft deadline is set fresh). */
   readonly poll_interval_seconds: number;
   readonly ready_timeout_seconds: number;
+  /**
+   * Epoch seconds: the hourly order cap or a budget refused the task's order (create-order/wait-for-quota.ts);
+   * the watch does not resume it before then. It keeps its place in the queue meanwhile.
+   */
+  readonly held_until?: number;
+  /** The refusal's text: the failure when the wait ends while the task is held. */
+  readonly held_by?: string;
 }
 
 /** The queue of standing orders (one item: the fleet watch reads it in one call each sweep). */

@@ -4,7 +4,9 @@
  * fleet watch serves the queue each sweep, with ONE listing read (through the shared read cache) for
  * all waiting tasks together, first come first served per GPU type, and resumes a served task with a
  * new execution of the same create-order workflow (a fresh soft deadline: the waiting phase is not
- * part of any execution). A task whose wait ended fails with the spec's no-match text.
+ * part of any execution). A task whose wait ended fails with the spec's no-match text. A resumed
+ * task the hourly cap or a budget refuses waits again in its place, held until the refusal may have
+ * cleared (create-order/wait-for-quota.ts); when its wait ends meanwhile it fails with that refusal.
  *
  * Pure rules and the watch's use case; time arrives as arguments (`nowMs` epoch ms).
  */
@@ -89,6 +91,15 @@ export interface StandingOrderSweep {
 /** The failure of a standing order whose wait ended: the spec's no-match text. */
 export const waitEndedResult = (request: Pick<CreateOrderInput, 'gpu_type' | 'max_price'>) => failure(noMatchMessage(request.gpu_type, request.max_price));
 
+/**
+ * The failure of a waiting task whose wait ended: the refusal that queued it again (the hourly cap's
+ * or a budget's text: a server was there, raising the price would not help), else the no-match text.
+ */
+export const expiredResult = (task: WaitingTask) => (task.held_by ? failure(task.held_by) : waitEndedResult(task.request));
+
+/** A task the cap or a budget refused, not to be resumed before its `held_until`. */
+export const isHeld = (task: WaitingTask, nowMs: number): boolean => task.held_until !== undefined && nowMs < task.held_until * 1000;
+
 /** The workflow input of a resumed task, rebuilt from its record (the request as recorded, env values stay sealed). */
 export const resumedInput = (record: TaskRecord, task: WaitingTask, serverId: number, nowMs: number, softLimitSeconds: number): CreateOrderWorkflowInput => {
   const { env_names: _names, price_alert_task_id: _alert, ...request } = record.request as Record<string, unknown>;
@@ -131,17 +142,22 @@ export const serveWaitingTasks = async (
     const record = await deps.tasks.get(task.task_id);
     if (!record || FINAL_STATES.includes(record.state)) continue;
     const url = typeof record.request.callback_url === 'string' ? record.request.callback_url : undefined;
-    await completeTask(deps, { task_id: task.task_id, origin: record.origin, callback_url: url }, waitEndedResult(task.request), nowMs);
+    await completeTask(deps, { task_id: task.task_id, origin: record.origin, callback_url: url }, expiredResult(task), nowMs);
     report.expired += 1;
   }
 
-  const live = waiting.filter((w) => nowMs < w.waiting_until * 1000);
+  // A task the cap or a budget holds keeps its place but is not tried (no listing read for it, no resume).
+  const live = waiting.filter((w) => nowMs < w.waiting_until * 1000 && !isHeld(w, nowMs));
   if (live.length === 0) return report;
   report.listingReads += 1;
   const servers = await deps.marketplace.listServers();
   const taken = new Set<number>();
+  // GPU types whose queue resumed a task back from a hold: it goes alone this sweep, so the tasks
+  // behind it do not race it for the one order the cap may allow (first come, first served).
+  const alone = new Set<string>();
   for (const task of live) {
     if (!canContinue()) break;
+    if (alone.has(queueKey(task.request.gpu_type))) continue;
     let claimed: number | undefined;
     for (const server of serversFor(task, servers, taken)) {
       taken.add(server.id);
@@ -163,6 +179,7 @@ export const serveWaitingTasks = async (
     await deps.workflow.start(task.task_id, resumedInput(record, task, claimed, nowMs, opts.softLimitSeconds), resumedExecutionName(task.task_id, task.round));
     await deps.waiting.remove(task.task_id, task.round);
     report.resumed += 1;
+    if (task.held_until !== undefined) alone.add(queueKey(task.request.gpu_type));
   }
   return report;
 };

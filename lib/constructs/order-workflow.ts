@@ -182,11 +182,17 @@ export class OrderWorkflow extends Construct {
       .when(sfn.Condition.booleanEquals('$.placement.retry', true), findServer)
       .otherwise(checkOrder.next(readiness));
 
-    reserveQuota.next(placeOrder).next(placement);
     // A standing order with no server yet (issue 23) ends its execution here, its task `waiting`: the
     // fleet watch resumes it with a new execution when a server matches, or fails it when its wait ends.
+    const waitingForServer = new sfn.Succeed(this, 'WaitingForServer');
+    // So does one the hourly cap or a budget refused (it waits again, held until the refusal may clear).
+    const reserved = new sfn.Choice(this, 'QuotaReserved')
+      .when(sfn.Condition.isPresent('$.quota.waiting'), waitingForServer)
+      .otherwise(placeOrder);
+    reserveQuota.next(reserved);
+    placeOrder.next(placement);
     const searched = new sfn.Choice(this, 'ServerFound')
-      .when(sfn.Condition.isPresent('$.search.waiting'), new sfn.Succeed(this, 'WaitingForServer'))
+      .when(sfn.Condition.isPresent('$.search.waiting'), waitingForServer)
       .otherwise(reserveQuota);
     this.definition = findServer.next(searched);
 

@@ -41,10 +41,10 @@ const MARKETPLACE_USERS: TableUser[] = [
 ];
 /** Workflow steps that build the task repository (handlers/workflow/deps.ts, notifier-deps.ts). */
 const TASK_STEPS: TableUser[] = [
-  workflowUser('FindServer'), workflowUser('PlaceOrder'), workflowUser('CancelOrder'), workflowUser('ReportResult'), workflowUser('ExecutionEnded'),
+  workflowUser('FindServer'), workflowUser('ReserveQuota'), workflowUser('PlaceOrder'), workflowUser('CancelOrder'), workflowUser('ReportResult'), workflowUser('ExecutionEnded'),
 ];
-/** Functions that build the server claims (FindServer claims; PlaceOrder, ReportResult, ExecutionEnded release). */
-const CLAIM_USERS: TableUser[] = [workflowUser('FindServer'), workflowUser('PlaceOrder'), workflowUser('ReportResult'), workflowUser('ExecutionEnded')];
+/** Functions that build the server claims (FindServer claims; ReserveQuota, PlaceOrder, ReportResult, ExecutionEnded release). */
+const CLAIM_USERS: TableUser[] = [workflowUser('FindServer'), workflowUser('ReserveQuota'), workflowUser('PlaceOrder'), workflowUser('ReportResult'), workflowUser('ExecutionEnded')];
 /**
  * Functions that build the lease book (leaseBookFromEnv: track, extend, spot-decrease claims, which
  * also write the due buckets, their cursor and the watch list) or the fleet watch's lease store.
@@ -83,9 +83,10 @@ export const TABLE_ACCESS: Readonly<Record<KeyFamily, FamilyAccess>> = {
   placementIntents: { write: [workflowUser('PlaceOrder'), 'FleetWatch'] },
   // A task keeps an order (PlaceOrder, CancelOrder's reconcile) or the watch claims it as an orphan.
   orderOwner: { write: [workflowUser('PlaceOrder'), workflowUser('CancelOrder'), 'FleetWatch'] },
-  // Standing orders (issue 23): FindServer queues a task, the fleet watch serves or expires it, the
-  // job worker's cancel-task removes it; get-task reads its place in the queue.
-  waiting: { write: [workflowUser('FindServer'), 'FleetWatch', 'JobWorker'], read: [apiUser(ROUTES.find((r) => r.id === 'GetTask')!)] },
+  // Standing orders (issue 23): FindServer queues a task (ReserveQuota again when the cap or a budget
+  // refuses it), the fleet watch serves or expires it, the job worker's cancel-task removes it; get-task
+  // reads its place in the queue.
+  waiting: { write: [workflowUser('FindServer'), workflowUser('ReserveQuota'), 'FleetWatch', 'JobWorker'], read: [apiUser(ROUTES.find((r) => r.id === 'GetTask')!)] },
   // Outbid replacements under way (issue 23): the fleet watch starts and settles them.
   replacements: { write: ['FleetWatch'] },
   // Caller keys (issue 24): every signed route looks a key up; the admin routes add and revoke.

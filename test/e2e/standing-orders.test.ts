@@ -1,7 +1,6 @@
 /**
- * Standing orders (issue 23) end to end (jest project `e2e`; the dialect only reaches it through the
- * listing reader, which relay.test.ts drives in both dialects: see jest.config.js), through
- * the simulator's control API, with the fleet watch sweeping every second:
+ * Standing orders (issue 23) end to end, in both dialects (jest projects `e2e` and `e2e-live`: see
+ * jest.config.js), through the simulator's control API, with the fleet watch sweeping every second:
  * - a standing order finds nothing, waits (GET shows `waiting`, `waiting_until`, its position), and is
  *   placed when a matching server appears later. The issue's 90 s becomes "after the task has been
  *   seen waiting and two more sweeps have run": what is tested is that a server appearing at any
@@ -9,6 +8,7 @@
  * - a standing order whose wait ends fails with the spec's no-match text, once;
  * - two waiting tasks and one new server: the older task gets it (the younger one the next server);
  * - cancel-task ends a waiting task with its one result; a second cancel finds it not waiting.
+ * Under a full hourly order cap: standing-orders-cap.test.ts (a runtime of its own, MAX_ORDERS_PER_HOUR=1).
  * Waits are on conditions with deadlines (callbacks, sweep counts, task views), never fixed sleeps.
  */
 import { hmacHex } from '../../lambdas/domain/signing';

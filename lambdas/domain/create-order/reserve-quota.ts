@@ -72,9 +72,9 @@ export const reserveQuota = async (
   const caller = state.origin.caller;
   if (caller?.orders_per_hour !== undefined && opts.keyQuota) {
     const own = await deps.quota.hit(opts.keyQuota(caller.key), { now: opts.now, windowMs: QUOTA_WINDOW_MS, limit: caller.orders_per_hour, eventId: state.task_id });
-    if (!own.allowed) throw new QuotaExceededError(caller.orders_per_hour, caller.key);
+    if (!own.allowed) throw new QuotaExceededError(caller.orders_per_hour, caller.key, own.retryAfterMs);
   }
   const hit = await deps.quota.hit(opts.key, { now: opts.now, windowMs: QUOTA_WINDOW_MS, limit: opts.limit, eventId: state.task_id });
-  if (!hit.allowed) throw new QuotaExceededError(opts.limit);
+  if (!hit.allowed) throw new QuotaExceededError(opts.limit, undefined, hit.retryAfterMs);
   return { count: hit.count, ...(reserved ? { reserved } : {}) };
 };

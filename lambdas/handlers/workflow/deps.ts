@@ -31,7 +31,10 @@ export const findServerDeps = async () => ({ marketplace: marketplace(), claims:
 export const spend = lazy(() => spendStoreFromEnv(relayEnv()));
 export const reserveQuotaDeps = async () => {
   const env = relayEnv();
-  return { quota: quota(), spend: spend(), maxOrdersPerHour: env.MAX_ORDERS_PER_HOUR, ...(env.SPEND_LIMIT_USD_PER_DAY !== undefined ? { spendLimitUsdPerDay: env.SPEND_LIMIT_USD_PER_DAY } : {}) };
+  return {
+    quota: quota(), spend: spend(), maxOrdersPerHour: env.MAX_ORDERS_PER_HOUR,
+    // A standing order the cap or a budget refuses goes back to waiting (issue 23, create-order/wait-for-quota.ts).
+    standing: { waiting: waiting(), tasks: tasks(), claims: claims() }, ...(env.SPEND_LIMIT_USD_PER_DAY !== undefined ? { spendLimitUsdPerDay: env.SPEND_LIMIT_USD_PER_DAY } : {}) };
 };
 export const intents = lazy<PlacementIntents>(() => placementIntentsFromEnv(relayEnv()));
 

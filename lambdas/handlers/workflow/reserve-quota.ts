@@ -1,12 +1,12 @@
 /** ReserveQuota: reserves the order's spending (issue 24), then counts it against MAX_ORDERS_PER_HOUR (rolling hour, account-wide). */
-import { spendMetric, tracedHandler } from '../../adapters/observability';
+import { logger, spendMetric, tracedHandler } from '../../adapters/observability';
 import { budgetedHandler } from '../../adapters/invocation-budget';
-import { reserveQuota, type ReserveQuotaDeps } from '../../domain/create-order/reserve-quota';
+import { reserveQuotaOrWait, type HeldResult, type WaitForQuotaDeps } from '../../domain/create-order/wait-for-quota';
 import { keys } from '../../../contract/resources';
 import { reserveQuotaDeps } from './deps';
 import { parseWorkflowState, systemClock, type Clock } from './shared';
 
-export interface ReserveQuotaHandlerDeps extends ReserveQuotaDeps {
+export interface ReserveQuotaHandlerDeps extends WaitForQuotaDeps {
   readonly maxOrdersPerHour: number;
   /** SPEND_LIMIT_USD_PER_DAY; undefined = no relay-wide limit. */
   readonly spendLimitUsdPerDay?: number;
@@ -14,15 +14,19 @@ export interface ReserveQuotaHandlerDeps extends ReserveQuotaDeps {
 
 /** Builds the task handler around its dependencies (tests pass fakes). */
 export const createReserveQuotaStepHandler = (deps: () => ReserveQuotaHandlerDeps | Promise<ReserveQuotaHandlerDeps>, clock: Clock = systemClock) =>
-  async function reserveQuotaTask(input: unknown): Promise<{ count: number }> {
+  async function reserveQuotaTask(input: unknown): Promise<{ count: number } | HeldResult> {
     const state = parseWorkflowState(input);
     const d = await deps();
-    const { count, reserved } = await reserveQuota(state, d, {
+    const outcome = await reserveQuotaOrWait(state, d, {
       now: clock(), limit: d.maxOrdersPerHour, key: keys.quota(), keyQuota: keys.keyQuota,
       ...(d.spendLimitUsdPerDay !== undefined ? { spendLimitUsdPerDay: d.spendLimitUsdPerDay } : {}),
     });
-    if (reserved) spendMetric('SpendReservedUsd', reserved.key, reserved.usd, reserved.used_today);
-    return { count };
+    if ('waiting' in outcome) {
+      logger.info('standing order refused for now, waits again', { held_until: outcome.held_until, held_by: outcome.held_by });
+      return outcome;
+    }
+    if (outcome.reserved) spendMetric('SpendReservedUsd', outcome.reserved.key, outcome.reserved.usd, outcome.reserved.used_today);
+    return { count: outcome.count };
   };
 
 export const handler = budgetedHandler(tracedHandler(createReserveQuotaStepHandler(reserveQuotaDeps)));
