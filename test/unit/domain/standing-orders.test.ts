@@ -157,6 +157,36 @@ describe('Function: serveWaitingTasks (the fleet watch)', () => {
     expect(deps.workflow.started).toEqual([]);
   });
 
+  it('does not try a task the cap holds (no listing read, no resume), and resumes it alone for its GPU type once the hold ends', async () => {
+    // Prepare: the oldest task is held (the cap refused it) for 60 s; a younger one waits behind it
+    const { deps, queue, listings } = watchDeps();
+    const held = { ...entry('held', NOW_MS - 3_000), round: 2, held_until: NOW_S + 60, held_by: 'Hourly order limit reached (1 per hour)' };
+    await queue(held);
+    deps.marketplace.servers = [aServer(1), aServer(2)];
+    // Act / Assess: while held, nothing is read or started
+    expect(await serveWaitingTasks(deps, { nowMs: NOW_MS, softLimitSeconds: 300 })).toEqual({ waiting: 1, resumed: 0, expired: 0, listingReads: 0 });
+    expect(listings()).toBe(0);
+    // A younger task is still tried while the older one is held (another key's cap or budget may allow it)
+    await queue(entry('younger', NOW_MS - 1_000));
+    expect(await serveWaitingTasks(deps, { nowMs: NOW_MS, softLimitSeconds: 300 })).toMatchObject({ resumed: 1, listingReads: 1 });
+    expect(deps.workflow.started.map((s) => s.taskId)).toEqual(['younger']);
+    // The hold ends: the held task goes first, and alone (the one order the cap allows is its)
+    await queue(entry('later', NOW_MS - 500));
+    await deps.claims.release(1, 'younger');
+    expect(await serveWaitingTasks(deps, { nowMs: NOW_MS + 61_000, softLimitSeconds: 300 })).toMatchObject({ resumed: 1 });
+    expect(deps.workflow.started.map((s) => [s.taskId, s.name])).toEqual([['younger', resumedExecutionName('younger', 1)], ['held', resumedExecutionName('held', 2)]]);
+    expect(queuePosition(await deps.waiting.list(), 'later')).toBe(1);
+  });
+
+  it('fails a task whose wait ends while the cap holds it with the cap\'s text, once', async () => {
+    const { deps, queue } = watchDeps();
+    const text = 'Hourly order limit reached (1 per hour)';
+    await queue({ ...entry('held', NOW_MS - 61_000, 60), held_until: NOW_S + 3_000, held_by: text });
+    expect(await serveWaitingTasks(deps, { nowMs: NOW_MS, softLimitSeconds: 300 })).toMatchObject({ expired: 1, listingReads: 0 });
+    await serveWaitingTasks(deps, { nowMs: NOW_MS + 1_000, softLimitSeconds: 300 });
+    expect(deps.notifier.callbacks).toEqual([{ url: 'http://cb.example/held', taskId: 'held', result: { success: false, error: text } }]);
+  });
+
   it('a repeated sweep after a lost removal starts nothing new (the execution name is the round\'s)', async () => {
     const { deps, queue } = watchDeps();
     await queue(entry('a'));
