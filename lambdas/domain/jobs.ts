@@ -9,7 +9,7 @@ import { SOFT_TIME_LIMIT_SECONDS } from '../../contract/limits';
 import { orderCancelledText, priceAlertMatchedText } from './chat-messages';
 import { keyNameOf, mayTouchOrder, notYourOrderText, seesAllOrders, type TaskCaller } from './caller-keys';
 import { isBusinessOutcome, MarketplaceInvalidInputError, TaskAlreadyExistsError } from './errors';
-import { extendOrder, setSpotPrice, type ExtensionSpend } from './fleet-watch';
+import { extendOrder, setSpotPrice, type ExtensionSpend } from './lease-jobs';
 import { hasLease, serverFitsLease } from './lease';
 import type { LeaseBook } from './lease-ports';
 import { findMatchingServer } from './matching';

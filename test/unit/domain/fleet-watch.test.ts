@@ -1,5 +1,6 @@
 import { MarketplaceRateLimitedError, MarketplaceRejectedError, MarketplaceUnavailableError } from '../../../lambdas/domain/errors';
-import { extendOrder, setSpotPrice, sweepFleet, type FleetWatchDeps } from '../../../lambdas/domain/fleet-watch';
+import { sweepFleet, type FleetWatchDeps } from '../../../lambdas/domain/fleet-watch';
+import { extendOrder, setSpotPrice } from '../../../lambdas/domain/lease-jobs';
 import { anOrder, aServer } from '../../fakes/builders';
 import { FakeEventSender } from '../../fakes/event-sender';
 import { FakeLeaseStore } from '../../fakes/lease-store';
