@@ -36,10 +36,16 @@ module.exports = {
       // - standing-orders (issue 23), teams (issue 24) and orphan-orders (issue 20): their issues ask for
       //   both dialects, although their rules run on orders and servers already parsed by the reader.
       testMatch: [
-        '<rootDir>/test/e2e/relay.test.ts', '<rootDir>/test/e2e/fleet-watch.test.ts', '<rootDir>/test/e2e/lease-routes.test.ts',
-        '<rootDir>/test/e2e/placement.test.ts', '<rootDir>/test/e2e/outbid-recovery.test.ts', '<rootDir>/test/e2e/budgets.test.ts',
-        '<rootDir>/test/e2e/standing-orders.test.ts', '<rootDir>/test/e2e/standing-orders-cap.test.ts',
-        '<rootDir>/test/e2e/teams.test.ts', '<rootDir>/test/e2e/orphan-orders.test.ts',
+        '<rootDir>/test/e2e/relay.test.ts',
+        '<rootDir>/test/e2e/fleet-watch.test.ts',
+        '<rootDir>/test/e2e/lease-routes.test.ts',
+        '<rootDir>/test/e2e/placement.test.ts',
+        '<rootDir>/test/e2e/outbid-recovery.test.ts',
+        '<rootDir>/test/e2e/budgets.test.ts',
+        '<rootDir>/test/e2e/standing-orders.test.ts',
+        '<rootDir>/test/e2e/standing-orders-cap.test.ts',
+        '<rootDir>/test/e2e/teams.test.ts',
+        '<rootDir>/test/e2e/orphan-orders.test.ts',
       ],
       setupFiles: [...base.setupFiles, '<rootDir>/test/setup-live-dialect.ts'],
     },

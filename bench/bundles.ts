@@ -91,11 +91,17 @@ export const topModules = (output: Metafile['outputs'][string], n = TOP_MODULES)
     const m = moduleOf(input);
     bytes.set(m, (bytes.get(m) ?? 0) + bytesInOutput);
   }
-  return [...bytes].map(([module, b]) => ({ module, bytes: b })).sort((a, b) => b.bytes - a.bytes).slice(0, n);
+  return [...bytes]
+    .map(([module, b]) => ({ module, bytes: b }))
+    .sort((a, b) => b.bytes - a.bytes)
+    .slice(0, n);
 };
 
 /** The same esbuild options as RelayFunction's bundling (lib/constructs/relay-function.ts). */
-const bundle = async (entry: string, outfile: string): Promise<{ bytes: number; usesAwsSdk: boolean; topModules: ModuleShare[] }> => {
+const bundle = async (
+  entry: string,
+  outfile: string,
+): Promise<{ bytes: number; usesAwsSdk: boolean; topModules: ModuleShare[] }> => {
   const result = await build({
     // Lambda's target (node24) is also the Node running the bench (test/unit/node-runtime.test.ts).
     ...relayBuildOptions(ROOT),
@@ -139,7 +145,11 @@ console.log('BENCH_RESULT ' + JSON.stringify({ loadMs, firstMs, outcome }));
 process.exit(0);
 `;
 
-interface ChildResult { loadMs: number; firstMs: number; outcome: string }
+interface ChildResult {
+  loadMs: number;
+  firstMs: number;
+  outcome: string;
+}
 
 const run = promisify(execFile);
 
@@ -159,14 +169,23 @@ export const benchBundles = async (): Promise<BundlesResult> => {
   mkdirSync(OUT, { recursive: true });
   const tracing = process.env.BENCH_TRACING !== 'off';
   const only = process.env.BENCH_ENTRIES?.split(',').filter(Boolean);
-  const entries = [...ROUTES.map((r) => r.entry), ...Object.values(WORKFLOW_TASKS), EXECUTION_ENDED_ENTRY, JOB_WORKER_ENTRY, FLEET_WATCH_ENTRY]
-    .filter((e) => !only || only.some((o) => e.includes(o)));
+  const entries = [
+    ...ROUTES.map((r) => r.entry),
+    ...Object.values(WORKFLOW_TASKS),
+    EXECUTION_ENDED_ENTRY,
+    JOB_WORKER_ENTRY,
+    FLEET_WATCH_ENTRY,
+  ].filter((e) => !only || only.some((o) => e.includes(o)));
   const outfileOf = (entry: string) => path.join(OUT, `${entry.replace(/[\\/]/g, '_').replace(/\.ts$/, '')}.mjs`);
   // esbuild runs the builds concurrently; only the timed processes below run one at a time.
   const built = await Promise.all(entries.map((entry) => bundle(entry, outfileOf(entry))));
 
   const secrets = { webhook: 'bench-webhook-secret', slack: 'bench-slack-secret' };
-  const [dynamo, sqs, sim] = await Promise.all([startLocalDynamo(), startLocalSqs(), startSimulator({ rateLimit: false, readyDelayMs: 0 })]);
+  const [dynamo, sqs, sim] = await Promise.all([
+    startLocalDynamo(),
+    startLocalSqs(),
+    startSimulator({ rateLimit: false, readyDelayMs: 0 }),
+  ]);
   // Read by the fake per request, so the chat secret can name the fake's own address below.
   const secretValues: Record<string, string> = {
     [SECRET_ARN('webhook')]: secrets.webhook,
@@ -177,7 +196,9 @@ export const benchBundles = async (): Promise<BundlesResult> => {
   try {
     const callbackUrl = `${fake.endpoint}/callback`;
     secretValues[SECRET_ARN('chat')] = JSON.stringify({ slack_webhook_url: callbackUrl });
-    const server = sim.control.servers().find((s) => s.online && !s.rented && s.gpu_array.some((g) => g.includes('RTX'))) ?? sim.control.servers()[0];
+    const server =
+      sim.control.servers().find((s) => s.online && !s.rented && s.gpu_array.some((g) => g.includes('RTX'))) ??
+      sim.control.servers()[0];
     const ctx: EventContext = {
       webhookSecret: secrets.webhook,
       slackSigningSecret: secrets.slack,
@@ -195,13 +216,15 @@ export const benchBundles = async (): Promise<BundlesResult> => {
       AWS_SESSION_TOKEN: 'bench-session-token',
       AWS_LAMBDA_FUNCTION_NAME: 'bench',
       AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '512',
-      ...(tracing ? {
-        AWS_EXECUTION_ENV: `AWS_Lambda_${LAMBDA_NODE_RUNTIME}`,
-        LAMBDA_TASK_ROOT: OUT,
-        _X_AMZN_TRACE_ID: 'Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1',
-        AWS_XRAY_DAEMON_ADDRESS: fake.daemonAddress,
-        AWS_XRAY_CONTEXT_MISSING: 'IGNORE_ERROR',
-      } : {}),
+      ...(tracing
+        ? {
+            AWS_EXECUTION_ENV: `AWS_Lambda_${LAMBDA_NODE_RUNTIME}`,
+            LAMBDA_TASK_ROOT: OUT,
+            _X_AMZN_TRACE_ID: 'Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1',
+            AWS_XRAY_DAEMON_ADDRESS: fake.daemonAddress,
+            AWS_XRAY_CONTEXT_MISSING: 'IGNORE_ERROR',
+          }
+        : {}),
       AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
       AWS_ENDPOINT_URL_SQS: sqs.endpoint,
       AWS_ENDPOINT_URL_SFN: fake.endpoint,
@@ -224,9 +247,16 @@ export const benchBundles = async (): Promise<BundlesResult> => {
     };
 
     // Workflow steps and jobs work on a task the API recorded: seed it as the API would.
-    const tasks = new DynamoDbTaskRepository(DynamoDBDocumentClient.from(new DynamoDBClient({
-      endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    })), dynamo.tableName);
+    const tasks = new DynamoDbTaskRepository(
+      DynamoDBDocumentClient.from(
+        new DynamoDBClient({
+          endpoint: dynamo.endpoint,
+          region: 'us-east-1',
+          credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+        }),
+      ),
+      dynamo.tableName,
+    );
     const measure = async (file: string, invocationOf: (run: number) => FirstInvocation) => {
       const runs: ChildResult[] = [];
       let documents = 0;
@@ -234,7 +264,14 @@ export const benchBundles = async (): Promise<BundlesResult> => {
         const { event, existingTask } = invocationOf(i);
         if (existingTask) {
           const at = new Date().toISOString();
-          await tasks.create({ ...existingTask, state: 'queued', request: { gpu_type: 'RTX' }, origin: { source: 'webhook' }, created_at: at, updated_at: at });
+          await tasks.create({
+            ...existingTask,
+            state: 'queued',
+            request: { gpu_type: 'RTX' },
+            origin: { source: 'webhook' },
+            created_at: at,
+            updated_at: at,
+          });
         }
         fake.takeSegments();
         runs.push(await coldStart(file, event, env));

@@ -18,7 +18,14 @@ export interface EventContext {
 
 const hmac = (secret: string, data: string): string => createHmac('sha256', secret).update(data).digest('hex');
 
-const apiEvent = (method: 'GET' | 'POST', path: string, run: number, body?: string, headers: Record<string, string> = {}, pathParameters?: Record<string, string>) => ({
+const apiEvent = (
+  method: 'GET' | 'POST',
+  path: string,
+  run: number,
+  body?: string,
+  headers: Record<string, string> = {},
+  pathParameters?: Record<string, string>,
+) => ({
   version: '2.0',
   routeKey: `${method} ${path}`,
   rawPath: path,
@@ -26,9 +33,16 @@ const apiEvent = (method: 'GET' | 'POST', path: string, run: number, body?: stri
   headers: { 'content-type': 'application/json', ...headers },
   ...(pathParameters ? { pathParameters } : {}),
   requestContext: {
-    accountId: '123456789012', apiId: 'api', domainName: 'api.example.com', domainPrefix: 'api',
+    accountId: '123456789012',
+    apiId: 'api',
+    domainName: 'api.example.com',
+    domainPrefix: 'api',
     http: { method, path, protocol: 'HTTP/1.1', sourceIp: `198.51.100.${run + 1}`, userAgent: 'bench' },
-    requestId: `bench-${run}`, routeKey: `${method} ${path}`, stage: '$default', time: '12/Mar/2020:19:03:58 +0000', timeEpoch: 1583348638390,
+    requestId: `bench-${run}`,
+    routeKey: `${method} ${path}`,
+    stage: '$default',
+    time: '12/Mar/2020:19:03:58 +0000',
+    timeEpoch: 1583348638390,
   },
   ...(body !== undefined ? { body } : {}),
   isBase64Encoded: false,
@@ -41,7 +55,14 @@ const signedPost = (ctx: EventContext, path: string, run: number, body: object) 
 
 const workflowState = (ctx: EventContext, taskId: string, extra: object = {}) => ({
   task_id: taskId,
-  request: { gpu_type: 'RTX', image: 'nvidia/cuda:12.4.1-base-ubuntu22.04', currency: 'NATIVE-Blockchain', ports: { '22': 'tcp' }, use_spot: false, callback_url: ctx.callbackUrl },
+  request: {
+    gpu_type: 'RTX',
+    image: 'nvidia/cuda:12.4.1-base-ubuntu22.04',
+    currency: 'NATIVE-Blockchain',
+    ports: { '22': 'tcp' },
+    use_spot: false,
+    callback_url: ctx.callbackUrl,
+  },
   origin: { source: 'webhook' },
   timing: { poll_interval_seconds: 5, ready_timeout_seconds: 120, soft_deadline: Math.floor(Date.now() / 1000) + 300 },
   ...extra,
@@ -64,23 +85,52 @@ export const firstInvocation = (entry: string, run: number, ctx: EventContext): 
 };
 
 const firstInvocationEvent = (entry: string, run: number, ctx: EventContext, taskId: string): unknown => {
-  const search = { server: { id: ctx.server.id, gpu_array: [...ctx.server.gpu_array], price_usd: ctx.server.price_usd }, attempt: 1, excluded: [] };
+  const search = {
+    server: { id: ctx.server.id, gpu_array: [...ctx.server.gpu_array], price_usd: ctx.server.price_usd },
+    attempt: 1,
+    excluded: [],
+  };
   const placement = { retry: false, order_id: 900_000 + run, server_id: ctx.server.id, placed_at: Date.now() - 1_000 };
   const route = ROUTES.find((r) => r.entry === entry);
   if (route) {
     switch (route.id) {
-      case 'CreateOrder': return signedPost(ctx, route.path, run, { gpu_type: 'RTX 4090', max_price: 2, callback_url: ctx.callbackUrl });
-      case 'CancelOrder': return signedPost(ctx, route.path, run, { order_id: 123, callback_url: ctx.callbackUrl });
-      case 'ExtendOrder': return signedPost(ctx, route.path, run, { order_id: 123, hours: 2, callback_url: ctx.callbackUrl });
-      case 'SetSpotPrice': return signedPost(ctx, route.path, run, { order_id: 123, desired_price: 0.4, callback_url: ctx.callbackUrl });
-      case 'PriceAlert': return signedPost(ctx, route.path, run, { gpu_type: 'RTX 4090', target_price: 0.5, callback_url: ctx.callbackUrl });
-      case 'Status': return signedPost(ctx, route.path, run, { callback_url: ctx.callbackUrl });
+      case 'CreateOrder':
+        return signedPost(ctx, route.path, run, { gpu_type: 'RTX 4090', max_price: 2, callback_url: ctx.callbackUrl });
+      case 'CancelOrder':
+        return signedPost(ctx, route.path, run, { order_id: 123, callback_url: ctx.callbackUrl });
+      case 'ExtendOrder':
+        return signedPost(ctx, route.path, run, { order_id: 123, hours: 2, callback_url: ctx.callbackUrl });
+      case 'SetSpotPrice':
+        return signedPost(ctx, route.path, run, { order_id: 123, desired_price: 0.4, callback_url: ctx.callbackUrl });
+      case 'PriceAlert':
+        return signedPost(ctx, route.path, run, {
+          gpu_type: 'RTX 4090',
+          target_price: 0.5,
+          callback_url: ctx.callbackUrl,
+        });
+      case 'Status':
+        return signedPost(ctx, route.path, run, { callback_url: ctx.callbackUrl });
       case 'GetTask': {
         const path = `/webhook/tasks/${taskId}`;
-        return { ...apiEvent('GET', path, run, undefined, { 'x-webhook-signature': hmac(ctx.webhookSecret, path) }, { task_id: taskId }), routeKey: 'GET /webhook/tasks/{task_id}' };
+        return {
+          ...apiEvent(
+            'GET',
+            path,
+            run,
+            undefined,
+            { 'x-webhook-signature': hmac(ctx.webhookSecret, path) },
+            { task_id: taskId },
+          ),
+          routeKey: 'GET /webhook/tasks/{task_id}',
+        };
       }
       case 'SlackCommand': {
-        const body = new URLSearchParams({ command: '/gpu', text: 'status', user_id: 'U1', response_url: ctx.callbackUrl }).toString();
+        const body = new URLSearchParams({
+          command: '/gpu',
+          text: 'status',
+          user_id: 'U1',
+          response_url: ctx.callbackUrl,
+        }).toString();
         const ts = String(Math.floor(Date.now() / 1000));
         return apiEvent('POST', route.path, run, body, {
           'content-type': 'application/x-www-form-urlencoded',
@@ -88,7 +138,8 @@ const firstInvocationEvent = (entry: string, run: number, ctx: EventContext, tas
           'x-slack-signature': `v0=${hmac(ctx.slackSigningSecret, `v0:${ts}:${body}`)}`,
         });
       }
-      default: return apiEvent(route.method, route.path, run);
+      default:
+        return apiEvent(route.method, route.path, run);
     }
   }
   switch (entry) {
@@ -102,28 +153,77 @@ const firstInvocationEvent = (entry: string, run: number, ctx: EventContext, tas
     case WORKFLOW_TASKS.CancelOrder:
       return workflowState(ctx, taskId, { search, placement, error: { Error: 'States.Timeout', Cause: 'bench' } });
     case WORKFLOW_TASKS.ReportResult:
-      return workflowState(ctx, taskId, { search, placement, check: { ready: true, timedOut: false, order: { order_id: placement.order_id, status: 'running', ssh_connection: 'ssh root@203.0.113.9 -p 22' } } });
+      return workflowState(ctx, taskId, {
+        search,
+        placement,
+        check: {
+          ready: true,
+          timedOut: false,
+          order: { order_id: placement.order_id, status: 'running', ssh_connection: 'ssh root@203.0.113.9 -p 22' },
+        },
+      });
     case EXECUTION_ENDED_ENTRY:
       return {
-        version: '0', id: `bench-${run}`, 'detail-type': 'Step Functions Execution Status Change', source: 'aws.states', account: '123456789012',
-        time: new Date().toISOString(), region: 'us-east-1', resources: [],
-        detail: { name: taskId, status: 'TIMED_OUT', input: JSON.stringify({ task_id: taskId, request: { callback_url: ctx.callbackUrl }, origin: { source: 'webhook' } }), error: null, cause: null },
+        version: '0',
+        id: `bench-${run}`,
+        'detail-type': 'Step Functions Execution Status Change',
+        source: 'aws.states',
+        account: '123456789012',
+        time: new Date().toISOString(),
+        region: 'us-east-1',
+        resources: [],
+        detail: {
+          name: taskId,
+          status: 'TIMED_OUT',
+          input: JSON.stringify({
+            task_id: taskId,
+            request: { callback_url: ctx.callbackUrl },
+            origin: { source: 'webhook' },
+          }),
+          error: null,
+          cause: null,
+        },
       };
     case JOB_WORKER_ENTRY: {
-      const body = JSON.stringify({ task_id: taskId, origin: { source: 'webhook' }, kind: 'status', input: { callback_url: ctx.callbackUrl } });
+      const body = JSON.stringify({
+        task_id: taskId,
+        origin: { source: 'webhook' },
+        kind: 'status',
+        input: { callback_url: ctx.callbackUrl },
+      });
       return {
-        Records: [{
-          messageId: `bench-${run}`, receiptHandle: `bench-receipt-${run}`, body,
-          attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(Date.now()), SenderId: 'bench', ApproximateFirstReceiveTimestamp: String(Date.now()) },
-          messageAttributes: {}, md5OfBody: '', eventSource: 'aws:sqs', eventSourceARN: ctx.queueArn, awsRegion: 'us-east-1',
-        }],
+        Records: [
+          {
+            messageId: `bench-${run}`,
+            receiptHandle: `bench-receipt-${run}`,
+            body,
+            attributes: {
+              ApproximateReceiveCount: '1',
+              SentTimestamp: String(Date.now()),
+              SenderId: 'bench',
+              ApproximateFirstReceiveTimestamp: String(Date.now()),
+            },
+            messageAttributes: {},
+            md5OfBody: '',
+            eventSource: 'aws:sqs',
+            eventSourceARN: ctx.queueArn,
+            awsRegion: 'us-east-1',
+          },
+        ],
       };
     }
     case FLEET_WATCH_ENTRY:
       // The EventBridge schedule's event; the sweep reads no field of it.
       return {
-        version: '0', id: `bench-${run}`, 'detail-type': 'Scheduled Event', source: 'aws.events', account: '123456789012',
-        time: new Date().toISOString(), region: 'us-east-1', resources: ['arn:aws:events:us-east-1:123456789012:rule/bench-fleet-watch'], detail: {},
+        version: '0',
+        id: `bench-${run}`,
+        'detail-type': 'Scheduled Event',
+        source: 'aws.events',
+        account: '123456789012',
+        time: new Date().toISOString(),
+        region: 'us-east-1',
+        resources: ['arn:aws:events:us-east-1:123456789012:rule/bench-fleet-watch'],
+        detail: {},
       };
     default:
       return {};

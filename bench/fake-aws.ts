@@ -45,31 +45,49 @@ const send = (res: ServerResponse, status: number, body: unknown): void => {
 export const startFakeAws = async (secrets: Readonly<Record<string, string>>): Promise<FakeAws> => {
   const calls: Record<string, number> = {};
   const server: Server = createServer((req, res) => {
-    void readBody(req).then((raw) => {
-      const target = String(req.headers['x-amz-target'] ?? (req.url?.startsWith('/callback') ? 'callback' : 'unknown'));
-      calls[target] = (calls[target] ?? 0) + 1;
-      const body = (raw ? JSON.parse(raw) : {}) as Record<string, unknown>;
-      if (target === 'secretsmanager.GetSecretValue') {
-        const id = String(body.SecretId);
-        const stage = String(body.VersionStage ?? 'AWSCURRENT');
-        if (secrets[id] === undefined || stage !== 'AWSCURRENT') {
-          send(res, 400, { __type: 'ResourceNotFoundException', Message: "Secrets Manager can't find the specified secret value for staging label: " + stage });
+    void readBody(req).then(
+      (raw) => {
+        const target = String(
+          req.headers['x-amz-target'] ?? (req.url?.startsWith('/callback') ? 'callback' : 'unknown'),
+        );
+        calls[target] = (calls[target] ?? 0) + 1;
+        const body = (raw ? JSON.parse(raw) : {}) as Record<string, unknown>;
+        if (target === 'secretsmanager.GetSecretValue') {
+          const id = String(body.SecretId);
+          const stage = String(body.VersionStage ?? 'AWSCURRENT');
+          if (secrets[id] === undefined || stage !== 'AWSCURRENT') {
+            send(res, 400, {
+              __type: 'ResourceNotFoundException',
+              Message: "Secrets Manager can't find the specified secret value for staging label: " + stage,
+            });
+            return;
+          }
+          send(res, 200, {
+            ARN: id,
+            Name: id.split(':').pop(),
+            SecretString: secrets[id],
+            VersionId: 'v1',
+            VersionStages: ['AWSCURRENT'],
+            CreatedDate: 1_700_000_000,
+          });
           return;
         }
-        send(res, 200, { ARN: id, Name: id.split(':').pop(), SecretString: secrets[id], VersionId: 'v1', VersionStages: ['AWSCURRENT'], CreatedDate: 1_700_000_000 });
-        return;
-      }
-      if (target === 'AWSStepFunctions.StartExecution') {
-        send(res, 200, { executionArn: `${String(body.stateMachineArn).replace(':stateMachine:', ':execution:')}:${String(body.name)}`, startDate: Date.now() / 1000 });
-        return;
-      }
-      if (target === 'callback') {
-        res.writeHead(200, { 'content-type': 'text/plain' });
-        res.end('ok');
-        return;
-      }
-      send(res, 400, { __type: 'UnknownOperationException', Message: target });
-    }, () => send(res, 500, { __type: 'InternalFailure' }));
+        if (target === 'AWSStepFunctions.StartExecution') {
+          send(res, 200, {
+            executionArn: `${String(body.stateMachineArn).replace(':stateMachine:', ':execution:')}:${String(body.name)}`,
+            startDate: Date.now() / 1000,
+          });
+          return;
+        }
+        if (target === 'callback') {
+          res.writeHead(200, { 'content-type': 'text/plain' });
+          res.end('ok');
+          return;
+        }
+        send(res, 400, { __type: 'UnknownOperationException', Message: target });
+      },
+      () => send(res, 500, { __type: 'InternalFailure' }),
+    );
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const daemon: Socket = createSocket('udp4');

@@ -34,7 +34,9 @@ const figure = (route: string, r: autocannon.Result): HttpFigure => ({
   p50Ms: r.latency.p50,
   p99Ms: r.latency.p99,
   non2xx: r.non2xx,
-  statusCodes: Object.fromEntries(Object.entries(r.statusCodeStats ?? {}).map(([code, stat]) => [code, stat?.count ?? 0])),
+  statusCodes: Object.fromEntries(
+    Object.entries(r.statusCodeStats ?? {}).map(([code, stat]) => [code, stat?.count ?? 0]),
+  ),
   errors: r.errors,
 });
 
@@ -43,34 +45,63 @@ const figure = (route: string, r: autocannon.Result): HttpFigure => ({
  * a load from a single address measures that bound, not the relay's throughput. This loop sends the
  * same signed request from 10 loopback addresses (127.0.0.2 … 127.0.0.11), one connection each.
  */
-const multiAddressLoad = async (url: string, body: string, signature: string, addresses: number): Promise<HttpFigure> => {
+const multiAddressLoad = async (
+  url: string,
+  body: string,
+  signature: string,
+  addresses: number,
+): Promise<HttpFigure> => {
   const target = new URL(url);
   const latencies: number[] = [];
   let non2xx = 0;
   let errors = 0;
   const until = Date.now() + DURATION_S * 1000;
-  const one = (localAddress: string) => new Promise<void>((resolve) => {
-    const t = performance.now();
-    const req = httpRequest({
-      host: target.hostname, port: target.port, path: target.pathname, method: 'POST', localAddress,
-      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-webhook-signature': signature },
-    }, (res) => {
-      res.resume();
-      res.on('end', () => {
-        latencies.push(performance.now() - t);
-        if ((res.statusCode ?? 0) >= 300) non2xx += 1;
+  const one = (localAddress: string) =>
+    new Promise<void>((resolve) => {
+      const t = performance.now();
+      const req = httpRequest(
+        {
+          host: target.hostname,
+          port: target.port,
+          path: target.pathname,
+          method: 'POST',
+          localAddress,
+          headers: {
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(body),
+            'x-webhook-signature': signature,
+          },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => {
+            latencies.push(performance.now() - t);
+            if ((res.statusCode ?? 0) >= 300) non2xx += 1;
+            resolve();
+          });
+        },
+      );
+      req.on('error', () => {
+        errors += 1;
         resolve();
       });
+      req.end(body);
     });
-    req.on('error', () => { errors += 1; resolve(); });
-    req.end(body);
-  });
-  await Promise.all(Array.from({ length: addresses }, async (_, i) => {
-    while (Date.now() < until) await one(`127.0.0.${i + 2}`);
-  }));
+  await Promise.all(
+    Array.from({ length: addresses }, async (_, i) => {
+      while (Date.now() < until) await one(`127.0.0.${i + 2}`);
+    }),
+  );
   latencies.sort((a, b) => a - b);
   const at = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? 0;
-  return { route: `POST ${target.pathname} (signed, ${addresses} addresses × 1 connection)`, requestsPerSecond: latencies.length / DURATION_S, p50Ms: at(0.5), p99Ms: at(0.99), non2xx, errors };
+  return {
+    route: `POST ${target.pathname} (signed, ${addresses} addresses × 1 connection)`,
+    requestsPerSecond: latencies.length / DURATION_S,
+    p50Ms: at(0.5),
+    p99Ms: at(0.99),
+    non2xx,
+    errors,
+  };
 };
 
 export const benchHttp = async (): Promise<HttpFigure[]> => {
@@ -98,7 +129,11 @@ export const benchHttp = async (): Promise<HttpFigure[]> => {
       duration: DURATION_S,
     });
     const spread = await multiAddressLoad(`${runtime.url}/webhook/status`, body, hmacHex(SECRET, body), 10);
-    return [figure('GET /health', health), figure('POST /webhook/status (signed, 1 address × 10 connections)', signed), spread];
+    return [
+      figure('GET /health', health),
+      figure('POST /webhook/status (signed, 1 address × 10 connections)', signed),
+      spread,
+    ];
   } finally {
     await runtime.close();
   }

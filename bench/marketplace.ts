@@ -50,11 +50,14 @@ export interface MarketplaceFigures {
   readonly checksPerOrder: number;
 }
 
-const readBody = (req: IncomingMessage): Promise<string> => new Promise((resolve) => {
-  let data = '';
-  req.on('data', (c) => { data += c; });
-  req.on('end', () => resolve(data));
-});
+const readBody = (req: IncomingMessage): Promise<string> =>
+  new Promise((resolve) => {
+    let data = '';
+    req.on('data', (c) => {
+      data += c;
+    });
+    req.on('end', () => resolve(data));
+  });
 
 export interface MarketplaceBenchOptions {
   /** The simulator allows one request per this many ms per key. @default 1000 */
@@ -63,7 +66,10 @@ export interface MarketplaceBenchOptions {
   readonly relayMinIntervalMs?: number;
 }
 
-export const benchMarketplace = async (dialect: Dialect = 'spec', options: MarketplaceBenchOptions = {}): Promise<MarketplaceFigures> => {
+export const benchMarketplace = async (
+  dialect: Dialect = 'spec',
+  options: MarketplaceBenchOptions = {},
+): Promise<MarketplaceFigures> => {
   const marketplaceIntervalMs = options.marketplaceIntervalMs ?? 1_000;
   const relayMinIntervalMs = options.relayMinIntervalMs ?? marketplaceIntervalMs;
   const readyDelayMs = 10_000;
@@ -91,7 +97,14 @@ export const benchMarketplace = async (dialect: Dialect = 'spec', options: Marke
       POWERTOOLS_METRICS_DISABLED: 'true',
       MARKETPLACE_MIN_INTERVAL_MS: String(relayMinIntervalMs),
     },
-    simulator: { seed: 7, readyDelayMs, minIntervalMs: marketplaceIntervalMs, rateLimit: true, dialect, createIntervalMs },
+    simulator: {
+      seed: 7,
+      readyDelayMs,
+      minIntervalMs: marketplaceIntervalMs,
+      rateLimit: true,
+      dialect,
+      createIntervalMs,
+    },
   });
   try {
     const sim = runtime.simulator;
@@ -99,14 +112,18 @@ export const benchMarketplace = async (dialect: Dialect = 'spec', options: Marke
     sim.control.reset();
     sim.control.setReadyDelay(readyDelayMs);
     const t0 = Date.now();
-    const started = await Promise.all(Array.from({ length: ORDERS }, async (_, i) => {
-      const body = JSON.stringify({ gpu_type: 'RTX', use_spot: true, callback_url: `${cbBase}/${i}` });
-      const res = await fetch(`${runtime.url}/webhook/create-order`, {
-        method: 'POST', body, headers: { 'content-type': 'application/json', 'x-webhook-signature': hmacHex(SECRET, body) },
-      });
-      if (res.status !== 202) throw new Error(`create-order answered ${res.status}: ${await res.text()}`);
-      return i;
-    }));
+    const started = await Promise.all(
+      Array.from({ length: ORDERS }, async (_, i) => {
+        const body = JSON.stringify({ gpu_type: 'RTX', use_spot: true, callback_url: `${cbBase}/${i}` });
+        const res = await fetch(`${runtime.url}/webhook/create-order`, {
+          method: 'POST',
+          body,
+          headers: { 'content-type': 'application/json', 'x-webhook-signature': hmacHex(SECRET, body) },
+        });
+        if (res.status !== 202) throw new Error(`create-order answered ${res.status}: ${await res.text()}`);
+        return i;
+      }),
+    );
     const deadline = Date.now() + 280_000;
     while (results.size < started.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
     const makespanS = (Math.max(...[...results.values()].map((r) => r.at)) - t0) / 1000;
@@ -127,7 +144,7 @@ export const benchMarketplace = async (dialect: Dialect = 'spec', options: Marke
       dialect,
       orders: ORDERS,
       succeeded: [...results.values()].filter((r) => r.success).length,
-      failures: [...results.values()].filter((r) => !r.success).map((r) => r.error ?? "unknown"),
+      failures: [...results.values()].filter((r) => !r.success).map((r) => r.error ?? 'unknown'),
       callsByEndpoint: counters.calls,
       callsPerOrder: Object.values(counters.calls).reduce((a, b) => a + b, 0) / ORDERS,
       code5Answers: counters.rateLimited,
@@ -154,10 +171,19 @@ export const benchMarketplace = async (dialect: Dialect = 'spec', options: Marke
 };
 
 /** The API key's shared pacing item as the run left it (lambdas/adapters/dynamodb-pacing-gate.ts). */
-const pacingItem = async (dynamo: { endpoint: string; tableName: string }, apiKey: string): Promise<{ interval_ms?: number; widened_at?: number }> => {
-  const client = new DynamoDBClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+const pacingItem = async (
+  dynamo: { endpoint: string; tableName: string },
+  apiKey: string,
+): Promise<{ interval_ms?: number; widened_at?: number }> => {
+  const client = new DynamoDBClient({
+    endpoint: dynamo.endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
   try {
-    const { Item } = await DynamoDBDocumentClient.from(client).send(new GetCommand({ TableName: dynamo.tableName, Key: { pk: keys.pacing(apiKeyId(apiKey)) } }));
+    const { Item } = await DynamoDBDocumentClient.from(client).send(
+      new GetCommand({ TableName: dynamo.tableName, Key: { pk: keys.pacing(apiKeyId(apiKey)) } }),
+    );
     return { interval_ms: Item?.interval_ms as number | undefined, widened_at: Item?.widened_at as number | undefined };
   } finally {
     client.destroy();

@@ -38,7 +38,8 @@ export interface OutbidRecoveryBench {
   readonly reportedMsWorst?: number;
 }
 
-const median = (values: readonly number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
+const median = (values: readonly number[]): number =>
+  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
 const worst = (values: readonly number[]): number => Math.max(...values);
 
 const waitFor = async (condition: () => boolean, timeoutMs: number, what: string): Promise<void> => {
@@ -49,13 +50,21 @@ const waitFor = async (condition: () => boolean, timeoutMs: number, what: string
   }
 };
 
-export const benchOutbidRecovery = async (dialect: Dialect, mode: RecoveryMode = 'rebid'): Promise<OutbidRecoveryBench> => {
+export const benchOutbidRecovery = async (
+  dialect: Dialect,
+  mode: RecoveryMode = 'rebid',
+): Promise<OutbidRecoveryBench> => {
   const runtime = await startLocalRuntime({
     port: 0,
     quiet: true,
     env: {
-      WEBHOOK_SECRET: SECRET, ALLOW_PRIVATE_CALLBACKS: 'true', WATCH_INTERVAL_SECONDS: String(WATCH_INTERVAL_SECONDS),
-      ORDER_POLL_INTERVAL_SECONDS: '1', MAX_ORDERS_PER_HOUR: '100', POWERTOOLS_LOG_LEVEL: 'SILENT', POWERTOOLS_METRICS_DISABLED: 'true',
+      WEBHOOK_SECRET: SECRET,
+      ALLOW_PRIVATE_CALLBACKS: 'true',
+      WATCH_INTERVAL_SECONDS: String(WATCH_INTERVAL_SECONDS),
+      ORDER_POLL_INTERVAL_SECONDS: '1',
+      MAX_ORDERS_PER_HOUR: '100',
+      POWERTOOLS_LOG_LEVEL: 'SILENT',
+      POWERTOOLS_METRICS_DISABLED: 'true',
     },
     simulator: { seed: 7, readyDelayMs: 500, dialect },
   });
@@ -73,9 +82,16 @@ export const benchOutbidRecovery = async (dialect: Dialect, mode: RecoveryMode =
       const gpu = `BENCH OUTBID ${mode} ${i}`;
       sim.addServer(uniqueServer(base + i, gpu, sim.nativeCoin));
       const tag = `/${mode}-${i}`;
-      const body = JSON.stringify({ gpu_type: gpu, max_price: 0.6, on_outbid: mode, callback_url: `${callbacks.url}${tag}` });
+      const body = JSON.stringify({
+        gpu_type: gpu,
+        max_price: 0.6,
+        on_outbid: mode,
+        callback_url: `${callbacks.url}${tag}`,
+      });
       const res = await fetch(`${runtime.url}/webhook/create-order`, {
-        method: 'POST', body, headers: { 'content-type': 'application/json', 'x-webhook-signature': hmacHex(SECRET, body) },
+        method: 'POST',
+        body,
+        headers: { 'content-type': 'application/json', 'x-webhook-signature': hmacHex(SECRET, body) },
       });
       if (res.status !== 202) throw new Error(`create-order answered ${res.status}: ${await res.text()}`);
       const order = (server = base + i) => sim.orders().find((o) => o.renting_server === server && !o.expired);
@@ -89,21 +105,33 @@ export const benchOutbidRecovery = async (dialect: Dialect, mode: RecoveryMode =
       const lostAt = Date.now();
       sim.outbid(placed.order_id, Number((placed.price * (mode === 'rebid' ? 1.15 : 2)).toFixed(6)));
       if (mode === 'rebid') {
-        await waitFor(() => order()?.online === true, 60_000, `order ${placed.order_id} running again`).catch((error: unknown) => {
-          throw new Error(`${String(error)}; calls ${JSON.stringify(sim.spotPriceCalls())}; order ${JSON.stringify(order())}`);
-        });
+        await waitFor(() => order()?.online === true, 60_000, `order ${placed.order_id} running again`).catch(
+          (error: unknown) => {
+            throw new Error(
+              `${String(error)}; calls ${JSON.stringify(sim.spotPriceCalls())}; order ${JSON.stringify(order())}`,
+            );
+          },
+        );
         latencies.push(Date.now() - lostAt);
         continue;
       }
-      await waitFor(() => order(base + 10 + i)?.online === true, 90_000, `replacement of order ${placed.order_id} running`);
+      await waitFor(
+        () => order(base + 10 + i)?.online === true,
+        90_000,
+        `replacement of order ${placed.order_id} running`,
+      );
       latencies.push(Date.now() - lostAt);
       await callbacks.waitFor((r) => r.path === tag && event(r) === 'order.replaced', 90_000);
       reported.push(Date.now() - lostAt);
     }
     const calls = sim.spotPriceCalls().length;
     return {
-      dialect, mode, orders: ORDERS, watchIntervalSeconds: WATCH_INTERVAL_SECONDS,
-      recoveryMsMedian: median(latencies), recoveryMsWorst: worst(latencies),
+      dialect,
+      mode,
+      orders: ORDERS,
+      watchIntervalSeconds: WATCH_INTERVAL_SECONDS,
+      recoveryMsMedian: median(latencies),
+      recoveryMsWorst: worst(latencies),
       setSpotPriceCallsPerRecovery: calls / ORDERS,
       ...(reported.length > 0 ? { reportedMsMedian: median(reported), reportedMsWorst: worst(reported) } : {}),
     };

@@ -22,7 +22,23 @@ process.env.AWS_REGION ??= 'us-east-1';
 
 const kb = (n: number) => `${(n / 1024).toFixed(1)} KB`;
 
-const SECTIONS = ['bundles', 'accept', 'http', 'marketplace', 'marketplace-live', 'pacing', 'pacing-live', 'leases', 'outbid', 'outbid-live', 'outbid-replace', 'outbid-replace-live', 'standing', 'standing-live', 'cost'] as const;
+const SECTIONS = [
+  'bundles',
+  'accept',
+  'http',
+  'marketplace',
+  'marketplace-live',
+  'pacing',
+  'pacing-live',
+  'leases',
+  'outbid',
+  'outbid-live',
+  'outbid-replace',
+  'outbid-replace-live',
+  'standing',
+  'standing-live',
+  'cost',
+] as const;
 const RESULTS = path.join(__dirname, 'results.json');
 
 /**
@@ -42,27 +58,56 @@ const main = async () => {
   const want = (name: string) => only.length === 0 || only.includes(name);
   const results: Record<string, unknown> = {
     date: new Date().toISOString(),
-    machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memGiB: Math.round(os.totalmem() / 1024 ** 3), node: process.version, platform: `${os.platform()} ${os.arch()}` },
+    machine: {
+      cpus: os.cpus().length,
+      cpuModel: os.cpus()[0]?.model,
+      memGiB: Math.round(os.totalmem() / 1024 ** 3),
+      node: process.version,
+      platform: `${os.platform()} ${os.arch()}`,
+    },
   };
 
   if (want('bundles')) {
     const b = await benchBundles();
     results.bundles = b;
     const name = (entry: string) => entry.replace('lambdas/handlers/', '').replace(/\.ts$/, '');
-    console.log(`\n1. Bundles (minified ESM; load and first call = medians of fresh processes; baseline load ${b.baselineLoadMs.toFixed(1)} ms, first call ${b.baselineFirstInvocationMs.toFixed(1)} ms; tracing ${b.tracing ? 'on (Lambda-like)' : 'off'})`);
-    console.table(b.bundles.map((x) => ({
-      entry: name(x.entry), size: kb(x.bytes), sdk: x.usesAwsSdk, budget: kb(x.budgetBytes),
-      'load ms': x.loadMsMedian.toFixed(1), '× baseline': x.loadRatio.toFixed(1), '1st call ms': x.firstInvocationMsMedian.toFixed(1),
-      'trace docs': x.traceDocuments, ok: x.withinBudget, 'first call answered': x.firstInvocationOutcome,
-    })));
+    console.log(
+      `\n1. Bundles (minified ESM; load and first call = medians of fresh processes; baseline load ${b.baselineLoadMs.toFixed(1)} ms, first call ${b.baselineFirstInvocationMs.toFixed(1)} ms; tracing ${b.tracing ? 'on (Lambda-like)' : 'off'})`,
+    );
+    console.table(
+      b.bundles.map((x) => ({
+        entry: name(x.entry),
+        size: kb(x.bytes),
+        sdk: x.usesAwsSdk,
+        budget: kb(x.budgetBytes),
+        'load ms': x.loadMsMedian.toFixed(1),
+        '× baseline': x.loadRatio.toFixed(1),
+        '1st call ms': x.firstInvocationMsMedian.toFixed(1),
+        'trace docs': x.traceDocuments,
+        ok: x.withinBudget,
+        'first call answered': x.firstInvocationOutcome,
+      })),
+    );
     console.log('Top modules by bytes in the output:');
-    for (const x of b.bundles) console.log(`  ${name(x.entry)}: ${x.topModules.map((m) => `${m.module} ${(m.bytes / 1024).toFixed(0)}K`).join(', ')}`);
+    for (const x of b.bundles)
+      console.log(
+        `  ${name(x.entry)}: ${x.topModules.map((m) => `${m.module} ${(m.bytes / 1024).toFixed(0)}K`).join(', ')}`,
+      );
   }
   if (want('accept')) {
     const a = await benchAcceptPath();
     results.acceptPath = a;
     console.log('\n2. Accept path (signed create-order through the real middleware chain, memory ports)');
-    console.table([{ runs: a.runs, 'p50 µs': a.p50Us.toFixed(1), 'p99 µs': a.p99Us.toFixed(1), 'HMAC p50 µs': a.hmacP50Us.toFixed(2), 'ratio p50': a.ratioP50.toFixed(1), 'budget p99 ≤ 1 ms': a.withinBudget }]);
+    console.table([
+      {
+        runs: a.runs,
+        'p50 µs': a.p50Us.toFixed(1),
+        'p99 µs': a.p99Us.toFixed(1),
+        'HMAC p50 µs': a.hmacP50Us.toFixed(2),
+        'ratio p50': a.ratioP50.toFixed(1),
+        'budget p99 ≤ 1 ms': a.withinBudget,
+      },
+    ]);
   }
   if (want('http')) {
     const h = await benchHttp();
@@ -73,7 +118,19 @@ const main = async () => {
   let market: Awaited<ReturnType<typeof benchMarketplace>> | undefined;
   const printMarket = (m: Awaited<ReturnType<typeof benchMarketplace>>, title: string) => {
     console.log(`\n4. Marketplace efficiency, ${title}`);
-    console.table([{ orders: m.orders, succeeded: m.succeeded, 'calls/order': m.callsPerOrder.toFixed(2), 'rate-limited': m.code5Answers, 'makespan s': m.makespanS.toFixed(1), 'lower bound s': m.lowerBoundS, 'bound by': m.boundBy, ratio: m.ratio.toFixed(2), 'goal ≤ 1.2': m.ratio <= 1.2 }]);
+    console.table([
+      {
+        orders: m.orders,
+        succeeded: m.succeeded,
+        'calls/order': m.callsPerOrder.toFixed(2),
+        'rate-limited': m.code5Answers,
+        'makespan s': m.makespanS.toFixed(1),
+        'lower bound s': m.lowerBoundS,
+        'bound by': m.boundBy,
+        ratio: m.ratio.toFixed(2),
+        'goal ≤ 1.2': m.ratio <= 1.2,
+      },
+    ]);
     console.table(m.callsByEndpoint);
   };
   if (want('marketplace')) {
@@ -88,12 +145,22 @@ const main = async () => {
   }
   const printPacing = (m: Awaited<ReturnType<typeof benchMarketplace>>, title: string) => {
     console.log(`\n4b. Adaptive pacing (BENCHMARKS.md §9), ${title}`);
-    console.table([{
-      orders: m.orders, succeeded: m.succeeded, 'rate-limited': m.code5Answers, 'goal ≤ 3': m.code5Answers <= 3,
-      'processed calls': m.processedCalls, 'interval after (ms)': m.pacing.intervalMs ?? m.relayMinIntervalMs,
-      'last widened (s)': m.pacing.lastWidenedAtS?.toFixed(1) ?? '-', 'makespan s': m.makespanS.toFixed(1),
-      'lower bound s': m.lowerBoundS, 'bound by': m.boundBy, ratio: m.ratio.toFixed(2), 'goal ≤ 1.3': m.ratio <= 1.3,
-    }]);
+    console.table([
+      {
+        orders: m.orders,
+        succeeded: m.succeeded,
+        'rate-limited': m.code5Answers,
+        'goal ≤ 3': m.code5Answers <= 3,
+        'processed calls': m.processedCalls,
+        'interval after (ms)': m.pacing.intervalMs ?? m.relayMinIntervalMs,
+        'last widened (s)': m.pacing.lastWidenedAtS?.toFixed(1) ?? '-',
+        'makespan s': m.makespanS.toFixed(1),
+        'lower bound s': m.lowerBoundS,
+        'bound by': m.boundBy,
+        ratio: m.ratio.toFixed(2),
+        'goal ≤ 1.3': m.ratio <= 1.3,
+      },
+    ]);
     console.table(m.callsByEndpoint);
   };
   // Issue 20 item 8: the relay starts at 1 req/s against a marketplace that allows one request per 2 s.
@@ -105,50 +172,112 @@ const main = async () => {
   if (want('pacing-live')) {
     const p = await benchMarketplace('live', { marketplaceIntervalMs: 2_000, relayMinIntervalMs: 1_000 });
     results.pacingLive = p;
-    printPacing(p, 'live dialect (10 concurrent create-orders; simulator 1 req / 2 s and 1 create_order / 5 s, relay starts at 1 s)');
+    printPacing(
+      p,
+      'live dialect (10 concurrent create-orders; simulator 1 req / 2 s and 1 create_order / 5 s, relay starts at 1 s)',
+    );
   }
   if (want('leases')) {
     const l = await benchLeases();
     results.leases = l;
-    console.log('\n5a. Fleet watch: one sweep over N leases of which 100 are due (dynalite lease store, in-memory marketplace)');
-    console.table(l.map((x) => ({
-      leases: x.leases, due: x.due, cancelled: x.cancelled, 'marketplace calls': x.marketplaceCalls, 'table reads': x.tableReads,
-      'sweep ms': x.sweepMs.toFixed(0), 'paced sweep s (1 req/s)': x.pacedSweepS.toFixed(1),
-      'idle sweep ms': x.idleSweepMs.toFixed(0), 'idle reads': x.idleTableReads, 'idle calls': x.idleMarketplaceCalls,
-    })));
+    console.log(
+      '\n5a. Fleet watch: one sweep over N leases of which 100 are due (dynalite lease store, in-memory marketplace)',
+    );
+    console.table(
+      l.map((x) => ({
+        leases: x.leases,
+        due: x.due,
+        cancelled: x.cancelled,
+        'marketplace calls': x.marketplaceCalls,
+        'table reads': x.tableReads,
+        'sweep ms': x.sweepMs.toFixed(0),
+        'paced sweep s (1 req/s)': x.pacedSweepS.toFixed(1),
+        'idle sweep ms': x.idleSweepMs.toFixed(0),
+        'idle reads': x.idleTableReads,
+        'idle calls': x.idleMarketplaceCalls,
+      })),
+    );
   }
-  for (const [section, dialect] of [['outbid', 'spec'], ['outbid-live', 'live']] as const) {
+  for (const [section, dialect] of [
+    ['outbid', 'spec'],
+    ['outbid-live', 'live'],
+  ] as const) {
     if (!want(section)) continue;
     const o = await benchOutbidRecovery(dialect);
     results[section === 'outbid' ? 'outbid' : 'outbidLive'] = o;
-    console.log(`\n10. Outbid recovery (${dialect} dialect): loss → running again after rebid (watch every ${o.watchIntervalSeconds} s, 5 % max raise step)`);
-    console.table([{ orders: o.orders, 'median ms': o.recoveryMsMedian, 'worst ms': o.recoveryMsWorst, 'set_spot_price calls / recovery': o.setSpotPriceCallsPerRecovery }]);
+    console.log(
+      `\n10. Outbid recovery (${dialect} dialect): loss → running again after rebid (watch every ${o.watchIntervalSeconds} s, 5 % max raise step)`,
+    );
+    console.table([
+      {
+        orders: o.orders,
+        'median ms': o.recoveryMsMedian,
+        'worst ms': o.recoveryMsWorst,
+        'set_spot_price calls / recovery': o.setSpotPriceCallsPerRecovery,
+      },
+    ]);
   }
-  for (const [section, dialect] of [['outbid-replace', 'spec'], ['outbid-replace-live', 'live']] as const) {
+  for (const [section, dialect] of [
+    ['outbid-replace', 'spec'],
+    ['outbid-replace-live', 'live'],
+  ] as const) {
     if (!want(section)) continue;
     const o = await benchOutbidRecovery(dialect, 'replace');
     results[section === 'outbid-replace' ? 'outbidReplace' : 'outbidReplaceLive'] = o;
-    console.log(`\n10. Outbid recovery (${dialect} dialect): loss → replacement order running (watch every ${o.watchIntervalSeconds} s)`);
-    console.table([{ orders: o.orders, 'median ms': o.recoveryMsMedian, 'worst ms': o.recoveryMsWorst, 'reported median ms': o.reportedMsMedian, 'reported worst ms': o.reportedMsWorst }]);
+    console.log(
+      `\n10. Outbid recovery (${dialect} dialect): loss → replacement order running (watch every ${o.watchIntervalSeconds} s)`,
+    );
+    console.table([
+      {
+        orders: o.orders,
+        'median ms': o.recoveryMsMedian,
+        'worst ms': o.recoveryMsWorst,
+        'reported median ms': o.reportedMsMedian,
+        'reported worst ms': o.reportedMsWorst,
+      },
+    ]);
   }
-  for (const [section, dialect] of [['standing', 'spec'], ['standing-live', 'live']] as const) {
+  for (const [section, dialect] of [
+    ['standing', 'spec'],
+    ['standing-live', 'live'],
+  ] as const) {
     if (!want(section)) continue;
     const s = await benchStandingOrders(dialect);
     results[section === 'standing' ? 'standing' : 'standingLive'] = s;
-    console.log(`\n11. Standing orders (${dialect} dialect): ${s.waitingTasks} waiting tasks, watch every ${s.watchIntervalSeconds} s, read cache ${s.cacheMaxAgeSeconds} s`);
-    console.table([{
-      'queue s': s.queueS.toFixed(1), 'queue listing reads': s.queueListingReads, 'listing reads per sweep': s.listingReadsPerSweep.join(' '),
-      'goal ≤ 1': s.listingReadsPerSweep.every((n) => n <= 1),
-    }]);
+    console.log(
+      `\n11. Standing orders (${dialect} dialect): ${s.waitingTasks} waiting tasks, watch every ${s.watchIntervalSeconds} s, read cache ${s.cacheMaxAgeSeconds} s`,
+    );
+    console.table([
+      {
+        'queue s': s.queueS.toFixed(1),
+        'queue listing reads': s.queueListingReads,
+        'listing reads per sweep': s.listingReadsPerSweep.join(' '),
+        'goal ≤ 1': s.listingReadsPerSweep.every((n) => n <= 1),
+      },
+    ]);
     console.table(s.idleCallsByEndpoint);
     console.log(`Then one matching server at a time, ${s.rounds} times:`);
-    console.table([{
-      'orders per server': s.ordersPerServer, 'oldest served, in order': s.oldestServed, 'still waiting': s.stillWaiting,
-      'listing reads to place': s.listingReadsToPlace.join(' '), 'server → order ms median': s.serverToOrderMsMedian, 'worst': s.serverToOrderMsWorst,
-    }]);
+    console.table([
+      {
+        'orders per server': s.ordersPerServer,
+        'oldest served, in order': s.oldestServed,
+        'still waiting': s.stillWaiting,
+        'listing reads to place': s.listingReadsToPlace.join(' '),
+        'server → order ms median': s.serverToOrderMsMedian,
+        worst: s.serverToOrderMsWorst,
+      },
+    ]);
     const b = s.batch;
     console.log(`Then ${b.servers} matching servers at once:`);
-    console.table([{ 'orders placed': b.ordersPlaced, 'next oldest served': b.nextOldestServed, 'listing reads': b.listingReadsToPlace, sweeps: b.sweeps, 'servers → last order ms': b.serversToLastOrderMs }]);
+    console.table([
+      {
+        'orders placed': b.ordersPlaced,
+        'next oldest served': b.nextOldestServed,
+        'listing reads': b.listingReadsToPlace,
+        sweeps: b.sweeps,
+        'servers → last order ms': b.serversToLastOrderMs,
+      },
+    ]);
   }
   if (want('cost')) {
     // Per order: transitions = FindServer, ReserveQuota, PlaceOrder, PlacementOutcome, ReportResult,
@@ -161,13 +290,31 @@ const main = async () => {
       lambdaBilledMs: 1 * 60 + 4 * 300 + checks * 150 + 0, // measured-order-of-magnitude durations (ms) at 256 MB
       lambdaMemoryMb: 256,
       apiRequests: 1,
-      ddbWrites: 2 /* rate window, task */ + 1 /* claim */ + 1 /* quota */ + 3 /* task updates */ + 1 /* finish */ + 1 /* release */ + (5 + checks) /* pacing slots */ + 2 /* caches */,
+      ddbWrites:
+        2 /* rate window, task */ +
+        1 /* claim */ +
+        1 /* quota */ +
+        3 /* task updates */ +
+        1 /* finish */ +
+        1 /* release */ +
+        (5 + checks) /* pacing slots */ +
+        2 /* caches */,
       ddbReads: 1 + 2 + checks + 2,
       sqsRequests: 0,
       logBytes: 12 * 600,
     };
     // An accepted status webhook: API function, task record, SQS send/receive/delete, one worker run.
-    const perWebhook = { transitions: 0, lambdaInvocations: 2, lambdaBilledMs: 60 + 250, lambdaMemoryMb: 256, apiRequests: 1, ddbWrites: 2 + 2 + 1, ddbReads: 2, sqsRequests: 3, logBytes: 4 * 600 };
+    const perWebhook = {
+      transitions: 0,
+      lambdaInvocations: 2,
+      lambdaBilledMs: 60 + 250,
+      lambdaMemoryMb: 256,
+      apiRequests: 1,
+      ddbWrites: 2 + 2 + 1,
+      ddbReads: 2,
+      sqsRequests: 3,
+      logBytes: 4 * 600,
+    };
     const orders = costOf(perOrder, 1000);
     const webhooks = costOf(perWebhook, 1_000_000);
     results.cost = { prices: PRICES_USD, perOrder, perWebhook, per1000Orders: orders, per1MWebhooks: webhooks };
@@ -181,7 +328,10 @@ const main = async () => {
   console.log('\nwrote bench/results.json');
 };
 
-main().then(() => process.exit(0), (error) => {
-  console.error(error);
-  process.exit(1);
-});
+main().then(
+  () => process.exit(0),
+  (error) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

@@ -51,12 +51,24 @@ export interface StandingOrdersBench {
   readonly serverToOrderMsMedian: number;
   readonly serverToOrderMsWorst: number;
   /** Then BATCH servers at once: orders placed on them, whether they went to the next-oldest tasks, listing reads until all were placed, time. */
-  readonly batch: { readonly servers: number; readonly ordersPlaced: number; readonly nextOldestServed: boolean; readonly listingReadsToPlace: number; readonly sweeps: number; readonly serversToLastOrderMs: number };
+  readonly batch: {
+    readonly servers: number;
+    readonly ordersPlaced: number;
+    readonly nextOldestServed: boolean;
+    readonly listingReadsToPlace: number;
+    readonly sweeps: number;
+    readonly serversToLastOrderMs: number;
+  };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-const waitFor = async (condition: () => boolean | Promise<boolean>, timeoutMs: number, what: string, everyMs = 20): Promise<void> => {
+const waitFor = async (
+  condition: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+  what: string,
+  everyMs = 20,
+): Promise<void> => {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -69,8 +81,14 @@ export const benchStandingOrders = async (dialect: Dialect): Promise<StandingOrd
     port: 0,
     quiet: process.env.BENCH_VERBOSE === undefined,
     env: {
-      WEBHOOK_SECRET: SECRET, ALLOW_PRIVATE_CALLBACKS: 'true', WATCH_INTERVAL_SECONDS: String(WATCH_INTERVAL_SECONDS),
-      ORDER_POLL_INTERVAL_SECONDS: '1', MAX_REQUESTS_PER_MINUTE: '600', MAX_ORDERS_PER_HOUR: '200', POWERTOOLS_LOG_LEVEL: 'SILENT', POWERTOOLS_METRICS_DISABLED: 'true',
+      WEBHOOK_SECRET: SECRET,
+      ALLOW_PRIVATE_CALLBACKS: 'true',
+      WATCH_INTERVAL_SECONDS: String(WATCH_INTERVAL_SECONDS),
+      ORDER_POLL_INTERVAL_SECONDS: '1',
+      MAX_REQUESTS_PER_MINUTE: '600',
+      MAX_ORDERS_PER_HOUR: '200',
+      POWERTOOLS_LOG_LEVEL: 'SILENT',
+      POWERTOOLS_METRICS_DISABLED: 'true',
     },
     simulator: { seed: 7, readyDelayMs: 500, dialect },
   });
@@ -96,15 +114,24 @@ export const benchStandingOrders = async (dialect: Dialect): Promise<StandingOrd
     for (let i = 0; i < TASKS; i += 1) {
       const body = JSON.stringify({ gpu_type: GPU, max_price: 0.6, wait_seconds: 3_600 });
       const res = await fetch(`${runtime.url}/webhook/create-order`, {
-        method: 'POST', body, headers: { 'content-type': 'application/json', 'x-webhook-signature': hmacHex(SECRET, body) },
+        method: 'POST',
+        body,
+        headers: { 'content-type': 'application/json', 'x-webhook-signature': hmacHex(SECRET, body) },
       });
       if (res.status !== 202) throw new Error(`create-order ${i + 1} answered ${res.status}: ${await res.text()}`);
       ids.push(String(((await res.json()) as { task_id: string }).task_id));
       // The first one waits before the others arrive: the oldest task is unambiguous.
-      if (i === 0) await waitFor(async () => (await view(ids[0] as string)).state === 'waiting', 60_000, 'the first task waiting', 250);
+      if (i === 0)
+        await waitFor(
+          async () => (await view(ids[0] as string)).state === 'waiting',
+          60_000,
+          'the first task waiting',
+          250,
+        );
     }
     // One task view at a time (the API's per-minute request limit covers these reads too).
-    for (const id of ids) await waitFor(async () => (await view(id)).state === 'waiting', 300_000, `task ${id} waiting`, 250);
+    for (const id of ids)
+      await waitFor(async () => (await view(id)).state === 'waiting', 300_000, `task ${id} waiting`, 250);
     const queueS = (Date.now() - queueStart) / 1000;
     const queueListingReads = listingReads() - readsBefore;
 
@@ -126,7 +153,11 @@ export const benchStandingOrders = async (dialect: Dialect): Promise<StandingOrd
       reads = now;
     }
     const callsAfter = sim.counters().processed;
-    const idleCallsByEndpoint = Object.fromEntries(Object.entries(callsAfter).map(([k, v]) => [k, v - (callsBefore[k] ?? 0)]).filter(([, v]) => (v as number) > 0));
+    const idleCallsByEndpoint = Object.fromEntries(
+      Object.entries(callsAfter)
+        .map(([k, v]) => [k, v - (callsBefore[k] ?? 0)])
+        .filter(([, v]) => (v as number) > 0),
+    );
 
     // One matching server appears, ROUNDS times (one at a time): the oldest waiting task must get it.
     const roundReads: number[] = [];
@@ -164,15 +195,33 @@ export const benchStandingOrders = async (dialect: Dialect): Promise<StandingOrd
     await waitFor(() => runtime.watch.sweeps() >= seen + 2, 30_000, 'two more sweeps');
     const final = await states(ids);
     const batch = {
-      servers: BATCH, ordersPlaced: onBatch().length, listingReadsToPlace: batchReads, sweeps: batchSweeps, serversToLastOrderMs,
-      nextOldestServed: final.slice(ROUNDS, ROUNDS + BATCH).every((s) => s !== 'waiting') && final.slice(ROUNDS + BATCH).every((s) => s === 'waiting'),
+      servers: BATCH,
+      ordersPlaced: onBatch().length,
+      listingReadsToPlace: batchReads,
+      sweeps: batchSweeps,
+      serversToLastOrderMs,
+      nextOldestServed:
+        final.slice(ROUNDS, ROUNDS + BATCH).every((s) => s !== 'waiting') &&
+        final.slice(ROUNDS + BATCH).every((s) => s === 'waiting'),
     };
     return {
-      dialect, waitingTasks: TASKS, watchIntervalSeconds: WATCH_INTERVAL_SECONDS, cacheMaxAgeSeconds: 1,
-      queueS, queueListingReads, listingReadsPerSweep: perSweep, idleCallsByEndpoint,
-      rounds: ROUNDS, ordersPerServer, oldestServed: after.slice(0, ROUNDS).every((s) => s !== 'waiting') && after.slice(ROUNDS).every((s) => s === 'waiting'),
-      stillWaiting: after.filter((s) => s === 'waiting').length, listingReadsToPlace: roundReads,
-      serverToOrderMsMedian: sorted[Math.floor(sorted.length / 2)] as number, serverToOrderMsWorst: sorted.at(-1) as number, batch,
+      dialect,
+      waitingTasks: TASKS,
+      watchIntervalSeconds: WATCH_INTERVAL_SECONDS,
+      cacheMaxAgeSeconds: 1,
+      queueS,
+      queueListingReads,
+      listingReadsPerSweep: perSweep,
+      idleCallsByEndpoint,
+      rounds: ROUNDS,
+      ordersPerServer,
+      oldestServed:
+        after.slice(0, ROUNDS).every((s) => s !== 'waiting') && after.slice(ROUNDS).every((s) => s === 'waiting'),
+      stillWaiting: after.filter((s) => s === 'waiting').length,
+      listingReadsToPlace: roundReads,
+      serverToOrderMsMedian: sorted[Math.floor(sorted.length / 2)] as number,
+      serverToOrderMsWorst: sorted.at(-1) as number,
+      batch,
     };
   } finally {
     await runtime.close();

@@ -21,7 +21,8 @@ const parseJson = (name: string, value: ContextValue): unknown => {
   }
 };
 
-const toNumber = (value: ContextValue): unknown => (typeof value === 'string' && value.trim() !== '' ? Number(value) : value);
+const toNumber = (value: ContextValue): unknown =>
+  typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
 
 const toBoolean = (value: ContextValue): unknown => (value === 'true' ? true : value === 'false' ? false : value);
 
@@ -67,12 +68,15 @@ export const configFromContext = (app: App) => {
     if (setting.deployed === false) continue;
     settings[key] = fromContext(key, setting, key === 'marketplaceUrl' ? marketplaceUrl : ctx(key));
   }
-  return relayConfig(defined({
-    ...settings,
-    alarmEmail: ctx('alarmEmail'),
-    apiThrottle: rate === undefined && burst === undefined ? undefined : { rateLimit: rate ?? 50, burstLimit: burst ?? 100 },
-    logRetentionDays: toNumber(ctx('logRetentionDays')),
-  }) as Parameters<typeof relayConfig>[0]);
+  return relayConfig(
+    defined({
+      ...settings,
+      alarmEmail: ctx('alarmEmail'),
+      apiThrottle:
+        rate === undefined && burst === undefined ? undefined : { rateLimit: rate ?? 50, burstLimit: burst ?? 100 },
+      logRetentionDays: toNumber(ctx('logRetentionDays')),
+    }) as Parameters<typeof relayConfig>[0],
+  );
 };
 
 /** The app with its one stack and the cdk-nag AwsSolutions pack; `cdk synth` fails on an unacknowledged finding. */
@@ -80,7 +84,9 @@ export const buildApp = (app: App = new App()): { app: App; stack: RelayStack } 
   const stack = new RelayStack(app, (app.node.tryGetContext('stackName') as string | undefined) ?? 'GpuOrderRelay', {
     config: configFromContext(app),
     description: 'GPU order relay: signed webhooks, order workflow, job queue',
-    tableDeletionProtection: ![false, 'false'].includes(app.node.tryGetContext('tableDeletionProtection') as string | boolean),
+    tableDeletionProtection: ![false, 'false'].includes(
+      app.node.tryGetContext('tableDeletionProtection') as string | boolean,
+    ),
     env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
   });
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));

@@ -6,7 +6,8 @@ import { parseArgs } from 'node:util';
 import { COMMANDS, OPTIONS, commandSpec, usageError } from './commands';
 import { CliError } from './output';
 
-const parseWithOptions = (args: string[]) => parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true });
+const parseWithOptions = (args: string[]) =>
+  parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true });
 
 /** The flags of one command line, typed by the option table. */
 export type Values = ReturnType<typeof parseWithOptions>['values'];
@@ -36,7 +37,8 @@ export const parseHours = (command: string, flag: string, raw: string | undefine
 export const parseOrderId = (command: string, positionals: readonly string[]): number => {
   if (positionals.length !== 1) throw usageError(command, 'expected exactly one ORDER_ID');
   const id = positionals[0];
-  if (!/^\d{1,15}$/.test(id) || Number(id) <= 0) throw usageError(command, `ORDER_ID must be a positive integer, got '${id}'`);
+  if (!/^\d{1,15}$/.test(id) || Number(id) <= 0)
+    throw usageError(command, `ORDER_ID must be a positive integer, got '${id}'`);
   return Number(id);
 };
 
@@ -62,18 +64,26 @@ export const parseCommandLine = (argv: string[]): CommandLine => {
   try {
     parsed = parseWithOptions(argv);
   } catch (error) {
-    const message = String((error as Error).message).split('\n')[0].replace(/\. To specify a positional.*$/, '');
-    throw usageError(argv.find((a) => !a.startsWith('-')), message);
+    const message = String((error as Error).message)
+      .split('\n')[0]
+      .replace(/\. To specify a positional.*$/, '');
+    throw usageError(
+      argv.find((a) => !a.startsWith('-')),
+      message,
+    );
   }
   const [command, ...rest] = parsed.positionals;
   if (!command) {
     if (parsed.values.help) return { command: 'help', values: {}, positionals: [] };
-    throw new CliError(`missing command. Commands: ${Object.keys(COMMANDS).join(', ')}. Run 'gpu-relay help' for details.`);
+    throw new CliError(
+      `missing command. Commands: ${Object.keys(COMMANDS).join(', ')}. Run 'gpu-relay help' for details.`,
+    );
   }
   const spec = commandSpec(command);
   if (!spec) throw new CliError(`unknown command '${command}'. Commands: ${Object.keys(COMMANDS).join(', ')}`);
   for (const name of Object.keys(parsed.values)) {
-    if (!spec.options.includes(name as keyof typeof OPTIONS)) throw usageError(command, `${command} does not take --${name}`);
+    if (!spec.options.includes(name as keyof typeof OPTIONS))
+      throw usageError(command, `${command} does not take --${name}`);
   }
   return { command, values: parsed.values, positionals: rest };
 };

@@ -20,7 +20,11 @@ const MAX_CALLBACK_BYTES = 1024 * 1024;
  * CALLBACK_SIGNING_SECRET, then the local relay's (when its card chose the connection).
  */
 export const callbackSecretOf = (values: Values, localSecret?: string): string | undefined => {
-  const secret = values['callback-secret'] ?? process.env.GPU_RELAY_CALLBACK_SECRET ?? process.env.CALLBACK_SIGNING_SECRET ?? localSecret;
+  const secret =
+    values['callback-secret'] ??
+    process.env.GPU_RELAY_CALLBACK_SECRET ??
+    process.env.CALLBACK_SIGNING_SECRET ??
+    localSecret;
   hideCallbackSecret(secret);
   return secret;
 };
@@ -28,7 +32,10 @@ export const callbackSecretOf = (values: Values, localSecret?: string): string |
 /** A Standard Webhooks verifier for `secret`, or a usage error naming the fix (never the value). */
 export const callbackVerifier = (command: string, secret: string | undefined): Webhook => {
   if (!secret) {
-    throw usageError(command, 'no callback signing secret: set GPU_RELAY_CALLBACK_SECRET (the relay\'s CALLBACK_SIGNING_SECRET, whsec_...) or pass --callback-secret');
+    throw usageError(
+      command,
+      "no callback signing secret: set GPU_RELAY_CALLBACK_SECRET (the relay's CALLBACK_SIGNING_SECRET, whsec_...) or pass --callback-secret",
+    );
   }
   try {
     return new Webhook(secret.trim());
@@ -41,7 +48,11 @@ export const callbackVerifier = (command: string, secret: string | undefined): W
  * Why a delivery does not verify (standardwebhooks: signature over `<id>.<timestamp>.<body>`, timestamp
  * within 5 minutes of now), or null when it does.
  */
-export const deliveryProblem = (verifier: Webhook, headers: IncomingHttpHeaders | Record<string, string>, body: Buffer): string | null => {
+export const deliveryProblem = (
+  verifier: Webhook,
+  headers: IncomingHttpHeaders | Record<string, string>,
+  body: Buffer,
+): string | null => {
   try {
     verifier.verify(body, headers as Record<string, string>, { jsonParse: false });
     return null;
@@ -67,9 +78,17 @@ export interface CallbackListener {
  * A local listener for the task's signed callback. The path carries a random nonce so only the relay
  * (which got it in callback_url) can find it; the signature and timestamp are checked as a receiver must.
  */
-export const startCallbackListener = async (
-  { host, port, publicUrl, verifier }: { host: string; port: number; publicUrl?: URL; verifier: Webhook },
-): Promise<CallbackListener> => {
+export const startCallbackListener = async ({
+  host,
+  port,
+  publicUrl,
+  verifier,
+}: {
+  host: string;
+  port: number;
+  publicUrl?: URL;
+  verifier: Webhook;
+}): Promise<CallbackListener> => {
   const nonce = randomBytes(12).toString('hex');
   const path = `/gpu-relay/callback/${nonce}`;
   const received: { id: unknown; body: unknown }[] = [];
@@ -115,7 +134,9 @@ export const startCallbackListener = async (
   });
 
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (error: NodeJS.ErrnoException) => reject(new CliError(`cannot listen on ${host}:${port}: ${error.code ?? error.message}`)));
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      reject(new CliError(`cannot listen on ${host}:${port}: ${error.code ?? error.message}`)),
+    );
     server.listen(port, host, resolve);
   });
   const actual = (server.address() as AddressInfo).port;

@@ -52,7 +52,16 @@ export type OptionName = keyof typeof OPTIONS;
 
 const CONNECTION: OptionName[] = ['url', 'secret', 'key', 'no-timestamp', 'verbose', 'help'];
 const SEND: OptionName[] = [...CONNECTION, 'idempotency-key'];
-const WAIT: OptionName[] = ['wait', 'poll', 'interval', 'timeout', 'listen-port', 'listen-host', 'public-url', 'callback-secret'];
+const WAIT: OptionName[] = [
+  'wait',
+  'poll',
+  'interval',
+  'timeout',
+  'listen-port',
+  'listen-host',
+  'public-url',
+  'callback-secret',
+];
 
 export interface CommandSpec {
   readonly options: readonly OptionName[];
@@ -63,8 +72,21 @@ export interface CommandSpec {
 /** Which options each command accepts, and its usage text. */
 export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
   'create-order': {
-    options: [...SEND, ...WAIT, 'gpu', 'max-price', 'max-hours', 'on-demand', 'image', 'env', 'callback', 'wait-for', 'on-outbid'],
-    usage: 'create-order --gpu TYPE [--max-price USD_PER_HOUR] [--max-hours H] [--on-demand] [--image IMAGE] [--env NAME=VALUE]... [--wait-for 2h] [--on-outbid notify|rebid|replace|rebid_then_replace] [--callback URL] [--wait [--poll]]',
+    options: [
+      ...SEND,
+      ...WAIT,
+      'gpu',
+      'max-price',
+      'max-hours',
+      'on-demand',
+      'image',
+      'env',
+      'callback',
+      'wait-for',
+      'on-outbid',
+    ],
+    usage:
+      'create-order --gpu TYPE [--max-price USD_PER_HOUR] [--max-hours H] [--on-demand] [--image IMAGE] [--env NAME=VALUE]... [--wait-for 2h] [--on-outbid notify|rebid|replace|rebid_then_replace] [--callback URL] [--wait [--poll]]',
     summary: 'rent the first matching server (POST /webhook/create-order)',
   },
   'cancel-order': {
@@ -75,7 +97,7 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
   'extend-order': {
     options: [...SEND, ...WAIT, 'hours', 'callback'],
     usage: 'extend-order ORDER_ID --hours H [--callback URL] [--wait [--poll]]',
-    summary: 'extend (or start) an order\'s lease by H hours (POST /webhook/extend-order)',
+    summary: "extend (or start) an order's lease by H hours (POST /webhook/extend-order)",
   },
   'set-spot-price': {
     options: [...SEND, ...WAIT, 'price', 'callback'],
@@ -84,13 +106,14 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
   },
   'price-alert': {
     options: [...SEND, ...WAIT, 'gpu', 'target', 'image', 'callback', 'wait-for'],
-    usage: 'price-alert --gpu TYPE --target USD_PER_HOUR [--image IMAGE] [--wait-for 2h] [--callback URL] [--wait [--poll]]',
+    usage:
+      'price-alert --gpu TYPE --target USD_PER_HOUR [--image IMAGE] [--wait-for 2h] [--callback URL] [--wait [--poll]]',
     summary: 'one price check; rents at or under the target (POST /webhook/price-alert)',
   },
   status: {
     options: [...SEND, ...WAIT, 'callback'],
     usage: 'status [--callback URL] [--wait [--poll]]',
-    summary: 'list the account\'s orders (POST /webhook/status)',
+    summary: "list the account's orders (POST /webhook/status)",
   },
   marketplace: {
     options: ['url', 'verbose', 'help'],
@@ -104,12 +127,14 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
   },
   verify: {
     options: ['callback-secret', 'id', 'signature', 'timestamp', 'verbose', 'help'],
-    usage: 'verify --id WEBHOOK_ID --timestamp WEBHOOK_TIMESTAMP --signature WEBHOOK_SIGNATURE [--callback-secret whsec_...] < body',
-    summary: 'check a received callback\'s Standard Webhooks signature (body on stdin, exact bytes)',
+    usage:
+      'verify --id WEBHOOK_ID --timestamp WEBHOOK_TIMESTAMP --signature WEBHOOK_SIGNATURE [--callback-secret whsec_...] < body',
+    summary: "check a received callback's Standard Webhooks signature (body on stdin, exact bytes)",
   },
   keys: {
     options: [...CONNECTION, 'name', 'scopes', 'orders-per-hour', 'budget-usd-per-day', 'expires', 'slack-user'],
-    usage: 'keys create --name NAME --scopes order,cancel,read[,admin] [--orders-per-hour N] [--budget-usd-per-day USD] [--expires YYYY-MM-DD] [--slack-user U123] | keys list | keys revoke NAME',
+    usage:
+      'keys create --name NAME --scopes order,cancel,read[,admin] [--orders-per-hour N] [--budget-usd-per-day USD] [--expires YYYY-MM-DD] [--slack-user U123] | keys list | keys revoke NAME',
     summary: 'caller keys (scope admin): create (prints the secret once), list, revoke (/admin/keys)',
   },
   spend: {
@@ -125,7 +150,9 @@ export const HELP = `gpu-relay: signed client of the GPU Order Relay
 Usage: gpu-relay <command> [options]
 
 Commands:
-${Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(15)} ${c.summary}`).join('\n')}
+${Object.entries(COMMANDS)
+  .map(([name, c]) => `  ${name.padEnd(15)} ${c.summary}`)
+  .join('\n')}
 
 Connection:
   --url URL               relay base URL (env GPU_RELAY_URL; default ${DEFAULT_URL})
@@ -172,7 +199,9 @@ Examples:
 
 /** A usage error (exit 2) that repeats the command's usage line. */
 export const usageError = (command: string | undefined, message: string): CliError =>
-  new CliError(`${message}\nUsage: gpu-relay ${commandSpec(command)?.usage ?? '<command> [options]'}\nRun 'gpu-relay help' for all options.`);
+  new CliError(
+    `${message}\nUsage: gpu-relay ${commandSpec(command)?.usage ?? '<command> [options]'}\nRun 'gpu-relay help' for all options.`,
+  );
 
 /** The spec of a command name, or undefined (never an Object.prototype member). */
 export const commandSpec = (command: string | undefined): CommandSpec | undefined =>

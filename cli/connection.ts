@@ -38,7 +38,10 @@ export const connectionOf = (command: string, values: Values): Connection => {
   const keyId = values.key ?? env.GPU_RELAY_KEY_ID;
   if (local && values.verbose) err(`using the local relay at ${local.url} and its secrets (${local.file})`);
   return {
-    secret, base, timestamped: !values['no-timestamp'], verbose: Boolean(values.verbose),
+    secret,
+    base,
+    timestamped: !values['no-timestamp'],
+    verbose: Boolean(values.verbose),
     ...(keyId ? { keyId } : {}),
     ...(local ? { localCallbackSecret: local.callbackSecret } : {}),
   };
@@ -46,7 +49,10 @@ export const connectionOf = (command: string, values: Values): Connection => {
 
 export const requireSecret = (command: string, secret: string | undefined): string => {
   if (!secret) {
-    throw usageError(command, 'no webhook secret: set GPU_RELAY_SECRET (or WEBHOOK_SECRET) or pass --secret, or start the local relay with npm start');
+    throw usageError(
+      command,
+      'no webhook secret: set GPU_RELAY_SECRET (or WEBHOOK_SECRET) or pass --secret, or start the local relay with npm start',
+    );
   }
   return secret;
 };

@@ -24,20 +24,30 @@ const createKey = async (conn: Connection, values: Values, args: readonly string
   if (args.length) throw usageError('keys', `unexpected argument '${args[0]}'`);
   if (!values.name) throw usageError('keys', '--name is required');
   if (!values.scopes) throw usageError('keys', '--scopes is required (comma-separated: order, cancel, read, admin)');
-  const body: Record<string, unknown> = { name: values.name, scopes: values.scopes.split(',').map((s) => s.trim()).filter(Boolean) };
+  const body: Record<string, unknown> = {
+    name: values.name,
+    scopes: values.scopes
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  };
   if (values['orders-per-hour'] !== undefined) {
     const n = Number(values['orders-per-hour']);
-    if (!Number.isInteger(n) || n <= 0) throw usageError('keys', `--orders-per-hour must be a positive integer, got '${values['orders-per-hour']}'`);
+    if (!Number.isInteger(n) || n <= 0)
+      throw usageError('keys', `--orders-per-hour must be a positive integer, got '${values['orders-per-hour']}'`);
     body.orders_per_hour = n;
   }
-  if (values['budget-usd-per-day'] !== undefined) body.budget_usd_per_day = parsePositiveNumber('keys', 'budget-usd-per-day', values['budget-usd-per-day']);
+  if (values['budget-usd-per-day'] !== undefined)
+    body.budget_usd_per_day = parsePositiveNumber('keys', 'budget-usd-per-day', values['budget-usd-per-day']);
   if (values.expires !== undefined) body.expires = values.expires;
   if (values['slack-user'] !== undefined) body.slack_user = values['slack-user'];
   const res = await send(conn, { method: 'POST', path: '/admin/keys', body: JSON.stringify(body), signed: true });
   printAnswer('keys create', res, { quietBody: true });
   out(`key ${res.json.name} created (scopes ${res.json.scopes.join(',')})`);
   out(`secret: ${res.json.secret}`);
-  out('Store it now: it is shown only once. Sign with it and send X-Webhook-Key-Id (gpu-relay --key NAME --secret ...).');
+  out(
+    'Store it now: it is shown only once. Sign with it and send X-Webhook-Key-Id (gpu-relay --key NAME --secret ...).',
+  );
   return EXIT_OK;
 };
 
@@ -48,20 +58,39 @@ const listKeys = async (conn: Connection, args: readonly string[]): Promise<numb
   const keys = res.json.keys as KeyView[];
   const rows = [['NAME', 'STATUS', 'SCOPES', 'ORDERS/H', 'USD/DAY', 'EXPIRES', 'CREATED', 'SLACK USER']].concat(
     keys.map((k) => [
-      k.name, k.status, k.scopes.join(','), String(k.orders_per_hour ?? '-'), String(k.budget_usd_per_day ?? '-'),
-      k.expires_at ? new Date(Date.parse(k.expires_at) - 1000).toISOString().slice(0, 10) : '-', k.created_at.slice(0, 10), k.slack_user ?? '-',
+      k.name,
+      k.status,
+      k.scopes.join(','),
+      String(k.orders_per_hour ?? '-'),
+      String(k.budget_usd_per_day ?? '-'),
+      k.expires_at ? new Date(Date.parse(k.expires_at) - 1000).toISOString().slice(0, 10) : '-',
+      k.created_at.slice(0, 10),
+      k.slack_user ?? '-',
     ]),
   );
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-  for (const row of rows) out(row.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd());
+  for (const row of rows)
+    out(
+      row
+        .map((cell, i) => cell.padEnd(widths[i]))
+        .join('  ')
+        .trimEnd(),
+    );
   return EXIT_OK;
 };
 
 const revokeKey = async (conn: Connection, args: readonly string[]): Promise<number> => {
   if (args.length !== 1) throw usageError('keys', 'expected exactly one key NAME');
-  const res = await send(conn, { method: 'POST', path: `/admin/keys/${encodeURIComponent(args[0])}/revoke`, body: '', signed: true });
+  const res = await send(conn, {
+    method: 'POST',
+    path: `/admin/keys/${encodeURIComponent(args[0])}/revoke`,
+    body: '',
+    signed: true,
+  });
   printAnswer('keys revoke', res, { quietBody: true });
-  out(`key ${args[0]} revoked${res.json.already ? ' (it already was)' : ''}; every relay instance refuses it within CALLER_KEY_CACHE_SECONDS (≤ 60 s)`);
+  out(
+    `key ${args[0]} revoked${res.json.already ? ' (it already was)' : ''}; every relay instance refuses it within CALLER_KEY_CACHE_SECONDS (≤ 60 s)`,
+  );
   return EXIT_OK;
 };
 
@@ -69,7 +98,9 @@ export const runKeys = async (values: Values, positionals: readonly string[]): P
   const [sub, ...args] = positionals;
   const conn = connectionOf('keys', values);
   requireSecret('keys', conn.secret);
-  if (sub !== 'create') for (const flag of CREATE_ONLY) if (values[flag] !== undefined) throw usageError('keys', `--${flag} only makes sense with keys create`);
+  if (sub !== 'create')
+    for (const flag of CREATE_ONLY)
+      if (values[flag] !== undefined) throw usageError('keys', `--${flag} only makes sense with keys create`);
   switch (sub) {
     case 'create':
       return createKey(conn, values, args);

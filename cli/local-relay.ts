@@ -56,18 +56,21 @@ const load = (cwd: string): LocalRelay | undefined => {
     err(`gpu-relay: ignoring ${file}: ${why}`);
     return undefined;
   };
-  if (process.platform !== 'win32' && (statSync(file).mode & 0o077) !== 0) return ignore('others may read it (chmod 600 it, or restart npm start)');
+  if (process.platform !== 'win32' && (statSync(file).mode & 0o077) !== 0)
+    return ignore('others may read it (chmod 600 it, or restart npm start)');
   let card: Partial<LocalRelayCard>;
   try {
     card = JSON.parse(readFileSync(file, 'utf8')) as Partial<LocalRelayCard>;
   } catch {
     return ignore('not JSON');
   }
-  if (!nonEmpty(card.webhook_secret) || !nonEmpty(card.callback_signing_secret) || !nonEmpty(card.url)) return ignore('incomplete');
+  if (!nonEmpty(card.webhook_secret) || !nonEmpty(card.callback_signing_secret) || !nonEmpty(card.url))
+    return ignore('incomplete');
   hideSecret(card.webhook_secret);
   hideCallbackSecret(card.callback_signing_secret);
   if (!isLoopbackUrl(card.url)) return ignore('its URL is not a loopback address');
   // A card left by an npm start that is gone (killed, crashed) describes no relay: say so once.
-  if (typeof card.pid !== 'number' || !alive(card.pid)) return ignore('the npm start that wrote it is no longer running');
+  if (typeof card.pid !== 'number' || !alive(card.pid))
+    return ignore('the npm start that wrote it is no longer running');
   return { file, url: card.url, secret: card.webhook_secret, callbackSecret: card.callback_signing_secret };
 };

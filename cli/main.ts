@@ -34,7 +34,8 @@ const hideKnownSecrets = (argv: readonly string[]): void => {
 const showHelp = (command: string, positionals: readonly string[]): number => {
   const topic = command === 'help' ? positionals[0] : command;
   const spec = commandSpec(topic);
-  if (topic && spec && topic !== 'help') out(`Usage: gpu-relay ${spec.usage}\n\n${spec.summary}\n\n${HELP.slice(HELP.indexOf('Connection:'))}`);
+  if (topic && spec && topic !== 'help')
+    out(`Usage: gpu-relay ${spec.usage}\n\n${spec.summary}\n\n${HELP.slice(HELP.indexOf('Connection:'))}`);
   else if (topic && !spec) throw new CliError(`unknown command '${topic}'`);
   else out(HELP);
   return EXIT_OK;

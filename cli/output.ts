@@ -59,19 +59,27 @@ export interface Answer {
 }
 
 /** Prints the answer; a non-2xx answer becomes a CliError (exit 2) naming status and error. */
-export const printAnswer = (command: string, res: Answer, { quietBody = false }: { quietBody?: boolean } = {}): void => {
+export const printAnswer = (
+  command: string,
+  res: Answer,
+  { quietBody = false }: { quietBody?: boolean } = {},
+): void => {
   if (res.status >= 200 && res.status < 300) {
     if (!quietBody) out(res.json === undefined ? res.text : pretty(res.json));
     return;
   }
   if (res.text) out(res.json === undefined ? res.text : pretty(res.json));
   const reason = typeof res.json?.error === 'string' ? res.json.error : res.text.slice(0, 200) || 'no body';
-  const retry = res.status === 429 && res.headers.get('retry-after') ? ` (retry after ${res.headers.get('retry-after')} s)` : '';
+  const retry =
+    res.status === 429 && res.headers.get('retry-after') ? ` (retry after ${res.headers.get('retry-after')} s)` : '';
   throw new CliError(`${command} failed: HTTP ${res.status}: ${reason}${retry}`);
 };
 
 export const isFailedResult = (result: unknown): boolean =>
-  result === null || typeof result !== 'object' || (result as { success?: unknown }).success === false || 'error' in result;
+  result === null ||
+  typeof result !== 'object' ||
+  (result as { success?: unknown }).success === false ||
+  'error' in result;
 
 /** Writes a progress line on stderr: rewritten in place on a terminal, one line per tick otherwise. */
 export const progress = (() => {

@@ -21,14 +21,18 @@ export const runTask = async (values: Values, positionals: readonly string[]): P
   const [taskId] = positionals;
   if (!/^[A-Za-z0-9_.:-]{1,128}$/.test(taskId)) throw usageError('task', `TASK_ID looks wrong: '${taskId}'`);
   if (!values.wait) {
-    for (const flag of ['interval', 'timeout'] as const) if (values[flag] !== undefined) throw usageError('task', `--${flag} only makes sense with --wait`);
+    for (const flag of ['interval', 'timeout'] as const)
+      if (values[flag] !== undefined) throw usageError('task', `--${flag} only makes sense with --wait`);
     out(pretty(await getTask(conn, taskId)));
     return EXIT_OK;
   }
   const state = { current: 'unknown' };
   const record = await waitWithProgress(
     pollTask(conn, taskId, parseSeconds('task', 'interval', values.interval, 2) * 1000, state),
-    { timeoutMs: parseSeconds('task', 'timeout', values.timeout, 900) * 1000, label: () => `waiting for task ${taskId}: ${state.current}` },
+    {
+      timeoutMs: parseSeconds('task', 'timeout', values.timeout, 900) * 1000,
+      label: () => `waiting for task ${taskId}: ${state.current}`,
+    },
   );
   out(pretty(record));
   return record.state === 'failed' || isFailedResult(record.result) ? EXIT_TASK_FAILED : EXIT_OK;

@@ -28,7 +28,8 @@ const onOutbid = (command: string, values: Values, body: RequestBody): void => {
   const raw = values['on-outbid'];
   if (raw === undefined) return;
   const policy = raw.trim().toLowerCase();
-  if (!isOnOutbid(policy)) throw usageError(command, `--on-outbid must be one of ${ON_OUTBID_VALUES.join(', ')}, got '${raw}'`);
+  if (!isOnOutbid(policy))
+    throw usageError(command, `--on-outbid must be one of ${ON_OUTBID_VALUES.join(', ')}, got '${raw}'`);
   body.on_outbid = policy;
 };
 
@@ -36,7 +37,8 @@ const createOrderBody = (command: string, values: Values, positionals: readonly 
   noPositionals(command, positionals);
   if (!values.gpu?.trim()) throw usageError(command, '--gpu is required (e.g. --gpu "RTX 4090")');
   body.gpu_type = values.gpu;
-  if (values['max-price'] !== undefined) body.max_price = parsePositiveNumber(command, 'max-price', values['max-price']);
+  if (values['max-price'] !== undefined)
+    body.max_price = parsePositiveNumber(command, 'max-price', values['max-price']);
   if (values['max-hours'] !== undefined) body.max_hours = parseHours(command, 'max-hours', values['max-hours']);
   if (values.image !== undefined) body.image = values.image;
   if (values['on-demand']) body.use_spot = false;
@@ -68,7 +70,11 @@ export const buildBody = (command: string, values: Values, positionals: readonly
       break;
     case 'set-spot-price':
       body.order_id = parseOrderId(command, positionals);
-      if (values.price === undefined) throw usageError(command, '--price is required (the new bid in the order\'s currency per day, the marketplace\'s unit; not USD per hour)');
+      if (values.price === undefined)
+        throw usageError(
+          command,
+          "--price is required (the new bid in the order's currency per day, the marketplace's unit; not USD per hour)",
+        );
       body.desired_price = parsePositiveNumber(command, 'price', values.price);
       break;
     case 'price-alert':

@@ -10,7 +10,8 @@ import { CliError, err } from './output';
 
 const REQUEST_TIMEOUT_MS = 30_000;
 
-export const hmacHex = (secret: string, bytes: Buffer): string => createHmac('sha256', secret).update(bytes).digest('hex');
+export const hmacHex = (secret: string, bytes: Buffer): string =>
+  createHmac('sha256', secret).update(bytes).digest('hex');
 
 /** The bytes a signature covers: `data`, or `<timestamp>.<data>` when a timestamp is sent. */
 export const signedBytes = (data: Buffer | string, timestamp: string | undefined): Buffer => {
@@ -29,7 +30,10 @@ export interface Request {
 }
 
 /** Sends one request and reads the whole answer; a network failure is a CliError (exit 2). */
-export const send = async (conn: Connection, { method, path, body, signed, idempotencyKey }: Request): Promise<Answer> => {
+export const send = async (
+  conn: Connection,
+  { method, path, body, signed, idempotencyKey }: Request,
+): Promise<Answer> => {
   const url = routeUrl(conn.base, path);
   const bytes = body === undefined ? undefined : Buffer.from(body, 'utf8');
   const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'gpu-relay-cli/1' };
@@ -49,7 +53,13 @@ export const send = async (conn: Connection, { method, path, body, signed, idemp
   }
   let res: Response;
   try {
-    res = await fetch(url, { method, headers, body: bytes, redirect: 'manual', signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+    res = await fetch(url, {
+      method,
+      headers,
+      body: bytes,
+      redirect: 'manual',
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
   } catch (error) {
     const e = error as { message?: string; cause?: { code?: string; message?: string } };
     const cause = e.cause?.code ?? e.cause?.message ?? e.message;

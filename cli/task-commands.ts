@@ -27,10 +27,19 @@ const checkWaitFlags = (command: string, values: Values): void => {
   }
   const listen = values.wait && !values.poll;
   if (listen && values.callback !== undefined) {
-    throw usageError(command, '--wait sets callback_url to its own listener; drop --callback, or add --poll to keep yours');
+    throw usageError(
+      command,
+      '--wait sets callback_url to its own listener; drop --callback, or add --poll to keep yours',
+    );
   }
-  if (!listen && (['listen-port', 'listen-host', 'public-url', 'callback-secret'] as const).some((f) => values[f] !== undefined)) {
-    throw usageError(command, '--listen-port, --listen-host, --public-url and --callback-secret need --wait without --poll');
+  if (
+    !listen &&
+    (['listen-port', 'listen-host', 'public-url', 'callback-secret'] as const).some((f) => values[f] !== undefined)
+  ) {
+    throw usageError(
+      command,
+      '--listen-port, --listen-host, --public-url and --callback-secret need --wait without --poll',
+    );
   }
 };
 
@@ -39,13 +48,18 @@ const listenerFor = async (command: string, values: Values, conn: Connection): P
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw usageError(command, `--listen-port must be a port number, got '${values['listen-port']}'`);
   }
-  const publicUrl = values['public-url'] === undefined ? undefined : parseUrl(command, '--public-url', values['public-url']);
+  const publicUrl =
+    values['public-url'] === undefined ? undefined : parseUrl(command, '--public-url', values['public-url']);
   // Checked before anything is sent: without the callback signing secret no callback could be trusted.
   const verifier = callbackVerifier(command, callbackSecretOf(values, conn.localCallbackSecret));
   return startCallbackListener({ host: values['listen-host'] ?? '127.0.0.1', port, publicUrl, verifier });
 };
 
-export const runTaskCommand = async (command: string, values: Values, positionals: readonly string[]): Promise<number> => {
+export const runTaskCommand = async (
+  command: string,
+  values: Values,
+  positionals: readonly string[],
+): Promise<number> => {
   const conn = connectionOf(command, values);
   requireSecret(command, conn.secret);
   const body = buildBody(command, values, positionals);
@@ -61,7 +75,11 @@ export const runTaskCommand = async (command: string, values: Values, positional
   if (listener) body.callback_url = listener.callbackUrl;
   try {
     const res = await send(conn, {
-      method: 'POST', path, body: JSON.stringify(body), signed: true, idempotencyKey: values['idempotency-key'],
+      method: 'POST',
+      path,
+      body: JSON.stringify(body),
+      signed: true,
+      idempotencyKey: values['idempotency-key'],
     });
     printAnswer(command, res, { quietBody: Boolean(values.wait) });
     if (!values.wait) return EXIT_OK;
@@ -72,7 +90,8 @@ export const runTaskCommand = async (command: string, values: Values, positional
     if (listener) {
       const result = await waitWithProgress(listener.next(), {
         timeoutMs,
-        label: () => `waiting for task ${taskId} result on ${listener.callbackUrl.replace(/callback\/.*/, 'callback/…')}`,
+        label: () =>
+          `waiting for task ${taskId} result on ${listener.callbackUrl.replace(/callback\/.*/, 'callback/…')}`,
       });
       return finishWithResult(result, isFailedResult(result));
     }

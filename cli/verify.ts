@@ -14,7 +14,11 @@ const readStdin = async (): Promise<Buffer> => {
 export const runVerify = async (values: Values, positionals: readonly string[]): Promise<number> => {
   if (positionals.length) throw usageError('verify', `unexpected argument '${positionals[0]}'`);
   const verifier = callbackVerifier('verify', callbackSecretOf(values));
-  for (const [flag, header] of [['id', 'webhook-id'], ['timestamp', 'webhook-timestamp'], ['signature', 'webhook-signature']] as const) {
+  for (const [flag, header] of [
+    ['id', 'webhook-id'],
+    ['timestamp', 'webhook-timestamp'],
+    ['signature', 'webhook-signature'],
+  ] as const) {
     if (!values[flag]) throw usageError('verify', `--${flag} is required (the ${header} header)`);
   }
   const { id = '', timestamp = '', signature = '' } = values;

@@ -15,7 +15,10 @@ export interface TaskRecord {
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Races `promise` against the --timeout and prints a progress line every few seconds meanwhile. */
-export const waitWithProgress = async <T>(promise: Promise<T>, { timeoutMs, label }: { timeoutMs: number; label: () => string }): Promise<T> => {
+export const waitWithProgress = async <T>(
+  promise: Promise<T>,
+  { timeoutMs, label }: { timeoutMs: number; label: () => string },
+): Promise<T> => {
   const started = Date.now();
   let timer: NodeJS.Timeout | undefined;
   const tick = (): void => progress.show(`${label()} (${Math.round((Date.now() - started) / 1000)} s)`);
@@ -23,7 +26,10 @@ export const waitWithProgress = async <T>(promise: Promise<T>, { timeoutMs, labe
   const ticker = setInterval(tick, process.stderr.isTTY ? 1000 : 5000);
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(
-      () => reject(new CliError(`timed out after ${Math.round(timeoutMs / 1000)} s waiting for the result`, EXIT_TASK_FAILED)),
+      () =>
+        reject(
+          new CliError(`timed out after ${Math.round(timeoutMs / 1000)} s waiting for the result`, EXIT_TASK_FAILED),
+        ),
       timeoutMs,
     );
   });
@@ -43,7 +49,12 @@ export const getTask = async (conn: Connection, taskId: string, command = 'task'
 };
 
 /** Polls the task record until it reaches a final state; resolves with the record. */
-export const pollTask = async (conn: Connection, taskId: string, intervalMs: number, state: { current: string }): Promise<TaskRecord> => {
+export const pollTask = async (
+  conn: Connection,
+  taskId: string,
+  intervalMs: number,
+  state: { current: string },
+): Promise<TaskRecord> => {
   for (;;) {
     const record = await getTask(conn, taskId);
     state.current = record?.state ?? 'unknown';

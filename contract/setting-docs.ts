@@ -15,22 +15,36 @@ export const SETTING_DOCS: Readonly<Record<SettingKey, string>> = {
   orderReadyTimeoutSeconds: 'How long a placed order may take to run.',
   orderPollIntervalSeconds: 'Seconds between readiness polls.',
   allowPrivateCallbacks: 'Accept callback URLs on private or loopback addresses.',
-  requireWebhookTimestamp: 'Refuse signed requests without X-Webhook-Timestamp. On by default in AWS (a public endpoint: a captured untimestamped request could be replayed forever); `-c requireWebhookTimestamp=false` relaxes it. `npm start` keeps the spec\'s optional timestamp.',
-  allowUnsignedSlack: 'Without a Slack signing secret: true = commands pass unverified (the spec, `npm start`), false = refused (403); `-c allowUnsignedSlack=true` opts in.',
-  slackAllowedTeamIds: 'Slack workspaces (`team_id`, comma-separated) whose commands `/slack/command` accepts; others get an ephemeral refusal and nothing is queued. Unset = any workspace whose request passes the signature check (the deploy warns).',
-  slackAllowedUserIds: 'Slack users (`user_id`, comma-separated) allowed to send commands, on top of the team list; unset = every user of an allowed team.',
-  slackUnmappedUsers: 'Slack commands from a user no caller key names (`keys create --slack-user`): `default` = they act as the default key, every scope (how Slack worked before caller keys, so existing deployments keep working), `deny` = an ephemeral refusal and nothing queued. A user mapped to a key always acts as that key.',
+  requireWebhookTimestamp:
+    "Refuse signed requests without X-Webhook-Timestamp. On by default in AWS (a public endpoint: a captured untimestamped request could be replayed forever); `-c requireWebhookTimestamp=false` relaxes it. `npm start` keeps the spec's optional timestamp.",
+  allowUnsignedSlack:
+    'Without a Slack signing secret: true = commands pass unverified (the spec, `npm start`), false = refused (403); `-c allowUnsignedSlack=true` opts in.',
+  slackAllowedTeamIds:
+    'Slack workspaces (`team_id`, comma-separated) whose commands `/slack/command` accepts; others get an ephemeral refusal and nothing is queued. Unset = any workspace whose request passes the signature check (the deploy warns).',
+  slackAllowedUserIds:
+    'Slack users (`user_id`, comma-separated) allowed to send commands, on top of the team list; unset = every user of an allowed team.',
+  slackUnmappedUsers:
+    'Slack commands from a user no caller key names (`keys create --slack-user`): `default` = they act as the default key, every scope (how Slack worked before caller keys, so existing deployments keep working), `deny` = an ephemeral refusal and nothing queued. A user mapped to a key always acts as that key.',
   marketplaceTimeoutMs: 'Timeout of one marketplace call.',
-  marketplaceMinIntervalMs: 'Minimum spacing of marketplace calls per API key (1 req/s); the pacing gate adds its own lateness margin.',
-  marketplaceMaxIntervalMs: 'Widest spacing of marketplace calls per API key: each rate-limited answer (HTTP 429, code 5) doubles the shared interval up to this, back to the minimum after a minute without one; at or below the minimum it never widens.',
-  marketplaceCreateIntervalMs: 'Minimum spacing of create_order calls per API key (production: 1 per 5 s), on top of the interval above.',
-  marketplacePricePeriod: 'Period of the marketplace\'s USD prices (`price.usd.*`): `hour` or `day`; unset = per listing element (the spec\'s `on_demand_native` per hour, production\'s `on_demand_<coin>` per day). The relay converts to USD per hour.',
-  defaultMaxHours: 'Lease of a create-order that names no `max_hours` (hours, fractions allowed, at most 720); unset = no lease.',
+  marketplaceMinIntervalMs:
+    'Minimum spacing of marketplace calls per API key (1 req/s); the pacing gate adds its own lateness margin.',
+  marketplaceMaxIntervalMs:
+    'Widest spacing of marketplace calls per API key: each rate-limited answer (HTTP 429, code 5) doubles the shared interval up to this, back to the minimum after a minute without one; at or below the minimum it never widens.',
+  marketplaceCreateIntervalMs:
+    'Minimum spacing of create_order calls per API key (production: 1 per 5 s), on top of the interval above.',
+  marketplacePricePeriod:
+    "Period of the marketplace's USD prices (`price.usd.*`): `hour` or `day`; unset = per listing element (the spec's `on_demand_native` per hour, production's `on_demand_<coin>` per day). The relay converts to USD per hour.",
+  defaultMaxHours:
+    'Lease of a create-order that names no `max_hours` (hours, fractions allowed, at most 720); unset = no lease.',
   watchIntervalSeconds: 'Seconds between fleet-watch sweeps (lease expiry, warnings and order status changes).',
   leaseWarningSeconds: 'How long before a lease ends the relay warns in chat and sends `order.lease_expiring`.',
-  orderVisibleTimeoutSeconds: 'How long the relay looks for a just-placed order in my_orders (fresh reads, backoff) before it concludes that none was placed; production lists new orders up to ~20 s late. The fleet watch cancels an order that appears later and nobody kept.',
-  readinessProbe: 'What makes a running order ready: `ssh` = its ssh endpoint answers with an SSH banner (within ORDER_READY_TIMEOUT_SECONDS), `none` = the marketplace status alone.',
-  callerKeyCacheSeconds: 'How long an instance reuses the caller keys it read (X-Webhook-Key-Id); a revocation takes effect everywhere within this. 0 reads them on every request.',
-  spendLimitUsdPerDay: 'The whole relay\'s spending limit per UTC day, in USD: each order reserves its worst case (USD per hour × lease hours) before it is placed and is refused over the limit (docs/budgets.md); the alarm SpendNearDailyLimit fires at 80 %. Unset = no limit.',
+  orderVisibleTimeoutSeconds:
+    'How long the relay looks for a just-placed order in my_orders (fresh reads, backoff) before it concludes that none was placed; production lists new orders up to ~20 s late. The fleet watch cancels an order that appears later and nobody kept.',
+  readinessProbe:
+    'What makes a running order ready: `ssh` = its ssh endpoint answers with an SSH banner (within ORDER_READY_TIMEOUT_SECONDS), `none` = the marketplace status alone.',
+  callerKeyCacheSeconds:
+    'How long an instance reuses the caller keys it read (X-Webhook-Key-Id); a revocation takes effect everywhere within this. 0 reads them on every request.',
+  spendLimitUsdPerDay:
+    "The whole relay's spending limit per UTC day, in USD: each order reserves its worst case (USD per hour × lease hours) before it is placed and is refused over the limit (docs/budgets.md); the alarm SpendNearDailyLimit fires at 80 %. Unset = no limit.",
   jobRetryBaseMs: 'Delay unit of job retries (2^retry × this, in ms); 1000 in production, smaller in tests.',
 };

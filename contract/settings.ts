@@ -12,20 +12,33 @@ import type { Ports } from './shapes';
  * `choice` is one of the setting's `choices`.
  */
 export type SettingKind = 'url' | 'text' | 'int' | 'hours' | 'bool' | 'ports' | 'ids' | 'choice';
-export type SettingValue<K extends SettingKind> = K extends 'int' | 'hours' ? number : K extends 'bool' ? boolean : K extends 'ports' ? Ports
-  : K extends 'ids' ? readonly string[] : string;
+export type SettingValue<K extends SettingKind> = K extends 'int' | 'hours'
+  ? number
+  : K extends 'bool'
+    ? boolean
+    : K extends 'ports'
+      ? Ports
+      : K extends 'ids'
+        ? readonly string[]
+        : string;
 
 /** A Slack team, enterprise or user ID (`T0123ABC`, `U0456DEF`): upper-case letters and digits. */
 export const SLACK_ID_PATTERN = /^[A-Z0-9]{2,64}$/;
 
 /** The IDs of an `ids` setting's text: split on commas, trimmed, empty entries dropped (not validated). */
-export const parseIdList = (text: string): string[] => text.split(',').map((id) => id.trim()).filter((id) => id !== '');
+export const parseIdList = (text: string): string[] =>
+  text
+    .split(',')
+    .map((id) => id.trim())
+    .filter((id) => id !== '');
 
 /** Why an `ids` list is refused (empty, or an entry that is no Slack ID), or undefined when it is fine. */
 export const idListProblem = (name: string, ids: readonly string[]): string | undefined => {
   if (ids.length === 0) return `${name} must list at least one ID (comma-separated), or be unset`;
   const bad = ids.find((id) => !SLACK_ID_PATTERN.test(id));
-  return bad === undefined ? undefined : `${name}: ${JSON.stringify(bad.slice(0, 70))} is not a Slack ID (upper-case letters and digits, e.g. T0123ABC)`;
+  return bad === undefined
+    ? undefined
+    : `${name}: ${JSON.stringify(bad.slice(0, 70))} is not a Slack ID (upper-case letters and digits, e.g. T0123ABC)`;
 };
 
 export interface Setting<K extends SettingKind = SettingKind> {
@@ -50,11 +63,13 @@ export interface Setting<K extends SettingKind = SettingKind> {
 /** `MARKETPLACE_PRICE_PERIOD` values: the period of the marketplace's `price.usd.*` figures. */
 export const PRICE_PERIODS = ['hour', 'day'] as const;
 export type PricePeriod = (typeof PRICE_PERIODS)[number];
-export const isPricePeriod = (value: unknown): value is PricePeriod => (PRICE_PERIODS as readonly unknown[]).includes(value);
+export const isPricePeriod = (value: unknown): value is PricePeriod =>
+  (PRICE_PERIODS as readonly unknown[]).includes(value);
 
 export const SETTINGS = {
   marketplaceUrl: {
-    env: 'MARKETPLACE_URL', kind: 'url',
+    env: 'MARKETPLACE_URL',
+    kind: 'url',
     deployedDefault: 'https://marketplace.example.invalid',
   },
   defaultImage: { env: 'DEFAULT_IMAGE', kind: 'text', default: 'nvidia/cuda:12.4.1-base-ubuntu22.04' },
@@ -62,7 +77,9 @@ export const SETTINGS = {
   defaultPorts: { env: 'DEFAULT_PORTS', kind: 'ports', default: { '22': 'tcp', '8888': 'http' } },
   maxOrdersPerHour: { env: 'MAX_ORDERS_PER_HOUR', kind: 'int', default: 10 },
   maxRequestsPerMinute: {
-    env: 'MAX_REQUESTS_PER_MINUTE', kind: 'int', default: 60,
+    env: 'MAX_REQUESTS_PER_MINUTE',
+    kind: 'int',
+    default: 60,
     // At 600 the window item is ≤ 54 KB (dynamodb-sliding-window test).
     max: { value: 600, reason: 'the exact window keeps every in-window request in one DynamoDB item' },
   },
@@ -70,48 +87,89 @@ export const SETTINGS = {
   orderPollIntervalSeconds: { env: 'ORDER_POLL_INTERVAL_SECONDS', kind: 'int', default: 5 },
   allowPrivateCallbacks: { env: 'ALLOW_PRIVATE_CALLBACKS', kind: 'bool', default: false },
   requireWebhookTimestamp: {
-    env: 'REQUIRE_WEBHOOK_TIMESTAMP', kind: 'bool', default: false, deployedDefault: true,
+    env: 'REQUIRE_WEBHOOK_TIMESTAMP',
+    kind: 'bool',
+    default: false,
+    deployedDefault: true,
   },
   allowUnsignedSlack: {
-    env: 'ALLOW_UNSIGNED_SLACK', kind: 'bool', default: false,
+    env: 'ALLOW_UNSIGNED_SLACK',
+    kind: 'bool',
+    default: false,
   },
   slackAllowedTeamIds: {
-    env: 'SLACK_ALLOWED_TEAM_IDS', kind: 'ids', optional: true,
+    env: 'SLACK_ALLOWED_TEAM_IDS',
+    kind: 'ids',
+    optional: true,
   },
   slackAllowedUserIds: {
-    env: 'SLACK_ALLOWED_USER_IDS', kind: 'ids', optional: true,
+    env: 'SLACK_ALLOWED_USER_IDS',
+    kind: 'ids',
+    optional: true,
   },
   slackUnmappedUsers: {
-    env: 'SLACK_UNMAPPED_USERS', kind: 'choice', choices: ['default', 'deny'], default: 'default',
+    env: 'SLACK_UNMAPPED_USERS',
+    kind: 'choice',
+    choices: ['default', 'deny'],
+    default: 'default',
   },
   marketplaceTimeoutMs: { env: 'MARKETPLACE_TIMEOUT_MS', kind: 'int', deployed: false, default: 10_000 },
   marketplaceMinIntervalMs: {
-    env: 'MARKETPLACE_MIN_INTERVAL_MS', kind: 'int', deployed: false, min: 0, default: 1_000,
+    env: 'MARKETPLACE_MIN_INTERVAL_MS',
+    kind: 'int',
+    deployed: false,
+    min: 0,
+    default: 1_000,
   },
   marketplaceMaxIntervalMs: {
-    env: 'MARKETPLACE_MAX_INTERVAL_MS', kind: 'int', deployed: false, min: 0, default: 10_000,
+    env: 'MARKETPLACE_MAX_INTERVAL_MS',
+    kind: 'int',
+    deployed: false,
+    min: 0,
+    default: 10_000,
   },
   marketplaceCreateIntervalMs: {
-    env: 'MARKETPLACE_CREATE_INTERVAL_MS', kind: 'int', deployed: false, min: 0, default: 5_000,
+    env: 'MARKETPLACE_CREATE_INTERVAL_MS',
+    kind: 'int',
+    deployed: false,
+    min: 0,
+    default: 5_000,
   },
   marketplacePricePeriod: {
-    env: 'MARKETPLACE_PRICE_PERIOD', kind: 'choice', optional: true, choices: PRICE_PERIODS,
+    env: 'MARKETPLACE_PRICE_PERIOD',
+    kind: 'choice',
+    optional: true,
+    choices: PRICE_PERIODS,
   },
   defaultMaxHours: {
-    env: 'DEFAULT_MAX_HOURS', kind: 'hours', optional: true,
+    env: 'DEFAULT_MAX_HOURS',
+    kind: 'hours',
+    optional: true,
     max: { value: 720, reason: 'a lease is at most 30 days (max_hours)' },
   },
   watchIntervalSeconds: { env: 'WATCH_INTERVAL_SECONDS', kind: 'int', default: 60 },
   leaseWarningSeconds: { env: 'LEASE_WARNING_SECONDS', kind: 'int', min: 0, default: 600 },
   orderVisibleTimeoutSeconds: {
-    env: 'ORDER_VISIBLE_TIMEOUT_SECONDS', kind: 'int', min: 0, default: 60,
-    max: { value: 120, reason: 'PlaceOrder may wait twice this long (an earlier intent, then its own create) inside its Lambda timeout' },
+    env: 'ORDER_VISIBLE_TIMEOUT_SECONDS',
+    kind: 'int',
+    min: 0,
+    default: 60,
+    max: {
+      value: 120,
+      reason: 'PlaceOrder may wait twice this long (an earlier intent, then its own create) inside its Lambda timeout',
+    },
   },
   readinessProbe: {
-    env: 'READINESS_PROBE', kind: 'choice', choices: ['ssh', 'none'], default: 'ssh',
+    env: 'READINESS_PROBE',
+    kind: 'choice',
+    choices: ['ssh', 'none'],
+    default: 'ssh',
   },
   callerKeyCacheSeconds: {
-    env: 'CALLER_KEY_CACHE_SECONDS', kind: 'int', min: 0, default: 60,
+    env: 'CALLER_KEY_CACHE_SECONDS',
+    kind: 'int',
+    min: 0,
+    default: 60,
     max: { value: 60, reason: 'a revoked caller key must be refused within 60 s on every instance' },
   },
   // USD, a positive number (the `hours` kind decodes exactly that).
@@ -121,7 +179,9 @@ export const SETTINGS = {
 
 export type SettingKey = keyof typeof SETTINGS;
 /** The settings the stack configures (RelayConfig). */
-export type DeployedSettingKey = { [K in SettingKey]: (typeof SETTINGS)[K] extends { readonly deployed: false } ? never : K }[SettingKey];
+export type DeployedSettingKey = {
+  [K in SettingKey]: (typeof SETTINGS)[K] extends { readonly deployed: false } ? never : K;
+}[SettingKey];
 export type SettingValueOf<K extends SettingKey> = SettingValue<(typeof SETTINGS)[K]['kind']>;
 
 /** The env-string form of a value (what the stack writes into a function's environment). */

@@ -3,7 +3,14 @@
  * functions share are declared once in contract/settings.ts; this adds what only the stack uses.
  */
 import * as z from 'zod';
-import { idListProblem, parseIdList, SETTINGS, type DeployedSettingKey, type Setting, type SettingValueOf } from '../contract/settings';
+import {
+  idListProblem,
+  parseIdList,
+  SETTINGS,
+  type DeployedSettingKey,
+  type Setting,
+  type SettingValueOf,
+} from '../contract/settings';
 import { PortsSchema } from '../contract/shapes';
 
 /** The deploy-time schema of one setting (CDK context values may be strings: numbers are coerced). */
@@ -30,7 +37,8 @@ const deployedSchema = (key: string, s: Setting): z.ZodType => {
     }
     case 'ids':
       // `-c key=T1,T2` (a string) or a JSON array in cdk.json.
-      return z.union([z.string(), z.array(z.string())])
+      return z
+        .union([z.string(), z.array(z.string())])
         .transform((value) => (typeof value === 'string' ? parseIdList(value) : value.map((id) => id.trim())))
         .superRefine((ids, ctx) => {
           const problem = idListProblem(key, ids);
@@ -65,7 +73,9 @@ export const RelayConfigSchema = z.object({
   /** Optional e-mail subscribed to the alarm topic. */
   alarmEmail: z.email().optional(),
   /** API stage throttling: the outer guard in front of the per-address limit. */
-  apiThrottle: z.object({ rateLimit: z.number().positive(), burstLimit: z.number().int().positive() }).default({ rateLimit: 50, burstLimit: 100 }),
+  apiThrottle: z
+    .object({ rateLimit: z.number().positive(), burstLimit: z.number().int().positive() })
+    .default({ rateLimit: 50, burstLimit: 100 }),
   /** Days of CloudWatch log retention for every log group. */
   logRetentionDays: z.number().int().positive().default(30),
 });
@@ -73,4 +83,5 @@ export const RelayConfigSchema = z.object({
 export type RelayConfig = z.infer<typeof RelayConfigSchema>;
 
 /** Validates once and fills the spec's defaults; throws naming every bad field. */
-export const relayConfig = (input: z.input<typeof RelayConfigSchema> = {}): RelayConfig => RelayConfigSchema.parse(input);
+export const relayConfig = (input: z.input<typeof RelayConfigSchema> = {}): RelayConfig =>
+  RelayConfigSchema.parse(input);

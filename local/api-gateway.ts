@@ -58,7 +58,10 @@ export const isTextContentType = (contentType: string | undefined): boolean => {
  * Matches a request path against a route path with `{param}` (one segment) and `{param+}` (greedy)
  * placeholders. Returns the decoded path parameters, or undefined when it does not match.
  */
-export const matchPath = (routeSegments: readonly string[], pathSegments: readonly string[]): Record<string, string> | undefined => {
+export const matchPath = (
+  routeSegments: readonly string[],
+  pathSegments: readonly string[],
+): Record<string, string> | undefined => {
   const params: Record<string, string> = {};
   for (let i = 0; i < routeSegments.length; i += 1) {
     const pattern = routeSegments[i];
@@ -123,7 +126,10 @@ export const buildEvent = (input: {
   }
   const query: Record<string, string> = {};
   for (const key of new Set(url.searchParams.keys())) query[key] = url.searchParams.getAll(key).join(',');
-  const cookies = req.headers.cookie?.split(';').map((c) => c.trim()).filter(Boolean);
+  const cookies = req.headers.cookie
+    ?.split(';')
+    .map((c) => c.trim())
+    .filter(Boolean);
   const hasBody = body.length > 0;
   const asText = isTextContentType(req.headers['content-type']);
   const routeKey = `${route.method} ${route.path}`;
@@ -182,13 +188,22 @@ export const lambdaContext = (functionName: string, requestId: string, timeoutMs
   };
 };
 
-const sendJson = (res: ServerResponse, statusCode: number, body: unknown, headers: Record<string, string> = {}): void => {
+const sendJson = (
+  res: ServerResponse,
+  statusCode: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void => {
   if (res.headersSent) {
     res.end();
     return;
   }
   const text = JSON.stringify(body);
-  res.writeHead(statusCode, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
+  res.writeHead(statusCode, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+    ...headers,
+  });
   res.end(text);
 };
 
@@ -249,7 +264,11 @@ export const startApiGateway = async (options: ApiGatewayOptions): Promise<Local
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const integrationTimeoutMs = options.integrationTimeoutMs ?? DEFAULT_INTEGRATION_TIMEOUT_MS;
   const compiled: CompiledRoute[] = await Promise.all(
-    options.routes.map(async (route) => ({ route, segments: splitPath(route.path), handler: await options.loadHandler(route) })),
+    options.routes.map(async (route) => ({
+      route,
+      segments: splitPath(route.path),
+      handler: await options.loadHandler(route),
+    })),
   );
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -274,7 +293,12 @@ export const startApiGateway = async (options: ApiGatewayOptions): Promise<Local
     const match = onPath.find((m) => m.c.route.method === req.method);
     if (!match) {
       req.resume();
-      sendJson(res, 405, { error: 'Method not allowed' }, { allow: [...new Set(onPath.map((m) => m.c.route.method))].join(', ') });
+      sendJson(
+        res,
+        405,
+        { error: 'Method not allowed' },
+        { allow: [...new Set(onPath.map((m) => m.c.route.method))].join(', ') },
+      );
       return;
     }
 

@@ -58,7 +58,11 @@ export const resolveTokens = (value: Token): string => {
   throw new Error(`unsupported token in the state machine definition: ${JSON.stringify(value)}`);
 };
 
-interface AslState { readonly Type: string; readonly Resource?: string; readonly Parameters?: { readonly FunctionName?: string } }
+interface AslState {
+  readonly Type: string;
+  readonly Resource?: string;
+  readonly Parameters?: { readonly FunctionName?: string };
+}
 
 /** A stack holding only the workflow, its table and secrets; bundling skipped. Also used by tests. */
 export const buildWorkflowStack = (
@@ -66,12 +70,18 @@ export const buildWorkflowStack = (
   outdir?: string,
 ): { app: App; stack: Stack; workflow: OrderWorkflow } => {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] }, analyticsReporting: false, outdir });
-  const stack = new Stack(app, 'OrderWorkflowAsl', { env: { account: PLACEHOLDER_ACCOUNT, region: PLACEHOLDER_REGION } });
+  const stack = new Stack(app, 'OrderWorkflowAsl', {
+    env: { account: PLACEHOLDER_ACCOUNT, region: PLACEHOLDER_REGION },
+  });
   const table = new dynamodb.Table(stack, 'Table', {
     partitionKey: { name: RELAY_TABLE.partitionKey, type: dynamodb.AttributeType.STRING },
     billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
   });
-  const workflow = new OrderWorkflow(stack, 'OrderWorkflow', { table, secrets: new RelaySecrets(stack, 'Secrets'), environment });
+  const workflow = new OrderWorkflow(stack, 'OrderWorkflow', {
+    table,
+    secrets: new RelaySecrets(stack, 'Secrets'),
+    environment,
+  });
   return { app, stack, workflow };
 };
 
@@ -87,19 +97,22 @@ export const synthesizeWorkflowAsl = async (): Promise<WorkflowAsl> => {
 };
 
 const extractAsl = ({ app, stack, workflow }: ReturnType<typeof buildWorkflowStack>): WorkflowAsl => {
-
   const entryForFunction: Record<string, string> = {};
   for (const [name, fn] of Object.entries(workflow.functions)) {
     const cfn = (fn as lambda.Function).node.defaultChild as lambda.CfnFunction;
-    entryForFunction[stack.getLogicalId(cfn)] = WORKFLOW_FUNCTION_ENTRIES[name as keyof typeof WORKFLOW_FUNCTION_ENTRIES];
+    entryForFunction[stack.getLogicalId(cfn)] =
+      WORKFLOW_FUNCTION_ENTRIES[name as keyof typeof WORKFLOW_FUNCTION_ENTRIES];
   }
 
   const template = app.synth().getStackByName(stack.stackName).template as {
     Resources: Record<string, { Type: string; Properties: { DefinitionString?: Token } }>;
   };
   const machines = Object.values(template.Resources).filter((r) => r.Type === 'AWS::StepFunctions::StateMachine');
-  if (machines.length !== 1 || !machines[0].Properties.DefinitionString) throw new Error('expected exactly one state machine with a DefinitionString');
-  const asl = JSON.parse(resolveTokens(machines[0].Properties.DefinitionString)) as { States: Record<string, AslState> };
+  if (machines.length !== 1 || !machines[0].Properties.DefinitionString)
+    throw new Error('expected exactly one state machine with a DefinitionString');
+  const asl = JSON.parse(resolveTokens(machines[0].Properties.DefinitionString)) as {
+    States: Record<string, AslState>;
+  };
 
   const functionForState: Record<string, string> = {};
   const prefix = placeholderFunctionArn('');

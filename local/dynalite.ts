@@ -9,7 +9,12 @@ import { CreateTableCommand, DescribeTableCommand, DynamoDBClient } from '@aws-s
 import { RELAY_TABLE } from '../contract/resources';
 
 /** dynalite ships no type declarations; this is the part we use. */
-type DynaliteFactory = (options?: { createTableMs?: number; deleteTableMs?: number; updateTableMs?: number; path?: string }) => Server;
+type DynaliteFactory = (options?: {
+  createTableMs?: number;
+  deleteTableMs?: number;
+  updateTableMs?: number;
+  path?: string;
+}) => Server;
 
 export interface LocalDynamo {
   /** `http://127.0.0.1:<port>`, for AWS_ENDPOINT_URL_DYNAMODB. */
@@ -58,12 +63,14 @@ export const startLocalDynamo = async (options: LocalDynamoOptions = {}): Promis
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
   });
   try {
-    await client.send(new CreateTableCommand({
-      TableName: tableName,
-      AttributeDefinitions: [{ AttributeName: RELAY_TABLE.partitionKey, AttributeType: 'S' }],
-      KeySchema: [{ AttributeName: RELAY_TABLE.partitionKey, KeyType: 'HASH' }],
-      BillingMode: 'PAY_PER_REQUEST',
-    }));
+    await client.send(
+      new CreateTableCommand({
+        TableName: tableName,
+        AttributeDefinitions: [{ AttributeName: RELAY_TABLE.partitionKey, AttributeType: 'S' }],
+        KeySchema: [{ AttributeName: RELAY_TABLE.partitionKey, KeyType: 'HASH' }],
+        BillingMode: 'PAY_PER_REQUEST',
+      }),
+    );
     // createTableMs 0 still goes through a tick in CREATING; wait until ACTIVE.
     for (let i = 0; i < 50; i += 1) {
       const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));

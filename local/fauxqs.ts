@@ -14,7 +14,12 @@ interface FauxqsServer {
   stop(): Promise<void>;
 }
 interface FauxqsModule {
-  startFauxqs(options: { port?: number; logger?: boolean; host?: string; defaultRegion?: string }): Promise<FauxqsServer>;
+  startFauxqs(options: {
+    port?: number;
+    logger?: boolean;
+    host?: string;
+    defaultRegion?: string;
+  }): Promise<FauxqsServer>;
   /** Makes `*.localhost` resolve to 127.0.0.1 in this process; returns the undo. */
   interceptLocalhostDns(hostname?: string): () => void;
 }
@@ -66,7 +71,10 @@ const fauxqsEntry = (): string => {
   for (const dir of require.resolve.paths('fauxqs') ?? []) {
     const pkgPath = path.join(dir, 'fauxqs', 'package.json');
     if (!fs.existsSync(pkgPath)) continue;
-    const pkg = JSON.parse(fs.readFileSync(pkgPath, 'utf8')) as { exports?: { '.'?: { import?: { default?: string } } }; main?: string };
+    const pkg = JSON.parse(fs.readFileSync(pkgPath, 'utf8')) as {
+      exports?: { '.'?: { import?: { default?: string } } };
+      main?: string;
+    };
     return path.join(dir, 'fauxqs', pkg.exports?.['.']?.import?.default ?? pkg.main ?? 'dist/app.js');
   }
   throw new Error('fauxqs is not installed (npm install fauxqs@1.9)');
@@ -108,23 +116,34 @@ export const startLocalSqs = async (options: LocalSqsOptions = {}): Promise<Loca
 
   const client = new SQSClient({ endpoint, region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
   try {
-    const dlq = await client.send(new CreateQueueCommand({
-      QueueName: options.dlqName ?? DEAD_LETTER_QUEUE.logicalName,
-      Attributes: { MessageRetentionPeriod: String(DEAD_LETTER_QUEUE.retentionSeconds) },
-    }));
+    const dlq = await client.send(
+      new CreateQueueCommand({
+        QueueName: options.dlqName ?? DEAD_LETTER_QUEUE.logicalName,
+        Attributes: { MessageRetentionPeriod: String(DEAD_LETTER_QUEUE.retentionSeconds) },
+      }),
+    );
     const dlqUrl = required(dlq.QueueUrl, 'DLQ url');
-    const dlqAttributes = await client.send(new GetQueueAttributesCommand({ QueueUrl: dlqUrl, AttributeNames: ['QueueArn'] }));
+    const dlqAttributes = await client.send(
+      new GetQueueAttributesCommand({ QueueUrl: dlqUrl, AttributeNames: ['QueueArn'] }),
+    );
     const dlqArn = required(dlqAttributes.Attributes?.QueueArn, 'DLQ arn');
-    const queue = await client.send(new CreateQueueCommand({
-      QueueName: options.queueName ?? JOB_QUEUE.logicalName,
-      Attributes: {
-        VisibilityTimeout: String(options.visibilityTimeoutSeconds ?? JOB_QUEUE.visibilityTimeoutSeconds),
-        MessageRetentionPeriod: String(JOB_QUEUE.retentionSeconds),
-        RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: String(options.maxReceiveCount ?? JOB_QUEUE.maxReceiveCount) }),
-      },
-    }));
+    const queue = await client.send(
+      new CreateQueueCommand({
+        QueueName: options.queueName ?? JOB_QUEUE.logicalName,
+        Attributes: {
+          VisibilityTimeout: String(options.visibilityTimeoutSeconds ?? JOB_QUEUE.visibilityTimeoutSeconds),
+          MessageRetentionPeriod: String(JOB_QUEUE.retentionSeconds),
+          RedrivePolicy: JSON.stringify({
+            deadLetterTargetArn: dlqArn,
+            maxReceiveCount: String(options.maxReceiveCount ?? JOB_QUEUE.maxReceiveCount),
+          }),
+        },
+      }),
+    );
     const queueUrl = required(queue.QueueUrl, 'queue url');
-    const queueAttributes = await client.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }));
+    const queueAttributes = await client.send(
+      new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }),
+    );
     return { endpoint, queueUrl, dlqUrl, queueArn: required(queueAttributes.Attributes?.QueueArn, 'queue arn'), close };
   } catch (error) {
     await close();

@@ -20,13 +20,15 @@ export const publishLocalRelay = (
   dir: string,
   now: Date = new Date(),
 ): PublishedCard => {
-  if (!isLoopbackUrl(runtime.url)) throw new Error(`the local relay's URL must be loopback to publish it, got ${runtime.url}`);
+  if (!isLoopbackUrl(runtime.url))
+    throw new Error(`the local relay's URL must be loopback to publish it, got ${runtime.url}`);
   const folder = path.join(dir, LOCAL_RELAY_DIR);
   const file = path.join(dir, LOCAL_RELAY_FILE);
   mkdirSync(folder, { recursive: true, mode: 0o700 });
   chmodSync(folder, 0o700);
   // The folder keeps itself out of git even in a checkout whose .gitignore does not name it.
-  if (!existsSync(path.join(folder, '.gitignore'))) writeFileSync(path.join(folder, '.gitignore'), '*\n', { mode: 0o600 });
+  if (!existsSync(path.join(folder, '.gitignore')))
+    writeFileSync(path.join(folder, '.gitignore'), '*\n', { mode: 0o600 });
   const card: LocalRelayCard = {
     url: runtime.url,
     webhook_secret: runtime.env.WEBHOOK_SECRET,

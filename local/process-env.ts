@@ -6,7 +6,14 @@ export const definedEnv = (env: NodeJS.ProcessEnv | Readonly<Record<string, stri
 
 /** Locally secrets are plain variables; an `*_ARN` would make a handler call Secrets Manager. */
 export const withoutSecretArns = (env: Readonly<Record<string, string>>): Record<string, string> =>
-  Object.fromEntries(Object.entries(env).filter(([key]) => !/_SECRET_ARN$|^(WEBHOOK_SECRET|MARKETPLACE_API_KEY|CHAT_WEBHOOKS_SECRET|SLACK_SIGNING_SECRET|CALLBACK_SIGNING_SECRET)_ARN$/.test(key)));
+  Object.fromEntries(
+    Object.entries(env).filter(
+      ([key]) =>
+        !/_SECRET_ARN$|^(WEBHOOK_SECRET|MARKETPLACE_API_KEY|CHAT_WEBHOOKS_SECRET|SLACK_SIGNING_SECRET|CALLBACK_SIGNING_SECRET)_ARN$/.test(
+          key,
+        ),
+    ),
+  );
 
 /** Sets the variables and returns a function that restores the previous values. */
 export const applyEnv = (env: Readonly<Record<string, string>>): (() => void) => {

@@ -20,7 +20,11 @@ import type { LambdaHandler, LocalApiGateway } from './api-gateway';
 import { startLocalDynamo } from './dynalite';
 import type { LocalDynamo } from './dynalite';
 import type { startLocalSqs as StartLocalSqs } from './fauxqs';
-import type { MarketplaceSimulator, SimulatorOptions, startSimulator as StartSimulator } from './simulator/marketplace-simulator';
+import type {
+  MarketplaceSimulator,
+  SimulatorOptions,
+  startSimulator as StartSimulator,
+} from './simulator/marketplace-simulator';
 import { parseDialect } from './simulator/dialect';
 import { LIVE_NATIVE_COIN } from './simulator/dialect-live';
 import type { startSqsPoller as StartSqsPoller, SqsPollerOptions } from './sqs-poller';
@@ -101,12 +105,16 @@ const loadLocal = async <T>(relative: string, exportName: string, what: string):
   } catch (error) {
     const code = (error as { code?: string }).code;
     if (code === 'MODULE_NOT_FOUND' || code === 'ERR_MODULE_NOT_FOUND') {
-      throw new Error(`local runtime: ${what} is missing (${path.relative(REPO_ROOT, file)}.ts could not be loaded): ${(error as Error).message}`, { cause: error });
+      throw new Error(
+        `local runtime: ${what} is missing (${path.relative(REPO_ROOT, file)}.ts could not be loaded): ${(error as Error).message}`,
+        { cause: error },
+      );
     }
     throw error;
   }
   const value = mod[exportName];
-  if (value === undefined) throw new Error(`local runtime: ${path.relative(REPO_ROOT, file)} does not export ${exportName} (${what})`);
+  if (value === undefined)
+    throw new Error(`local runtime: ${path.relative(REPO_ROOT, file)} does not export ${exportName} (${what})`);
   return value as T;
 };
 
@@ -119,7 +127,9 @@ export const loadHandler = async (entry: string): Promise<LambdaHandler> => {
   } catch (error) {
     const code = (error as { code?: string }).code;
     if (code === 'MODULE_NOT_FOUND' || code === 'ERR_MODULE_NOT_FOUND') {
-      throw new Error(`local runtime: handler ${entry} could not be loaded: ${(error as Error).message}`, { cause: error });
+      throw new Error(`local runtime: handler ${entry} could not be loaded: ${(error as Error).message}`, {
+        cause: error,
+      });
     }
     throw new Error(`local runtime: handler ${entry} failed to load: ${(error as Error).message}`, { cause: error });
   }
@@ -141,8 +151,10 @@ const missingRoute = (route: RouteDefinition, log: (message: string) => void): L
 };
 
 /** Wraps a handler as a Lambda invocation with a fresh context, the way the Lambda service calls it. */
-const invoker = (handler: LambdaHandler, functionName: string) => (event: unknown): Promise<unknown> =>
-  handler(event, lambdaContext(functionName, randomUUID(), TASK_TIMEOUT_MS));
+const invoker =
+  (handler: LambdaHandler, functionName: string) =>
+  (event: unknown): Promise<unknown> =>
+    handler(event, lambdaContext(functionName, randomUUID(), TASK_TIMEOUT_MS));
 
 const functionNameOf = (entry: string): string => `local-${path.basename(entry).replace(/\.[cm]?[jt]s$/, '')}`;
 
@@ -199,7 +211,11 @@ export const startLocalRuntime = async (opts: LocalRuntimeOptions = {}): Promise
       })(),
       (async () => {
         const t = Date.now();
-        const start = await loadLocal<typeof StartLocalSqs>('fauxqs', 'startLocalSqs', 'the local SQS (fauxqs) wrapper');
+        const start = await loadLocal<typeof StartLocalSqs>(
+          'fauxqs',
+          'startLocalSqs',
+          'the local SQS (fauxqs) wrapper',
+        );
         const s = await start();
         closers.push({ name: 'fauxqs', close: s.close });
         mark('fauxqs', t);
@@ -208,7 +224,11 @@ export const startLocalRuntime = async (opts: LocalRuntimeOptions = {}): Promise
       (async () => {
         if (!useSimulator) return undefined;
         const t = Date.now();
-        const start = await loadLocal<typeof StartSimulator>('simulator/marketplace-simulator', 'startSimulator', 'the marketplace simulator');
+        const start = await loadLocal<typeof StartSimulator>(
+          'simulator/marketplace-simulator',
+          'startSimulator',
+          'the marketplace simulator',
+        );
         const simOptions: SimulatorOptions = typeof opts.simulator === 'object' ? { ...opts.simulator } : {};
         const sim = await start({
           ...(requested.MARKETPLACE_API_KEY ? { apiKey: requested.MARKETPLACE_API_KEY } : {}),
@@ -221,7 +241,11 @@ export const startLocalRuntime = async (opts: LocalRuntimeOptions = {}): Promise
       })(),
       (async () => {
         const t = Date.now();
-        const synthesize = await loadLocal<typeof SynthesizeWorkflowAsl>('asl', 'synthesizeWorkflowAsl', 'the ASL synthesizer');
+        const synthesize = await loadLocal<typeof SynthesizeWorkflowAsl>(
+          'asl',
+          'synthesizeWorkflowAsl',
+          'the ASL synthesizer',
+        );
         // CDK's template schema validation costs seconds and tells nothing about the ASL: skip it
         // (measured: synth 7-9 s with it, 0.3 s without, on 2 loaded cores).
         const validation = process.env.CDK_VALIDATION;
@@ -247,7 +271,9 @@ export const startLocalRuntime = async (opts: LocalRuntimeOptions = {}): Promise
     const env: Record<string, string> = {
       ...localDefaults(),
       ...(simulator ? { MARKETPLACE_API_KEY: simulator.apiKey } : {}),
-      ...(simulatorOptions?.minIntervalMs !== undefined ? { MARKETPLACE_MIN_INTERVAL_MS: String(simulatorOptions.minIntervalMs) } : {}),
+      ...(simulatorOptions?.minIntervalMs !== undefined
+        ? { MARKETPLACE_MIN_INTERVAL_MS: String(simulatorOptions.minIntervalMs) }
+        : {}),
       // The embedded simulator's create_order spacing (0 in the spec dialect, which has none; 5 s live).
       ...(simulator ? { MARKETPLACE_CREATE_INTERVAL_MS: String(simulator.createIntervalMs) } : {}),
       ...(live ? { DEFAULT_CURRENCY: LIVE_NATIVE_COIN } : {}),
@@ -267,11 +293,16 @@ export const startLocalRuntime = async (opts: LocalRuntimeOptions = {}): Promise
     env.WEBHOOK_SECRET ||= PLACEHOLDER_WEBHOOK_SECRET;
     // Callbacks are signed with their own key, never the webhook secret; unset, one is made per run.
     env.CALLBACK_SIGNING_SECRET ||= generateCallbackSigningSecret();
-    if (!simulator && !env.MARKETPLACE_API_KEY) log('WARNING: MARKETPLACE_URL is set but MARKETPLACE_API_KEY is not; marketplace calls will fail');
+    if (!simulator && !env.MARKETPLACE_API_KEY)
+      log('WARNING: MARKETPLACE_URL is set but MARKETPLACE_API_KEY is not; marketplace calls will fail');
 
     // Step Functions needs its endpoint in the env before any handler builds an SFN client.
     const tSfn = Date.now();
-    const LocalStepFunctions = await loadLocal<typeof LocalStepFunctionsClass>('stepfunctions', 'LocalStepFunctions', 'the local Step Functions server');
+    const LocalStepFunctions = await loadLocal<typeof LocalStepFunctionsClass>(
+      'stepfunctions',
+      'LocalStepFunctions',
+      'the local Step Functions server',
+    );
     const stateHandlers: Record<string, (input: unknown) => Promise<unknown>> = {};
     const late: { ended?: (event: unknown) => Promise<unknown> } = {};
     const sfn = new LocalStepFunctions({
@@ -280,9 +311,11 @@ export const startLocalRuntime = async (opts: LocalRuntimeOptions = {}): Promise
       handlers: Object.fromEntries(
         Object.keys(asl.functionForState).map((state) => [state, (input: unknown) => stateHandlers[state](input)]),
       ),
-      onExecutionEnded: (event: ExecutionStatusChangeEvent) => (late.ended ? late.ended(event) : Promise.resolve(undefined)),
+      onExecutionEnded: (event: ExecutionStatusChangeEvent) =>
+        late.ended ? late.ended(event) : Promise.resolve(undefined),
       stateMachineArn: LOCAL_STATE_MACHINE_ARN,
-      onError: (message, error) => log(`step functions: ${message}: ${error instanceof Error ? error.message : String(error)}`),
+      onError: (message, error) =>
+        log(`step functions: ${message}: ${error instanceof Error ? error.message : String(error)}`),
     });
     const sfnServer = await sfn.listen(0);
     closers.push({ name: 'step functions', close: sfnServer.close });
@@ -303,7 +336,10 @@ export const startLocalRuntime = async (opts: LocalRuntimeOptions = {}): Promise
         stateHandlers[state] = invoker(await loadHandler(entry), functionNameOf(entry));
       }),
       ...ROUTES.map(async (route) => {
-        apiHandlers.set(route, existsSync(path.join(REPO_ROOT, route.entry)) ? await loadHandler(route.entry) : missingRoute(route, log));
+        apiHandlers.set(
+          route,
+          existsSync(path.join(REPO_ROOT, route.entry)) ? await loadHandler(route.entry) : missingRoute(route, log),
+        );
       }),
     ]);
     late.ended = invoker(ended as LambdaHandler, functionNameOf(EXECUTION_ENDED_ENTRY));
@@ -321,7 +357,8 @@ export const startLocalRuntime = async (opts: LocalRuntimeOptions = {}): Promise
       handler: worker as SqsPollerOptions['handler'],
       queueArn: sqs.queueArn,
       functionName: functionNameOf(JOB_WORKER_ENTRY),
-      onError: (message, error) => log(`sqs poller: ${message}: ${error instanceof Error ? error.message : String(error)}`),
+      onError: (message, error) =>
+        log(`sqs poller: ${message}: ${error instanceof Error ? error.message : String(error)}`),
     });
     closers.push({
       name: 'sqs poller',
@@ -339,13 +376,18 @@ export const startLocalRuntime = async (opts: LocalRuntimeOptions = {}): Promise
       ...(opts.integrationTimeoutMs !== undefined ? { integrationTimeoutMs: opts.integrationTimeoutMs } : {}),
       log: opts.quiet
         ? undefined
-        : (level, message, fields) => (level === 'error' ? console.error : console.log)(`[api] ${message}`, fields ? JSON.stringify(fields) : ''),
+        : (level, message, fields) =>
+            (level === 'error' ? console.error : console.log)(`[api] ${message}`, fields ? JSON.stringify(fields) : ''),
     });
     closers.push({ name: 'api', close: api.close });
     // The fleet watch's schedule: the same handler on a timer, once everything it calls is up.
     const watchName = functionNameOf(FLEET_WATCH_ENTRY);
     const watchTimer = startWatchTimer({
-      run: () => watch({ source: 'local.timer', 'detail-type': 'Scheduled Event' }, lambdaContext(watchName, randomUUID(), WATCH_TIMEOUT_SECONDS * 1_000)),
+      run: () =>
+        watch(
+          { source: 'local.timer', 'detail-type': 'Scheduled Event' },
+          lambdaContext(watchName, randomUUID(), WATCH_TIMEOUT_SECONDS * 1_000),
+        ),
       intervalMs: Number(env.WATCH_INTERVAL_SECONDS || '60') * 1_000,
       onError: (error) => log(`fleet watch: sweep failed: ${error instanceof Error ? error.message : String(error)}`),
     });

@@ -13,7 +13,14 @@ import {
   type MessageAttributeValue,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import type { Context, SQSBatchResponse, SQSEvent, SQSMessageAttributes, SQSRecord, SQSRecordAttributes } from 'aws-lambda';
+import type {
+  Context,
+  SQSBatchResponse,
+  SQSEvent,
+  SQSMessageAttributes,
+  SQSRecord,
+  SQSRecordAttributes,
+} from 'aws-lambda';
 import { WORKER_TIMEOUT_SECONDS } from '../contract/resources';
 
 export interface SqsPollerOptions {
@@ -104,22 +111,30 @@ const lambdaContext = (functionName: string): Context => {
   };
 };
 
-const isAbort = (error: unknown): boolean => error instanceof Error && (error.name === 'AbortError' || error.name === 'AbortController');
+const isAbort = (error: unknown): boolean =>
+  error instanceof Error && (error.name === 'AbortError' || error.name === 'AbortController');
 
 /** Starts polling at once; call `stop()` before closing the queue. */
 export const startSqsPoller = (options: SqsPollerOptions): SqsPoller => {
   const waitTimeSeconds = options.waitTimeSeconds ?? 2;
   const batchSize = Math.min(10, Math.max(1, options.batchSize ?? 10));
   const functionName = options.functionName ?? 'local-job-worker';
-  const onError = options.onError ?? ((message: string, error: unknown) => console.error(`[sqs-poller] ${message}`, error instanceof Error ? error.message : error));
+  const onError =
+    options.onError ??
+    ((message: string, error: unknown) =>
+      console.error(`[sqs-poller] ${message}`, error instanceof Error ? error.message : error));
   let stopped = false;
   let inflight: AbortController | undefined;
   let wake: (() => void) | undefined;
 
-  const pause = (ms: number) => new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    wake = () => { clearTimeout(timer); resolve(); };
-  });
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
 
   const handleBatch = async (messages: Message[], arn: string, region: string): Promise<void> => {
     const records = messages.map((m) => toSqsRecord(m, arn, region));
@@ -132,11 +147,19 @@ export const startSqsPoller = (options: SqsPollerOptions): SqsPoller => {
       return;
     }
     const done = new Set(succeededIds(records, response));
-    const entries = records.filter((r) => done.has(r.messageId)).map((r, i) => ({ Id: String(i), ReceiptHandle: r.receiptHandle }));
+    const entries = records
+      .filter((r) => done.has(r.messageId))
+      .map((r, i) => ({ Id: String(i), ReceiptHandle: r.receiptHandle }));
     if (entries.length === 0) return;
     try {
-      const result = await options.client.send(new DeleteMessageBatchCommand({ QueueUrl: options.queueUrl, Entries: entries }));
-      if (result.Failed?.length) onError(`could not delete ${result.Failed.length} handled message(s)`, result.Failed.map((f) => f.Code).join(', '));
+      const result = await options.client.send(
+        new DeleteMessageBatchCommand({ QueueUrl: options.queueUrl, Entries: entries }),
+      );
+      if (result.Failed?.length)
+        onError(
+          `could not delete ${result.Failed.length} handled message(s)`,
+          result.Failed.map((f) => f.Code).join(', '),
+        );
     } catch (error) {
       onError('could not delete handled messages; they will be received again', error);
     }

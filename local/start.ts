@@ -25,7 +25,8 @@ const describe = (key: string, source: EnvSource, fallback: string): string =>
  */
 export const banner = (runtime: LocalRuntime, sources: Readonly<Record<string, EnvSource>>): string => {
   const placeholder = runtime.env.WEBHOOK_SECRET === PLACEHOLDER_WEBHOOK_SECRET;
-  const generatedCallbackSecret = (sources.CALLBACK_SIGNING_SECRET ?? 'default') === 'default' ? runtime.env.CALLBACK_SIGNING_SECRET : undefined;
+  const generatedCallbackSecret =
+    (sources.CALLBACK_SIGNING_SECRET ?? 'default') === 'default' ? runtime.env.CALLBACK_SIGNING_SECRET : undefined;
   // A runtime built by hand (tests) may carry a simulator without a dialect: that is the spec's.
   const dialect = (runtime.simulator as { dialect?: string } | undefined)?.dialect ?? 'spec';
   const dialectSource = sources.MARKETPLACE_DIALECT ?? 'default';
@@ -33,7 +34,9 @@ export const banner = (runtime: LocalRuntime, sources: Readonly<Record<string, E
     ? `embedded simulator at ${runtime.simulator.url}, dialect ${dialect}${dialectSource === 'default' ? '' : ` (${describe('MARKETPLACE_DIALECT', dialectSource, '')})`}`
     : `${new URL(runtime.env.MARKETPLACE_URL).origin} (MARKETPLACE_URL)`;
   const chat = (key: string, name: string) =>
-    runtime.env[key] ? `${name}: ${describe(key, sources[key] ?? 'default', 'set')}` : `${name}: not set (notifications skipped)`;
+    runtime.env[key]
+      ? `${name}: ${describe(key, sources[key] ?? 'default', 'set')}`
+      : `${name}: not set (notifications skipped)`;
   const lines = [
     '',
     '  GPU Order Relay — local runtime',
@@ -72,11 +75,21 @@ const main = async (): Promise<void> => {
   const before = new Set(Object.keys(process.env));
   const dotenv = loadDotenv(path.resolve(process.cwd(), '.env'));
   const fromFile = new Set(dotenv.applied);
-  const keys = ['WEBHOOK_SECRET', 'CALLBACK_SIGNING_SECRET', 'MARKETPLACE_API_KEY', 'SLACK_WEBHOOK_URL', 'DISCORD_WEBHOOK_URL', 'MARKETPLACE_URL', 'PORT', 'MARKETPLACE_DIALECT'];
+  const keys = [
+    'WEBHOOK_SECRET',
+    'CALLBACK_SIGNING_SECRET',
+    'MARKETPLACE_API_KEY',
+    'SLACK_WEBHOOK_URL',
+    'DISCORD_WEBHOOK_URL',
+    'MARKETPLACE_URL',
+    'PORT',
+    'MARKETPLACE_DIALECT',
+  ];
   const sources = Object.fromEntries(keys.map((k) => [k, sourceOf(k, before, fromFile)]));
 
   const port = Number(process.env.PORT || '5000');
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be an integer 0-65535, got ${process.env.PORT}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`PORT must be an integer 0-65535, got ${process.env.PORT}`);
   parseDialect(process.env.MARKETPLACE_DIALECT);
 
   const runtime = await startLocalRuntime({ port });
@@ -84,7 +97,9 @@ const main = async (): Promise<void> => {
   const card = publishLocalRelay(runtime, process.cwd());
   process.on('exit', () => card.remove());
   console.log(banner(runtime, sources));
-  console.log(`  CLI          npx gpu-relay create-order --gpu "RTX 4090" --max-price 0.5 --wait\n               (URL and secrets from ${path.relative(process.cwd(), card.file)}, mode 0600, removed on stop)\n`);
+  console.log(
+    `  CLI          npx gpu-relay create-order --gpu "RTX 4090" --max-price 0.5 --wait\n               (URL and secrets from ${path.relative(process.cwd(), card.file)}, mode 0600, removed on stop)\n`,
+  );
 
   let stopping = false;
   const stop = (signal: string) => {

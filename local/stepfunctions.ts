@@ -9,7 +9,12 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ExecutionAbortedError, ExecutionTimeoutError, StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
+import {
+  ExecutionAbortedError,
+  ExecutionTimeoutError,
+  StateMachine,
+  type StateMachineDefinition,
+} from 'aws-local-stepfunctions';
 
 // aws-local-stepfunctions calls Promise.withResolvers (Node ≥ 22). Without it on Node 20 every Task
 // throws a TypeError that the state machine's Retry/Catch swallows, so failures look like business ones.
@@ -124,17 +129,19 @@ class LambdaFunctionError extends Error {
   }
 }
 
-const asLambda = (fn: (input: unknown) => Promise<unknown>) => async (input: unknown): Promise<never | object | null> => {
-  let output: unknown;
-  try {
-    output = await fn(input);
-  } catch (error) {
-    const e = error instanceof Error ? error : new Error(String(error));
-    throw new LambdaFunctionError(e.name || 'Error', e.message);
-  }
-  // Lambda payloads are JSON: drop undefined and class instances the way the service would.
-  return output === undefined ? null : (JSON.parse(JSON.stringify(output)) as object);
-};
+const asLambda =
+  (fn: (input: unknown) => Promise<unknown>) =>
+  async (input: unknown): Promise<never | object | null> => {
+    let output: unknown;
+    try {
+      output = await fn(input);
+    } catch (error) {
+      const e = error instanceof Error ? error : new Error(String(error));
+      throw new LambdaFunctionError(e.name || 'Error', e.message);
+    }
+    // Lambda payloads are JSON: drop undefined and class instances the way the service would.
+    return output === undefined ? null : (JSON.parse(JSON.stringify(output)) as object);
+  };
 
 const parseCause = (error: unknown): { error: string; cause: string } => {
   const inner = error instanceof Error && error.cause instanceof Error ? error.cause : error;
@@ -176,24 +183,40 @@ export class LocalStepFunctions {
     }
     if (this.closing) throw new Error('local Step Functions is closed');
     const parsedInput = JSON.parse(inputText) as Parameters<StateMachine['run']>[0];
-    const taskResourceLocalHandlers = Object.fromEntries(Object.entries(this.opts.handlers).map(([state, fn]) => [state, asLambda(fn)]));
+    const taskResourceLocalHandlers = Object.fromEntries(
+      Object.entries(this.opts.handlers).map(([state, fn]) => [state, asLambda(fn)]),
+    );
     const run = this.machine.run(parsedInput, {
       overrides: {
-        taskResourceLocalHandlers: taskResourceLocalHandlers as NonNullable<NonNullable<Parameters<StateMachine['run']>[1]>['overrides']>['taskResourceLocalHandlers'],
+        taskResourceLocalHandlers: taskResourceLocalHandlers as NonNullable<
+          NonNullable<Parameters<StateMachine['run']>[1]>['overrides']
+        >['taskResourceLocalHandlers'],
         waitTimeOverrides: this.opts.waitTimeOverrides ? { ...this.opts.waitTimeOverrides } : undefined,
         retryIntervalOverrides: this.opts.retryIntervalOverrides ? { ...this.opts.retryIntervalOverrides } : undefined,
       },
     });
     const startDate = new Date();
     const execution: Execution = {
-      description: { executionArn, stateMachineArn: this.stateMachineArn, name, status: 'RUNNING', startDate, input: inputText },
+      description: {
+        executionArn,
+        stateMachineArn: this.stateMachineArn,
+        name,
+        status: 'RUNNING',
+        startDate,
+        input: inputText,
+      },
       abort: run.abort,
       done: Promise.resolve() as unknown as Promise<ExecutionDescription>,
     };
     execution.done = run.result.then(
       (output) => this.settle(execution, { status: 'SUCCEEDED', output: JSON.stringify(output) }),
       (error: unknown) => {
-        if (error instanceof ExecutionTimeoutError) return this.settle(execution, { status: 'TIMED_OUT', error: 'States.Timeout', cause: 'The execution exceeded its TimeoutSeconds' });
+        if (error instanceof ExecutionTimeoutError)
+          return this.settle(execution, {
+            status: 'TIMED_OUT',
+            error: 'States.Timeout',
+            cause: 'The execution exceeded its TimeoutSeconds',
+          });
         if (error instanceof ExecutionAbortedError) return this.settle(execution, { status: 'ABORTED' });
         return this.settle(execution, { status: 'FAILED', ...parseCause(error) });
       },
@@ -236,10 +259,11 @@ export class LocalStepFunctions {
     const { port: bound } = server.address() as AddressInfo;
     return {
       endpoint: `http://127.0.0.1:${bound}`,
-      close: () => new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+      close: () =>
+        new Promise<void>((resolve) => {
+          server.closeAllConnections();
+          server.close(() => resolve());
+        }),
     };
   }
 
@@ -307,12 +331,16 @@ export class LocalStepFunctions {
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown>;
       const seconds = (d: Date | undefined) => (d ? d.getTime() / 1000 : undefined);
       const str = (v: unknown, field: string): string => {
-        if (typeof v !== 'string' || v.length === 0) throw Object.assign(new Error(`${field} is required`), { name: 'InvalidArn' });
+        if (typeof v !== 'string' || v.length === 0)
+          throw Object.assign(new Error(`${field} is required`), { name: 'InvalidArn' });
         return v;
       };
       switch (target) {
         case 'AWSStepFunctions.StartExecution': {
-          const started = this.startExecution(typeof body.name === 'string' && body.name ? body.name : randomUUID(), typeof body.input === 'string' ? body.input : '{}');
+          const started = this.startExecution(
+            typeof body.name === 'string' && body.name ? body.name : randomUUID(),
+            typeof body.input === 'string' ? body.input : '{}',
+          );
           return send(200, { executionArn: started.executionArn, startDate: seconds(started.startDate) });
         }
         case 'AWSStepFunctions.DescribeExecution': {
@@ -327,7 +355,11 @@ export class LocalStepFunctions {
           return fail(400, 'UnknownOperationException', `unsupported operation ${target}`);
       }
     } catch (error) {
-      if (error instanceof ExecutionAlreadyExistsError || error instanceof ExecutionDoesNotExistError || (error instanceof Error && error.name === 'InvalidArn')) {
+      if (
+        error instanceof ExecutionAlreadyExistsError ||
+        error instanceof ExecutionDoesNotExistError ||
+        (error instanceof Error && error.name === 'InvalidArn')
+      ) {
         return fail(400, error.name, error.message);
       }
       if (error instanceof SyntaxError) return fail(400, 'InvalidExecutionInput', error.message);

@@ -38,7 +38,8 @@ export const startWatchTimer = (opts: WatchTimerOptions): WatchTimer => {
       return;
     }
     started += 1;
-    running = opts.run()
+    running = opts
+      .run()
       .then(() => undefined, onError)
       .finally(() => {
         running = undefined;
@@ -54,7 +55,12 @@ export const startWatchTimer = (opts: WatchTimerOptions): WatchTimer => {
       clearInterval(timer);
       if (!running) return;
       let wait: NodeJS.Timeout | undefined;
-      await Promise.race([running, new Promise<void>((resolve) => { wait = setTimeout(resolve, opts.stopWaitMs ?? 10_000); })]);
+      await Promise.race([
+        running,
+        new Promise<void>((resolve) => {
+          wait = setTimeout(resolve, opts.stopWaitMs ?? 10_000);
+        }),
+      ]);
       clearTimeout(wait);
     },
   };

@@ -28,7 +28,9 @@ let args;
 if (running === wanted) {
   args = npmArgs;
 } else if (pinned) {
-  console.error(`setup: this is Node ${process.versions.node}; running npm ${npmArgs.join(' ')} on Node ${pinned} (${binaryPackage} from the npm registry)`);
+  console.error(
+    `setup: this is Node ${process.versions.node}; running npm ${npmArgs.join(' ')} on Node ${pinned} (${binaryPackage} from the npm registry)`,
+  );
   args = ['exec', '--yes', `--package=${binaryPackage}@${pinned}`, '--', 'npm', ...npmArgs];
 } else {
   console.error(

@@ -35,9 +35,11 @@ export const resolveEntry = (name: string): string => {
   if (matches.length === 1) return matches[0];
   const exact = matches.find((e) => e === name || path.basename(e, '.ts') === name);
   if (exact) return exact;
-  throw new Error(matches.length === 0
-    ? `no function entry matches "${name}"; entries: ${HANDLER_ENTRIES.join(', ')}`
-    : `"${name}" matches several entries: ${matches.join(', ')}`);
+  throw new Error(
+    matches.length === 0
+      ? `no function entry matches "${name}"; entries: ${HANDLER_ENTRIES.join(', ')}`
+      : `"${name}" matches several entries: ${matches.join(', ')}`,
+  );
 };
 
 /** The deployed bundle of `entry` and its source map, built in memory. */
@@ -65,7 +67,11 @@ export const annotateTrace = (trace: string, map: SourceMap): string =>
   trace.replace(POSITION, (whole, _file: string, line: string, column: string) => {
     // The mapping segment at or before the position, on the same generated line (0-based in and out).
     const entry = map.findEntry(Number(line) - 1, Number(column) - 1) as {
-      generatedLine?: number; originalSource?: string; originalLine?: number; originalColumn?: number; name?: string;
+      generatedLine?: number;
+      originalSource?: string;
+      originalLine?: number;
+      originalColumn?: number;
+      name?: string;
     };
     if (entry.generatedLine !== Number(line) - 1 || !entry.originalSource) return whole;
     const source = path.relative(ROOT, path.resolve(ROOT, 'cdk.out', 'stack', entry.originalSource));

@@ -78,7 +78,8 @@ export const SDK_RETRY_BACKOFF = { baseMs: 50, maxMs: 20_000 } as const;
  */
 export const awsCallGiveUpMs = (t: AwsClientTimeouts = AWS_CLIENT_TIMEOUTS): number => {
   let backoffMs = 0;
-  for (let n = 0; n < t.maxAttempts - 1; n += 1) backoffMs += Math.min(SDK_RETRY_BACKOFF.baseMs * 2 ** n, SDK_RETRY_BACKOFF.maxMs);
+  for (let n = 0; n < t.maxAttempts - 1; n += 1)
+    backoffMs += Math.min(SDK_RETRY_BACKOFF.baseMs * 2 ** n, SDK_RETRY_BACKOFF.maxMs);
   return t.maxAttempts * (Math.max(t.connectionTimeoutMs, t.requestTimeoutMs) + t.socketTimeoutMs) + backoffMs;
 };
 
@@ -135,16 +136,19 @@ export const storedAttributes = async (
   attributes: readonly string[],
 ): Promise<Record<string, unknown>> => {
   const names = Object.fromEntries(attributes.map((attribute, i) => [`#a${i}`, attribute]));
-  const { Item } = await doc.send(new GetCommand({
-    TableName: tableName,
-    Key: { pk },
-    ConsistentRead: true,
-    ProjectionExpression: Object.keys(names).join(', '),
-    ExpressionAttributeNames: names,
-  }));
+  const { Item } = await doc.send(
+    new GetCommand({
+      TableName: tableName,
+      Key: { pk },
+      ConsistentRead: true,
+      ProjectionExpression: Object.keys(names).join(', '),
+      ExpressionAttributeNames: names,
+    }),
+  );
   return Item ?? {};
 };
 
 /** True for a lost conditional write (class check plus name, in case two SDK copies are bundled). */
 export const isConditionalCheckFailed = (error: unknown): boolean =>
-  error instanceof ConditionalCheckFailedException || (error as { name?: unknown } | null)?.name === 'ConditionalCheckFailedException';
+  error instanceof ConditionalCheckFailedException ||
+  (error as { name?: unknown } | null)?.name === 'ConditionalCheckFailedException';

@@ -21,7 +21,9 @@ const INFO = 'gpu-relay caller keys v1';
 
 /** The AES key from the caller-keys secret. */
 export const deriveSealingKey = (secret: string): Buffer =>
-  Buffer.from(hkdfSync('sha256', Buffer.from(secret, 'utf8'), Buffer.from('gpu-relay', 'utf8'), Buffer.from(INFO, 'utf8'), 32));
+  Buffer.from(
+    hkdfSync('sha256', Buffer.from(secret, 'utf8'), Buffer.from('gpu-relay', 'utf8'), Buffer.from(INFO, 'utf8'), 32),
+  );
 
 export class AesGcmKeySealer implements KeySealer {
   public constructor(private readonly key: () => Promise<Buffer>) {}
@@ -30,12 +32,18 @@ export class AesGcmKeySealer implements KeySealer {
     const iv = randomBytes(12);
     const cipher = createCipheriv('aes-256-gcm', await this.key(), iv);
     const ciphertext = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
-    return ['v1', iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), ciphertext.toString('base64url')].join('.');
+    return [
+      'v1',
+      iv.toString('base64url'),
+      cipher.getAuthTag().toString('base64url'),
+      ciphertext.toString('base64url'),
+    ].join('.');
   }
 
   public async open(sealed: string): Promise<string> {
     const [version, iv, tag, ciphertext] = sealed.split('.');
-    if (version !== 'v1' || !iv || !tag || ciphertext === undefined) throw new Error('sealed caller key secret has an unknown format');
+    if (version !== 'v1' || !iv || !tag || ciphertext === undefined)
+      throw new Error('sealed caller key secret has an unknown format');
     const decipher = createDecipheriv('aes-256-gcm', await this.key(), Buffer.from(iv, 'base64url'));
     decipher.setAuthTag(Buffer.from(tag, 'base64url'));
     return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString('utf8');
@@ -51,6 +59,9 @@ export const keySealerFromEnv = (env: RelayEnv): KeySealer =>
       return deriveSealingKey(value);
     }
     const local = env.CALLER_KEYS_SECRET || env.WEBHOOK_SECRET;
-    if (!local) throw new Error('no caller-keys secret configured (CALLER_KEYS_SECRET_ARN, CALLER_KEYS_SECRET or WEBHOOK_SECRET)');
+    if (!local)
+      throw new Error(
+        'no caller-keys secret configured (CALLER_KEYS_SECRET_ARN, CALLER_KEYS_SECRET or WEBHOOK_SECRET)',
+      );
     return deriveSealingKey(env.CALLER_KEYS_SECRET ? local : `caller-keys:${local}`);
   });

@@ -19,8 +19,13 @@ export const FRESH_READ_FLOOR_MS = 100;
 
 const isRecord = (value: unknown): value is CallerKeyRecord => {
   const v = value as Partial<CallerKeyRecord> | null;
-  return typeof v?.name === 'string' && typeof v.secret === 'string' && typeof v.created_at === 'number'
-    && Array.isArray(v.scopes) && v.scopes.every((s) => (SCOPES as readonly string[]).includes(s));
+  return (
+    typeof v?.name === 'string' &&
+    typeof v.secret === 'string' &&
+    typeof v.created_at === 'number' &&
+    Array.isArray(v.scopes) &&
+    v.scopes.every((s) => (SCOPES as readonly string[]).includes(s))
+  );
 };
 
 export class DynamoDbCallerKeys implements CallerKeyStore {
@@ -41,31 +46,39 @@ export class DynamoDbCallerKeys implements CallerKeyStore {
     const fresh = options.fresh === true && now - this.lastFreshAt >= FRESH_READ_FLOOR_MS;
     if (cached !== undefined && age < this.cacheSeconds * 1000 && !fresh) return cached.records;
     if (fresh) this.lastFreshAt = now;
-    const { Item } = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: { pk: keys.callerKeys() }, ConsistentRead: true }));
+    const { Item } = await this.doc.send(
+      new GetCommand({ TableName: this.tableName, Key: { pk: keys.callerKeys() }, ConsistentRead: true }),
+    );
     const map = (Item?.keys ?? {}) as Record<string, unknown>;
-    const records = Object.values(map).filter(isRecord).sort((a, b) => a.name.localeCompare(b.name));
+    const records = Object.values(map)
+      .filter(isRecord)
+      .sort((a, b) => a.name.localeCompare(b.name));
     this.cached = { at: now, records };
     return records;
   }
 
   public async add(record: CallerKeyRecord): Promise<boolean> {
     // The map must exist before one of its entries can be set.
-    await this.doc.send(new UpdateCommand({
-      TableName: this.tableName,
-      Key: { pk: keys.callerKeys() },
-      UpdateExpression: 'SET #keys = if_not_exists(#keys, :empty)',
-      ExpressionAttributeNames: { '#keys': 'keys' },
-      ExpressionAttributeValues: { ':empty': {} },
-    }));
-    try {
-      await this.doc.send(new UpdateCommand({
+    await this.doc.send(
+      new UpdateCommand({
         TableName: this.tableName,
         Key: { pk: keys.callerKeys() },
-        UpdateExpression: 'SET #keys.#name = :record',
-        ConditionExpression: 'attribute_not_exists(#keys.#name) AND size(#keys) < :max',
-        ExpressionAttributeNames: { '#keys': 'keys', '#name': record.name },
-        ExpressionAttributeValues: { ':record': record, ':max': MAX_CALLER_KEYS },
-      }));
+        UpdateExpression: 'SET #keys = if_not_exists(#keys, :empty)',
+        ExpressionAttributeNames: { '#keys': 'keys' },
+        ExpressionAttributeValues: { ':empty': {} },
+      }),
+    );
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: keys.callerKeys() },
+          UpdateExpression: 'SET #keys.#name = :record',
+          ConditionExpression: 'attribute_not_exists(#keys.#name) AND size(#keys) < :max',
+          ExpressionAttributeNames: { '#keys': 'keys', '#name': record.name },
+          ExpressionAttributeValues: { ':record': record, ':max': MAX_CALLER_KEYS },
+        }),
+      );
     } catch (error) {
       if (!isConditionalCheckFailed(error)) throw error;
       const existing = (await this.list({ fresh: true })).find((r) => r.name === record.name);
@@ -80,14 +93,16 @@ export class DynamoDbCallerKeys implements CallerKeyStore {
 
   public async revoke(name: string, nowSeconds: number): Promise<'revoked' | 'already' | 'unknown'> {
     try {
-      await this.doc.send(new UpdateCommand({
-        TableName: this.tableName,
-        Key: { pk: keys.callerKeys() },
-        UpdateExpression: 'SET #keys.#name.#revoked = :now',
-        ConditionExpression: 'attribute_exists(#keys.#name) AND attribute_not_exists(#keys.#name.#revoked)',
-        ExpressionAttributeNames: { '#keys': 'keys', '#name': name, '#revoked': 'revoked_at' },
-        ExpressionAttributeValues: { ':now': nowSeconds },
-      }));
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: keys.callerKeys() },
+          UpdateExpression: 'SET #keys.#name.#revoked = :now',
+          ConditionExpression: 'attribute_exists(#keys.#name) AND attribute_not_exists(#keys.#name.#revoked)',
+          ExpressionAttributeNames: { '#keys': 'keys', '#name': name, '#revoked': 'revoked_at' },
+          ExpressionAttributeValues: { ':now': nowSeconds },
+        }),
+      );
     } catch (error) {
       if (!isConditionalCheckFailed(error)) throw error;
       this.cached = undefined;

@@ -39,23 +39,32 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore {
   }
 
   /** Binds `key` to `taskId` unless it is bound and unexpired; returns the task id bound now. */
-  public async claim(key: string, taskId: string, now: number, ttlSeconds: number = IDEMPOTENCY_TTL_SECONDS): Promise<string> {
+  public async claim(
+    key: string,
+    taskId: string,
+    now: number,
+    ttlSeconds: number = IDEMPOTENCY_TTL_SECONDS,
+  ): Promise<string> {
     const expiresAt = now + ttlSeconds * 1000;
     // A second round only happens if the winner's item expired or was released between our put and get.
     for (let attempt = 0; attempt < 3; attempt += 1) {
       try {
-        await this.doc.send(new PutCommand({
-          TableName: this.tableName,
-          Item: { ...this.itemKey(key), task_id: taskId, expires_at: expiresAt, ttl: Math.ceil(expiresAt / 1000) },
-          ConditionExpression: 'attribute_not_exists(#pk) OR #expires <= :now',
-          ExpressionAttributeNames: { '#pk': 'pk', '#expires': 'expires_at' },
-          ExpressionAttributeValues: { ':now': now },
-        }));
+        await this.doc.send(
+          new PutCommand({
+            TableName: this.tableName,
+            Item: { ...this.itemKey(key), task_id: taskId, expires_at: expiresAt, ttl: Math.ceil(expiresAt / 1000) },
+            ConditionExpression: 'attribute_not_exists(#pk) OR #expires <= :now',
+            ExpressionAttributeNames: { '#pk': 'pk', '#expires': 'expires_at' },
+            ExpressionAttributeValues: { ':now': now },
+          }),
+        );
         return taskId;
       } catch (error) {
         if (!isConditionalCheckFailed(error)) throw error;
       }
-      const { Item } = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: this.itemKey(key), ConsistentRead: true }));
+      const { Item } = await this.doc.send(
+        new GetCommand({ TableName: this.tableName, Key: this.itemKey(key), ConsistentRead: true }),
+      );
       if (Item && typeof Item.task_id === 'string' && typeof Item.expires_at === 'number' && Item.expires_at > now) {
         return Item.task_id;
       }
@@ -66,13 +75,15 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore {
   /** Unbinds the key if `taskId` holds it (the hand-off failed), so a retry is processed afresh. */
   public async release(key: string, taskId: string): Promise<void> {
     try {
-      await this.doc.send(new DeleteCommand({
-        TableName: this.tableName,
-        Key: this.itemKey(key),
-        ConditionExpression: '#task = :task',
-        ExpressionAttributeNames: { '#task': 'task_id' },
-        ExpressionAttributeValues: { ':task': taskId },
-      }));
+      await this.doc.send(
+        new DeleteCommand({
+          TableName: this.tableName,
+          Key: this.itemKey(key),
+          ConditionExpression: '#task = :task',
+          ExpressionAttributeNames: { '#task': 'task_id' },
+          ExpressionAttributeValues: { ':task': taskId },
+        }),
+      );
     } catch (error) {
       if (!isConditionalCheckFailed(error)) throw error;
     }

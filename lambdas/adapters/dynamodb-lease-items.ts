@@ -56,10 +56,12 @@ export const leaseKeys = {
   spotDecrease: keys.spotDecrease,
 } as const;
 
-export const bucketStart = (seconds: number): number => Math.floor(seconds / LEASE_DUE_BUCKET_SECONDS) * LEASE_DUE_BUCKET_SECONDS;
+export const bucketStart = (seconds: number): number =>
+  Math.floor(seconds / LEASE_DUE_BUCKET_SECONDS) * LEASE_DUE_BUCKET_SECONDS;
 export const dueAttribute = (orderId: number, expiresAt: number): string => `d${orderId}_${expiresAt}`;
 export const watchAttribute = (orderId: number): string => `o${orderId}`;
-export const encodeWatch = (entry: WatchEntry): string => JSON.stringify([entry.status, entry.since, entry.spot ? 1 : 0]);
+export const encodeWatch = (entry: WatchEntry): string =>
+  JSON.stringify([entry.status, entry.since, entry.spot ? 1 : 0]);
 const LeaseItemSchema = z.object({
   order_id: z.int(),
   task_id: z.string(),
@@ -102,7 +104,6 @@ export const toTracked = (item: Record<string, unknown> | undefined): TrackedOrd
   return lease;
 };
 
-
 export const ignoreLostCondition = (error: unknown): void => {
   if (!isConditionalCheckFailed(error)) throw error;
 };
@@ -118,8 +119,11 @@ export const CLAIM_TOKEN = {
 } as const;
 
 /** A token attribute's current value, read consistently (after a failed condition: was the write ours?). */
-export const storedToken = async (doc: DynamoDBDocumentClient, tableName: string, pk: string, attribute: string): Promise<unknown> =>
-  (await storedAttributes(doc, tableName, pk, [attribute]))[attribute];
+export const storedToken = async (
+  doc: DynamoDBDocumentClient,
+  tableName: string,
+  pk: string,
+  attribute: string,
+): Promise<unknown> => (await storedAttributes(doc, tableName, pk, [attribute]))[attribute];
 
 export const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-

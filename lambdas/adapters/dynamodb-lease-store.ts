@@ -60,31 +60,42 @@ const conditionalUpdate = async (
   doc: DynamoDBDocumentClient,
   tableName: string,
   orderId: number,
-  update: { UpdateExpression: string; ConditionExpression: string; ExpressionAttributeNames: Record<string, string>; ExpressionAttributeValues: Record<string, unknown> },
+  update: {
+    UpdateExpression: string;
+    ConditionExpression: string;
+    ExpressionAttributeNames: Record<string, string>;
+    ExpressionAttributeValues: Record<string, unknown>;
+  },
   tokenAttribute?: string,
 ): Promise<boolean> => {
   const value = tokenAttribute === undefined ? undefined : randomUUID();
-  const request = tokenAttribute === undefined
-    ? update
-    : {
-        ...update,
-        UpdateExpression: `${update.UpdateExpression}, #token = :token`,
-        ExpressionAttributeNames: { ...update.ExpressionAttributeNames, '#token': tokenAttribute },
-        ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ':token': value },
-      };
+  const request =
+    tokenAttribute === undefined
+      ? update
+      : {
+          ...update,
+          UpdateExpression: `${update.UpdateExpression}, #token = :token`,
+          ExpressionAttributeNames: { ...update.ExpressionAttributeNames, '#token': tokenAttribute },
+          ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ':token': value },
+        };
   try {
     await doc.send(new UpdateCommand({ TableName: tableName, Key: { pk: leaseKeys.lease(orderId) }, ...request }));
     return true;
   } catch (error) {
     if (!isConditionalCheckFailed(error)) throw error;
-    return tokenAttribute !== undefined && (await storedToken(doc, tableName, leaseKeys.lease(orderId), tokenAttribute)) === value;
+    return (
+      tokenAttribute !== undefined &&
+      (await storedToken(doc, tableName, leaseKeys.lease(orderId), tokenAttribute)) === value
+    );
   }
 };
 
 /** Leases, watch list and event claims in the relay table: the lease book plus the fleet watch's sweep. */
 export class DynamoDbLeaseStore extends DynamoDbLeaseBook implements LeaseStore {
   public async dueBefore(before: number, limit: number): Promise<readonly Lease[]> {
-    const { Item: cursor } = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: { pk: leaseKeys.cursor() }, ConsistentRead: true }));
+    const { Item: cursor } = await this.doc.send(
+      new GetCommand({ TableName: this.tableName, Key: { pk: leaseKeys.cursor() }, ConsistentRead: true }),
+    );
     if (!cursor || typeof cursor.from !== 'number') return []; // no lease was ever tracked
     this.reads += 1;
     const from = cursor.from;
@@ -133,19 +144,23 @@ export class DynamoDbLeaseStore extends DynamoDbLeaseBook implements LeaseStore 
       }
     }
 
-    const firstHeld = starts.find((start) => entries.some((e) => e.bucket === start && !pruned.has(`${e.bucket}/${e.attribute}`)));
+    const firstHeld = starts.find((start) =>
+      entries.some((e) => e.bucket === start && !pruned.has(`${e.bucket}/${e.attribute}`)),
+    );
     const next = firstHeld ?? last;
     if (next > from) {
       try {
-        await this.doc.send(new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: leaseKeys.cursor() },
-          UpdateExpression: 'SET #from = :next',
-          // Only if no writer touched the cursor since we read it: its entry may be in a bucket we passed.
-          ConditionExpression: '#v = :v AND #from = :from',
-          ExpressionAttributeNames: { '#from': 'from', '#v': 'v' },
-          ExpressionAttributeValues: { ':next': next, ':v': version, ':from': from },
-        }));
+        await this.doc.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: { pk: leaseKeys.cursor() },
+            UpdateExpression: 'SET #from = :next',
+            // Only if no writer touched the cursor since we read it: its entry may be in a bucket we passed.
+            ConditionExpression: '#v = :v AND #from = :from',
+            ExpressionAttributeNames: { '#from': 'from', '#v': 'v' },
+            ExpressionAttributeValues: { ':next': next, ':v': version, ':from': from },
+          }),
+        );
       } catch (error) {
         ignoreLostCondition(error);
       }
@@ -154,21 +169,40 @@ export class DynamoDbLeaseStore extends DynamoDbLeaseBook implements LeaseStore 
   }
 
   public async claimWarning(orderId: number, expiresAt: number): Promise<boolean> {
-    return conditionalUpdate(this.doc, this.tableName, orderId, {
-      UpdateExpression: 'SET #warned = :exp',
-      ConditionExpression: '#expires = :exp AND attribute_not_exists(#ended) AND (attribute_not_exists(#warned) OR #warned <> :exp)',
-      ExpressionAttributeNames: { '#warned': 'warned_for', '#expires': 'expires_at', '#ended': 'ended_at' },
-      ExpressionAttributeValues: { ':exp': expiresAt },
-    }, CLAIM_TOKEN.warning);
+    return conditionalUpdate(
+      this.doc,
+      this.tableName,
+      orderId,
+      {
+        UpdateExpression: 'SET #warned = :exp',
+        ConditionExpression:
+          '#expires = :exp AND attribute_not_exists(#ended) AND (attribute_not_exists(#warned) OR #warned <> :exp)',
+        ExpressionAttributeNames: { '#warned': 'warned_for', '#expires': 'expires_at', '#ended': 'ended_at' },
+        ExpressionAttributeValues: { ':exp': expiresAt },
+      },
+      CLAIM_TOKEN.warning,
+    );
   }
 
-  public async claimCancel(orderId: number, expiresAt: number, now: number, staleAfterSeconds: number): Promise<boolean> {
-    return conditionalUpdate(this.doc, this.tableName, orderId, {
-      UpdateExpression: 'SET #claim = :now',
-      ConditionExpression: '#expires = :exp AND attribute_not_exists(#ended) AND (attribute_not_exists(#claim) OR #claim <= :stale)',
-      ExpressionAttributeNames: { '#claim': 'cancel_claimed_at', '#expires': 'expires_at', '#ended': 'ended_at' },
-      ExpressionAttributeValues: { ':now': now, ':exp': expiresAt, ':stale': now - staleAfterSeconds },
-    }, CLAIM_TOKEN.cancel);
+  public async claimCancel(
+    orderId: number,
+    expiresAt: number,
+    now: number,
+    staleAfterSeconds: number,
+  ): Promise<boolean> {
+    return conditionalUpdate(
+      this.doc,
+      this.tableName,
+      orderId,
+      {
+        UpdateExpression: 'SET #claim = :now',
+        ConditionExpression:
+          '#expires = :exp AND attribute_not_exists(#ended) AND (attribute_not_exists(#claim) OR #claim <= :stale)',
+        ExpressionAttributeNames: { '#claim': 'cancel_claimed_at', '#expires': 'expires_at', '#ended': 'ended_at' },
+        ExpressionAttributeValues: { ':now': now, ':exp': expiresAt, ':stale': now - staleAfterSeconds },
+      },
+      CLAIM_TOKEN.cancel,
+    );
   }
 
   public async releaseCancel(orderId: number, claimedAt: number): Promise<void> {
@@ -189,15 +223,23 @@ export class DynamoDbLeaseStore extends DynamoDbLeaseBook implements LeaseStore 
     }
     let ended: Record<string, unknown> | undefined;
     try {
-      ({ Attributes: ended } = await this.doc.send(new UpdateCommand({
-        TableName: this.tableName,
-        Key: { pk: leaseKeys.lease(orderId) },
-        UpdateExpression: 'SET #ended = :now, #reason = :reason, #ttl = :ttl REMOVE #claim',
-        ConditionExpression: condition,
-        ExpressionAttributeNames: { '#expires': 'expires_at', '#ended': 'ended_at', '#reason': 'end_reason', '#ttl': TTL_ATTRIBUTE, '#claim': 'cancel_claimed_at' },
-        ExpressionAttributeValues: values,
-        ReturnValues: 'ALL_NEW',
-      })));
+      ({ Attributes: ended } = await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: leaseKeys.lease(orderId) },
+          UpdateExpression: 'SET #ended = :now, #reason = :reason, #ttl = :ttl REMOVE #claim',
+          ConditionExpression: condition,
+          ExpressionAttributeNames: {
+            '#expires': 'expires_at',
+            '#ended': 'ended_at',
+            '#reason': 'end_reason',
+            '#ttl': TTL_ATTRIBUTE,
+            '#claim': 'cancel_claimed_at',
+          },
+          ExpressionAttributeValues: values,
+          ReturnValues: 'ALL_NEW',
+        }),
+      ));
     } catch (error) {
       if (isConditionalCheckFailed(error)) return false;
       throw error;
@@ -207,7 +249,9 @@ export class DynamoDbLeaseStore extends DynamoDbLeaseBook implements LeaseStore 
   }
 
   public async watched(): Promise<ReadonlyMap<number, WatchEntry>> {
-    const { Item } = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: { pk: leaseKeys.watch() }, ConsistentRead: true }));
+    const { Item } = await this.doc.send(
+      new GetCommand({ TableName: this.tableName, Key: { pk: leaseKeys.watch() }, ConsistentRead: true }),
+    );
     const entries = new Map<number, WatchEntry>();
     if (!Item) return entries;
     this.reads += 1;
@@ -221,12 +265,18 @@ export class DynamoDbLeaseStore extends DynamoDbLeaseBook implements LeaseStore 
         continue;
       }
       const parsed = WatchValueSchema.safeParse(decoded);
-      if (parsed.success) entries.set(Number(match[1]), { status: parsed.data[0], since: parsed.data[1], spot: parsed.data[2] === 1 });
+      if (parsed.success)
+        entries.set(Number(match[1]), { status: parsed.data[0], since: parsed.data[1], spot: parsed.data[2] === 1 });
     }
     return entries;
   }
 
-  public async setStatus(orderId: number, prev: WatchEntry, next: WatchEntry | undefined, now: number): Promise<boolean> {
+  public async setStatus(
+    orderId: number,
+    prev: WatchEntry,
+    next: WatchEntry | undefined,
+    now: number,
+  ): Promise<boolean> {
     // The token is one attribute for the whole watch item (not one per order: the item's size is the
     // watch's capacity). A concurrent setStatus on another order may replace it between our landed
     // write and the SDK's retry; we then answer false, as before (a missed report, never a double one).
@@ -234,14 +284,16 @@ export class DynamoDbLeaseStore extends DynamoDbLeaseBook implements LeaseStore 
     const values: Record<string, unknown> = { ':prev': encodeWatch(prev), ':token': token };
     if (next) values[':next'] = encodeWatch(next);
     try {
-      await this.doc.send(new UpdateCommand({
-        TableName: this.tableName,
-        Key: { pk: leaseKeys.watch() },
-        UpdateExpression: next ? 'SET #o = :next, #token = :token' : 'SET #token = :token REMOVE #o',
-        ConditionExpression: '#o = :prev',
-        ExpressionAttributeNames: { '#o': watchAttribute(orderId), '#token': CLAIM_TOKEN.status },
-        ExpressionAttributeValues: values,
-      }));
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: leaseKeys.watch() },
+          UpdateExpression: next ? 'SET #o = :next, #token = :token' : 'SET #token = :token REMOVE #o',
+          ConditionExpression: '#o = :prev',
+          ExpressionAttributeNames: { '#o': watchAttribute(orderId), '#token': CLAIM_TOKEN.status },
+          ExpressionAttributeValues: values,
+        }),
+      );
     } catch (error) {
       if (!isConditionalCheckFailed(error)) throw error;
       if ((await storedToken(this.doc, this.tableName, leaseKeys.watch(), CLAIM_TOKEN.status)) !== token) return false;
@@ -261,12 +313,19 @@ export class DynamoDbLeaseStore extends DynamoDbLeaseBook implements LeaseStore 
   public async claimEvent(eventId: string, now: number): Promise<boolean> {
     const token = randomUUID();
     try {
-      await this.doc.send(new PutCommand({
-        TableName: this.tableName,
-        Item: { pk: leaseKeys.event(eventId), claimed_at: now, [CLAIM_TOKEN.event]: token, [TTL_ATTRIBUTE]: now + LEASE_RETENTION_SECONDS },
-        ConditionExpression: 'attribute_not_exists(#pk)',
-        ExpressionAttributeNames: { '#pk': 'pk' },
-      }));
+      await this.doc.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: {
+            pk: leaseKeys.event(eventId),
+            claimed_at: now,
+            [CLAIM_TOKEN.event]: token,
+            [TTL_ATTRIBUTE]: now + LEASE_RETENTION_SECONDS,
+          },
+          ConditionExpression: 'attribute_not_exists(#pk)',
+          ExpressionAttributeNames: { '#pk': 'pk' },
+        }),
+      );
       return true;
     } catch (error) {
       if (!isConditionalCheckFailed(error)) throw error;

@@ -33,19 +33,36 @@ const MAX_ATTEMPTS = 50;
 /** Pacing items outlive their schedule by an hour, then TTL removes them. */
 const TTL_MARGIN_SECONDS = 3600;
 
-
-const numberOr = (value: unknown, fallback: number): number => (typeof value === 'number' && Number.isFinite(value) ? value : fallback);
+const numberOr = (value: unknown, fallback: number): number =>
+  typeof value === 'number' && Number.isFinite(value) ? value : fallback;
 
 const scheduleOf = (item: Record<string, unknown> | undefined): PacingSchedule => {
   if (!item) return EMPTY_SCHEDULE;
   const reserved = Array.isArray(item.reserved) ? item.reserved.filter((r): r is number => typeof r === 'number') : [];
-  const lanes = item.lanes && typeof item.lanes === 'object'
-    ? Object.fromEntries(Object.entries(item.lanes as Record<string, unknown>).filter((e): e is [string, number] => typeof e[1] === 'number'))
-    : {};
-  const widening: Widening | undefined = [item.interval_ms, item.extra_ms, item.quiet_until, item.widened_at].every((v) => typeof v === 'number')
-    ? { intervalMs: item.interval_ms as number, extraMs: item.extra_ms as number, quietUntil: item.quiet_until as number, widenedAt: item.widened_at as number }
+  const lanes =
+    item.lanes && typeof item.lanes === 'object'
+      ? Object.fromEntries(
+          Object.entries(item.lanes as Record<string, unknown>).filter(
+            (e): e is [string, number] => typeof e[1] === 'number',
+          ),
+        )
+      : {};
+  const widening: Widening | undefined = [item.interval_ms, item.extra_ms, item.quiet_until, item.widened_at].every(
+    (v) => typeof v === 'number',
+  )
+    ? {
+        intervalMs: item.interval_ms as number,
+        extraMs: item.extra_ms as number,
+        quietUntil: item.quiet_until as number,
+        widenedAt: item.widened_at as number,
+      }
     : undefined;
-  return { nextFree: numberOr(item.next_free, Number.NEGATIVE_INFINITY), reserved, lanes, ...(widening ? { widening } : {}) };
+  return {
+    nextFree: numberOr(item.next_free, Number.NEGATIVE_INFINITY),
+    reserved,
+    lanes,
+    ...(widening ? { widening } : {}),
+  };
 };
 
 /** DynamoDB numbers: -Infinity (an empty schedule's next_free) is written as 0. */
@@ -69,7 +86,12 @@ export class DynamoDbPacingGate implements PacingGate {
     throw new ConcurrentUpdateError(`marketplace pacing slot for ${keyId} stayed contended`);
   }
 
-  public async acquireInLane(keyId: string, intervalMs: number, now: number, lane: PacingLaneRequest): Promise<number | undefined> {
+  public async acquireInLane(
+    keyId: string,
+    intervalMs: number,
+    now: number,
+    lane: PacingLaneRequest,
+  ): Promise<number | undefined> {
     const pk = keys.pacing(keyId);
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
       let refused = false;
@@ -90,10 +112,17 @@ export class DynamoDbPacingGate implements PacingGate {
    * the SDK retried a write whose answer was lost, the token read back says the widening is ours.
    * A report that widens nothing only moves `quiet_until` later.
    */
-  public async rateLimited(keyId: string, intervalMs: number, now: number, report: RateLimitReport): Promise<PacingWidening> {
+  public async rateLimited(
+    keyId: string,
+    intervalMs: number,
+    now: number,
+    report: RateLimitReport,
+  ): Promise<PacingWidening> {
     const pk = keys.pacing(keyId);
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
-      const { Item } = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: { pk }, ConsistentRead: true }));
+      const { Item } = await this.doc.send(
+        new GetCommand({ TableName: this.tableName, Key: { pk }, ConsistentRead: true }),
+      );
       const schedule = scheduleOf(Item);
       const { schedule: after, ...outcome } = widenSchedule(schedule, now, intervalMs, report);
       const widening = after.widening;
@@ -108,28 +137,35 @@ export class DynamoDbPacingGate implements PacingGate {
       const rev = typeof Item?.rev === 'number' ? Item.rev : undefined;
       const horizon = Math.max(scheduleHorizon(after, intervalMs + widening.extraMs), widening.quietUntil);
       try {
-        await this.doc.send(new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk },
-          UpdateExpression: 'SET next_free = :next, reserved = :reserved, lanes = :lanes, busy_until = :busy, interval_ms = :interval, '
-            + 'extra_ms = :extra, quiet_until = :quiet, widened_at = :widened, widen_token = :token, rev = :newRev, #ttl = :ttl',
-          ConditionExpression: !Item ? 'attribute_not_exists(pk)' : rev === undefined ? 'attribute_not_exists(rev)' : 'rev = :rev',
-          ExpressionAttributeNames: { '#ttl': RELAY_TABLE.ttlAttribute },
-          ExpressionAttributeValues: {
-            ':next': finiteOrZero(after.nextFree),
-            ':reserved': [...after.reserved],
-            ':lanes': { ...after.lanes },
-            ':busy': Math.max(0, busyUntil(after, intervalMs + widening.extraMs)),
-            ':interval': widening.intervalMs,
-            ':extra': widening.extraMs,
-            ':quiet': widening.quietUntil,
-            ':widened': widening.widenedAt,
-            ':token': token,
-            ':newRev': (rev ?? 0) + 1,
-            ':ttl': Math.ceil(horizon / 1000) + TTL_MARGIN_SECONDS,
-            ...(rev === undefined ? {} : { ':rev': rev }),
-          },
-        }));
+        await this.doc.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: { pk },
+            UpdateExpression:
+              'SET next_free = :next, reserved = :reserved, lanes = :lanes, busy_until = :busy, interval_ms = :interval, ' +
+              'extra_ms = :extra, quiet_until = :quiet, widened_at = :widened, widen_token = :token, rev = :newRev, #ttl = :ttl',
+            ConditionExpression: !Item
+              ? 'attribute_not_exists(pk)'
+              : rev === undefined
+                ? 'attribute_not_exists(rev)'
+                : 'rev = :rev',
+            ExpressionAttributeNames: { '#ttl': RELAY_TABLE.ttlAttribute },
+            ExpressionAttributeValues: {
+              ':next': finiteOrZero(after.nextFree),
+              ':reserved': [...after.reserved],
+              ':lanes': { ...after.lanes },
+              ':busy': Math.max(0, busyUntil(after, intervalMs + widening.extraMs)),
+              ':interval': widening.intervalMs,
+              ':extra': widening.extraMs,
+              ':quiet': widening.quietUntil,
+              ':widened': widening.widenedAt,
+              ':token': token,
+              ':newRev': (rev ?? 0) + 1,
+              ':ttl': Math.ceil(horizon / 1000) + TTL_MARGIN_SECONDS,
+              ...(rev === undefined ? {} : { ':rev': rev }),
+            },
+          }),
+        );
         return outcome;
       } catch (error) {
         if (!isConditionalCheckFailed(error)) throw error;
@@ -148,13 +184,15 @@ export class DynamoDbPacingGate implements PacingGate {
   /** Moves `quiet_until` to `quietUntil` while the widening is still in force; false: it ended meanwhile (read again). */
   private async extendQuiet(pk: string, now: number, quietUntil: number): Promise<boolean> {
     try {
-      await this.doc.send(new UpdateCommand({
-        TableName: this.tableName,
-        Key: { pk },
-        UpdateExpression: 'SET quiet_until = :quiet',
-        ConditionExpression: 'quiet_until > :now',
-        ExpressionAttributeValues: { ':quiet': quietUntil, ':now': now },
-      }));
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk },
+          UpdateExpression: 'SET quiet_until = :quiet',
+          ConditionExpression: 'quiet_until > :now',
+          ExpressionAttributeValues: { ':quiet': quietUntil, ':now': now },
+        }),
+      );
       return true;
     } catch (error) {
       if (isConditionalCheckFailed(error)) return false;
@@ -165,16 +203,24 @@ export class DynamoDbPacingGate implements PacingGate {
   private async claimIdle(pk: string, now: number, intervalMs: number): Promise<boolean> {
     const next = now + intervalMs;
     try {
-      await this.doc.send(new UpdateCommand({
-        TableName: this.tableName,
-        Key: { pk },
-        UpdateExpression: 'SET next_free = :next, busy_until = :next, #ttl = :ttl ADD rev :one',
-        // A widened interval in force takes the read path, which knows the wider spacing.
-        ConditionExpression: '(attribute_not_exists(next_free) OR next_free <= :now) AND (attribute_not_exists(busy_until) OR busy_until <= :now)'
-          + ' AND (attribute_not_exists(quiet_until) OR quiet_until <= :now)',
-        ExpressionAttributeNames: { '#ttl': RELAY_TABLE.ttlAttribute },
-        ExpressionAttributeValues: { ':next': next, ':now': now, ':one': 1, ':ttl': Math.ceil(next / 1000) + TTL_MARGIN_SECONDS },
-      }));
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk },
+          UpdateExpression: 'SET next_free = :next, busy_until = :next, #ttl = :ttl ADD rev :one',
+          // A widened interval in force takes the read path, which knows the wider spacing.
+          ConditionExpression:
+            '(attribute_not_exists(next_free) OR next_free <= :now) AND (attribute_not_exists(busy_until) OR busy_until <= :now)' +
+            ' AND (attribute_not_exists(quiet_until) OR quiet_until <= :now)',
+          ExpressionAttributeNames: { '#ttl': RELAY_TABLE.ttlAttribute },
+          ExpressionAttributeValues: {
+            ':next': next,
+            ':now': now,
+            ':one': 1,
+            ':ttl': Math.ceil(next / 1000) + TTL_MARGIN_SECONDS,
+          },
+        }),
+      );
       return true;
     } catch (error) {
       if (isConditionalCheckFailed(error)) return false;
@@ -183,8 +229,13 @@ export class DynamoDbPacingGate implements PacingGate {
   }
 
   /** Reads the schedule, lets `decide` claim, writes it back if nobody wrote in between. Undefined: refused or lost the race. */
-  private async claimFromSchedule(pk: string, decide: (schedule: PacingSchedule) => Claim | undefined): Promise<Claim | undefined> {
-    const { Item } = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: { pk }, ConsistentRead: true }));
+  private async claimFromSchedule(
+    pk: string,
+    decide: (schedule: PacingSchedule) => Claim | undefined,
+  ): Promise<Claim | undefined> {
+    const { Item } = await this.doc.send(
+      new GetCommand({ TableName: this.tableName, Key: { pk }, ConsistentRead: true }),
+    );
     const claim = decide(scheduleOf(Item));
     if (!claim) return undefined;
     const horizon = scheduleHorizon(claim.schedule, claim.spacingMs);
@@ -195,24 +246,27 @@ export class DynamoDbPacingGate implements PacingGate {
         ? 'attribute_not_exists(rev)'
         : 'rev = :rev';
     try {
-      await this.doc.send(new UpdateCommand({
-        TableName: this.tableName,
-        Key: { pk },
-        UpdateExpression: 'SET next_free = :next, reserved = :reserved, lanes = :lanes, busy_until = :busy, rev = :newRev, #ttl = :ttl',
-        ConditionExpression: condition,
-        ExpressionAttributeNames: { '#ttl': RELAY_TABLE.ttlAttribute },
-        ExpressionAttributeValues: {
-          // -Infinity is not a DynamoDB number: an empty schedule's next_free is written as 0.
-          ':next': finiteOrZero(claim.schedule.nextFree),
-          ':reserved': [...claim.schedule.reserved],
-          ':lanes': { ...claim.schedule.lanes },
-          // Lanes do not constrain ordinary calls, so they do not keep the fast path closed.
-          ':busy': Math.max(0, busyUntil(claim.schedule, claim.spacingMs)),
-          ':newRev': (rev ?? 0) + 1,
-          ':ttl': Math.ceil(horizon / 1000) + TTL_MARGIN_SECONDS,
-          ...(rev === undefined ? {} : { ':rev': rev }),
-        },
-      }));
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk },
+          UpdateExpression:
+            'SET next_free = :next, reserved = :reserved, lanes = :lanes, busy_until = :busy, rev = :newRev, #ttl = :ttl',
+          ConditionExpression: condition,
+          ExpressionAttributeNames: { '#ttl': RELAY_TABLE.ttlAttribute },
+          ExpressionAttributeValues: {
+            // -Infinity is not a DynamoDB number: an empty schedule's next_free is written as 0.
+            ':next': finiteOrZero(claim.schedule.nextFree),
+            ':reserved': [...claim.schedule.reserved],
+            ':lanes': { ...claim.schedule.lanes },
+            // Lanes do not constrain ordinary calls, so they do not keep the fast path closed.
+            ':busy': Math.max(0, busyUntil(claim.schedule, claim.spacingMs)),
+            ':newRev': (rev ?? 0) + 1,
+            ':ttl': Math.ceil(horizon / 1000) + TTL_MARGIN_SECONDS,
+            ...(rev === undefined ? {} : { ':rev': rev }),
+          },
+        }),
+      );
       return claim;
     } catch (error) {
       if (isConditionalCheckFailed(error)) return undefined;

@@ -13,8 +13,13 @@ const attributeOf = (taskId: string): string => `r${taskId.replace(/[^A-Za-z0-9-
 
 const isEntry = (value: unknown): value is PendingReplacement => {
   const v = value as Partial<PendingReplacement> | null;
-  return typeof v?.task_id === 'string' && typeof v.parent_task_id === 'string' && typeof v.from_order_id === 'number'
-    && typeof v.from_server_id === 'number' && typeof v.started_at === 'number';
+  return (
+    typeof v?.task_id === 'string' &&
+    typeof v.parent_task_id === 'string' &&
+    typeof v.from_order_id === 'number' &&
+    typeof v.from_server_id === 'number' &&
+    typeof v.started_at === 'number'
+  );
 };
 
 export class DynamoDbPendingReplacements implements PendingReplacements {
@@ -24,29 +29,38 @@ export class DynamoDbPendingReplacements implements PendingReplacements {
   ) {}
 
   public async add(entry: PendingReplacement): Promise<void> {
-    await this.doc.send(new UpdateCommand({
-      TableName: this.tableName,
-      Key: { pk: keys.replacements() },
-      UpdateExpression: 'SET #r = :entry',
-      ExpressionAttributeNames: { '#r': attributeOf(entry.task_id) },
-      ExpressionAttributeValues: { ':entry': entry },
-    }));
+    await this.doc.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: { pk: keys.replacements() },
+        UpdateExpression: 'SET #r = :entry',
+        ExpressionAttributeNames: { '#r': attributeOf(entry.task_id) },
+        ExpressionAttributeValues: { ':entry': entry },
+      }),
+    );
   }
 
   public async list(): Promise<readonly PendingReplacement[]> {
-    const { Item } = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: { pk: keys.replacements() }, ConsistentRead: true }));
-    return Object.entries(Item ?? {}).filter(([name]) => name.startsWith('r')).map(([, value]) => value).filter(isEntry);
+    const { Item } = await this.doc.send(
+      new GetCommand({ TableName: this.tableName, Key: { pk: keys.replacements() }, ConsistentRead: true }),
+    );
+    return Object.entries(Item ?? {})
+      .filter(([name]) => name.startsWith('r'))
+      .map(([, value]) => value)
+      .filter(isEntry);
   }
 
   public async remove(taskId: string): Promise<boolean> {
     try {
-      await this.doc.send(new UpdateCommand({
-        TableName: this.tableName,
-        Key: { pk: keys.replacements() },
-        UpdateExpression: 'REMOVE #r',
-        ConditionExpression: 'attribute_exists(#r)',
-        ExpressionAttributeNames: { '#r': attributeOf(taskId) },
-      }));
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: keys.replacements() },
+          UpdateExpression: 'REMOVE #r',
+          ConditionExpression: 'attribute_exists(#r)',
+          ExpressionAttributeNames: { '#r': attributeOf(taskId) },
+        }),
+      );
       return true;
     } catch (error) {
       if (isConditionalCheckFailed(error)) return false;

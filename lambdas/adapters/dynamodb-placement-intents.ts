@@ -31,30 +31,38 @@ export class DynamoDbPlacementIntents implements PlacementIntents {
   ) {}
 
   public async open(intent: PlacementIntent): Promise<void> {
-    await this.doc.send(new UpdateCommand({
-      TableName: this.tableName,
-      Key: { pk: keys.placementIntents() },
-      UpdateExpression: 'SET #i = :intent',
-      ExpressionAttributeNames: { '#i': attributeOf(intent) },
-      ExpressionAttributeValues: { ':intent': { task_id: intent.task_id, server_id: intent.server_id, at: intent.at } },
-    }));
+    await this.doc.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: { pk: keys.placementIntents() },
+        UpdateExpression: 'SET #i = :intent',
+        ExpressionAttributeNames: { '#i': attributeOf(intent) },
+        ExpressionAttributeValues: {
+          ':intent': { task_id: intent.task_id, server_id: intent.server_id, at: intent.at },
+        },
+      }),
+    );
   }
 
   public async close(intent: PlacementIntent): Promise<void> {
-    await this.doc.send(new UpdateCommand({
-      TableName: this.tableName,
-      Key: { pk: keys.placementIntents() },
-      UpdateExpression: 'REMOVE #i',
-      ExpressionAttributeNames: { '#i': attributeOf(intent) },
-    }));
+    await this.doc.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: { pk: keys.placementIntents() },
+        UpdateExpression: 'REMOVE #i',
+        ExpressionAttributeNames: { '#i': attributeOf(intent) },
+      }),
+    );
   }
 
   public async list(): Promise<readonly PlacementIntent[]> {
-    const { Item } = await this.doc.send(new GetCommand({
-      TableName: this.tableName,
-      Key: { pk: keys.placementIntents() },
-      ConsistentRead: true,
-    }));
+    const { Item } = await this.doc.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: keys.placementIntents() },
+        ConsistentRead: true,
+      }),
+    );
     return Object.entries(Item ?? {})
       .filter(([name]) => name.startsWith('i'))
       .map(([, value]) => value)
@@ -65,13 +73,15 @@ export class DynamoDbPlacementIntents implements PlacementIntents {
   public async claimOrder(orderId: number, owner: string, now: number): Promise<boolean> {
     const pk = keys.orderOwner(orderId);
     try {
-      await this.doc.send(new PutCommand({
-        TableName: this.tableName,
-        Item: { pk, owner, claimed_at: now, ttl: Math.ceil(now / 1000) + OWNER_TTL_SECONDS },
-        ConditionExpression: 'attribute_not_exists(#pk) OR #owner = :owner',
-        ExpressionAttributeNames: { '#pk': 'pk', '#owner': 'owner' },
-        ExpressionAttributeValues: { ':owner': owner },
-      }));
+      await this.doc.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { pk, owner, claimed_at: now, ttl: Math.ceil(now / 1000) + OWNER_TTL_SECONDS },
+          ConditionExpression: 'attribute_not_exists(#pk) OR #owner = :owner',
+          ExpressionAttributeNames: { '#pk': 'pk', '#owner': 'owner' },
+          ExpressionAttributeValues: { ':owner': owner },
+        }),
+      );
       return true;
     } catch (error) {
       if (!isConditionalCheckFailed(error)) throw error;

@@ -19,13 +19,15 @@ export class DynamoDbServerClaims implements ServerClaims {
   public async claim(serverId: number, taskId: string, now: number, ttlSeconds: number): Promise<boolean> {
     const expiresAt = now + ttlSeconds * 1000;
     try {
-      await this.doc.send(new PutCommand({
-        TableName: this.tableName,
-        Item: { pk: keys.claim(serverId), task_id: taskId, expires_at: expiresAt, ttl: Math.ceil(expiresAt / 1000) },
-        ConditionExpression: 'attribute_not_exists(#pk) OR #expires <= :now OR #task = :task',
-        ExpressionAttributeNames: { '#pk': 'pk', '#expires': 'expires_at', '#task': 'task_id' },
-        ExpressionAttributeValues: { ':now': now, ':task': taskId },
-      }));
+      await this.doc.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { pk: keys.claim(serverId), task_id: taskId, expires_at: expiresAt, ttl: Math.ceil(expiresAt / 1000) },
+          ConditionExpression: 'attribute_not_exists(#pk) OR #expires <= :now OR #task = :task',
+          ExpressionAttributeNames: { '#pk': 'pk', '#expires': 'expires_at', '#task': 'task_id' },
+          ExpressionAttributeValues: { ':now': now, ':task': taskId },
+        }),
+      );
       return true;
     } catch (error) {
       if (isConditionalCheckFailed(error)) return false;
@@ -36,13 +38,15 @@ export class DynamoDbServerClaims implements ServerClaims {
   /** Releases the claim only if `taskId` holds it; someone else's claim is left alone. */
   public async release(serverId: number, taskId: string): Promise<void> {
     try {
-      await this.doc.send(new DeleteCommand({
-        TableName: this.tableName,
-        Key: { pk: keys.claim(serverId) },
-        ConditionExpression: '#task = :task',
-        ExpressionAttributeNames: { '#task': 'task_id' },
-        ExpressionAttributeValues: { ':task': taskId },
-      }));
+      await this.doc.send(
+        new DeleteCommand({
+          TableName: this.tableName,
+          Key: { pk: keys.claim(serverId) },
+          ConditionExpression: '#task = :task',
+          ExpressionAttributeNames: { '#task': 'task_id' },
+          ExpressionAttributeValues: { ':task': taskId },
+        }),
+      );
     } catch (error) {
       if (!isConditionalCheckFailed(error)) throw error;
     }

@@ -44,10 +44,14 @@ export class DynamoDbSlidingWindow implements SlidingWindow {
     const fast = await this.append(key, opts);
     if (fast) return fast;
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt += 1) {
-      const { Item } = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: { pk: key }, ConsistentRead: true }));
+      const { Item } = await this.doc.send(
+        new GetCommand({ TableName: this.tableName, Key: { pk: key }, ConsistentRead: true }),
+      );
       const parsed = WindowItemSchema.safeParse(Item ?? {});
       // A malformed item is overwritten rather than blocking the key forever; its version still guards the write.
-      const stored = parsed.success ? parsed.data : { events: [], version: typeof Item?.version === 'number' ? Item.version : 0 };
+      const stored = parsed.success
+        ? parsed.data
+        : { events: [], version: typeof Item?.version === 'number' ? Item.version : 0 };
       const expected = Item ? stored.version : 0;
       const outcome = slideWindow({ ...opts, events: stored.events });
       const result = { allowed: outcome.allowed, retryAfterMs: outcome.retryAfterMs, count: outcome.count };
@@ -55,20 +59,22 @@ export class DynamoDbSlidingWindow implements SlidingWindow {
       if (!outcome.allowed || !outcome.changed) return result;
       const newest = outcome.events.reduce((max, e) => Math.max(max, e.t), opts.now);
       try {
-        await this.doc.send(new PutCommand({
-          TableName: this.tableName,
-          Item: {
-            pk: key,
-            events: outcome.events,
-            ...(outcome.events.length > 0 ? { ids: new Set(outcome.events.map((e) => e.id)) } : {}),
-            version: expected + 1,
-            // Gone once its newest event has left the window; DynamoDB TTL deletes it (eventually).
-            ttl: Math.ceil((newest + opts.windowMs) / 1000) + 60,
-          },
-          ConditionExpression: 'attribute_not_exists(#pk) OR #version = :v',
-          ExpressionAttributeNames: { '#pk': 'pk', '#version': 'version' },
-          ExpressionAttributeValues: { ':v': expected },
-        }));
+        await this.doc.send(
+          new PutCommand({
+            TableName: this.tableName,
+            Item: {
+              pk: key,
+              events: outcome.events,
+              ...(outcome.events.length > 0 ? { ids: new Set(outcome.events.map((e) => e.id)) } : {}),
+              version: expected + 1,
+              // Gone once its newest event has left the window; DynamoDB TTL deletes it (eventually).
+              ttl: Math.ceil((newest + opts.windowMs) / 1000) + 60,
+            },
+            ConditionExpression: 'attribute_not_exists(#pk) OR #version = :v',
+            ExpressionAttributeNames: { '#pk': 'pk', '#version': 'version' },
+            ExpressionAttributeValues: { ':v': expected },
+          }),
+        );
         return result;
       } catch (error) {
         if (!isConditionalCheckFailed(error)) throw error;
@@ -85,23 +91,27 @@ export class DynamoDbSlidingWindow implements SlidingWindow {
   ): Promise<{ allowed: boolean; retryAfterMs: number; count: number } | undefined> {
     if (opts.limit <= 0) return undefined;
     try {
-      const { Attributes } = await this.doc.send(new UpdateCommand({
-        TableName: this.tableName,
-        Key: { pk: key },
-        UpdateExpression: 'SET #events = list_append(if_not_exists(#events, :empty), :new), #ttl = :ttl ADD #version :one, #ids :idset',
-        ConditionExpression: '(attribute_not_exists(#events) OR size(#events) < :limit) AND (attribute_not_exists(#ids) OR NOT contains(#ids, :id))',
-        ExpressionAttributeNames: { '#events': 'events', '#ids': 'ids', '#version': 'version', '#ttl': 'ttl' },
-        ExpressionAttributeValues: {
-          ':empty': [],
-          ':new': [{ id: opts.eventId, t: opts.now }],
-          ':ttl': Math.ceil((opts.now + opts.windowMs) / 1000) + 60,
-          ':one': 1,
-          ':idset': new Set([opts.eventId]),
-          ':limit': opts.limit,
-          ':id': opts.eventId,
-        },
-        ReturnValues: 'UPDATED_NEW',
-      }));
+      const { Attributes } = await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: key },
+          UpdateExpression:
+            'SET #events = list_append(if_not_exists(#events, :empty), :new), #ttl = :ttl ADD #version :one, #ids :idset',
+          ConditionExpression:
+            '(attribute_not_exists(#events) OR size(#events) < :limit) AND (attribute_not_exists(#ids) OR NOT contains(#ids, :id))',
+          ExpressionAttributeNames: { '#events': 'events', '#ids': 'ids', '#version': 'version', '#ttl': 'ttl' },
+          ExpressionAttributeValues: {
+            ':empty': [],
+            ':new': [{ id: opts.eventId, t: opts.now }],
+            ':ttl': Math.ceil((opts.now + opts.windowMs) / 1000) + 60,
+            ':one': 1,
+            ':idset': new Set([opts.eventId]),
+            ':limit': opts.limit,
+            ':id': opts.eventId,
+          },
+          ReturnValues: 'UPDATED_NEW',
+        }),
+      );
       const events = WindowItemSchema.shape.events.safeParse(Attributes?.events);
       const count = events.success ? events.data.filter((e) => e.t > opts.now - opts.windowMs).length : 1;
       return { allowed: true, retryAfterMs: 0, count };

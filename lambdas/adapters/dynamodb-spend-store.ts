@@ -50,16 +50,24 @@ export interface SpendTable {
 }
 
 export const getReservation = async (t: SpendTable, taskId: string): Promise<Reservation | undefined> => {
-  const { Item } = await t.doc.send(new GetCommand({ TableName: t.tableName, Key: { pk: keys.spendReservation(taskId) }, ConsistentRead: true }));
+  const { Item } = await t.doc.send(
+    new GetCommand({ TableName: t.tableName, Key: { pk: keys.spendReservation(taskId) }, ConsistentRead: true }),
+  );
   return Item as Reservation | undefined;
 };
 
-export const reserveOrder = async (t: SpendTable, reservation: NewReservation, limits: BudgetLimits, now: number): Promise<ReserveOutcome> => {
+export const reserveOrder = async (
+  t: SpendTable,
+  reservation: NewReservation,
+  limits: BudgetLimits,
+  now: number,
+): Promise<ReserveOutcome> => {
   const segmentId = `s${reservation.server_id}`;
   const existing = await getReservation(t, reservation.task_id);
   const usd = worstCaseUsd(reservation.usd_per_hour, reservation.hours);
   const day = utcDay(now * 1000);
-  if (existing?.state === 'open' && existing.segments[segmentId]) return { ok: true, usd: existing.segments[segmentId].usd, day: existing.segments[segmentId].day, tracked: true };
+  if (existing?.state === 'open' && existing.segments[segmentId])
+    return { ok: true, usd: existing.segments[segmentId].usd, day: existing.segments[segmentId].day, tracked: true };
   if (existing?.state === 'open') {
     // A placement retry on another server: the earlier server's reservation is given back first.
     for (const segment of Object.values(existing.segments)) await closeSegment(t, existing, segment, 0, false);
@@ -68,14 +76,28 @@ export const reserveOrder = async (t: SpendTable, reservation: NewReservation, l
   if (!outcome.ok) return outcome;
   const { hours: _hours, ...rest } = reservation;
   const segment: SpendSegment = { id: segmentId, day, usd, hours: reservation.hours, at: now };
-  await t.doc.send(new PutCommand({
-    TableName: t.tableName,
-    Item: { pk: keys.spendReservation(reservation.task_id), ...rest, segments: { [segmentId]: segment }, state: 'open', ttl: now + RETENTION_SECONDS },
-  }));
+  await t.doc.send(
+    new PutCommand({
+      TableName: t.tableName,
+      Item: {
+        pk: keys.spendReservation(reservation.task_id),
+        ...rest,
+        segments: { [segmentId]: segment },
+        state: 'open',
+        ttl: now + RETENTION_SECONDS,
+      },
+    }),
+  );
   return outcome;
 };
 
-export const extendReservation = async (t: SpendTable, taskId: string, extension: { readonly id: string; readonly hours: number }, relayLimit: number | undefined, now: number): Promise<ReserveOutcome> => {
+export const extendReservation = async (
+  t: SpendTable,
+  taskId: string,
+  extension: { readonly id: string; readonly hours: number },
+  relayLimit: number | undefined,
+  now: number,
+): Promise<ReserveOutcome> => {
   const existing = await getReservation(t, taskId);
   const day = utcDay(now * 1000);
   if (existing?.state !== 'open') return { ok: true, usd: 0, day, tracked: false };
@@ -91,14 +113,16 @@ export const extendReservation = async (t: SpendTable, taskId: string, extension
   if (!outcome.ok) return outcome;
   const segment: SpendSegment = { id: segmentId, day, usd, hours: extension.hours, at: now };
   try {
-    await t.doc.send(new UpdateCommand({
-      TableName: t.tableName,
-      Key: { pk: keys.spendReservation(taskId) },
-      UpdateExpression: 'SET #segments.#id = :segment',
-      ConditionExpression: '#state = :open',
-      ExpressionAttributeNames: { '#segments': 'segments', '#id': segmentId, '#state': 'state' },
-      ExpressionAttributeValues: { ':segment': segment, ':open': 'open' },
-    }));
+    await t.doc.send(
+      new UpdateCommand({
+        TableName: t.tableName,
+        Key: { pk: keys.spendReservation(taskId) },
+        UpdateExpression: 'SET #segments.#id = :segment',
+        ConditionExpression: '#state = :open',
+        ExpressionAttributeNames: { '#segments': 'segments', '#id': segmentId, '#state': 'state' },
+        ExpressionAttributeValues: { ':segment': segment, ':open': 'open' },
+      }),
+    );
   } catch (error) {
     if (!isConditionalCheckFailed(error)) throw error;
     // Settled meanwhile: the order ended, nothing to extend; the day's entry is given back.
@@ -108,36 +132,55 @@ export const extendReservation = async (t: SpendTable, taskId: string, extension
   return outcome;
 };
 
-export const markStarted = async (t: SpendTable, taskId: string, order: { readonly order_id: number; readonly started_at: number }): Promise<void> => {
+export const markStarted = async (
+  t: SpendTable,
+  taskId: string,
+  order: { readonly order_id: number; readonly started_at: number },
+): Promise<void> => {
   try {
-    await t.doc.send(new UpdateCommand({
-      TableName: t.tableName,
-      Key: { pk: keys.spendReservation(taskId) },
-      UpdateExpression: 'SET order_id = :order, started_at = if_not_exists(started_at, :started)',
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeValues: { ':order': order.order_id, ':started': order.started_at },
-    }));
+    await t.doc.send(
+      new UpdateCommand({
+        TableName: t.tableName,
+        Key: { pk: keys.spendReservation(taskId) },
+        UpdateExpression: 'SET order_id = :order, started_at = if_not_exists(started_at, :started)',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':order': order.order_id, ':started': order.started_at },
+      }),
+    );
   } catch (error) {
     if (!isConditionalCheckFailed(error)) throw error;
   }
 };
 
-export const settleReservation = async (t: SpendTable, taskId: string, end: OrderEnd, now: number): Promise<Settlement | undefined> => {
+export const settleReservation = async (
+  t: SpendTable,
+  taskId: string,
+  end: OrderEnd,
+  now: number,
+): Promise<Settlement | undefined> => {
   let reservation = await getReservation(t, taskId);
   if (!reservation) return undefined;
   if (reservation.state === 'open') {
     const hours = hoursHeld(reservation, end);
     const cost = reservation.order_id === undefined ? 0 : roundUsd(reservation.usd_per_hour * hours);
     try {
-      const { Attributes } = await t.doc.send(new UpdateCommand({
-        TableName: t.tableName,
-        Key: { pk: keys.spendReservation(taskId) },
-        UpdateExpression: 'SET #state = :settled, ended_at = :ended, hours_held = :hours, cost_usd = :cost',
-        ConditionExpression: '#state = :open',
-        ExpressionAttributeNames: { '#state': 'state' },
-        ExpressionAttributeValues: { ':settled': 'settled', ':open': 'open', ':ended': end.ended_at, ':hours': roundUsd(hours), ':cost': cost },
-        ReturnValues: 'ALL_NEW',
-      }));
+      const { Attributes } = await t.doc.send(
+        new UpdateCommand({
+          TableName: t.tableName,
+          Key: { pk: keys.spendReservation(taskId) },
+          UpdateExpression: 'SET #state = :settled, ended_at = :ended, hours_held = :hours, cost_usd = :cost',
+          ConditionExpression: '#state = :open',
+          ExpressionAttributeNames: { '#state': 'state' },
+          ExpressionAttributeValues: {
+            ':settled': 'settled',
+            ':open': 'open',
+            ':ended': end.ended_at,
+            ':hours': roundUsd(hours),
+            ':cost': cost,
+          },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
       reservation = Attributes as Reservation;
     } catch (error) {
       if (!isConditionalCheckFailed(error)) throw error;
@@ -151,35 +194,55 @@ export const settleReservation = async (t: SpendTable, taskId: string, end: Orde
   const shares = settlementShares(Object.values(reservation.segments), cost);
   let released = 0;
   for (const [index, { segment, share }] of shares.entries()) {
-    const gpuHours = cost > 0 ? roundUsd((reservation.gpus * hours * share) / cost) : index === 0 ? roundUsd(reservation.gpus * hours) : 0;
-    if (await closeSegment(t, reservation, segment, share, reservation.order_id !== undefined && index === 0, gpuHours)) released += Math.max(0, segment.usd - share);
+    const gpuHours =
+      cost > 0
+        ? roundUsd((reservation.gpus * hours * share) / cost)
+        : index === 0
+          ? roundUsd(reservation.gpus * hours)
+          : 0;
+    if (await closeSegment(t, reservation, segment, share, reservation.order_id !== undefined && index === 0, gpuHours))
+      released += Math.max(0, segment.usd - share);
   }
   return {
-    task_id: taskId, key: reservation.key, ...(reservation.order_id !== undefined ? { order_id: reservation.order_id } : {}),
-    cost_usd: cost, hours_held: hours, released_usd: roundUsd(released),
+    task_id: taskId,
+    key: reservation.key,
+    ...(reservation.order_id !== undefined ? { order_id: reservation.order_id } : {}),
+    cost_usd: cost,
+    hours_held: hours,
+    released_usd: roundUsd(released),
   };
 };
 
 const putLedger = async (t: SpendTable, reservation: Reservation, now: number): Promise<void> => {
   const started = reservation.started_at;
-  await t.doc.send(new PutCommand({
-    TableName: t.tableName,
-    Item: {
-      pk: keys.spendLedger(reservation.order_id as number),
-      order_id: reservation.order_id, task_id: reservation.task_id, key: reservation.key,
-      server_id: reservation.server_id, gpu: reservation.gpu, gpus: reservation.gpus, usd_per_hour: reservation.usd_per_hour,
-      ...(started !== undefined ? { started_at: new Date(started * 1000).toISOString() } : {}),
-      ended_at: new Date((reservation.ended_at ?? now) * 1000).toISOString(),
-      hours: reservation.hours_held ?? 0, cost_usd: reservation.cost_usd ?? 0,
-      days: Object.values(reservation.segments).map((s) => s.day).sort(),
-      ttl: now + RETENTION_SECONDS,
-    },
-  }));
+  await t.doc.send(
+    new PutCommand({
+      TableName: t.tableName,
+      Item: {
+        pk: keys.spendLedger(reservation.order_id as number),
+        order_id: reservation.order_id,
+        task_id: reservation.task_id,
+        key: reservation.key,
+        server_id: reservation.server_id,
+        gpu: reservation.gpu,
+        gpus: reservation.gpus,
+        usd_per_hour: reservation.usd_per_hour,
+        ...(started !== undefined ? { started_at: new Date(started * 1000).toISOString() } : {}),
+        ended_at: new Date((reservation.ended_at ?? now) * 1000).toISOString(),
+        hours: reservation.hours_held ?? 0,
+        cost_usd: reservation.cost_usd ?? 0,
+        days: Object.values(reservation.segments)
+          .map((s) => s.day)
+          .sort(),
+        ttl: now + RETENTION_SECONDS,
+      },
+    }),
+  );
 };
 
 /** Adds `usd` to the day's held totals (relay and key) if the limits allow it; once per segment. */
 const reserveSegment = async (
-t: SpendTable,
+  t: SpendTable,
   taskId: string,
   key: string,
   at: { readonly day: string; readonly usd: number },
@@ -187,7 +250,10 @@ t: SpendTable,
   limits: BudgetLimits,
 ): Promise<ReserveOutcome> => {
   const names: Record<string, string> = { '#open': openAttribute(taskId, segmentId), '#ttl': 'ttl' };
-  const values: Record<string, unknown> = { ':usd': at.usd, ':ttl': Math.floor(Date.parse(at.day) / 1000) + 86_400 + RETENTION_SECONDS };
+  const values: Record<string, unknown> = {
+    ':usd': at.usd,
+    ':ttl': Math.floor(Date.parse(at.day) / 1000) + 86_400 + RETENTION_SECONDS,
+  };
   const adds: string[] = [];
   for (const field of ['used', 'held', 'reserved'] as const) {
     names[`#${field}`] = field;
@@ -195,7 +261,10 @@ t: SpendTable,
     adds.push(`#${field} :usd`, `#k${field} :usd`);
   }
   const conditions = ['attribute_not_exists(#open)'];
-  const refusal = (scope: 'relay' | 'key', used: number, limit: number): ReserveOutcome => ({ ok: false, refusal: { scope, key, used, limit, needed: at.usd } });
+  const refusal = (scope: 'relay' | 'key', used: number, limit: number): ReserveOutcome => ({
+    ok: false,
+    refusal: { scope, key, used, limit, needed: at.usd },
+  });
   if (limits.relay !== undefined) {
     if (at.usd > limits.relay) return refusal('relay', 0, limits.relay);
     conditions.push('(attribute_not_exists(#used) OR #used <= :relayMax)');
@@ -208,28 +277,39 @@ t: SpendTable,
   }
   let usedToday: number | undefined;
   try {
-    const { Attributes } = await t.doc.send(new UpdateCommand({
-      TableName: t.tableName,
-      Key: { pk: keys.spendDay(at.day) },
-      UpdateExpression: `ADD ${adds.join(', ')} SET #open = :usd, #ttl = if_not_exists(#ttl, :ttl)`,
-      ConditionExpression: conditions.join(' AND '),
-      ExpressionAttributeNames: names,
-      ExpressionAttributeValues: values,
-      ReturnValues: 'UPDATED_NEW',
-    }));
+    const { Attributes } = await t.doc.send(
+      new UpdateCommand({
+        TableName: t.tableName,
+        Key: { pk: keys.spendDay(at.day) },
+        UpdateExpression: `ADD ${adds.join(', ')} SET #open = :usd, #ttl = if_not_exists(#ttl, :ttl)`,
+        ConditionExpression: conditions.join(' AND '),
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+        ReturnValues: 'UPDATED_NEW',
+      }),
+    );
     usedToday = typeof Attributes?.used === 'number' ? Attributes.used : undefined;
   } catch (error) {
     if (!isConditionalCheckFailed(error)) throw error;
-    const { Item } = await t.doc.send(new GetCommand({ TableName: t.tableName, Key: { pk: keys.spendDay(at.day) }, ConsistentRead: true }));
+    const { Item } = await t.doc.send(
+      new GetCommand({ TableName: t.tableName, Key: { pk: keys.spendDay(at.day) }, ConsistentRead: true }),
+    );
     // Our own earlier attempt (a retried step, or a write whose answer was lost) reserved it.
-    if (Item?.[openAttribute(taskId, segmentId)] !== undefined) return { ok: true, usd: Number(Item[openAttribute(taskId, segmentId)]), day: at.day, tracked: true };
+    if (Item?.[openAttribute(taskId, segmentId)] !== undefined)
+      return { ok: true, usd: Number(Item[openAttribute(taskId, segmentId)]), day: at.day, tracked: true };
     const used = Number(Item?.used ?? 0);
     const keyUsed = Number(Item?.[`used@${key}`] ?? 0);
     if (limits.relay !== undefined && used + at.usd > limits.relay) return refusal('relay', used, limits.relay);
     if (limits.key !== undefined) return refusal('key', keyUsed, limits.key);
     throw error;
   }
-  return { ok: true, usd: at.usd, day: at.day, tracked: true, ...(usedToday !== undefined ? { used_today: usedToday } : {}) };
+  return {
+    ok: true,
+    usd: at.usd,
+    day: at.day,
+    tracked: true,
+    ...(usedToday !== undefined ? { used_today: usedToday } : {}),
+  };
 };
 
 /**
@@ -237,7 +317,14 @@ t: SpendTable,
  * and with `countOrder` the order and its GPU hours count on that day. Conditional on the segment
  * still being open: false when an earlier call closed it.
  */
-const closeSegment = async (t: SpendTable, reservation: Pick<Reservation, 'task_id' | 'key' | 'order_id'>, segment: SpendSegment, share: number, countOrder: boolean, gpuHours = 0): Promise<boolean> => {
+const closeSegment = async (
+  t: SpendTable,
+  reservation: Pick<Reservation, 'task_id' | 'key' | 'order_id'>,
+  segment: SpendSegment,
+  share: number,
+  countOrder: boolean,
+  gpuHours = 0,
+): Promise<boolean> => {
   const add: Partial<Record<Field, number>> = { held: roundUsd(-segment.usd), used: roundUsd(share - segment.usd) };
   if (reservation.order_id !== undefined) {
     add.settled = share;
@@ -260,14 +347,16 @@ const closeSegment = async (t: SpendTable, reservation: Pick<Reservation, 'task_
     update += ', #ledger :order';
   }
   try {
-    await t.doc.send(new UpdateCommand({
-      TableName: t.tableName,
-      Key: { pk: keys.spendDay(segment.day) },
-      UpdateExpression: update,
-      ConditionExpression: 'attribute_exists(#open)',
-      ExpressionAttributeNames: names,
-      ExpressionAttributeValues: values,
-    }));
+    await t.doc.send(
+      new UpdateCommand({
+        TableName: t.tableName,
+        Key: { pk: keys.spendDay(segment.day) },
+        UpdateExpression: update,
+        ConditionExpression: 'attribute_exists(#open)',
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+      }),
+    );
     return true;
   } catch (error) {
     if (isConditionalCheckFailed(error)) return false;
@@ -291,7 +380,12 @@ export class DynamoDbSpendStore implements SpendStore {
     return reserveOrder(this.t, reservation, limits, now);
   }
 
-  public extend(taskId: string, extension: { readonly id: string; readonly hours: number }, relayLimit: number | undefined, now: number): Promise<ReserveOutcome> {
+  public extend(
+    taskId: string,
+    extension: { readonly id: string; readonly hours: number },
+    relayLimit: number | undefined,
+    now: number,
+  ): Promise<ReserveOutcome> {
     return extendReservation(this.t, taskId, extension, relayLimit, now);
   }
 

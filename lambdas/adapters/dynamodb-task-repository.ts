@@ -17,13 +17,27 @@
  * so the result that call recorded is delivered (by it, and by no other caller).
  */
 import { randomUUID } from 'node:crypto';
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import { ENGLISH_TEXTS } from '../domain/zod-texts';
 import { isConditionalCheckFailed, storedAttributes } from './aws-clients';
 import { TaskAlreadyExistsError } from '../domain/errors';
 import type { SealedTaskInput, TaskRepository } from '../domain/ports';
-import { TaskKindSchema, TaskOriginSchema, TaskStateSchema, type TaskHistoryEntry, type TaskRecord, type TaskResult, type TaskState } from '../domain/task';
+import {
+  TaskKindSchema,
+  TaskOriginSchema,
+  TaskStateSchema,
+  type TaskHistoryEntry,
+  type TaskRecord,
+  type TaskResult,
+  type TaskState,
+} from '../domain/task';
 import { keys } from '../../contract/resources';
 
 /** How long a task record is kept after its last change. */
@@ -77,15 +91,25 @@ export class DynamoDbTaskRepository implements TaskRepository {
     const createdMs = Date.parse(record.created_at);
     const hasEnv = sealed.orderEnv !== undefined && Object.keys(sealed.orderEnv).length > 0;
     const orderEnv = hasEnv
-      ? { [ORDER_ENV_ATTRIBUTE]: sealed.orderEnv, ...(sealed.keepForReplacement ? { [REPLACEMENT_ENV_ATTRIBUTE]: sealed.orderEnv } : {}) }
+      ? {
+          [ORDER_ENV_ATTRIBUTE]: sealed.orderEnv,
+          ...(sealed.keepForReplacement ? { [REPLACEMENT_ENV_ATTRIBUTE]: sealed.orderEnv } : {}),
+        }
       : {};
     try {
-      await this.doc.send(new PutCommand({
-        TableName: this.tableName,
-        Item: { ...record, ...orderEnv, pk: keys.task(record.task_id), ttl: ttlFrom(Number.isNaN(createdMs) ? Date.now() : createdMs) },
-        ConditionExpression: 'attribute_not_exists(#pk)',
-        ExpressionAttributeNames: { '#pk': 'pk' },
-      }));
+      await this.doc.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: {
+            ...record,
+            ...orderEnv,
+            pk: keys.task(record.task_id),
+            ttl: ttlFrom(Number.isNaN(createdMs) ? Date.now() : createdMs),
+          },
+          ConditionExpression: 'attribute_not_exists(#pk)',
+          ExpressionAttributeNames: { '#pk': 'pk' },
+        }),
+      );
     } catch (error) {
       if (isConditionalCheckFailed(error)) throw new TaskAlreadyExistsError(record.task_id);
       throw error;
@@ -94,9 +118,19 @@ export class DynamoDbTaskRepository implements TaskRepository {
 
   /** The record, or undefined when absent. Throws when the stored item is not a valid task. */
   public async get(taskId: string): Promise<TaskRecord | undefined> {
-    const { Item } = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: { pk: keys.task(taskId) }, ConsistentRead: true }));
+    const { Item } = await this.doc.send(
+      new GetCommand({ TableName: this.tableName, Key: { pk: keys.task(taskId) }, ConsistentRead: true }),
+    );
     if (!Item) return undefined;
-    const { pk: _pk, ttl: _ttl, [ORDER_ENV_ATTRIBUTE]: _sealed, [REPLACEMENT_ENV_ATTRIBUTE]: _kept, [FINISH_TOKEN_ATTRIBUTE]: _token, [DELIVERED_ATTRIBUTE]: _delivered, ...rest } = Item;
+    const {
+      pk: _pk,
+      ttl: _ttl,
+      [ORDER_ENV_ATTRIBUTE]: _sealed,
+      [REPLACEMENT_ENV_ATTRIBUTE]: _kept,
+      [FINISH_TOKEN_ATTRIBUTE]: _token,
+      [DELIVERED_ATTRIBUTE]: _delivered,
+      ...rest
+    } = Item;
     const parsed = TaskRecordSchema.parse(rest, ENGLISH_TEXTS);
     return { ...parsed, result: parsed.result as TaskResult | undefined } as TaskRecord;
   }
@@ -112,13 +146,15 @@ export class DynamoDbTaskRepository implements TaskRepository {
   }
 
   private async sealedEnv(taskId: string, attribute: string): Promise<Readonly<Record<string, string>> | undefined> {
-    const { Item } = await this.doc.send(new GetCommand({
-      TableName: this.tableName,
-      Key: { pk: keys.task(taskId) },
-      ConsistentRead: true,
-      ProjectionExpression: '#env',
-      ExpressionAttributeNames: { '#env': attribute },
-    }));
+    const { Item } = await this.doc.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: keys.task(taskId) },
+        ConsistentRead: true,
+        ProjectionExpression: '#env',
+        ExpressionAttributeNames: { '#env': attribute },
+      }),
+    );
     const stored: unknown = Item?.[attribute];
     return stored === undefined ? undefined : OrderEnvSchema.parse(stored, ENGLISH_TEXTS);
   }
@@ -129,21 +165,49 @@ export class DynamoDbTaskRepository implements TaskRepository {
    */
   public async update(
     taskId: string,
-    fields: { state?: TaskState; order_id?: number; server_id?: number; order_intent_at?: number; order_cancelled?: boolean; waiting_until?: number },
+    fields: {
+      state?: TaskState;
+      order_id?: number;
+      server_id?: number;
+      order_intent_at?: number;
+      order_cancelled?: boolean;
+      waiting_until?: number;
+    },
     now: number,
   ): Promise<void> {
-    const facts = { order_id: fields.order_id, server_id: fields.server_id, order_intent_at: fields.order_intent_at, order_cancelled: fields.order_cancelled };
+    const facts = {
+      order_id: fields.order_id,
+      server_id: fields.server_id,
+      order_intent_at: fields.order_intent_at,
+      order_cancelled: fields.order_cancelled,
+    };
     if (fields.waiting_until !== undefined) {
       // Not a fact a final task keeps: only written with the state it belongs to.
       try {
-        await this.set(taskId, { ...facts, state: fields.state, waiting_until: fields.waiting_until, updated_at: iso(now), ttl: ttlFrom(now) }, NOT_FINAL, FINAL_VALUES);
+        await this.set(
+          taskId,
+          {
+            ...facts,
+            state: fields.state,
+            waiting_until: fields.waiting_until,
+            updated_at: iso(now),
+            ttl: ttlFrom(now),
+          },
+          NOT_FINAL,
+          FINAL_VALUES,
+        );
       } catch (error) {
         if (!isConditionalCheckFailed(error)) throw error;
       }
       return;
     }
     try {
-      await this.set(taskId, { ...facts, state: fields.state, updated_at: iso(now), ttl: ttlFrom(now) }, NOT_FINAL, FINAL_VALUES);
+      await this.set(
+        taskId,
+        { ...facts, state: fields.state, updated_at: iso(now), ttl: ttlFrom(now) },
+        NOT_FINAL,
+        FINAL_VALUES,
+      );
     } catch (error) {
       if (!isConditionalCheckFailed(error)) throw error;
       if (Object.values(facts).every((v) => v === undefined)) return;
@@ -162,13 +226,26 @@ export class DynamoDbTaskRepository implements TaskRepository {
    * was this call's own write, landed on an attempt whose answer was lost and failed on the SDK's
    * retry, and the answer is still true. Another caller's final write keeps it false.
    */
-  public async finish(taskId: string, state: 'succeeded' | 'failed', result: TaskResult, now: number, finisher?: string): Promise<boolean> {
+  public async finish(
+    taskId: string,
+    state: 'succeeded' | 'failed',
+    result: TaskResult,
+    now: number,
+    finisher?: string,
+  ): Promise<boolean> {
     // A named finisher's token is its name, so its retries (new calls) recognise its landed write too.
     const token = finisher ?? randomUUID();
     try {
       await this.set(
         taskId,
-        { state, result, finished_at: iso(now), updated_at: iso(now), ttl: ttlFrom(now), [FINISH_TOKEN_ATTRIBUTE]: token },
+        {
+          state,
+          result,
+          finished_at: iso(now),
+          updated_at: iso(now),
+          ttl: ttlFrom(now),
+          [FINISH_TOKEN_ATTRIBUTE]: token,
+        },
         NOT_FINAL,
         FINAL_VALUES,
         [ORDER_ENV_ATTRIBUTE],
@@ -177,21 +254,26 @@ export class DynamoDbTaskRepository implements TaskRepository {
     } catch (error) {
       if (!isConditionalCheckFailed(error)) throw error;
     }
-    const stored = await storedAttributes(this.doc, this.tableName, keys.task(taskId), [FINISH_TOKEN_ATTRIBUTE, DELIVERED_ATTRIBUTE]);
+    const stored = await storedAttributes(this.doc, this.tableName, keys.task(taskId), [
+      FINISH_TOKEN_ATTRIBUTE,
+      DELIVERED_ATTRIBUTE,
+    ]);
     // Ours, and (for a named finisher's retry) not yet delivered by an earlier call of it.
     return stored[FINISH_TOKEN_ATTRIBUTE] === token && stored[DELIVERED_ATTRIBUTE] === undefined;
   }
 
   public async markDelivered(taskId: string, now: number): Promise<void> {
     try {
-      await this.doc.send(new UpdateCommand({
-        TableName: this.tableName,
-        Key: { pk: keys.task(taskId) },
-        UpdateExpression: 'SET #delivered = :at',
-        ConditionExpression: 'attribute_exists(#pk)',
-        ExpressionAttributeNames: { '#delivered': DELIVERED_ATTRIBUTE, '#pk': 'pk' },
-        ExpressionAttributeValues: { ':at': iso(now) },
-      }));
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: keys.task(taskId) },
+          UpdateExpression: 'SET #delivered = :at',
+          ConditionExpression: 'attribute_exists(#pk)',
+          ExpressionAttributeNames: { '#delivered': DELIVERED_ATTRIBUTE, '#pk': 'pk' },
+          ExpressionAttributeValues: { ':at': iso(now) },
+        }),
+      );
     } catch (error) {
       // A task without a record (a job run without ingress) has nothing to mark.
       if (!isConditionalCheckFailed(error)) throw error;
@@ -200,14 +282,16 @@ export class DynamoDbTaskRepository implements TaskRepository {
 
   public async appendHistory(taskId: string, entry: TaskHistoryEntry, now: number): Promise<void> {
     try {
-      await this.doc.send(new UpdateCommand({
-        TableName: this.tableName,
-        Key: { pk: keys.task(taskId) },
-        UpdateExpression: 'SET #h = list_append(if_not_exists(#h, :empty), :entry), #u = :u',
-        ConditionExpression: 'attribute_exists(#pk)',
-        ExpressionAttributeNames: { '#h': 'history', '#u': 'updated_at', '#pk': 'pk' },
-        ExpressionAttributeValues: { ':empty': [], ':entry': [entry], ':u': iso(now) },
-      }));
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: keys.task(taskId) },
+          UpdateExpression: 'SET #h = list_append(if_not_exists(#h, :empty), :entry), #u = :u',
+          ConditionExpression: 'attribute_exists(#pk)',
+          ExpressionAttributeNames: { '#h': 'history', '#u': 'updated_at', '#pk': 'pk' },
+          ExpressionAttributeValues: { ':empty': [], ':entry': [entry], ':u': iso(now) },
+        }),
+      );
     } catch (error) {
       if (!isConditionalCheckFailed(error)) throw error;
     }
@@ -218,7 +302,13 @@ export class DynamoDbTaskRepository implements TaskRepository {
   }
 
   /** SET every defined field (and REMOVE `remove`) under `condition` (names are aliased: `state` and `ttl` are reserved words). */
-  private async set(taskId: string, fields: Record<string, unknown>, condition: string, values: Record<string, unknown>, remove: readonly string[] = []): Promise<void> {
+  private async set(
+    taskId: string,
+    fields: Record<string, unknown>,
+    condition: string,
+    values: Record<string, unknown>,
+    remove: readonly string[] = [],
+  ): Promise<void> {
     const entries = Object.entries(fields).filter(([, v]) => v !== undefined);
     const names: Record<string, string> = { '#pk': 'pk', '#state': 'state' };
     const exprValues: Record<string, unknown> = { ...values };
@@ -232,13 +322,15 @@ export class DynamoDbTaskRepository implements TaskRepository {
       return `#r${i}`;
     });
     if (!condition.includes('#state')) delete names['#state'];
-    await this.doc.send(new UpdateCommand({
-      TableName: this.tableName,
-      Key: { pk: keys.task(taskId) },
-      UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''}`,
-      ConditionExpression: condition,
-      ExpressionAttributeNames: names,
-      ExpressionAttributeValues: Object.keys(exprValues).length > 0 ? exprValues : undefined,
-    }));
+    await this.doc.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: { pk: keys.task(taskId) },
+        UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''}`,
+        ConditionExpression: condition,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: Object.keys(exprValues).length > 0 ? exprValues : undefined,
+      }),
+    );
   }
 }

@@ -15,8 +15,13 @@ const attributeOf = (taskId: string): string => `w${taskId.replace(/[^A-Za-z0-9-
 
 const isEntry = (value: unknown): value is WaitingTask => {
   const v = value as Partial<WaitingTask> | null;
-  return typeof v?.task_id === 'string' && typeof v.round === 'number' && typeof v.accepted_at === 'number'
-    && typeof v.waiting_until === 'number' && typeof v.request?.gpu_type === 'string';
+  return (
+    typeof v?.task_id === 'string' &&
+    typeof v.round === 'number' &&
+    typeof v.accepted_at === 'number' &&
+    typeof v.waiting_until === 'number' &&
+    typeof v.request?.gpu_type === 'string'
+  );
 };
 
 export class DynamoDbWaitingTasks implements WaitingTasks {
@@ -26,17 +31,21 @@ export class DynamoDbWaitingTasks implements WaitingTasks {
   ) {}
 
   public async add(task: WaitingTask): Promise<void> {
-    await this.doc.send(new UpdateCommand({
-      TableName: this.tableName,
-      Key: { pk: keys.waiting() },
-      UpdateExpression: 'SET #w = :task',
-      ExpressionAttributeNames: { '#w': attributeOf(task.task_id) },
-      ExpressionAttributeValues: { ':task': task },
-    }));
+    await this.doc.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: { pk: keys.waiting() },
+        UpdateExpression: 'SET #w = :task',
+        ExpressionAttributeNames: { '#w': attributeOf(task.task_id) },
+        ExpressionAttributeValues: { ':task': task },
+      }),
+    );
   }
 
   public async list(): Promise<readonly WaitingTask[]> {
-    const { Item } = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: { pk: keys.waiting() }, ConsistentRead: true }));
+    const { Item } = await this.doc.send(
+      new GetCommand({ TableName: this.tableName, Key: { pk: keys.waiting() }, ConsistentRead: true }),
+    );
     return Object.entries(Item ?? {})
       .filter(([name]) => name.startsWith('w'))
       .map(([, value]) => value)
@@ -46,14 +55,19 @@ export class DynamoDbWaitingTasks implements WaitingTasks {
 
   public async remove(taskId: string, round?: number): Promise<boolean> {
     try {
-      await this.doc.send(new UpdateCommand({
-        TableName: this.tableName,
-        Key: { pk: keys.waiting() },
-        UpdateExpression: 'REMOVE #w',
-        ConditionExpression: round === undefined ? 'attribute_exists(#w)' : '#w.#round = :round',
-        ExpressionAttributeNames: { '#w': attributeOf(taskId), ...(round === undefined ? {} : { '#round': 'round' }) },
-        ...(round === undefined ? {} : { ExpressionAttributeValues: { ':round': round } }),
-      }));
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: keys.waiting() },
+          UpdateExpression: 'REMOVE #w',
+          ConditionExpression: round === undefined ? 'attribute_exists(#w)' : '#w.#round = :round',
+          ExpressionAttributeNames: {
+            '#w': attributeOf(taskId),
+            ...(round === undefined ? {} : { '#round': 'round' }),
+          },
+          ...(round === undefined ? {} : { ExpressionAttributeValues: { ':round': round } }),
+        }),
+      );
       return true;
     } catch (error) {
       if (isConditionalCheckFailed(error)) return false;

@@ -7,7 +7,14 @@
  * Secret values come either from `<NAME>_ARN` (Secrets Manager, AWS) or `<NAME>` (plain, local).
  */
 import * as z from 'zod/mini';
-import { idListProblem, parseIdList, SETTINGS, type Setting, type SettingKey, type SettingValueOf } from '../../contract/settings';
+import {
+  idListProblem,
+  parseIdList,
+  SETTINGS,
+  type Setting,
+  type SettingKey,
+  type SettingValueOf,
+} from '../../contract/settings';
 import { PortsSchema } from '../../contract/shapes';
 import { refuse } from '../http/requests';
 import { ENGLISH_TEXTS } from '../domain/zod-texts';
@@ -31,7 +38,8 @@ const portsJson = (name: string) =>
 
 /** The env-string schema of one setting. */
 const envSchema = (s: Setting): z.ZodMiniType => {
-  const max = (base: z.ZodMiniNumber) => (s.max ? base.check(z.lte(s.max.value, `${s.env} must be at most ${s.max.value} (${s.max.reason})`)) : base);
+  const max = (base: z.ZodMiniNumber) =>
+    s.max ? base.check(z.lte(s.max.value, `${s.env} must be at most ${s.max.value} (${s.max.reason})`)) : base;
   switch (s.kind) {
     case 'url':
       return z.url();
@@ -78,7 +86,11 @@ type SettingsEnvShape = {
 const settingsEnvShape = (): SettingsEnvShape => {
   const shape: Record<string, z.ZodMiniType> = {};
   for (const s of Object.values(SETTINGS) as Setting[]) {
-    shape[s.env] = s.optional ? optionalEnv(envSchema(s)) : s.default === undefined ? envSchema(s) : z._default(envSchema(s), s.default);
+    shape[s.env] = s.optional
+      ? optionalEnv(envSchema(s))
+      : s.default === undefined
+        ? envSchema(s)
+        : z._default(envSchema(s), s.default);
   }
   return shape as unknown as SettingsEnvShape;
 };

@@ -19,32 +19,51 @@ import type { CallerKeyStore } from '../domain/caller-keys';
 import type { LeaseBook } from '../domain/lease-ports';
 import type { SpendStore } from '../domain/spend-budget';
 import { keys } from '../../contract/resources';
-import type { IdempotencyStore, JobQueue, PlacementIntents, ServerClaims, SlidingWindow, TaskRepository, WaitingTasks, WorkflowStarter } from '../domain/ports';
+import type {
+  IdempotencyStore,
+  JobQueue,
+  PlacementIntents,
+  ServerClaims,
+  SlidingWindow,
+  TaskRepository,
+  WaitingTasks,
+  WorkflowStarter,
+} from '../domain/ports';
 
-export const taskRepositoryFromEnv = (env: RelayEnv): TaskRepository => new DynamoDbTaskRepository(documentClient(), env.TABLE_NAME);
+export const taskRepositoryFromEnv = (env: RelayEnv): TaskRepository =>
+  new DynamoDbTaskRepository(documentClient(), env.TABLE_NAME);
 
-export const slidingWindowFromEnv = (env: RelayEnv): SlidingWindow => new DynamoDbSlidingWindow(documentClient(), env.TABLE_NAME);
+export const slidingWindowFromEnv = (env: RelayEnv): SlidingWindow =>
+  new DynamoDbSlidingWindow(documentClient(), env.TABLE_NAME);
 
-export const placementIntentsFromEnv = (env: RelayEnv): PlacementIntents => new DynamoDbPlacementIntents(documentClient(), env.TABLE_NAME);
+export const placementIntentsFromEnv = (env: RelayEnv): PlacementIntents =>
+  new DynamoDbPlacementIntents(documentClient(), env.TABLE_NAME);
 
 /** The standing-order queue (issue 23). */
-export const waitingTasksFromEnv = (env: RelayEnv): WaitingTasks => new DynamoDbWaitingTasks(documentClient(), env.TABLE_NAME);
+export const waitingTasksFromEnv = (env: RelayEnv): WaitingTasks =>
+  new DynamoDbWaitingTasks(documentClient(), env.TABLE_NAME);
 
-export const serverClaimsFromEnv = (env: RelayEnv): ServerClaims => new DynamoDbServerClaims(documentClient(), env.TABLE_NAME);
+export const serverClaimsFromEnv = (env: RelayEnv): ServerClaims =>
+  new DynamoDbServerClaims(documentClient(), env.TABLE_NAME);
 
 /** Caller keys (issue 24), cached per instance for CALLER_KEY_CACHE_SECONDS. */
-export const callerKeyStoreFromEnv = (env: RelayEnv): CallerKeyStore => new DynamoDbCallerKeys(documentClient(), env.TABLE_NAME, env.CALLER_KEY_CACHE_SECONDS);
+export const callerKeyStoreFromEnv = (env: RelayEnv): CallerKeyStore =>
+  new DynamoDbCallerKeys(documentClient(), env.TABLE_NAME, env.CALLER_KEY_CACHE_SECONDS);
 
 /** Spending budgets and the ledger (issue 24). */
-export const spendStoreFromEnv = (env: RelayEnv): DynamoDbSpendStore => new DynamoDbSpendStore(documentClient(), env.TABLE_NAME);
+export const spendStoreFromEnv = (env: RelayEnv): DynamoDbSpendStore =>
+  new DynamoDbSpendStore(documentClient(), env.TABLE_NAME);
 
 /** Only the extension's reservation (the job worker's extend-order): its bundle leaves the rest of the store out. */
 export const spendExtensionsFromEnv = (env: RelayEnv): Pick<SpendStore, 'extend'> => {
   const table = { doc: documentClient(), tableName: env.TABLE_NAME };
-  return { extend: (taskId, extension, relayLimit, now) => extendReservation(table, taskId, extension, relayLimit, now) };
+  return {
+    extend: (taskId, extension, relayLimit, now) => extendReservation(table, taskId, extension, relayLimit, now),
+  };
 };
 
-export const idempotencyStoreFromEnv = (env: RelayEnv): IdempotencyStore => new DynamoDbIdempotencyStore(documentClient(), env.TABLE_NAME);
+export const idempotencyStoreFromEnv = (env: RelayEnv): IdempotencyStore =>
+  new DynamoDbIdempotencyStore(documentClient(), env.TABLE_NAME);
 
 /** Signed timestamped requests already accepted (`SIGNED#` items): a repeat gets the first task id. */
 export const signedRequestStoreFromEnv = (env: RelayEnv): IdempotencyStore =>

@@ -69,7 +69,10 @@ export const NOTIFIER_DEFAULTS = {
   minAttemptMs: 500,
 } as const;
 
-type Limits = Pick<HttpNotifierOptions, 'callbackTimeoutMs' | 'chatTimeoutMs' | 'callbackAttempts' | 'callbackBackoffMs' | 'discordMaxWaitMs'>;
+type Limits = Pick<
+  HttpNotifierOptions,
+  'callbackTimeoutMs' | 'chatTimeoutMs' | 'callbackAttempts' | 'callbackBackoffMs' | 'discordMaxWaitMs'
+>;
 
 /** Longest a callback delivery can take without a budget: every attempt times out, with the back-off between. */
 export const callbackWorstCaseMs = (limits: Limits = {}): number => {
@@ -86,16 +89,26 @@ export const chatWorstCaseMs = (limits: Limits = {}): number => {
   return Math.max(post, post + (limits.discordMaxWaitMs ?? NOTIFIER_DEFAULTS.discordMaxWaitMs) + post);
 };
 
-type Outcome = { ok: true; status: number } | { ok: false; retry: boolean; status?: number; reason: string; retryAfterMs?: number };
+type Outcome =
+  { ok: true; status: number } | { ok: false; retry: boolean; status?: number; reason: string; retryAfterMs?: number };
 
 /** The Standard Webhooks headers of a delivery. */
-export const DELIVERY_HEADERS = { id: 'webhook-id', timestamp: 'webhook-timestamp', signature: 'webhook-signature' } as const;
+export const DELIVERY_HEADERS = {
+  id: 'webhook-id',
+  timestamp: 'webhook-timestamp',
+  signature: 'webhook-signature',
+} as const;
 
 /**
  * The Standard Webhooks headers of one delivery attempt: `webhook-signature` holds a `v1,<base64>`
  * signature of `<id>.<timestamp>.<body>` per secret, space-separated (standardwebhooks' Webhook.sign).
  */
-export const signDelivery = (secrets: readonly string[], deliveryId: string, nowMs: number, body: string): Record<string, string> => {
+export const signDelivery = (
+  secrets: readonly string[],
+  deliveryId: string,
+  nowMs: number,
+  body: string,
+): Record<string, string> => {
   const at = new Date(Math.floor(nowMs / 1000) * 1000);
   return {
     [DELIVERY_HEADERS.id]: deliveryId,
@@ -182,11 +195,20 @@ export class HttpNotifier implements Notifier, EventSender {
    * callback, with `webhook-id` = the event id on every retry. Never throws.
    */
   public send(url: string, eventId: string, event: OrderEvent): Promise<boolean> {
-    return this.deliverSigned(url, eventId, JSON.stringify(event), { task_id: event.task_id, event: event.event, event_id: eventId });
+    return this.deliverSigned(url, eventId, JSON.stringify(event), {
+      task_id: event.task_id,
+      event: event.event,
+      event_id: eventId,
+    });
   }
 
   /** One signed delivery with retries; `logContext` names what is delivered (never the URL itself). */
-  private async deliverSigned(url: string, deliveryId: string, body: string, logContext: Record<string, unknown>): Promise<boolean> {
+  private async deliverSigned(
+    url: string,
+    deliveryId: string,
+    body: string,
+    logContext: Record<string, unknown>,
+  ): Promise<boolean> {
     const host = hostOf(url);
     const attempts = Math.max(1, this.opts.callbackAttempts ?? NOTIFIER_DEFAULTS.callbackAttempts);
     const fail = (reason: string, extra: Record<string, unknown> = {}) => {
@@ -203,14 +225,19 @@ export class HttpNotifier implements Notifier, EventSender {
       for (const secret of secrets) new Webhook(secret);
     } catch (error) {
       // The name only: a message could quote the value.
-      return fail('callback signing secret unavailable or invalid', { error: error instanceof Error ? error.name : 'unknown' });
+      return fail('callback signing secret unavailable or invalid', {
+        error: error instanceof Error ? error.name : 'unknown',
+      });
     }
     if (secrets.length === 0) return fail('no callback signing secret configured to sign the callback');
 
     let last: Outcome = { ok: false, retry: false, reason: 'not attempted' };
     let tried = 0;
     for (let attempt = 1; attempt <= attempts; attempt += 1) {
-      const timeoutMs = this.attemptTimeout(this.opts.callbackTimeoutMs ?? NOTIFIER_DEFAULTS.callbackTimeoutMs, this.callbackBudgetMs());
+      const timeoutMs = this.attemptTimeout(
+        this.opts.callbackTimeoutMs ?? NOTIFIER_DEFAULTS.callbackTimeoutMs,
+        this.callbackBudgetMs(),
+      );
       if (timeoutMs === undefined) {
         // The function would time out before this attempt could finish: stop, so the handler still ends on its own.
         if (attempt === 1) last = { ok: false, retry: false, reason: 'no time left in the invocation' };
@@ -227,10 +254,20 @@ export class HttpNotifier implements Notifier, EventSender {
       if (!last.retry || attempt === attempts) break;
       const backoffMs = (this.opts.callbackBackoffMs ?? NOTIFIER_DEFAULTS.callbackBackoffMs) * 2 ** (attempt - 1);
       if (!this.canWait(backoffMs, this.callbackBudgetMs())) {
-        logger.info('callback retries skipped: the invocation is running out of time', { ...logContext, callback_host: host, attempt });
+        logger.info('callback retries skipped: the invocation is running out of time', {
+          ...logContext,
+          callback_host: host,
+          attempt,
+        });
         break;
       }
-      logger.info('callback attempt failed, retrying', { ...logContext, callback_host: host, attempt, status: last.status, reason: last.reason });
+      logger.info('callback attempt failed, retrying', {
+        ...logContext,
+        callback_host: host,
+        attempt,
+        status: last.status,
+        reason: last.reason,
+      });
       await this.sleep(backoffMs);
     }
     return fail(last.ok ? 'unknown' : last.reason, { status: last.ok ? undefined : last.status, attempts: tried });
@@ -256,8 +293,13 @@ export class HttpNotifier implements Notifier, EventSender {
     const refused = this.refusal(responseUrl);
     const outcome: Outcome = refused
       ? { ok: false, retry: false, reason: `destination refused: ${refused}` }
-      : await this.budgetedPost(responseUrl, JSON.stringify({ response_type: 'in_channel', replace_original: false, text }), this.chatTimeout());
-    if (!outcome.ok) logger.warn('slack response_url delivery failed', { status: outcome.status, reason: outcome.reason });
+      : await this.budgetedPost(
+          responseUrl,
+          JSON.stringify({ response_type: 'in_channel', replace_original: false, text }),
+          this.chatTimeout(),
+        );
+    if (!outcome.ok)
+      logger.warn('slack response_url delivery failed', { status: outcome.status, reason: outcome.reason });
   }
 
   private async chatSlack(url: string, text: string): Promise<void> {
@@ -270,7 +312,8 @@ export class HttpNotifier implements Notifier, EventSender {
 
   private async chatDiscord(url: string, text: string): Promise<void> {
     const refused = this.refusal(url);
-    if (refused) return this.chatFailed('discord', { ok: false, retry: false, reason: `destination refused: ${refused}` });
+    if (refused)
+      return this.chatFailed('discord', { ok: false, retry: false, reason: `destination refused: ${refused}` });
     const body = JSON.stringify({ content: discordContent(text) });
     let outcome = await this.budgetedPost(url, body, this.chatTimeout(), true);
     if (!outcome.ok && outcome.status === 429) {
@@ -311,7 +354,13 @@ export class HttpNotifier implements Notifier, EventSender {
   }
 
   /** One POST with a timeout. Never throws; the outcome says whether a retry could help. */
-  private async post(url: string, body: string, timeoutMs: number, headers: Record<string, string> = {}, readRetryAfter = false): Promise<Outcome> {
+  private async post(
+    url: string,
+    body: string,
+    timeoutMs: number,
+    headers: Record<string, string> = {},
+    readRetryAfter = false,
+  ): Promise<Outcome> {
     let res: PostResponse;
     try {
       res = await this.transport(url, {
@@ -321,10 +370,12 @@ export class HttpNotifier implements Notifier, EventSender {
         allowPrivate: this.opts.allowPrivate,
       });
     } catch (error) {
-      if (isBlockedDestination(error)) return { ok: false, retry: false, reason: 'destination refused at connect time' };
+      if (isBlockedDestination(error))
+        return { ok: false, retry: false, reason: 'destination refused at connect time' };
       // Duck-typed: only the name and code are logged, never the message (it may hold the URL).
       const { code } = (error ?? {}) as { code?: unknown };
-      if (error instanceof DeliveryTimeoutError) return { ok: false, retry: true, reason: `timeout after ${timeoutMs} ms` };
+      if (error instanceof DeliveryTimeoutError)
+        return { ok: false, retry: true, reason: `timeout after ${timeoutMs} ms` };
       return { ok: false, retry: true, reason: `network error${typeof code === 'string' ? ` ${code}` : ''}` };
     }
     if (res.status >= 200 && res.status < 300) return { ok: true, status: res.status };

@@ -75,38 +75,47 @@ export const httpPost: Transport = (url, options) =>
     const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
     let req: ReturnType<typeof httpRequest>;
     try {
-      req = send(target, {
-        method: 'POST',
-        // Content-Length rather than chunked: some webhook receivers reject chunked bodies.
-        headers: { ...options.headers, 'Content-Length': String(payload.length) },
-        // A fresh socket per POST: each connection is judged by the guard, no idle socket goes stale
-        // across a Lambda freeze, and a socket opened without the guard can never be reused with it.
-        agent: false,
-        ...(lookup ? { lookup } : {}),
-      }, (res) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        const complete = () => settle(() => resolve({
-          status: res.statusCode ?? 0,
-          headers: res.headers,
-          text: () => Buffer.concat(chunks).toString('utf8'),
-        }));
-        res.on('data', (chunk: Buffer) => {
-          if (size < limit) {
-            const kept = chunk.subarray(0, limit - size);
-            chunks.push(kept);
-            size += kept.length;
-          }
-          if (size >= limit) {
-            complete();
-            res.destroy(); // the rest is discarded; the socket is ours alone (agent: false)
-          }
-        });
-        res.on('end', complete);
-        // A timeout or reset mid-body arrives here (req.destroy after the response began).
-        res.on('error', (error) => settle(() => reject(error)));
-        res.on('close', () => settle(() => reject(Object.assign(new Error('response closed before its end'), { code: 'ECONNRESET' }))));
-      });
+      req = send(
+        target,
+        {
+          method: 'POST',
+          // Content-Length rather than chunked: some webhook receivers reject chunked bodies.
+          headers: { ...options.headers, 'Content-Length': String(payload.length) },
+          // A fresh socket per POST: each connection is judged by the guard, no idle socket goes stale
+          // across a Lambda freeze, and a socket opened without the guard can never be reused with it.
+          agent: false,
+          ...(lookup ? { lookup } : {}),
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          let size = 0;
+          const complete = () =>
+            settle(() =>
+              resolve({
+                status: res.statusCode ?? 0,
+                headers: res.headers,
+                text: () => Buffer.concat(chunks).toString('utf8'),
+              }),
+            );
+          res.on('data', (chunk: Buffer) => {
+            if (size < limit) {
+              const kept = chunk.subarray(0, limit - size);
+              chunks.push(kept);
+              size += kept.length;
+            }
+            if (size >= limit) {
+              complete();
+              res.destroy(); // the rest is discarded; the socket is ours alone (agent: false)
+            }
+          });
+          res.on('end', complete);
+          // A timeout or reset mid-body arrives here (req.destroy after the response began).
+          res.on('error', (error) => settle(() => reject(error)));
+          res.on('close', () =>
+            settle(() => reject(Object.assign(new Error('response closed before its end'), { code: 'ECONNRESET' }))),
+          );
+        },
+      );
     } catch (error) {
       reject(error); // invalid header values throw synchronously
       return;

@@ -56,8 +56,10 @@ export const withReserve = <R>(reserveMs: number, work: () => Promise<R>): Promi
  * Wraps a plain Lambda handler (Step Functions tasks, the SQS worker, the safety net): the
  * invocation's context becomes the budget for everything the handler awaits.
  */
-export const budgetedHandler = <E, C extends BudgetContext | undefined, R>(handler: (event: E, context: C) => Promise<R>) =>
-  (event: E, context: C): Promise<R> => withInvocationBudget(context, () => handler(event, context));
+export const budgetedHandler =
+  <E, C extends BudgetContext | undefined, R>(handler: (event: E, context: C) => Promise<R>) =>
+  (event: E, context: C): Promise<R> =>
+    withInvocationBudget(context, () => handler(event, context));
 
 /**
  * Middy middleware: records the invocation's context as the budget for the middlewares after it.

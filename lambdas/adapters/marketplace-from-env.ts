@@ -62,7 +62,8 @@ export const marketplaceFromEnv = (env: RelayEnv, options: { cacheMaxAgeMs?: num
     },
     onPacingError: (error) => logger.warn('marketplace pacing: rate-limited answer not recorded', { error }),
     // One element the reader cannot use is left out, never the whole answer; the operator sees which.
-    onSkipped: (endpoint, skipped) => logger.warn('marketplace answer element skipped', { endpoint, index: skipped.index, reason: skipped.reason }),
+    onSkipped: (endpoint, skipped) =>
+      logger.warn('marketplace answer element skipped', { endpoint, index: skipped.index, reason: skipped.reason }),
   });
   return new CachedMarketplaceClient({
     inner: http,

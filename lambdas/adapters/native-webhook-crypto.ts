@@ -12,16 +12,19 @@
 import { createHmac } from 'node:crypto';
 
 /** HMAC-SHA256 of `data` keyed with `key` (fast-sha256's `hmac`). */
-export const hmac = (key: Uint8Array, data: Uint8Array): Uint8Array => new Uint8Array(createHmac('sha256', key).update(data).digest());
+export const hmac = (key: Uint8Array, data: Uint8Array): Uint8Array =>
+  new Uint8Array(createHmac('sha256', key).update(data).digest());
 
 /** Standard base64 with padding (@stablelib/base64's `encode`). */
-export const encode = (data: Uint8Array): string => Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('base64');
+export const encode = (data: Uint8Array): string =>
+  Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('base64');
 
 /**
  * Standard base64 (@stablelib/base64's `decode`). Strict like the original: anything but the base64
  * alphabet with correct padding throws, so a malformed secret is refused rather than read leniently.
  */
 export const decode = (text: string): Uint8Array => {
-  if (text.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(text)) throw new Error('Base64Coder: incorrect characters for decoding');
+  if (text.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(text))
+    throw new Error('Base64Coder: incorrect characters for decoding');
   return new Uint8Array(Buffer.from(text, 'base64'));
 };

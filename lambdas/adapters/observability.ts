@@ -58,7 +58,9 @@ class TaskScopedLogFormatter extends LogFormatter {
     const scope = taskScope.getStore();
     if (scope === undefined) return new LogItem({ attributes: base }).addAttributes(additionalLogAttributes);
     const { task_id: _appended, ...rest } = additionalLogAttributes;
-    return new LogItem({ attributes: base }).addAttributes(scope.taskId === undefined ? rest : { ...rest, task_id: scope.taskId });
+    return new LogItem({ attributes: base }).addAttributes(
+      scope.taskId === undefined ? rest : { ...rest, task_id: scope.taskId },
+    );
   }
 }
 
@@ -83,11 +85,17 @@ export const countMetric = (name: string, dimension?: { name: string; value: str
  * Spending (issue 24): `usd` reserved or settled for a caller key (dimension `key`), and the relay's
  * used total of the day after the change (SpendUsedTodayUsd, no extra dimension: the 80 % alarm's metric).
  */
-export const spendMetric = (name: 'SpendReservedUsd' | 'SpendSettledUsd', key: string, usd: number, usedToday?: number): void => {
+export const spendMetric = (
+  name: 'SpendReservedUsd' | 'SpendSettledUsd',
+  key: string,
+  usd: number,
+  usedToday?: number,
+): void => {
   const single = metrics.singleMetric();
   single.addDimension('key', key);
   single.addMetric(name, MetricUnit.NoUnit, usd);
-  if (usedToday !== undefined) metrics.singleMetric().addMetric(MetricName.SpendUsedTodayUsd, MetricUnit.NoUnit, usedToday);
+  if (usedToday !== undefined)
+    metrics.singleMetric().addMetric(MetricName.SpendUsedTodayUsd, MetricUnit.NoUnit, usedToday);
 };
 
 /** Runs `work`; the seam for a named subsegment (see `traceClient`). */
@@ -112,8 +120,10 @@ export const taskScopeMiddleware = (): middy.MiddlewareObj => ({
 });
 
 /** Wraps a handler that is not built with middy (SQS worker, execution-ended): a fresh task scope. */
-export const tracedHandler = <A extends unknown[], R>(handler: (...args: A) => Promise<R>): ((...args: A) => Promise<R>) =>
-  (...args: A): Promise<R> => withTaskScope(() => handler(...args));
+export const tracedHandler =
+  <A extends unknown[], R>(handler: (...args: A) => Promise<R>): ((...args: A) => Promise<R>) =>
+  (...args: A): Promise<R> =>
+    withTaskScope(() => handler(...args));
 
 /**
  * Correlates the rest of this invocation (or SQS record) with one task: `task_id` (plus `extra`)

@@ -49,11 +49,15 @@ const mayReadFresh = (secretId: string): boolean => {
 const NO_VERSION = '';
 
 const isNotFound = (error: unknown): boolean =>
-  error instanceof ResourceNotFoundException || (error as { name?: unknown } | null)?.name === 'ResourceNotFoundException';
+  error instanceof ResourceNotFoundException ||
+  (error as { name?: unknown } | null)?.name === 'ResourceNotFoundException';
 
 /** A SecretsProvider pinned to one version stage, so its name-keyed cache holds that stage only. */
 class StageSecretsProvider extends SecretsProvider {
-  public constructor(private readonly stage: VersionStage, client: SecretsManagerClient) {
+  public constructor(
+    private readonly stage: VersionStage,
+    client: SecretsManagerClient,
+  ) {
     super({ awsSdkV3Client: client });
   }
 
@@ -74,7 +78,10 @@ let providers: Record<VersionStage, StageSecretsProvider> | undefined;
 const providerFor = (stage: VersionStage): StageSecretsProvider => {
   if (!providers) {
     const client = traceClient(new SecretsManagerClient(awsClientConfig()));
-    providers = { AWSCURRENT: new StageSecretsProvider('AWSCURRENT', client), AWSPREVIOUS: new StageSecretsProvider('AWSPREVIOUS', client) };
+    providers = {
+      AWSCURRENT: new StageSecretsProvider('AWSCURRENT', client),
+      AWSPREVIOUS: new StageSecretsProvider('AWSPREVIOUS', client),
+    };
   }
   return providers[stage];
 };
@@ -90,7 +97,11 @@ export const clearSecretCache = (): void => {
  * SECRET_MAX_AGE_SECONDS. AWSPREVIOUS gives undefined when the secret has no previous version.
  * `forceFetch` reads Secrets Manager whatever the cache holds, and caches the answer.
  */
-export const getSecretString = async (secretId: string, versionStage: VersionStage = 'AWSCURRENT', forceFetch = false): Promise<string | undefined> => {
+export const getSecretString = async (
+  secretId: string,
+  versionStage: VersionStage = 'AWSCURRENT',
+  forceFetch = false,
+): Promise<string | undefined> => {
   const value = await providerFor(versionStage).get(secretId, { maxAge: SECRET_MAX_AGE_SECONDS, forceFetch });
   if (versionStage === 'AWSPREVIOUS' && value === NO_VERSION) return undefined;
   if (typeof value !== 'string') throw new Error(`secret ${secretId} is not a string`);
@@ -98,7 +109,11 @@ export const getSecretString = async (secretId: string, versionStage: VersionSta
 };
 
 /** The previous version of a secret, or undefined. A read failure is not cached and only drops the old key. */
-const previousSecret = async (secretId: string, forceFetch: boolean, what = 'webhook secret'): Promise<string | undefined> => {
+const previousSecret = async (
+  secretId: string,
+  forceFetch: boolean,
+  what = 'webhook secret',
+): Promise<string | undefined> => {
   try {
     return await getSecretString(secretId, 'AWSPREVIOUS', forceFetch);
   } catch (error) {
@@ -126,8 +141,14 @@ export const MIN_CALLBACK_KEY_BYTES = 24;
 export const callbackSigningKey = (raw: string): string => {
   const value = raw.trim();
   const base64 = value.startsWith(WHSEC_PREFIX) ? value.slice(WHSEC_PREFIX.length) : value;
-  const valid = base64.length % 4 === 0 && /^[A-Za-z0-9+/]+={0,2}$/.test(base64) && Buffer.from(base64, 'base64').length >= MIN_CALLBACK_KEY_BYTES;
-  if (!valid) throw new Error(`the callback signing secret must be ${WHSEC_PREFIX} followed by base64 of at least ${MIN_CALLBACK_KEY_BYTES} random bytes`);
+  const valid =
+    base64.length % 4 === 0 &&
+    /^[A-Za-z0-9+/]+={0,2}$/.test(base64) &&
+    Buffer.from(base64, 'base64').length >= MIN_CALLBACK_KEY_BYTES;
+  if (!valid)
+    throw new Error(
+      `the callback signing secret must be ${WHSEC_PREFIX} followed by base64 of at least ${MIN_CALLBACK_KEY_BYTES} random bytes`,
+    );
   return `${WHSEC_PREFIX}${base64}`;
 };
 
@@ -155,25 +176,37 @@ export const webhookSecrets = async (env: RelayEnv, options: SecretReadOptions =
     const arn = env.WEBHOOK_SECRET_ARN;
     const force = options.fresh === true && mayReadFresh(arn);
     if (force) logger.info('webhook secrets re-read: a signature matched no cached secret');
-    const [current, previous] = await Promise.all([getSecretString(arn, 'AWSCURRENT', force), previousSecret(arn, force)]);
+    const [current, previous] = await Promise.all([
+      getSecretString(arn, 'AWSCURRENT', force),
+      previousSecret(arn, force),
+    ]);
     return distinctNonEmpty([current, previous]);
   }
   return distinctNonEmpty([env.WEBHOOK_SECRET, env.WEBHOOK_SECRET_PREVIOUS]);
 };
 
 export const marketplaceApiKey = async (env: RelayEnv): Promise<string> => {
-  const key = env.MARKETPLACE_API_KEY_ARN ? await getSecretString(env.MARKETPLACE_API_KEY_ARN) : env.MARKETPLACE_API_KEY;
+  const key = env.MARKETPLACE_API_KEY_ARN
+    ? await getSecretString(env.MARKETPLACE_API_KEY_ARN)
+    : env.MARKETPLACE_API_KEY;
   if (!key) throw new Error('marketplace API key is not configured (MARKETPLACE_API_KEY or MARKETPLACE_API_KEY_ARN)');
   return key;
 };
 
-export interface ChatWebhooks { readonly slack?: string; readonly discord?: string }
+export interface ChatWebhooks {
+  readonly slack?: string;
+  readonly discord?: string;
+}
 
 export const chatWebhooks = async (env: RelayEnv): Promise<ChatWebhooks> => {
   if (env.CHAT_WEBHOOKS_SECRET_ARN) {
     const raw = await getSecretString(env.CHAT_WEBHOOKS_SECRET_ARN);
     let parsed: Record<string, unknown> = {};
-    try { parsed = JSON.parse(raw ?? '{}') as Record<string, unknown>; } catch { parsed = {}; }
+    try {
+      parsed = JSON.parse(raw ?? '{}') as Record<string, unknown>;
+    } catch {
+      parsed = {};
+    }
     const str = (v: unknown) => (typeof v === 'string' && v.length > 0 ? v : undefined);
     return { slack: str(parsed.slack_webhook_url), discord: str(parsed.discord_webhook_url) };
   }
@@ -187,7 +220,9 @@ export const parseSlackSigningSecret = (raw: string | undefined): string | undef
   if (value.startsWith('{')) {
     try {
       const parsed = JSON.parse(value) as { signing_secret?: unknown };
-      return typeof parsed.signing_secret === 'string' && parsed.signing_secret.length > 0 ? parsed.signing_secret : undefined;
+      return typeof parsed.signing_secret === 'string' && parsed.signing_secret.length > 0
+        ? parsed.signing_secret
+        : undefined;
     } catch {
       return value;
     }
@@ -196,7 +231,10 @@ export const parseSlackSigningSecret = (raw: string | undefined): string | undef
 };
 
 /** The Slack signing secret; `fresh` as for webhookSecrets (Slack's "Regenerate" takes effect at once). */
-export const slackSigningSecret = async (env: RelayEnv, options: SecretReadOptions = {}): Promise<string | undefined> => {
+export const slackSigningSecret = async (
+  env: RelayEnv,
+  options: SecretReadOptions = {},
+): Promise<string | undefined> => {
   const arn = env.SLACK_SIGNING_SECRET_ARN;
   if (!arn) return parseSlackSigningSecret(env.SLACK_SIGNING_SECRET);
   const force = options.fresh === true && mayReadFresh(arn);

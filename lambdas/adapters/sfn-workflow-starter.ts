@@ -11,12 +11,14 @@ export class SfnWorkflowStarter implements WorkflowStarter {
 
   public async start(taskId: string, input: CreateOrderWorkflowInput, executionName: string = taskId): Promise<void> {
     try {
-      await this.client.send(new StartExecutionCommand({
-        stateMachineArn: this.stateMachineArn,
-        // Execution names are unique per state machine (90 days): a repeated start cannot run the order twice.
-        name: executionName,
-        input: JSON.stringify(input),
-      }));
+      await this.client.send(
+        new StartExecutionCommand({
+          stateMachineArn: this.stateMachineArn,
+          // Execution names are unique per state machine (90 days): a repeated start cannot run the order twice.
+          name: executionName,
+          input: JSON.stringify(input),
+        }),
+      );
     } catch (error) {
       // Already running or done under this name: the hand-off already happened.
       if (error instanceof Error && error.name === 'ExecutionAlreadyExists') return;

@@ -11,13 +11,15 @@ export class SqsJobQueue implements JobQueue {
   ) {}
 
   public async send(message: JobMessage): Promise<void> {
-    await this.client.send(new SendMessageCommand({
-      QueueUrl: this.queueUrl,
-      MessageBody: JSON.stringify(message),
-      MessageAttributes: {
-        kind: { DataType: 'String', StringValue: message.kind },
-        task_id: { DataType: 'String', StringValue: message.task_id },
-      },
-    }));
+    await this.client.send(
+      new SendMessageCommand({
+        QueueUrl: this.queueUrl,
+        MessageBody: JSON.stringify(message),
+        MessageAttributes: {
+          kind: { DataType: 'String', StringValue: message.kind },
+          task_id: { DataType: 'String', StringValue: message.task_id },
+        },
+      }),
+    );
   }
 }

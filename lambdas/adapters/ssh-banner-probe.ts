@@ -26,7 +26,11 @@ export interface SshBannerProbeOptions {
   readonly resolver?: Resolver;
 }
 
-const failed = (reason: SshProbeFailure, detail?: string): SshProbeResult => ({ answered: false, reason, ...(detail ? { detail } : {}) });
+const failed = (reason: SshProbeFailure, detail?: string): SshProbeResult => ({
+  answered: false,
+  reason,
+  ...(detail ? { detail } : {}),
+});
 
 /** A socket error as a probe failure; the error's code is the detail (never a message with data in it). */
 const failureOf = (error: NodeJS.ErrnoException): SshProbeResult => {
@@ -41,7 +45,11 @@ const failureOf = (error: NodeJS.ErrnoException): SshProbeResult => {
 /** The banner line as printable ASCII, for logs. */
 const bannerText = (bytes: Buffer): string => {
   const end = bytes.indexOf(0x0a);
-  return bytes.subarray(0, end < 0 ? bytes.length : end).toString('latin1').replace(/[^\x20-\x7e]/g, '').slice(0, MAX_BANNER_BYTES);
+  return bytes
+    .subarray(0, end < 0 ? bytes.length : end)
+    .toString('latin1')
+    .replace(/[^\x20-\x7e]/g, '')
+    .slice(0, MAX_BANNER_BYTES);
 };
 
 /** Probes one endpoint; resolves (never rejects) with the banner or why there was none. */
@@ -64,16 +72,25 @@ export const probeSshBanner = (endpoint: SshEndpoint, options: SshBannerProbeOpt
     const prefixSeen = () => received.length >= BANNER_PREFIX.length;
     const timer = setTimeout(() => {
       // A server that sent `SSH-` and stalls before the end of its line is still an ssh server.
-      finish(prefixSeen() ? { answered: true, banner: bannerText(received) } : failed('timeout', `no banner within ${timeoutMs} ms`));
+      finish(
+        prefixSeen()
+          ? { answered: true, banner: bannerText(received) }
+          : failed('timeout', `no banner within ${timeoutMs} ms`),
+      );
     }, timeoutMs);
     socket.on('data', (chunk: Buffer) => {
       received = Buffer.concat([received, chunk]).subarray(0, MAX_BANNER_BYTES);
       const head = received.subarray(0, BANNER_PREFIX.length);
       if (!BANNER_PREFIX.subarray(0, head.length).equals(head)) return finish(failed('not_ssh'));
-      if (prefixSeen() && (received.includes(0x0a) || received.length >= MAX_BANNER_BYTES)) finish({ answered: true, banner: bannerText(received) });
+      if (prefixSeen() && (received.includes(0x0a) || received.length >= MAX_BANNER_BYTES))
+        finish({ answered: true, banner: bannerText(received) });
     });
     socket.on('error', (error: NodeJS.ErrnoException) => finish(failureOf(error)));
-    socket.on('close', () => finish(prefixSeen() ? { answered: true, banner: bannerText(received) } : failed('reset', 'closed before a banner')));
+    socket.on('close', () =>
+      finish(
+        prefixSeen() ? { answered: true, banner: bannerText(received) } : failed('reset', 'closed before a banner'),
+      ),
+    );
   });
 };
 

@@ -9,7 +9,6 @@ import { isIP } from 'node:net';
 import { isRefusedAddress } from '../domain/address-policy';
 import { BlockedDestinationError } from '../domain/errors';
 
-
 /** The shape of `dns.lookup` with `all: true`, injectable for tests. */
 export type Resolver = (
   hostname: string,
@@ -24,15 +23,20 @@ export type ConnectLookup = (hostname: string, options: LookupOptions, callback:
 
 const defaultResolver: Resolver = (hostname, options, callback) => dnsLookup(hostname, options, callback);
 
-const resolvingLookup = (resolver: Resolver, judge: boolean): ConnectLookup =>
+const resolvingLookup =
+  (resolver: Resolver, judge: boolean): ConnectLookup =>
   (hostname, options, callback) => {
     resolver(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, []);
       const list = addresses ?? [];
-      if (list.length === 0) return callback(Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' }), []);
+      if (list.length === 0)
+        return callback(Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' }), []);
       // Every answer is judged: an attacker controlling DNS can mix a public and a private address.
       if (judge && list.some((a) => isRefusedAddress(a.address))) {
-        return callback(new BlockedDestinationError(`destination ${hostname} resolves to a refused address`) as NodeJS.ErrnoException, []);
+        return callback(
+          new BlockedDestinationError(`destination ${hostname} resolves to a refused address`) as NodeJS.ErrnoException,
+          [],
+        );
       }
       // Node ≥ 20 asks for `all` when autoSelectFamily (happy eyeballs) is on, a single address otherwise.
       if (options.all) return callback(null, list);
@@ -59,13 +63,19 @@ export const connectLookup = (allowPrivate: boolean, resolver?: Resolver): Conne
  */
 export const refusedLiteralHost = (hostname: string): BlockedDestinationError | undefined => {
   const host = hostname.replace(/^\[|\]$/g, '');
-  return isIP(host) !== 0 && isRefusedAddress(host) ? new BlockedDestinationError('destination is a refused address') : undefined;
+  return isIP(host) !== 0 && isRefusedAddress(host)
+    ? new BlockedDestinationError('destination is a refused address')
+    : undefined;
 };
 
 /** True when `error` or one of its causes is a BlockedDestinationError. */
 export const isBlockedDestination = (error: unknown): boolean => {
   // Cause-walking: the error may come wrapped.
-  for (let e: unknown = error, depth = 0; typeof e === 'object' && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth += 1) {
+  for (
+    let e: unknown = error, depth = 0;
+    typeof e === 'object' && e !== null && depth < 5;
+    e = (e as { cause?: unknown }).cause, depth += 1
+  ) {
     if (e instanceof BlockedDestinationError) return true;
   }
   return false;

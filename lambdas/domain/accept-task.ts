@@ -3,7 +3,15 @@
  * the workflow or the job queue. The relay never answers "queued" for something it did not queue:
  * if anything before the hand-off completes fails, the record and the key are undone.
  */
-import type { CreateOrderWorkflowInput, IdempotencyStore, JobQueue, TaskRepository, WorkflowOrderRequest, WorkflowOrigin, WorkflowStarter } from './ports';
+import type {
+  CreateOrderWorkflowInput,
+  IdempotencyStore,
+  JobQueue,
+  TaskRepository,
+  WorkflowOrderRequest,
+  WorkflowOrigin,
+  WorkflowStarter,
+} from './ports';
 import { HandOffError, TaskAlreadyExistsError } from './errors';
 import { replaces } from './on-outbid';
 import type { CreateOrderInput, JobMessage, TaskOrigin, TaskRecord, TaskRequest } from './task';
@@ -94,14 +102,23 @@ export const acceptTask = async (
     if (bound !== opts.taskId) return { taskId: bound, replayed: true };
   }
   const releaseSigned = async (): Promise<void> => {
-    if (signed !== undefined && deps.signedRequests) await deps.signedRequests.release(signed.key, opts.taskId).catch(() => undefined);
+    if (signed !== undefined && deps.signedRequests)
+      await deps.signedRequests.release(signed.key, opts.taskId).catch(() => undefined);
   };
 
-  const key = opts.idempotencyKey !== undefined && deps.idempotency ? scopedIdempotencyKey(request.kind, opts.idempotencyKey) : undefined;
+  const key =
+    opts.idempotencyKey !== undefined && deps.idempotency
+      ? scopedIdempotencyKey(request.kind, opts.idempotencyKey)
+      : undefined;
   if (key !== undefined && deps.idempotency) {
     let bound: string;
     try {
-      bound = await deps.idempotency.claim(key, opts.taskId, opts.now, opts.idempotencyTtlSeconds ?? IDEMPOTENCY_KEY_TTL_SECONDS);
+      bound = await deps.idempotency.claim(
+        key,
+        opts.taskId,
+        opts.now,
+        opts.idempotencyTtlSeconds ?? IDEMPOTENCY_KEY_TTL_SECONDS,
+      );
     } catch (cause) {
       await releaseSigned();
       throw new HandOffError({ cause });
@@ -133,7 +150,10 @@ export const acceptTask = async (
   let recorded = false;
   try {
     try {
-      await deps.tasks.create(record, orderEnv ? { orderEnv, ...(keepsEnv(request) ? { keepForReplacement: true } : {}) } : undefined);
+      await deps.tasks.create(
+        record,
+        orderEnv ? { orderEnv, ...(keepsEnv(request) ? { keepForReplacement: true } : {}) } : undefined,
+      );
     } catch (error) {
       // The id is new to this request: "already exists" means this request's own write landed and
       // only its answer was lost (the SDK retried the put after a timeout). Go on with the hand-off.
@@ -152,14 +172,22 @@ export const acceptTask = async (
 };
 
 /** A standing order's timing (issue 23): when it was accepted (ms) and when its wait ends (s). Nothing without a wait. */
-export const standingTiming = (waitSeconds: number | undefined, nowMs: number): { waiting_until?: number; accepted_at?: number } =>
-  waitSeconds !== undefined && waitSeconds > 0 ? { waiting_until: Math.floor(nowMs / 1000) + waitSeconds, accepted_at: nowMs } : {};
+export const standingTiming = (
+  waitSeconds: number | undefined,
+  nowMs: number,
+): { waiting_until?: number; accepted_at?: number } =>
+  waitSeconds !== undefined && waitSeconds > 0
+    ? { waiting_until: Math.floor(nowMs / 1000) + waitSeconds, accepted_at: nowMs }
+    : {};
 
 /** A create-order whose order may be replaced (issue 23) keeps its env for the replacement round. */
-const keepsEnv = (request: TaskRequest): boolean => request.kind === 'create-order' && replaces(request.input.on_outbid);
+const keepsEnv = (request: TaskRequest): boolean =>
+  request.kind === 'create-order' && replaces(request.input.on_outbid);
 
 /** The request without the create-order env values, and those values. */
-export const sealRequest = (request: TaskRequest): { request: TaskRequest; orderEnv?: Readonly<Record<string, string>> } => {
+export const sealRequest = (
+  request: TaskRequest,
+): { request: TaskRequest; orderEnv?: Readonly<Record<string, string>> } => {
   if (request.kind !== 'create-order' || request.input.env === undefined) return { request };
   const { env, ...input } = request.input;
   return { request: { kind: 'create-order', input }, orderEnv: env };
@@ -176,7 +204,10 @@ export const workflowRequest = (input: CreateOrderInput): WorkflowOrderRequest =
 };
 
 /** The origin as the workflow input carries it: the source only (Slack's response_url stays in the record). */
-export const workflowOrigin = (origin: TaskOrigin): WorkflowOrigin => ({ source: origin.source, ...(origin.caller ? { caller: origin.caller } : {}) });
+export const workflowOrigin = (origin: TaskOrigin): WorkflowOrigin => ({
+  source: origin.source,
+  ...(origin.caller ? { caller: origin.caller } : {}),
+});
 
 const handOff = async (deps: AcceptTaskDeps, request: TaskRequest, opts: AcceptTaskOptions): Promise<void> => {
   if (request.kind === 'create-order') {

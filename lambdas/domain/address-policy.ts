@@ -106,6 +106,7 @@ export const refusedUrlReason = (url: string): string | undefined => {
   if (host === '') return NOT_HTTP_URL_REASON;
   if (host === 'localhost' || host.endsWith('.localhost')) return 'must not point at localhost';
   const bare = host.replace(/^\[|\]$/g, '');
-  if ((isIPv4(bare) || isIPv6(bare)) && isRefusedAddress(bare)) return 'must not point at a private, loopback or reserved address';
+  if ((isIPv4(bare) || isIPv6(bare)) && isRefusedAddress(bare))
+    return 'must not point at a private, loopback or reserved address';
   return undefined;
 };

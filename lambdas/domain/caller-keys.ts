@@ -76,17 +76,22 @@ export const taskCallerOf = (caller: Caller): TaskCaller | undefined => {
 export const keyNameOf = (caller: TaskCaller | undefined): string => caller?.key ?? DEFAULT_KEY_NAME;
 
 /** True when the task's caller may act on every order (default or admin key). */
-export const seesAllOrders = (caller: TaskCaller | undefined): boolean => caller === undefined || caller.sees_all === true;
+export const seesAllOrders = (caller: TaskCaller | undefined): boolean =>
+  caller === undefined || caller.sees_all === true;
 
 /** True when a task of `caller` may see or act on an order its key `owner` placed (undefined: not placed by a relay task with a key). */
 export const mayTouchOrder = (caller: TaskCaller | undefined, owner: string | undefined): boolean =>
   seesAllOrders(caller) || (owner !== undefined && owner === caller?.key);
 
 /** The failure result text of a job on an order that another key placed. */
-export const notYourOrderText = (orderId: number, key: string): string => `order ${orderId} is not an order of key ${key}`;
+export const notYourOrderText = (orderId: number, key: string): string =>
+  `order ${orderId} is not an order of key ${key}`;
 
 /** Why a key cannot be used now, or undefined when it can. Never shown to the caller (all answer 401). */
-export const keyUnusableReason = (record: CallerKeyRecord | undefined, nowSeconds: number): 'unknown' | 'revoked' | 'expired' | undefined => {
+export const keyUnusableReason = (
+  record: CallerKeyRecord | undefined,
+  nowSeconds: number,
+): 'unknown' | 'revoked' | 'expired' | undefined => {
   if (!record) return 'unknown';
   if (record.revoked_at !== undefined) return 'revoked';
   if (record.expires_at !== undefined && nowSeconds >= record.expires_at) return 'expired';
@@ -125,7 +130,8 @@ export const newKeyRecord = (
   nowSeconds: number,
 ): { readonly ok: true; readonly record: CallerKeyRecord } | { readonly ok: false; readonly error: string } => {
   const expiresAt = body.expires === undefined ? undefined : endOfUtcDay(body.expires);
-  if (expiresAt !== undefined && expiresAt <= nowSeconds) return { ok: false, error: 'expires must be today or later (UTC)' };
+  if (expiresAt !== undefined && expiresAt <= nowSeconds)
+    return { ok: false, error: 'expires must be today or later (UTC)' };
   return {
     ok: true,
     record: {

@@ -4,7 +4,8 @@ import type { CreateOrderSuccess } from './task';
 /** Discord rejects `content` longer than this. */
 export const DISCORD_CONTENT_LIMIT = 2000;
 
-const usd = (price: number | null | undefined): string => (typeof price === 'number' ? `$${price}/hr` : 'an unstated price');
+const usd = (price: number | null | undefined): string =>
+  typeof price === 'number' ? `$${price}/hr` : 'an unstated price';
 
 /** An order is ready: order id, GPUs and the ssh command. */
 export const orderReadyText = (result: Pick<CreateOrderSuccess, 'order_id' | 'gpu' | 'ssh_connection'>): string =>
@@ -14,7 +15,12 @@ export const orderReadyText = (result: Pick<CreateOrderSuccess, 'order_id' | 'gp
 export const orderCancelledText = (orderId: number): string => `Order ${orderId} cancelled`;
 
 /** A price alert found a server at or under its target and queued a create-order task. */
-export const priceAlertMatchedText = (gpu: string, priceUsd: number | null | undefined, targetPrice: number, createTaskId?: string): string =>
+export const priceAlertMatchedText = (
+  gpu: string,
+  priceUsd: number | null | undefined,
+  targetPrice: number,
+  createTaskId?: string,
+): string =>
   `Price alert: ${gpu} available at ${usd(priceUsd)} (target $${targetPrice}/hr).` +
   (createTaskId ? ` Creating an order, task ${createTaskId}` : '');
 

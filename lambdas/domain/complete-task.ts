@@ -18,11 +18,15 @@ export const isSuccessResult = (result: TaskResult): boolean => !('success' in r
 export const resultText = (taskId: string, result: TaskResult): string => {
   if ('error' in result) return `Task ${taskId} failed: ${result.error}`;
   if ('message' in result) return `Task ${taskId}: ${result.message}`;
-  if ('ssh_connection' in result) return `Task ${taskId}: order ${result.order_id} is ${result.status}. ${result.ssh_connection}`;
-  if ('lease_expires_at' in result) return `Task ${taskId}: order ${result.order_id} lease ends at ${new Date(result.lease_expires_at * 1000).toISOString()}`;
-  if ('desired_price' in result) return `Task ${taskId}: order ${result.order_id} spot price set to ${marketplacePriceText(result.desired_price, result.currency, result.desired_price_usd_per_hour)}`;
+  if ('ssh_connection' in result)
+    return `Task ${taskId}: order ${result.order_id} is ${result.status}. ${result.ssh_connection}`;
+  if ('lease_expires_at' in result)
+    return `Task ${taskId}: order ${result.order_id} lease ends at ${new Date(result.lease_expires_at * 1000).toISOString()}`;
+  if ('desired_price' in result)
+    return `Task ${taskId}: order ${result.order_id} spot price set to ${marketplacePriceText(result.desired_price, result.currency, result.desired_price_usd_per_hour)}`;
   if ('state' in result) return `Task ${taskId}: task ${result.task_id} ${result.state}`;
-  if ('total_orders' in result) return `Task ${taskId}: ${result.total_orders} orders, ${result.active} running, ${result.creating} creating`;
+  if ('total_orders' in result)
+    return `Task ${taskId}: ${result.total_orders} orders, ${result.active} running, ${result.creating} creating`;
   return `Task ${taskId}: order ${result.order_id} ${result.status}`;
 };
 
@@ -38,7 +42,13 @@ export const completeTask = async (
   now: number,
   finisher?: string,
 ): Promise<boolean> => {
-  const won = await deps.tasks.finish(task.task_id, isSuccessResult(result) ? 'succeeded' : 'failed', result, now, finisher);
+  const won = await deps.tasks.finish(
+    task.task_id,
+    isSuccessResult(result) ? 'succeeded' : 'failed',
+    result,
+    now,
+    finisher,
+  );
   if (!won) return false;
   const deliveries: Promise<unknown>[] = [];
   if (task.callback_url) deliveries.push(deps.notifier.callback(task.callback_url, task.task_id, result));

@@ -138,8 +138,16 @@ export class QuotaExceededError extends Error {
    * `key`: a caller key's own `orders_per_hour` (issue 24), rather than the account-wide cap.
    * `retryAfterMs`: when the window has room again (a standing order waits that long, issue 23).
    */
-  public constructor(limit: number, key?: string, public readonly retryAfterMs?: number) {
-    super(key === undefined ? `Hourly order limit reached (${limit} per hour)` : `Hourly order limit of key ${key} reached (${limit} per hour)`);
+  public constructor(
+    limit: number,
+    key?: string,
+    public readonly retryAfterMs?: number,
+  ) {
+    super(
+      key === undefined
+        ? `Hourly order limit reached (${limit} per hour)`
+        : `Hourly order limit of key ${key} reached (${limit} per hour)`,
+    );
     this.name = 'QuotaExceededError';
   }
 }
@@ -223,10 +231,22 @@ export class BlockedDestinationError extends Error {
  * The classes behind the contract's name lists. Step Functions matches the names across processes
  * (Retry/Catch); in-process checks match these classes (`instanceof`). A unit test keeps both equal.
  */
-export const TRANSIENT_ERRORS = [MarketplaceDatabaseError, MarketplaceRateLimitedError, MarketplaceUnavailableError, ConcurrentUpdateError] as const;
+export const TRANSIENT_ERRORS = [
+  MarketplaceDatabaseError,
+  MarketplaceRateLimitedError,
+  MarketplaceUnavailableError,
+  ConcurrentUpdateError,
+] as const;
 export const BUSINESS_ERRORS = [
-  NoServerAvailableError, QuotaExceededError, SoftTimeoutError, MarketplaceRejectedError, MarketplaceInvalidInputError, MarketplaceAuthError,
-  InvalidOrderRequestError, OrderNotVisibleError, BudgetExceededError,
+  NoServerAvailableError,
+  QuotaExceededError,
+  SoftTimeoutError,
+  MarketplaceRejectedError,
+  MarketplaceInvalidInputError,
+  MarketplaceAuthError,
+  InvalidOrderRequestError,
+  OrderNotVisibleError,
+  BudgetExceededError,
 ] as const;
 
 export { TRANSIENT_ERROR_NAMES };

@@ -119,10 +119,28 @@ type Counters = { -readonly [K in Exclude<keyof SweepReport, 'cancelFailures' | 
 };
 
 const emptyReport = (): Counters => ({
-  due: 0, warned: 0, cancelled: 0, failedCancels: 0, closed: 0, skippedClaims: 0,
-  statusChanges: 0, orphansCancelled: 0, eventsSent: 0, eventsFailed: 0, marketplaceCalls: 0, tableReads: 0, deferred: 0, cancelFailures: [],
-  waitingTasks: 0, waitingResumed: 0, waitingExpired: 0, recoveries: 0, rebidCalls: 0,
-  replacementsPending: 0, replaced: 0, replacementsFailed: 0,
+  due: 0,
+  warned: 0,
+  cancelled: 0,
+  failedCancels: 0,
+  closed: 0,
+  skippedClaims: 0,
+  statusChanges: 0,
+  orphansCancelled: 0,
+  eventsSent: 0,
+  eventsFailed: 0,
+  marketplaceCalls: 0,
+  tableReads: 0,
+  deferred: 0,
+  cancelFailures: [],
+  waitingTasks: 0,
+  waitingResumed: 0,
+  waitingExpired: 0,
+  recoveries: 0,
+  rebidCalls: 0,
+  replacementsPending: 0,
+  replaced: 0,
+  replacementsFailed: 0,
 });
 
 const reasonOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
@@ -142,12 +160,19 @@ export const sweepFleet = async (deps: FleetWatchDeps, options: SweepOptions): P
   const settle = spendSettler(deps);
   const readsBefore = deps.leases.itemsRead();
   const done = (): SweepReport => ({
-    ...report, marketplaceCalls: report.marketplaceCalls + settle.reads(), tableReads: deps.leases.itemsRead() - readsBefore, ...(settle.settled.length ? { settlements: settle.settled } : {}),
+    ...report,
+    marketplaceCalls: report.marketplaceCalls + settle.reads(),
+    tableReads: deps.leases.itemsRead() - readsBefore,
+    ...(settle.settled.length ? { settlements: settle.settled } : {}),
   });
 
   if (deps.standing) {
     // One listing read (through the shared read cache) for every waiting task together.
-    const served = await serveWaitingTasks(deps.standing, { nowMs: now * 1000, softLimitSeconds: options.softLimitSeconds ?? 300, canContinue });
+    const served = await serveWaitingTasks(deps.standing, {
+      nowMs: now * 1000,
+      softLimitSeconds: options.softLimitSeconds ?? 300,
+      canContinue,
+    });
     report.waitingTasks = served.waiting;
     report.waitingResumed = served.resumed;
     report.waitingExpired = served.expired;
@@ -169,9 +194,14 @@ export const sweepFleet = async (deps: FleetWatchDeps, options: SweepOptions): P
   const due = await deps.leases.dueBefore(now + warningSeconds, options.limit ?? DEFAULT_SWEEP_LIMIT);
   const watched = await deps.leases.watched();
   report.due = due.length;
-  const intents = deps.intents && deps.tasks
-    ? settleableIntents(await deps.intents.list(), now, options.visibleTimeoutSeconds ?? DEFAULT_VISIBLE_TIMEOUT_SECONDS)
-    : [];
+  const intents =
+    deps.intents && deps.tasks
+      ? settleableIntents(
+          await deps.intents.list(),
+          now,
+          options.visibleTimeoutSeconds ?? DEFAULT_VISIBLE_TIMEOUT_SECONDS,
+        )
+      : [];
   if (due.length === 0 && watched.size === 0 && intents.length === 0) return done();
 
   report.marketplaceCalls += 1;
@@ -204,7 +234,14 @@ export const sweepFleet = async (deps: FleetWatchDeps, options: SweepOptions): P
       if (await deps.leases.endLease(lease.order_id, 'order_gone', now, lease.expires_at)) report.closed += 1;
       continue;
     }
-    if (!(await deps.leases.claimCancel(lease.order_id, lease.expires_at, now, options.cancelClaimStaleSeconds ?? DEFAULT_CANCEL_CLAIM_STALE_SECONDS))) {
+    if (
+      !(await deps.leases.claimCancel(
+        lease.order_id,
+        lease.expires_at,
+        now,
+        options.cancelClaimStaleSeconds ?? DEFAULT_CANCEL_CLAIM_STALE_SECONDS,
+      ))
+    ) {
       report.skippedClaims += 1;
       continue;
     }
@@ -243,9 +280,18 @@ export const sweepFleet = async (deps: FleetWatchDeps, options: SweepOptions): P
     for (const [index, change] of changes.entries()) {
       if (!mayGoOn(changes.length - index)) break;
       const prev = stillWatched.get(change.order_id) as WatchEntry;
-      const next: WatchEntry | undefined = change.terminal ? undefined : { status: change.to, since: now, spot: change.spot };
+      const next: WatchEntry | undefined = change.terminal
+        ? undefined
+        : { status: change.to, since: now, spot: change.spot };
       // An ended order is settled before it leaves the watch: a failed settlement keeps it watched, so the next sweep retries.
-      if (change.terminal && !(await settle.order(records.get(change.order_id), { ended_at: now, billed_hours: await settle.billedHours(change.order_id) }))) continue;
+      if (
+        change.terminal &&
+        !(await settle.order(records.get(change.order_id), {
+          ended_at: now,
+          billed_hours: await settle.billedHours(change.order_id),
+        }))
+      )
+        continue;
       if (!(await deps.leases.setStatus(change.order_id, prev, next, now))) continue;
       report.statusChanges += 1;
       const record = records.get(change.order_id);
@@ -256,9 +302,19 @@ export const sweepFleet = async (deps: FleetWatchDeps, options: SweepOptions): P
       if (record) await send(record, statusChangedEvent(change, record, now));
       // A spot order that stopped while still listed: outbid. Recovered in this sweep when its request asked for it.
       const lost = active.get(change.order_id);
-      if (deps.recovery && record?.on_outbid && lost && change.spot && !change.terminal && isStop(change.from, change.to)) {
+      if (
+        deps.recovery &&
+        record?.on_outbid &&
+        lost &&
+        change.spot &&
+        !change.terminal &&
+        isStop(change.from, change.to)
+      ) {
         const recovery = await recoverOutbid(
-          { ...deps.recovery, leases: deps.leases, notifier: deps.notifier, events: deps.events }, record, lost, { now, since: change.since },
+          { ...deps.recovery, leases: deps.leases, notifier: deps.notifier, events: deps.events },
+          record,
+          lost,
+          { now, since: change.since },
         );
         if (recovery.outcome !== 'skipped') report.recoveries += 1;
         report.rebidCalls += recovery.setSpotPriceCalls;
@@ -270,8 +326,18 @@ export const sweepFleet = async (deps: FleetWatchDeps, options: SweepOptions): P
 
   if (intents.length > 0 && deps.intents && deps.tasks) {
     const orphans = await settleIntents(
-      { intents: deps.intents, tasks: deps.tasks, marketplace: deps.marketplace, notifier: deps.notifier, events: deps.events, leases: deps.leases },
-      intents, orders, new Set(watched.keys()), { now, canContinue: () => mayGoOn(0) },
+      {
+        intents: deps.intents,
+        tasks: deps.tasks,
+        marketplace: deps.marketplace,
+        notifier: deps.notifier,
+        events: deps.events,
+        leases: deps.leases,
+      },
+      intents,
+      orders,
+      new Set(watched.keys()),
+      { now, canContinue: () => mayGoOn(0) },
     );
     report.orphansCancelled += orphans.cancelled;
     report.failedCancels += orphans.failedCancels;

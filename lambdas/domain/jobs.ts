@@ -15,7 +15,14 @@ import type { LeaseBook } from './lease-ports';
 import { findMatchingServer } from './matching';
 import { workflowOrigin, workflowRequest } from './accept-task';
 import type { Order, PortProtocol, Server } from './marketplace-types';
-import type { CreateOrderWorkflowInput, MarketplaceClient, Notifier, TaskRepository, WaitingTasks, WorkflowStarter } from './ports';
+import type {
+  CreateOrderWorkflowInput,
+  MarketplaceClient,
+  Notifier,
+  TaskRepository,
+  WaitingTasks,
+  WorkflowStarter,
+} from './ports';
 import { runCancelTask } from './standing-orders';
 import { standingTiming } from './accept-task';
 import type {
@@ -96,9 +103,14 @@ export const isRetryable = (error: unknown): boolean => !isBusinessOutcome(error
 
 /** The failure text sent to the caller: the exception text, as the spec's tasks report it. */
 export const errorText = (error: unknown): string =>
-  error instanceof Error && error.message ? error.message : typeof error === 'string' && error ? error : 'Unknown error';
+  error instanceof Error && error.message
+    ? error.message
+    : typeof error === 'string' && error
+      ? error
+      : 'Unknown error';
 
-const formatUsd = (price: number | undefined): string => (typeof price === 'number' ? `$${price}` : 'an unstated price');
+const formatUsd = (price: number | undefined): string =>
+  typeof price === 'number' ? `$${price}` : 'an unstated price';
 
 /** The GPU description of a server for messages: the spec string, else the card list. */
 const gpuLabel = (server: Server): string => server.specs.gpu || server.gpu_array.join(', ') || `server ${server.id}`;
@@ -106,7 +118,10 @@ const gpuLabel = (server: Server): string => server.specs.gpu || server.gpu_arra
 // ---- cancel-order --------------------------------------------------------------------------
 
 /** Cancels an order on the marketplace and tells the chat. */
-export const runCancel = async (input: CancelOrderInput, deps: Pick<JobDeps, 'marketplace' | 'notifier'>): Promise<CancelSuccess> => {
+export const runCancel = async (
+  input: CancelOrderInput,
+  deps: Pick<JobDeps, 'marketplace' | 'notifier'>,
+): Promise<CancelSuccess> => {
   try {
     await deps.marketplace.cancelOrder(input.order_id);
   } catch (error) {
@@ -120,7 +135,9 @@ export const runCancel = async (input: CancelOrderInput, deps: Pick<JobDeps, 'ma
 
 /** True when my_orders (completed ones included, a fresh read) shows the order as ended. */
 const orderEnded = async (orderId: number, deps: Pick<JobDeps, 'marketplace'>): Promise<boolean> =>
-  (await deps.marketplace.listOrders({ returnCompleted: true })).some((o) => o.order_id === orderId && o.status === 'expired');
+  (await deps.marketplace.listOrders({ returnCompleted: true })).some(
+    (o) => o.order_id === orderId && o.status === 'expired',
+  );
 
 // ---- status --------------------------------------------------------------------------------
 
@@ -151,7 +168,9 @@ export const runStatus = async (
   // Leased orders show when the relay cancels them; an ended lease no longer applies.
   const tracked = await deps.leases.getMany(orders.map((o) => o.order_id));
   // A key that does not see every order counts and lists only those its tasks placed (issue 24).
-  const summary = summarizeOrders(seesAllOrders(caller) ? orders : orders.filter((o) => mayTouchOrder(caller, tracked.get(o.order_id)?.key)));
+  const summary = summarizeOrders(
+    seesAllOrders(caller) ? orders : orders.filter((o) => mayTouchOrder(caller, tracked.get(o.order_id)?.key)),
+  );
   if (summary.orders.length === 0) return summary;
   return {
     ...summary,
@@ -227,14 +246,24 @@ export const runPriceAlert = async (
   // running or done is not started twice.
   const existing = await deps.tasks.get(orderTaskId);
   if (existing) {
-    if (existing.state === 'queued') await deps.workflow.start(orderTaskId, workflowInput(Date.parse(existing.created_at)));
-    return { success: true, message: `Price alert matched; create-order task ${orderTaskId} already queued`, task_id: orderTaskId };
+    if (existing.state === 'queued')
+      await deps.workflow.start(orderTaskId, workflowInput(Date.parse(existing.created_at)));
+    return {
+      success: true,
+      message: `Price alert matched; create-order task ${orderTaskId} already queued`,
+      task_id: orderTaskId,
+    };
   }
 
   const servers = await deps.marketplace.listServers();
   // The queued create-order gets the default lease, so the alert only matches servers that allow it.
   const leasable = servers.filter((s) => serverFitsLease(s, maxHours));
-  const server = findMatchingServer(leasable, { gpu_type: input.gpu_type, max_price: input.target_price, currency, use_spot: true });
+  const server = findMatchingServer(leasable, {
+    gpu_type: input.gpu_type,
+    max_price: input.target_price,
+    currency,
+    use_spot: true,
+  });
   if (!server) return { success: false, message: PRICE_NOT_MET };
 
   const nowIso = new Date(ctx.now).toISOString();
@@ -284,8 +313,12 @@ export const runPriceAlert = async (
  * tasks placed (the lease book records the placing key). The refusal is the task's failure result;
  * nothing reaches the marketplace.
  */
-const ownershipRefusal = async (message: TypedJobMessage, deps: Pick<JobDeps, 'leases'>): Promise<TaskResult | undefined> => {
-  if (message.kind !== 'cancel-order' && message.kind !== 'extend-order' && message.kind !== 'set-spot-price') return undefined;
+const ownershipRefusal = async (
+  message: TypedJobMessage,
+  deps: Pick<JobDeps, 'leases'>,
+): Promise<TaskResult | undefined> => {
+  if (message.kind !== 'cancel-order' && message.kind !== 'extend-order' && message.kind !== 'set-spot-price')
+    return undefined;
   const caller = message.origin.caller;
   if (seesAllOrders(caller)) return undefined;
   const orderId = message.input.order_id;
@@ -294,14 +327,15 @@ const ownershipRefusal = async (message: TypedJobMessage, deps: Pick<JobDeps, 'l
 };
 
 /** A JobMessage whose input is narrowed by its kind (what the worker's schema produces). */
-export type TypedJobMessage = JobMessage & (
-  | { readonly kind: 'cancel-order'; readonly input: CancelOrderInput }
-  | { readonly kind: 'status'; readonly input: StatusInput }
-  | { readonly kind: 'price-alert'; readonly input: PriceAlertInput }
-  | { readonly kind: 'extend-order'; readonly input: ExtendOrderInput }
-  | { readonly kind: 'set-spot-price'; readonly input: SetSpotPriceInput }
-  | { readonly kind: 'cancel-task'; readonly input: CancelTaskInput }
-);
+export type TypedJobMessage = JobMessage &
+  (
+    | { readonly kind: 'cancel-order'; readonly input: CancelOrderInput }
+    | { readonly kind: 'status'; readonly input: StatusInput }
+    | { readonly kind: 'price-alert'; readonly input: PriceAlertInput }
+    | { readonly kind: 'extend-order'; readonly input: ExtendOrderInput }
+    | { readonly kind: 'set-spot-price'; readonly input: SetSpotPriceInput }
+    | { readonly kind: 'cancel-task'; readonly input: CancelTaskInput }
+  );
 
 /** Runs the job a message names. Throws what the job throws; the caller applies the retry policy. */
 export const runJob = async (message: TypedJobMessage, deps: JobDeps, now: number): Promise<TaskResult> => {

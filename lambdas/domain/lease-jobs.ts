@@ -71,14 +71,23 @@ export const extendOrder = async (
     // The extension's hours at the order's reserved price, charged to today, before the lease moves (issue 24).
     const tracked = await deps.leases.get(input.order_id);
     const placedBy = tracked ? spendTaskOf(tracked) : undefined;
-    const reserved = placedBy === undefined ? undefined : await deps.spend.store.extend(placedBy, { id: ctx.task_id, hours: input.hours }, deps.spend.limitUsdPerDay, ctx.now);
+    const reserved =
+      placedBy === undefined
+        ? undefined
+        : await deps.spend.store.extend(
+            placedBy,
+            { id: ctx.task_id, hours: input.hours },
+            deps.spend.limitUsdPerDay,
+            ctx.now,
+          );
     if (reserved && !reserved.ok) return failure(budgetExceededText(reserved.refusal));
     if (reserved?.tracked) deps.spend.onReserved?.(reserved.usd, reserved.used_today);
   }
   for (let attempt = 0; attempt < EXTEND_ATTEMPTS; attempt += 1) {
     const record = await deps.leases.get(input.order_id);
     // An ended lease or one being cancelled: the order is on its way out.
-    if (hasLease(record) && (record.ended || record.cancel_claimed_at !== undefined)) return failure(orderNotActiveText(input.order_id));
+    if (hasLease(record) && (record.ended || record.cancel_claimed_at !== undefined))
+      return failure(orderNotActiveText(input.order_id));
     const expectedEnd = hasLease(record) ? record.expires_at : undefined;
     const expiresAt = extendLease(expectedEnd, ctx.now, input.hours);
     const watched = record ?? {
@@ -87,7 +96,13 @@ export const extendOrder = async (
       ...(input.callback_url !== undefined ? { callback_url: input.callback_url } : {}),
       spot: order.type === 'spot',
     };
-    if (await deps.leases.extend(watched, { expectedEnd, expiresAt, addHours: input.hours }, { now: ctx.now, status: order.status })) {
+    if (
+      await deps.leases.extend(
+        watched,
+        { expectedEnd, expiresAt, addHours: input.hours },
+        { now: ctx.now, status: order.status },
+      )
+    ) {
       return { success: true, order_id: input.order_id, lease_expires_at: expiresAt };
     }
   }
@@ -129,13 +144,21 @@ export const setSpotPrice = async (
   const server = await serverOf(deps.marketplace, order.renting_server);
   const usdPerHour = (price: number) => marketplacePriceUsdPerHour(server, order.currency, price);
   const desired = { price: input.desired_price, usdPerHour: usdPerHour(input.desired_price) };
-  const raiseRefused = spotRaiseRefusal(input.order_id, { price: order.price, usdPerHour: usdPerHour(order.price) }, desired, order.currency);
+  const raiseRefused = spotRaiseRefusal(
+    input.order_id,
+    { price: order.price, usdPerHour: usdPerHour(order.price) },
+    desired,
+    order.currency,
+  );
   if (raiseRefused) return failure(raiseRefused);
   const decrease = isSpotDecrease(order.price, input.desired_price);
   if (decrease) {
     const claim = await deps.leases.claimSpotDecrease(input.order_id, ctx.now, SPOT_DECREASE_INTERVAL_SECONDS);
     if (!claim.claimed) {
-      return failure(spotDecreaseRefusal(input.order_id, claim.last_at, ctx.now) ?? `spot price of order ${input.order_id} was lowered recently`);
+      return failure(
+        spotDecreaseRefusal(input.order_id, claim.last_at, ctx.now) ??
+          `spot price of order ${input.order_id} was lowered recently`,
+      );
     }
   }
   try {
@@ -143,9 +166,16 @@ export const setSpotPrice = async (
   } catch (error) {
     // A refused (or failed) decrease did not count against the marketplace's 600 s.
     if (decrease) await deps.leases.releaseSpotDecrease(input.order_id, ctx.now);
-    if (error instanceof MarketplaceRejectedError) return failure(spotPriceRefusedText(input.order_id, input.desired_price, error.reason, error.details));
+    if (error instanceof MarketplaceRejectedError)
+      return failure(spotPriceRefusedText(input.order_id, input.desired_price, error.reason, error.details));
     if (isBusinessOutcome(error)) return failure(reasonOf(error));
     throw error;
   }
-  return { success: true, order_id: input.order_id, desired_price: input.desired_price, currency: order.currency, desired_price_usd_per_hour: desired.usdPerHour };
+  return {
+    success: true,
+    order_id: input.order_id,
+    desired_price: input.desired_price,
+    currency: order.currency,
+    desired_price_usd_per_hour: desired.usdPerHour,
+  };
 };

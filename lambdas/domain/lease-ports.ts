@@ -24,7 +24,10 @@ export interface LeaseBook {
    * Registers an order the relay placed, at readiness: watched from now on with `status`, and with a
    * lease when `lease` is given. Idempotent: a second call (a retried step) changes nothing.
    */
-  track(order: WatchedOrder, opts: { readonly now: number; readonly status: string; readonly lease?: LeaseTerms }): Promise<void>;
+  track(
+    order: WatchedOrder,
+    opts: { readonly now: number; readonly status: string; readonly lease?: LeaseTerms },
+  ): Promise<void>;
 
   get(orderId: number): Promise<TrackedOrder | undefined>;
   getMany(orderIds: readonly number[]): Promise<ReadonlyMap<number, TrackedOrder>>;

@@ -18,7 +18,11 @@ export interface LeaseSweepPlan {
  * seen after its end is only expired (no late warning). Two sweeps may reach the same decision: the
  * store's conditional writes (claimWarning, claimCancel) let one of them act.
  */
-export const planLeaseSweep = (leases: readonly Lease[], now: number, warningSeconds: number = DEFAULT_LEASE_WARNING_SECONDS): LeaseSweepPlan => {
+export const planLeaseSweep = (
+  leases: readonly Lease[],
+  now: number,
+  warningSeconds: number = DEFAULT_LEASE_WARNING_SECONDS,
+): LeaseSweepPlan => {
   const warn: Lease[] = [];
   const expire: Lease[] = [];
   for (const lease of leases) {

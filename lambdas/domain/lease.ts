@@ -36,7 +36,8 @@ export const DESIRED_PRICE_ERROR = 'desired_price must be a positive number';
  */
 export const MIN_DESIRED_PRICE = 0.00000001;
 export const MAX_DESIRED_PRICE = 10_000_000;
-export const DESIRED_PRICE_RANGE_ERROR = 'desired_price must be between 0.00000001 and 10000000 (order currency per day)';
+export const DESIRED_PRICE_RANGE_ERROR =
+  'desired_price must be between 0.00000001 and 10000000 (order currency per day)';
 /** A raise to more than this many times the order's current price is refused by the relay (a likely unit mistake). */
 export const MAX_SPOT_RAISE_FACTOR = 10;
 
@@ -54,8 +55,10 @@ export const parseMaxHours = (value: unknown): ParseOutcome<number | undefined> 
 };
 
 /** The lease of a new order: the request's `max_hours`, else DEFAULT_MAX_HOURS, else none. */
-export const resolveMaxHours = (requested: number | undefined, defaultMaxHours: number | undefined): number | undefined =>
-  requested ?? defaultMaxHours;
+export const resolveMaxHours = (
+  requested: number | undefined,
+  defaultMaxHours: number | undefined,
+): number | undefined => requested ?? defaultMaxHours;
 
 /** The extend-order and set-spot-price task inputs and results live with the other tasks' (task.ts). */
 export type { ExtendOrderInput, ExtendOrderSuccess, SetSpotPriceInput, SetSpotPriceSuccess } from './task';
@@ -66,7 +69,8 @@ export type { ExtendOrderInput, ExtendOrderSuccess, SetSpotPriceInput, SetSpotPr
 export const hoursToSeconds = (hours: number): number => Math.round(hours * 3600);
 
 /** End of a lease of `maxHours` counted from readiness (Unix seconds). */
-export const leaseExpiresAt = (readyAtSeconds: number, maxHours: number): number => readyAtSeconds + hoursToSeconds(maxHours);
+export const leaseExpiresAt = (readyAtSeconds: number, maxHours: number): number =>
+  readyAtSeconds + hoursToSeconds(maxHours);
 
 /** New end of an extended lease: `max(now, current end) + hours`; an order without a lease counts from now. */
 export const extendLease = (currentEnd: number | undefined, nowSeconds: number, hours: number): number =>
@@ -101,7 +105,8 @@ export interface WatchedOrder {
 }
 
 /** The task whose spending reservation covers the order. */
-export const spendTaskOf = (order: Pick<WatchedOrder, 'task_id' | 'spend_task_id'>): string => order.spend_task_id ?? order.task_id;
+export const spendTaskOf = (order: Pick<WatchedOrder, 'task_id' | 'spend_task_id'>): string =>
+  order.spend_task_id ?? order.task_id;
 
 /** Why a lease stopped being swept. */
 export type LeaseEnd = 'cancelled' | 'order_gone';
@@ -161,7 +166,8 @@ export interface StatusChange {
 const STOPPED = new Set(['paused', 'expired', GONE]);
 
 /** A stop: paused, expired or gone, or (live dialect) a running order that went offline (creating_order again). */
-export const isStop = (from: string, to: string): boolean => STOPPED.has(to) || (from === 'running' && to === 'creating_order');
+export const isStop = (from: string, to: string): boolean =>
+  STOPPED.has(to) || (from === 'running' && to === 'creating_order');
 
 /**
  * Status changes of the watched orders against one `my_orders` answer, by order id. Orders the
@@ -191,8 +197,14 @@ export const diffWatch = (watched: ReadonlyMap<number, WatchEntry>, orders: read
 // ---- events ---------------------------------------------------------------------------------
 
 export type OrderEventName =
-  | 'order.lease_expiring' | 'order.lease_expired' | 'order.status_changed' | 'order.orphan_cancelled'
-  | 'order.outbid' | 'order.rebid' | 'order.replaced' | 'order.recovery_failed';
+  | 'order.lease_expiring'
+  | 'order.lease_expired'
+  | 'order.status_changed'
+  | 'order.orphan_cancelled'
+  | 'order.outbid'
+  | 'order.rebid'
+  | 'order.replaced'
+  | 'order.recovery_failed';
 
 /** The JSON body POSTed to the placing task's callback_url. Times are Unix seconds. */
 export interface OrderEvent {
@@ -233,12 +245,24 @@ export const statusEventId = (change: Pick<StatusChange, 'order_id' | 'from' | '
 
 export const leaseExpiringEvent = (lease: Lease, now: number): OutboundEvent => ({
   id: leaseEventId('lease_expiring', lease.order_id, lease.expires_at),
-  body: { event: 'order.lease_expiring', order_id: lease.order_id, task_id: lease.task_id, occurred_at: now, lease_expires_at: lease.expires_at },
+  body: {
+    event: 'order.lease_expiring',
+    order_id: lease.order_id,
+    task_id: lease.task_id,
+    occurred_at: now,
+    lease_expires_at: lease.expires_at,
+  },
 });
 
 export const leaseExpiredEvent = (lease: Lease, now: number): OutboundEvent => ({
   id: leaseEventId('lease_expired', lease.order_id, lease.expires_at),
-  body: { event: 'order.lease_expired', order_id: lease.order_id, task_id: lease.task_id, occurred_at: now, lease_expires_at: lease.expires_at },
+  body: {
+    event: 'order.lease_expired',
+    order_id: lease.order_id,
+    task_id: lease.task_id,
+    occurred_at: now,
+    lease_expires_at: lease.expires_at,
+  },
 });
 
 export const statusChangedEvent = (change: StatusChange, order: TrackedOrder, now: number): OutboundEvent => ({
@@ -260,7 +284,8 @@ export const statusChangedEvent = (change: StatusChange, order: TrackedOrder, no
 export const formatHours = (hours: number): string => String(Number(hours.toPrecision(6)));
 
 /** Posted when the relay cancelled an order at the end of its lease. */
-export const leaseExpiredText = (orderId: number, hours: number): string => `Order ${orderId} cancelled: its ${formatHours(hours)} h lease ended`;
+export const leaseExpiredText = (orderId: number, hours: number): string =>
+  `Order ${orderId} cancelled: its ${formatHours(hours)} h lease ended`;
 
 /** Posted LEASE_WARNING_SECONDS before the end; minutes rounded up, at least 1. */
 export const leaseExpiringText = (orderId: number, expiresAt: number, now: number): string =>
@@ -268,9 +293,10 @@ export const leaseExpiringText = (orderId: number, expiresAt: number, now: numbe
 
 /** Posted on a status change; a spot order that stops is named "possibly outbid". */
 export const statusChangedText = (change: Pick<StatusChange, 'order_id' | 'from' | 'to' | 'spot'>): string => {
-  const what = change.to === GONE
-    ? `Order ${change.order_id} is gone from the active orders (was ${change.from})`
-    : `Order ${change.order_id} is now ${change.to} (was ${change.from})`;
+  const what =
+    change.to === GONE
+      ? `Order ${change.order_id} is gone from the active orders (was ${change.from})`
+      : `Order ${change.order_id} is now ${change.to} (was ${change.from})`;
   return change.spot && isStop(change.from, change.to) ? `${what}: spot order, possibly outbid` : what;
 };
 
@@ -286,7 +312,11 @@ export const isSpotDecrease = (currentPrice: number, desiredPrice: number): bool
  * Why the relay refuses a decrease itself (no marketplace call), or undefined when it may go ahead:
  * its previous decrease on the order was less than 600 s ago.
  */
-export const spotDecreaseRefusal = (orderId: number, lastDecreaseAt: number | undefined, now: number): string | undefined => {
+export const spotDecreaseRefusal = (
+  orderId: number,
+  lastDecreaseAt: number | undefined,
+  now: number,
+): string | undefined => {
   if (lastDecreaseAt === undefined) return undefined;
   const ago = Math.max(0, now - lastDecreaseAt);
   if (ago >= SPOT_DECREASE_INTERVAL_SECONDS) return undefined;
@@ -309,8 +339,10 @@ export const spotRaiseRefusal = (
   currency: string,
 ): string | undefined => {
   if (!(current.price > 0) || desired.price <= current.price * MAX_SPOT_RAISE_FACTOR) return undefined;
-  return `spot price ${marketplacePriceText(desired.price, currency, desired.usdPerHour)} for order ${orderId} is more than ${MAX_SPOT_RAISE_FACTOR} × its current ` +
-    `${marketplacePriceText(current.price, currency, current.usdPerHour)}; desired_price is in the order currency per day, not USD per hour (raise in steps if meant)`;
+  return (
+    `spot price ${marketplacePriceText(desired.price, currency, desired.usdPerHour)} for order ${orderId} is more than ${MAX_SPOT_RAISE_FACTOR} × its current ` +
+    `${marketplacePriceText(current.price, currency, current.usdPerHour)}; desired_price is in the order currency per day, not USD per hour (raise in steps if meant)`
+  );
 };
 
 /** The failure text of a set_spot_price the marketplace refused: its reason and the numbers that came with it. */

@@ -52,5 +52,10 @@ export const summarizeMarketplace = (servers: readonly Server[]): MarketplaceSum
     groups.set(key, group);
   }
   // Object.fromEntries defines own properties, so a GPU named "__proto__" cannot touch the prototype.
-  return { status: 'ok', summary: Object.fromEntries(groups), total_servers: totalServers, total_available: totalAvailable };
+  return {
+    status: 'ok',
+    summary: Object.fromEntries(groups),
+    total_servers: totalServers,
+    total_available: totalAvailable,
+  };
 };

@@ -66,7 +66,11 @@ export interface Order {
   readonly started: number;
   /** Hours the marketplace has billed so far (production's `spend` over its per-day `price`); absent when it does not say. */
   readonly billed_hours?: number;
-  readonly connection: { readonly ssh?: string; readonly jupyter?: string; readonly ports?: Readonly<Record<string, string>> };
+  readonly connection: {
+    readonly ssh?: string;
+    readonly jupyter?: string;
+    readonly ports?: Readonly<Record<string, string>>;
+  };
 }
 
 export interface Wallet {

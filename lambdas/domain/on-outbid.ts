@@ -24,7 +24,11 @@ export const rebids = (mode: OnOutbid | undefined): boolean => mode === 'rebid' 
 export const replaces = (mode: OnOutbid | undefined): boolean => mode === 'replace' || mode === 'rebid_then_replace';
 
 /** The cross-field rule of a create-order body: recovering needs a spot order, rebidding a ceiling too. Undefined when fine. */
-export const onOutbidProblem = (body: { readonly on_outbid?: OnOutbid; readonly use_spot?: boolean; readonly max_price?: number }): string | undefined => {
+export const onOutbidProblem = (body: {
+  readonly on_outbid?: OnOutbid;
+  readonly use_spot?: boolean;
+  readonly max_price?: number;
+}): string | undefined => {
   if (body.on_outbid === 'replace') return body.use_spot === false ? REPLACE_NEEDS_SPOT_ERROR : undefined;
   if (!rebids(body.on_outbid)) return undefined;
   if (body.use_spot === false) return REBID_NEEDS_SPOT_ERROR;

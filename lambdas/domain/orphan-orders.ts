@@ -59,15 +59,31 @@ export const orphanCancelledEvent = (orderId: number, taskId: string, now: numbe
  * plus a grace of the window again, at most ORPHAN_GRACE_SECONDS. The grace only spares the claim
  * race (claimOrder settles it either way) a task's last read.
  */
-export const settleableIntents = (intents: readonly PlacementIntent[], now: number, visibleTimeoutSeconds: number): PlacementIntent[] =>
-  intents.filter((i) => now * 1000 >= i.at + (visibleTimeoutSeconds + Math.min(visibleTimeoutSeconds, ORPHAN_GRACE_SECONDS)) * 1000);
+export const settleableIntents = (
+  intents: readonly PlacementIntent[],
+  now: number,
+  visibleTimeoutSeconds: number,
+): PlacementIntent[] =>
+  intents.filter(
+    (i) => now * 1000 >= i.at + (visibleTimeoutSeconds + Math.min(visibleTimeoutSeconds, ORPHAN_GRACE_SECONDS)) * 1000,
+  );
 
 /** Active orders on the intent's server created around it that the watch does not already follow. */
-export const candidatesOf = (intent: PlacementIntent, orders: readonly Order[], watched: ReadonlySet<number>): Order[] => {
+export const candidatesOf = (
+  intent: PlacementIntent,
+  orders: readonly Order[],
+  watched: ReadonlySet<number>,
+): Order[] => {
   const from = Math.floor(intent.at / 1000) - RECONCILE_SLACK_SECONDS;
   const to = Math.ceil(intent.at / 1000) + LANDING_SECONDS;
-  return orders.filter((o) => o.renting_server === intent.server_id && o.status !== 'expired'
-    && o.created >= from && o.created <= to && !watched.has(o.order_id));
+  return orders.filter(
+    (o) =>
+      o.renting_server === intent.server_id &&
+      o.status !== 'expired' &&
+      o.created >= from &&
+      o.created <= to &&
+      !watched.has(o.order_id),
+  );
 };
 
 const reasonOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
@@ -86,7 +102,15 @@ export const settleIntents = async (
   options: { readonly now: number; readonly canContinue: () => boolean },
 ): Promise<OrphanSweep> => {
   const { now } = options;
-  const r = { cancelled: 0, failedCancels: 0, cancelFailures: [] as { order_id: number; reason: string }[], eventsSent: 0, eventsFailed: 0, marketplaceCalls: 0, deferred: 0 };
+  const r = {
+    cancelled: 0,
+    failedCancels: 0,
+    cancelFailures: [] as { order_id: number; reason: string }[],
+    eventsSent: 0,
+    eventsFailed: 0,
+    marketplaceCalls: 0,
+    deferred: 0,
+  };
   for (const [index, intent] of intents.entries()) {
     if (!options.canContinue()) {
       r.deferred += intents.length - index;

@@ -30,7 +30,11 @@ const roundBid = (price: number): number => Number(price.toPrecision(10));
  * The caller's max_price (USD per hour) as a bid in the order's currency per the marketplace's period,
  * from the server's own rates (usd-per-hour.ts); undefined when the server states no rate for it.
  */
-export const bidCeiling = (server: Pick<Server, 'price'> | undefined, currency: string, maxPriceUsdPerHour: number): number | undefined => {
+export const bidCeiling = (
+  server: Pick<Server, 'price'> | undefined,
+  currency: string,
+  maxPriceUsdPerHour: number,
+): number | undefined => {
   const rate = server ? usdPerHourPerUnit(server, currency) : undefined;
   if (rate === undefined) return undefined;
   // Rounded down to 10 significant digits: the ceiling is never above max_price.
@@ -40,33 +44,82 @@ export const bidCeiling = (server: Pick<Server, 'price'> | undefined, currency: 
 };
 
 /** The next bid: one step up from `price`, at most `ceiling`. */
-export const nextBid = (price: number, step: number, ceiling: number): number => Math.min(ceiling, roundBid(price + step));
+export const nextBid = (price: number, step: number, ceiling: number): number =>
+  Math.min(ceiling, roundBid(price + step));
 
 // ---- events and texts ---------------------------------------------------------------------------
 
-const event = (id: string, body: Omit<OrderEvent, 'occurred_at'>, now: number): OutboundEvent => ({ id, body: { ...body, occurred_at: now } });
+const event = (id: string, body: Omit<OrderEvent, 'occurred_at'>, now: number): OutboundEvent => ({
+  id,
+  body: { ...body, occurred_at: now },
+});
 
 export const outbidEvent = (order: TrackedOrder, since: number, now: number): OutboundEvent =>
-  event(`outbid:${order.order_id}:${since}`, { event: 'order.outbid', order_id: order.order_id, task_id: order.task_id }, now);
+  event(
+    `outbid:${order.order_id}:${since}`,
+    { event: 'order.outbid', order_id: order.order_id, task_id: order.task_id },
+    now,
+  );
 
-export const rebidEvent = (order: TrackedOrder, oldPrice: number, newPrice: number, currency: string, now: number): OutboundEvent =>
-  event(`rebid:${order.order_id}:${oldPrice}:${newPrice}`, {
-    event: 'order.rebid', order_id: order.order_id, task_id: order.task_id, old_price: oldPrice, new_price: newPrice, currency,
-  }, now);
+export const rebidEvent = (
+  order: TrackedOrder,
+  oldPrice: number,
+  newPrice: number,
+  currency: string,
+  now: number,
+): OutboundEvent =>
+  event(
+    `rebid:${order.order_id}:${oldPrice}:${newPrice}`,
+    {
+      event: 'order.rebid',
+      order_id: order.order_id,
+      task_id: order.task_id,
+      old_price: oldPrice,
+      new_price: newPrice,
+      currency,
+    },
+    now,
+  );
 
-export const recoveryFailedEvent = (order: Pick<TrackedOrder, 'order_id' | 'task_id'>, reason: string, now: number): OutboundEvent =>
-  event(`recovery_failed:${order.order_id}`, { event: 'order.recovery_failed', order_id: order.order_id, task_id: order.task_id, reason }, now);
+export const recoveryFailedEvent = (
+  order: Pick<TrackedOrder, 'order_id' | 'task_id'>,
+  reason: string,
+  now: number,
+): OutboundEvent =>
+  event(
+    `recovery_failed:${order.order_id}`,
+    { event: 'order.recovery_failed', order_id: order.order_id, task_id: order.task_id, reason },
+    now,
+  );
 
-export const replacedEvent = (taskId: string, fromOrderId: number, toOrderId: number, sshConnection: string, now: number): OutboundEvent =>
-  event(`replaced:${fromOrderId}:${toOrderId}`, {
-    event: 'order.replaced', order_id: toOrderId, task_id: taskId, from_order_id: fromOrderId, to_order_id: toOrderId, ssh_connection: sshConnection,
-  }, now);
+export const replacedEvent = (
+  taskId: string,
+  fromOrderId: number,
+  toOrderId: number,
+  sshConnection: string,
+  now: number,
+): OutboundEvent =>
+  event(
+    `replaced:${fromOrderId}:${toOrderId}`,
+    {
+      event: 'order.replaced',
+      order_id: toOrderId,
+      task_id: taskId,
+      from_order_id: fromOrderId,
+      to_order_id: toOrderId,
+      ssh_connection: sshConnection,
+    },
+    now,
+  );
 
-export const outbidText = (orderId: number, mode: string): string => `Order ${orderId} was outbid (spot): recovering (${mode})`;
+export const outbidText = (orderId: number, mode: string): string =>
+  `Order ${orderId} was outbid (spot): recovering (${mode})`;
 export const rebidText = (orderId: number, oldPrice: number, newPrice: number, currency: string): string =>
   `Order ${orderId}: bid raised from ${oldPrice} to ${marketplacePriceText(newPrice, currency, undefined)}`;
-export const recoveryFailedText = (orderId: number, reason: string): string => `Order ${orderId}: outbid recovery failed: ${reason}`;
-export const replacedText = (fromOrderId: number, toOrderId: number, ssh: string): string => `Order ${fromOrderId} was replaced by order ${toOrderId}. ${ssh}`.trim();
+export const recoveryFailedText = (orderId: number, reason: string): string =>
+  `Order ${orderId}: outbid recovery failed: ${reason}`;
+export const replacedText = (fromOrderId: number, toOrderId: number, ssh: string): string =>
+  `Order ${fromOrderId} was replaced by order ${toOrderId}. ${ssh}`.trim();
 
 export const ceilingReachedText = (ceiling: number, currency: string, maxPrice: number): string =>
   `the bid reached its ceiling of ${marketplacePriceText(ceiling, currency, maxPrice)} (max_price) and the order did not run again`;
@@ -89,7 +142,11 @@ export interface ReplacementSweep {
 /** Replaces lost orders through the create-order workflow (./outbid-replacement.ts builds it; only the fleet watch loads that). */
 export interface Replacer {
   /** Starts a replacement round; resolves false when nothing could be started (the reason says why). */
-  replace(order: TrackedOrder, lost: Order, now: number): Promise<{ readonly started: true } | { readonly started: false; readonly reason: string }>;
+  replace(
+    order: TrackedOrder,
+    lost: Order,
+    now: number,
+  ): Promise<{ readonly started: true } | { readonly started: false; readonly reason: string }>;
   /** Settles the rounds that ended: the new order takes over (order.replaced), or order.recovery_failed. Once each. */
   settle(now: number, canContinue?: () => boolean): Promise<ReplacementSweep>;
 }
@@ -112,12 +169,20 @@ export interface RecoveryOutcome {
   readonly marketplaceCalls: number;
 }
 
-type RebidResult = { readonly running: true; readonly calls: number; readonly reads: number } | { readonly running: false; readonly reason: string; readonly calls: number; readonly reads: number };
+type RebidResult =
+  | { readonly running: true; readonly calls: number; readonly reads: number }
+  | { readonly running: false; readonly reason: string; readonly calls: number; readonly reads: number };
 
 const reasonOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 /** Raises the bid step by step until the order runs again, the ceiling is reached, or a refusal ends it. */
-const rebid = async (deps: OutbidRecoveryDeps, order: TrackedOrder, lost: Order, now: number, report: (e: OutboundEvent, text?: string) => Promise<void>): Promise<RebidResult> => {
+const rebid = async (
+  deps: OutbidRecoveryDeps,
+  order: TrackedOrder,
+  lost: Order,
+  now: number,
+  report: (e: OutboundEvent, text?: string) => Promise<void>,
+): Promise<RebidResult> => {
   let calls = 0;
   let reads = 0;
   if (order.max_price === undefined) return { running: false, reason: 'no max_price to bid up to', calls, reads };
@@ -126,10 +191,21 @@ const rebid = async (deps: OutbidRecoveryDeps, order: TrackedOrder, lost: Order,
     reads += 1;
     server = (await deps.marketplace.listServers()).find((s) => s.id === lost.renting_server);
   } catch (error) {
-    return { running: false, reason: `the listing could not be read for the server's rates: ${reasonOf(error)}`, calls, reads };
+    return {
+      running: false,
+      reason: `the listing could not be read for the server's rates: ${reasonOf(error)}`,
+      calls,
+      reads,
+    };
   }
   const ceiling = bidCeiling(server, lost.currency, order.max_price);
-  if (ceiling === undefined) return { running: false, reason: `server ${lost.renting_server} states no USD rate for ${lost.currency}: max_price cannot be converted`, calls, reads };
+  if (ceiling === undefined)
+    return {
+      running: false,
+      reason: `server ${lost.renting_server} states no USD rate for ${lost.currency}: max_price cannot be converted`,
+      calls,
+      reads,
+    };
   let price = lost.price;
   let step = price * REBID_STEP_FRACTION;
   while (calls < MAX_REBID_CALLS && price < ceiling) {
@@ -146,11 +222,17 @@ const rebid = async (deps: OutbidRecoveryDeps, order: TrackedOrder, lost: Order,
       }
       return { running: false, reason: `set_spot_price ${next} refused: ${reasonOf(error)}`, calls, reads };
     }
-    await report(rebidEvent(order, price, next, lost.currency, now), rebidText(lost.order_id, price, next, lost.currency));
+    await report(
+      rebidEvent(order, price, next, lost.currency, now),
+      rebidText(lost.order_id, price, next, lost.currency),
+    );
     price = next;
     reads += 1;
-    const now_ = (await deps.marketplace.listOrders({ returnCompleted: true })).find((o) => o.order_id === lost.order_id);
-    if (!now_ || now_.status === 'expired') return { running: false, reason: `order ${lost.order_id} ended while rebidding`, calls, reads };
+    const now_ = (await deps.marketplace.listOrders({ returnCompleted: true })).find(
+      (o) => o.order_id === lost.order_id,
+    );
+    if (!now_ || now_.status === 'expired')
+      return { running: false, reason: `order ${lost.order_id} ended while rebidding`, calls, reads };
     if (now_.status === 'running') return { running: true, calls, reads };
   }
   return { running: false, reason: ceilingReachedText(ceiling, lost.currency, order.max_price), calls, reads };
@@ -191,14 +273,21 @@ export const recoverOutbid = async (
     const result = await rebid(deps, order, lost, now, report);
     calls = result.calls;
     reads = result.reads;
-    if (result.running) return { outcome: 'running', setSpotPriceCalls: calls, eventsSent, marketplaceCalls: calls + reads };
+    if (result.running)
+      return { outcome: 'running', setSpotPriceCalls: calls, eventsSent, marketplaceCalls: calls + reads };
     reason = result.reason;
   }
   if (replaces(mode)) {
-    const started = deps.replacer ? await deps.replacer.replace(order, lost, now) : { started: false as const, reason: 'replacement is not available here' };
-    if (started.started) return { outcome: 'replacing', setSpotPriceCalls: calls, eventsSent, marketplaceCalls: calls + reads };
+    const started = deps.replacer
+      ? await deps.replacer.replace(order, lost, now)
+      : { started: false as const, reason: 'replacement is not available here' };
+    if (started.started)
+      return { outcome: 'replacing', setSpotPriceCalls: calls, eventsSent, marketplaceCalls: calls + reads };
     reason = reason ? `${reason}; replacement not started: ${started.reason}` : started.reason;
   }
-  await report(recoveryFailedEvent(order, reason ?? 'nothing to try', now), recoveryFailedText(order.order_id, reason ?? 'nothing to try'));
+  await report(
+    recoveryFailedEvent(order, reason ?? 'nothing to try', now),
+    recoveryFailedText(order.order_id, reason ?? 'nothing to try'),
+  );
   return { outcome: 'failed', setSpotPriceCalls: calls, eventsSent, marketplaceCalls: calls + reads };
 };

@@ -16,7 +16,14 @@ import { TaskAlreadyExistsError } from './errors';
 import { hasLease, spendTaskOf, type OutboundEvent, type TrackedOrder, type WatchedOrder } from './lease';
 import type { EventSender, LeaseStore } from './lease-ports';
 import type { Order } from './marketplace-types';
-import { recoveryFailedEvent, recoveryFailedText, replacedEvent, replacedText, type Replacer, type ReplacementSweep } from './outbid-recovery';
+import {
+  recoveryFailedEvent,
+  recoveryFailedText,
+  replacedEvent,
+  replacedText,
+  type Replacer,
+  type ReplacementSweep,
+} from './outbid-recovery';
 import type { CreateOrderWorkflowInput, MarketplaceClient, Notifier, TaskRepository, WorkflowStarter } from './ports';
 import type { SpendStore } from './spend-budget';
 import { FINAL_STATES, type CreateOrderInput, type CreateOrderSuccess, type TaskRecord } from './task';
@@ -46,7 +53,9 @@ export const replacementTaskId = (taskId: string, orderId: number): string => `$
 
 /** Why a lost order is not replaced: its lease (if any) is over. Undefined when a replacement may start. */
 export const leaseOverReason = (order: TrackedOrder, now: number): string | undefined =>
-  hasLease(order) && (order.ended !== undefined || order.expires_at <= now) ? `the lease of order ${order.order_id} has ended` : undefined;
+  hasLease(order) && (order.ended !== undefined || order.expires_at <= now)
+    ? `the lease of order ${order.order_id} has ended`
+    : undefined;
 
 /** The lease a replacement asks for, in hours: what is left of the lost order's (whole seconds, rounded up). Undefined: no lease. */
 export const remainingLeaseHours = (order: TrackedOrder, now: number): number | undefined =>
@@ -57,8 +66,18 @@ export const remainingLeaseHours = (order: TrackedOrder, now: number): number | 
  * ports, env (names here; values sealed), price, currency and on_outbid; the lease that is left; no
  * wait (a replacement that finds no server fails at once); no callback_url (the watch reports).
  */
-export const replacementRequest = (recorded: TaskRecord['request'], order: TrackedOrder, now: number): Record<string, unknown> => {
-  const { callback_url: _url, price_alert_task_id: _alert, wait_seconds: _wait, max_hours: _hours, ...rest } = recorded as Record<string, unknown>;
+export const replacementRequest = (
+  recorded: TaskRecord['request'],
+  order: TrackedOrder,
+  now: number,
+): Record<string, unknown> => {
+  const {
+    callback_url: _url,
+    price_alert_task_id: _alert,
+    wait_seconds: _wait,
+    max_hours: _hours,
+    ...rest
+  } = recorded as Record<string, unknown>;
   const hours = remainingLeaseHours(order, now);
   return { ...rest, ...(hours !== undefined ? { max_hours: hours } : {}) };
 };
@@ -77,7 +96,8 @@ const carried = (order: TrackedOrder, orderId: number, roundTaskId: string): Wat
 });
 
 export interface ReplacerDeps {
-  readonly tasks: Pick<TaskRepository, 'get' | 'create' | 'update'> & Partial<Pick<TaskRepository, 'replacementEnv' | 'appendHistory'>>;
+  readonly tasks: Pick<TaskRepository, 'get' | 'create' | 'update'> &
+    Partial<Pick<TaskRepository, 'replacementEnv' | 'appendHistory'>>;
   readonly pending: PendingReplacements;
   readonly workflow: WorkflowStarter;
   readonly leases: Pick<LeaseStore, 'get' | 'track' | 'endLease' | 'watched' | 'setStatus' | 'claimEvent'>;
@@ -103,11 +123,18 @@ const isReadyOrder = (result: TaskRecord['result']): result is CreateOrderSucces
 /** The Replacer the fleet watch runs: `replace` starts a round, `settle` finishes the rounds that ended. */
 export const createReplacer = (deps: ReplacerDeps, settings: ReplacerSettings): Replacer => {
   /** Reports one step once: the event claim decides, then chat, task history and callback_url. */
-  const report = async (order: Pick<TrackedOrder, 'task_id' | 'callback_url'>, e: OutboundEvent, text: string, now: number): Promise<number> => {
+  const report = async (
+    order: Pick<TrackedOrder, 'task_id' | 'callback_url'>,
+    e: OutboundEvent,
+    text: string,
+    now: number,
+  ): Promise<number> => {
     if (!(await deps.leases.claimEvent(e.id, now))) return 0;
     await deps.notifier.chat(text);
     const { event: name, occurred_at: at, order_id: orderId, task_id: _task, ...rest } = e.body;
-    await deps.tasks.appendHistory?.(order.task_id, { at, event: name, order_id: orderId, ...rest }, now * 1000).catch(() => undefined);
+    await deps.tasks
+      .appendHistory?.(order.task_id, { at, event: name, order_id: orderId, ...rest }, now * 1000)
+      .catch(() => undefined);
     if (!order.callback_url) return 0;
     return (await deps.events.send(order.callback_url, e.id, e.body)) ? 1 : 0;
   };
@@ -115,31 +142,46 @@ export const createReplacer = (deps: ReplacerDeps, settings: ReplacerSettings): 
   /** The lost order when its watch record is gone (its retention ran out): reported to the task's callback_url all the same. */
   const untracked = async (entry: PendingReplacement): Promise<TrackedOrder> => {
     const url = (await deps.tasks.get(entry.parent_task_id))?.request.callback_url;
-    return { order_id: entry.from_order_id, task_id: entry.parent_task_id, ...(typeof url === 'string' && url.length > 0 ? { callback_url: url } : {}) };
+    return {
+      order_id: entry.from_order_id,
+      task_id: entry.parent_task_id,
+      ...(typeof url === 'string' && url.length > 0 ? { callback_url: url } : {}),
+    };
   };
 
   const replace: Replacer['replace'] = async (order, lost, now) => {
     const over = leaseOverReason(order, now);
     if (over) return { started: false, reason: over };
     const parent = await deps.tasks.get(order.task_id);
-    if (!parent || parent.kind !== 'create-order') return { started: false, reason: `task ${order.task_id} is no longer stored` };
+    if (!parent || parent.kind !== 'create-order')
+      return { started: false, reason: `task ${order.task_id} is no longer stored` };
     const names = parent.request.env_names;
     const env = Array.isArray(names) && names.length > 0 ? await deps.tasks.replacementEnv?.(order.task_id) : undefined;
-    if (Array.isArray(names) && names.length > 0 && env === undefined) return { started: false, reason: `the container env of task ${order.task_id} is no longer kept` };
+    if (Array.isArray(names) && names.length > 0 && env === undefined)
+      return { started: false, reason: `the container env of task ${order.task_id} is no longer kept` };
 
     const taskId = replacementTaskId(order.task_id, order.order_id);
     const request = replacementRequest(parent.request, order, now);
     const nowIso = new Date(now * 1000).toISOString();
     const record: TaskRecord = {
-      task_id: taskId, kind: 'create-order', state: 'queued', request,
+      task_id: taskId,
+      kind: 'create-order',
+      state: 'queued',
+      request,
       // The caller's key and source (its quota and budget apply); no Slack response_url: the watch reports.
-      origin: workflowOrigin(parent.origin), created_at: nowIso, updated_at: nowIso,
+      origin: workflowOrigin(parent.origin),
+      created_at: nowIso,
+      updated_at: nowIso,
     };
     const input: CreateOrderWorkflowInput = {
       task_id: taskId,
       request: workflowRequest(request as unknown as CreateOrderInput),
       origin: workflowOrigin(parent.origin),
-      timing: { poll_interval_seconds: settings.poll_interval_seconds, ready_timeout_seconds: settings.ready_timeout_seconds, soft_deadline: now + settings.soft_limit_seconds },
+      timing: {
+        poll_interval_seconds: settings.poll_interval_seconds,
+        ready_timeout_seconds: settings.ready_timeout_seconds,
+        soft_deadline: now + settings.soft_limit_seconds,
+      },
       replaces: { task_id: order.task_id, order_id: order.order_id, server_id: lost.renting_server },
     };
     try {
@@ -149,7 +191,13 @@ export const createReplacer = (deps: ReplacerDeps, settings: ReplacerSettings): 
         // A start repeated after its answer was lost: the round exists; starting it again is a no-op.
         if (!(error instanceof TaskAlreadyExistsError)) throw error;
       }
-      await deps.pending.add({ task_id: taskId, parent_task_id: order.task_id, from_order_id: order.order_id, from_server_id: lost.renting_server, started_at: now });
+      await deps.pending.add({
+        task_id: taskId,
+        parent_task_id: order.task_id,
+        from_order_id: order.order_id,
+        from_server_id: lost.renting_server,
+        started_at: now,
+      });
       await deps.workflow.start(taskId, input, taskId);
     } catch (error) {
       await deps.pending.remove(taskId).catch(() => undefined);
@@ -160,7 +208,14 @@ export const createReplacer = (deps: ReplacerDeps, settings: ReplacerSettings): 
 
   const settle: Replacer['settle'] = async (now, canContinue = () => true) => {
     const cancelFailures: { order_id: number; reason: string }[] = [];
-    const r: { -readonly [K in keyof ReplacementSweep]: ReplacementSweep[K] } = { pending: 0, replaced: 0, failed: 0, eventsSent: 0, marketplaceCalls: 0, cancelFailures };
+    const r: { -readonly [K in keyof ReplacementSweep]: ReplacementSweep[K] } = {
+      pending: 0,
+      replaced: 0,
+      failed: 0,
+      eventsSent: 0,
+      marketplaceCalls: 0,
+      cancelFailures,
+    };
     const pending = [...(await deps.pending.list())].sort((a, b) => a.started_at - b.started_at);
     r.pending = pending.length;
     let active: ReadonlyMap<number, Order> | undefined;
@@ -172,20 +227,30 @@ export const createReplacer = (deps: ReplacerDeps, settings: ReplacerSettings): 
       const lost: TrackedOrder = (await deps.leases.get(entry.from_order_id)) ?? (await untracked(entry));
       const result = round?.result;
       if (!isReadyOrder(result)) {
-        const why = result && 'error' in result ? result.error : round ? 'it ended without an order' : 'its task is gone';
+        const why =
+          result && 'error' in result ? result.error : round ? 'it ended without an order' : 'its task is gone';
         const reason = `no replacement was placed: ${why}`;
-        r.eventsSent += await report(lost, recoveryFailedEvent(lost, reason, now), recoveryFailedText(lost.order_id, reason), now);
+        r.eventsSent += await report(
+          lost,
+          recoveryFailedEvent(lost, reason, now),
+          recoveryFailedText(lost.order_id, reason),
+          now,
+        );
         await deps.pending.remove(entry.task_id);
         r.failed += 1;
         continue;
       }
       // The new order takes over: watched under the replaced task, with the lease the lost order has now.
       await deps.leases.track(carried(lost, result.order_id, entry.task_id), {
-        now, status: result.status, ...(hasLease(lost) ? { lease: { expires_at: lost.expires_at, hours: lost.hours } } : {}),
+        now,
+        status: result.status,
+        ...(hasLease(lost) ? { lease: { expires_at: lost.expires_at, hours: lost.hours } } : {}),
       });
       if (!active) {
         r.marketplaceCalls += 1;
-        active = new Map((await deps.marketplace.listOrders()).filter((o) => o.status !== 'expired').map((o) => [o.order_id, o]));
+        active = new Map(
+          (await deps.marketplace.listOrders()).filter((o) => o.status !== 'expired').map((o) => [o.order_id, o]),
+        );
       }
       if (active.has(entry.from_order_id)) {
         r.marketplaceCalls += 1;
@@ -202,10 +267,16 @@ export const createReplacer = (deps: ReplacerDeps, settings: ReplacerSettings): 
       await deps.spend?.settle(spendTaskOf(lost), { ended_at: now }, now).catch(() => undefined);
       const watchEntry = (await deps.leases.watched()).get(entry.from_order_id);
       if (watchEntry) await deps.leases.setStatus(entry.from_order_id, watchEntry, undefined, now);
-      await deps.tasks.update(entry.parent_task_id, { order_id: result.order_id, server_id: result.server_id }, now * 1000);
+      await deps.tasks.update(
+        entry.parent_task_id,
+        { order_id: result.order_id, server_id: result.server_id },
+        now * 1000,
+      );
       r.eventsSent += await report(
-        lost, replacedEvent(entry.parent_task_id, entry.from_order_id, result.order_id, result.ssh_connection, now),
-        replacedText(entry.from_order_id, result.order_id, result.ssh_connection), now,
+        lost,
+        replacedEvent(entry.parent_task_id, entry.from_order_id, result.order_id, result.ssh_connection, now),
+        replacedText(entry.from_order_id, result.order_id, result.ssh_connection),
+        now,
       );
       await deps.pending.remove(entry.task_id);
       r.replaced += 1;

@@ -1,6 +1,14 @@
 /** Ports: what the domain needs from the outside world, in domain words. Adapters implement them. */
 import type { CreateOrderRequest, Order, Server, Wallet } from './marketplace-types';
-import type { JobMessage, TaskRecord, TaskResult, TaskState, CreateOrderInput, TaskOrigin, TaskHistoryEntry } from './task';
+import type {
+  JobMessage,
+  TaskRecord,
+  TaskResult,
+  TaskState,
+  CreateOrderInput,
+  TaskOrigin,
+  TaskHistoryEntry,
+} from './task';
 import type { SshEndpoint } from './ssh-endpoint';
 
 /** The marketplace API (lambdas/marketplace implements it over HTTP). */
@@ -105,7 +113,10 @@ export interface SlidingWindow {
    * Records one event at `now` when fewer than `limit` events lie in (now - windowMs, now].
    * `eventId` makes it idempotent: recording the same id twice counts once.
    */
-  hit(key: string, opts: { now: number; windowMs: number; limit: number; eventId: string }): Promise<{ allowed: boolean; retryAfterMs: number; count: number }>;
+  hit(
+    key: string,
+    opts: { now: number; windowMs: number; limit: number; eventId: string },
+  ): Promise<{ allowed: boolean; retryAfterMs: number; count: number }>;
 }
 
 export interface TaskRepository {
@@ -125,7 +136,14 @@ export interface TaskRepository {
   /** Moves a non-final task to `state` (running) and merges fields like order_id. */
   update(
     taskId: string,
-    fields: { state?: TaskState; order_id?: number; server_id?: number; order_intent_at?: number; order_cancelled?: boolean; waiting_until?: number },
+    fields: {
+      state?: TaskState;
+      order_id?: number;
+      server_id?: number;
+      order_intent_at?: number;
+      order_cancelled?: boolean;
+      waiting_until?: number;
+    },
     now: number,
   ): Promise<void>;
   /**
@@ -136,7 +154,13 @@ export interface TaskRepository {
    * winner and delivers — unless `markDelivered` recorded that the result went out. Without it, every
    * call is a finisher of its own.
    */
-  finish(taskId: string, state: 'succeeded' | 'failed', result: TaskResult, now: number, finisher?: string): Promise<boolean>;
+  finish(
+    taskId: string,
+    state: 'succeeded' | 'failed',
+    result: TaskResult,
+    now: number,
+    finisher?: string,
+  ): Promise<boolean>;
   /** Records that a named finisher's result went out, so a later retry of that finisher does not deliver it again. */
   markDelivered(taskId: string, now: number): Promise<void>;
   /** Removes a record whose hand-off failed, so no queued task exists without work behind it. */

@@ -64,14 +64,23 @@ export const normalizeCreateOrder = (body: CreateOrderFields, defaults: RequestD
   ...(body.on_outbid !== undefined && body.on_outbid !== 'notify' ? { on_outbid: body.on_outbid } : {}),
 });
 
-export const normalizeCancelOrder = (body: { readonly order_id: number; readonly callback_url?: string }): CancelOrderInput => ({
+export const normalizeCancelOrder = (body: {
+  readonly order_id: number;
+  readonly callback_url?: string;
+}): CancelOrderInput => ({
   order_id: body.order_id,
   ...(body.callback_url !== undefined ? { callback_url: body.callback_url } : {}),
 });
 
 /** Price-alert body + the configured default image. */
 export const normalizePriceAlert = (
-  body: { readonly gpu_type: string; readonly target_price: number; readonly image?: string; readonly callback_url?: string; readonly wait_seconds?: number },
+  body: {
+    readonly gpu_type: string;
+    readonly target_price: number;
+    readonly image?: string;
+    readonly callback_url?: string;
+    readonly wait_seconds?: number;
+  },
   defaults: Pick<RequestDefaults, 'image'>,
 ): PriceAlertInput => ({
   gpu_type: body.gpu_type,

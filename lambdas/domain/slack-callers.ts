@@ -15,13 +15,15 @@ export const SLACK_UNMAPPED_REFUSED_MESSAGE =
   'Your Slack user is not linked to a caller key of this relay; ask its operator to run `gpu-relay keys create --slack-user <your user ID> ...`.';
 
 /** The refusal of a user whose only keys are revoked or expired: never a fallback to the default key. */
-export const slackKeyUnusableText = (name: string): string => `Your key ${name} is revoked or expired; ask the relay's operator for a new one.`;
+export const slackKeyUnusableText = (name: string): string =>
+  `Your key ${name} is revoked or expired; ask the relay's operator for a new one.`;
 
 /** The refusal of a user several usable keys name: which one is meant is the operator's call. */
 export const slackKeysAmbiguousText = (names: readonly string[]): string =>
   `Your Slack user is linked to several keys (${names.join(', ')}); ask the relay's operator to revoke all but one.`;
 
-export type SlackCallerDecision = { readonly ok: true; readonly caller: Caller } | { readonly ok: false; readonly text: string };
+export type SlackCallerDecision =
+  { readonly ok: true; readonly caller: Caller } | { readonly ok: false; readonly text: string };
 
 /** The caller of a Slack command from `userId`, or the ephemeral refusal. */
 export const slackCallerFor = (
@@ -36,7 +38,9 @@ export const slackCallerFor = (
   if (usable.length > 1) return { ok: false, text: slackKeysAmbiguousText(usable.map((r) => r.name)) };
   // A user whose key was revoked must not fall back to the default key's rights.
   if (mapped.length > 0) return { ok: false, text: slackKeyUnusableText(mapped[0].name) };
-  return unmapped === 'default' ? { ok: true, caller: DEFAULT_CALLER } : { ok: false, text: SLACK_UNMAPPED_REFUSED_MESSAGE };
+  return unmapped === 'default'
+    ? { ok: true, caller: DEFAULT_CALLER }
+    : { ok: false, text: SLACK_UNMAPPED_REFUSED_MESSAGE };
 };
 
 /** The scope each Slack subcommand needs: the same as its webhook route (contract/routes.ts ROUTE_SCOPES). */

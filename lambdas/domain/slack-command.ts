@@ -4,7 +4,8 @@ import type { OnOutbid } from '../../contract/wait-and-outbid';
 import { isLeaseHours, MAX_DESIRED_PRICE, MIN_DESIRED_PRICE } from './lease';
 
 /** A bid in the marketplace's unit within the range the webhook accepts (lease.ts DESIRED_PRICE_RANGE_ERROR). */
-const isDesiredPrice = (price: number | undefined): price is number => price !== undefined && price >= MIN_DESIRED_PRICE && price <= MAX_DESIRED_PRICE;
+const isDesiredPrice = (price: number | undefined): price is number =>
+  price !== undefined && price >= MIN_DESIRED_PRICE && price <= MAX_DESIRED_PRICE;
 
 export type SlackCommand =
   | {
@@ -39,9 +40,9 @@ export const usageText = (command = '/gpu'): string =>
 const MAX_GPU_TYPE_LENGTH = 100;
 
 const RENT_USAGE = (command: string) =>
-  `Usage: \`${command} rent <gpu_type> [max_price] [wait=<n>s|m|h] [notify|rebid|replace|rebid_then_replace]\`, e.g. \`${command} rent RTX_4090 0.5\`, \`${command} rent A100\` or \`${command} rent RTX_4090 0.5 wait=2h rebid\``
-  + ' (write `_` for a space in the GPU name; max_price is a number, USD/hour, right after the GPU; wait= keeps the request waiting for a match'
-  + ' up to that long, at most 24h; the last word says what to do when someone outbids the spot order, notify by default)';
+  `Usage: \`${command} rent <gpu_type> [max_price] [wait=<n>s|m|h] [notify|rebid|replace|rebid_then_replace]\`, e.g. \`${command} rent RTX_4090 0.5\`, \`${command} rent A100\` or \`${command} rent RTX_4090 0.5 wait=2h rebid\`` +
+  ' (write `_` for a space in the GPU name; max_price is a number, USD/hour, right after the GPU; wait= keeps the request waiting for a match' +
+  ' up to that long, at most 24h; the last word says what to do when someone outbids the spot order, notify by default)';
 
 const CANCEL_USAGE = (command: string) => `Usage: \`${command} cancel <order_id>\` (order_id is a positive integer)`;
 
@@ -79,7 +80,8 @@ const parseOrderId = (word: string): number | undefined => {
 };
 
 /** Slack treats `&`, `<` and `>` as markup and backticks end a code span: an echoed word is escaped. */
-const echo = (word: string): string => word.slice(0, 50).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/`/g, "'");
+const echo = (word: string): string =>
+  word.slice(0, 50).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/`/g, "'");
 
 /**
  * `rent <gpu> [max_price] [wait=<n>s|m|h] [notify|rebid|replace|rebid_then_replace]`: the price, if
@@ -98,7 +100,8 @@ const parseRent = (args: readonly string[], command: string): SlackCommand => {
     const lower = word.toLowerCase();
     if (lower.startsWith('wait=')) {
       const seconds = parseWaitDuration(word.slice('wait='.length));
-      if (seconds === undefined) return { kind: 'usage', text: `\`${echo(word)}\`: wait= takes ${WAIT_DURATION_RULE}.\n${RENT_USAGE(command)}` };
+      if (seconds === undefined)
+        return { kind: 'usage', text: `\`${echo(word)}\`: wait= takes ${WAIT_DURATION_RULE}.\n${RENT_USAGE(command)}` };
       if (waitSeconds !== undefined) return usage;
       waitSeconds = seconds;
     } else if (isOnOutbid(lower)) {
@@ -136,19 +139,25 @@ export const parseSlackCommand = (text: string | undefined, command = '/gpu'): S
       return parseRent(args, command);
     case 'cancel': {
       const orderId = args.length === 1 ? parseOrderId(args[0]) : undefined;
-      return orderId === undefined ? { kind: 'usage', text: CANCEL_USAGE(command) } : { kind: 'cancel', order_id: orderId };
+      return orderId === undefined
+        ? { kind: 'usage', text: CANCEL_USAGE(command) }
+        : { kind: 'cancel', order_id: orderId };
     }
     case 'status':
       return { kind: 'status' };
     case 'extend': {
       const orderId = args.length === 2 ? parseOrderId(args[0]) : undefined;
       const hours = args.length === 2 ? parsePositive(args[1]) : undefined;
-      return orderId === undefined || !isLeaseHours(hours) ? { kind: 'usage', text: EXTEND_USAGE(command) } : { kind: 'extend', order_id: orderId, hours };
+      return orderId === undefined || !isLeaseHours(hours)
+        ? { kind: 'usage', text: EXTEND_USAGE(command) }
+        : { kind: 'extend', order_id: orderId, hours };
     }
     case 'bid': {
       const orderId = args.length === 2 ? parseOrderId(args[0]) : undefined;
       const price = args.length === 2 ? parsePrice(args[1]) : undefined;
-      return orderId === undefined || !isDesiredPrice(price) ? { kind: 'usage', text: BID_USAGE(command) } : { kind: 'bid', order_id: orderId, desired_price: price };
+      return orderId === undefined || !isDesiredPrice(price)
+        ? { kind: 'usage', text: BID_USAGE(command) }
+        : { kind: 'bid', order_id: orderId, desired_price: price };
     }
     default:
       return { kind: 'unknown', word: first };

@@ -32,14 +32,17 @@ export const budgetApplies = (relayLimit: number | undefined, caller: TaskCaller
 
 /** The failure text of a refused reservation; a key's own budget names the key. */
 export const budgetExceededText = (refusal: BudgetRefusal): string =>
-  `budget exceeded: ${usdText(refusal.used)} of ${usdText(refusal.limit)} today${refusal.scope === 'key' ? ` (key ${refusal.key})` : ''}; `
-  + `this order needs up to ${usdText(refusal.needed)}`;
+  `budget exceeded: ${usdText(refusal.used)} of ${usdText(refusal.limit)} today${refusal.scope === 'key' ? ` (key ${refusal.key})` : ''}; ` +
+  `this order needs up to ${usdText(refusal.needed)}`;
 
 /**
  * The most an order on `server` can cost per hour, in USD: the on-demand price in the order currency,
  * or for a spot order its bid (1.1 × the spot price) in USD. Undefined when the server states neither.
  */
-export const orderUsdPerHour = (server: Server, request: { readonly use_spot: boolean; readonly currency: string }): number | undefined => {
+export const orderUsdPerHour = (
+  server: Server,
+  request: { readonly use_spot: boolean; readonly currency: string },
+): number | undefined => {
   if (!request.use_spot) {
     const price = server.price.usd_per_hour.on_demand[request.currency];
     return typeof price === 'number' && price > 0 ? price : undefined;
@@ -114,7 +117,13 @@ export interface BudgetRefusal {
 }
 
 export type ReserveOutcome =
-  | { readonly ok: true; readonly usd: number; readonly day: string; readonly tracked: boolean; readonly used_today?: number }
+  | {
+      readonly ok: true;
+      readonly usd: number;
+      readonly day: string;
+      readonly tracked: boolean;
+      readonly used_today?: number;
+    }
   | { readonly ok: false; readonly refusal: BudgetRefusal };
 
 /** What a settlement charged. */
@@ -147,7 +156,12 @@ export interface SpendStore {
    * Reserves an extension of `hours` of the order the task `taskId` placed, charged to today;
    * `tracked: false` when that order has no open reservation (placed before budgets, or ended).
    */
-  extend(taskId: string, extension: { readonly id: string; readonly hours: number }, relayLimit: number | undefined, now: number): Promise<ReserveOutcome>;
+  extend(
+    taskId: string,
+    extension: { readonly id: string; readonly hours: number },
+    relayLimit: number | undefined,
+    now: number,
+  ): Promise<ReserveOutcome>;
   /** Records the order and its readiness on the reservation (time held counts from here). */
   started(taskId: string, order: { readonly order_id: number; readonly started_at: number }): Promise<void>;
   /** Settles the task's reservation to the actual cost and releases the rest; undefined when it has none. */
@@ -158,7 +172,8 @@ export interface SpendStore {
 /** Hours an order was held: the marketplace's billed hours when reported, else readiness to the end seen; never negative. */
 export const hoursHeld = (reservation: Pick<Reservation, 'started_at'>, end: OrderEnd): number => {
   if (reservation.started_at === undefined) return end.billed_hours ?? 0;
-  if (end.billed_hours !== undefined && Number.isFinite(end.billed_hours) && end.billed_hours >= 0) return end.billed_hours;
+  if (end.billed_hours !== undefined && Number.isFinite(end.billed_hours) && end.billed_hours >= 0)
+    return end.billed_hours;
   return Math.max(0, end.ended_at - reservation.started_at) / 3600;
 };
 
@@ -166,7 +181,10 @@ export const hoursHeld = (reservation: Pick<Reservation, 'started_at'>, end: Ord
  * How a settled cost is charged to an order's segments: in the order they were reserved, each up
  * to what it reserved; the last takes whatever is left (a cost above the worst case is charged, not dropped).
  */
-export const settlementShares = (segments: readonly SpendSegment[], cost: number): { readonly segment: SpendSegment; readonly share: number }[] => {
+export const settlementShares = (
+  segments: readonly SpendSegment[],
+  cost: number,
+): { readonly segment: SpendSegment; readonly share: number }[] => {
   const ordered = [...segments].sort((a, b) => a.at - b.at || a.id.localeCompare(b.id));
   let left = roundUsd(cost);
   return ordered.map((segment, index) => {

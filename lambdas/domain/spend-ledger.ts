@@ -34,7 +34,8 @@ export interface SpendDays {
 
 const EMPTY: SpendLine = { reserved_usd: 0, settled_usd: 0, orders: 0, gpu_hours: 0 };
 
-const num = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : Number(value ?? 0) || 0);
+const num = (value: unknown): number =>
+  typeof value === 'number' && Number.isFinite(value) ? value : Number(value ?? 0) || 0;
 
 /** A stored day item (`held`, `settled`, `orders`, `gpu_hours` and their `<field>@<key>` copies) as a SpendDay. */
 export const readSpendDay = (day: string, item: Readonly<Record<string, unknown>>): SpendDay => {
@@ -51,7 +52,12 @@ export const readSpendDay = (day: string, item: Readonly<Record<string, unknown>
   }
   return {
     day,
-    total: { reserved_usd: roundUsd(num(item.held)), settled_usd: roundUsd(num(item.settled)), orders: num(item.orders), gpu_hours: roundUsd(num(item.gpu_hours)) },
+    total: {
+      reserved_usd: roundUsd(num(item.held)),
+      settled_usd: roundUsd(num(item.settled)),
+      orders: num(item.orders),
+      gpu_hours: roundUsd(num(item.gpu_hours)),
+    },
     keys,
   };
 };
@@ -67,7 +73,11 @@ const dayMs = (date: string): number | undefined => {
 /**
  * The days from `from` to `to` (both included), or the 400 text. Defaults: `to` = today, `from` = `to`.
  */
-export const spendRange = (from: string | undefined, to: string | undefined, today: string): { readonly days: string[] } | { readonly error: string } => {
+export const spendRange = (
+  from: string | undefined,
+  to: string | undefined,
+  today: string,
+): { readonly days: string[] } | { readonly error: string } => {
   const toDay = to ?? today;
   const fromDay = from ?? toDay;
   const start = dayMs(fromDay);
@@ -105,7 +115,8 @@ const add = (a: SpendLine, b: SpendLine): SpendLine => ({
   gpu_hours: roundUsd(a.gpu_hours + b.gpu_hours),
 });
 
-const isEmpty = (line: SpendLine): boolean => line.reserved_usd === 0 && line.settled_usd === 0 && line.orders === 0 && line.gpu_hours === 0;
+const isEmpty = (line: SpendLine): boolean =>
+  line.reserved_usd === 0 && line.settled_usd === 0 && line.orders === 0 && line.gpu_hours === 0;
 
 /** The report over `days`; `onlyKey` keeps one key's lines (a key that does not see every order). */
 export const spendReport = (

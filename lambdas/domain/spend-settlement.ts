@@ -15,7 +15,10 @@ export interface SpendSettler {
   /** Fresh my_orders reads made for billed hours (0 or 1). */
   readonly reads: () => number;
   /** Settles the order's task; true when done or nothing to do, false when it failed (retry next sweep). */
-  order(record: Pick<TrackedOrder, 'task_id' | 'spend_task_id'> | undefined, end: { readonly ended_at: number; readonly billed_hours?: number | undefined }): Promise<boolean>;
+  order(
+    record: Pick<TrackedOrder, 'task_id' | 'spend_task_id'> | undefined,
+    end: { readonly ended_at: number; readonly billed_hours?: number | undefined },
+  ): Promise<boolean>;
   /** The hours the marketplace billed for an ended order, if it says (one fresh read per sweep). */
   billedHours(orderId: number): Promise<number | undefined>;
 }
@@ -35,7 +38,10 @@ export const spendSettler = (deps: {
       try {
         const outcome = await deps.spend.settle(
           spendTaskOf(record),
-          { ended_at: end.ended_at, ...(end.billed_hours !== undefined ? { billed_hours: end.billed_hours } : {}) } satisfies OrderEnd,
+          {
+            ended_at: end.ended_at,
+            ...(end.billed_hours !== undefined ? { billed_hours: end.billed_hours } : {}),
+          } satisfies OrderEnd,
           end.ended_at,
         );
         if (outcome) settled.push(outcome);
@@ -50,7 +56,9 @@ export const spendSettler = (deps: {
         reads += 1;
         try {
           const orders = await deps.marketplace.listOrders({ returnCompleted: true });
-          return new Map(orders.filter((o) => o.billed_hours !== undefined).map((o) => [o.order_id, o.billed_hours as number]));
+          return new Map(
+            orders.filter((o) => o.billed_hours !== undefined).map((o) => [o.order_id, o.billed_hours as number]),
+          );
         } catch {
           // Time held then comes from readiness to the end the sweep saw.
           return new Map<number, number>();

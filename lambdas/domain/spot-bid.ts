@@ -10,7 +10,8 @@ export const SPOT_BID_MARKUP = 1.1;
  * would destroy small values; 10 significant digits change the bid by less than 1e-9 of itself.
  */
 export const spotBid = (spotPrice: number): number => {
-  if (!Number.isFinite(spotPrice) || spotPrice <= 0) throw new RangeError(`spot price must be a positive number, got ${spotPrice}`);
+  if (!Number.isFinite(spotPrice) || spotPrice <= 0)
+    throw new RangeError(`spot price must be a positive number, got ${spotPrice}`);
   return Number((spotPrice * SPOT_BID_MARKUP).toPrecision(10));
 };
 

@@ -57,7 +57,10 @@ const validHost = (host: string): boolean => HOST_PATTERN.test(host) && (!host.i
  */
 export const parseSshEndpoint = (line: string | null | undefined): SshEndpoint | undefined => {
   if (typeof line !== 'string') return undefined;
-  const tokens = line.trim().split(/\s+/).filter((t) => t !== '');
+  const tokens = line
+    .trim()
+    .split(/\s+/)
+    .filter((t) => t !== '');
   if (tokens[0] === 'ssh') tokens.shift();
   let destination: { host: string; port?: number } | undefined;
   let optionPort: string | undefined;
@@ -70,7 +73,7 @@ export const parseSshEndpoint = (line: string | null | undefined): SshEndpoint |
       if (flag === 'p') optionPort = value ?? '';
       if (flag === 'o' && value !== undefined) {
         const option = /^port[=\s]?(.*)$/i.exec(value);
-        if (option) optionPort = option[1] === '' ? tokens[(i += 1)] ?? '' : option[1];
+        if (option) optionPort = option[1] === '' ? (tokens[(i += 1)] ?? '') : option[1];
       }
       continue;
     }

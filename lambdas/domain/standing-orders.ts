@@ -16,8 +16,25 @@ import { CLAIM_TTL_SECONDS } from './create-order/workflow-state';
 import { serverFitsLease } from './lease';
 import { findMatchingServers, noMatchMessage } from './matching';
 import type { Server } from './marketplace-types';
-import type { CreateOrderWorkflowInput, MarketplaceClient, Notifier, ServerClaims, TaskRepository, WaitingTask, WaitingTasks, WorkflowStarter } from './ports';
-import { failure, FINAL_STATES, type CancelTaskInput, type CancelTaskSuccess, type CreateOrderInput, type FailureResult, type TaskRecord } from './task';
+import type {
+  CreateOrderWorkflowInput,
+  MarketplaceClient,
+  Notifier,
+  ServerClaims,
+  TaskRepository,
+  WaitingTask,
+  WaitingTasks,
+  WorkflowStarter,
+} from './ports';
+import {
+  failure,
+  FINAL_STATES,
+  type CancelTaskInput,
+  type CancelTaskSuccess,
+  type CreateOrderInput,
+  type FailureResult,
+  type TaskRecord,
+} from './task';
 
 export { MAX_WAIT_SECONDS, WAIT_SECONDS_ERROR } from './request-rules';
 
@@ -28,25 +45,35 @@ export const resumedExecutionName = (taskId: string, round: number): string => `
 export const queueKey = (gpuType: string): string => gpuType.trim().toLowerCase();
 
 /** First come, first served: accepted earlier first, task id as the tie-break. */
-export const byArrival = (a: WaitingTask, b: WaitingTask): number => a.accepted_at - b.accepted_at || (a.task_id < b.task_id ? -1 : a.task_id > b.task_id ? 1 : 0);
+export const byArrival = (a: WaitingTask, b: WaitingTask): number =>
+  a.accepted_at - b.accepted_at || (a.task_id < b.task_id ? -1 : a.task_id > b.task_id ? 1 : 0);
 
 /** 1-based place of a task among the waiting tasks for the same GPU type, or undefined when it is not waiting. */
 export const queuePosition = (waiting: readonly WaitingTask[], taskId: string): number | undefined => {
   const own = waiting.find((w) => w.task_id === taskId);
   if (!own) return undefined;
   const key = queueKey(own.request.gpu_type);
-  return [...waiting].filter((w) => queueKey(w.request.gpu_type) === key).sort(byArrival).findIndex((w) => w.task_id === taskId) + 1;
+  return (
+    [...waiting]
+      .filter((w) => queueKey(w.request.gpu_type) === key)
+      .sort(byArrival)
+      .findIndex((w) => w.task_id === taskId) + 1
+  );
 };
 
 /** A task that may still wait at `nowMs`: it asked to, and its wait has not ended. */
 export const mayWait = (input: Pick<CreateOrderWorkflowInput, 'request' | 'timing'>, nowMs: number): boolean =>
-  (input.request.wait_seconds ?? 0) > 0 && input.timing.waiting_until !== undefined && nowMs < input.timing.waiting_until * 1000;
+  (input.request.wait_seconds ?? 0) > 0 &&
+  input.timing.waiting_until !== undefined &&
+  nowMs < input.timing.waiting_until * 1000;
 
 /** The queue entry of a workflow's task, for its `round`-th wait. */
 export const waitingEntry = (input: CreateOrderWorkflowInput, round: number): WaitingTask => ({
   task_id: input.task_id,
   round,
-  accepted_at: input.timing.accepted_at ?? (input.timing.waiting_until as number) * 1000 - (input.request.wait_seconds ?? 0) * 1000,
+  accepted_at:
+    input.timing.accepted_at ??
+    (input.timing.waiting_until as number) * 1000 - (input.request.wait_seconds ?? 0) * 1000,
   waiting_until: input.timing.waiting_until as number,
   request: {
     gpu_type: input.request.gpu_type,
@@ -61,11 +88,22 @@ export const waitingEntry = (input: CreateOrderWorkflowInput, round: number): Wa
 
 /** Servers that would serve `task` now, in marketplace order, without those in `taken`. */
 export const serversFor = (task: WaitingTask, servers: readonly Server[], taken: ReadonlySet<number>): Server[] =>
-  findMatchingServers(servers, { ...task.request, claimed: taken }).filter((s) => serverFitsLease(s, task.request.max_hours));
+  findMatchingServers(servers, { ...task.request, claimed: taken }).filter((s) =>
+    serverFitsLease(s, task.request.max_hours),
+  );
 
 /** Older waiting tasks for the same GPU type than `input`'s task, other than itself: a new arrival queues behind them. */
-export const olderWaiting = (waiting: readonly WaitingTask[], input: CreateOrderWorkflowInput, acceptedAt: number): WaitingTask[] =>
-  waiting.filter((w) => w.task_id !== input.task_id && queueKey(w.request.gpu_type) === queueKey(input.request.gpu_type) && w.accepted_at <= acceptedAt);
+export const olderWaiting = (
+  waiting: readonly WaitingTask[],
+  input: CreateOrderWorkflowInput,
+  acceptedAt: number,
+): WaitingTask[] =>
+  waiting.filter(
+    (w) =>
+      w.task_id !== input.task_id &&
+      queueKey(w.request.gpu_type) === queueKey(input.request.gpu_type) &&
+      w.accepted_at <= acceptedAt,
+  );
 
 // ---- the fleet watch's part -------------------------------------------------------------------
 
@@ -89,19 +127,28 @@ export interface StandingOrderSweep {
 }
 
 /** The failure of a standing order whose wait ended: the spec's no-match text. */
-export const waitEndedResult = (request: Pick<CreateOrderInput, 'gpu_type' | 'max_price'>) => failure(noMatchMessage(request.gpu_type, request.max_price));
+export const waitEndedResult = (request: Pick<CreateOrderInput, 'gpu_type' | 'max_price'>) =>
+  failure(noMatchMessage(request.gpu_type, request.max_price));
 
 /**
  * The failure of a waiting task whose wait ended: the refusal that queued it again (the hourly cap's
  * or a budget's text: a server was there, raising the price would not help), else the no-match text.
  */
-export const expiredResult = (task: WaitingTask) => (task.held_by ? failure(task.held_by) : waitEndedResult(task.request));
+export const expiredResult = (task: WaitingTask) =>
+  task.held_by ? failure(task.held_by) : waitEndedResult(task.request);
 
 /** A task the cap or a budget refused, not to be resumed before its `held_until`. */
-export const isHeld = (task: WaitingTask, nowMs: number): boolean => task.held_until !== undefined && nowMs < task.held_until * 1000;
+export const isHeld = (task: WaitingTask, nowMs: number): boolean =>
+  task.held_until !== undefined && nowMs < task.held_until * 1000;
 
 /** The workflow input of a resumed task, rebuilt from its record (the request as recorded, env values stay sealed). */
-export const resumedInput = (record: TaskRecord, task: WaitingTask, serverId: number, nowMs: number, softLimitSeconds: number): CreateOrderWorkflowInput => {
+export const resumedInput = (
+  record: TaskRecord,
+  task: WaitingTask,
+  serverId: number,
+  nowMs: number,
+  softLimitSeconds: number,
+): CreateOrderWorkflowInput => {
   const { env_names: _names, price_alert_task_id: _alert, ...request } = record.request as Record<string, unknown>;
   return {
     task_id: task.task_id,
@@ -142,7 +189,12 @@ export const serveWaitingTasks = async (
     const record = await deps.tasks.get(task.task_id);
     if (!record || FINAL_STATES.includes(record.state)) continue;
     const url = typeof record.request.callback_url === 'string' ? record.request.callback_url : undefined;
-    await completeTask(deps, { task_id: task.task_id, origin: record.origin, callback_url: url }, expiredResult(task), nowMs);
+    await completeTask(
+      deps,
+      { task_id: task.task_id, origin: record.origin, callback_url: url },
+      expiredResult(task),
+      nowMs,
+    );
     report.expired += 1;
   }
 
@@ -176,7 +228,11 @@ export const serveWaitingTasks = async (
     // Started before the entry is removed: a start whose removal fails is repeated next sweep under
     // the same execution name, which starts nothing. A removal that finds the entry gone (cancelled
     // meanwhile) is too late to stop the start; the resumed FindServer finds the task final and stops.
-    await deps.workflow.start(task.task_id, resumedInput(record, task, claimed, nowMs, opts.softLimitSeconds), resumedExecutionName(task.task_id, task.round));
+    await deps.workflow.start(
+      task.task_id,
+      resumedInput(record, task, claimed, nowMs, opts.softLimitSeconds),
+      resumedExecutionName(task.task_id, task.round),
+    );
     await deps.waiting.remove(task.task_id, task.round);
     report.resumed += 1;
     if (task.held_until !== undefined) alone.add(queueKey(task.request.gpu_type));
@@ -201,9 +257,15 @@ export const runCancelTask = async (
   nowMs: number,
 ): Promise<CancelTaskSuccess | FailureResult> => {
   const record = await deps.tasks.get(input.task_id);
-  if (!record || record.kind !== 'create-order' || FINAL_STATES.includes(record.state)) return failure(notWaitingText(input.task_id));
+  if (!record || record.kind !== 'create-order' || FINAL_STATES.includes(record.state))
+    return failure(notWaitingText(input.task_id));
   if (!(await deps.waiting.remove(input.task_id))) return failure(notWaitingText(input.task_id));
   const url = typeof record.request.callback_url === 'string' ? record.request.callback_url : undefined;
-  await completeTask(deps, { task_id: input.task_id, origin: record.origin, callback_url: url }, failure(CANCELLED_WHILE_WAITING), nowMs);
+  await completeTask(
+    deps,
+    { task_id: input.task_id, origin: record.origin, callback_url: url },
+    failure(CANCELLED_WHILE_WAITING),
+    nowMs,
+  );
   return { success: true, task_id: input.task_id, state: 'cancelled' };
 };

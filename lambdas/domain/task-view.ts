@@ -23,7 +23,8 @@ export interface TaskView {
 /** Task ids are UUIDs: random ones from the API, UUIDv5 ones derived by price alerts. */
 export const TASK_ID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export const isTaskId = (value: string | undefined): value is string => typeof value === 'string' && TASK_ID_PATTERN.test(value);
+export const isTaskId = (value: string | undefined): value is string =>
+  typeof value === 'string' && TASK_ID_PATTERN.test(value);
 
 export const toTaskView = (record: TaskRecord, position?: number): TaskView => ({
   task_id: record.task_id,
@@ -35,5 +36,7 @@ export const toTaskView = (record: TaskRecord, position?: number): TaskView => (
   ...(record.finished_at !== undefined ? { finished_at: record.finished_at } : {}),
   ...(record.state === 'waiting' && record.waiting_until !== undefined ? { waiting_until: record.waiting_until } : {}),
   ...(record.state === 'waiting' && position !== undefined ? { position } : {}),
-  ...(record.history !== undefined && record.history.length > 0 ? { ...(record.order_id !== undefined ? { order_id: record.order_id } : {}), history: record.history } : {}),
+  ...(record.history !== undefined && record.history.length > 0
+    ? { ...(record.order_id !== undefined ? { order_id: record.order_id } : {}), history: record.history }
+    : {}),
 });

@@ -3,7 +3,15 @@ import * as z from 'zod/mini';
 import { TaskCallerSchema } from './caller-keys';
 import type { PortProtocol } from './marketplace-types';
 
-export const TaskKindSchema = z.enum(['create-order', 'cancel-order', 'status', 'price-alert', 'extend-order', 'set-spot-price', 'cancel-task']);
+export const TaskKindSchema = z.enum([
+  'create-order',
+  'cancel-order',
+  'status',
+  'price-alert',
+  'extend-order',
+  'set-spot-price',
+  'cancel-task',
+]);
 export type TaskKind = z.infer<typeof TaskKindSchema>;
 /** `waiting`: a standing order (issue 23) with no server yet, served by the fleet watch until its wait ends. */
 export const TaskStateSchema = z.enum(['queued', 'running', 'waiting', 'succeeded', 'failed']);
@@ -37,10 +45,18 @@ export interface CreateOrderInput {
   /** Outbid recovery (issue 23, on-outbid.ts); absent = notify. */
   readonly on_outbid?: 'rebid' | 'replace' | 'rebid_then_replace';
 }
-export interface CancelOrderInput { readonly order_id: number; readonly callback_url?: string }
+export interface CancelOrderInput {
+  readonly order_id: number;
+  readonly callback_url?: string;
+}
 /** cancel-task (issue 23): ends a waiting standing order with a result. */
-export interface CancelTaskInput { readonly task_id: string; readonly callback_url?: string }
-export interface StatusInput { readonly callback_url?: string }
+export interface CancelTaskInput {
+  readonly task_id: string;
+  readonly callback_url?: string;
+}
+export interface StatusInput {
+  readonly callback_url?: string;
+}
 export interface PriceAlertInput {
   readonly gpu_type: string;
   readonly target_price: number;
@@ -51,11 +67,23 @@ export interface PriceAlertInput {
 }
 
 /** Task inputs of the two new job kinds (what the queue carries). */
-export interface ExtendOrderInput { readonly order_id: number; readonly hours: number; readonly callback_url?: string }
-export interface SetSpotPriceInput { readonly order_id: number; readonly desired_price: number; readonly callback_url?: string }
+export interface ExtendOrderInput {
+  readonly order_id: number;
+  readonly hours: number;
+  readonly callback_url?: string;
+}
+export interface SetSpotPriceInput {
+  readonly order_id: number;
+  readonly desired_price: number;
+  readonly callback_url?: string;
+}
 
 /** Results of the two new job kinds (FailureResult otherwise). */
-export interface ExtendOrderSuccess { readonly success: true; readonly order_id: number; readonly lease_expires_at: number }
+export interface ExtendOrderSuccess {
+  readonly success: true;
+  readonly order_id: number;
+  readonly lease_expires_at: number;
+}
 /**
  * `desired_price` is in the marketplace's unit (`currency` per day); `desired_price_usd_per_hour` is the
  * same price in USD per hour at the server's rates, null when the listing does not state them.
@@ -89,9 +117,17 @@ export interface CreateOrderSuccess {
   /** Unix seconds at which the relay cancels the order (a leased order only), counted from readiness. */
   readonly lease_expires_at?: number;
 }
-export interface CancelSuccess { readonly success: true; readonly order_id: number; readonly status: 'cancelled' }
+export interface CancelSuccess {
+  readonly success: true;
+  readonly order_id: number;
+  readonly status: 'cancelled';
+}
 /** A waiting standing order that cancel-task ended. */
-export interface CancelTaskSuccess { readonly success: true; readonly task_id: string; readonly state: 'cancelled' }
+export interface CancelTaskSuccess {
+  readonly success: true;
+  readonly task_id: string;
+  readonly state: 'cancelled';
+}
 export interface StatusResult {
   readonly total_orders: number;
   readonly active: number;
@@ -104,9 +140,19 @@ export interface StatusResult {
     readonly lease_expires_at?: number;
   }[];
 }
-export interface PriceAlertMatched { readonly success: true; readonly message: string; readonly task_id: string }
-export interface PriceNotMet { readonly success: false; readonly message: string }
-export interface FailureResult { readonly success: false; readonly error: string }
+export interface PriceAlertMatched {
+  readonly success: true;
+  readonly message: string;
+  readonly task_id: string;
+}
+export interface PriceNotMet {
+  readonly success: false;
+  readonly message: string;
+}
+export interface FailureResult {
+  readonly success: false;
+  readonly error: string;
+}
 
 export type TaskResult =
   | CreateOrderSuccess
@@ -170,6 +216,7 @@ export interface TaskHistoryEntry {
 export interface JobMessage {
   readonly task_id: string;
   readonly kind: Exclude<TaskKind, 'create-order'>;
-  readonly input: CancelOrderInput | StatusInput | PriceAlertInput | ExtendOrderInput | SetSpotPriceInput | CancelTaskInput;
+  readonly input:
+    CancelOrderInput | StatusInput | PriceAlertInput | ExtendOrderInput | SetSpotPriceInput | CancelTaskInput;
   readonly origin: TaskOrigin;
 }

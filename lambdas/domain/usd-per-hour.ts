@@ -18,13 +18,18 @@ const isPositive = (v: unknown): v is number => typeof v === 'number' && Number.
  */
 export const usdPerHourPerUnit = (server: Pick<Server, 'price'>, currency: string): number | undefined => {
   const { on_demand: onDemand, spot, usd_per_hour: usd } = server.price;
-  if (isPositive(usd.on_demand[currency]) && isPositive(onDemand[currency])) return usd.on_demand[currency] / onDemand[currency];
+  if (isPositive(usd.on_demand[currency]) && isPositive(onDemand[currency]))
+    return usd.on_demand[currency] / onDemand[currency];
   if (isPositive(usd.spot) && isPositive(spot[currency])) return usd.spot / spot[currency];
   return undefined;
 };
 
 /** `amount` of `currency` in the marketplace's unit as USD per hour on this server, or null when its rates are not stated. */
-export const marketplacePriceUsdPerHour = (server: Pick<Server, 'price'> | undefined, currency: string, amount: number): number | null => {
+export const marketplacePriceUsdPerHour = (
+  server: Pick<Server, 'price'> | undefined,
+  currency: string,
+  amount: number,
+): number | null => {
   const rate = server ? usdPerHourPerUnit(server, currency) : undefined;
   return rate === undefined ? null : Number((amount * rate).toPrecision(DIGITS));
 };

@@ -11,10 +11,20 @@ export const CALLBACK_DESCRIPTION = `When the request has \`callback_url\`, the 
 /** The Standard Webhooks headers of a delivery (results and events alike). */
 const deliveryHeaders = (idDescription: string): JsonObject[] => [
   { name: 'webhook-id', in: 'header', required: true, schema: { type: 'string' }, description: idDescription },
-  { name: 'webhook-timestamp', in: 'header', required: true, schema: { type: 'string', pattern: '^\\d{1,12}$' }, description: 'Unix seconds when this attempt was signed; reject it when more than 5 minutes from your clock.' },
   {
-    name: 'webhook-signature', in: 'header', required: true, schema: { type: 'string', pattern: '^v1,[A-Za-z0-9+/]+=*( v1,[A-Za-z0-9+/]+=*)*$' },
-    description: '`v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">` keyed with the callback signing secret (`whsec_…`, never the webhook secret), one per active key, space-separated.',
+    name: 'webhook-timestamp',
+    in: 'header',
+    required: true,
+    schema: { type: 'string', pattern: '^\\d{1,12}$' },
+    description: 'Unix seconds when this attempt was signed; reject it when more than 5 minutes from your clock.',
+  },
+  {
+    name: 'webhook-signature',
+    in: 'header',
+    required: true,
+    schema: { type: 'string', pattern: '^v1,[A-Za-z0-9+/]+=*( v1,[A-Za-z0-9+/]+=*)*$' },
+    description:
+      '`v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">` keyed with the callback signing secret (`whsec_…`, never the webhook secret), one per active key, space-separated.',
   },
 ];
 
@@ -24,7 +34,16 @@ export const orderEventCallback = (orderEvent: JsonObject): JsonObject => ({
       summary: 'A lifecycle event of the order, POSTed to callback_url',
       description: ORDER_EVENTS_DESCRIPTION,
       parameters: deliveryHeaders('Unique per event, the same on every retry of its delivery.'),
-      requestBody: { required: true, content: json(orderEvent, { event: 'order.lease_expired', order_id: 123456, task_id: '6f1c0b1e-8a57-4f0e-9b38-0d6c2f4c9a11', occurred_at: 1767229200, lease_expires_at: 1767229180 }) },
+      requestBody: {
+        required: true,
+        content: json(orderEvent, {
+          event: 'order.lease_expired',
+          order_id: 123456,
+          task_id: '6f1c0b1e-8a57-4f0e-9b38-0d6c2f4c9a11',
+          occurred_at: 1767229200,
+          lease_expires_at: 1767229180,
+        }),
+      },
       responses: {
         '2XX': { description: 'Delivered.' },
         '5XX': { description: 'Retried with backoff.' },
@@ -36,7 +55,7 @@ export const orderEventCallback = (orderEvent: JsonObject): JsonObject => ({
 export const taskResultCallback = (taskResult: JsonObject): JsonObject => ({
   '{$request.body#/callback_url}': {
     post: {
-      summary: 'The task\'s result, POSTed to callback_url',
+      summary: "The task's result, POSTed to callback_url",
       description: CALLBACK_DESCRIPTION,
       parameters: deliveryHeaders('Unique per task result, the same on every retry of the delivery.'),
       requestBody: { required: true, content: json(taskResult) },

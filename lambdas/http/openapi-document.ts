@@ -14,7 +14,12 @@ import type { RouteDefinition } from '../../contract/routes';
 import { REPLAY_WINDOW_SECONDS } from '../domain/signing';
 import { TASK_ID_PATTERN } from '../domain/task-view';
 import { OrderEventSchema, TaskResultSchema } from './callback-schemas';
-import { CALLBACK_DESCRIPTION, ORDER_EVENTS_DESCRIPTION, orderEventCallback, taskResultCallback } from './openapi-callbacks';
+import {
+  CALLBACK_DESCRIPTION,
+  ORDER_EVENTS_DESCRIPTION,
+  orderEventCallback,
+  taskResultCallback,
+} from './openapi-callbacks';
 import { operationDocs, type OperationDoc } from './openapi-operations';
 import { ErrorSchema } from './response-schemas';
 import { json, SchemaComponents, type JsonObject } from './schema-components';
@@ -113,7 +118,8 @@ export const buildOpenApiDocument = (opts: OpenApiOptions = {}): JsonObject => {
           name: 'X-Webhook-Key-Id',
           in: 'header',
           required: false,
-          description: 'The caller key whose secret signed the request; absent = the shared webhook secret (the `default` key, every scope).',
+          description:
+            'The caller key whose secret signed the request; absent = the shared webhook secret (the `default` key, every scope).',
           schema: { type: 'string', pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' },
           example: 'ci',
         },
@@ -121,7 +127,8 @@ export const buildOpenApiDocument = (opts: OpenApiOptions = {}): JsonObject => {
           name: 'Idempotency-Key',
           in: 'header',
           required: false,
-          description: 'A repeat of a signed POST with the same key within 24 h returns the first request\'s task_id and starts nothing.',
+          description:
+            "A repeat of a signed POST with the same key within 24 h returns the first request's task_id and starts nothing.",
           schema: { type: 'string', minLength: 1 },
           example: 'deploy-2024-06-01-build-381',
         },
@@ -151,16 +158,42 @@ export const buildOpenApiDocument = (opts: OpenApiOptions = {}): JsonObject => {
         RetryAfter: { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 0 } },
       },
       responses: {
-        BadRequest: errorResponse('Missing or invalid field, or a body that is not JSON. The spec\'s exact messages are kept (e.g. `gpu_type required`).', 'gpu_type required'),
+        BadRequest: errorResponse(
+          "Missing or invalid field, or a body that is not JSON. The spec's exact messages are kept (e.g. `gpu_type required`).",
+          'gpu_type required',
+        ),
         Unauthorized: errorResponse('Missing or invalid signature, or a stale timestamp.', 'Invalid signature'),
-        Forbidden: errorResponse('Slack commands are refused: no Slack signing secret is configured and unsigned commands are not allowed.', 'Slack commands are disabled: this relay has no Slack signing secret configured'),
+        Forbidden: errorResponse(
+          'Slack commands are refused: no Slack signing secret is configured and unsigned commands are not allowed.',
+          'Slack commands are disabled: this relay has no Slack signing secret configured',
+        ),
         NotFound: errorResponse('No task with this id.', 'Task not found'),
-        MissingScope: errorResponse('The caller key lacks the route\'s scope; nothing was queued.', 'key ci may not cancel'),
-        Conflict: errorResponse('A key of this name exists (names are never reused).', 'key ci exists (names are never reused, even revoked)'),
-        PayloadTooLarge: errorResponse(`Body larger than ${maxBody} bytes.`, `Request body too large (max ${maxBody} bytes)`),
-        TooManyRequests: errorResponse(`More than ${perMinute} requests from one client address within 60 s.`, 'Rate limit exceeded', { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } }),
-        InternalError: errorResponse('Unexpected failure (for the marketplace summary: the marketplace could not be read).', 'Internal server error'),
-        Unavailable: errorResponse('A dependency (secret store, rate-limit store, queue or workflow) is unavailable; retry later.', 'Service unavailable; retry later', { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } }),
+        MissingScope: errorResponse(
+          "The caller key lacks the route's scope; nothing was queued.",
+          'key ci may not cancel',
+        ),
+        Conflict: errorResponse(
+          'A key of this name exists (names are never reused).',
+          'key ci exists (names are never reused, even revoked)',
+        ),
+        PayloadTooLarge: errorResponse(
+          `Body larger than ${maxBody} bytes.`,
+          `Request body too large (max ${maxBody} bytes)`,
+        ),
+        TooManyRequests: errorResponse(
+          `More than ${perMinute} requests from one client address within 60 s.`,
+          'Rate limit exceeded',
+          { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } },
+        ),
+        InternalError: errorResponse(
+          'Unexpected failure (for the marketplace summary: the marketplace could not be read).',
+          'Internal server error',
+        ),
+        Unavailable: errorResponse(
+          'A dependency (secret store, rate-limit store, queue or workflow) is unavailable; retry later.',
+          'Service unavailable; retry later',
+          { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } },
+        ),
       },
     },
   };
@@ -179,7 +212,12 @@ const ERROR_RESPONSES: Record<string, string> = {
 };
 
 /** One operation: the route's flags decide security, headers and which error answers apply. */
-const operation = (route: RouteDefinition, doc: OperationDoc, taskResult: JsonObject, orderEvent: JsonObject): JsonObject => {
+const operation = (
+  route: RouteDefinition,
+  doc: OperationDoc,
+  taskResult: JsonObject,
+  orderEvent: JsonObject,
+): JsonObject => {
   const errors = new Set<string>(doc.extraErrors ?? []);
   if (doc.requestBody) errors.add('400').add('413');
   if (route.signed) errors.add('401').add('503');
@@ -188,7 +226,11 @@ const operation = (route: RouteDefinition, doc: OperationDoc, taskResult: JsonOb
   if (doc.callback) errors.add('503'); // the hand-off to the queue or the workflow failed
 
   const parameters: JsonObject[] = [...(doc.parameters ?? [])];
-  if (route.signed) parameters.push({ $ref: '#/components/parameters/WebhookTimestamp' }, { $ref: '#/components/parameters/WebhookKeyId' });
+  if (route.signed)
+    parameters.push(
+      { $ref: '#/components/parameters/WebhookTimestamp' },
+      { $ref: '#/components/parameters/WebhookKeyId' },
+    );
   if (route.signed && route.method === 'POST') parameters.push({ $ref: '#/components/parameters/IdempotencyKey' });
 
   const responses: Record<string, JsonObject> = { ...doc.success };
@@ -204,7 +246,14 @@ const operation = (route: RouteDefinition, doc: OperationDoc, taskResult: JsonOb
     ...(parameters.length ? { parameters } : {}),
     ...(doc.requestBody ? { requestBody: doc.requestBody } : {}),
     responses,
-    ...(doc.callback ? { callbacks: { taskResult: taskResultCallback(taskResult), ...(doc.orderEvents ? { orderEvent: orderEventCallback(orderEvent) } : {}) } } : {}),
+    ...(doc.callback
+      ? {
+          callbacks: {
+            taskResult: taskResultCallback(taskResult),
+            ...(doc.orderEvents ? { orderEvent: orderEventCallback(orderEvent) } : {}),
+          },
+        }
+      : {}),
     'x-rate-limited': route.rateLimited,
   };
 };

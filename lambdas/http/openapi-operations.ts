@@ -41,41 +41,65 @@ export interface OperationDoc {
 
 /** Every route's operation by `METHOD path`; buildOpenApiDocument checks they match ROUTES one to one. */
 export const operationDocs = (components: SchemaComponents): Record<string, OperationDoc> => {
-  const accepted = (example: JsonObject) => ({ '202': { description: 'Queued; the work runs in the background.', content: json(components.convert(AcceptedSchema, 'output', 'Accepted'), example) } });
+  const accepted = (example: JsonObject) => ({
+    '202': {
+      description: 'Queued; the work runs in the background.',
+      content: json(components.convert(AcceptedSchema, 'output', 'Accepted'), example),
+    },
+  });
   const body = (schema: z.core.$ZodType, name: string, example: JsonObject, required = true): JsonObject => ({
     required,
     content: json(components.convert(schema, 'input', name), example),
   });
-
 
   return {
     'POST /webhook/create-order': {
       operationId: 'createOrder',
       tag: 'Tasks',
       summary: 'Rent the first matching server',
-      description: 'Queues a create-order task: search servers matching `gpu_type` (under `max_price` when given, USD per hour: compared with the spot price, or the on-demand price in the order currency, in USD per hour), bid (spot: 1.1 × spot price in the order currency, the marketplace\'s unit), place the order, wait up to 120 s for it to run (cancelled on timeout), and report the result. 400 `gpu_type required` when `gpu_type` is missing.\n\nWith `max_hours` (or the relay\'s DEFAULT_MAX_HOURS when absent) the order is leased: servers whose maximum rental time is shorter are skipped, the success result adds `lease_expires_at` (Unix seconds, counted from readiness), and the relay cancels the order when the lease ends. 400 `max_hours must be a number between 0 and 720` for an invalid `max_hours`. Every placed order is watched: lifecycle events go to `callback_url` (see the `orderEvent` callback).\n\nUnder a spending budget (SPEND_LIMIT_USD_PER_DAY, or the caller key\'s `budget_usd_per_day`) a request with neither `max_hours` nor DEFAULT_MAX_HOURS gets 400 `max_hours required under a budget` and nothing is queued; before create_order the worst case (USD per hour × lease hours) is reserved for the UTC day, and an order that does not fit fails with `budget exceeded: $<used> of $<limit> today` (docs/budgets.md).',
-      requestBody: body(CreateOrderLeaseBodySchema, 'CreateOrderRequest', { gpu_type: 'RTX 4090', max_price: 0.5, max_hours: 4, callback_url: 'https://ci.example.com/gpu-callback' }),
-      success: accepted({ status: 'queued', task_id: '6f1c0b1e-8a57-4f0e-9b38-0d6c2f4c9a11', message: 'Order creation queued' }),
+      description:
+        "Queues a create-order task: search servers matching `gpu_type` (under `max_price` when given, USD per hour: compared with the spot price, or the on-demand price in the order currency, in USD per hour), bid (spot: 1.1 × spot price in the order currency, the marketplace's unit), place the order, wait up to 120 s for it to run (cancelled on timeout), and report the result. 400 `gpu_type required` when `gpu_type` is missing.\n\nWith `max_hours` (or the relay's DEFAULT_MAX_HOURS when absent) the order is leased: servers whose maximum rental time is shorter are skipped, the success result adds `lease_expires_at` (Unix seconds, counted from readiness), and the relay cancels the order when the lease ends. 400 `max_hours must be a number between 0 and 720` for an invalid `max_hours`. Every placed order is watched: lifecycle events go to `callback_url` (see the `orderEvent` callback).\n\nUnder a spending budget (SPEND_LIMIT_USD_PER_DAY, or the caller key's `budget_usd_per_day`) a request with neither `max_hours` nor DEFAULT_MAX_HOURS gets 400 `max_hours required under a budget` and nothing is queued; before create_order the worst case (USD per hour × lease hours) is reserved for the UTC day, and an order that does not fit fails with `budget exceeded: $<used> of $<limit> today` (docs/budgets.md).",
+      requestBody: body(CreateOrderLeaseBodySchema, 'CreateOrderRequest', {
+        gpu_type: 'RTX 4090',
+        max_price: 0.5,
+        max_hours: 4,
+        callback_url: 'https://ci.example.com/gpu-callback',
+      }),
+      success: accepted({
+        status: 'queued',
+        task_id: '6f1c0b1e-8a57-4f0e-9b38-0d6c2f4c9a11',
+        message: 'Order creation queued',
+      }),
       callback: true,
       orderEvents: true,
     },
     'POST /webhook/extend-order': {
       operationId: 'extendOrder',
       tag: 'Tasks',
-      summary: 'Extend an order\'s lease',
-      description: 'Queues an extend-order task: the lease ends at max(now, current end) + `hours`; an order without a lease gets one (and is watched from then on). Result `{success: true, order_id, lease_expires_at}`, or the failure `order <id> is not active` when my_orders does not list it as active. 400 `order_id and hours required` when either is missing; `hours must be a number between 0 and 720` when `hours` is invalid.',
+      summary: "Extend an order's lease",
+      description:
+        'Queues an extend-order task: the lease ends at max(now, current end) + `hours`; an order without a lease gets one (and is watched from then on). Result `{success: true, order_id, lease_expires_at}`, or the failure `order <id> is not active` when my_orders does not list it as active. 400 `order_id and hours required` when either is missing; `hours must be a number between 0 and 720` when `hours` is invalid.',
       requestBody: body(ExtendOrderBodySchema, 'ExtendOrderRequest', { order_id: 123456, hours: 2 }),
-      success: accepted({ status: 'queued', task_id: '5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a', message: 'Extension of order 123456 by 2 h queued' }),
+      success: accepted({
+        status: 'queued',
+        task_id: '5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a',
+        message: 'Extension of order 123456 by 2 h queued',
+      }),
       callback: true,
       orderEvents: true,
     },
     'POST /webhook/set-spot-price': {
       operationId: 'setSpotPrice',
       tag: 'Tasks',
-      summary: 'Change a spot order\'s bid',
-      description: 'Queues a set-spot-price task. `desired_price` is in the marketplace\'s own unit, the order\'s currency per day (what the marketplace bids in), not USD per hour. Result `{success: true, order_id, desired_price, currency, desired_price_usd_per_hour}`, or a failure naming the marketplace\'s reason (`too_low_price`, `can_lower_every_600_seconds`, `exceeded_max_step`, …). The relay itself refuses, without a marketplace call, a decrease within 600 s of its previous decrease on the order, and a raise to more than 10 × the order\'s current price (a likely unit mistake). 400 `order_id and desired_price required` when either is missing; `desired_price must be a positive number` when it is not one; `desired_price must be between 0.00000001 and 10000000 (order currency per day)` outside that range.',
+      summary: "Change a spot order's bid",
+      description:
+        "Queues a set-spot-price task. `desired_price` is in the marketplace's own unit, the order's currency per day (what the marketplace bids in), not USD per hour. Result `{success: true, order_id, desired_price, currency, desired_price_usd_per_hour}`, or a failure naming the marketplace's reason (`too_low_price`, `can_lower_every_600_seconds`, `exceeded_max_step`, …). The relay itself refuses, without a marketplace call, a decrease within 600 s of its previous decrease on the order, and a raise to more than 10 × the order's current price (a likely unit mistake). 400 `order_id and desired_price required` when either is missing; `desired_price must be a positive number` when it is not one; `desired_price must be between 0.00000001 and 10000000 (order currency per day)` outside that range.",
       requestBody: body(SetSpotPriceBodySchema, 'SetSpotPriceRequest', { order_id: 123456, desired_price: 12.5 }),
-      success: accepted({ status: 'queued', task_id: '7e6d5c4b-3a2f-4e1d-9c8b-7a6f5e4d3c2b', message: 'Spot price change of order 123456 to 12.5 queued' }),
+      success: accepted({
+        status: 'queued',
+        task_id: '7e6d5c4b-3a2f-4e1d-9c8b-7a6f5e4d3c2b',
+        message: 'Spot price change of order 123456 to 12.5 queued',
+      }),
       callback: true,
     },
     'POST /webhook/cancel-order': {
@@ -84,50 +108,79 @@ export const operationDocs = (components: SchemaComponents): Record<string, Oper
       summary: 'Cancel an order',
       description: 'Queues a cancel task. 400 `order_id required` when `order_id` is missing or falsy.',
       requestBody: body(CancelOrderBodySchema, 'CancelOrderRequest', { order_id: 123456 }),
-      success: accepted({ status: 'queued', task_id: '0b4f2d6e-1c3a-4e5f-8a9b-7c6d5e4f3a21', message: 'Order cancellation queued' }),
+      success: accepted({
+        status: 'queued',
+        task_id: '0b4f2d6e-1c3a-4e5f-8a9b-7c6d5e4f3a21',
+        message: 'Order cancellation queued',
+      }),
       callback: true,
     },
     'POST /webhook/cancel-task': {
       operationId: 'cancelTask',
       tag: 'Tasks',
       summary: 'End a waiting standing order',
-      description: 'Queues a cancel-task task (issue 23). A create-order task that is `waiting` for a server (a standing order, `wait_seconds`) ends with the failure `cancelled while waiting for a server`, delivered to its own callback_url; this task\'s result is `{success: true, task_id, state: "cancelled"}`. A task that is not waiting (running, finished, unknown) is left alone and the result is a failure `task <id> is not waiting`. 400 `task_id required` / `Invalid task_id`.',
+      description:
+        'Queues a cancel-task task (issue 23). A create-order task that is `waiting` for a server (a standing order, `wait_seconds`) ends with the failure `cancelled while waiting for a server`, delivered to its own callback_url; this task\'s result is `{success: true, task_id, state: "cancelled"}`. A task that is not waiting (running, finished, unknown) is left alone and the result is a failure `task <id> is not waiting`. 400 `task_id required` / `Invalid task_id`.',
       requestBody: body(CancelTaskBodySchema, 'CancelTaskRequest', { task_id: '5f2c1b0a-9e8d-4c7b-a6f5-e4d3c2b1a098' }),
-      success: accepted({ status: 'queued', task_id: '1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d', message: 'Cancellation of task 5f2c1b0a-9e8d-4c7b-a6f5-e4d3c2b1a098 queued' }),
+      success: accepted({
+        status: 'queued',
+        task_id: '1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d',
+        message: 'Cancellation of task 5f2c1b0a-9e8d-4c7b-a6f5-e4d3c2b1a098 queued',
+      }),
       callback: true,
     },
     'POST /webhook/price-alert': {
       operationId: 'priceAlert',
       tag: 'Tasks',
       summary: 'Check once for a server at or under a price',
-      description: 'A single check, not a recurring watch: when a server matches at or under `target_price` (USD per hour, compared with its spot price in USD per hour), a chat notification is sent and a create-order task (spot, `max_price` = `target_price`) is queued; otherwise the result is `Price not met`. 400 `gpu_type and target_price required` when either is missing.',
+      description:
+        'A single check, not a recurring watch: when a server matches at or under `target_price` (USD per hour, compared with its spot price in USD per hour), a chat notification is sent and a create-order task (spot, `max_price` = `target_price`) is queued; otherwise the result is `Price not met`. 400 `gpu_type and target_price required` when either is missing.',
       requestBody: body(PriceAlertBodySchema, 'PriceAlertRequest', { gpu_type: 'A100', target_price: 1.2 }),
-      success: accepted({ status: 'queued', task_id: '9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d', message: 'Price alert queued' }),
+      success: accepted({
+        status: 'queued',
+        task_id: '9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d',
+        message: 'Price alert queued',
+      }),
       callback: true,
     },
     'POST /webhook/status': {
       operationId: 'status',
       tag: 'Tasks',
-      summary: 'List the account\'s orders',
+      summary: "List the account's orders",
       description: 'Queues a status task that lists every order of the account. The body is optional.',
       requestBody: body(StatusBodySchema, 'StatusRequest', {}, false),
-      success: { '202': { description: 'Queued.', content: json(components.convert(StatusAcceptedSchema, 'output', 'StatusAccepted'), { status: 'queued', task_id: '3c2b1a09-8f7e-4d6c-9b5a-4f3e2d1c0b9a' }) } },
+      success: {
+        '202': {
+          description: 'Queued.',
+          content: json(components.convert(StatusAcceptedSchema, 'output', 'StatusAccepted'), {
+            status: 'queued',
+            task_id: '3c2b1a09-8f7e-4d6c-9b5a-4f3e2d1c0b9a',
+          }),
+        },
+      },
       callback: true,
     },
     'GET /webhook/tasks/{task_id}': {
       operationId: 'getTask',
       tag: 'Tasks',
       summary: 'Look up a task: state, result and timestamps',
-      description: 'Signed like the other routes; having no body, the signature covers the request path (with its query string), prefixed by `<timestamp>.` when `X-Webhook-Timestamp` is sent.',
+      description:
+        'Signed like the other routes; having no body, the signature covers the request path (with its query string), prefixed by `<timestamp>.` when `X-Webhook-Timestamp` is sent.',
       parameters: [{ $ref: '#/components/parameters/TaskId' }],
-      success: { '200': { description: 'The task record.', content: json(components.convert(TaskViewSchema, 'output', 'TaskView')) } },
+      success: {
+        '200': {
+          description: 'The task record.',
+          content: json(components.convert(TaskViewSchema, 'output', 'TaskView')),
+        },
+      },
       extraErrors: ['404'],
     },
     'GET /webhook/spend': {
       operationId: 'spend',
       tag: 'Read',
       summary: 'Spending per caller key and UTC day: reserved, settled, orders, GPU hours (scope read)',
-      description: 'Signed like getTask (the signature covers the path with its query string). `from` and `to` are UTC dates `YYYY-MM-DD`, both included, default today; at most 400 days (400 otherwise, and on a date that is no date). `reserved_usd` is the worst case still held by orders that have not ended; `settled_usd` the actual cost of orders that ended (USD per hour × hours held), charged to the day each part was reserved; `orders` and `gpu_hours` count settled orders. A key sees only its own lines (and its own budget as `limit_usd_per_day`); the default key and admin keys see every key and SPEND_LIMIT_USD_PER_DAY. See docs/budgets.md.',
+      description:
+        'Signed like getTask (the signature covers the path with its query string). `from` and `to` are UTC dates `YYYY-MM-DD`, both included, default today; at most 400 days (400 otherwise, and on a date that is no date). `reserved_usd` is the worst case still held by orders that have not ended; `settled_usd` the actual cost of orders that ended (USD per hour × hours held), charged to the day each part was reserved; `orders` and `gpu_hours` count settled orders. A key sees only its own lines (and its own budget as `limit_usd_per_day`); the default key and admin keys see every key and SPEND_LIMIT_USD_PER_DAY. See docs/budgets.md.',
       parameters: [
         { name: 'from', in: 'query', required: false, schema: { type: 'string', format: 'date' } },
         { name: 'to', in: 'query', required: false, schema: { type: 'string', format: 'date' } },
@@ -135,12 +188,17 @@ export const operationDocs = (components: SchemaComponents): Record<string, Oper
       success: {
         '200': {
           description: 'The ledger over the range.',
-          content: json({ type: 'object' }, {
-            from: '2026-11-25', to: '2026-11-25', limit_usd_per_day: 50,
-            days: [{ day: '2026-11-25', key: 'ci', reserved_usd: 2.8, settled_usd: 1.05, orders: 1, gpu_hours: 3 }],
-            keys: [{ key: 'ci', reserved_usd: 2.8, settled_usd: 1.05, orders: 1, gpu_hours: 3 }],
-            total: { reserved_usd: 2.8, settled_usd: 1.05, orders: 1, gpu_hours: 3 },
-          }),
+          content: json(
+            { type: 'object' },
+            {
+              from: '2026-11-25',
+              to: '2026-11-25',
+              limit_usd_per_day: 50,
+              days: [{ day: '2026-11-25', key: 'ci', reserved_usd: 2.8, settled_usd: 1.05, orders: 1, gpu_hours: 3 }],
+              keys: [{ key: 'ci', reserved_usd: 2.8, settled_usd: 1.05, orders: 1, gpu_hours: 3 }],
+              total: { reserved_usd: 2.8, settled_usd: 1.05, orders: 1, gpu_hours: 3 },
+            },
+          ),
         },
       },
     },
@@ -148,12 +206,16 @@ export const operationDocs = (components: SchemaComponents): Record<string, Oper
       operationId: 'marketplaceSummary',
       tag: 'Read',
       summary: 'GPU availability and prices',
-      description: 'Groups servers by the first word of their first GPU name; `min_price` is USD per hour, whatever period the marketplace prices in. Unsigned, rate limited.',
+      description:
+        'Groups servers by the first word of their first GPU name; `min_price` is USD per hour, whatever period the marketplace prices in. Unsigned, rate limited.',
       success: {
         '200': {
           description: 'Summary of the marketplace.',
           content: json(components.convert(MarketplaceSummarySchema, 'output', 'MarketplaceSummary'), {
-            status: 'ok', summary: { NVIDIA: { available: 12, total: 20, min_price: 0.21 } }, total_servers: 20, total_available: 12,
+            status: 'ok',
+            summary: { NVIDIA: { available: 12, total: 20, min_price: 0.21 } },
+            total_servers: 20,
+            total_available: 12,
           }),
         },
       },
@@ -162,13 +224,30 @@ export const operationDocs = (components: SchemaComponents): Record<string, Oper
       operationId: 'slackCommand',
       tag: 'Slack',
       summary: 'Slack slash command: rent, cancel, status, extend, bid',
-      description: '`text` is split on whitespace; the first word is the subcommand: `rent <gpu_type> [max_price]` (`_` stands for a space: `rent RTX_4090 0.5`), `cancel <order_id>`, `status`, `extend <order_id> <hours>` (extend-order), `bid <order_id> <price>` (set-spot-price; the price in the order currency per day). Anything else answers `ephemeral` usage. When a Slack signing secret is configured, `X-Slack-Signature` (v0, 5-minute window) is verified; without one, commands are refused with 403 unless the operator allowed unsigned commands (`ALLOW_UNSIGNED_SLACK`, the local default; off when deployed).',
-      parameters: [{ $ref: '#/components/parameters/SlackSignature' }, { $ref: '#/components/parameters/SlackRequestTimestamp' }],
+      description:
+        '`text` is split on whitespace; the first word is the subcommand: `rent <gpu_type> [max_price]` (`_` stands for a space: `rent RTX_4090 0.5`), `cancel <order_id>`, `status`, `extend <order_id> <hours>` (extend-order), `bid <order_id> <price>` (set-spot-price; the price in the order currency per day). Anything else answers `ephemeral` usage. When a Slack signing secret is configured, `X-Slack-Signature` (v0, 5-minute window) is verified; without one, commands are refused with 403 unless the operator allowed unsigned commands (`ALLOW_UNSIGNED_SLACK`, the local default; off when deployed).',
+      parameters: [
+        { $ref: '#/components/parameters/SlackSignature' },
+        { $ref: '#/components/parameters/SlackRequestTimestamp' },
+      ],
       requestBody: {
         required: true,
-        content: { 'application/x-www-form-urlencoded': { schema: components.convert(SlackCommandFormSchema, 'input', 'SlackCommandForm'), example: { text: 'rent 4090 0.5' } } },
+        content: {
+          'application/x-www-form-urlencoded': {
+            schema: components.convert(SlackCommandFormSchema, 'input', 'SlackCommandForm'),
+            example: { text: 'rent 4090 0.5' },
+          },
+        },
       },
-      success: { '200': { description: 'Slack message.', content: json(components.convert(SlackResponseSchema, 'output', 'SlackResponse'), { response_type: 'in_channel', text: 'Queued order for 4090' }) } },
+      success: {
+        '200': {
+          description: 'Slack message.',
+          content: json(components.convert(SlackResponseSchema, 'output', 'SlackResponse'), {
+            response_type: 'in_channel',
+            text: 'Queued order for 4090',
+          }),
+        },
+      },
       extraErrors: ['401', '403'],
     },
     'POST /admin/keys': {
@@ -177,30 +256,61 @@ export const operationDocs = (components: SchemaComponents): Record<string, Oper
       summary: 'Create a caller key (scope admin); its secret is in this answer only',
       requestBody: {
         required: true,
-        content: json(components.convert(CreateKeyBodySchema, 'input', 'CreateKeyBody'), { name: 'ci', scopes: ['order', 'cancel', 'read'], orders_per_hour: 5, budget_usd_per_day: 20, expires: '2027-01-31' }),
+        content: json(components.convert(CreateKeyBodySchema, 'input', 'CreateKeyBody'), {
+          name: 'ci',
+          scopes: ['order', 'cancel', 'read'],
+          orders_per_hour: 5,
+          budget_usd_per_day: 20,
+          expires: '2027-01-31',
+        }),
       },
-      success: { '201': { description: 'The key with its secret (`rk_…`), shown once.', content: json({ type: 'object' }, { name: 'ci', scopes: ['order', 'cancel', 'read'], status: 'active', secret: 'rk_…' }) } },
+      success: {
+        '201': {
+          description: 'The key with its secret (`rk_…`), shown once.',
+          content: json(
+            { type: 'object' },
+            { name: 'ci', scopes: ['order', 'cancel', 'read'], status: 'active', secret: 'rk_…' },
+          ),
+        },
+      },
       extraErrors: ['409'],
     },
     'GET /admin/keys': {
       operationId: 'listKeys',
       tag: 'Admin',
       summary: 'List caller keys (scope admin); never a secret',
-      success: { '200': { description: 'Every key, revoked and expired ones included.', content: json({ type: 'object' }, { keys: [{ name: 'ci', scopes: ['order'], status: 'active' }] }) } },
+      success: {
+        '200': {
+          description: 'Every key, revoked and expired ones included.',
+          content: json({ type: 'object' }, { keys: [{ name: 'ci', scopes: ['order'], status: 'active' }] }),
+        },
+      },
     },
     'POST /admin/keys/{name}/revoke': {
       operationId: 'revokeKey',
       tag: 'Admin',
       summary: 'Revoke a caller key (scope admin); refused everywhere within CALLER_KEY_CACHE_SECONDS (≤ 60 s)',
-      parameters: [{ name: 'name', in: 'path', required: true, schema: { type: 'string', pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' } }],
-      success: { '200': { description: 'Revoked (`already: true` when it was before).', content: json({ type: 'object' }, { name: 'ci', status: 'revoked' }) } },
+      parameters: [
+        { name: 'name', in: 'path', required: true, schema: { type: 'string', pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' } },
+      ],
+      success: {
+        '200': {
+          description: 'Revoked (`already: true` when it was before).',
+          content: json({ type: 'object' }, { name: 'ci', status: 'revoked' }),
+        },
+      },
       extraErrors: ['404'],
     },
     'GET /health': {
       operationId: 'health',
       tag: 'Service',
       summary: 'Liveness check',
-      success: { '200': { description: 'The relay is up.', content: json(components.convert(HealthSchema, 'output', 'Health'), { status: 'ok' }) } },
+      success: {
+        '200': {
+          description: 'The relay is up.',
+          content: json(components.convert(HealthSchema, 'output', 'Health'), { status: 'ok' }),
+        },
+      },
     },
     'GET /openapi.json': {
       operationId: 'openApi',

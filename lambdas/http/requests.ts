@@ -22,7 +22,13 @@ import {
   parseMaxHours,
   SPOT_PRICE_REQUIRED_ERROR,
 } from '../domain/lease';
-import { ENV_AMPERSAND_ERROR, isSendableEnvValue, MAX_WAIT_SECONDS, WAIT_SECONDS_ERROR, type ParseOutcome } from '../domain/request-rules';
+import {
+  ENV_AMPERSAND_ERROR,
+  isSendableEnvValue,
+  MAX_WAIT_SECONDS,
+  WAIT_SECONDS_ERROR,
+  type ParseOutcome,
+} from '../domain/request-rules';
 import { CANCEL_TASK_REQUIRED } from '../domain/standing-orders';
 import { isTaskId } from '../domain/task-view';
 
@@ -34,8 +40,14 @@ const MAX_IMAGE_LENGTH = 512;
 /** JSON `null` counts as "not sent" for optional fields: many clients serialize absent values that way. */
 export const optional = <T extends z.core.SomeType>(
   schema: T,
-): z.ZodMiniPipe<z.ZodMiniOptional<z.ZodMiniNullable<T>>, z.ZodMiniTransform<z.output<T> | undefined, z.output<T> | null | undefined>> =>
-  z.pipe(z.nullish(schema), z.transform((v: z.output<T> | null | undefined): z.output<T> | undefined => v ?? undefined));
+): z.ZodMiniPipe<
+  z.ZodMiniOptional<z.ZodMiniNullable<T>>,
+  z.ZodMiniTransform<z.output<T> | undefined, z.output<T> | null | undefined>
+> =>
+  z.pipe(
+    z.nullish(schema),
+    z.transform((v: z.output<T> | null | undefined): z.output<T> | undefined => v ?? undefined),
+  );
 
 /** Fails a `z.transform` with `message` (classic zod's `ctx.addIssue` + `z.NEVER`). */
 export const refuse = (ctx: z.core.ParsePayload, message: string): never => {
@@ -44,20 +56,26 @@ export const refuse = (ctx: z.core.ParsePayload, message: string): never => {
 };
 
 /** Schema metadata for the OpenAPI document (classic zod's `.meta()`). */
-export const describe = <T extends z.ZodMiniType>(schema: T, meta: Record<string, unknown>): T => schema.check(z.meta(meta));
+export const describe = <T extends z.ZodMiniType>(schema: T, meta: Record<string, unknown>): T =>
+  schema.check(z.meta(meta));
 
 const gpuType = (requiredMessage: string) =>
-  z.string({ error: requiredMessage }).check(
-    z.trim(),
-    z.minLength(1, requiredMessage),
-    z.maxLength(MAX_GPU_TYPE_LENGTH, `gpu_type must be at most ${MAX_GPU_TYPE_LENGTH} characters`),
-  );
+  z
+    .string({ error: requiredMessage })
+    .check(
+      z.trim(),
+      z.minLength(1, requiredMessage),
+      z.maxLength(MAX_GPU_TYPE_LENGTH, `gpu_type must be at most ${MAX_GPU_TYPE_LENGTH} characters`),
+    );
 
 /** A positive USD price; the message names the field for a wrong type or a non-positive value. */
 const price = (field: string, requiredMessage?: string) =>
   describe(
     z
-      .number({ error: (issue) => (issue.input === undefined && requiredMessage ? requiredMessage : `${field} must be a number`) })
+      .number({
+        error: (issue) =>
+          issue.input === undefined && requiredMessage ? requiredMessage : `${field} must be a number`,
+      })
       .check(z.positive(`${field} must be a positive number`)),
     { description: `${field} in USD per hour` },
   );
@@ -67,12 +85,10 @@ const price = (field: string, requiredMessage?: string) =>
  * is applied by {@link callbackUrlProblem} after parsing, not here.
  */
 export const CallbackUrlSchema = describe(
-  z
-    .string({ error: 'callback_url must be an absolute http(s) URL' })
-    .check(
-      z.maxLength(MAX_URL_LENGTH, `callback_url must be at most ${MAX_URL_LENGTH} characters`),
-      z.refine((url: string) => isAbsoluteHttpUrl(url), 'callback_url must be an absolute http(s) URL'),
-    ),
+  z.string({ error: 'callback_url must be an absolute http(s) URL' }).check(
+    z.maxLength(MAX_URL_LENGTH, `callback_url must be at most ${MAX_URL_LENGTH} characters`),
+    z.refine((url: string) => isAbsoluteHttpUrl(url), 'callback_url must be an absolute http(s) URL'),
+  ),
   { description: 'Absolute http(s) URL that receives the result as a signed JSON POST', format: 'uri' },
 );
 
@@ -113,8 +129,9 @@ export const WaitSecondsSchema = describe(
     }),
   ),
   {
-    description: `Standing order: seconds to wait for a matching server when none is free now (0 = fail at once, the default; at most ${MAX_WAIT_SECONDS}). `
-      + 'The task shows `waiting` meanwhile and is served first come, first served per GPU type; past the wait it fails with the no-match text.',
+    description:
+      `Standing order: seconds to wait for a matching server when none is free now (0 = fail at once, the default; at most ${MAX_WAIT_SECONDS}). ` +
+      'The task shows `waiting` meanwhile and is served first come, first served per GPU type; past the wait it fails with the no-match text.',
     type: 'integer',
     minimum: 0,
     maximum: MAX_WAIT_SECONDS,
@@ -123,28 +140,42 @@ export const WaitSecondsSchema = describe(
 
 /** POST /webhook/create-order. */
 export const CreateOrderBodySchema = z.object({
-  gpu_type: describe(gpuType('gpu_type required'), { description: 'GPU model to match, e.g. "RTX 4090" (case-insensitive substring)' }),
+  gpu_type: describe(gpuType('gpu_type required'), {
+    description: 'GPU model to match, e.g. "RTX 4090" (case-insensitive substring)',
+  }),
   max_price: optional(price('max_price')),
   image,
-  use_spot: describe(optional(z.boolean({ error: 'use_spot must be a boolean' })), { description: 'Spot order (default true)' }),
+  use_spot: describe(optional(z.boolean({ error: 'use_spot must be a boolean' })), {
+    description: 'Spot order (default true)',
+  }),
   callback_url: optional(CallbackUrlSchema),
   env: describe(
     optional(
       z
         .record(
           z.string().check(z.regex(ENV_NAME)),
-          z.string({ error: 'env values must be strings' }).check(
-            z.maxLength(4096, 'env values must be at most 4096 characters'),
-            z.refine(isSendableEnvValue, ENV_AMPERSAND_ERROR),
-          ),
+          z
+            .string({ error: 'env values must be strings' })
+            .check(
+              z.maxLength(4096, 'env values must be at most 4096 characters'),
+              z.refine(isSendableEnvValue, ENV_AMPERSAND_ERROR),
+            ),
           {
             // zod reports a bad key on the record itself.
-            error: (issue) => (issue.code === 'invalid_key' ? 'env names must be letters, digits and _' : 'env must be an object of strings'),
+            error: (issue) =>
+              issue.code === 'invalid_key'
+                ? 'env names must be letters, digits and _'
+                : 'env must be an object of strings',
           },
         )
-        .check(z.refine((env: Record<string, string>) => Object.keys(env).length <= 50, 'env may hold at most 50 variables')),
+        .check(
+          z.refine((env: Record<string, string>) => Object.keys(env).length <= 50, 'env may hold at most 50 variables'),
+        ),
     ),
-    { description: 'Container environment variables; values are never stored in the task record. A value must not contain `&` (the production marketplace fails such orders): 400 `env values must not contain "&"`' },
+    {
+      description:
+        'Container environment variables; values are never stored in the task record. A value must not contain `&` (the production marketplace fails such orders): 400 `env values must not contain "&"`',
+    },
   ),
 });
 export type CreateOrderBody = z.infer<typeof CreateOrderBodySchema>;
@@ -157,22 +188,30 @@ export const OrderIdSchema = describe(
   z.pipe(
     z.unknown(),
     z.transform((value, ctx): number => {
-    if (!value) {
-      return refuse(ctx, 'order_id required');
-    }
-    const n = typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : Number.NaN;
-    if (!Number.isSafeInteger(n)) {
-      return refuse(ctx, 'order_id must be an integer');
-    }
-    if (n <= 0) {
-      return refuse(ctx, 'order_id must be a positive integer');
-    }
-    return n;
+      if (!value) {
+        return refuse(ctx, 'order_id required');
+      }
+      const n =
+        typeof value === 'number'
+          ? value
+          : typeof value === 'string' && /^\d+$/.test(value)
+            ? Number(value)
+            : Number.NaN;
+      if (!Number.isSafeInteger(n)) {
+        return refuse(ctx, 'order_id must be an integer');
+      }
+      if (n <= 0) {
+        return refuse(ctx, 'order_id must be a positive integer');
+      }
+      return n;
     }),
   ),
   {
     description: 'Marketplace order id: an integer or a string of digits',
-    anyOf: [{ type: 'integer', minimum: 1 }, { type: 'string', pattern: '^\\d+$' }],
+    anyOf: [
+      { type: 'integer', minimum: 1 },
+      { type: 'string', pattern: '^\\d+$' },
+    ],
   },
 );
 
@@ -190,7 +229,10 @@ export const PriceAlertBodySchema = z.object({
   gpu_type: gpuType(PRICE_ALERT_REQUIRED),
   target_price: describe(
     z
-      .number({ error: (issue) => (issue.input === undefined || issue.input === null ? PRICE_ALERT_REQUIRED : 'target_price must be a number') })
+      .number({
+        error: (issue) =>
+          issue.input === undefined || issue.input === null ? PRICE_ALERT_REQUIRED : 'target_price must be a number',
+      })
       .check(z.positive('target_price must be a positive number')),
     { description: 'Alert when a server is available at or under this USD/hour spot price' },
   ),
@@ -227,11 +269,23 @@ export const CreateKeyBodySchema = z.object({
     z.regex(KEY_NAME_PATTERN, 'name must be 1-64 lower-case letters, digits, - or _, starting with a letter or digit'),
     z.refine((name) => name !== DEFAULT_KEY_NAME, 'name "default" is the shared webhook secret\'s key'),
   ),
-  scopes: z.array(z.enum(SCOPES, `scopes must name ${SCOPES.join(', ')}`)).check(z.minLength(1, 'scopes must name at least one scope')),
-  orders_per_hour: z.optional(z.int('orders_per_hour must be a positive integer').check(z.positive('orders_per_hour must be a positive integer'))),
-  budget_usd_per_day: z.optional(z.number('budget_usd_per_day must be a positive number').check(z.positive('budget_usd_per_day must be a positive number'))),
-  expires: z.optional(z.string().check(z.refine((d) => endOfUtcDay(d) !== undefined, 'expires must be a date YYYY-MM-DD'))),
-  slack_user: z.optional(z.string().check(z.regex(/^[A-Z0-9]{2,64}$/, 'slack_user must be a Slack user ID like U0123ABC'))),
+  scopes: z
+    .array(z.enum(SCOPES, `scopes must name ${SCOPES.join(', ')}`))
+    .check(z.minLength(1, 'scopes must name at least one scope')),
+  orders_per_hour: z.optional(
+    z.int('orders_per_hour must be a positive integer').check(z.positive('orders_per_hour must be a positive integer')),
+  ),
+  budget_usd_per_day: z.optional(
+    z
+      .number('budget_usd_per_day must be a positive number')
+      .check(z.positive('budget_usd_per_day must be a positive number')),
+  ),
+  expires: z.optional(
+    z.string().check(z.refine((d) => endOfUtcDay(d) !== undefined, 'expires must be a date YYYY-MM-DD')),
+  ),
+  slack_user: z.optional(
+    z.string().check(z.regex(/^[A-Z0-9]{2,64}$/, 'slack_user must be a Slack user ID like U0123ABC')),
+  ),
 });
 
 // ---- leases (issue 14; the rules are in domain/lease.ts) ----------------------------------------
@@ -259,17 +313,19 @@ export const OnOutbidSchema = describe(
     z.unknown(),
     z.transform((value, ctx): OnOutbid | undefined => {
       if (value === undefined || value === null) return undefined;
-      return typeof value === 'string' && (ON_OUTBID_MODES as readonly string[]).includes(value) ? (value as OnOutbid) : refuse(ctx, ON_OUTBID_ERROR);
+      return typeof value === 'string' && (ON_OUTBID_MODES as readonly string[]).includes(value)
+        ? (value as OnOutbid)
+        : refuse(ctx, ON_OUTBID_ERROR);
     }),
   ),
   {
     description:
-      'What the relay does when this spot order is outbid (paused or offline while another renter has the server): `notify` (default: report only), '
-      + '`rebid` (raise the bid through set_spot_price in steps the marketplace accepts, never above max_price; needs a spot order and max_price), '
-      + '`replace` (place a new order for the same request, with the lease that is left, on another server through the create-order workflow, '
-      + 'then cancel the lost one; the lease, extend-order and set-spot-price follow the new order; needs a spot order), '
-      + '`rebid_then_replace` (rebid, then replace at the ceiling; needs a spot order and max_price). '
-      + 'Events: order.outbid, order.rebid, order.replaced, order.recovery_failed.',
+      'What the relay does when this spot order is outbid (paused or offline while another renter has the server): `notify` (default: report only), ' +
+      '`rebid` (raise the bid through set_spot_price in steps the marketplace accepts, never above max_price; needs a spot order and max_price), ' +
+      '`replace` (place a new order for the same request, with the lease that is left, on another server through the create-order workflow, ' +
+      'then cancel the lost one; the lease, extend-order and set-spot-price follow the new order; needs a spot order), ' +
+      '`rebid_then_replace` (rebid, then replace at the ceiling; needs a spot order and max_price). ' +
+      'Events: order.outbid, order.rebid, order.replaced, order.recovery_failed.',
     type: 'string',
     enum: [...ON_OUTBID_MODES],
   },
@@ -277,7 +333,11 @@ export const OnOutbidSchema = describe(
 
 /** POST /webhook/create-order with its lease field (and issue 23's wait_seconds and on_outbid): the handler and the OpenAPI document use this one. */
 export const CreateOrderLeaseBodySchema = z
-  .extend(CreateOrderBodySchema, { max_hours: z.optional(MaxHoursSchema), wait_seconds: z.optional(WaitSecondsSchema), on_outbid: z.optional(OnOutbidSchema) })
+  .extend(CreateOrderBodySchema, {
+    max_hours: z.optional(MaxHoursSchema),
+    wait_seconds: z.optional(WaitSecondsSchema),
+    on_outbid: z.optional(OnOutbidSchema),
+  })
   .check((ctx) => {
     const problem = onOutbidProblem(ctx.value);
     if (problem) ctx.issues.push({ code: 'custom', message: problem, input: ctx.value });
@@ -299,12 +359,20 @@ const requiredOrderId = (requiredMessage: string) =>
     ),
     {
       description: 'Marketplace order id: an integer or a string of digits',
-      anyOf: [{ type: 'integer', minimum: 1 }, { type: 'string', pattern: '^\\d+$' }],
+      anyOf: [
+        { type: 'integer', minimum: 1 },
+        { type: 'string', pattern: '^\\d+$' },
+      ],
     },
   );
 
 /** A required field: absent or null → `requiredMessage`; present but failing `valid` → `invalidMessage`. */
-const requiredNumber = (requiredMessage: string, invalidMessage: string, valid: (n: unknown) => n is number, meta: Record<string, unknown>) =>
+const requiredNumber = (
+  requiredMessage: string,
+  invalidMessage: string,
+  valid: (n: unknown) => n is number,
+  meta: Record<string, unknown>,
+) =>
   describe(
     z.pipe(
       z.unknown(),
@@ -316,7 +384,8 @@ const requiredNumber = (requiredMessage: string, invalidMessage: string, valid: 
     meta,
   );
 
-const isPositivePrice = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value) && value > 0;
+const isPositivePrice = (value: unknown): value is number =>
+  typeof value === 'number' && Number.isFinite(value) && value > 0;
 
 /** `desired_price`: required, a positive number, within [MIN_DESIRED_PRICE, MAX_DESIRED_PRICE]. */
 const DesiredPriceSchema = describe(
@@ -330,7 +399,7 @@ const DesiredPriceSchema = describe(
   ),
   {
     description:
-      'New spot price in the marketplace\'s own unit: an amount of the order\'s currency per day (not USD per hour), e.g. 1540 for 1540 CLORE a day. ' +
+      "New spot price in the marketplace's own unit: an amount of the order's currency per day (not USD per hour), e.g. 1540 for 1540 CLORE a day. " +
       `Between ${MIN_DESIRED_PRICE.toFixed(8)} and ${MAX_DESIRED_PRICE}; the relay refuses a raise to more than ${MAX_SPOT_RAISE_FACTOR} × the order's current price. The result shows it in USD per hour too.`,
     type: 'number',
     minimum: MIN_DESIRED_PRICE,
@@ -370,7 +439,10 @@ export const parseBody = <S extends z.core.$ZodType>(schema: S, body: unknown): 
   if (result.success) return { ok: true, value: result.data };
   const issue = result.error.issues[0];
   // A nested issue without a message of ours (e.g. inside env) still names where it is.
-  const message = issue?.message && !issue.message.startsWith('Invalid input') ? issue.message : `Invalid field ${issue?.path.join('.') ?? ''}`.trim();
+  const message =
+    issue?.message && !issue.message.startsWith('Invalid input')
+      ? issue.message
+      : `Invalid field ${issue?.path.join('.') ?? ''}`.trim();
   return { ok: false, error: message };
 };
 

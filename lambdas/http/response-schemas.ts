@@ -11,30 +11,40 @@ import { TaskKindSchema, TaskStateSchema } from '../domain/task';
 export const ErrorSchema = describe(z.object({ error: z.string() }), { id: 'Error' });
 
 /** 202 of create-order, cancel-order and price-alert. */
-export const AcceptedSchema = describe(z.object({
-  status: z.literal('queued'),
-  task_id: describe(z.string(), { description: 'UUID of the task; look it up at GET /webhook/tasks/{task_id}' }),
-  message: z.string(),
-}), { id: 'Accepted' });
+export const AcceptedSchema = describe(
+  z.object({
+    status: z.literal('queued'),
+    task_id: describe(z.string(), { description: 'UUID of the task; look it up at GET /webhook/tasks/{task_id}' }),
+    message: z.string(),
+  }),
+  { id: 'Accepted' },
+);
 
 /** 202 of the status route (the spec gives it no message). */
-export const StatusAcceptedSchema = describe(z.object({ status: z.literal('queued'), task_id: z.string() }), { id: 'StatusAccepted' });
+export const StatusAcceptedSchema = describe(z.object({ status: z.literal('queued'), task_id: z.string() }), {
+  id: 'StatusAccepted',
+});
 
 export const HealthSchema = describe(z.object({ status: z.literal('ok') }), { id: 'Health' });
 
 export const MarketplaceGroupSchema = z.object({
   available: z.int(),
   total: z.int(),
-  min_price: describe(z.nullable(z.number()), { description: 'Lowest spot price in the group, in USD per hour (rented servers included); null when none has one' }),
+  min_price: describe(z.nullable(z.number()), {
+    description: 'Lowest spot price in the group, in USD per hour (rented servers included); null when none has one',
+  }),
 });
 
 /** GET /webhook/marketplace (order-relay.md §4.1). */
-export const MarketplaceSummarySchema = describe(z.object({
-  status: z.literal('ok'),
-  summary: z.record(z.string(), MarketplaceGroupSchema),
-  total_servers: z.int(),
-  total_available: z.int(),
-}), { id: 'MarketplaceSummary' });
+export const MarketplaceSummarySchema = describe(
+  z.object({
+    status: z.literal('ok'),
+    summary: z.record(z.string(), MarketplaceGroupSchema),
+    total_servers: z.int(),
+    total_available: z.int(),
+  }),
+  { id: 'MarketplaceSummary' },
+);
 
 /** The form fields Slack posts to a slash-command URL (others are ignored). */
 export const SlackCommandFormSchema = z.object({
@@ -44,18 +54,26 @@ export const SlackCommandFormSchema = z.object({
   user_id: z.optional(z.string().check(z.maxLength(100))),
 });
 
-export const SlackResponseSchema = describe(z.object({
-  response_type: z.enum(['in_channel', 'ephemeral']),
-  text: z.string(),
-}), { id: 'SlackResponse' });
+export const SlackResponseSchema = describe(
+  z.object({
+    response_type: z.enum(['in_channel', 'ephemeral']),
+    text: z.string(),
+  }),
+  { id: 'SlackResponse' },
+);
 
 /** GET /webhook/tasks/{task_id}. */
-export const TaskViewSchema = describe(z.object({
-  task_id: z.string(),
-  kind: TaskKindSchema,
-  state: TaskStateSchema,
-  result: describe(z.optional(z.record(z.string(), z.unknown())), { description: 'The result payload (order-relay.md §2.3) once the task ended' }),
-  created_at: z.string(),
-  updated_at: z.string(),
-  finished_at: z.optional(z.string()),
-}), { id: 'TaskView' });
+export const TaskViewSchema = describe(
+  z.object({
+    task_id: z.string(),
+    kind: TaskKindSchema,
+    state: TaskStateSchema,
+    result: describe(z.optional(z.record(z.string(), z.unknown())), {
+      description: 'The result payload (order-relay.md §2.3) once the task ended',
+    }),
+    created_at: z.string(),
+    updated_at: z.string(),
+    finished_at: z.optional(z.string()),
+  }),
+  { id: 'TaskView' },
+);

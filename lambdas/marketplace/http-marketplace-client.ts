@@ -92,9 +92,10 @@ export class HttpMarketplaceClient implements MarketplaceClient {
     this.createIntervalMs = options.createIntervalMs ?? 5_000;
     this.reserveMs = options.reserveMs ?? 3_000;
     const maxIntervalMs = options.maxIntervalMs ?? 10_000;
-    this.adaptive = this.minIntervalMs > 0 && maxIntervalMs > this.minIntervalMs
-      ? { minIntervalMs: this.minIntervalMs, maxIntervalMs, quietMs: options.quietMs ?? 60_000 }
-      : undefined;
+    this.adaptive =
+      this.minIntervalMs > 0 && maxIntervalMs > this.minIntervalMs
+        ? { minIntervalMs: this.minIntervalMs, maxIntervalMs, quietMs: options.quietMs ?? 60_000 }
+        : undefined;
   }
 
   public async listServers(): Promise<readonly Server[]> {
@@ -124,7 +125,12 @@ export class HttpMarketplaceClient implements MarketplaceClient {
   }
 
   public async cancelOrder(orderId: number): Promise<void> {
-    await this.call({ endpoint: 'cancel_order', method: 'POST', schema: CancelOrderResponseSchema, body: { id: orderId } });
+    await this.call({
+      endpoint: 'cancel_order',
+      method: 'POST',
+      schema: CancelOrderResponseSchema,
+      body: { id: orderId },
+    });
   }
 
   public async setSpotPrice(orderId: number, desiredPrice: number): Promise<void> {
@@ -188,7 +194,9 @@ export class HttpMarketplaceClient implements MarketplaceClient {
         };
         const claimed = await this.options.pacing.acquireInLane(keyId, interval, claimedAt, lane);
         if (claimed === undefined) {
-          throw new MarketplaceRateLimitedError(`create_order: no send slot within this invocation's remaining ${Math.round(maxWaitMs)} ms`);
+          throw new MarketplaceRateLimitedError(
+            `create_order: no send slot within this invocation's remaining ${Math.round(maxWaitMs)} ms`,
+          );
         }
         slot = claimed;
       } else {
@@ -196,7 +204,9 @@ export class HttpMarketplaceClient implements MarketplaceClient {
       }
       const wait = slot - this.now();
       if (wait > 0 && !this.fits(wait)) {
-        throw new MarketplaceRateLimitedError(`${endpoint}: no send slot within this invocation's remaining ${Math.round(this.budget())} ms`);
+        throw new MarketplaceRateLimitedError(
+          `${endpoint}: no send slot within this invocation's remaining ${Math.round(this.budget())} ms`,
+        );
       }
       if (wait > 0) await this.sleep(wait);
       if (this.adaptive && slot > claimedAt && voided < MAX_VOIDED_SLOTS) {
@@ -251,7 +261,9 @@ export class HttpMarketplaceClient implements MarketplaceClient {
     let networkRetries = 0;
     for (;;) {
       if (!this.fits(0)) {
-        throw new MarketplaceUnavailableError(`marketplace ${spec.endpoint}: not started, the invocation has too little time left`);
+        throw new MarketplaceUnavailableError(
+          `marketplace ${spec.endpoint}: not started, the invocation has too little time left`,
+        );
       }
       const apiKey = await this.options.apiKey();
       await this.pace(apiKey, isCreate, spec.endpoint);
@@ -270,9 +282,13 @@ export class HttpMarketplaceClient implements MarketplaceClient {
           }
         }
         if (isCreate && outcome.maybeSent) {
-          throw new OrderOutcomeUnknownError(`create_order outcome unknown: ${outcome.message}`, { cause: outcome.cause });
+          throw new OrderOutcomeUnknownError(`create_order outcome unknown: ${outcome.message}`, {
+            cause: outcome.cause,
+          });
         }
-        throw new MarketplaceUnavailableError(`marketplace ${spec.endpoint}: ${outcome.message}`, { cause: outcome.cause });
+        throw new MarketplaceUnavailableError(`marketplace ${spec.endpoint}: ${outcome.message}`, {
+          cause: outcome.cause,
+        });
       }
 
       const { envelope } = outcome;
@@ -286,7 +302,9 @@ export class HttpMarketplaceClient implements MarketplaceClient {
           rateLimitRetries += 1;
           continue;
         }
-        throw new MarketplaceRateLimitedError(`marketplace rate limit exceeded on ${spec.endpoint} after ${rateLimitRetries} retries`);
+        throw new MarketplaceRateLimitedError(
+          `marketplace rate limit exceeded on ${spec.endpoint} after ${rateLimitRetries} retries`,
+        );
       }
       if (envelope.code !== ResultCode.Success) {
         this.options.onError?.(envelope.code);
@@ -296,7 +314,10 @@ export class HttpMarketplaceClient implements MarketplaceClient {
       const parsed = spec.schema.safeParse(outcome.body, ENGLISH_TEXTS);
       if (!parsed.success) {
         this.options.onError?.('network');
-        const where = parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+        const where = parsed.error.issues
+          .slice(0, 3)
+          .map((i) => `${i.path.join('.')}: ${i.message}`)
+          .join('; ');
         // A successful create_order whose answer we cannot read may well have rented the server.
         if (isCreate) throw new OrderOutcomeUnknownError(`create_order answer unreadable: ${where}`);
         throw new MarketplaceUnavailableError(`marketplace ${spec.endpoint} answer does not match the API: ${where}`);
@@ -361,7 +382,8 @@ export class HttpMarketplaceClient implements MarketplaceClient {
    * default user agent, say); a 5xx or an unreadable 2xx may have been processed.
    */
   private failureWithoutCode(status: number, cause?: unknown): TransportFailure {
-    if (status >= 400 && status < 500) return new TransportFailure(`HTTP ${status} without a result code`, false, cause);
+    if (status >= 400 && status < 500)
+      return new TransportFailure(`HTTP ${status} without a result code`, false, cause);
     if (status >= 500) return new TransportFailure(`HTTP ${status} without a result code`, true, cause);
     return new TransportFailure(`unreadable answer (HTTP ${status})`, true, cause);
   }

@@ -15,14 +15,29 @@ export class InMemoryPacingGate implements PacingGate {
     return claim.slot;
   }
 
-  public async acquireInLane(keyId: string, intervalMs: number, now: number, lane: PacingLaneRequest): Promise<number | undefined> {
+  public async acquireInLane(
+    keyId: string,
+    intervalMs: number,
+    now: number,
+    lane: PacingLaneRequest,
+  ): Promise<number | undefined> {
     const claim = claimLaneSlot(this.schedules.get(keyId) ?? EMPTY_SCHEDULE, now, intervalMs, lane);
     if (claim) this.schedules.set(keyId, claim.schedule);
     return claim?.slot;
   }
 
-  public async rateLimited(keyId: string, intervalMs: number, now: number, report: RateLimitReport): Promise<PacingWidening> {
-    const { schedule, ...widening } = widenSchedule(this.schedules.get(keyId) ?? EMPTY_SCHEDULE, now, intervalMs, report);
+  public async rateLimited(
+    keyId: string,
+    intervalMs: number,
+    now: number,
+    report: RateLimitReport,
+  ): Promise<PacingWidening> {
+    const { schedule, ...widening } = widenSchedule(
+      this.schedules.get(keyId) ?? EMPTY_SCHEDULE,
+      now,
+      intervalMs,
+      report,
+    );
     this.schedules.set(keyId, schedule);
     return widening;
   }

@@ -24,7 +24,14 @@ export class TransportFailure {
 }
 
 // Errors that prove the request never left this host: the connection was never established.
-export const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
+export const NOT_SENT_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);
 
 export const errorCodes = (error: unknown): string[] => {
   const codes: string[] = [];
@@ -41,7 +48,12 @@ export const errorCodes = (error: unknown): string[] => {
 };
 
 /** Maps a non-zero result code to its typed domain error; code 6 keeps the numbers that came with it. */
-export const errorForResultCode = (code: number, error: string | undefined, endpoint: string, envelope: Partial<Envelope> = {}): MarketplaceError => {
+export const errorForResultCode = (
+  code: number,
+  error: string | undefined,
+  endpoint: string,
+  envelope: Partial<Envelope> = {},
+): MarketplaceError => {
   switch (code) {
     case ResultCode.DatabaseError:
       return new MarketplaceDatabaseError(`marketplace database error on ${endpoint}`);

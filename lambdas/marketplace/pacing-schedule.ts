@@ -83,7 +83,12 @@ export const claimSlot = (schedule: PacingSchedule, now: number, intervalMs: num
  * slot, away from other reservations. The slot is reserved; `nextFree` does not move, so ordinary
  * calls go on using the slots in between.
  */
-export const claimLaneSlot = (schedule: PacingSchedule, now: number, intervalMs: number, lane: PacingLane): Claim | undefined => {
+export const claimLaneSlot = (
+  schedule: PacingSchedule,
+  now: number,
+  intervalMs: number,
+  lane: PacingLane,
+): Claim | undefined => {
   const spacingMs = spacingAt(schedule, now, intervalMs);
   const reserved = liveReserved(schedule, now, spacingMs);
   const earliest = Math.max(now, schedule.nextFree, schedule.lanes[lane.name] ?? Number.NEGATIVE_INFINITY);
@@ -142,27 +147,41 @@ export interface WidenOutcome {
  *   spacing after every one of them (`sentFloor`), so no two sends come closer than the narrower of
  *   their spacings.
  */
-export const widenSchedule = (schedule: PacingSchedule, now: number, intervalMs: number, report: RateLimitReport): WidenOutcome => {
+export const widenSchedule = (
+  schedule: PacingSchedule,
+  now: number,
+  intervalMs: number,
+  report: RateLimitReport,
+): WidenOutcome => {
   const { policy } = report;
   const inForce = wideningAt(schedule, now);
   const previousMs = inForce?.intervalMs ?? policy.minIntervalMs;
   const pacedAtCurrent = !inForce || report.sentAt >= inForce.widenedAt;
-  const intervalAfter = pacedAtCurrent ? Math.max(previousMs, Math.min(policy.maxIntervalMs, previousMs * 2)) : previousMs;
+  const intervalAfter = pacedAtCurrent
+    ? Math.max(previousMs, Math.min(policy.maxIntervalMs, previousMs * 2))
+    : previousMs;
   const quietUntil = now + policy.quietMs;
   if (intervalAfter <= previousMs) {
     // Nothing widens; an interval in force stays so for another quiet period.
     const widening = inForce ? { ...inForce, quietUntil } : schedule.widening;
-    return { schedule: { ...schedule, ...(widening ? { widening } : {}) }, previousMs, intervalMs: previousMs, widened: false };
+    return {
+      schedule: { ...schedule, ...(widening ? { widening } : {}) },
+      previousMs,
+      intervalMs: previousMs,
+      widened: false,
+    };
   }
   const extraMs = intervalAfter - policy.minIntervalMs;
   const spacingMs = intervalMs + extraMs;
   // Slots left standing were claimed after the last widening, with at most its spacing.
   const keptSpacing = Math.min(spacingMs, intervalMs + (schedule.widening?.extraMs ?? 0));
   const laneSpacing = new Map(report.lanes.map((l) => [l.name, l.spacingMs]));
-  const lanes = Object.fromEntries(Object.entries(schedule.lanes).map(([name, next]) => {
-    const spacing = laneSpacing.get(name);
-    return [name, spacing === undefined ? next : Math.min(next, now + spacing)];
-  }));
+  const lanes = Object.fromEntries(
+    Object.entries(schedule.lanes).map(([name, next]) => {
+      const spacing = laneSpacing.get(name);
+      return [name, spacing === undefined ? next : Math.min(next, now + spacing)];
+    }),
+  );
   return {
     schedule: {
       nextFree: Math.max(now, report.sentAt + spacingMs, sentFloor(schedule, now, keptSpacing)),

@@ -16,7 +16,10 @@ export interface ReadCache {
   invalidate(name: string, now: number): Promise<void>;
 }
 
-interface Entry { readonly at: number; readonly json?: string }
+interface Entry {
+  readonly at: number;
+  readonly json?: string;
+}
 
 /** Process-local ReadCache; values are stored as JSON so callers never share mutable objects. */
 export class InMemoryReadCache implements ReadCache {

@@ -137,7 +137,11 @@ export const readServer = (raw: unknown, options: ReaderOptions = {}): Server | 
   return {
     ...s,
     gpu_array: gpus,
-    price: { on_demand: price.on_demand, spot: price.spot, usd_per_hour: readUsdPrices(price.usd, coins, options.pricePeriod) },
+    price: {
+      on_demand: price.on_demand,
+      spot: price.spot,
+      usd_per_hour: readUsdPrices(price.usd, coins, options.pricePeriod),
+    },
   };
 };
 

@@ -51,7 +51,9 @@ const priceMap = (keep: (price: number) => boolean) =>
     z.optional(z.catch(z.record(z.string(), z.unknown()), {})),
     z.transform((map) =>
       Object.fromEntries(
-        Object.entries(map ?? {}).filter((e): e is [string, number] => typeof e[1] === 'number' && Number.isFinite(e[1]) && keep(e[1])),
+        Object.entries(map ?? {}).filter(
+          (e): e is [string, number] => typeof e[1] === 'number' && Number.isFinite(e[1]) && keep(e[1]),
+        ),
       ),
     ),
   );
@@ -73,7 +75,10 @@ export const readBoolean = (value: unknown): boolean | undefined => {
 
 /** A boolean field in any of {@link readBoolean}'s spellings; unreadable or absent = `fallback`. */
 const flexibleBoolean = <F extends boolean | undefined>(fallback: F) =>
-  z.pipe(z.optional(z.unknown()), z.transform((value): boolean | F => readBoolean(value) ?? fallback));
+  z.pipe(
+    z.optional(z.unknown()),
+    z.transform((value): boolean | F => readBoolean(value) ?? fallback),
+  );
 
 /** A number, or a string holding one (`"1714608000"`); anything else is `fallback`. */
 const numberOrNumericString = (fallback: number) =>
@@ -145,7 +150,10 @@ export const SpecOrderElementSchema = z.looseObject({
   currency: z.catch(z.string(), ''),
   price: z.catch(z.number(), 0),
   // An order still in creating_order has not started yet.
-  started: z.pipe(z.catch(z.nullish(z.int()), 0), z.transform((v) => v ?? 0)),
+  started: z.pipe(
+    z.catch(z.nullish(z.int()), 0),
+    z.transform((v) => v ?? 0),
+  ),
   connection: z.pipe(
     z.catch(
       z.nullish(
@@ -206,7 +214,10 @@ export const SetSpotPriceResponseSchema = EnvelopeSchema;
  * stays opaque. An answer without `market` (or with `market: null`) is "no market" (`null`).
  */
 export const SpotMarketResponseSchema = z.extend(EnvelopeSchema, {
-  market: z.pipe(z.optional(z.unknown()), z.transform((market) => market ?? null)),
+  market: z.pipe(
+    z.optional(z.unknown()),
+    z.transform((market) => market ?? null),
+  ),
 });
 
 // Compile-time check that the parsed wallet satisfies the domain type the port returns.

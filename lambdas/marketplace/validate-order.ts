@@ -16,8 +16,12 @@ export const CreateOrderRequestSchema = z.object({
   image: z.string().check(z.minLength(1)),
   ports: z.optional(PortsSchema),
   // Production fails the whole order (HTTP 500 code 1) for one such value: never sent, never retried.
-  env: z.optional(z.record(z.string().check(z.minLength(1)), z.string().check(z.refine(isSendableEnvValue, ENV_AMPERSAND_ERROR)))),
-  ssh_password: z.optional(z.string().check(z.regex(/^[A-Za-z0-9]{1,32}$/, 'ssh_password must be alphanumeric, at most 32 characters'))),
+  env: z.optional(
+    z.record(z.string().check(z.minLength(1)), z.string().check(z.refine(isSendableEnvValue, ENV_AMPERSAND_ERROR))),
+  ),
+  ssh_password: z.optional(
+    z.string().check(z.regex(/^[A-Za-z0-9]{1,32}$/, 'ssh_password must be alphanumeric, at most 32 characters')),
+  ),
   spotprice: z.optional(z.number().check(z.positive())),
 });
 
@@ -27,9 +31,12 @@ export const CreateOrderRequestSchema = z.object({
  */
 export const validateOrderRequest = (request: CreateOrderRequest): CreateOrderRequest => {
   const parsed = CreateOrderRequestSchema.safeParse(request, ENGLISH_TEXTS);
-  const problems = parsed.success ? [] : parsed.error.issues.map((i) => `${i.path.join('.') || 'request'}: ${i.message}`);
+  const problems = parsed.success
+    ? []
+    : parsed.error.issues.map((i) => `${i.path.join('.') || 'request'}: ${i.message}`);
   // Checked apart from the schema so it is reported together with any other problem.
-  if (request?.type === 'spot' && request.spotprice === undefined) problems.push('spotprice: required for a spot order');
+  if (request?.type === 'spot' && request.spotprice === undefined)
+    problems.push('spotprice: required for a spot order');
   if (!parsed.success || problems.length > 0) {
     throw new InvalidOrderRequestError(`invalid create_order request: ${problems.join('; ')}`);
   }

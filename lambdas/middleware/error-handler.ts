@@ -42,15 +42,22 @@ export const errorHandler = (): middy.MiddlewareObj => {
       request.error = httpError(503, HAND_OFF_FAILED_MESSAGE);
     } else if (error && typeof error.statusCode === 'number' && error.statusCode < 500 && error.expose !== false) {
       // A thrown 4xx with a plain-text message still gets the JSON shape.
-      if (!isJsonErrorBody(error.message)) error.message = JSON.stringify({ error: error.message || 'Request rejected' });
-    } else if (error && typeof error.statusCode === 'number' && error.expose === true && isJsonErrorBody(error.message)) {
+      if (!isJsonErrorBody(error.message))
+        error.message = JSON.stringify({ error: error.message || 'Request rejected' });
+    } else if (
+      error &&
+      typeof error.statusCode === 'number' &&
+      error.expose === true &&
+      isJsonErrorBody(error.message)
+    ) {
       logger.warn('request refused', { statusCode: error.statusCode, error: error.message });
     } else {
       logger.error('unexpected error', { error });
     }
     await inner.onError?.(request);
     // Whatever happened above, the body is JSON.
-    const response = request.response as { headers?: Record<string, string | number | boolean>; body?: string } | null | undefined;
+    const response = request.response as
+      { headers?: Record<string, string | number | boolean>; body?: string } | null | undefined;
     if (response) {
       response.headers = { ...(response.headers ?? {}), 'Content-Type': 'application/json' };
       if (!isJsonErrorBody(response.body)) response.body = INTERNAL_ERROR_BODY;

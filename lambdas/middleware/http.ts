@@ -41,7 +41,9 @@ export const rawBodyOf = (event: RelayEvent): Buffer =>
  * `expose` is set explicitly, so 5xx errors we mean to show (503) are not replaced by the fallback.
  */
 export const httpError = (statusCode: number, error: string, headers?: Record<string, string>): Error => {
-  const err = createError(statusCode, JSON.stringify({ error }), { expose: true }) as Error & { headers?: Record<string, string> };
+  const err = createError(statusCode, JSON.stringify({ error }), { expose: true }) as Error & {
+    headers?: Record<string, string>;
+  };
   if (headers) err.headers = headers;
   return err;
 };

@@ -9,7 +9,9 @@ import { httpError, rawBodyOf, type RelayEvent } from './http';
 export const jsonBody = (): middy.MiddlewareObj<RelayEvent> => {
   const before: middy.MiddlewareFn<RelayEvent> = async ({ event }) => {
     // A UTF-8 byte order mark is not JSON, but some clients send one.
-    const text = rawBodyOf(event).toString('utf8').replace(/^\uFEFF/, '');
+    const text = rawBodyOf(event)
+      .toString('utf8')
+      .replace(/^\uFEFF/, '');
     if (text.trim() === '') {
       event.jsonBody = {};
       return;

@@ -42,7 +42,9 @@ export const rateLimit = (options: RateLimitOptions): middy.MiddlewareObj<RelayE
     const eventId = event.requestContext?.requestId || randomUUID();
     let outcome: { allowed: boolean; retryAfterMs: number };
     try {
-      outcome = await options.window().hit(keys.rate(address), { now: now(), windowMs: RATE_WINDOW_MS, limit, eventId });
+      outcome = await options
+        .window()
+        .hit(keys.rate(address), { now: now(), windowMs: RATE_WINDOW_MS, limit, eventId });
     } catch (error) {
       logger.error('rate limiter unavailable; refusing the request', { error });
       throw httpError(503, 'Rate limiter unavailable; retry later', { 'Retry-After': '1' });

@@ -28,7 +28,8 @@ export interface SlackSignatureOptions {
 }
 
 /** The answer to a command refused because no signing secret is configured (a 403, nothing queued). */
-export const UNSIGNED_SLACK_REFUSED_MESSAGE = 'Slack commands are disabled: this relay has no Slack signing secret configured';
+export const UNSIGNED_SLACK_REFUSED_MESSAGE =
+  'Slack commands are disabled: this relay has no Slack signing secret configured';
 
 /** The bytes Slack signs. */
 export const slackBaseString = (timestamp: string, rawBody: Buffer): Buffer =>
@@ -45,10 +46,13 @@ export const verifySlackSignature = (options: SlackSignatureOptions): middy.Midd
       throw httpError(503, 'Signature verification unavailable; retry later');
     }
     if (!secret) {
-      const allowUnsigned = typeof options.allowUnsigned === 'function' ? options.allowUnsigned() : options.allowUnsigned === true;
+      const allowUnsigned =
+        typeof options.allowUnsigned === 'function' ? options.allowUnsigned() : options.allowUnsigned === true;
       if (allowUnsigned) return;
       countMetric(MetricName.SignatureRejected);
-      logger.warn('unsigned Slack command refused: no Slack signing secret is configured and ALLOW_UNSIGNED_SLACK is false; set the secret, or opt in with -c allowUnsignedSlack=true');
+      logger.warn(
+        'unsigned Slack command refused: no Slack signing secret is configured and ALLOW_UNSIGNED_SLACK is false; set the secret, or opt in with -c allowUnsignedSlack=true',
+      );
       throw httpError(403, UNSIGNED_SLACK_REFUSED_MESSAGE);
     }
     const fail = (reason: string) => {
@@ -68,7 +72,9 @@ export const verifySlackSignature = (options: SlackSignatureOptions): middy.Midd
     try {
       fresh = await options.secret({ fresh: true });
     } catch (error) {
-      logger.warn('Slack signing secret re-read failed', { error_name: error instanceof Error ? error.name : 'unknown' });
+      logger.warn('Slack signing secret re-read failed', {
+        error_name: error instanceof Error ? error.name : 'unknown',
+      });
     }
     if (fresh && fresh !== secret && signatureMatches([fresh], signed, signature.slice(3))) return;
     throw fail('mismatch');

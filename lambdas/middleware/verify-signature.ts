@@ -67,7 +67,8 @@ export const verifySignature = (options: VerifySignatureOptions): middy.Middlewa
     if (!signature) throw reject('missing', 'Missing signature');
 
     const timestamp = headerValue(event, TIMESTAMP_HEADER)?.trim();
-    const required = typeof options.requireTimestamp === 'function' ? options.requireTimestamp() : options.requireTimestamp === true;
+    const required =
+      typeof options.requireTimestamp === 'function' ? options.requireTimestamp() : options.requireTimestamp === true;
     if (!timestamp) {
       if (required) throw reject('missing timestamp', 'Missing timestamp');
     } else if (!timestampFresh(timestamp, now())) {

@@ -85,12 +85,20 @@ export const fleetWatchAlarms = (): WatchAlarmSpec[] => [
   {
     id: 'WatchErrors',
     metric: watchMetric(MetricName.WatchErrors),
-    options: { threshold: 1, alarmDescription: 'A fleet-watch sweep failed: leases are not expired and status changes not reported until one succeeds. RUNBOOK: WatchErrors.' },
+    options: {
+      threshold: 1,
+      alarmDescription:
+        'A fleet-watch sweep failed: leases are not expired and status changes not reported until one succeeds. RUNBOOK: WatchErrors.',
+    },
   },
   {
     id: 'LeaseCancelFailures',
     metric: watchMetric(MetricName.LeaseCancelFailures),
-    options: { threshold: 1, alarmDescription: 'cancel_order failed for an order whose lease ended; it keeps running (and costing) until a sweep cancels it. RUNBOOK: LeaseCancelFailures.' },
+    options: {
+      threshold: 1,
+      alarmDescription:
+        'cancel_order failed for an order whose lease ended; it keeps running (and costing) until a sweep cancels it. RUNBOOK: LeaseCancelFailures.',
+    },
   },
 ];
 
@@ -110,7 +118,10 @@ export const fleetWatchWidget = (): cloudwatch.GraphWidget =>
       watchMetric(MetricName.LifecycleEventFailures, 'Events failed'),
       watchMetric(MetricName.WatchDeferred, 'Deferred'),
     ],
-    right: [watchMetric(MetricName.WatchTableReads, 'Table reads'), watchMetric(MetricName.WatchMarketplaceCalls, 'Marketplace calls')],
+    right: [
+      watchMetric(MetricName.WatchTableReads, 'Table reads'),
+      watchMetric(MetricName.WatchMarketplaceCalls, 'Marketplace calls'),
+    ],
   });
 
 export class FleetWatch extends Construct {
@@ -136,7 +147,10 @@ export class FleetWatch extends Construct {
     this.fn = relayFn.fn;
     props.stateMachine?.grantStartExecution(this.fn);
     // A failed sweep is not retried by Lambda: the next tick is a retry, and an old event is stale.
-    this.fn.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.seconds(Math.max(60, props.intervalSeconds)) });
+    this.fn.configureAsyncInvoke({
+      retryAttempts: 0,
+      maxEventAge: Duration.seconds(Math.max(60, props.intervalSeconds)),
+    });
 
     // Item actions on its item families only (lib/constructs/table-access.ts), BatchGetItem included:
     // the due index reads buckets and due leases by key.

@@ -34,15 +34,21 @@ export class JobQueue extends Construct {
     super(scope, id);
     const maxConcurrency = props.maxConcurrency ?? 2;
     if (!Number.isInteger(maxConcurrency) || maxConcurrency < 2 || maxConcurrency > 1000) {
-      throw new Error(`JobQueue: maxConcurrency must be an integer from 2 to 1000 (SQS event source limits); got ${maxConcurrency}`);
+      throw new Error(
+        `JobQueue: maxConcurrency must be an integer from 2 to 1000 (SQS event source limits); got ${maxConcurrency}`,
+      );
     }
     // Lambda's guidance for SQS sources: a message must not reappear while a worker may still run it.
     if (JOB_QUEUE.visibilityTimeoutSeconds < 6 * WORKER_TIMEOUT_SECONDS) {
-      throw new Error(`JobQueue: the visibility timeout (${JOB_QUEUE.visibilityTimeoutSeconds} s) must be at least 6 x the worker timeout (${WORKER_TIMEOUT_SECONDS} s)`);
+      throw new Error(
+        `JobQueue: the visibility timeout (${JOB_QUEUE.visibilityTimeoutSeconds} s) must be at least 6 x the worker timeout (${WORKER_TIMEOUT_SECONDS} s)`,
+      );
     }
     const consumerTimeout = props.consumer.timeout?.toSeconds();
     if (consumerTimeout !== undefined && consumerTimeout > WORKER_TIMEOUT_SECONDS) {
-      throw new Error(`JobQueue: the consumer's timeout (${consumerTimeout} s) exceeds the worker timeout the queue is sized for (${WORKER_TIMEOUT_SECONDS} s)`);
+      throw new Error(
+        `JobQueue: the consumer's timeout (${consumerTimeout} s) exceeds the worker timeout the queue is sized for (${WORKER_TIMEOUT_SECONDS} s)`,
+      );
     }
 
     this.deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', {
@@ -62,13 +68,15 @@ export class JobQueue extends Construct {
     this.worker = fn;
     fn.addEnvironment('JOB_QUEUE_URL', this.queue.queueUrl);
 
-    fn.addEventSource(new sources.SqsEventSource(this.queue, {
-      // One job per invocation: each gets its full 300 s soft limit inside the 600 s function timeout,
-      // and a slow job never holds other jobs back.
-      batchSize: 1,
-      reportBatchItemFailures: true,
-      maxConcurrency,
-    }));
+    fn.addEventSource(
+      new sources.SqsEventSource(this.queue, {
+        // One job per invocation: each gets its full 300 s soft limit inside the 600 s function timeout,
+        // and a slow job never holds other jobs back.
+        batchSize: 1,
+        reportBatchItemFailures: true,
+        maxConcurrency,
+      }),
+    );
     // The event source grants consume (Receive, Delete, ChangeMessageVisibility, GetQueueAttributes);
     // the retry delay is set with ChangeMessageVisibility, so grant it explicitly as well.
     this.queue.grant(fn, 'sqs:ChangeMessageVisibility');

@@ -36,7 +36,11 @@ export const jobWorkerFunction = (scope: Construct, id: string, props: JobWorker
     // The hard limit (600 s); the soft limit (300 s) is the job's own deadline.
     timeout: Duration.seconds(WORKER_TIMEOUT_SECONDS),
     logRetention: props.logRetention,
-    environment: { ...props.environment, TABLE_NAME: props.table.tableName, STATE_MACHINE_ARN: props.stateMachine.stateMachineArn },
+    environment: {
+      ...props.environment,
+      TABLE_NAME: props.table.tableName,
+      STATE_MACHINE_ARN: props.stateMachine.stateMachineArn,
+    },
   }).fn;
   // Its item families only (lib/constructs/table-access.ts); status reads the leases of the listed
   // orders by key with BatchGetItem, which the read actions include.

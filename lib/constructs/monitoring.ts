@@ -86,12 +86,23 @@ const cloudWatchAlarmsOf = (stack: Stack) => ({
   // Only this account's alarms may publish or use the key (confused-deputy guard).
   conditions: {
     StringEquals: { 'aws:SourceAccount': stack.account },
-    ArnLike: { 'aws:SourceArn': stack.formatArn({ service: 'cloudwatch', resource: 'alarm', resourceName: '*', arnFormat: ArnFormat.COLON_RESOURCE_NAME }) },
+    ArnLike: {
+      'aws:SourceArn': stack.formatArn({
+        service: 'cloudwatch',
+        resource: 'alarm',
+        resourceName: '*',
+        arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+      }),
+    },
   },
 });
 
 /** A custom relay metric as Powertools emits it: namespace GpuRelay, `service` dimension always present. */
-const relayMetric = (metricName: string, extraDimensions: Record<string, string> = {}, label?: string): cloudwatch.Metric =>
+const relayMetric = (
+  metricName: string,
+  extraDimensions: Record<string, string> = {},
+  label?: string,
+): cloudwatch.Metric =>
   new cloudwatch.Metric({
     namespace: METRICS_NAMESPACE,
     metricName,
@@ -130,8 +141,10 @@ export class Monitoring extends Construct {
     super(scope, id);
     const code5Threshold = props.marketplaceThrottledThreshold ?? 10;
     const callbackRate = props.callbackFailureRateThreshold ?? 0.2;
-    if (!(callbackRate > 0 && callbackRate <= 1)) throw new Error(`callbackFailureRateThreshold must be in (0, 1], got ${callbackRate}`);
-    if (!(code5Threshold >= 1)) throw new Error(`marketplaceThrottledThreshold must be at least 1, got ${code5Threshold}`);
+    if (!(callbackRate > 0 && callbackRate <= 1))
+      throw new Error(`callbackFailureRateThreshold must be in (0, 1], got ${callbackRate}`);
+    if (!(code5Threshold >= 1))
+      throw new Error(`marketplaceThrottledThreshold must be at least 1, got ${code5Threshold}`);
 
     // CloudWatch alarms cannot publish to a topic under the AWS-managed aws/sns key, hence our own key.
     const topicKey = new kms.Key(this, 'AlarmTopicKey', {
@@ -141,13 +154,15 @@ export class Monitoring extends Construct {
       pendingWindow: Duration.days(7),
     });
     const cloudWatch = cloudWatchAlarmsOf(Stack.of(this));
-    topicKey.addToResourcePolicy(new iam.PolicyStatement({
-      sid: 'CloudWatchAlarmsUseTheKey',
-      principals: [cloudWatch.principal],
-      actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
-      resources: ['*'],
-      conditions: cloudWatch.conditions,
-    }));
+    topicKey.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: 'CloudWatchAlarmsUseTheKey',
+        principals: [cloudWatch.principal],
+        actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+        resources: ['*'],
+        conditions: cloudWatch.conditions,
+      }),
+    );
     this.alarmTopic = new sns.Topic(this, 'AlarmTopic', {
       displayName: 'GPU relay alarms',
       enforceSSL: true,
@@ -155,17 +170,23 @@ export class Monitoring extends Construct {
     });
     // enforceSSL gives the topic a policy holding only its Deny, which replaces SNS's default policy:
     // without this Allow, CloudWatch may not publish and every alarm fails silently (issue 21 item 3).
-    this.alarmTopic.addToResourcePolicy(new iam.PolicyStatement({
-      sid: 'CloudWatchAlarmsPublish',
-      principals: [cloudWatch.principal],
-      actions: ['sns:Publish'],
-      resources: [this.alarmTopic.topicArn],
-      conditions: cloudWatch.conditions,
-    }));
+    this.alarmTopic.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: 'CloudWatchAlarmsPublish',
+        principals: [cloudWatch.principal],
+        actions: ['sns:Publish'],
+        resources: [this.alarmTopic.topicArn],
+        conditions: cloudWatch.conditions,
+      }),
+    );
     if (props.alarmEmail) this.alarmTopic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
     const toTopic = new actions.SnsAction(this.alarmTopic);
 
-    const alarm = (alarmId: string, metric: cloudwatch.IMetric, options: Omit<cloudwatch.CreateAlarmOptions, 'evaluationPeriods'> & { evaluationPeriods?: number }): cloudwatch.Alarm => {
+    const alarm = (
+      alarmId: string,
+      metric: cloudwatch.IMetric,
+      options: Omit<cloudwatch.CreateAlarmOptions, 'evaluationPeriods'> & { evaluationPeriods?: number },
+    ): cloudwatch.Alarm => {
       const result = new cloudwatch.Alarm(this, alarmId, {
         metric,
         evaluationPeriods: 1,
@@ -181,41 +202,79 @@ export class Monitoring extends Construct {
       return result;
     };
 
-    alarm('DeadLetterQueueNotEmpty', props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
-      period: Duration.minutes(1), statistic: cloudwatch.Stats.MAXIMUM,
-    }), { threshold: 1, alarmDescription: 'A job failed all its receives and waits in the DLQ. RUNBOOK: DeadLetterQueueNotEmpty.' });
+    alarm(
+      'DeadLetterQueueNotEmpty',
+      props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+        period: Duration.minutes(1),
+        statistic: cloudwatch.Stats.MAXIMUM,
+      }),
+      {
+        threshold: 1,
+        alarmDescription: 'A job failed all its receives and waits in the DLQ. RUNBOOK: DeadLetterQueueNotEmpty.',
+      },
+    );
 
     if (props.jobQueue) {
       const seconds = props.jobAgeThresholdSeconds ?? JOB_AGE_ALARM_SECONDS;
-      alarm('JobQueueOldestMessageAge', props.jobQueue.metricApproximateAgeOfOldestMessage({
-        period: Duration.minutes(1), statistic: cloudwatch.Stats.MAXIMUM,
-      }), { threshold: seconds, alarmDescription: `The oldest queued job has waited ${seconds} s or more. RUNBOOK: JobQueueOldestMessageAge.` });
+      alarm(
+        'JobQueueOldestMessageAge',
+        props.jobQueue.metricApproximateAgeOfOldestMessage({
+          period: Duration.minutes(1),
+          statistic: cloudwatch.Stats.MAXIMUM,
+        }),
+        {
+          threshold: seconds,
+          alarmDescription: `The oldest queued job has waited ${seconds} s or more. RUNBOOK: JobQueueOldestMessageAge.`,
+        },
+      );
     }
 
     if (props.safetyNetDeadLetterQueue) {
-      alarm('SafetyNetDeadLetterQueueNotEmpty', props.safetyNetDeadLetterQueue.metricApproximateNumberOfMessagesVisible({
-        period: Duration.minutes(1), statistic: cloudwatch.Stats.MAXIMUM,
-      }), { threshold: 1, alarmDescription: 'An ended execution could not be handled by the safety net; its task may have no result. RUNBOOK: SafetyNetDeadLetterQueueNotEmpty.' });
+      alarm(
+        'SafetyNetDeadLetterQueueNotEmpty',
+        props.safetyNetDeadLetterQueue.metricApproximateNumberOfMessagesVisible({
+          period: Duration.minutes(1),
+          statistic: cloudwatch.Stats.MAXIMUM,
+        }),
+        {
+          threshold: 1,
+          alarmDescription:
+            'An ended execution could not be handled by the safety net; its task may have no result. RUNBOOK: SafetyNetDeadLetterQueueNotEmpty.',
+        },
+      );
     }
 
-    alarm('WorkflowExecutionsFailed', props.stateMachine.metricFailed({ period: FIVE_MINUTES, statistic: cloudwatch.Stats.SUM }), {
-      threshold: 1, alarmDescription: 'A create-order execution failed. RUNBOOK: WorkflowExecutionsFailed.',
-    });
-    alarm('WorkflowExecutionsTimedOut', props.stateMachine.metricTimedOut({ period: FIVE_MINUTES, statistic: cloudwatch.Stats.SUM }), {
-      threshold: 1, alarmDescription: 'A create-order execution hit its 600 s hard limit. RUNBOOK: WorkflowExecutionsTimedOut.',
-    });
+    alarm(
+      'WorkflowExecutionsFailed',
+      props.stateMachine.metricFailed({ period: FIVE_MINUTES, statistic: cloudwatch.Stats.SUM }),
+      {
+        threshold: 1,
+        alarmDescription: 'A create-order execution failed. RUNBOOK: WorkflowExecutionsFailed.',
+      },
+    );
+    alarm(
+      'WorkflowExecutionsTimedOut',
+      props.stateMachine.metricTimedOut({ period: FIVE_MINUTES, statistic: cloudwatch.Stats.SUM }),
+      {
+        threshold: 1,
+        alarmDescription: 'A create-order execution hit its 600 s hard limit. RUNBOOK: WorkflowExecutionsTimedOut.',
+      },
+    );
 
     for (const [name, fn] of Object.entries(props.functions)) {
       alarm(`${name}Errors`, fn.metricErrors({ period: FIVE_MINUTES, statistic: cloudwatch.Stats.SUM }), {
-        threshold: 1, alarmDescription: `Function ${name} threw. RUNBOOK: FunctionErrors.`,
+        threshold: 1,
+        alarmDescription: `Function ${name} threw. RUNBOOK: FunctionErrors.`,
       });
       alarm(`${name}Throttles`, fn.metricThrottles({ period: FIVE_MINUTES, statistic: cloudwatch.Stats.SUM }), {
-        threshold: 1, alarmDescription: `Function ${name} was throttled. RUNBOOK: FunctionThrottles.`,
+        threshold: 1,
+        alarmDescription: `Function ${name} was throttled. RUNBOOK: FunctionThrottles.`,
       });
     }
 
     alarm('Api5xx', props.httpApi.metricServerError({ period: FIVE_MINUTES, statistic: cloudwatch.Stats.SUM }), {
-      threshold: props.api5xxThreshold ?? 1, alarmDescription: 'The HTTP API answered 5xx. RUNBOOK: Api5xx.',
+      threshold: props.api5xxThreshold ?? 1,
+      alarmDescription: 'The HTTP API answered 5xx. RUNBOOK: Api5xx.',
     });
 
     alarm('MarketplaceThrottled', relayMetric(MetricName.MarketplaceErrors, { ResultCode: '5' }), {
@@ -223,22 +282,27 @@ export class Monitoring extends Construct {
       alarmDescription: 'The marketplace answered code 5 (too many requests) too often. RUNBOOK: MarketplaceThrottled.',
     });
 
-    alarm('CallbackFailureRate', new cloudwatch.MathExpression({
-      // FILL: a period with deliveries but no failures has no CallbackFailures datapoint at all.
-      expression: 'IF(FILL(failures, 0) + FILL(deliveries, 0) > 0, FILL(failures, 0) / (FILL(failures, 0) + FILL(deliveries, 0)), 0)',
-      usingMetrics: {
-        failures: relayMetric(MetricName.CallbackFailures),
-        deliveries: relayMetric(MetricName.CallbackDeliveries),
+    alarm(
+      'CallbackFailureRate',
+      new cloudwatch.MathExpression({
+        // FILL: a period with deliveries but no failures has no CallbackFailures datapoint at all.
+        expression:
+          'IF(FILL(failures, 0) + FILL(deliveries, 0) > 0, FILL(failures, 0) / (FILL(failures, 0) + FILL(deliveries, 0)), 0)',
+        usingMetrics: {
+          failures: relayMetric(MetricName.CallbackFailures),
+          deliveries: relayMetric(MetricName.CallbackDeliveries),
+        },
+        label: 'Callback failure rate',
+        period: FIVE_MINUTES,
+      }),
+      {
+        threshold: callbackRate,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 3,
+        datapointsToAlarm: 2,
+        alarmDescription: 'Too many callback POSTs fail. RUNBOOK: CallbackFailureRate.',
       },
-      label: 'Callback failure rate',
-      period: FIVE_MINUTES,
-    }), {
-      threshold: callbackRate,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-      evaluationPeriods: 3,
-      datapointsToAlarm: 2,
-      alarmDescription: 'Too many callback POSTs fail. RUNBOOK: CallbackFailureRate.',
-    });
+    );
 
     if (props.fleetWatch) for (const spec of fleetWatchAlarms()) alarm(spec.id, spec.metric, spec.options);
     const spending = spendAlarm(props.spendLimitUsdPerDay);
@@ -249,10 +313,17 @@ export class Monitoring extends Construct {
       widgets: [
         [
           new cloudwatch.TextWidget({
-            markdown: '# GPU order relay\nAccepted → placed → ready, or failed. Alarms on the right; runbook in docs/operations.md.',
-            width: 12, height: 6,
+            markdown:
+              '# GPU order relay\nAccepted → placed → ready, or failed. Alarms on the right; runbook in docs/operations.md.',
+            width: 12,
+            height: 6,
           }),
-          new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: Object.values(this.alarms), width: 12, height: 6 }),
+          new cloudwatch.AlarmStatusWidget({
+            title: 'Alarms',
+            alarms: Object.values(this.alarms),
+            width: 12,
+            height: 6,
+          }),
         ],
         [
           new cloudwatch.GraphWidget({
@@ -321,9 +392,13 @@ export class Monitoring extends Construct {
           new cloudwatch.GraphWidget({
             title: 'Dead-letter queue depth',
             width: 8,
-            left: [props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
-              period: Duration.minutes(1), statistic: cloudwatch.Stats.MAXIMUM, label: 'Messages in DLQ',
-            })],
+            left: [
+              props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+                period: Duration.minutes(1),
+                statistic: cloudwatch.Stats.MAXIMUM,
+                label: 'Messages in DLQ',
+              }),
+            ],
           }),
         ],
         ...(props.fleetWatch ? [[fleetWatchWidget()]] : []),

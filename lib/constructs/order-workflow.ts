@@ -59,12 +59,18 @@ export const NOT_RETRIED_ERRORS: readonly string[] = [...BUSINESS_ERROR_NAMES, '
 
 /** Retry policy of every step (contract/retry-policy.ts): 3 retries after 2, 4 and 8 s (order-relay.md §3). */
 export const WORKFLOW_RETRY = {
-  interval: Duration.seconds(RETRY_POLICY.firstDelaySeconds), maxAttempts: RETRY_POLICY.retries, backoffRate: RETRY_POLICY.backoffRate,
+  interval: Duration.seconds(RETRY_POLICY.firstDelaySeconds),
+  maxAttempts: RETRY_POLICY.retries,
+  backoffRate: RETRY_POLICY.backoffRate,
 } as const;
 
 /** Retry policy on Lambda throttling: 6 retries from 2 s, doubling up to 30 s, full jitter (about 1.5 min at most). */
 export const THROTTLE_RETRY = {
-  interval: Duration.seconds(2), maxAttempts: 6, backoffRate: 2, maxDelay: Duration.seconds(30), jitterStrategy: sfn.JitterType.FULL,
+  interval: Duration.seconds(2),
+  maxAttempts: 6,
+  backoffRate: 2,
+  maxDelay: Duration.seconds(30),
+  jitterStrategy: sfn.JitterType.FULL,
 } as const;
 
 /**
@@ -117,10 +123,16 @@ export class OrderWorkflow extends Construct {
     const retention = props.logRetention ?? logs.RetentionDays.ONE_MONTH;
 
     const fns = {} as Record<WorkflowTaskName | 'ExecutionEnded', lambda.IFunction>;
-    for (const [name, entry] of Object.entries(WORKFLOW_FUNCTION_ENTRIES) as [WorkflowTaskName | 'ExecutionEnded', string][]) {
+    for (const [name, entry] of Object.entries(WORKFLOW_FUNCTION_ENTRIES) as [
+      WorkflowTaskName | 'ExecutionEnded',
+      string,
+    ][]) {
       const fn = new RelayFunction(this, `${name}Function`, {
         entry,
-        description: name === 'ExecutionEnded' ? 'GPU relay: create-order safety net (ended executions)' : `GPU relay: create-order step ${name}`,
+        description:
+          name === 'ExecutionEnded'
+            ? 'GPU relay: create-order safety net (ended executions)'
+            : `GPU relay: create-order step ${name}`,
         timeout: Duration.seconds(WORKFLOW_FUNCTION_TIMEOUT_SECONDS[name]),
         logRetention: retention,
         environment: {
@@ -236,12 +248,14 @@ export class OrderWorkflow extends Construct {
         detailType: ['Step Functions Execution Status Change'],
         detail: { status: ['TIMED_OUT', 'FAILED', 'ABORTED'], stateMachineArn: [this.stateMachine.stateMachineArn] },
       },
-      targets: [new targets.LambdaFunction(fns.ExecutionEnded, {
-        retryAttempts: 4,
-        maxEventAge: Duration.hours(2),
-        // Events EventBridge could not deliver (throttling, a missing permission) are kept, not dropped.
-        deadLetterQueue: this.safetyNetDeadLetterQueue,
-      })],
+      targets: [
+        new targets.LambdaFunction(fns.ExecutionEnded, {
+          retryAttempts: 4,
+          maxEventAge: Duration.hours(2),
+          // Events EventBridge could not deliver (throttling, a missing permission) are kept, not dropped.
+          deadLetterQueue: this.safetyNetDeadLetterQueue,
+        }),
+      ],
     });
   }
 }

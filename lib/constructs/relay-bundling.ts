@@ -24,7 +24,8 @@ export const relayEsbuildAliases = (repoRoot: string): Readonly<Record<string, s
 });
 
 /** ESM bundles need a real `require` for the CommonJS parts of the SDK. */
-export const RELAY_BUNDLE_BANNER = "import { createRequire } from 'module';const require = createRequire(import.meta.url);";
+export const RELAY_BUNDLE_BANNER =
+  "import { createRequire } from 'module';const require = createRequire(import.meta.url);";
 
 /**
  * Minified without `keepNames` (BENCHMARKS.md §7, "Names"): keeping every function's and class's

@@ -10,7 +10,12 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Construct } from 'constructs';
 import { METRICS_NAMESPACE, SERVICE_NAME } from '../../contract/telemetry';
-import { RELAY_BUNDLE_BANNER, RELAY_BUNDLE_KEEP_NAMES, RELAY_BUNDLE_TARGET, relayEsbuildAliases } from './relay-bundling';
+import {
+  RELAY_BUNDLE_BANNER,
+  RELAY_BUNDLE_KEEP_NAMES,
+  RELAY_BUNDLE_TARGET,
+  relayEsbuildAliases,
+} from './relay-bundling';
 
 /** Repository root, so entries are written as repo-relative paths like `lambdas/handlers/api/health.ts`. */
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
@@ -74,7 +79,9 @@ export class RelayFunction extends Construct {
         banner: RELAY_BUNDLE_BANNER,
         // Bundle everything (Powertools, middy, SDK v3) rather than rely on the runtime's copy.
         externalModules: [],
-        esbuildArgs: Object.fromEntries(Object.entries(relayEsbuildAliases(REPO_ROOT)).map(([from, to]) => [`--alias:${from}`, to])),
+        esbuildArgs: Object.fromEntries(
+          Object.entries(relayEsbuildAliases(REPO_ROOT)).map(([from, to]) => [`--alias:${from}`, to]),
+        ),
       },
     });
   }

@@ -51,20 +51,33 @@ export class RelaySecrets extends Construct {
     });
     this.chatWebhooks = new secretsmanager.Secret(this, 'ChatWebhooks', {
       description: 'GPU relay: JSON {"slack_webhook_url":"","discord_webhook_url":""}',
-      generateSecretString: { secretStringTemplate: JSON.stringify({ slack_webhook_url: '', discord_webhook_url: '' }), generateStringKey: 'unused' },
+      generateSecretString: {
+        secretStringTemplate: JSON.stringify({ slack_webhook_url: '', discord_webhook_url: '' }),
+        generateStringKey: 'unused',
+      },
       removalPolicy: RemovalPolicy.RETAIN,
     });
     // Created holding {"signing_secret":""} (= no verification, the spec's behaviour) rather than a
     // random value, which would make every real Slack request fail verification until replaced.
     this.slackSigningSecret = new secretsmanager.Secret(this, 'SlackSigningSecret', {
-      description: 'GPU relay: Slack signing secret, as {"signing_secret":"..."} or the raw value; empty skips Slack verification',
-      generateSecretString: { secretStringTemplate: JSON.stringify({ signing_secret: '' }), generateStringKey: 'unused' },
+      description:
+        'GPU relay: Slack signing secret, as {"signing_secret":"..."} or the raw value; empty skips Slack verification',
+      generateSecretString: {
+        secretStringTemplate: JSON.stringify({ signing_secret: '' }),
+        generateStringKey: 'unused',
+      },
       removalPolicy: RemovalPolicy.RETAIN,
     });
     this.callbackSigningSecret = new secretsmanager.Secret(this, 'CallbackSigningSecret', {
-      description: 'GPU relay: Standard Webhooks key for callbacks and events; receivers use whsec_ + this value (or a whsec_ value put here)',
+      description:
+        'GPU relay: Standard Webhooks key for callbacks and events; receivers use whsec_ + this value (or a whsec_ value put here)',
       // 48 characters of [A-Za-z0-9] are base64 of 36 bytes (about 285 bits): no padding needed.
-      generateSecretString: { passwordLength: 48, excludePunctuation: true, includeSpace: false, requireEachIncludedType: false },
+      generateSecretString: {
+        passwordLength: 48,
+        excludePunctuation: true,
+        includeSpace: false,
+        requireEachIncludedType: false,
+      },
       removalPolicy: RemovalPolicy.RETAIN,
     });
     this.callerKeysKey = new kms.Key(this, 'CallerKeysKey', {
@@ -87,7 +100,10 @@ export class RelaySecrets extends Construct {
    */
   public bindTo(fn: lambda.Function, which: readonly SecretName[]): void {
     const secrets: Record<SecretName, secretsmanager.ISecret> = {
-      webhook: this.webhookSecret, apiKey: this.marketplaceApiKey, chat: this.chatWebhooks, slack: this.slackSigningSecret,
+      webhook: this.webhookSecret,
+      apiKey: this.marketplaceApiKey,
+      chat: this.chatWebhooks,
+      slack: this.slackSigningSecret,
       callback: this.callbackSigningSecret,
       callerKeys: this.callerKeysSecret,
     };

@@ -18,18 +18,27 @@ const perKey = (metricName: string, label: string): cloudwatch.MathExpression =>
   });
 
 /** The alarm at 80 % of the daily limit (none without a limit). */
-export const spendAlarm = (limitUsdPerDay: number | undefined): { id: string; metric: cloudwatch.IMetric; options: Omit<cloudwatch.CreateAlarmOptions, 'evaluationPeriods'> } | undefined =>
-  limitUsdPerDay === undefined ? undefined : {
-    id: 'SpendNearDailyLimit',
-    metric: new cloudwatch.Metric({
-      namespace: METRICS_NAMESPACE, metricName: MetricName.SpendUsedTodayUsd, dimensionsMap: { service: SERVICE_NAME },
-      statistic: cloudwatch.Stats.MAXIMUM, period: Duration.minutes(5),
-    }),
-    options: {
-      threshold: Math.round(limitUsdPerDay * SPEND_ALARM_SHARE * 100) / 100,
-      alarmDescription: `Today's spending (reserved + settled, UTC day) reached ${SPEND_ALARM_SHARE * 100} % of SPEND_LIMIT_USD_PER_DAY ($${limitUsdPerDay}). RUNBOOK: SpendNearDailyLimit (docs/operations.md).`,
-    },
-  };
+export const spendAlarm = (
+  limitUsdPerDay: number | undefined,
+):
+  | { id: string; metric: cloudwatch.IMetric; options: Omit<cloudwatch.CreateAlarmOptions, 'evaluationPeriods'> }
+  | undefined =>
+  limitUsdPerDay === undefined
+    ? undefined
+    : {
+        id: 'SpendNearDailyLimit',
+        metric: new cloudwatch.Metric({
+          namespace: METRICS_NAMESPACE,
+          metricName: MetricName.SpendUsedTodayUsd,
+          dimensionsMap: { service: SERVICE_NAME },
+          statistic: cloudwatch.Stats.MAXIMUM,
+          period: Duration.minutes(5),
+        }),
+        options: {
+          threshold: Math.round(limitUsdPerDay * SPEND_ALARM_SHARE * 100) / 100,
+          alarmDescription: `Today's spending (reserved + settled, UTC day) reached ${SPEND_ALARM_SHARE * 100} % of SPEND_LIMIT_USD_PER_DAY ($${limitUsdPerDay}). RUNBOOK: SpendNearDailyLimit (docs/operations.md).`,
+        },
+      };
 
 /** Reserved and settled USD per key, per hour. */
 export const spendWidget = (): cloudwatch.GraphWidget =>

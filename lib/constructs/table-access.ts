@@ -36,15 +36,31 @@ const TASK_ROUTES = routesWhere((route) => route.permissions.includes('writeTask
 /** Functions that build the marketplace client (marketplaceFromEnv: DynamoDB pacing gate and read cache). */
 const MARKETPLACE_USERS: TableUser[] = [
   ...routesWhere((route) => route.permissions.includes('marketplace')),
-  workflowUser('FindServer'), workflowUser('PlaceOrder'), workflowUser('CheckOrder'), workflowUser('CancelOrder'), workflowUser('ExecutionEnded'),
-  'JobWorker', 'FleetWatch',
+  workflowUser('FindServer'),
+  workflowUser('PlaceOrder'),
+  workflowUser('CheckOrder'),
+  workflowUser('CancelOrder'),
+  workflowUser('ExecutionEnded'),
+  'JobWorker',
+  'FleetWatch',
 ];
 /** Workflow steps that build the task repository (handlers/workflow/deps.ts, notifier-deps.ts). */
 const TASK_STEPS: TableUser[] = [
-  workflowUser('FindServer'), workflowUser('ReserveQuota'), workflowUser('PlaceOrder'), workflowUser('CancelOrder'), workflowUser('ReportResult'), workflowUser('ExecutionEnded'),
+  workflowUser('FindServer'),
+  workflowUser('ReserveQuota'),
+  workflowUser('PlaceOrder'),
+  workflowUser('CancelOrder'),
+  workflowUser('ReportResult'),
+  workflowUser('ExecutionEnded'),
 ];
 /** Functions that build the server claims (FindServer claims; ReserveQuota, PlaceOrder, ReportResult, ExecutionEnded release). */
-const CLAIM_USERS: TableUser[] = [workflowUser('FindServer'), workflowUser('ReserveQuota'), workflowUser('PlaceOrder'), workflowUser('ReportResult'), workflowUser('ExecutionEnded')];
+const CLAIM_USERS: TableUser[] = [
+  workflowUser('FindServer'),
+  workflowUser('ReserveQuota'),
+  workflowUser('PlaceOrder'),
+  workflowUser('ReportResult'),
+  workflowUser('ExecutionEnded'),
+];
 /**
  * Functions that build the lease book (leaseBookFromEnv: track, extend, spot-decrease claims, which
  * also write the due buckets, their cursor and the watch list) or the fleet watch's lease store.
@@ -52,7 +68,13 @@ const CLAIM_USERS: TableUser[] = [workflowUser('FindServer'), workflowUser('Rese
 const LEASE_USERS: TableUser[] = [workflowUser('ReportResult'), 'JobWorker', 'FleetWatch'];
 
 /** Functions that reserve or settle spending (the spend store: lambdas/adapters/dynamodb-spend-store.ts). */
-const SPEND_USERS: TableUser[] = [workflowUser('ReserveQuota'), workflowUser('ReportResult'), workflowUser('ExecutionEnded'), 'JobWorker', 'FleetWatch'];
+const SPEND_USERS: TableUser[] = [
+  workflowUser('ReserveQuota'),
+  workflowUser('ReportResult'),
+  workflowUser('ExecutionEnded'),
+  'JobWorker',
+  'FleetWatch',
+];
 
 export interface FamilyAccess {
   /** Functions that may read, put, update and delete the family's items. */
@@ -64,7 +86,10 @@ export interface FamilyAccess {
 /** The grant table: one line per item family (contract/resources.ts `keys`). */
 export const TABLE_ACCESS: Readonly<Record<KeyFamily, FamilyAccess>> = {
   // FleetWatch reads the task behind an order nobody kept (its callback_url) and finishes a standing order whose wait ended.
-  task: { write: [...TASK_ROUTES, ...TASK_STEPS, 'JobWorker', 'FleetWatch'], read: [apiUser(ROUTES.find((r) => r.id === 'GetTask')!)] },
+  task: {
+    write: [...TASK_ROUTES, ...TASK_STEPS, 'JobWorker', 'FleetWatch'],
+    read: [apiUser(ROUTES.find((r) => r.id === 'GetTask')!)],
+  },
   rate: { write: RATE_LIMITED },
   quota: { write: [workflowUser('ReserveQuota')] },
   pacing: { write: MARKETPLACE_USERS },
@@ -86,7 +111,10 @@ export const TABLE_ACCESS: Readonly<Record<KeyFamily, FamilyAccess>> = {
   // Standing orders (issue 23): FindServer queues a task (ReserveQuota again when the cap or a budget
   // refuses it), the fleet watch serves or expires it, the job worker's cancel-task removes it; get-task
   // reads its place in the queue.
-  waiting: { write: [workflowUser('FindServer'), workflowUser('ReserveQuota'), 'FleetWatch', 'JobWorker'], read: [apiUser(ROUTES.find((r) => r.id === 'GetTask')!)] },
+  waiting: {
+    write: [workflowUser('FindServer'), workflowUser('ReserveQuota'), 'FleetWatch', 'JobWorker'],
+    read: [apiUser(ROUTES.find((r) => r.id === 'GetTask')!)],
+  },
   // Outbid replacements under way (issue 23): the fleet watch starts and settles them.
   replacements: { write: ['FleetWatch'] },
   // Caller keys (issue 24): every signed route looks a key up; the admin routes add and revoke.
@@ -102,8 +130,9 @@ export const TABLE_ACCESS: Readonly<Record<KeyFamily, FamilyAccess>> = {
 /** Every function name the table may name (for the tests: a typo would grant nobody). */
 export const TABLE_USERS: readonly TableUser[] = [
   ...ROUTES.map(apiUser),
-  ...[...Object.keys(WORKFLOW_TASKS) as WorkflowTaskName[], 'ExecutionEnded' as const].map(workflowUser),
-  'JobWorker', 'FleetWatch',
+  ...[...(Object.keys(WORKFLOW_TASKS) as WorkflowTaskName[]), 'ExecutionEnded' as const].map(workflowUser),
+  'JobWorker',
+  'FleetWatch',
 ];
 
 /** The LeadingKeys patterns `user` may write and those it may only read (sorted, without duplicates). */

@@ -110,17 +110,19 @@ export class WebhookApi extends Construct {
       accessLogSettings: {
         destination: new apigwv2.LogGroupLogDestination(this.accessLogGroup),
         // No headers and no body: X-Webhook-Signature and payloads stay out of the logs.
-        format: apigw.AccessLogFormat.custom(JSON.stringify({
-          requestId: '$context.requestId',
-          sourceIp: '$context.identity.sourceIp',
-          requestTime: '$context.requestTime',
-          routeKey: '$context.routeKey',
-          status: '$context.status',
-          responseLength: '$context.responseLength',
-          responseLatency: '$context.responseLatency',
-          integrationLatency: '$context.integrationLatency',
-          integrationError: '$context.integrationErrorMessage',
-        })),
+        format: apigw.AccessLogFormat.custom(
+          JSON.stringify({
+            requestId: '$context.requestId',
+            sourceIp: '$context.identity.sourceIp',
+            requestTime: '$context.requestTime',
+            routeKey: '$context.routeKey',
+            status: '$context.status',
+            responseLength: '$context.responseLength',
+            responseLatency: '$context.responseLatency',
+            integrationLatency: '$context.integrationLatency',
+            integrationError: '$context.integrationErrorMessage',
+          }),
+        ),
       },
     });
 
@@ -134,7 +136,9 @@ export class WebhookApi extends Construct {
         environment: {
           ...props.environment,
           TABLE_NAME: props.table.tableName,
-          ...(route.permissions.includes('startExecution') ? { STATE_MACHINE_ARN: props.stateMachine.stateMachineArn } : {}),
+          ...(route.permissions.includes('startExecution')
+            ? { STATE_MACHINE_ARN: props.stateMachine.stateMachineArn }
+            : {}),
           ...(route.permissions.includes('sendMessage') ? { JOB_QUEUE_URL: props.jobQueue.queueUrl } : {}),
         },
       });

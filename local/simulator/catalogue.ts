@@ -55,13 +55,31 @@ export interface GpuModel {
 
 /** GPU models with a rough on-demand USD/h per card. */
 export const GPU_MODELS: readonly GpuModel[] = [
-  { name: 'NVIDIA GeForce RTX 4090', usdPerHour: 0.35, cpu: 'AMD Ryzen 9 7950X 16-Core Processor', ramPerGpu: 32, memGb: 24 },
-  { name: 'NVIDIA GeForce RTX 3090', usdPerHour: 0.2, cpu: 'AMD Ryzen 9 5950X 16-Core Processor', ramPerGpu: 32, memGb: 24 },
+  {
+    name: 'NVIDIA GeForce RTX 4090',
+    usdPerHour: 0.35,
+    cpu: 'AMD Ryzen 9 7950X 16-Core Processor',
+    ramPerGpu: 32,
+    memGb: 24,
+  },
+  {
+    name: 'NVIDIA GeForce RTX 3090',
+    usdPerHour: 0.2,
+    cpu: 'AMD Ryzen 9 5950X 16-Core Processor',
+    ramPerGpu: 32,
+    memGb: 24,
+  },
   { name: 'NVIDIA A100 80GB PCIe', usdPerHour: 1.1, cpu: 'AMD EPYC 7763 64-Core Processor', ramPerGpu: 128, memGb: 80 },
   { name: 'NVIDIA H100 80GB HBM3', usdPerHour: 2.2, cpu: 'Intel(R) Xeon(R) Platinum 8480+', ramPerGpu: 192, memGb: 80 },
   { name: 'NVIDIA RTX A6000', usdPerHour: 0.5, cpu: 'AMD EPYC 7543 32-Core Processor', ramPerGpu: 64, memGb: 48 },
   { name: 'NVIDIA L40S', usdPerHour: 0.8, cpu: 'Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz', ramPerGpu: 96, memGb: 48 },
-  { name: 'NVIDIA GeForce RTX 3080', usdPerHour: 0.12, cpu: 'Intel(R) Core(TM) i9-10900K CPU @ 3.70GHz', ramPerGpu: 16, memGb: 10 },
+  {
+    name: 'NVIDIA GeForce RTX 3080',
+    usdPerHour: 0.12,
+    cpu: 'Intel(R) Core(TM) i9-10900K CPU @ 3.70GHz',
+    ramPerGpu: 16,
+    memGb: 10,
+  },
 ];
 
 /** Exchange rates used to express USD prices in each coin (per day, as the CLI documents). */
@@ -111,7 +129,9 @@ export const buildCatalogue = (seed: number, count = DEFAULT_SERVER_COUNT): SimS
           'NATIVE-Blockchain': perDay(onDemandUsd, 'NATIVE-Blockchain'),
           'USD-Blockchain': perDay(onDemandUsd, 'USD-Blockchain'),
         },
-        spot: hasSpot ? { bitcoin: perDay(spotUsd, 'bitcoin'), 'NATIVE-Blockchain': perDay(spotUsd, 'NATIVE-Blockchain') } : {},
+        spot: hasSpot
+          ? { bitcoin: perDay(spotUsd, 'bitcoin'), 'NATIVE-Blockchain': perDay(spotUsd, 'NATIVE-Blockchain') }
+          : {},
         usd: hasSpot ? { on_demand_native: onDemandUsd, spot: spotUsd } : { on_demand_native: onDemandUsd },
       },
       specs: {

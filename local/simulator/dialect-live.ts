@@ -15,17 +15,31 @@ export const LIVE_NATIVE_COIN = 'CLORE-Blockchain';
 const UNKNOWN_IN_LIVE = `${SPEC_NATIVE_COIN} (unknown to the live marketplace)`;
 
 /** `price.usd.on_demand_<slug>` per (state) coin name. */
-const USD_SLUG: Readonly<Record<string, string>> = { [SPEC_NATIVE_COIN]: 'clore', bitcoin: 'btc', 'USD-Blockchain': 'usd' };
+const USD_SLUG: Readonly<Record<string, string>> = {
+  [SPEC_NATIVE_COIN]: 'clore',
+  bitcoin: 'btc',
+  'USD-Blockchain': 'usd',
+};
 /** Paying in another coin costs a little more in USD (so readers must pick the right key). */
 const USD_SPREAD: Readonly<Record<string, number>> = { [SPEC_NATIVE_COIN]: 1, bitcoin: 1.02, 'USD-Blockchain': 1.03 };
-const WITHDRAWAL_FEE: Readonly<Record<string, number>> = { [SPEC_NATIVE_COIN]: 10, bitcoin: 0.0001, 'USD-Blockchain': 1 };
+const WITHDRAWAL_FEE: Readonly<Record<string, number>> = {
+  [SPEC_NATIVE_COIN]: 10,
+  bitcoin: 0.0001,
+  'USD-Blockchain': 1,
+};
 /** Board power limit per card (W), by model name; other models get 300. */
-const POWER_LIMIT: Readonly<Record<string, number>> = { 'RTX 4090': 450, 'RTX 3090': 350, 'RTX 3080': 320, 'H100 80GB HBM3': 700 };
+const POWER_LIMIT: Readonly<Record<string, number>> = {
+  'RTX 4090': 450,
+  'RTX 3090': 350,
+  'RTX 3080': 320,
+  'H100 80GB HBM3': 700,
+};
 /** my_orders' `limit` (concurrent orders allowed to the account). */
 const ORDER_LIMIT = 16;
 
 const coinOut = (coin: string): string => (coin === SPEC_NATIVE_COIN ? LIVE_NATIVE_COIN : coin);
-const coinIn = (coin: string): string => (coin === LIVE_NATIVE_COIN ? SPEC_NATIVE_COIN : coin === SPEC_NATIVE_COIN ? UNKNOWN_IN_LIVE : coin);
+const coinIn = (coin: string): string =>
+  coin === LIVE_NATIVE_COIN ? SPEC_NATIVE_COIN : coin === SPEC_NATIVE_COIN ? UNKNOWN_IN_LIVE : coin;
 
 const round = (value: number, digits: number): number => Number(value.toFixed(digits));
 const seconds = (ms: number): number => Math.floor(ms / 1000);
@@ -35,7 +49,11 @@ const shortModel = (name: string): string => name.replace(/^NVIDIA\s+(GeForce\s+
 
 /** A crypto price map in live coin names, limited to the coins the server takes (so maps are partial). */
 const coinPrices = (map: Readonly<Record<string, number>>, allowed: readonly string[]): Record<string, number> =>
-  Object.fromEntries(Object.entries(map).filter(([coin]) => allowed.includes(coin)).map(([coin, value]) => [coinOut(coin), value]));
+  Object.fromEntries(
+    Object.entries(map)
+      .filter(([coin]) => allowed.includes(coin))
+      .map(([coin, value]) => [coinOut(coin), value]),
+  );
 
 /** The live `specs` object, the catalogue's specs plus hardware details derived from the server id. */
 const liveSpecs = (server: SimServer): Record<string, unknown> => {
@@ -55,7 +73,12 @@ const liveSpecs = (server: SimServer): Record<string, unknown> => {
     gpuram: model?.memGb ?? 0,
     disk: server.specs.disk,
     disk_speed: round(1_500 + random() * 5_000, 1),
-    net: { cc: pick(['DE', 'US', 'FI', 'CZ', 'PL', 'NL', 'CA']), down: round(100 + random() * 900, 1), up: round(50 + random() * 450, 1), test_history: [] },
+    net: {
+      cc: pick(['DE', 'US', 'FI', 'CZ', 'PL', 'NL', 'CA']),
+      down: round(100 + random() * 900, 1),
+      up: round(50 + random() * 450, 1),
+      test_history: [],
+    },
     backend_version: 17,
     pcie_rev: pcieGen,
     pcie_width: 16,
@@ -80,10 +103,16 @@ const liveServer = (server: SimServer, legacy: boolean): Record<string, unknown>
   const spot = coinPrices(server.price.spot, server.allowed_coins);
   const base = usdPerDay(server.price.usd.on_demand_native ?? 0);
   const usd = {
-    ...Object.fromEntries(server.allowed_coins.filter((c) => USD_SLUG[c]).map((c) => [`on_demand_${USD_SLUG[c]}`, round(base * (USD_SPREAD[c] ?? 1), 4)])),
+    ...Object.fromEntries(
+      server.allowed_coins
+        .filter((c) => USD_SLUG[c])
+        .map((c) => [`on_demand_${USD_SLUG[c]}`, round(base * (USD_SPREAD[c] ?? 1), 4)]),
+    ),
     spot: usdSpot(server, spot),
   };
-  const first = server.allowed_coins.includes(SPEC_NATIVE_COIN) ? SPEC_NATIVE_COIN : server.allowed_coins[0] ?? SPEC_NATIVE_COIN;
+  const first = server.allowed_coins.includes(SPEC_NATIVE_COIN)
+    ? SPEC_NATIVE_COIN
+    : (server.allowed_coins[0] ?? SPEC_NATIVE_COIN);
   return {
     id: server.id,
     owner: server.owner,
@@ -92,7 +121,12 @@ const liveServer = (server: SimServer, legacy: boolean): Record<string, unknown>
     // An older answer (S2 in marketplace-live.md) has neither `price.usd` nor `gpu_array`.
     price: legacy
       ? { on_demand: onDemand, spot }
-      : { on_demand: onDemand, spot, usd, original_usd: { [coinOut(first)]: { on_demand: base, spot: usdPerDay(server.price.usd.spot ?? 0) } } },
+      : {
+          on_demand: onDemand,
+          spot,
+          usd,
+          original_usd: { [coinOut(first)]: { on_demand: base, spot: usdPerDay(server.price.usd.spot ?? 0) } },
+        },
     rented: server.rented,
     specs: liveSpecs(server),
     reliability: server.reliability,
@@ -108,7 +142,12 @@ const liveServer = (server: SimServer, legacy: boolean): Record<string, unknown>
 
 const liveOrder = (order: SimOrder, server: SimServer | undefined, now: number): Record<string, unknown> => {
   const host = orderHost(order);
-  const tcp = ['22', ...Object.entries(order.ports).filter(([port, proto]) => proto === 'tcp' && port !== '22').map(([port]) => port)];
+  const tcp = [
+    '22',
+    ...Object.entries(order.ports)
+      .filter(([port, proto]) => proto === 'tcp' && port !== '22')
+      .map(([port]) => port),
+  ];
   const httpPort = Object.entries(order.ports).find(([, proto]) => proto === 'http')?.[0] ?? '8888';
   const runEnd = order.endedMs ?? now;
   const ranMs = order.startedAtMs !== undefined && runEnd > order.startedAtMs ? runEnd - order.startedAtMs : 0;
@@ -163,7 +202,11 @@ export const liveDialect: DialectRenderer = {
     })),
   }),
   createOrder: () => ({ code: 0 }),
-  myOrders: (orders, serverOf, now) => ({ code: 0, orders: orders.map((o) => liveOrder(o, serverOf(o.renting_server), now)), limit: ORDER_LIMIT }),
+  myOrders: (orders, serverOf, now) => ({
+    code: 0,
+    orders: orders.map((o) => liveOrder(o, serverOf(o.renting_server), now)),
+    limit: ORDER_LIMIT,
+  }),
   done: () => ({ code: 0 }),
   spotMarket: (server, offers) => ({
     code: 0,
@@ -171,20 +214,34 @@ export const liveDialect: DialectRenderer = {
     market: {
       currency_rates_in_usd: Object.fromEntries(Object.entries(USD_PER).map(([coin, rate]) => [coinOut(coin), rate])),
       // Every order the simulator holds is the account's own.
-      offers: offers.map((o) => ({ offer_id: o.order_id, bid: o.price, active: o.phase === 'running', my: true, currency: coinOut(o.currency) })),
-      server: { min_pricing: coinPrices(server.price.spot, server.allowed_coins), mrl: server.mrl, online: server.online, visibility: 'public' },
+      offers: offers.map((o) => ({
+        offer_id: o.order_id,
+        bid: o.price,
+        active: o.phase === 'running',
+        my: true,
+        currency: coinOut(o.currency),
+      })),
+      server: {
+        min_pricing: coinPrices(server.price.spot, server.allowed_coins),
+        mrl: server.mrl,
+        online: server.online,
+        visibility: 'public',
+      },
     },
   }),
   refusal: (refusal) => {
     switch (refusal.kind) {
-      case 'invalid': return { code: 2 };
+      case 'invalid':
+        return { code: 2 };
       case 'rejected':
         return refusal.reason === 'too_low_price' && refusal.minPrice !== undefined
           ? { code: 6, error: refusal.reason, min_price: refusal.minPrice }
           : { code: 6, error: refusal.reason };
       case 'step-too-big':
-      case 'raise-too-big': return { code: 6, error: 'exceeded_max_step', max_step: round(refusal.maxStep, 8) };
-      case 'decrease-too-soon': return { code: 6, error: 'can_lower_every_600_seconds', time_to_lowering: Math.ceil(refusal.waitMs / 1000) };
+      case 'raise-too-big':
+        return { code: 6, error: 'exceeded_max_step', max_step: round(refusal.maxStep, 8) };
+      case 'decrease-too-soon':
+        return { code: 6, error: 'can_lower_every_600_seconds', time_to_lowering: Math.ceil(refusal.waitMs / 1000) };
     }
   },
 };

@@ -15,7 +15,11 @@ export interface SpecOrder {
   readonly price: number;
   readonly created: number;
   readonly started: number;
-  readonly connection: { readonly ssh?: string; readonly jupyter?: string; readonly ports?: Readonly<Record<string, string>> };
+  readonly connection: {
+    readonly ssh?: string;
+    readonly jupyter?: string;
+    readonly ports?: Readonly<Record<string, string>>;
+  };
 }
 
 const seconds = (ms: number): number => Math.floor(ms / 1000);
@@ -23,13 +27,16 @@ const seconds = (ms: number): number => Math.floor(ms / 1000);
 /** An order as the spec's my_orders lists it (also the base of the control's order view). */
 export const specOrderView = (order: SimOrder): SpecOrder => {
   const host = orderHost(order);
-  const connection = order.phase === 'running'
-    ? {
-        ssh: `ssh root@${host} -p ${mappedPort(order, 22)}`,
-        jupyter: `http://${host}:${mappedPort(order, 8888)}`,
-        ports: Object.fromEntries(Object.entries(order.ports).map(([port, proto]) => [port, `${proto}://${host}:${mappedPort(order, port)}`])),
-      }
-    : {};
+  const connection =
+    order.phase === 'running'
+      ? {
+          ssh: `ssh root@${host} -p ${mappedPort(order, 22)}`,
+          jupyter: `http://${host}:${mappedPort(order, 8888)}`,
+          ports: Object.fromEntries(
+            Object.entries(order.ports).map(([port, proto]) => [port, `${proto}://${host}:${mappedPort(order, port)}`]),
+          ),
+        }
+      : {};
   return {
     order_id: order.order_id,
     renting_server: order.renting_server,
@@ -51,7 +58,10 @@ export const specDialect: DialectRenderer = {
   httpStatus: () => 200,
   // `online` and `net` are not in the spec: they exercise the client's tolerance of extra fields.
   marketplace: (servers) => ({ code: 0, servers: servers.map((s) => ({ ...s, net: { up: 500, down: 1000 } })) }),
-  wallets: (balances) => ({ code: 0, wallets: balances.map(([name, balance]) => ({ name, balance, deposit: `sim-deposit-${name}` })) }),
+  wallets: (balances) => ({
+    code: 0,
+    wallets: balances.map(([name, balance]) => ({ name, balance, deposit: `sim-deposit-${name}` })),
+  }),
   createOrder: (order) => ({ code: 0, order_id: order.order_id }),
   myOrders: (orders) => ({ code: 0, orders: orders.map(specOrderView) }),
   done: () => ({ code: 0 }),
@@ -64,13 +74,18 @@ export const specDialect: DialectRenderer = {
   }),
   refusal: (refusal) => {
     switch (refusal.kind) {
-      case 'invalid': return { code: 2 };
-      case 'rejected': return { code: 6, error: refusal.reason };
+      case 'invalid':
+        return { code: 2 };
+      case 'rejected':
+        return { code: 6, error: refusal.reason };
       // The spec words a too-big step as too_low_price and a too-early decrease as invalid input.
-      case 'step-too-big': return { code: 6, error: 'too_low_price' };
+      case 'step-too-big':
+        return { code: 6, error: 'too_low_price' };
       // The spec states no raise limit; a simulator with one set answers as production does (marketplace-live.md).
-      case 'raise-too-big': return { code: 6, error: 'exceeded_max_step', max_step: refusal.maxStep };
-      case 'decrease-too-soon': return { code: 2 };
+      case 'raise-too-big':
+        return { code: 6, error: 'exceeded_max_step', max_step: refusal.maxStep };
+      case 'decrease-too-soon':
+        return { code: 2 };
     }
   },
 };

@@ -16,14 +16,29 @@ import { renameServerCoins, type Dialect, type DialectRenderer } from './dialect
 import { liveDialect } from './dialect-live';
 import { specDialect, specOrderView } from './dialect-spec';
 import { MarketplaceState, OrderPatchSchema, type Outcome, type SimBody, type SimOrder } from './marketplace-state';
-import { FaultSchema, handleControlRoute, type Fault, type SimOrderView, type SimulatorControl } from './simulator-control';
+import {
+  FaultSchema,
+  handleControlRoute,
+  type Fault,
+  type SimOrderView,
+  type SimulatorControl,
+} from './simulator-control';
 import { parseJson, readBody, sendJson } from './simulator-http';
 import { SimSshEndpoints } from './ssh-endpoints';
 
 export type { SimServer } from './catalogue';
 export { DIALECTS, parseDialect, type Dialect } from './dialect';
 export type { OrderPatch, OrderPhase } from './marketplace-state';
-export { FAULT_KINDS, FaultSchema, type Fault, type SimOrderView, type SimulatorControl, type SimulatorCounters, type SimWallet, type SpotPriceCallView } from './simulator-control';
+export {
+  FAULT_KINDS,
+  FaultSchema,
+  type Fault,
+  type SimOrderView,
+  type SimulatorControl,
+  type SimulatorCounters,
+  type SimWallet,
+  type SpotPriceCallView,
+} from './simulator-control';
 
 const DIALECT_RENDERERS: Readonly<Record<Dialect, DialectRenderer>> = { spec: specDialect, live: liveDialect };
 
@@ -100,17 +115,22 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
     return order?.phase === 'running' && now() >= (order.startedAtMs ?? order.readyAtMs) + sshDelayMs;
   });
   const state = new MarketplaceState({
-    seed: opts.seed ?? 1, serverCount: opts.serverCount, readyDelayMs: opts.readyDelayMs ?? 3_000, visibleDelayMs: opts.visibleDelayMs ?? 0,
+    seed: opts.seed ?? 1,
+    serverCount: opts.serverCount,
+    readyDelayMs: opts.readyDelayMs ?? 3_000,
+    visibleDelayMs: opts.visibleDelayMs ?? 0,
     onOrderEnded: (id) => ssh.close(id),
   });
   /** Opens the ssh endpoint of every active order that has none yet (new orders), before the answer goes out. */
   const openSshEndpoints = async (): Promise<void> => {
     // Every order, also those my_orders does not show yet (visibleDelayMs): the endpoint must exist when they do.
     const fresh = state.allOrders(now()).filter((o) => o.endedMs === undefined && o.ssh === undefined);
-    await Promise.all(fresh.map(async (o) => {
-      const endpoint = await ssh.open(o.order_id).catch(() => undefined);
-      if (endpoint) state.setSshEndpoint(o.order_id, endpoint);
-    }));
+    await Promise.all(
+      fresh.map(async (o) => {
+        const endpoint = await ssh.open(o.order_id).catch(() => undefined);
+        if (endpoint) state.setSshEndpoint(o.order_id, endpoint);
+      }),
+    );
   };
 
   let rateLimit = initialRateLimit;
@@ -126,7 +146,13 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
 
   const delay = (ms: number): Promise<void> =>
     new Promise((resolve) => {
-      const entry = { timer: setTimeout(() => { pendingDelays.delete(entry); resolve(); }, ms), resolve };
+      const entry = {
+        timer: setTimeout(() => {
+          pendingDelays.delete(entry);
+          resolve();
+        }, ms),
+        resolve,
+      };
       pendingDelays.add(entry);
     });
 
@@ -167,14 +193,33 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
       lastAccepted.clear();
       lastCreateAccepted.clear();
     },
-    setReadyDelay: (ms) => { state.readyDelayMs = ms; },
-    setSshDelay: (ms) => { sshDelayMs = ms; },
-    setVisibleDelay: (ms) => { state.visibleDelayMs = ms; },
-    revealOrders: () => { state.revealOrders(now()); },
-    setRateLimit: (enabled) => { rateLimit = enabled; },
-    inject: (fault) => { faults.push({ ...FaultSchema.parse(fault), remaining: fault.times ?? 1 }); },
-    clearFaults: () => { faults = []; },
-    counters: () => ({ calls: { ...calls }, processed: { ...processed }, rateLimited, ordersCreated: state.ordersCreated }),
+    setReadyDelay: (ms) => {
+      state.readyDelayMs = ms;
+    },
+    setSshDelay: (ms) => {
+      sshDelayMs = ms;
+    },
+    setVisibleDelay: (ms) => {
+      state.visibleDelayMs = ms;
+    },
+    revealOrders: () => {
+      state.revealOrders(now());
+    },
+    setRateLimit: (enabled) => {
+      rateLimit = enabled;
+    },
+    inject: (fault) => {
+      faults.push({ ...FaultSchema.parse(fault), remaining: fault.times ?? 1 });
+    },
+    clearFaults: () => {
+      faults = [];
+    },
+    counters: () => ({
+      calls: { ...calls },
+      processed: { ...processed },
+      rateLimited,
+      ordersCreated: state.ordersCreated,
+    }),
     orders: () => state.allOrders(now()).map(orderView),
     setOrder: (id, patch) => orderView(state.patchOrder(id, OrderPatchSchema.parse(patch), now())),
     servers: () => state.allServers().map((s) => renameServerCoins(s, render.coinOut)),
@@ -182,9 +227,13 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
     addServer: (server) => state.addServer(renameServerCoins(server, render.coinIn)),
     setBalance: (currency, balance) => state.setBalance(render.coinIn(currency), balance),
     wallets: () => state.walletList().map(([name, balance]) => ({ name: render.coinOut(name), balance })),
-    advanceClock: (ms) => { clockOffsetMs += ms; },
+    advanceClock: (ms) => {
+      clockOffsetMs += ms;
+    },
     outbid: (orderId, price) => orderView(state.outbid(orderId, price, now())),
-    setSpotRaiseStep: (fraction) => { state.raiseStepFraction = fraction ?? undefined; },
+    setSpotRaiseStep: (fraction) => {
+      state.raiseStepFraction = fraction ?? undefined;
+    },
     spotPriceCalls: () => state.spotPriceCalls.map((c) => ({ ...c })),
   };
 
@@ -201,18 +250,27 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
   const dispatch = (endpoint: string, url: URL, body: unknown): SimBody => {
     const t = now();
     switch (endpoint) {
-      case 'marketplace': return render.marketplace(state.marketplace(t));
-      case 'wallets': return render.wallets(state.walletList());
-      case 'create_order': return rendered(state.createOrder(coinsIn(body), t), render.createOrder);
+      case 'marketplace':
+        return render.marketplace(state.marketplace(t));
+      case 'wallets':
+        return render.wallets(state.walletList());
+      case 'create_order':
+        return rendered(state.createOrder(coinsIn(body), t), render.createOrder);
       case 'my_orders': {
         const orders = state.myOrders(url.searchParams.get('return_completed') === 'true', t);
         const servers = new Map(state.allServers().map((s) => [s.id, s]));
         return render.myOrders(orders, (id) => servers.get(id), t);
       }
-      case 'cancel_order': return rendered(state.cancelOrder(body, t), render.done);
-      case 'set_spot_price': return rendered(state.setSpotPrice(body, t), render.done);
-      case 'spot_marketplace': return rendered(state.spotMarket(url.searchParams.get('market'), t), ({ server, offers }) => render.spotMarket(server, offers));
-      default: return { code: 4 };
+      case 'cancel_order':
+        return rendered(state.cancelOrder(body, t), render.done);
+      case 'set_spot_price':
+        return rendered(state.setSpotPrice(body, t), render.done);
+      case 'spot_marketplace':
+        return rendered(state.spotMarket(url.searchParams.get('market'), t), ({ server, offers }) =>
+          render.spotMarket(server, offers),
+        );
+      default:
+        return { code: 4 };
     }
   };
 
@@ -232,7 +290,10 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
       const isCreate = endpoint === 'create_order' && req.method === 'POST';
       const last = lastAccepted.get(key);
       const lastCreate = isCreate ? lastCreateAccepted.get(key) : undefined;
-      if ((last !== undefined && t - last < minIntervalMs) || (lastCreate !== undefined && t - lastCreate < createIntervalMs)) {
+      if (
+        (last !== undefined && t - last < minIntervalMs) ||
+        (lastCreate !== undefined && t - lastCreate < createIntervalMs)
+      ) {
         rateLimited += 1;
         return answer(res, { code: 5 });
       }
@@ -280,7 +341,8 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
     void (async () => {
       const url = new URL(req.url ?? '/', 'http://simulator.invalid');
       const text = await readBody(req);
-      if (url.pathname.startsWith('/_sim/')) handleControlRoute(control, { minIntervalMs, createIntervalMs }, req, res, url, text);
+      if (url.pathname.startsWith('/_sim/'))
+        handleControlRoute(control, { minIntervalMs, createIntervalMs }, req, res, url, text);
       else await handleApi(req, res, url, text);
     })().catch(() => {
       if (!res.headersSent) sendJson(res, 200, { code: 1 });

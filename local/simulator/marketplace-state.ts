@@ -17,7 +17,8 @@ export const SPOT_MAX_DECREASE_FRACTION = 0.2;
 export type SimBody = { code: number; error?: string } & Record<string, unknown>;
 
 /** The spec's error strings of result code 6 (marketplace-api.md). */
-export type RejectionReason = 'not_enough_balance' | 'server-already-rented' | 'too_low_price' | 'server-offline' | 'currency-not-allowed';
+export type RejectionReason =
+  'not_enough_balance' | 'server-already-rented' | 'too_low_price' | 'server-offline' | 'currency-not-allowed';
 
 /** Why a request was not carried out, in the simulator's words; each dialect words it its own way. */
 export type Refusal =
@@ -107,7 +108,10 @@ const CreateOrderBodySchema = z.looseObject({
   image: z.string().min(1),
   ports: z.record(z.string().regex(/^\d{1,5}$/), z.enum(['tcp', 'http'])).optional(),
   env: z.record(z.string(), z.string()).optional(),
-  ssh_password: z.string().regex(/^[A-Za-z0-9]{1,32}$/).optional(),
+  ssh_password: z
+    .string()
+    .regex(/^[A-Za-z0-9]{1,32}$/)
+    .optional(),
   spotprice: z.number().positive().optional(),
 });
 export type CreateOrderBody = z.infer<typeof CreateOrderBodySchema>;
@@ -255,7 +259,10 @@ export class MarketplaceState {
     const outcome = this.applySpotPrice(order, desired_price, now);
     const refusal = 'refused' in outcome ? outcome.refused : undefined;
     this.spotPriceCalls.push({
-      order_id, desired_price, at: now, outcome: refusal?.kind ?? 'ok',
+      order_id,
+      desired_price,
+      at: now,
+      outcome: refusal?.kind ?? 'ok',
       ...(before !== undefined ? { previous_price: before } : {}),
       ...(refusal && 'maxStep' in refusal ? { max_step: refusal.maxStep } : {}),
     });
@@ -268,7 +275,8 @@ export class MarketplaceState {
     if (minimum !== undefined && desired_price < minimum) return rejected('too_low_price', minimum);
     if (desired_price < order.price) {
       const since = order.lastDecreaseMs === undefined ? Infinity : now - order.lastDecreaseMs;
-      if (since < SPOT_DECREASE_INTERVAL_MS) return refuse({ kind: 'decrease-too-soon', waitMs: SPOT_DECREASE_INTERVAL_MS - since });
+      if (since < SPOT_DECREASE_INTERVAL_MS)
+        return refuse({ kind: 'decrease-too-soon', waitMs: SPOT_DECREASE_INTERVAL_MS - since });
       const maxStep = order.price * SPOT_MAX_DECREASE_FRACTION;
       if (order.price - desired_price > maxStep) return refuse({ kind: 'step-too-big', maxStep });
       order.lastDecreaseMs = now;
@@ -295,7 +303,8 @@ export class MarketplaceState {
     this.sweep(now);
     const order = this.orders.find((o) => o.order_id === orderId);
     if (!order) throw new Error(`no order ${orderId}`);
-    if (order.type !== 'spot' || order.endedMs !== undefined) throw new Error(`order ${orderId} is not an active spot order`);
+    if (order.type !== 'spot' || order.endedMs !== undefined)
+      throw new Error(`order ${orderId} is not an active spot order`);
     if (!(price > order.price)) throw new Error(`an outbidding price must be above the order's ${order.price}`);
     order.outbidBy = price;
     order.forcedPhase = 'paused';
@@ -309,7 +318,9 @@ export class MarketplaceState {
     const server = id === undefined ? undefined : this.servers.find((s) => s.id === id);
     if (!server) return invalid();
     const offers = this.orders
-      .filter((o) => o.renting_server === server.id && o.type === 'spot' && o.endedMs === undefined && now >= o.visibleAtMs)
+      .filter(
+        (o) => o.renting_server === server.id && o.type === 'spot' && o.endedMs === undefined && now >= o.visibleAtMs,
+      )
       .map((o) => this.snapshot(o, now));
     return { ok: { server: clone(server), offers } };
   }
@@ -365,7 +376,8 @@ export class MarketplaceState {
     const end = patch.expired === true || patch.status === 'expired';
     const phase = this.phaseOf(order, now);
     if (order.endedMs !== undefined) {
-      if (!end && (patch.status !== undefined || patch.online !== undefined || patch.expired === false)) throw new Error(`order ${id} has ended`);
+      if (!end && (patch.status !== undefined || patch.online !== undefined || patch.expired === false))
+        throw new Error(`order ${id} has ended`);
       return this.snapshot(order, now);
     }
     if (end) {
@@ -374,7 +386,8 @@ export class MarketplaceState {
     }
     let next: Exclude<OrderPhase, 'expired'> | undefined = patch.status as Exclude<OrderPhase, 'expired'> | undefined;
     if (patch.online === true) next = 'running';
-    if (patch.online === false) next = phase === 'running' ? 'paused' : (next ?? (phase as Exclude<OrderPhase, 'expired'>));
+    if (patch.online === false)
+      next = phase === 'running' ? 'paused' : (next ?? (phase as Exclude<OrderPhase, 'expired'>));
     if (next === undefined) return this.snapshot(order, now);
     if (next === 'running' && order.startedMs === undefined && now < order.readyAtMs) order.startedMs = now;
     order.forcedPhase = next;
@@ -386,7 +399,8 @@ export class MarketplaceState {
   /** Orders past their server's maximum rental time expire and free the server. */
   private sweep(now: number): void {
     for (const order of this.orders) {
-      if (order.endedMs === undefined && now >= order.readyAtMs + order.mrlHours * 3_600_000) this.end(order, now, 'expired');
+      if (order.endedMs === undefined && now >= order.readyAtMs + order.mrlHours * 3_600_000)
+        this.end(order, now, 'expired');
     }
   }
 
@@ -395,9 +409,11 @@ export class MarketplaceState {
     order.endReason = reason;
     this.options.onOrderEnded?.(order.order_id);
     // An outbidding renter keeps the server when the outbid order ends.
-    const stillRented = order.outbidBy !== undefined
-      || this.orders.some((o) => o !== order && o.renting_server === order.renting_server && o.endedMs === undefined);
-    if (!stillRented && this.servers.some((s) => s.id === order.renting_server)) this.patchServer(order.renting_server, { rented: false });
+    const stillRented =
+      order.outbidBy !== undefined ||
+      this.orders.some((o) => o !== order && o.renting_server === order.renting_server && o.endedMs === undefined);
+    if (!stillRented && this.servers.some((s) => s.id === order.renting_server))
+      this.patchServer(order.renting_server, { rented: false });
   }
 
   private phaseOf(order: OrderRecord, now: number): OrderPhase {
@@ -408,7 +424,10 @@ export class MarketplaceState {
 
   private snapshot(order: OrderRecord, now: number): SimOrder {
     const { forcedPhase: _forced, ...rest } = order;
-    const naturalStart = now >= order.readyAtMs && (order.endedMs === undefined || order.endedMs >= order.readyAtMs) ? order.readyAtMs : undefined;
+    const naturalStart =
+      now >= order.readyAtMs && (order.endedMs === undefined || order.endedMs >= order.readyAtMs)
+        ? order.readyAtMs
+        : undefined;
     const startedAtMs = order.startedMs ?? naturalStart;
     return { ...clone(rest), phase: this.phaseOf(order, now), ...(startedAtMs !== undefined ? { startedAtMs } : {}) };
   }

@@ -140,24 +140,37 @@ export const handleControlRoute = (
     if (route === 'POST /_sim/reset') control.reset();
     else if (route === 'POST /_sim/ready-delay') control.setReadyDelay(z.number().int().nonnegative().parse(input.ms));
     else if (route === 'POST /_sim/ssh-delay') control.setSshDelay(z.number().int().nonnegative().parse(input.ms));
-    else if (route === 'POST /_sim/visible-delay') control.setVisibleDelay(z.number().int().nonnegative().parse(input.ms));
+    else if (route === 'POST /_sim/visible-delay')
+      control.setVisibleDelay(z.number().int().nonnegative().parse(input.ms));
     else if (route === 'POST /_sim/rate-limit') control.setRateLimit(z.boolean().parse(input.enabled));
     else if (route === 'POST /_sim/faults') control.inject(FaultSchema.parse(input));
     else if (route === 'DELETE /_sim/faults') control.clearFaults();
     else if (route === 'GET /_sim/counters') return sendJson(res, 200, control.counters());
-    else if (route === 'GET /_sim/info') return sendJson(res, 200, { dialect: control.dialect, nativeCoin: control.nativeCoin, ...spacing });
+    else if (route === 'GET /_sim/info')
+      return sendJson(res, 200, { dialect: control.dialect, nativeCoin: control.nativeCoin, ...spacing });
     else if (route === 'GET /_sim/orders') return sendJson(res, 200, { orders: control.orders() });
     else if (orderMatch && (req.method === 'PATCH' || req.method === 'POST')) {
       return sendJson(res, 200, { order: control.setOrder(Number(orderMatch[1]), OrderPatchSchema.parse(input)) });
-    }
-    else if (route === 'GET /_sim/servers') return sendJson(res, 200, { servers: control.servers() });
+    } else if (route === 'GET /_sim/servers') return sendJson(res, 200, { servers: control.servers() });
     else if (route === 'POST /_sim/servers') control.addServer(input as unknown as SimServer);
-    else if (serverMatch && (req.method === 'PATCH' || req.method === 'POST')) control.setServer(Number(serverMatch[1]), input as Partial<SimServer>);
+    else if (serverMatch && (req.method === 'PATCH' || req.method === 'POST'))
+      control.setServer(Number(serverMatch[1]), input as Partial<SimServer>);
     else if (route === 'GET /_sim/wallets') return sendJson(res, 200, { wallets: control.wallets() });
-    else if (route === 'POST /_sim/wallets') control.setBalance(z.string().min(1).parse(input.name), z.number().parse(input.balance));
+    else if (route === 'POST /_sim/wallets')
+      control.setBalance(z.string().min(1).parse(input.name), z.number().parse(input.balance));
     else if (route === 'POST /_sim/clock') control.advanceClock(z.number().nonnegative().parse(input.advanceMs));
-    else if (route === 'POST /_sim/outbid') return sendJson(res, 200, { order: control.outbid(z.number().int().parse(input.order_id), z.number().positive().parse(input.price)) });
-    else if (route === 'POST /_sim/spot-raise-step') control.setSpotRaiseStep(z.number().positive().nullable().parse(input.fraction ?? null));
+    else if (route === 'POST /_sim/outbid')
+      return sendJson(res, 200, {
+        order: control.outbid(z.number().int().parse(input.order_id), z.number().positive().parse(input.price)),
+      });
+    else if (route === 'POST /_sim/spot-raise-step')
+      control.setSpotRaiseStep(
+        z
+          .number()
+          .positive()
+          .nullable()
+          .parse(input.fraction ?? null),
+      );
     else if (route === 'GET /_sim/spot-price-calls') return sendJson(res, 200, { calls: control.spotPriceCalls() });
     else return sendJson(res, 404, { error: `no control route ${route}` });
     return sendJson(res, 200, { ok: true });

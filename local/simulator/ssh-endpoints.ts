@@ -60,7 +60,9 @@ export class SimSshEndpoints {
   /** The connections the order's endpoint took so far. */
   public connections(orderId: number): SimSshConnections {
     const listener = this.listeners.get(orderId);
-    return listener ? { answered: listener.answered, reset: listener.reset } : this.history.get(orderId) ?? { answered: 0, reset: 0 };
+    return listener
+      ? { answered: listener.answered, reset: listener.reset }
+      : (this.history.get(orderId) ?? { answered: 0, reset: 0 });
   }
 
   /** Closes the order's listener and its connections (the order ended). */
@@ -122,7 +124,13 @@ export class SimSshEndpoints {
         resolve();
       });
     });
-    const listener: Listener = { server, sockets, endpoint: { host: SSH_HOST, port: (server.address() as AddressInfo).port }, answered: 0, reset: 0 };
+    const listener: Listener = {
+      server,
+      sockets,
+      endpoint: { host: SSH_HOST, port: (server.address() as AddressInfo).port },
+      answered: 0,
+      reset: 0,
+    };
     if (generation !== this.generation) {
       this.stop(listener);
     } else if (this.ended.delete(orderId)) {

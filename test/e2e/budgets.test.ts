@@ -30,7 +30,14 @@ const HOURS = 2;
 const dialect = testDialect();
 
 type Json = Record<string, unknown>;
-interface Line { key: string; day: string; reserved_usd: number; settled_usd: number; orders: number; gpu_hours: number }
+interface Line {
+  key: string;
+  day: string;
+  reserved_usd: number;
+  settled_usd: number;
+  orders: number;
+  gpu_hours: number;
+}
 const json = (r: ReceivedRequest): Json => (r.json ?? {}) as Json;
 const isResult = (r: ReceivedRequest, path: string): boolean => r.path === path && json(r).event === undefined;
 
@@ -42,7 +49,13 @@ describe(`Spending budgets and the ledger (${dialect} marketplace dialect)`, () 
   const secrets: Record<string, string> = {};
 
   const post = (path: string, body: Json, key?: string) =>
-    signedPost(runtime.url, path, body, key ? secrets[key] : TEST_WEBHOOK_SECRET, key ? { 'x-webhook-key-id': key } : {});
+    signedPost(
+      runtime.url,
+      path,
+      body,
+      key ? secrets[key] : TEST_WEBHOOK_SECRET,
+      key ? { 'x-webhook-key-id': key } : {},
+    );
   const accept = async (path: string, body: Json, key?: string): Promise<string> => {
     seq += 1;
     const tag = `/r${seq}`;
@@ -50,7 +63,8 @@ describe(`Spending budgets and the ledger (${dialect} marketplace dialect)`, () 
     expect(res.status).toBe(202);
     return tag;
   };
-  const resultOf = async (tag: string): Promise<Json> => json(await callbacks.waitFor((r) => isResult(r, tag), WAIT_MS));
+  const resultOf = async (tag: string): Promise<Json> =>
+    json(await callbacks.waitFor((r) => isResult(r, tag), WAIT_MS));
   const run = async (path: string, body: Json, key?: string): Promise<Json> => resultOf(await accept(path, body, key));
   const createKey = async (name: string, scopes: string[], extra: Json = {}): Promise<void> => {
     const res = await post('/admin/keys', { name, scopes, ...extra });
@@ -60,14 +74,23 @@ describe(`Spending budgets and the ledger (${dialect} marketplace dialect)`, () 
   const spend = async (key?: string, query = ''): Promise<{ status: number; json: Json }> => {
     const path = `/webhook/spend${query}`;
     const res = await request(`${runtime.url}${path}`, {
-      headers: { 'x-webhook-signature': hmacHex(key ? secrets[key]! : TEST_WEBHOOK_SECRET, path), ...(key ? { 'x-webhook-key-id': key } : {}) },
+      headers: {
+        'x-webhook-signature': hmacHex(key ? secrets[key]! : TEST_WEBHOOK_SECRET, path),
+        ...(key ? { 'x-webhook-key-id': key } : {}),
+      },
     });
     return { status: res.status, json: (res.json ?? {}) as Json };
   };
   const keyTotal = async (key: string): Promise<Line | undefined> =>
     ((await spend()).json.keys as Line[] | undefined)?.find((line) => line.key === key);
   const taskCount = async (): Promise<number> => {
-    const out = await doc.send(new ScanCommand({ TableName: runtime.dynamo.tableName, FilterExpression: 'begins_with(pk, :p)', ExpressionAttributeValues: { ':p': 'TASK#' } }));
+    const out = await doc.send(
+      new ScanCommand({
+        TableName: runtime.dynamo.tableName,
+        FilterExpression: 'begins_with(pk, :p)',
+        ExpressionAttributeValues: { ':p': 'TASK#' },
+      }),
+    );
     return out.Count ?? 0;
   };
   const order = { gpu_type: 'RTX 4090', use_spot: false, max_hours: HOURS };
@@ -76,14 +99,24 @@ describe(`Spending budgets and the ledger (${dialect} marketplace dialect)`, () 
 
   beforeAll(async () => {
     callbacks = await startReceiver();
-    runtime = await startTestRuntime({ dialect, env: { CALLER_KEY_CACHE_SECONDS: '1', WATCH_INTERVAL_SECONDS: String(SWEEP_SECONDS) } });
-    doc = DynamoDBDocumentClient.from(new DynamoDBClient({
-      endpoint: runtime.dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    }));
+    runtime = await startTestRuntime({
+      dialect,
+      env: { CALLER_KEY_CACHE_SECONDS: '1', WATCH_INTERVAL_SECONDS: String(SWEEP_SECONDS) },
+    });
+    doc = DynamoDBDocumentClient.from(
+      new DynamoDBClient({
+        endpoint: runtime.dynamo.endpoint,
+        region: 'us-east-1',
+        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      }),
+    );
     // Every RTX 4090 costs the same: the worst case of an order is then one figure, whichever server it gets.
     const control = runtime.simulator!.control;
-    const gpus = control.servers().filter((s) => s.gpu_array.some((g) => g.includes('RTX 4090')) && !s.rented && s.online);
-    for (const server of gpus.slice(1)) control.setServer(server.id, { price: gpus[0]!.price, gpu_array: gpus[0]!.gpu_array });
+    const gpus = control
+      .servers()
+      .filter((s) => s.gpu_array.some((g) => g.includes('RTX 4090')) && !s.rented && s.online);
+    for (const server of gpus.slice(1))
+      control.setServer(server.id, { price: gpus[0]!.price, gpu_array: gpus[0]!.gpu_array });
     await createKey('probe', ['order', 'cancel', 'read']);
   });
   afterAll(async () => {
@@ -92,7 +125,7 @@ describe(`Spending budgets and the ledger (${dialect} marketplace dialect)`, () 
     await callbacks?.close();
   });
 
-  it('accepts a create-order without max_hours from the default key when no budget applies (the spec\'s callers are unchanged)', async () => {
+  it("accepts a create-order without max_hours from the default key when no budget applies (the spec's callers are unchanged)", async () => {
     const before = await taskCount();
     const res = await post('/webhook/create-order', { gpu_type: 'no-such-gpu' });
     expect(res.status).toBe(202);
@@ -107,7 +140,7 @@ describe(`Spending budgets and the ledger (${dialect} marketplace dialect)`, () 
     expect(await taskCount()).toBe(before);
   });
 
-  it('cancel settles the reservation and releases the rest; the ledger equals the simulator\'s record within one sweep', async () => {
+  it("cancel settles the reservation and releases the rest; the ledger equals the simulator's record within one sweep", async () => {
     // Prepare: probe (no budget) places an order; its worst case is reserved
     const placed = await run('/webhook/create-order', order, 'probe');
     expect(placed).toMatchObject({ success: true, order_id: expect.any(Number) });
@@ -118,7 +151,10 @@ describe(`Spending budgets and the ledger (${dialect} marketplace dialect)`, () 
     worstCase = reserved!.reserved_usd;
 
     // Act: cancel it
-    expect(await run('/webhook/cancel-order', { order_id: orderId }, 'probe')).toMatchObject({ success: true, order_id: orderId });
+    expect(await run('/webhook/cancel-order', { order_id: orderId }, 'probe')).toMatchObject({
+      success: true,
+      order_id: orderId,
+    });
 
     // Assess: within a sweep the reservation is settled (nothing held) and one order is in the ledger
     const settled = await until(async () => {
@@ -137,13 +173,18 @@ describe(`Spending budgets and the ledger (${dialect} marketplace dialect)`, () 
     expect(settled.settled_usd).toBeLessThan(reserved!.reserved_usd);
   });
 
-  it('places exactly one of two concurrent create-orders that together exceed the key\'s budget', async () => {
+  it("places exactly one of two concurrent create-orders that together exceed the key's budget", async () => {
     // Prepare: a budget of 1.5 worst cases (the probe's reservation in the test above)
     expect(worstCase).toBeGreaterThan(0);
-    await createKey('team', ['order', 'cancel', 'read'], { budget_usd_per_day: Math.round(worstCase * 1.5 * 100) / 100 });
+    await createKey('team', ['order', 'cancel', 'read'], {
+      budget_usd_per_day: Math.round(worstCase * 1.5 * 100) / 100,
+    });
 
     // Act: two create-orders at once
-    const tags = await Promise.all([accept('/webhook/create-order', order, 'team'), accept('/webhook/create-order', order, 'team')]);
+    const tags = await Promise.all([
+      accept('/webhook/create-order', order, 'team'),
+      accept('/webhook/create-order', order, 'team'),
+    ]);
     const results = await Promise.all(tags.map(resultOf));
 
     // Assess: one order, one refusal naming the budget
@@ -163,13 +204,21 @@ describe(`Spending budgets and the ledger (${dialect} marketplace dialect)`, () 
   });
 
   it('answers 400 on bad dates and on a range over 400 days', async () => {
-    expect(await spend(undefined, '?from=2026-13-01')).toMatchObject({ status: 400, json: { error: 'from must be a date YYYY-MM-DD' } });
-    expect(await spend(undefined, '?from=2025-01-01&to=2026-06-01')).toMatchObject({ status: 400, json: { error: 'at most 400 days per request' } });
+    expect(await spend(undefined, '?from=2026-13-01')).toMatchObject({
+      status: 400,
+      json: { error: 'from must be a date YYYY-MM-DD' },
+    });
+    expect(await spend(undefined, '?from=2025-01-01&to=2026-06-01')).toMatchObject({
+      status: 400,
+      json: { error: 'at most 400 days per request' },
+    });
     expect((await spend(undefined, '?from=2026-01-01&to=2026-01-02')).status).toBe(200);
   });
 
   it('gpu-relay spend prints the ledger as a table, one line per key and day plus totals', async () => {
-    const printed = await runCli(['spend'], { env: { GPU_RELAY_URL: runtime.url, GPU_RELAY_SECRET: TEST_WEBHOOK_SECRET } });
+    const printed = await runCli(['spend'], {
+      env: { GPU_RELAY_URL: runtime.url, GPU_RELAY_SECRET: TEST_WEBHOOK_SECRET },
+    });
     expect(printed).toMatchObject({ code: 0 });
     expect(printed.stdout).toMatch(/^DAY\s+KEY\s+RESERVED\s+SETTLED\s+ORDERS\s+GPU_HOURS$/m);
     expect(printed.stdout).toMatch(/^\d{4}-\d{2}-\d{2}\s+probe\s+\$\d+\.\d{2}\s+\$\d+\.\d{2}\s+1\s+/m);

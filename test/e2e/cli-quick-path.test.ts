@@ -37,11 +37,21 @@ describe('CLI: the quick path after npm start', () => {
 
   it('rents a GPU with an empty environment, and prints no secret', async () => {
     // Act
-    const run = await runCli(['create-order', '--gpu', 'RTX 4090', '--max-price', '0.5', '--wait', '--timeout', '45'], { cwd: dir, env: {}, timeoutMs: 50_000 });
+    const run = await runCli(['create-order', '--gpu', 'RTX 4090', '--max-price', '0.5', '--wait', '--timeout', '45'], {
+      cwd: dir,
+      env: {},
+      timeoutMs: 50_000,
+    });
     // Assess
     expect(run.code).toBe(0);
-    expect(stdoutJson(run)).toMatchObject({ success: true, order_id: expect.any(Number), ssh_connection: expect.any(String), gpu: expect.arrayContaining([expect.stringContaining('4090')]) });
-    for (const secret of [runtime.env.WEBHOOK_SECRET, runtime.env.CALLBACK_SIGNING_SECRET]) expect(run.stdout + run.stderr).not.toContain(secret);
+    expect(stdoutJson(run)).toMatchObject({
+      success: true,
+      order_id: expect.any(Number),
+      ssh_connection: expect.any(String),
+      gpu: expect.arrayContaining([expect.stringContaining('4090')]),
+    });
+    for (const secret of [runtime.env.WEBHOOK_SECRET, runtime.env.CALLBACK_SIGNING_SECRET])
+      expect(run.stdout + run.stderr).not.toContain(secret);
   });
 
   it('without the card (npm start stopped) it says how to get a secret', async () => {

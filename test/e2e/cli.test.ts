@@ -10,11 +10,19 @@ import { runCli, stdoutJson } from '../unit/cli/run-cli';
 
 const SECRET = 'e2e-cli-secret-4b1d';
 
-interface Accepted { status: string; task_id: string; message?: string }
+interface Accepted {
+  status: string;
+  task_id: string;
+  message?: string;
+}
 
 describe('CLI: gpu-relay against the local runtime', () => {
   let runtime: LocalRuntime;
-  const env = () => ({ GPU_RELAY_URL: runtime.url, GPU_RELAY_SECRET: SECRET, GPU_RELAY_CALLBACK_SECRET: TEST_CALLBACK_SECRET });
+  const env = () => ({
+    GPU_RELAY_URL: runtime.url,
+    GPU_RELAY_SECRET: SECRET,
+    GPU_RELAY_CALLBACK_SECRET: TEST_CALLBACK_SECRET,
+  });
 
   beforeAll(async () => {
     runtime = await startLocalRuntime({
@@ -84,19 +92,33 @@ describe('CLI: gpu-relay against the local runtime', () => {
   });
 
   it('create-order --wait rents a server and prints its ssh connection', async () => {
-    const run = await runCli(['create-order', '--gpu', 'RTX 4090', '--wait', '--timeout', '45'], { env: env(), timeoutMs: 50_000 });
+    const run = await runCli(['create-order', '--gpu', 'RTX 4090', '--wait', '--timeout', '45'], {
+      env: env(),
+      timeoutMs: 50_000,
+    });
     expect(run.code).toBe(0);
-    expect(stdoutJson(run)).toMatchObject({ success: true, order_id: expect.any(Number), ssh_connection: expect.any(String), gpu: expect.arrayContaining([expect.stringContaining('4090')]) });
+    expect(stdoutJson(run)).toMatchObject({
+      success: true,
+      order_id: expect.any(Number),
+      ssh_connection: expect.any(String),
+      gpu: expect.arrayContaining([expect.stringContaining('4090')]),
+    });
   });
 
   it('create-order --wait exits 1 when no server matches', async () => {
-    const run = await runCli(['create-order', '--gpu', 'NoSuchGpu9000', '--wait', '--timeout', '45'], { env: env(), timeoutMs: 50_000 });
+    const run = await runCli(['create-order', '--gpu', 'NoSuchGpu9000', '--wait', '--timeout', '45'], {
+      env: env(),
+      timeoutMs: 50_000,
+    });
     expect(run.code).toBe(1);
     expect(stdoutJson(run)).toMatchObject({ success: false, error: expect.stringContaining('NoSuchGpu9000') });
   });
 
   it('status --wait --poll follows the task record to the end', async () => {
-    const run = await runCli(['status', '--wait', '--poll', '--interval', '0.2', '--timeout', '45'], { env: env(), timeoutMs: 50_000 });
+    const run = await runCli(['status', '--wait', '--poll', '--interval', '0.2', '--timeout', '45'], {
+      env: env(),
+      timeoutMs: 50_000,
+    });
     expect(run.code).toBe(0);
     expect(stdoutJson(run)).toMatchObject({ total_orders: expect.any(Number) });
   });
@@ -115,11 +137,27 @@ describe('CLI: gpu-relay against the local runtime', () => {
       await runCli(['status', '--callback', `${receiver.url}/cb`], { env: env() });
       const callback = await receiver.waitFor((r) => r.path === '/cb', 45_000);
       // Act
-      const headers = ['--id', String(callback.headers['webhook-id']), '--timestamp', String(callback.headers['webhook-timestamp']), '--signature', String(callback.headers['webhook-signature'])];
-      const run = await runCli(['verify', ...headers], { env: { GPU_RELAY_CALLBACK_SECRET: TEST_CALLBACK_SECRET }, stdin: callback.body });
-      const forged = await runCli(['verify', ...headers], { env: { GPU_RELAY_CALLBACK_SECRET: TEST_CALLBACK_SECRET }, stdin: callback.body.replace('total_orders', 'total_orderz') });
+      const headers = [
+        '--id',
+        String(callback.headers['webhook-id']),
+        '--timestamp',
+        String(callback.headers['webhook-timestamp']),
+        '--signature',
+        String(callback.headers['webhook-signature']),
+      ];
+      const run = await runCli(['verify', ...headers], {
+        env: { GPU_RELAY_CALLBACK_SECRET: TEST_CALLBACK_SECRET },
+        stdin: callback.body,
+      });
+      const forged = await runCli(['verify', ...headers], {
+        env: { GPU_RELAY_CALLBACK_SECRET: TEST_CALLBACK_SECRET },
+        stdin: callback.body.replace('total_orders', 'total_orderz'),
+      });
       // The webhook secret (requests) does not verify a callback.
-      const withWebhookSecret = await runCli(['verify', ...headers, '--callback-secret', `whsec_${Buffer.from(SECRET.padEnd(24, '0')).toString('base64')}`], { stdin: callback.body });
+      const withWebhookSecret = await runCli(
+        ['verify', ...headers, '--callback-secret', `whsec_${Buffer.from(SECRET.padEnd(24, '0')).toString('base64')}`],
+        { stdin: callback.body },
+      );
       // Assess
       expect(run.code).toBe(0);
       expect(forged.code).toBe(1);
@@ -129,7 +167,7 @@ describe('CLI: gpu-relay against the local runtime', () => {
     }
   });
 
-  it('exits 2 with the relay\'s error when the secret is wrong, without printing it', async () => {
+  it("exits 2 with the relay's error when the secret is wrong, without printing it", async () => {
     const run = await runCli(['status', '--secret', 'not-the-secret'], { env: { GPU_RELAY_URL: runtime.url } });
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('HTTP 401: Invalid signature');

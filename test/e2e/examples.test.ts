@@ -13,7 +13,11 @@ import type { LocalRuntime } from '../../local/runtime';
 const SECRET = 'e2e-examples-secret-93c2';
 const EXAMPLES = path.resolve(__dirname, '../../examples');
 
-interface Run { code: number | null; stdout: string; stderr: string }
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
 
 const run = (command: string, args: readonly string[], env: Record<string, string>): Promise<Run> =>
   new Promise((resolve, reject) => {
@@ -32,7 +36,9 @@ const run = (command: string, args: readonly string[], env: Record<string, strin
   });
 
 /** Starts examples/verify-callback.mjs on an ephemeral port; resolves once it prints its URL. */
-const startVerifier = (callbackSecret: string): Promise<{ url: string; child: ChildProcessWithoutNullStreams; lines: () => string[]; stop: () => Promise<void> }> =>
+const startVerifier = (
+  callbackSecret: string,
+): Promise<{ url: string; child: ChildProcessWithoutNullStreams; lines: () => string[]; stop: () => Promise<void> }> =>
   new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [path.join(EXAMPLES, 'verify-callback.mjs')], {
       env: { PATH: process.env.PATH ?? '', GPU_RELAY_CALLBACK_SECRET: callbackSecret, PORT: '0' },
@@ -77,7 +83,12 @@ describe('Examples: signing snippets against the local runtime', () => {
       port: 0,
       quiet: true,
       simulator: { minIntervalMs: 50 },
-      env: { WEBHOOK_SECRET: SECRET, MAX_REQUESTS_PER_MINUTE: '600', ALLOW_PRIVATE_CALLBACKS: 'true', JOB_RETRY_BASE_MS: '10' },
+      env: {
+        WEBHOOK_SECRET: SECRET,
+        MAX_REQUESTS_PER_MINUTE: '600',
+        ALLOW_PRIVATE_CALLBACKS: 'true',
+        JOB_RETRY_BASE_MS: '10',
+      },
     });
   }, 60_000);
   afterAll(async () => {
@@ -99,7 +110,11 @@ describe('Examples: signing snippets against the local runtime', () => {
     });
 
     it('gets 202 for another route and body', async () => {
-      const result = await run(command, [...args, '/webhook/cancel-order', '{"order_id": 4242, "note": "ünïcode"}'], env());
+      const result = await run(
+        command,
+        [...args, '/webhook/cancel-order', '{"order_id": 4242, "note": "ünïcode"}'],
+        env(),
+      );
       expect(result.stderr.trim()).toBe('HTTP 202');
       expect(JSON.parse(result.stdout)).toMatchObject({ status: 'queued' });
     });
@@ -118,11 +133,17 @@ describe('Examples: signing snippets against the local runtime', () => {
       const verifier = await startVerifier(runtime.env.CALLBACK_SIGNING_SECRET ?? '');
       try {
         const body = JSON.stringify({ callback_url: `${verifier.url}` });
-        const sent = await run(process.execPath, [path.join(EXAMPLES, 'sign-request.mjs'), '/webhook/status', body], env());
+        const sent = await run(
+          process.execPath,
+          [path.join(EXAMPLES, 'sign-request.mjs'), '/webhook/status', body],
+          env(),
+        );
         expect(sent.stderr.trim()).toBe('HTTP 202');
         await waitUntil(() => verifier.lines().length > 0, 45_000);
         const [line] = verifier.lines();
-        expect(JSON.parse(line)).toMatchObject({ result: expect.objectContaining({ total_orders: expect.any(Number) }) });
+        expect(JSON.parse(line)).toMatchObject({
+          result: expect.objectContaining({ total_orders: expect.any(Number) }),
+        });
       } finally {
         await verifier.stop();
       }
@@ -136,15 +157,23 @@ describe('Examples: signing snippets against the local runtime', () => {
           fetch(verifier.url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
         const body = '{"success":true,"order_id":1,"status":"cancelled"}';
         const sign = (secret: string, id: string, seconds: number) => ({
-          'webhook-id': id, 'webhook-timestamp': String(seconds), 'webhook-signature': new Webhook(secret).sign(id, new Date(seconds * 1000), body),
+          'webhook-id': id,
+          'webhook-timestamp': String(seconds),
+          'webhook-signature': new Webhook(secret).sign(id, new Date(seconds * 1000), body),
         });
         const now = Math.floor(Date.now() / 1000);
         const good = sign(callbackSecret, 'd-1', now);
         const stale = sign(callbackSecret, 'd-2', now - 3600);
         const ts = String(now);
-        const requestStyle = { 'x-webhook-timestamp': ts, 'x-webhook-signature': hmacHex(SECRET, signedBytes(body, ts)), 'x-webhook-id': 'd-3' };
+        const requestStyle = {
+          'x-webhook-timestamp': ts,
+          'x-webhook-signature': hmacHex(SECRET, signedBytes(body, ts)),
+          'x-webhook-id': 'd-3',
+        };
 
-        expect((await post(body, sign(`whsec_${Buffer.alloc(32, 5).toString('base64')}`, 'd-1', now))).status).toBe(401);
+        expect((await post(body, sign(`whsec_${Buffer.alloc(32, 5).toString('base64')}`, 'd-1', now))).status).toBe(
+          401,
+        );
         expect((await post(body, { ...good, 'webhook-id': 'd-other' })).status).toBe(401);
         expect((await post(body, requestStyle)).status).toBe(401);
         expect((await post(body, {})).status).toBe(401);

@@ -50,12 +50,44 @@ interface RouteCase {
 }
 
 const ROUTE_CASES: readonly RouteCase[] = [
-  { name: 'create-order', build: createCreateOrderHandler, path: '/webhook/create-order', body: '{"gpu_type":"RTX 4090"}', via: 'workflow' },
-  { name: 'cancel-order', build: createCancelOrderHandler, path: '/webhook/cancel-order', body: '{"order_id":42}', via: 'queue' },
-  { name: 'price-alert', build: createPriceAlertHandler, path: '/webhook/price-alert', body: '{"gpu_type":"A100","target_price":0.5}', via: 'queue' },
+  {
+    name: 'create-order',
+    build: createCreateOrderHandler,
+    path: '/webhook/create-order',
+    body: '{"gpu_type":"RTX 4090"}',
+    via: 'workflow',
+  },
+  {
+    name: 'cancel-order',
+    build: createCancelOrderHandler,
+    path: '/webhook/cancel-order',
+    body: '{"order_id":42}',
+    via: 'queue',
+  },
+  {
+    name: 'price-alert',
+    build: createPriceAlertHandler,
+    path: '/webhook/price-alert',
+    body: '{"gpu_type":"A100","target_price":0.5}',
+    via: 'queue',
+  },
   { name: 'status', build: createStatusHandler, path: '/webhook/status', body: '', via: 'queue' },
-  { name: 'slack rent', build: createSlackCommandHandler, path: '/slack/command', body: 'text=rent%20RTX_4090&trigger_id=', via: 'workflow', slack: true },
-  { name: 'slack cancel', build: createSlackCommandHandler, path: '/slack/command', body: 'text=cancel%2042&trigger_id=', via: 'queue', slack: true },
+  {
+    name: 'slack rent',
+    build: createSlackCommandHandler,
+    path: '/slack/command',
+    body: 'text=rent%20RTX_4090&trigger_id=',
+    via: 'workflow',
+    slack: true,
+  },
+  {
+    name: 'slack cancel',
+    build: createSlackCommandHandler,
+    path: '/slack/command',
+    body: 'text=cancel%2042&trigger_id=',
+    via: 'queue',
+    slack: true,
+  },
 ];
 
 /** A port that throws like a throttled or unreachable service. */
@@ -69,7 +101,10 @@ const failingPort: WorkflowStarter & JobQueue = {
 };
 
 /** An endpoint that answers every request with one AWS JSON-protocol error. */
-const startAwsErrorServer = async (status: number, body: Record<string, string>): Promise<{ url: string; close: () => Promise<void> }> => {
+const startAwsErrorServer = async (
+  status: number,
+  body: Record<string, string>,
+): Promise<{ url: string; close: () => Promise<void> }> => {
   const server = createServer((req, res) => {
     req.resume();
     req.on('end', () => {
@@ -80,10 +115,11 @@ const startAwsErrorServer = async (status: number, body: Record<string, string>)
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 };
 
@@ -100,11 +136,23 @@ describe('Faults: SQS send and Step Functions start at the API', () => {
 
   beforeAll(async () => {
     [dynamo, sqs] = await Promise.all([startDynalite(), startLocalSqs({ visibilityTimeoutSeconds: 30 })]);
-    sqsClient = new SQSClient({ endpoint: sqs.endpoint, region: 'us-east-1', credentials, useQueueUrlAsEndpoint: false });
+    sqsClient = new SQSClient({
+      endpoint: sqs.endpoint,
+      region: 'us-east-1',
+      credentials,
+      useQueueUrlAsEndpoint: false,
+    });
     // A one-state machine: only whether an execution was started matters here.
-    sfn = new LocalStepFunctions({ asl: { StartAt: 'Done', States: { Done: { Type: 'Succeed' } } }, handlers: {}, stateMachineArn: STATE_MACHINE_ARN });
+    sfn = new LocalStepFunctions({
+      asl: { StartAt: 'Done', States: { Done: { Type: 'Succeed' } } },
+      handlers: {},
+      stateMachineArn: STATE_MACHINE_ARN,
+    });
     sfnEndpoint = await sfn.listen(0);
-    sfnErrors = await startAwsErrorServer(400, { __type: 'StateMachineDoesNotExist', message: 'State Machine Does Not Exist' });
+    sfnErrors = await startAwsErrorServer(400, {
+      __type: 'StateMachineDoesNotExist',
+      message: 'State Machine Does Not Exist',
+    });
     const closed = createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', () => resolve()));
     closedPort = (closed.address() as AddressInfo).port;
@@ -128,7 +176,13 @@ describe('Faults: SQS send and Step Functions start at the API', () => {
     return c;
   };
   const sqsAt = (endpoint: string) => {
-    const c = new SQSClient({ endpoint, region: 'us-east-1', credentials, maxAttempts: 1, useQueueUrlAsEndpoint: false });
+    const c = new SQSClient({
+      endpoint,
+      region: 'us-east-1',
+      credentials,
+      maxAttempts: 1,
+      useQueueUrlAsEndpoint: false,
+    });
     clients.push(c);
     return c;
   };
@@ -138,7 +192,10 @@ describe('Faults: SQS send and Step Functions start at the API', () => {
     const closed = `http://127.0.0.1:${closedPort}`;
     switch (fault) {
       case 'closed endpoint':
-        return { workflow: new SfnWorkflowStarter(sfnClient(closed), STATE_MACHINE_ARN), queue: new SqsJobQueue(sqsAt(closed), sqs.queueUrl) };
+        return {
+          workflow: new SfnWorkflowStarter(sfnClient(closed), STATE_MACHINE_ARN),
+          queue: new SqsJobQueue(sqsAt(closed), sqs.queueUrl),
+        };
       case 'service error':
         // The services answer, with an error: an unknown state machine (from an endpoint speaking
         // the Step Functions error format, since the local one runs any ARN), a missing queue (fauxqs).
@@ -156,11 +213,16 @@ describe('Faults: SQS send and Step Functions start at the API', () => {
   });
 
   const queueDepth = async (): Promise<number> => {
-    const { Attributes } = await sqsClient.send(new GetQueueAttributesCommand({
-      QueueUrl: sqs.queueUrl,
-      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
-    }));
-    return Number(Attributes?.ApproximateNumberOfMessages ?? 0) + Number(Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0);
+    const { Attributes } = await sqsClient.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: sqs.queueUrl,
+        AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+      }),
+    );
+    return (
+      Number(Attributes?.ApproximateNumberOfMessages ?? 0) +
+      Number(Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0)
+    );
   };
   const executionExists = (taskId: string): boolean => {
     try {
@@ -215,7 +277,11 @@ describe('Faults: SQS send and Step Functions start at the API', () => {
       const failed = await call();
 
       // Assess: 503 with an error (Slack: a 200 ephemeral message, as Slack shows non-200 as a generic failure) ...
-      if (route.slack) expect(failed).toEqual({ statusCode: 200, json: { response_type: 'ephemeral', text: HAND_OFF_FAILED_MESSAGE } });
+      if (route.slack)
+        expect(failed).toEqual({
+          statusCode: 200,
+          json: { response_type: 'ephemeral', text: HAND_OFF_FAILED_MESSAGE },
+        });
       else expect(failed).toEqual({ statusCode: 503, json: { error: HAND_OFF_FAILED_MESSAGE } });
       // ... and nothing left behind: no record, no message, no execution.
       expect(ids).toHaveLength(1);

@@ -35,7 +35,12 @@ describe('Faults: queued jobs (local runtime)', () => {
   beforeAll(async () => {
     callbacks = await startReceiver();
     runtime = await startTestRuntime({ env: { MARKETPLACE_TIMEOUT_MS: String(MARKETPLACE_TIMEOUT_MS) } });
-    sqs = new SQSClient({ endpoint: runtime.sqs.endpoint, region: 'us-east-1', useQueueUrlAsEndpoint: false, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    sqs = new SQSClient({
+      endpoint: runtime.sqs.endpoint,
+      region: 'us-east-1',
+      useQueueUrlAsEndpoint: false,
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
   });
   afterAll(async () => {
     sqs?.destroy();
@@ -54,13 +59,20 @@ describe('Faults: queued jobs (local runtime)', () => {
 
   /** Places an order straight on the simulator (as the account holder would), for the cancel jobs. */
   const placeOrderOnSimulator = async (): Promise<number> => {
-    const server = sim().control.servers().find((s) => !s.rented && s.online !== false && s.allowed_coins.includes('NATIVE-Blockchain'));
+    const server = sim()
+      .control.servers()
+      .find((s) => !s.rented && s.online !== false && s.allowed_coins.includes('NATIVE-Blockchain'));
     if (!server) throw new Error('no free server in the simulator');
     for (let attempt = 0; attempt < 20; attempt += 1) {
       const res = await request(`${sim().url}/v1/create_order`, {
         method: 'POST',
         headers: { auth: sim().apiKey, 'content-type': 'application/json' },
-        body: JSON.stringify({ renting_server: server.id, type: 'on-demand', currency: 'NATIVE-Blockchain', image: 'ubuntu:22.04' }),
+        body: JSON.stringify({
+          renting_server: server.id,
+          type: 'on-demand',
+          currency: 'NATIVE-Blockchain',
+          image: 'ubuntu:22.04',
+        }),
       });
       if (res.json?.code === 0 && typeof res.json.order_id === 'number') return res.json.order_id;
       await new Promise((resolve) => setTimeout(resolve, 30)); // code 5: the simulator's pacing
@@ -69,10 +81,19 @@ describe('Faults: queued jobs (local runtime)', () => {
   };
 
   /** Queues a job through the API with a callback to this file's receiver; returns its tag and task id. */
-  const queueJob = async (path: '/webhook/cancel-order' | '/webhook/status', body: Record<string, unknown>, receiverFailed = false): Promise<Accepted> => {
+  const queueJob = async (
+    path: '/webhook/cancel-order' | '/webhook/status',
+    body: Record<string, unknown>,
+    receiverFailed = false,
+  ): Promise<Accepted> => {
     tagCounter += 1;
     const tag = `job-${tagCounter}`;
-    const res = await signedPost(runtime.url, path, { ...body, callback_url: `${callbacks.url}/${tag}` }, TEST_WEBHOOK_SECRET);
+    const res = await signedPost(
+      runtime.url,
+      path,
+      { ...body, callback_url: `${callbacks.url}/${tag}` },
+      TEST_WEBHOOK_SECRET,
+    );
     expect(res.status).toBe(202);
     const job = { tag, taskId: String(res.json?.task_id), receiverFailed };
     accepted.push(job);
@@ -81,7 +102,9 @@ describe('Faults: queued jobs (local runtime)', () => {
 
   const taskRecord = async (taskId: string) => {
     const path = `/webhook/tasks/${taskId}`;
-    const res = await request(`${runtime.url}${path}`, { headers: { 'x-webhook-signature': hmacHex(TEST_WEBHOOK_SECRET, path) } });
+    const res = await request(`${runtime.url}${path}`, {
+      headers: { 'x-webhook-signature': hmacHex(TEST_WEBHOOK_SECRET, path) },
+    });
     expect(res.status).toBe(200);
     return res.json as { state: string; result?: Record<string, unknown> };
   };
@@ -103,11 +126,21 @@ describe('Faults: queued jobs (local runtime)', () => {
   const callsTo = (endpoint: string) => sim().control.counters().processed[endpoint] ?? 0;
 
   const queueDepth = async (queueUrl: string): Promise<number> => {
-    const { Attributes } = await sqs.send(new GetQueueAttributesCommand({
-      QueueUrl: queueUrl,
-      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
-    }));
-    return Number(Attributes?.ApproximateNumberOfMessages ?? 0) + Number(Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0) + Number(Attributes?.ApproximateNumberOfMessagesDelayed ?? 0);
+    const { Attributes } = await sqs.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: queueUrl,
+        AttributeNames: [
+          'ApproximateNumberOfMessages',
+          'ApproximateNumberOfMessagesNotVisible',
+          'ApproximateNumberOfMessagesDelayed',
+        ],
+      }),
+    );
+    return (
+      Number(Attributes?.ApproximateNumberOfMessages ?? 0) +
+      Number(Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0) +
+      Number(Attributes?.ApproximateNumberOfMessagesDelayed ?? 0)
+    );
   };
 
   const inject = (...faults: Fault[]) => faults.forEach((f) => sim().control.inject(f));
@@ -120,7 +153,11 @@ describe('Faults: queued jobs (local runtime)', () => {
       const result = await resultOf(await queueJob('/webhook/cancel-order', { order_id: orderId }));
       expect(result).toEqual({ success: true, order_id: orderId, status: 'cancelled' });
       expect(callsTo('cancel_order') - before).toBe(3);
-      expect(sim().control.orders().find((o) => o.order_id === orderId)).toMatchObject({ completed: true, end_reason: 'cancelled' });
+      expect(
+        sim()
+          .control.orders()
+          .find((o) => o.order_id === orderId),
+      ).toMatchObject({ completed: true, end_reason: 'cancelled' });
     });
 
     it('reports one failure after the retries when cancel_order keeps answering code 1', async () => {
@@ -131,7 +168,11 @@ describe('Faults: queued jobs (local runtime)', () => {
       expect(result).toEqual({ success: false, error: expect.any(String) });
       // First attempt and three retries (the spec's 3), then the failure result.
       expect(callsTo('cancel_order') - before).toBe(4);
-      expect(sim().control.orders().find((o) => o.order_id === orderId)?.completed).toBe(false);
+      expect(
+        sim()
+          .control.orders()
+          .find((o) => o.order_id === orderId)?.completed,
+      ).toBe(false);
     });
 
     it.each([
@@ -141,7 +182,11 @@ describe('Faults: queued jobs (local runtime)', () => {
       const orderId = await placeOrderOnSimulator();
       inject({ endpoint: 'cancel_order', times: 1, ...fault });
       const result = await resultOf(await queueJob('/webhook/cancel-order', { order_id: orderId }));
-      expect(sim().control.orders().find((o) => o.order_id === orderId)).toMatchObject({ completed: true, end_reason: 'cancelled' });
+      expect(
+        sim()
+          .control.orders()
+          .find((o) => o.order_id === orderId),
+      ).toMatchObject({ completed: true, end_reason: 'cancelled' });
       // The order is cancelled, so the one result must say so (not "rejected" by the retry).
       expect(result).toEqual({ success: true, order_id: orderId, status: 'cancelled' });
     });
@@ -153,7 +198,11 @@ describe('Faults: queued jobs (local runtime)', () => {
       // The client backs off 0..1, 0..2, 0..4 s on code 5 (not configurable): a short storm keeps this quick.
       ['a storm of code 5', [{ endpoint: '*', kind: 'code', code: 5, times: 3 }], true],
       ['my_orders down twice', [{ endpoint: 'my_orders', kind: 'down', times: 2 }], true],
-      ['my_orders slower than the client timeout', [{ endpoint: 'my_orders', kind: 'slow', delayMs: BEYOND_TIMEOUT_MS, times: 1 }], true],
+      [
+        'my_orders slower than the client timeout',
+        [{ endpoint: 'my_orders', kind: 'slow', delayMs: BEYOND_TIMEOUT_MS, times: 1 }],
+        true,
+      ],
       ['code 1 on my_orders', [{ endpoint: 'my_orders', kind: 'code', code: 1, times: 2 }], true],
       ['code 1 on my_orders for good', [{ endpoint: 'my_orders', kind: 'code', code: 1, times: 10_000 }], false],
     ])('%s: one result, no order placed', async (_label, faults, succeeds) => {
@@ -195,18 +244,23 @@ describe('Faults: queued jobs (local runtime)', () => {
 
   describe('poison messages', () => {
     it('moves messages the worker can never process to the DLQ', async () => {
-      for (const body of ['not json', JSON.stringify({ task_id: 'x', kind: 'nope', input: {}, origin: { source: 'webhook' } })]) {
+      for (const body of [
+        'not json',
+        JSON.stringify({ task_id: 'x', kind: 'nope', input: {}, origin: { source: 'webhook' } }),
+      ]) {
         await sqs.send(new SendMessageCommand({ QueueUrl: runtime.sqs.queueUrl, MessageBody: body }));
         poisonSent += 1;
       }
-      for (let i = 0; i < 200 && (await queueDepth(runtime.sqs.dlqUrl)) < poisonSent; i += 1) await new Promise((resolve) => setTimeout(resolve, 100));
+      for (let i = 0; i < 200 && (await queueDepth(runtime.sqs.dlqUrl)) < poisonSent; i += 1)
+        await new Promise((resolve) => setTimeout(resolve, 100));
       expect(await queueDepth(runtime.sqs.dlqUrl)).toBe(poisonSent);
     });
   });
 
   describe('promises over the whole run', () => {
     it('lost no message: the queue is drained, the DLQ holds only the poison, every job has one result', async () => {
-      for (let i = 0; i < 200 && (await queueDepth(runtime.sqs.queueUrl)) > 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 100));
+      for (let i = 0; i < 200 && (await queueDepth(runtime.sqs.queueUrl)) > 0; i += 1)
+        await new Promise((resolve) => setTimeout(resolve, 100));
       expect(await queueDepth(runtime.sqs.queueUrl)).toBe(0);
       expect(await queueDepth(runtime.sqs.dlqUrl)).toBe(poisonSent);
       expect(accepted.length).toBeGreaterThanOrEqual(10);

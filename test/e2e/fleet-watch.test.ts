@@ -20,11 +20,13 @@ const dialect = testDialect();
 
 type Json = Record<string, unknown>;
 const json = (r: ReceivedRequest): Json => (r.json ?? {}) as Json;
-const isEvent = (r: ReceivedRequest, event: string, orderId: number): boolean => json(r).event === event && json(r).order_id === orderId;
+const isEvent = (r: ReceivedRequest, event: string, orderId: number): boolean =>
+  json(r).event === event && json(r).order_id === orderId;
 const isResult = (r: ReceivedRequest, path: string): boolean => r.path === path && json(r).event === undefined;
 
 /** Resolves once `condition` holds (test/helpers/until.ts), by default within WAIT_MS. */
-const until = (condition: () => boolean | Promise<boolean>, what: string, timeoutMs = WAIT_MS): Promise<void> => waitUntil(condition, what, timeoutMs);
+const until = (condition: () => boolean | Promise<boolean>, what: string, timeoutMs = WAIT_MS): Promise<void> =>
+  waitUntil(condition, what, timeoutMs);
 
 describe(`Fleet watch (${dialect} marketplace dialect)`, () => {
   let runtime: LocalRuntime;
@@ -38,7 +40,12 @@ describe(`Fleet watch (${dialect} marketplace dialect)`, () => {
     await until(() => runtime.watch.sweeps() >= seen + 2, 'two more watch sweeps');
   };
   const createOrder = async (tag: string, extra: Json = {}): Promise<Json> => {
-    const res = await signedPost(runtime.url, '/webhook/create-order', { gpu_type: 'RTX 4090', callback_url: `${callbacks.url}/${tag}`, ...extra }, TEST_WEBHOOK_SECRET);
+    const res = await signedPost(
+      runtime.url,
+      '/webhook/create-order',
+      { gpu_type: 'RTX 4090', callback_url: `${callbacks.url}/${tag}`, ...extra },
+      TEST_WEBHOOK_SECRET,
+    );
     expect(res.status).toBe(202);
     const result = json(await callbacks.waitFor((r) => isResult(r, `/${tag}`), WAIT_MS));
     expect(result).toMatchObject({ success: true });
@@ -49,7 +56,11 @@ describe(`Fleet watch (${dialect} marketplace dialect)`, () => {
     [callbacks, slack] = await Promise.all([startReceiver(), startReceiver()]);
     runtime = await startTestRuntime({
       dialect,
-      env: { WATCH_INTERVAL_SECONDS: '1', LEASE_WARNING_SECONDS: String(WARNING_SECONDS), SLACK_WEBHOOK_URL: `${slack.url}/slack` },
+      env: {
+        WATCH_INTERVAL_SECONDS: '1',
+        LEASE_WARNING_SECONDS: String(WARNING_SECONDS),
+        SLACK_WEBHOOK_URL: `${slack.url}/slack`,
+      },
     });
   });
   afterAll(async () => {
@@ -71,24 +82,38 @@ describe(`Fleet watch (${dialect} marketplace dialect)`, () => {
     const warning = await callbacks.waitFor((r) => isEvent(r, 'order.lease_expiring', orderId), WAIT_MS);
     expect(warning.path).toBe('/lease');
     expect(json(warning)).toEqual({
-      event: 'order.lease_expiring', order_id: orderId, task_id: expect.any(String), occurred_at: expect.any(Number), lease_expires_at: expiresAt,
+      event: 'order.lease_expiring',
+      order_id: orderId,
+      task_id: expect.any(String),
+      occurred_at: expect.any(Number),
+      lease_expires_at: expiresAt,
     });
     await slack.waitFor((r) => slackText(r) === `Order ${orderId}: its lease ends in 1 min`, WAIT_MS);
 
     const expired = await callbacks.waitFor((r) => isEvent(r, 'order.lease_expired', orderId), WAIT_MS);
     expect(json(expired)).toEqual({
-      event: 'order.lease_expired', order_id: orderId, task_id: json(warning).task_id, occurred_at: expect.any(Number), lease_expires_at: expiresAt,
+      event: 'order.lease_expired',
+      order_id: orderId,
+      task_id: json(warning).task_id,
+      occurred_at: expect.any(Number),
+      lease_expires_at: expiresAt,
     });
     expect(json(expired).occurred_at as number).toBeGreaterThanOrEqual(expiresAt);
     // Signed per Standard Webhooks with the callback signing secret, like a result.
     expect(deliveryVerifies(expired)).toBe(true);
     expect(expired.headers['x-webhook-signature']).toBeUndefined();
-    await slack.waitFor((r) => slackText(r) === `Order ${orderId} cancelled: its ${LEASE_HOURS} h lease ended`, WAIT_MS);
+    await slack.waitFor(
+      (r) => slackText(r) === `Order ${orderId} cancelled: its ${LEASE_HOURS} h lease ended`,
+      WAIT_MS,
+    );
 
     // Later sweeps change nothing: one cancel_order, one report, one event of each kind, one result.
     await afterAnotherSweep();
     expect(runtime.simulator?.control.counters().processed.cancel_order).toBe(1);
-    expect(runtime.simulator?.control.orders().find((o) => o.order_id === orderId)).toMatchObject({ completed: true, end_reason: 'cancelled' });
+    expect(runtime.simulator?.control.orders().find((o) => o.order_id === orderId)).toMatchObject({
+      completed: true,
+      end_reason: 'cancelled',
+    });
     const forOrder = callbacks.requests.filter((r) => r.path === '/lease');
     expect(forOrder.filter((r) => isEvent(r, 'order.lease_expired', orderId))).toHaveLength(1);
     expect(forOrder.filter((r) => isEvent(r, 'order.lease_expiring', orderId))).toHaveLength(1);
@@ -113,17 +138,28 @@ describe(`Fleet watch (${dialect} marketplace dialect)`, () => {
     // Assess
     const paused = json(await callbacks.waitFor((r) => isEvent(r, 'order.status_changed', orderId), WAIT_MS));
     expect(paused).toEqual({
-      event: 'order.status_changed', order_id: orderId, task_id: expect.any(String), occurred_at: expect.any(Number), from: expect.any(String), to: expect.any(String),
+      event: 'order.status_changed',
+      order_id: orderId,
+      task_id: expect.any(String),
+      occurred_at: expect.any(Number),
+      from: expect.any(String),
+      to: expect.any(String),
     });
     expect(paused.to).not.toBe(paused.from);
     if (dialect === 'spec') expect(paused).toMatchObject({ from: 'running', to: 'paused' });
-    const chat = await slack.waitFor((r) => slackText(r).startsWith(`Order ${orderId} `) && slackText(r).includes(String(paused.to)), WAIT_MS);
+    const chat = await slack.waitFor(
+      (r) => slackText(r).startsWith(`Order ${orderId} `) && slackText(r).includes(String(paused.to)),
+      WAIT_MS,
+    );
     expect(slackText(chat)).toContain('possibly outbid');
 
     // Act: the order ends at the marketplace
     runtime.simulator?.control.setOrder(orderId, { expired: true });
     // Assess: a second change, from where the first one left it
-    await until(() => callbacks.requests.filter((r) => isEvent(r, 'order.status_changed', orderId)).length >= 2, 'the second status change');
+    await until(
+      () => callbacks.requests.filter((r) => isEvent(r, 'order.status_changed', orderId)).length >= 2,
+      'the second status change',
+    );
     const changes = callbacks.requests.filter((r) => isEvent(r, 'order.status_changed', orderId)).map(json);
     expect(changes[1]).toMatchObject({ from: paused.to });
     await afterAnotherSweep();

@@ -33,7 +33,12 @@ describe(`Lease and spot price routes (${dialect} marketplace dialect)`, () => {
   const run = async (path: string, body: Json): Promise<Json> => {
     seq += 1;
     const tag = `/r${seq}`;
-    const res = await signedPost(runtime.url, path, { ...body, callback_url: `${callbacks.url}${tag}` }, TEST_WEBHOOK_SECRET);
+    const res = await signedPost(
+      runtime.url,
+      path,
+      { ...body, callback_url: `${callbacks.url}${tag}` },
+      TEST_WEBHOOK_SECRET,
+    );
     expect(res.status).toBe(202);
     expect(res.json).toMatchObject({ status: 'queued', task_id: expect.any(String), message: expect.any(String) });
     return json(await callbacks.waitFor((r) => isResult(r, tag), WAIT_MS));
@@ -50,16 +55,26 @@ describe(`Lease and spot price routes (${dialect} marketplace dialect)`, () => {
   };
   const setSpotCalls = (): number => runtime.simulator?.control.counters().processed.set_spot_price ?? 0;
   const taskCount = async (): Promise<number> => {
-    const out = await doc.send(new ScanCommand({ TableName: runtime.dynamo.tableName, FilterExpression: 'begins_with(pk, :p)', ExpressionAttributeValues: { ':p': 'TASK#' } }));
+    const out = await doc.send(
+      new ScanCommand({
+        TableName: runtime.dynamo.tableName,
+        FilterExpression: 'begins_with(pk, :p)',
+        ExpressionAttributeValues: { ':p': 'TASK#' },
+      }),
+    );
     return out.Count ?? 0;
   };
 
   beforeAll(async () => {
     callbacks = await startReceiver();
     runtime = await startTestRuntime({ dialect });
-    doc = DynamoDBDocumentClient.from(new DynamoDBClient({
-      endpoint: runtime.dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    }));
+    doc = DynamoDBDocumentClient.from(
+      new DynamoDBClient({
+        endpoint: runtime.dynamo.endpoint,
+        region: 'us-east-1',
+        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      }),
+    );
   });
   afterAll(async () => {
     doc?.destroy();
@@ -77,8 +92,11 @@ describe(`Lease and spot price routes (${dialect} marketplace dialect)`, () => {
     // (the simulator prices the native coin at $0.02, in both dialects)
     const set = await run('/webhook/set-spot-price', { order_id: orderId, desired_price: high });
     expect(set).toEqual({
-      success: true, order_id: orderId, desired_price: high,
-      currency: dialect === 'live' ? 'CLORE-Blockchain' : 'NATIVE-Blockchain', desired_price_usd_per_hour: expect.any(Number),
+      success: true,
+      order_id: orderId,
+      desired_price: high,
+      currency: dialect === 'live' ? 'CLORE-Blockchain' : 'NATIVE-Blockchain',
+      desired_price_usd_per_hour: expect.any(Number),
     });
     expect(set.desired_price_usd_per_hour as number).toBeCloseTo((high * USD_PER['NATIVE-Blockchain']) / 24, 3);
     expect(simOrder(orderId).price).toBe(high);
@@ -99,13 +117,21 @@ describe(`Lease and spot price routes (${dialect} marketplace dialect)`, () => {
 
     // A refused decrease does not count: a 10 % decrease passes
     const lower = round(high * 0.9);
-    expect(await run('/webhook/set-spot-price', { order_id: orderId, desired_price: lower })).toMatchObject({ success: true, order_id: orderId, desired_price: lower });
+    expect(await run('/webhook/set-spot-price', { order_id: orderId, desired_price: lower })).toMatchObject({
+      success: true,
+      order_id: orderId,
+      desired_price: lower,
+    });
 
     // A second decrease within 600 s: the relay refuses it without calling the marketplace
     const callsBefore = setSpotCalls();
     const second = await run('/webhook/set-spot-price', { order_id: orderId, desired_price: round(lower * 0.95) });
     expect(second).toMatchObject({ success: false });
-    expect(String(second.error)).toMatch(new RegExp(`^spot price of order ${orderId} was lowered \\d+ s ago; the marketplace allows one decrease per 600 s`));
+    expect(String(second.error)).toMatch(
+      new RegExp(
+        `^spot price of order ${orderId} was lowered \\d+ s ago; the marketplace allows one decrease per 600 s`,
+      ),
+    );
     expect(setSpotCalls()).toBe(callsBefore);
     expect(simOrder(orderId).price).toBe(lower);
   }, 120_000);
@@ -118,8 +144,16 @@ describe(`Lease and spot price routes (${dialect} marketplace dialect)`, () => {
     expect(typeof end).toBe('number');
 
     // Act + Assess: the end moves by exactly 2 h (the lease has not ended, so it counts from the end)
-    expect(await run('/webhook/extend-order', { order_id: orderId, hours: 2 })).toEqual({ success: true, order_id: orderId, lease_expires_at: end + 7_200 });
-    expect(await run('/webhook/extend-order', { order_id: orderId, hours: 0.5 })).toEqual({ success: true, order_id: orderId, lease_expires_at: end + 7_200 + 1_800 });
+    expect(await run('/webhook/extend-order', { order_id: orderId, hours: 2 })).toEqual({
+      success: true,
+      order_id: orderId,
+      lease_expires_at: end + 7_200,
+    });
+    expect(await run('/webhook/extend-order', { order_id: orderId, hours: 0.5 })).toEqual({
+      success: true,
+      order_id: orderId,
+      lease_expires_at: end + 7_200 + 1_800,
+    });
 
     // An order without a lease gets one, counted from now
     const unleased = await createOrder();
@@ -132,7 +166,10 @@ describe(`Lease and spot price routes (${dialect} marketplace dialect)`, () => {
 
     // An order the marketplace ended is not active
     runtime.simulator?.control.setOrder(orderId, { expired: true });
-    expect(await run('/webhook/extend-order', { order_id: orderId, hours: 1 })).toEqual({ success: false, error: `order ${orderId} is not active` });
+    expect(await run('/webhook/extend-order', { order_id: orderId, hours: 1 })).toEqual({
+      success: false,
+      error: `order ${orderId} is not active`,
+    });
   }, 120_000);
 
   it.each([
@@ -147,8 +184,16 @@ describe(`Lease and spot price routes (${dialect} marketplace dialect)`, () => {
     ['/webhook/set-spot-price', { desired_price: 1 }, 'order_id and desired_price required'],
     ['/webhook/set-spot-price', { order_id: 5, desired_price: 0 }, 'desired_price must be a positive number'],
     ['/webhook/set-spot-price', { order_id: 5, desired_price: -1 }, 'desired_price must be a positive number'],
-    ['/webhook/set-spot-price', { order_id: 5, desired_price: 1e12 }, 'desired_price must be between 0.00000001 and 10000000 (order currency per day)'],
-    ['/webhook/create-order', { gpu_type: 'RTX 4090', env: { URL: 'https://x.example/?a=1&b=2' } }, 'env values must not contain "&"'],
+    [
+      '/webhook/set-spot-price',
+      { order_id: 5, desired_price: 1e12 },
+      'desired_price must be between 0.00000001 and 10000000 (order currency per day)',
+    ],
+    [
+      '/webhook/create-order',
+      { gpu_type: 'RTX 4090', env: { URL: 'https://x.example/?a=1&b=2' } },
+      'env values must not contain "&"',
+    ],
     ['/webhook/create-order', { gpu_type: 'RTX 4090', max_hours: 0 }, 'max_hours must be a number between 0 and 720'],
     ['/webhook/create-order', { gpu_type: 'RTX 4090', max_hours: 721 }, 'max_hours must be a number between 0 and 720'],
   ])('answers 400 for %s %j with the exact text and queues nothing', async (path, body, text) => {

@@ -10,7 +10,13 @@ import type { RouteDefinition } from '../../contract/routes';
 import { request } from '../helpers/receivers';
 
 const route = (method: 'GET' | 'POST', path: string, id: string): RouteDefinition => ({
-  method, path, id, entry: `lambdas/handlers/api/${id}.ts`, signed: false, rateLimited: false, permissions: [],
+  method,
+  path,
+  id,
+  entry: `lambdas/handlers/api/${id}.ts`,
+  signed: false,
+  rateLimited: false,
+  permissions: [],
 });
 
 describe('Function: startApiGateway', () => {
@@ -33,7 +39,12 @@ describe('Function: startApiGateway', () => {
     boom: async () => {
       throw new Error('secret-internal-detail');
     },
-    binary: async () => ({ statusCode: 200, headers: { 'content-type': 'text/plain' }, body: Buffer.from('héllo').toString('base64'), isBase64Encoded: true }),
+    binary: async () => ({
+      statusCode: 200,
+      headers: { 'content-type': 'text/plain' },
+      body: Buffer.from('héllo').toString('base64'),
+      isBase64Encoded: true,
+    }),
   };
   let api: LocalApiGateway;
   const logged: string[] = [];
@@ -71,7 +82,11 @@ describe('Function: startApiGateway', () => {
       queryStringParameters: { a: '1,2', b: 'x' },
       body: '{"gpu_type":"RTX"}',
       isBase64Encoded: false,
-      requestContext: { http: { method: 'POST', path: '/echo', sourceIp: '127.0.0.1' }, routeKey: 'POST /echo', stage: '$default' },
+      requestContext: {
+        http: { method: 'POST', path: '/echo', sourceIp: '127.0.0.1' },
+        routeKey: 'POST /echo',
+        stage: '$default',
+      },
     });
     expect(event.headers['x-webhook-signature']).toBe('abc');
     expect(event.headers['content-type']).toBe('application/json');
@@ -135,7 +150,11 @@ describe('Function: startApiGateway', () => {
 
   it('answers 413 for a body over the gateway cap without calling the handler', async () => {
     // Act
-    const res = await request(`${api.url}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: 'x'.repeat(2048) });
+    const res = await request(`${api.url}/echo`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: 'x'.repeat(2048),
+    });
     // Assess
     expect(res.status).toBe(413);
     expect(calls).toHaveLength(0);

@@ -55,7 +55,10 @@ const startCapture = () => {
     for (const line of text.split('\n')) if (line.trim() !== '') lines.push({ source, text: line });
   };
   const restores: (() => void)[] = [];
-  for (const [source, stream] of [['stdout', process.stdout], ['stderr', process.stderr]] as const) {
+  for (const [source, stream] of [
+    ['stdout', process.stdout],
+    ['stderr', process.stderr],
+  ] as const) {
     // An own property on the stream object: Node's Console looks `write` up on its stream per call.
     const original = Object.getOwnPropertyDescriptor(stream, 'write');
     const write = (chunk: unknown, encodingOrCallback?: unknown, callback?: unknown): boolean => {
@@ -71,7 +74,9 @@ const startCapture = () => {
     });
   }
   for (const method of ['log', 'info', 'warn', 'error', 'debug', 'trace'] as const) {
-    const spy = jest.spyOn(console, method).mockImplementation((...args: unknown[]) => push('console', format(...args)));
+    const spy = jest
+      .spyOn(console, method)
+      .mockImplementation((...args: unknown[]) => push('console', format(...args)));
     restores.push(() => spy.mockRestore());
   }
   return {
@@ -88,7 +93,9 @@ const relayLines = (lines: readonly CapturedLine[]): LogLine[] =>
     if (!line.text.startsWith('{')) return [];
     try {
       const parsed = JSON.parse(line.text) as unknown;
-      return parsed !== null && typeof parsed === 'object' && 'level' in parsed && 'message' in parsed ? [parsed as LogLine] : [];
+      return parsed !== null && typeof parsed === 'object' && 'level' in parsed && 'message' in parsed
+        ? [parsed as LogLine]
+        : [];
     } catch {
       return [];
     }
@@ -124,7 +131,11 @@ describe('Log hygiene: a full local run', () => {
     signaturesSent.push(hex);
     return request(`${runtime.url}/slack/command`, {
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-slack-request-timestamp': timestamp, 'x-slack-signature': `v0=${hex}` },
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        'x-slack-request-timestamp': timestamp,
+        'x-slack-signature': `v0=${hex}`,
+      },
       body,
     });
   };
@@ -180,7 +191,10 @@ describe('Log hygiene: a full local run', () => {
     expect(summary.status).toBe(500);
 
     // create-order → ready order, callback and both chat webhooks
-    const created = await signed('/webhook/create-order', { gpu_type: 'RTX 4090', callback_url: `${callbacks.url}/cb/create` });
+    const created = await signed('/webhook/create-order', {
+      gpu_type: 'RTX 4090',
+      callback_url: `${callbacks.url}/cb/create`,
+    });
     expect(created.status).toBe(202);
     tasks.create = String(created.json?.task_id);
     const order = (await callbackAt('create')).json as { success: boolean; order_id: number };
@@ -194,34 +208,63 @@ describe('Log hygiene: a full local run', () => {
 
     // Marketplace failure in the worker: one HTTP 500, retried, then the cancel succeeds.
     runtime.simulator?.control.inject({ endpoint: 'cancel_order', kind: 'http500', times: 1 });
-    const cancel = await signed('/webhook/cancel-order', { order_id: order.order_id, callback_url: `${callbacks.url}/cb/cancel` });
+    const cancel = await signed('/webhook/cancel-order', {
+      order_id: order.order_id,
+      callback_url: `${callbacks.url}/cb/cancel`,
+    });
     tasks.cancel = String(cancel.json?.task_id);
     expect((await callbackAt('cancel')).json).toMatchObject({ success: true, status: 'cancelled' });
 
-    const miss = await signed('/webhook/price-alert', { gpu_type: 'RTX 4090', target_price: 0.0001, callback_url: `${callbacks.url}/cb/alert-miss` });
+    const miss = await signed('/webhook/price-alert', {
+      gpu_type: 'RTX 4090',
+      target_price: 0.0001,
+      callback_url: `${callbacks.url}/cb/alert-miss`,
+    });
     tasks.alertMiss = String(miss.json?.task_id);
     await callbackAt('alert-miss');
 
     // A match: the worker starts a create-order workflow of its own.
-    const hit = await signed('/webhook/price-alert', { gpu_type: 'RTX 3090', target_price: 1000, callback_url: `${callbacks.url}/cb/alert-hit` });
+    const hit = await signed('/webhook/price-alert', {
+      gpu_type: 'RTX 3090',
+      target_price: 1000,
+      callback_url: `${callbacks.url}/cb/alert-hit`,
+    });
     tasks.alertHit = String(hit.json?.task_id);
     const alert = await callbackAt('alert-hit', (r) => typeof (r.json as { task_id?: unknown })?.task_id === 'string');
     tasks.alertOrder = String((alert.json as { task_id: string }).task_id);
     await callbackAt('alert-hit', (r) => (r.json as { order_id?: unknown })?.order_id !== undefined);
 
-    expect((await signed('/webhook/create-order', { gpu_type: 'RTX 4090' }, 'not-the-webhook-secret')).status).toBe(401);
+    expect((await signed('/webhook/create-order', { gpu_type: 'RTX 4090' }, 'not-the-webhook-secret')).status).toBe(
+      401,
+    );
 
-    const slash = await slashCommand({ command: '/gpu', text: 'status', response_url: `${callbacks.url}/cb/slack-response/${RESPONSE_URL_TOKEN}` });
+    const slash = await slashCommand({
+      command: '/gpu',
+      text: 'status',
+      response_url: `${callbacks.url}/cb/slack-response/${RESPONSE_URL_TOKEN}`,
+    });
     expect(slash.json?.response_type).toBe('in_channel');
     tasks.slackStatus = String(/Task ID: (\S+)/.exec(String(slash.json?.text))?.[1]);
     await callbacks.waitFor((r) => r.path.endsWith(`/${RESPONSE_URL_TOKEN}`), 30_000);
     expect((await slashCommand({ command: '/gpu', text: 'status' }, 'not-the-slack-secret')).status).toBe(401);
 
     // A poison message, straight onto the queue after the worker finished the Slack job.
-    await lineLogged('for the Slack status job', (line) => line.message === 'job finished' && line.task_id === tasks.slackStatus);
-    const sqs = new SQSClient({ endpoint: runtime.sqs.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    await lineLogged(
+      'for the Slack status job',
+      (line) => line.message === 'job finished' && line.task_id === tasks.slackStatus,
+    );
+    const sqs = new SQSClient({
+      endpoint: runtime.sqs.endpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
     try {
-      await sqs.send(new SendMessageCommand({ QueueUrl: runtime.sqs.queueUrl, MessageBody: JSON.stringify({ kind: 'status', note: 'no task id' }) }));
+      await sqs.send(
+        new SendMessageCommand({
+          QueueUrl: runtime.sqs.queueUrl,
+          MessageBody: JSON.stringify({ kind: 'status', note: 'no task id' }),
+        }),
+      );
     } finally {
       sqs.destroy();
     }
@@ -234,7 +277,9 @@ describe('Log hygiene: a full local run', () => {
     // Both streams (Powertools writes WARN/ERROR to stderr) and the runtime's console access log.
     expect(capture.lines.some((l) => l.source === 'stdout' && l.text.includes('"task accepted"'))).toBe(true);
     expect(capture.lines.some((l) => l.source === 'stderr' && l.text.includes('"poison job message"'))).toBe(true);
-    expect(capture.lines.some((l) => l.source === 'console' && l.text.includes('POST /webhook/create-order 202'))).toBe(true);
+    expect(capture.lines.some((l) => l.source === 'console' && l.text.includes('POST /webhook/create-order 202'))).toBe(
+      true,
+    );
     // The known, non-secret values of the run are there: every accepted task id.
     const logged = capture.lines.map((l) => l.text).join('\n');
     for (const id of Object.values(tasks)) expect(logged).toContain(id);
@@ -249,7 +294,12 @@ describe('Log hygiene: a full local run', () => {
       'marketplace API key': MARKETPLACE_API_KEY,
       'Slack signing secret': SLACK_SIGNING_SECRET,
       'callback signing key': CALLBACK_KEY,
-      ...Object.fromEntries(callbacks.requests.map((r, i) => [`delivery signature #${i + 1}`, String(r.headers['webhook-signature']).split(' ')[0]?.slice(3) ?? 'none'])),
+      ...Object.fromEntries(
+        callbacks.requests.map((r, i) => [
+          `delivery signature #${i + 1}`,
+          String(r.headers['webhook-signature']).split(' ')[0]?.slice(3) ?? 'none',
+        ]),
+      ),
       'Slack webhook URL': `${slack.url}${SLACK_TOKEN_PATH}`,
       'Slack webhook token path': SLACK_TOKEN_PATH,
       'Slack webhook token': SLACK_TOKEN,
@@ -271,24 +321,49 @@ describe('Log hygiene: a full local run', () => {
     const lines = relayLines(capture.lines);
     const idsOf = (message: string) => withMessage(message).map((line) => line.task_id);
     // API: each accepted task
-    expect(idsOf('task accepted')).toEqual(expect.arrayContaining([tasks.create, tasks.status, tasks.cancel, tasks.alertMiss, tasks.alertHit, tasks.slackStatus]));
+    expect(idsOf('task accepted')).toEqual(
+      expect.arrayContaining([
+        tasks.create,
+        tasks.status,
+        tasks.cancel,
+        tasks.alertMiss,
+        tasks.alertHit,
+        tasks.slackStatus,
+      ]),
+    );
     // Workflow: both create-order executions, in every task that logs
     for (const message of ['server chosen', 'order placed', 'task finished']) {
       expect(idsOf(message)).toEqual(expect.arrayContaining([tasks.create, tasks.alertOrder]));
     }
     // Worker: every job, and the retried attempt
-    expect(idsOf('job finished')).toEqual(expect.arrayContaining([tasks.status, tasks.cancel, tasks.alertMiss, tasks.alertHit, tasks.slackStatus]));
+    expect(idsOf('job finished')).toEqual(
+      expect.arrayContaining([tasks.status, tasks.cancel, tasks.alertMiss, tasks.alertHit, tasks.slackStatus]),
+    );
     expect(idsOf('job attempt failed; will retry')).toContain(tasks.cancel);
     // Every line of task work carries an id, and only ids of this run's tasks appear anywhere.
-    const taskWork = ['task accepted', 'server chosen', 'order placed', 'task finished', 'job finished', 'job attempt failed; will retry'];
-    expect(lines.filter((line) => taskWork.includes(String(line.message)) && typeof line.task_id !== 'string')).toEqual([]);
+    const taskWork = [
+      'task accepted',
+      'server chosen',
+      'order placed',
+      'task finished',
+      'job finished',
+      'job attempt failed; will retry',
+    ];
+    expect(lines.filter((line) => taskWork.includes(String(line.message)) && typeof line.task_id !== 'string')).toEqual(
+      [],
+    );
     const known = new Set(Object.values(tasks));
     expect(lines.filter((line) => line.task_id !== undefined && !known.has(String(line.task_id)))).toEqual([]);
   });
 
   it('tags no task on lines of other work, whatever ran before them in the process', () => {
     // Each ran right after task work in the same process (and logger): none may inherit its id.
-    for (const message of ['signature rejected', 'Slack signature rejected', 'marketplace listing failed', 'poison job message']) {
+    for (const message of [
+      'signature rejected',
+      'Slack signature rejected',
+      'marketplace listing failed',
+      'poison job message',
+    ]) {
       const lines = withMessage(message);
       expect(lines.length).toBeGreaterThan(0);
       expect(lines.map((line) => line.task_id)).toEqual(lines.map(() => undefined));
@@ -309,6 +384,8 @@ describe('Log hygiene: a full local run', () => {
     const written = capture.lines.splice(from); // keep the run's capture clean
     // Assess
     expect(logger.getLevelName()).toBe('DEBUG');
-    expect(leaks(written, { 'Slack webhook token': SLACK_TOKEN, 'marketplace API key': MARKETPLACE_API_KEY })).toHaveLength(2);
+    expect(
+      leaks(written, { 'Slack webhook token': SLACK_TOKEN, 'marketplace API key': MARKETPLACE_API_KEY }),
+    ).toHaveLength(2);
   });
 });

@@ -19,7 +19,8 @@ type Json = Record<string, unknown>;
 const json = (r: ReceivedRequest): Json => (r.json ?? {}) as Json;
 
 /** Resolves once `condition` holds (test/helpers/until.ts), by default within WAIT_MS. */
-const until = (condition: () => boolean | Promise<boolean>, what: string, timeoutMs = WAIT_MS): Promise<void> => waitUntil(condition, what, timeoutMs);
+const until = (condition: () => boolean | Promise<boolean>, what: string, timeoutMs = WAIT_MS): Promise<void> =>
+  waitUntil(condition, what, timeoutMs);
 
 describe(`Orders nobody kept (${dialect} marketplace dialect)`, () => {
   let runtime: LocalRuntime;
@@ -34,7 +35,11 @@ describe(`Orders nobody kept (${dialect} marketplace dialect)`, () => {
     [callbacks, slack] = await Promise.all([startReceiver(), startReceiver()]);
     runtime = await startTestRuntime({
       dialect,
-      env: { WATCH_INTERVAL_SECONDS: '1', ORDER_VISIBLE_TIMEOUT_SECONDS: String(VISIBLE_TIMEOUT_SECONDS), SLACK_WEBHOOK_URL: `${slack.url}/slack` },
+      env: {
+        WATCH_INTERVAL_SECONDS: '1',
+        ORDER_VISIBLE_TIMEOUT_SECONDS: String(VISIBLE_TIMEOUT_SECONDS),
+        SLACK_WEBHOOK_URL: `${slack.url}/slack`,
+      },
     });
   });
   afterAll(async () => {
@@ -49,25 +54,44 @@ describe(`Orders nobody kept (${dialect} marketplace dialect)`, () => {
     sim().inject({ endpoint: 'create_order', kind: 'timeoutAfterSend' });
     const before = sim().counters().ordersCreated;
     // Act
-    const res = await signedPost(runtime.url, '/webhook/create-order', { gpu_type: 'ZETA Z9100', callback_url: `${callbacks.url}/orphan` }, TEST_WEBHOOK_SECRET);
+    const res = await signedPost(
+      runtime.url,
+      '/webhook/create-order',
+      { gpu_type: 'ZETA Z9100', callback_url: `${callbacks.url}/orphan` },
+      TEST_WEBHOOK_SECRET,
+    );
     expect(res.status).toBe(202);
     const taskId = String((res.json as Json).task_id);
     const result = await callbacks.waitFor((r) => r.path === '/orphan' && json(r).event === undefined, WAIT_MS);
     sim().setVisibleDelay(0);
     sim().revealOrders();
     // Assess: the task failed without a second order: the server was rented (by its own, invisible order)
-    expect(json(result)).toEqual({ success: false, error: 'No ZETA Z9100 available; tried server 9951 (server-already-rented)' });
+    expect(json(result)).toEqual({
+      success: false,
+      error: 'No ZETA Z9100 available; tried server 9951 (server-already-rented)',
+    });
     expect(sim().counters().ordersCreated - before).toBe(1);
-    const orphan = sim().orders().find((o) => o.renting_server === 9951);
+    const orphan = sim()
+      .orders()
+      .find((o) => o.renting_server === 9951);
     if (!orphan) throw new Error('the simulator has no order on server 9951');
 
     // The order shows; the watch cancels it and reports it
     const event = await callbacks.waitFor((r) => json(r).event === 'order.orphan_cancelled', WAIT_MS);
     expect(event.path).toBe('/orphan');
-    expect(json(event)).toEqual({ event: 'order.orphan_cancelled', order_id: orphan.order_id, task_id: taskId, occurred_at: expect.any(Number) });
+    expect(json(event)).toEqual({
+      event: 'order.orphan_cancelled',
+      order_id: orphan.order_id,
+      task_id: taskId,
+      occurred_at: expect.any(Number),
+    });
     const text = `Order ${orphan.order_id} cancelled: placed for task ${taskId}, which did not keep it`;
     await slack.waitFor((r) => json(r).text === text, WAIT_MS);
-    expect(sim().orders().find((o) => o.order_id === orphan.order_id)).toMatchObject({ completed: true, end_reason: 'cancelled' });
+    expect(
+      sim()
+        .orders()
+        .find((o) => o.order_id === orphan.order_id),
+    ).toMatchObject({ completed: true, end_reason: 'cancelled' });
 
     // Once: later sweeps neither cancel nor report again
     const sweeps = runtime.watch.sweeps();

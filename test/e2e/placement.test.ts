@@ -29,14 +29,22 @@ describe(`Placing orders (${dialect} marketplace dialect)`, () => {
     return runtime.simulator.control;
   };
   const create = async (tag: string, body: Json): Promise<Json> => {
-    const res = await signedPost(runtime.url, '/webhook/create-order', { callback_url: `${callbacks.url}/${tag}`, ...body }, TEST_WEBHOOK_SECRET);
+    const res = await signedPost(
+      runtime.url,
+      '/webhook/create-order',
+      { callback_url: `${callbacks.url}/${tag}`, ...body },
+      TEST_WEBHOOK_SECRET,
+    );
     expect(res.status).toBe(202);
     return json(await callbacks.waitFor((r) => r.path === `/${tag}` && json(r).event === undefined, WAIT_MS));
   };
 
   beforeAll(async () => {
     callbacks = await startReceiver();
-    runtime = await startTestRuntime({ dialect, env: { ORDER_VISIBLE_TIMEOUT_SECONDS: String((4 * LISTED_LATE_MS) / 1000) } });
+    runtime = await startTestRuntime({
+      dialect,
+      env: { ORDER_VISIBLE_TIMEOUT_SECONDS: String((4 * LISTED_LATE_MS) / 1000) },
+    });
   });
   afterAll(async () => {
     await runtime?.close();
@@ -49,13 +57,17 @@ describe(`Placing orders (${dialect} marketplace dialect)`, () => {
     sim().setVisibleDelay(LISTED_LATE_MS);
     try {
       // Act
-      const results = await Promise.all(['late-1', 'late-2', 'late-3'].map((tag) => create(tag, { gpu_type: 'RTX 4090' })));
+      const results = await Promise.all(
+        ['late-1', 'late-2', 'late-3'].map((tag) => create(tag, { gpu_type: 'RTX 4090' })),
+      );
       // Assess: three successes on three orders, and no fourth order was ever created
       for (const result of results) expect(result).toMatchObject({ success: true, status: 'running' });
       const orderIds = results.map((r) => r.order_id);
       expect(new Set(orderIds).size).toBe(3);
       expect(sim().counters().ordersCreated - before).toBe(3);
-      const placed = sim().orders().filter((o) => orderIds.includes(o.order_id));
+      const placed = sim()
+        .orders()
+        .filter((o) => orderIds.includes(o.order_id));
       expect(placed.map((o) => o.completed)).toEqual([false, false, false]);
     } finally {
       sim().setVisibleDelay(0);

@@ -85,7 +85,9 @@ describe(`Local runtime (${dialect} marketplace dialect): relay routes over HTTP
       // Prepare: the marketplace's own answer in this dialect, grouped by the first word of the
       // first GPU name; elements without GPU names (production's older answers) are not offers.
       runtime.simulator?.control.setRateLimit(false);
-      const raw = await fetch(`${runtime.env.MARKETPLACE_URL}/v1/marketplace`, { headers: { auth: runtime.env.MARKETPLACE_API_KEY ?? '' } });
+      const raw = await fetch(`${runtime.env.MARKETPLACE_URL}/v1/marketplace`, {
+        headers: { auth: runtime.env.MARKETPLACE_API_KEY ?? '' },
+      });
       runtime.simulator?.control.setRateLimit(true);
       const servers = ((await raw.json()) as { servers: { gpu_array?: string[] }[] }).servers
         .map((s) => (s.gpu_array ?? []).map((g) => g.trim()).filter(Boolean))
@@ -96,7 +98,10 @@ describe(`Local runtime (${dialect} marketplace dialect): relay routes over HTTP
       // Assess
       expect(res.status).toBe(200);
       expect(res.json?.status).toBe('ok');
-      const summary = res.json?.summary as Record<string, { available: number; total: number; min_price: number | null }>;
+      const summary = res.json?.summary as Record<
+        string,
+        { available: number; total: number; min_price: number | null }
+      >;
       expect(new Set(Object.keys(summary))).toEqual(families);
       const total = Object.values(summary).reduce((n, g) => n + g.total, 0);
       const available = Object.values(summary).reduce((n, g) => n + g.available, 0);
@@ -108,7 +113,9 @@ describe(`Local runtime (${dialect} marketplace dialect): relay routes over HTTP
 
     it('reports min_price in USD per hour in both dialects (production answers per day)', async () => {
       // Prepare: the simulator's catalogue holds USD per hour; the live dialect answers it ×24 per day.
-      const catalogue = (runtime.simulator?.control.servers() ?? []).filter((s) => s.gpu_array.length > 0 && s.price.usd.spot !== undefined);
+      const catalogue = (runtime.simulator?.control.servers() ?? []).filter(
+        (s) => s.gpu_array.length > 0 && s.price.usd.spot !== undefined,
+      );
       const cheapest = Math.min(...catalogue.map((s) => s.price.usd.spot as number));
       // Act
       const res = await request(`${runtime.url}/webhook/marketplace`);
@@ -142,7 +149,11 @@ describe(`Local runtime (${dialect} marketplace dialect): relay routes over HTTP
 
     it('rejects a request without a signature with 401 Missing signature', async () => {
       // Act
-      const res = await request(`${runtime.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const res = await request(`${runtime.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       // Assess
       expect(res.status).toBe(401);
       expect(res.json).toEqual({ error: 'Missing signature' });
@@ -162,7 +173,12 @@ describe(`Local runtime (${dialect} marketplace dialect): relay routes over HTTP
 
     it('create-order: the success result reaches callback_url and Slack and Discord announce the order', async () => {
       // Act
-      const res = await signedPost(runtime.url, '/webhook/create-order', { gpu_type: 'RTX 4090', callback_url: `${callbacks.url}/create` }, TEST_WEBHOOK_SECRET);
+      const res = await signedPost(
+        runtime.url,
+        '/webhook/create-order',
+        { gpu_type: 'RTX 4090', callback_url: `${callbacks.url}/create` },
+        TEST_WEBHOOK_SECRET,
+      );
       const callback = await callbackFor('create');
       // Assess
       expect(res.status).toBe(202);
@@ -174,25 +190,41 @@ describe(`Local runtime (${dialect} marketplace dialect): relay routes over HTTP
       orderId = result.order_id as number;
       const placed = runtime.simulator?.control.orders().find((o) => o.order_id === orderId);
       expect(placed?.renting_server).toBe(result.server_id);
-      const slackMessage = await slack.waitFor((r) => String((r.json as { text?: string })?.text).includes(String(orderId)));
-      const discordMessage = await discord.waitFor((r) => String((r.json as { content?: string })?.content).includes(String(orderId)));
+      const slackMessage = await slack.waitFor((r) =>
+        String((r.json as { text?: string })?.text).includes(String(orderId)),
+      );
+      const discordMessage = await discord.waitFor((r) =>
+        String((r.json as { content?: string })?.content).includes(String(orderId)),
+      );
       expect(slackMessage.path).toBe('/slack');
       expect(discordMessage.path).toBe('/discord');
     });
 
     it('create-order on demand with max_price: the cap is compared with the USD price in the order currency', async () => {
       // Act
-      await signedPost(runtime.url, '/webhook/create-order', { gpu_type: 'RTX 3090', use_spot: false, max_price: 1000, callback_url: `${callbacks.url}/ondemand` }, TEST_WEBHOOK_SECRET);
+      await signedPost(
+        runtime.url,
+        '/webhook/create-order',
+        { gpu_type: 'RTX 3090', use_spot: false, max_price: 1000, callback_url: `${callbacks.url}/ondemand` },
+        TEST_WEBHOOK_SECRET,
+      );
       const callback = await callbackFor('ondemand');
       // Assess
       expect(callback.json).toMatchObject({ success: true, status: 'running' });
-      const placed = runtime.simulator?.control.orders().find((o) => o.order_id === (callback.json as { order_id: number }).order_id);
+      const placed = runtime.simulator?.control
+        .orders()
+        .find((o) => o.order_id === (callback.json as { order_id: number }).order_id);
       expect(placed).toMatchObject({ type: 'on-demand' });
     });
 
     it('create-order on demand with a max_price under every price: no match, nothing placed', async () => {
       const before = runtime.simulator?.control.orders().length;
-      await signedPost(runtime.url, '/webhook/create-order', { gpu_type: 'RTX 3090', use_spot: false, max_price: 0.0001, callback_url: `${callbacks.url}/ondemand-cap` }, TEST_WEBHOOK_SECRET);
+      await signedPost(
+        runtime.url,
+        '/webhook/create-order',
+        { gpu_type: 'RTX 3090', use_spot: false, max_price: 0.0001, callback_url: `${callbacks.url}/ondemand-cap` },
+        TEST_WEBHOOK_SECRET,
+      );
       const callback = await callbackFor('ondemand-cap');
       expect(callback.json).toEqual({ success: false, error: 'No RTX 3090 available under $0.0001/hr' });
       expect(runtime.simulator?.control.orders().length).toBe(before);
@@ -203,10 +235,18 @@ describe(`Local runtime (${dialect} marketplace dialect): relay routes over HTTP
       runtime.simulator?.control.setReadyDelay(600_000);
       try {
         // Act
-        await signedPost(runtime.url, '/webhook/create-order', { gpu_type: 'RTX', callback_url: `${callbacks.url}/timeout` }, TEST_WEBHOOK_SECRET);
+        await signedPost(
+          runtime.url,
+          '/webhook/create-order',
+          { gpu_type: 'RTX', callback_url: `${callbacks.url}/timeout` },
+          TEST_WEBHOOK_SECRET,
+        );
         const callback = await callbacks.waitFor((r) => r.path === '/timeout', 60_000);
         // Assess
-        expect(callback.json).toEqual({ success: false, error: `Order creation timed out after ${READY_TIMEOUT_SECONDS} s` });
+        expect(callback.json).toEqual({
+          success: false,
+          error: `Order creation timed out after ${READY_TIMEOUT_SECONDS} s`,
+        });
         const orders = runtime.simulator?.control.orders() ?? [];
         const placed = orders[orders.length - 1];
         expect(placed?.completed).toBe(true);
@@ -221,9 +261,16 @@ describe(`Local runtime (${dialect} marketplace dialect): relay routes over HTTP
       control.setSshDelay(600_000);
       try {
         // Act
-        await signedPost(runtime.url, '/webhook/create-order', { gpu_type: 'RTX', callback_url: `${callbacks.url}/ssh-late` }, TEST_WEBHOOK_SECRET);
+        await signedPost(
+          runtime.url,
+          '/webhook/create-order',
+          { gpu_type: 'RTX', callback_url: `${callbacks.url}/ssh-late` },
+          TEST_WEBHOOK_SECRET,
+        );
         // the relay saw the order running and probed its ssh, which did not answer
-        const probed = await waitUntil(() => control.orders().find((o) => o.status === 'running' && o.ssh_connections.reset > 0 && !o.completed));
+        const probed = await waitUntil(() =>
+          control.orders().find((o) => o.status === 'running' && o.ssh_connections.reset > 0 && !o.completed),
+        );
         const reportedEarly = callbacks.requests.some((r) => r.path === '/ssh-late');
         control.setSshDelay(0);
         const callback = await callbackFor('ssh-late');
@@ -244,7 +291,12 @@ describe(`Local runtime (${dialect} marketplace dialect): relay routes over HTTP
       control.setSshDelay(600_000);
       try {
         // Act
-        await signedPost(runtime.url, '/webhook/create-order', { gpu_type: 'RTX', callback_url: `${callbacks.url}/ssh-never` }, TEST_WEBHOOK_SECRET);
+        await signedPost(
+          runtime.url,
+          '/webhook/create-order',
+          { gpu_type: 'RTX', callback_url: `${callbacks.url}/ssh-never` },
+          TEST_WEBHOOK_SECRET,
+        );
         const callback = await callbacks.waitFor((r) => r.path === '/ssh-never', 60_000);
         // Assess
         expect(callback.json).toEqual({
@@ -266,7 +318,16 @@ describe(`Local runtime (${dialect} marketplace dialect): relay routes over HTTP
       const limited = runtime.simulator?.control.counters().rateLimited ?? 0;
       // Act
       const tags = ['trio-1', 'trio-2', 'trio-3'];
-      await Promise.all(tags.map((tag) => signedPost(runtime.url, '/webhook/create-order', { gpu_type: 'RTX', callback_url: `${callbacks.url}/${tag}` }, TEST_WEBHOOK_SECRET)));
+      await Promise.all(
+        tags.map((tag) =>
+          signedPost(
+            runtime.url,
+            '/webhook/create-order',
+            { gpu_type: 'RTX', callback_url: `${callbacks.url}/${tag}` },
+            TEST_WEBHOOK_SECRET,
+          ),
+        ),
+      );
       const results = await Promise.all(tags.map((tag) => callbackFor(tag)));
       // Assess
       const orderIds = results.map((r) => (r.json as { order_id?: number }).order_id);
@@ -280,7 +341,12 @@ describe(`Local runtime (${dialect} marketplace dialect): relay routes over HTTP
 
     it('create-order: no match ends with a failure result at callback_url', async () => {
       // Act
-      await signedPost(runtime.url, '/webhook/create-order', { gpu_type: 'NoSuchGpuModel', max_price: 1, callback_url: `${callbacks.url}/nomatch` }, TEST_WEBHOOK_SECRET);
+      await signedPost(
+        runtime.url,
+        '/webhook/create-order',
+        { gpu_type: 'NoSuchGpuModel', max_price: 1, callback_url: `${callbacks.url}/nomatch` },
+        TEST_WEBHOOK_SECRET,
+      );
       const callback = await callbackFor('nomatch');
       // Assess
       expect(callback.json).toEqual({ success: false, error: expect.stringContaining('NoSuchGpuModel') });
@@ -288,7 +354,12 @@ describe(`Local runtime (${dialect} marketplace dialect): relay routes over HTTP
 
     it('status: the order list reaches callback_url', async () => {
       // Act
-      await signedPost(runtime.url, '/webhook/status', { callback_url: `${callbacks.url}/status` }, TEST_WEBHOOK_SECRET);
+      await signedPost(
+        runtime.url,
+        '/webhook/status',
+        { callback_url: `${callbacks.url}/status` },
+        TEST_WEBHOOK_SECRET,
+      );
       const callback = await callbackFor('status');
       // Assess
       const result = callback.json as { total_orders: number; active: number; orders: { order_id: number }[] };
@@ -298,17 +369,31 @@ describe(`Local runtime (${dialect} marketplace dialect): relay routes over HTTP
 
     it('cancel-order: the cancelled result reaches callback_url and Slack hears about it', async () => {
       // Act
-      await signedPost(runtime.url, '/webhook/cancel-order', { order_id: orderId, callback_url: `${callbacks.url}/cancel` }, TEST_WEBHOOK_SECRET);
+      await signedPost(
+        runtime.url,
+        '/webhook/cancel-order',
+        { order_id: orderId, callback_url: `${callbacks.url}/cancel` },
+        TEST_WEBHOOK_SECRET,
+      );
       const callback = await callbackFor('cancel');
       // Assess
       expect(callback.json).toEqual({ success: true, order_id: orderId, status: 'cancelled' });
       expect(runtime.simulator?.control.orders().find((o) => o.order_id === orderId)?.completed).toBe(true);
-      await slack.waitFor((r) => /cancel/i.test(String((r.json as { text?: string })?.text)) && String((r.json as { text?: string })?.text).includes(String(orderId)));
+      await slack.waitFor(
+        (r) =>
+          /cancel/i.test(String((r.json as { text?: string })?.text)) &&
+          String((r.json as { text?: string })?.text).includes(String(orderId)),
+      );
     });
 
     it('price-alert: a price not met returns the Price not met result', async () => {
       // Act
-      await signedPost(runtime.url, '/webhook/price-alert', { gpu_type: 'RTX 4090', target_price: 0.0001, callback_url: `${callbacks.url}/alert-miss` }, TEST_WEBHOOK_SECRET);
+      await signedPost(
+        runtime.url,
+        '/webhook/price-alert',
+        { gpu_type: 'RTX 4090', target_price: 0.0001, callback_url: `${callbacks.url}/alert-miss` },
+        TEST_WEBHOOK_SECRET,
+      );
       const callback = await callbackFor('alert-miss');
       // Assess
       expect(callback.json).toEqual({ success: false, message: 'Price not met' });
@@ -316,9 +401,20 @@ describe(`Local runtime (${dialect} marketplace dialect): relay routes over HTTP
 
     it('price-alert: a match notifies chat and queues a create-order whose result follows', async () => {
       // Act
-      await signedPost(runtime.url, '/webhook/price-alert', { gpu_type: 'RTX 3090', target_price: 1000, callback_url: `${callbacks.url}/alert-hit` }, TEST_WEBHOOK_SECRET);
-      const alert = await callbacks.waitFor((r) => r.path === '/alert-hit' && typeof (r.json as { task_id?: unknown })?.task_id === 'string', 30_000);
-      const order = await callbacks.waitFor((r) => r.path === '/alert-hit' && (r.json as { order_id?: unknown })?.order_id !== undefined, 30_000);
+      await signedPost(
+        runtime.url,
+        '/webhook/price-alert',
+        { gpu_type: 'RTX 3090', target_price: 1000, callback_url: `${callbacks.url}/alert-hit` },
+        TEST_WEBHOOK_SECRET,
+      );
+      const alert = await callbacks.waitFor(
+        (r) => r.path === '/alert-hit' && typeof (r.json as { task_id?: unknown })?.task_id === 'string',
+        30_000,
+      );
+      const order = await callbacks.waitFor(
+        (r) => r.path === '/alert-hit' && (r.json as { order_id?: unknown })?.order_id !== undefined,
+        30_000,
+      );
       // Assess
       expect(alert.json).toMatchObject({ success: true });
       expect(order.json).toMatchObject({ success: true, status: 'running' });

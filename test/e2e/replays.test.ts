@@ -21,7 +21,11 @@ const signedRequest = (body: unknown, timestamp = String(Math.floor(Date.now() /
   const raw = JSON.stringify(body);
   return {
     raw,
-    headers: { 'content-type': 'application/json', 'x-webhook-timestamp': timestamp, 'x-webhook-signature': hmacHex(TEST_WEBHOOK_SECRET, signedBytes(raw, timestamp)) },
+    headers: {
+      'content-type': 'application/json',
+      'x-webhook-timestamp': timestamp,
+      'x-webhook-signature': hmacHex(TEST_WEBHOOK_SECRET, signedBytes(raw, timestamp)),
+    },
   };
 };
 
@@ -32,7 +36,13 @@ describe(`Local runtime (${dialect} marketplace dialect): replayed requests`, ()
 
   /** Task records in the table: a request that made a task recorded it before its 202. */
   const taskCount = async (): Promise<number> => {
-    const out = await doc.send(new ScanCommand({ TableName: runtime.dynamo.tableName, FilterExpression: 'begins_with(pk, :p)', ExpressionAttributeValues: { ':p': 'TASK#' } }));
+    const out = await doc.send(
+      new ScanCommand({
+        TableName: runtime.dynamo.tableName,
+        FilterExpression: 'begins_with(pk, :p)',
+        ExpressionAttributeValues: { ':p': 'TASK#' },
+      }),
+    );
     return out.Count ?? 0;
   };
 
@@ -43,10 +53,17 @@ describe(`Local runtime (${dialect} marketplace dialect): replayed requests`, ()
     callbacks = await startReceiver();
     // Every copy counts toward the per-address limit: room for them all.
     // The fleet watch every second and a short warning window: lease and status events within seconds.
-    runtime = await startTestRuntime({ dialect, env: { MAX_REQUESTS_PER_MINUTE: '600', WATCH_INTERVAL_SECONDS: '1', LEASE_WARNING_SECONDS: '5' } });
-    doc = DynamoDBDocumentClient.from(new DynamoDBClient({
-      endpoint: runtime.dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    }));
+    runtime = await startTestRuntime({
+      dialect,
+      env: { MAX_REQUESTS_PER_MINUTE: '600', WATCH_INTERVAL_SECONDS: '1', LEASE_WARNING_SECONDS: '5' },
+    });
+    doc = DynamoDBDocumentClient.from(
+      new DynamoDBClient({
+        endpoint: runtime.dynamo.endpoint,
+        region: 'us-east-1',
+        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      }),
+    );
   });
   afterAll(async () => {
     doc?.destroy();
@@ -78,7 +95,10 @@ describe(`Local runtime (${dialect} marketplace dialect): replayed requests`, ()
     const task = await request(`${runtime.url}/webhook/tasks/${String(taskId)}`, {
       headers: (() => {
         const ts = String(Math.floor(Date.now() / 1000));
-        return { 'x-webhook-timestamp': ts, 'x-webhook-signature': hmacHex(TEST_WEBHOOK_SECRET, signedBytes(`/webhook/tasks/${String(taskId)}`, ts)) };
+        return {
+          'x-webhook-timestamp': ts,
+          'x-webhook-signature': hmacHex(TEST_WEBHOOK_SECRET, signedBytes(`/webhook/tasks/${String(taskId)}`, ts)),
+        };
       })(),
     });
     expect(task.json).toMatchObject({ task_id: taskId, state: 'succeeded' });
@@ -98,7 +118,10 @@ describe(`Local runtime (${dialect} marketplace dialect): replayed requests`, ()
     expect(copy.headers.get('idempotent-replayed')).toBe('true');
     // Nothing was queued: a task is recorded before its 202, and the copy recorded none.
     const tasks = await taskCount();
-    expect(await send('/webhook/status', signed)).toMatchObject({ status: 202, json: { task_id: first.json?.task_id } });
+    expect(await send('/webhook/status', signed)).toMatchObject({
+      status: 202,
+      json: { task_id: first.json?.task_id },
+    });
     expect(await taskCount()).toBe(tasks);
   });
 
@@ -109,22 +132,42 @@ describe(`Local runtime (${dialect} marketplace dialect): replayed requests`, ()
     const post = async (path: string, body: Record<string, unknown>): Promise<void> => {
       expect((await send(path, signedRequest(body))).status).toBe(202);
     };
-    const result = (path: string, match: (body: Record<string, unknown>) => boolean = () => true): Promise<ReceivedRequest> =>
+    const result = (
+      path: string,
+      match: (body: Record<string, unknown>) => boolean = () => true,
+    ): Promise<ReceivedRequest> =>
       callbacks.waitFor((r) => r.path === path && json(r).event === undefined && match(json(r)), WAIT);
-    const event = (path: string, name: string): Promise<ReceivedRequest> => callbacks.waitFor((r) => r.path === path && json(r).event === name, WAIT);
+    const event = (path: string, name: string): Promise<ReceivedRequest> =>
+      callbacks.waitFor((r) => r.path === path && json(r).event === name, WAIT);
 
-    await post('/webhook/create-order', { gpu_type: 'RTX 4090', max_hours: 0.002, callback_url: `${callbacks.url}/leased` });
+    await post('/webhook/create-order', {
+      gpu_type: 'RTX 4090',
+      max_hours: 0.002,
+      callback_url: `${callbacks.url}/leased`,
+    });
     await post('/webhook/create-order', { gpu_type: 'RTX 4090', callback_url: `${callbacks.url}/watched` });
     await post('/webhook/create-order', { gpu_type: 'NoSuchGpuModel', callback_url: `${callbacks.url}/no-match` });
     await post('/webhook/cancel-order', { order_id: 999999, callback_url: `${callbacks.url}/cancel` });
     await post('/webhook/status', { callback_url: `${callbacks.url}/status` });
-    await post('/webhook/price-alert', { gpu_type: 'RTX 4090', target_price: 0.0001, callback_url: `${callbacks.url}/alert-miss` });
-    await post('/webhook/price-alert', { gpu_type: 'RTX 3090', target_price: 1000, callback_url: `${callbacks.url}/alert-hit` });
+    await post('/webhook/price-alert', {
+      gpu_type: 'RTX 4090',
+      target_price: 0.0001,
+      callback_url: `${callbacks.url}/alert-miss`,
+    });
+    await post('/webhook/price-alert', {
+      gpu_type: 'RTX 3090',
+      target_price: 1000,
+      callback_url: `${callbacks.url}/alert-hit`,
+    });
     const leased = await result('/leased');
     const watched = await result('/watched');
     const orderId = json(watched).order_id as number;
     await post('/webhook/extend-order', { order_id: orderId, hours: 1, callback_url: `${callbacks.url}/extend` });
-    await post('/webhook/set-spot-price', { order_id: 999999, desired_price: 1, callback_url: `${callbacks.url}/spot` });
+    await post('/webhook/set-spot-price', {
+      order_id: 999999,
+      desired_price: 1,
+      callback_url: `${callbacks.url}/spot`,
+    });
     const deliveries: Record<string, ReceivedRequest> = {
       'create-order success': leased,
       'create-order failure': await result('/no-match'),
@@ -143,18 +186,29 @@ describe(`Local runtime (${dialect} marketplace dialect): replayed requests`, ()
     expect(json(leased)).toMatchObject({ success: true });
 
     // Every one is a genuine delivery: Standard Webhooks, the callback signing secret.
-    for (const [kind, delivery] of Object.entries(deliveries)) expect({ kind, verifies: deliveryVerifies(delivery) }).toEqual({ kind, verifies: true });
+    for (const [kind, delivery] of Object.entries(deliveries))
+      expect({ kind, verifies: deliveryVerifies(delivery) }).toEqual({ kind, verifies: true });
 
     // Act: replay each verbatim (its exact body and every header) to every signed route.
     const tasksBefore = await taskCount();
     const ordersBefore = runtime.simulator?.control.orders().length;
     const answers: { kind: string; route: string; status: number; error: unknown }[] = [];
     for (const [kind, delivery] of Object.entries(deliveries)) {
-      const headers = Object.fromEntries(Object.entries(delivery.headers)
-        .filter((e): e is [string, string] => typeof e[1] === 'string' && !['host', 'connection', 'content-length', 'transfer-encoding'].includes(e[0])));
+      const headers = Object.fromEntries(
+        Object.entries(delivery.headers).filter(
+          (e): e is [string, string] =>
+            typeof e[1] === 'string' && !['host', 'connection', 'content-length', 'transfer-encoding'].includes(e[0]),
+        ),
+      );
       for (const route of ROUTES.filter((r) => r.signed)) {
-        const path = route.path.replace('{task_id}', String(json(delivery).task_id ?? '6f1c0b1e-8a57-4f0e-9b38-0d6c2f4c9a11'));
-        const res = await request(`${runtime.url}${path}`, route.method === 'GET' ? { headers } : { method: 'POST', headers, body: delivery.body });
+        const path = route.path.replace(
+          '{task_id}',
+          String(json(delivery).task_id ?? '6f1c0b1e-8a57-4f0e-9b38-0d6c2f4c9a11'),
+        );
+        const res = await request(
+          `${runtime.url}${path}`,
+          route.method === 'GET' ? { headers } : { method: 'POST', headers, body: delivery.body },
+        );
         answers.push({ kind, route: route.id, status: res.status, error: res.json?.error });
       }
     }

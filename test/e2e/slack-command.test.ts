@@ -39,14 +39,26 @@ describe('Local runtime: /slack/command allowlists and rate limit', () => {
     });
   };
   const itemsWithPrefix = async (prefix: string): Promise<number> => {
-    const out = await doc.send(new ScanCommand({ TableName: runtime.dynamo.tableName, FilterExpression: 'begins_with(pk, :p)', ExpressionAttributeValues: { ':p': prefix } }));
+    const out = await doc.send(
+      new ScanCommand({
+        TableName: runtime.dynamo.tableName,
+        FilterExpression: 'begins_with(pk, :p)',
+        ExpressionAttributeValues: { ':p': prefix },
+      }),
+    );
     return out.Count ?? 0;
   };
   const queuedJobs = async (): Promise<number> => {
-    const out = await sqs.send(new GetQueueAttributesCommand({
-      QueueUrl: runtime.sqs.queueUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
-    }));
-    return Number(out.Attributes?.ApproximateNumberOfMessages ?? 0) + Number(out.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0);
+    const out = await sqs.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: runtime.sqs.queueUrl,
+        AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+      }),
+    );
+    return (
+      Number(out.Attributes?.ApproximateNumberOfMessages ?? 0) +
+      Number(out.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0)
+    );
   };
 
   beforeAll(async () => {
@@ -59,7 +71,9 @@ describe('Local runtime: /slack/command allowlists and rate limit', () => {
         MAX_REQUESTS_PER_MINUTE: String(LIMIT),
       },
     });
-    doc = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: runtime.dynamo.endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS }));
+    doc = DynamoDBDocumentClient.from(
+      new DynamoDBClient({ endpoint: runtime.dynamo.endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS }),
+    );
     sqs = new SQSClient({ endpoint: runtime.sqs.endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
   });
   afterAll(async () => {
@@ -85,7 +99,10 @@ describe('Local runtime: /slack/command allowlists and rate limit', () => {
   it('queues the command of a listed user of the allowed workspace', async () => {
     const res = await slash({ text: 'status', team_id: 'T0OURS', user_id: 'U0ALICE', trigger_id: 'trig-3' });
     expect(res.status).toBe(200);
-    expect(res.json).toMatchObject({ response_type: 'in_channel', text: expect.stringMatching(/^Status check queued\. Task ID: /) });
+    expect(res.json).toMatchObject({
+      response_type: 'in_channel',
+      text: expect.stringMatching(/^Status check queued\. Task ID: /),
+    });
     expect(await itemsWithPrefix('TASK#')).toBe(1);
   });
 

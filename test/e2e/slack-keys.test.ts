@@ -31,11 +31,17 @@ describe(`Slack users mapped to caller keys (${dialect} marketplace dialect)`, (
   };
   /** The final record of a task, through the CLI (`task --wait` polls GET /webhook/tasks/{id}). */
   const finalRecord = async (taskId: string) => {
-    const run = await runCli(['task', taskId, '--wait', '--interval', '0.2', '--timeout', '40'], { env: cliEnv(), timeoutMs: WAIT_MS });
+    const run = await runCli(['task', taskId, '--wait', '--interval', '0.2', '--timeout', '40'], {
+      env: cliEnv(),
+      timeoutMs: WAIT_MS,
+    });
     return JSON.parse(run.stdout) as { state: string; result: Record<string, unknown> };
   };
   const createKey = async (name: string, scopes: string, slackUser?: string) => {
-    const run = await runCli(['keys', 'create', '--name', name, '--scopes', scopes, ...(slackUser ? ['--slack-user', slackUser] : [])], { env: cliEnv() });
+    const run = await runCli(
+      ['keys', 'create', '--name', name, '--scopes', scopes, ...(slackUser ? ['--slack-user', slackUser] : [])],
+      { env: cliEnv() },
+    );
     expect(run.code).toBe(0);
     secrets[name] = /secret: (\S+)/.exec(run.stdout)?.[1] ?? '';
   };
@@ -65,18 +71,36 @@ describe(`Slack users mapped to caller keys (${dialect} marketplace dialect)`, (
     expect(answer).toEqual({ response_type: 'ephemeral', text: 'key reader may not cancel' });
   });
 
-  it('refuses a mapped user\'s cancel of another key\'s order like a webhook caller\'s, and the order stays', async () => {
+  it("refuses a mapped user's cancel of another key's order like a webhook caller's, and the order stays", async () => {
     // Prepare: `owner` places an order through the webhook
-    const placed = await signedPost(runtime.url, '/webhook/create-order', { gpu_type: 'RTX 4090', callback_url: `${callbacks.url}/owner` }, secrets.owner, { 'x-webhook-key-id': 'owner' });
+    const placed = await signedPost(
+      runtime.url,
+      '/webhook/create-order',
+      { gpu_type: 'RTX 4090', callback_url: `${callbacks.url}/owner` },
+      secrets.owner,
+      { 'x-webhook-key-id': 'owner' },
+    );
     expect(placed.status).toBe(202);
-    const result = (await callbacks.waitFor((r) => r.path === '/owner' && (r.json as { event?: string }).event === undefined, WAIT_MS)).json as { order_id: number };
+    const result = (
+      await callbacks.waitFor((r) => r.path === '/owner' && (r.json as { event?: string }).event === undefined, WAIT_MS)
+    ).json as { order_id: number };
     // Act: the Slack user mapped to `canceller` tries to cancel it
     const answer = await slash('U456', `cancel ${result.order_id}`);
     // Assess
     expect(answer.response_type).toBe('in_channel');
     const taskId = /Task ID: (\S+)/.exec(answer.text)?.[1] ?? '';
-    expect((await finalRecord(taskId)).result).toEqual({ success: false, error: `order ${result.order_id} is not an order of key canceller` });
-    expect(runtime.simulator?.control.orders().some((o) => (o as { order_id: number }).order_id === result.order_id && (o as { status?: string }).status !== 'expired')).toBe(true);
+    expect((await finalRecord(taskId)).result).toEqual({
+      success: false,
+      error: `order ${result.order_id} is not an order of key canceller`,
+    });
+    expect(
+      runtime.simulator?.control
+        .orders()
+        .some(
+          (o) =>
+            (o as { order_id: number }).order_id === result.order_id && (o as { status?: string }).status !== 'expired',
+        ),
+    ).toBe(true);
   });
 
   it('lets an unmapped user act as the default key (SLACK_UNMAPPED_USERS=default)', async () => {

@@ -23,7 +23,8 @@ const json = (r: ReceivedRequest): Json => (r.json ?? {}) as Json;
 const isResult = (r: ReceivedRequest, path: string): boolean => r.path === path && json(r).event === undefined;
 
 /** Resolves once `condition` holds (test/helpers/until.ts), by default within WAIT_MS. */
-const until = (condition: () => boolean | Promise<boolean>, what: string, timeoutMs = WAIT_MS): Promise<void> => waitUntil(condition, what, timeoutMs);
+const until = (condition: () => boolean | Promise<boolean>, what: string, timeoutMs = WAIT_MS): Promise<void> =>
+  waitUntil(condition, what, timeoutMs);
 
 describe(`Standing orders under a full hourly order cap (${dialect} marketplace dialect)`, () => {
   let runtime: LocalRuntime;
@@ -34,12 +35,19 @@ describe(`Standing orders under a full hourly order cap (${dialect} marketplace 
   };
   const taskView = async (taskId: string): Promise<Json> => {
     const path = `/webhook/tasks/${taskId}`;
-    const res = await request(`${runtime.url}${path}`, { headers: { 'x-webhook-signature': hmacHex(TEST_WEBHOOK_SECRET, path) } });
+    const res = await request(`${runtime.url}${path}`, {
+      headers: { 'x-webhook-signature': hmacHex(TEST_WEBHOOK_SECRET, path) },
+    });
     expect(res.status).toBe(200);
     return res.json as Json;
   };
   const create = async (tag: string, body: Json): Promise<string> => {
-    const res = await signedPost(runtime.url, '/webhook/create-order', { callback_url: `${callbacks.url}/${tag}`, ...body }, TEST_WEBHOOK_SECRET);
+    const res = await signedPost(
+      runtime.url,
+      '/webhook/create-order',
+      { callback_url: `${callbacks.url}/${tag}`, ...body },
+      TEST_WEBHOOK_SECRET,
+    );
     expect(res.status).toBe(202);
     return String(res.json?.task_id);
   };
@@ -84,12 +92,16 @@ describe(`Standing orders under a full hourly order cap (${dialect} marketplace 
     // sweep (at most one read at the window's edge; a resume per sweep would read 3 times and more)
     expect(reads() - before).toBeLessThanOrEqual(1);
     expect(callbacks.requests.filter((r) => isResult(r, '/cap-younger'))).toEqual([]);
-    expect(sim().orders().filter((o) => o.renting_server === 9811 || o.renting_server === 9812)).toHaveLength(1);
+    expect(
+      sim()
+        .orders()
+        .filter((o) => o.renting_server === 9811 || o.renting_server === 9812),
+    ).toHaveLength(1);
     // Clean up
     await signedPost(runtime.url, '/webhook/cancel-task', { task_id: younger }, TEST_WEBHOOK_SECRET);
   }, 120_000);
 
-  it('fails a standing order held by the cap with the cap\'s text when its wait ends, once', async () => {
+  it("fails a standing order held by the cap with the cap's text when its wait ends, once", async () => {
     // Prepare: the cap is full (the test above placed one order); a server matches at once
     sim().addServer(uniqueServer(9813, 'OMEGA C2', sim().nativeCoin));
     // Act
@@ -101,6 +113,10 @@ describe(`Standing orders under a full hourly order cap (${dialect} marketplace 
     expect(await taskView(taskId)).toMatchObject({ state: 'failed', result });
     await moreSweeps(2);
     expect(callbacks.requests.filter((r) => isResult(r, '/cap-timeout'))).toHaveLength(1);
-    expect(sim().orders().filter((o) => o.renting_server === 9813)).toEqual([]);
+    expect(
+      sim()
+        .orders()
+        .filter((o) => o.renting_server === 9813),
+    ).toEqual([]);
   }, 120_000);
 });

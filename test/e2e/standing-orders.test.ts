@@ -25,7 +25,8 @@ const json = (r: ReceivedRequest): Json => (r.json ?? {}) as Json;
 const isResult = (r: ReceivedRequest, path: string): boolean => r.path === path && json(r).event === undefined;
 
 /** Resolves once `condition` holds (test/helpers/until.ts), by default within WAIT_MS. */
-const until = (condition: () => boolean | Promise<boolean>, what: string, timeoutMs = WAIT_MS): Promise<void> => waitUntil(condition, what, timeoutMs);
+const until = (condition: () => boolean | Promise<boolean>, what: string, timeoutMs = WAIT_MS): Promise<void> =>
+  waitUntil(condition, what, timeoutMs);
 
 describe(`Standing orders (${dialect} marketplace dialect)`, () => {
   let runtime: LocalRuntime;
@@ -36,12 +37,19 @@ describe(`Standing orders (${dialect} marketplace dialect)`, () => {
   };
   const taskView = async (taskId: string): Promise<Json> => {
     const path = `/webhook/tasks/${taskId}`;
-    const res = await request(`${runtime.url}${path}`, { headers: { 'x-webhook-signature': hmacHex(TEST_WEBHOOK_SECRET, path) } });
+    const res = await request(`${runtime.url}${path}`, {
+      headers: { 'x-webhook-signature': hmacHex(TEST_WEBHOOK_SECRET, path) },
+    });
     expect(res.status).toBe(200);
     return res.json as Json;
   };
   const create = async (tag: string, body: Json): Promise<string> => {
-    const res = await signedPost(runtime.url, '/webhook/create-order', { callback_url: `${callbacks.url}/${tag}`, ...body }, TEST_WEBHOOK_SECRET);
+    const res = await signedPost(
+      runtime.url,
+      '/webhook/create-order',
+      { callback_url: `${callbacks.url}/${tag}`, ...body },
+      TEST_WEBHOOK_SECRET,
+    );
     expect(res.status).toBe(202);
     return String(res.json?.task_id);
   };
@@ -86,10 +94,14 @@ describe(`Standing orders (${dialect} marketplace dialect)`, () => {
     expect((await taskView(taskId)).waiting_until).toBeUndefined();
     await moreSweeps(2);
     expect(callbacks.requests.filter((r) => isResult(r, '/later'))).toHaveLength(1);
-    expect(sim().orders().filter((o) => o.renting_server === 9801)).toHaveLength(1);
+    expect(
+      sim()
+        .orders()
+        .filter((o) => o.renting_server === 9801),
+    ).toHaveLength(1);
   }, 120_000);
 
-  it('fails with the spec\'s no-match text when the wait ends without a server, once', async () => {
+  it("fails with the spec's no-match text when the wait ends without a server, once", async () => {
     // Act
     const taskId = await create('timeout', { gpu_type: 'OMEGA W2', max_price: 0.5, wait_seconds: 2 });
     // Assess
@@ -111,13 +123,19 @@ describe(`Standing orders (${dialect} marketplace dialect)`, () => {
     // Act: one server appears
     sim().addServer(uniqueServer(9803, 'OMEGA W3', sim().nativeCoin));
     // Assess: the older task gets it; the younger one is now first in the queue
-    expect(json(await callbacks.waitFor((r) => isResult(r, '/older'), WAIT_MS))).toMatchObject({ success: true, server_id: 9803 });
+    expect(json(await callbacks.waitFor((r) => isResult(r, '/older'), WAIT_MS))).toMatchObject({
+      success: true,
+      server_id: 9803,
+    });
     await moreSweeps(2);
     expect(await taskView(younger)).toMatchObject({ state: 'waiting', position: 1 });
 
     // Act: a second server appears; Assess: the younger task gets that one
     sim().addServer(uniqueServer(9804, 'OMEGA W3', sim().nativeCoin));
-    expect(json(await callbacks.waitFor((r) => isResult(r, '/younger'), WAIT_MS))).toMatchObject({ success: true, server_id: 9804 });
+    expect(json(await callbacks.waitFor((r) => isResult(r, '/younger'), WAIT_MS))).toMatchObject({
+      success: true,
+      server_id: 9804,
+    });
   }, 120_000);
 
   it('cancel-task ends a waiting task with one result; the task is never placed', async () => {
@@ -125,21 +143,42 @@ describe(`Standing orders (${dialect} marketplace dialect)`, () => {
     const taskId = await create('cancelled', { gpu_type: 'OMEGA W5', wait_seconds: 600 });
     await waitingView(taskId);
     // Act
-    const res = await signedPost(runtime.url, '/webhook/cancel-task', { task_id: taskId, callback_url: `${callbacks.url}/canceller` }, TEST_WEBHOOK_SECRET);
+    const res = await signedPost(
+      runtime.url,
+      '/webhook/cancel-task',
+      { task_id: taskId, callback_url: `${callbacks.url}/canceller` },
+      TEST_WEBHOOK_SECRET,
+    );
     // Assess
     expect(res.status).toBe(202);
-    expect(json(await callbacks.waitFor((r) => isResult(r, '/canceller'), WAIT_MS))).toEqual({ success: true, task_id: taskId, state: 'cancelled' });
+    expect(json(await callbacks.waitFor((r) => isResult(r, '/canceller'), WAIT_MS))).toEqual({
+      success: true,
+      task_id: taskId,
+      state: 'cancelled',
+    });
     const result = json(await callbacks.waitFor((r) => isResult(r, '/cancelled'), WAIT_MS));
     expect(result).toEqual({ success: false, error: 'cancelled while waiting for a server' });
     expect(await taskView(taskId)).toMatchObject({ state: 'failed', result });
     // A server appearing later is not rented for it
     sim().addServer(uniqueServer(9805, 'OMEGA W5', sim().nativeCoin));
     await moreSweeps(2);
-    expect(sim().orders().filter((o) => o.renting_server === 9805)).toEqual([]);
+    expect(
+      sim()
+        .orders()
+        .filter((o) => o.renting_server === 9805),
+    ).toEqual([]);
     expect(callbacks.requests.filter((r) => isResult(r, '/cancelled'))).toHaveLength(1);
     // Cancelling again: not waiting
-    await signedPost(runtime.url, '/webhook/cancel-task', { task_id: taskId, callback_url: `${callbacks.url}/again` }, TEST_WEBHOOK_SECRET);
-    expect(json(await callbacks.waitFor((r) => isResult(r, '/again'), WAIT_MS))).toEqual({ success: false, error: `task ${taskId} is not waiting` });
+    await signedPost(
+      runtime.url,
+      '/webhook/cancel-task',
+      { task_id: taskId, callback_url: `${callbacks.url}/again` },
+      TEST_WEBHOOK_SECRET,
+    );
+    expect(json(await callbacks.waitFor((r) => isResult(r, '/again'), WAIT_MS))).toEqual({
+      success: false,
+      error: `task ${taskId} is not waiting`,
+    });
   }, 120_000);
 
   it('many waiting tasks cost at most one listing read per sweep, all together', async () => {

@@ -13,8 +13,19 @@ import { banner } from '../../local/start';
 const fakeRuntime = (env: Record<string, string>, withSimulator = true): LocalRuntime => ({
   url: 'http://127.0.0.1:5000',
   port: 5000,
-  simulator: withSimulator ? ({ url: 'http://127.0.0.1:5001', apiKey: env.MARKETPLACE_API_KEY, control: {}, close: async () => undefined } as unknown as LocalRuntime['simulator']) : undefined,
-  sqs: { endpoint: 'http://127.0.0.1:5002', queueUrl: 'http://127.0.0.1:5002/000000000000/jobs', dlqUrl: 'http://127.0.0.1:5002/000000000000/jobs-dlq' },
+  simulator: withSimulator
+    ? ({
+        url: 'http://127.0.0.1:5001',
+        apiKey: env.MARKETPLACE_API_KEY,
+        control: {},
+        close: async () => undefined,
+      } as unknown as LocalRuntime['simulator'])
+    : undefined,
+  sqs: {
+    endpoint: 'http://127.0.0.1:5002',
+    queueUrl: 'http://127.0.0.1:5002/000000000000/jobs',
+    dlqUrl: 'http://127.0.0.1:5002/000000000000/jobs-dlq',
+  },
   dynamo: { endpoint: 'http://127.0.0.1:5003', tableName: 'relay' },
   env: { MARKETPLACE_URL: 'http://127.0.0.1:5001', ...env },
   timings: { total: 1234 },
@@ -32,7 +43,12 @@ describe('Function: banner', () => {
       DISCORD_WEBHOOK_URL: 'https://discord.example/api/webhooks/1/abcd',
     };
     // Act
-    const text = banner(fakeRuntime(env), { WEBHOOK_SECRET: '.env', MARKETPLACE_API_KEY: 'environment', SLACK_WEBHOOK_URL: '.env', DISCORD_WEBHOOK_URL: 'environment' });
+    const text = banner(fakeRuntime(env), {
+      WEBHOOK_SECRET: '.env',
+      MARKETPLACE_API_KEY: 'environment',
+      SLACK_WEBHOOK_URL: '.env',
+      DISCORD_WEBHOOK_URL: 'environment',
+    });
     // Assess
     for (const value of Object.values(env)) expect(text).not.toContain(value);
     expect(text).toContain('http://127.0.0.1:5000');
@@ -47,8 +63,13 @@ describe('Function: banner', () => {
     const generated = `whsec_${Buffer.alloc(32, 5).toString('base64')}`;
     const configured = `whsec_${Buffer.alloc(32, 6).toString('base64')}`;
     // Act
-    const unset = banner(fakeRuntime({ WEBHOOK_SECRET: 'w', CALLBACK_SIGNING_SECRET: generated }), { WEBHOOK_SECRET: '.env' });
-    const fromFile = banner(fakeRuntime({ WEBHOOK_SECRET: 'w', CALLBACK_SIGNING_SECRET: configured }), { WEBHOOK_SECRET: '.env', CALLBACK_SIGNING_SECRET: '.env' });
+    const unset = banner(fakeRuntime({ WEBHOOK_SECRET: 'w', CALLBACK_SIGNING_SECRET: generated }), {
+      WEBHOOK_SECRET: '.env',
+    });
+    const fromFile = banner(fakeRuntime({ WEBHOOK_SECRET: 'w', CALLBACK_SIGNING_SECRET: configured }), {
+      WEBHOOK_SECRET: '.env',
+      CALLBACK_SIGNING_SECRET: '.env',
+    });
     // Assess
     expect(unset).toContain('callback signing secret: GENERATED for this run');
     expect(unset).toContain(`CALLBACK_SIGNING_SECRET=${generated}`);
@@ -58,7 +79,11 @@ describe('Function: banner', () => {
 
   it('warns loudly when the webhook secret is the placeholder, and names an external marketplace by origin only', () => {
     // Prepare
-    const env = { WEBHOOK_SECRET: PLACEHOLDER_WEBHOOK_SECRET, MARKETPLACE_URL: 'https://user:pw@market.example.com/base?k=v', MARKETPLACE_API_KEY: 'k' };
+    const env = {
+      WEBHOOK_SECRET: PLACEHOLDER_WEBHOOK_SECRET,
+      MARKETPLACE_URL: 'https://user:pw@market.example.com/base?k=v',
+      MARKETPLACE_API_KEY: 'k',
+    };
     // Act
     const text = banner(fakeRuntime(env, false), {});
     // Assess
@@ -100,7 +125,7 @@ describe('Function: loadDotenv', () => {
 
   it('parses quotes, export prefixes and comments', () => {
     // Act
-    const parsed = parseDotenv("A=1\nexport B='two words'\n# C=3\nD=\"x\"\n");
+    const parsed = parseDotenv('A=1\nexport B=\'two words\'\n# C=3\nD="x"\n');
     // Assess
     expect(parsed).toEqual({ A: '1', B: 'two words', D: 'x' });
   });

@@ -29,7 +29,13 @@ describe(`Caller keys (${dialect} marketplace dialect)`, () => {
   const secrets: Record<string, string> = {};
 
   const post = (path: string, body: Json, key?: string) =>
-    signedPost(runtime.url, path, body, key ? secrets[key] : TEST_WEBHOOK_SECRET, key ? { 'x-webhook-key-id': key } : {});
+    signedPost(
+      runtime.url,
+      path,
+      body,
+      key ? secrets[key] : TEST_WEBHOOK_SECRET,
+      key ? { 'x-webhook-key-id': key } : {},
+    );
   /** Posts a signed request as `key` and waits for its one task result. */
   const run = async (path: string, body: Json, key?: string): Promise<Json> => {
     seq += 1;
@@ -45,18 +51,32 @@ describe(`Caller keys (${dialect} marketplace dialect)`, () => {
     secrets[name] = String(res.json?.secret);
   };
   const taskCount = async (): Promise<number> => {
-    const out = await doc.send(new ScanCommand({ TableName: runtime.dynamo.tableName, FilterExpression: 'begins_with(pk, :p)', ExpressionAttributeValues: { ':p': 'TASK#' } }));
+    const out = await doc.send(
+      new ScanCommand({
+        TableName: runtime.dynamo.tableName,
+        FilterExpression: 'begins_with(pk, :p)',
+        ExpressionAttributeValues: { ':p': 'TASK#' },
+      }),
+    );
     return out.Count ?? 0;
   };
   const simOrderActive = (orderId: number): boolean =>
-    runtime.simulator?.control.orders().some((o) => (o as { order_id: number }).order_id === orderId && (o as { status?: string }).status !== 'expired') ?? false;
+    runtime.simulator?.control
+      .orders()
+      .some(
+        (o) => (o as { order_id: number }).order_id === orderId && (o as { status?: string }).status !== 'expired',
+      ) ?? false;
 
   beforeAll(async () => {
     callbacks = await startReceiver();
     runtime = await startTestRuntime({ dialect, env: { CALLER_KEY_CACHE_SECONDS: '1' } });
-    doc = DynamoDBDocumentClient.from(new DynamoDBClient({
-      endpoint: runtime.dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    }));
+    doc = DynamoDBDocumentClient.from(
+      new DynamoDBClient({
+        endpoint: runtime.dynamo.endpoint,
+        region: 'us-east-1',
+        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      }),
+    );
     await createKey('ci', ['order', 'read']);
     await createKey('ops', ['order', 'cancel', 'read']);
   });
@@ -81,7 +101,7 @@ describe(`Caller keys (${dialect} marketplace dialect)`, () => {
     expect(await taskCount()).toBe(before);
   });
 
-  it('refuses to cancel another key\'s order: the result says it is not its order and the order stays', async () => {
+  it("refuses to cancel another key's order: the result says it is not its order and the order stays", async () => {
     // Prepare: ci places an order
     const placed = await run('/webhook/create-order', { gpu_type: 'RTX 4090' }, 'ci');
     expect(placed).toMatchObject({ success: true, order_id: expect.any(Number) });
@@ -98,7 +118,11 @@ describe(`Caller keys (${dialect} marketplace dialect)`, () => {
     expect((opsStatus.orders as { order_id: number }[]).map((o) => o.order_id)).not.toContain(orderId);
     const allStatus = await run('/webhook/status', {});
     expect((allStatus.orders as { order_id: number }[]).map((o) => o.order_id)).toContain(orderId);
-    expect(await run('/webhook/cancel-order', { order_id: orderId })).toMatchObject({ success: true, order_id: orderId, status: 'cancelled' });
+    expect(await run('/webhook/cancel-order', { order_id: orderId })).toMatchObject({
+      success: true,
+      order_id: orderId,
+      status: 'cancelled',
+    });
   });
 
   it('refuses a revoked key with 401 Invalid signature on every route instance once their cache (CALLER_KEY_CACHE_SECONDS=1) expires', async () => {
@@ -115,15 +139,24 @@ describe(`Caller keys (${dialect} marketplace dialect)`, () => {
     }
     expect(res).toMatchObject({ status: 401, json: { error: 'Invalid signature' } });
     const before = await taskCount();
-    expect(await post('/webhook/status', {}, 'temp')).toMatchObject({ status: 401, json: { error: 'Invalid signature' } });
+    expect(await post('/webhook/status', {}, 'temp')).toMatchObject({
+      status: 401,
+      json: { error: 'Invalid signature' },
+    });
     secrets.nobody = 'x';
-    expect(await post('/webhook/status', {}, 'nobody')).toMatchObject({ status: 401, json: { error: 'Invalid signature' } });
+    expect(await post('/webhook/status', {}, 'nobody')).toMatchObject({
+      status: 401,
+      json: { error: 'Invalid signature' },
+    });
     expect(await taskCount()).toBe(before);
   });
 
   it('gpu-relay keys create / list / revoke, and --key signs as the new key', async () => {
     const env = { GPU_RELAY_URL: runtime.url, GPU_RELAY_SECRET: TEST_WEBHOOK_SECRET };
-    const created = await runCli(['keys', 'create', '--name', 'cli', '--scopes', 'read', '--orders-per-hour', '5', '--expires', '2099-01-31'], { env });
+    const created = await runCli(
+      ['keys', 'create', '--name', 'cli', '--scopes', 'read', '--orders-per-hour', '5', '--expires', '2099-01-31'],
+      { env },
+    );
     expect(created.code).toBe(0);
     const secret = /^secret: (rk_\S+)$/m.exec(created.stdout)?.[1];
     expect(secret).toBeDefined();

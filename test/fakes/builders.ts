@@ -11,7 +11,11 @@ export const aServer = (id: number, patch: Partial<Server> = {}): Server => ({
   owner: 1,
   mrl: 24,
   rented: false,
-  price: { on_demand: { [NATIVE]: 10 }, spot: { [NATIVE]: 5 }, usd_per_hour: { on_demand: { [NATIVE]: 1.2 }, spot: 0.6 } },
+  price: {
+    on_demand: { [NATIVE]: 10 },
+    spot: { [NATIVE]: 5 },
+    usd_per_hour: { on_demand: { [NATIVE]: 1.2 }, spot: 0.6 },
+  },
   specs: { gpu: '1x NVIDIA RTX 4090', cpu: 'x', ram: 64, disk: '1TB' },
   gpu_array: ['NVIDIA RTX 4090'],
   reliability: 0.99,
@@ -35,8 +39,21 @@ export const anOrder = (orderId: number, fields: Partial<Order> = {}): Order => 
 });
 
 /** An order as the create-order workflow places it: spot, on `rentingServer`, created (and started) at `created`. */
-export const aPlacedOrder = (orderId: number, rentingServer: number, created: number, status = 'creating_order'): Order =>
-  anOrder(orderId, { renting_server: rentingServer, type: 'spot', status, currency: NATIVE, created, started: created, connection: { ssh: `ssh -p 2222 root@host${orderId}` } });
+export const aPlacedOrder = (
+  orderId: number,
+  rentingServer: number,
+  created: number,
+  status = 'creating_order',
+): Order =>
+  anOrder(orderId, {
+    renting_server: rentingServer,
+    type: 'spot',
+    status,
+    currency: NATIVE,
+    created,
+    started: created,
+    connection: { ssh: `ssh -p 2222 root@host${orderId}` },
+  });
 
 /** A queued create-order record as ingress writes it; `patch` overrides any field. */
 export const aTaskRecord = (taskId = 'task-1', patch: Partial<TaskRecord> = {}): TaskRecord => ({

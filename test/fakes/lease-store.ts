@@ -42,8 +42,10 @@ export class FakeLeaseStore implements LeaseStore {
 
   public async track(order: WatchedOrder, opts: { now: number; status: string; lease?: LeaseTerms }): Promise<void> {
     await tick();
-    if (!this.orders.has(order.order_id)) this.orders.set(order.order_id, { order: { ...order }, ...(opts.lease ? { ...opts.lease } : {}) });
-    if (!this.watch.has(order.order_id)) this.watch.set(order.order_id, { status: opts.status, since: opts.now, spot: order.spot === true });
+    if (!this.orders.has(order.order_id))
+      this.orders.set(order.order_id, { order: { ...order }, ...(opts.lease ? { ...opts.lease } : {}) });
+    if (!this.watch.has(order.order_id))
+      this.watch.set(order.order_id, { status: opts.status, since: opts.now, spot: order.spot === true });
   }
 
   public async get(orderId: number): Promise<TrackedOrder | undefined> {
@@ -73,13 +75,15 @@ export class FakeLeaseStore implements LeaseStore {
   ): Promise<boolean> {
     await tick();
     const s = this.orders.get(order.order_id);
-    if (s && (s.ended !== undefined || s.cancel_claimed_at !== undefined || s.expires_at !== change.expectedEnd)) return false;
+    if (s && (s.ended !== undefined || s.cancel_claimed_at !== undefined || s.expires_at !== change.expectedEnd))
+      return false;
     if (!s && change.expectedEnd !== undefined) return false;
     const stored = s ?? { order: { ...order } };
     stored.expires_at = change.expiresAt;
     stored.hours = (stored.hours ?? 0) + change.addHours;
     this.orders.set(order.order_id, stored);
-    if (!this.watch.has(order.order_id)) this.watch.set(order.order_id, { status: opts.status, since: opts.now, spot: order.spot === true });
+    if (!this.watch.has(order.order_id))
+      this.watch.set(order.order_id, { status: opts.status, since: opts.now, spot: order.spot === true });
     return true;
   }
 
@@ -102,7 +106,12 @@ export class FakeLeaseStore implements LeaseStore {
     return true;
   }
 
-  public async claimCancel(orderId: number, expiresAt: number, now: number, staleAfterSeconds: number): Promise<boolean> {
+  public async claimCancel(
+    orderId: number,
+    expiresAt: number,
+    now: number,
+    staleAfterSeconds: number,
+  ): Promise<boolean> {
     await tick();
     const s = this.orders.get(orderId);
     if (!s || s.expires_at !== expiresAt || s.ended !== undefined) return false;

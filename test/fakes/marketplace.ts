@@ -99,7 +99,8 @@ export class FakeMarketplace implements MarketplaceClient {
     await this.gate();
     this.spotPriceCalls.push({ order_id: orderId, price: desiredPrice });
     if (this.spotPriceFailure) throw this.spotPriceFailure;
-    if (!this.fixedOrders) this.orders = this.orders.map((o) => (o.order_id === orderId ? { ...o, price: desiredPrice } : o));
+    if (!this.fixedOrders)
+      this.orders = this.orders.map((o) => (o.order_id === orderId ? { ...o, price: desiredPrice } : o));
   }
 
   public async spotMarket(): Promise<unknown> {

@@ -15,14 +15,16 @@ export const seedLeases = async (
   const ids = Array.from({ length: opts.total }, (_, i) => i + 1);
   const concurrency = opts.concurrency ?? 25;
   for (let i = 0; i < ids.length; i += concurrency) {
-    await Promise.all(ids.slice(i, i + concurrency).map(async (id) => {
-      const isDue = id <= opts.due;
-      const expiresAt = isDue ? opts.now - 1 - (id % 50) : opts.now + 7200 + id * 600;
-      await store.track(
-        { order_id: id, task_id: `task-${id}`, callback_url: `https://receiver.example/${id}` },
-        { now: opts.now - 3600, status: 'running', lease: { expires_at: expiresAt, hours: 1 } },
-      );
-    }));
+    await Promise.all(
+      ids.slice(i, i + concurrency).map(async (id) => {
+        const isDue = id <= opts.due;
+        const expiresAt = isDue ? opts.now - 1 - (id % 50) : opts.now + 7200 + id * 600;
+        await store.track(
+          { order_id: id, task_id: `task-${id}`, callback_url: `https://receiver.example/${id}` },
+          { now: opts.now - 3600, status: 'running', lease: { expires_at: expiresAt, hours: 1 } },
+        );
+      }),
+    );
   }
   market.orders.push(...ids.map((id) => anOrder(id)));
 };

@@ -61,7 +61,13 @@ export class FakeTasks implements TaskRepository {
   /** Per task: the named finisher whose write made it final, and whether it marked the result delivered. */
   public readonly finishedBy = new Map<string, { finisher?: string; delivered: boolean }>();
 
-  public async finish(taskId: string, state: 'succeeded' | 'failed', result: TaskResult, now: number, finisher?: string): Promise<boolean> {
+  public async finish(
+    taskId: string,
+    state: 'succeeded' | 'failed',
+    result: TaskResult,
+    now: number,
+    finisher?: string,
+  ): Promise<boolean> {
     this.finishers.push(finisher);
     const r = this.records.get(taskId);
     if (r && isFinal(r)) {

@@ -21,7 +21,9 @@ let tableCounter = 0;
 /** Starts dynalite on port 0 and creates the relay table (pk HASH, on-demand). */
 export const startDynalite = async (options: { tableName?: string } = {}): Promise<LocalDynamo> => {
   tableCounter += 1;
-  const local = await startLocalDynamo({ tableName: options.tableName ?? `${RELAY_TABLE.logicalName}-${tableCounter}` });
+  const local = await startLocalDynamo({
+    tableName: options.tableName ?? `${RELAY_TABLE.logicalName}-${tableCounter}`,
+  });
   const client = new DynamoDBClient({
     endpoint: local.endpoint,
     region: process.env.AWS_REGION ?? 'us-east-1',

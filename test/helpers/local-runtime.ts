@@ -74,9 +74,10 @@ export const startTestRuntime = (options: TestRuntimeOptions = {}): Promise<Loca
     quiet: true,
     ...(options.integrationTimeoutMs !== undefined ? { integrationTimeoutMs: options.integrationTimeoutMs } : {}),
     env: { ...FAST_ENV, ...(dialect === 'live' ? FAST_LIVE_ENV : {}), ...options.env },
-    simulator: options.simulator === false
-      ? false
-      : { ...FAST_SIMULATOR, ...(dialect === 'live' ? FAST_LIVE_SIMULATOR : {}), dialect, ...options.simulator },
+    simulator:
+      options.simulator === false
+        ? false
+        : { ...FAST_SIMULATOR, ...(dialect === 'live' ? FAST_LIVE_SIMULATOR : {}), dialect, ...options.simulator },
   };
   return startLocalRuntime(runtimeOptions);
 };

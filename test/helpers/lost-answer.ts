@@ -41,12 +41,22 @@ export const lostAnswerClient = (db: Pick<LocalDynamo, 'endpoint'>): LostAnswerC
       const operation = String(context.commandName ?? '').replace(/Command$/, '');
       attempts.set(operation, (attempts.get(operation) ?? 0) + 1);
       const lose = (): boolean => {
-        if (!armed || armed.operation !== operation || armed.left <= 0 || !armed.matches(args.input as Record<string, unknown>)) return false;
+        if (
+          !armed ||
+          armed.operation !== operation ||
+          armed.left <= 0 ||
+          !armed.matches(args.input as Record<string, unknown>)
+        )
+          return false;
         armed.left -= 1;
         lost += 1;
         return true;
       };
-      const timeout = () => Object.assign(new Error(`${operation}: answer lost after the write (simulated)`), { name: 'TimeoutError', $metadata: {} });
+      const timeout = () =>
+        Object.assign(new Error(`${operation}: answer lost after the write (simulated)`), {
+          name: 'TimeoutError',
+          $metadata: {},
+        });
       let out: Awaited<ReturnType<typeof next>>;
       try {
         out = await next(args);

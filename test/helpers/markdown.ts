@@ -1,7 +1,11 @@
 /** Markdown links and GitHub heading anchors, for the docs tests (test/unit/docs/). */
 import * as path from 'node:path';
 
-export interface Problem { readonly page: string; readonly link: string; readonly reason: string }
+export interface Problem {
+  readonly page: string;
+  readonly link: string;
+  readonly reason: string;
+}
 
 /** Lines outside fenced code blocks. */
 const outsideFences = (text: string): string[] => {
@@ -58,7 +62,8 @@ export const brokenLinks = (
       const link = match[1];
       if (/^[a-z][a-z0-9+.-]*:/i.test(link)) continue; // https:, mailto: …
       const [target, anchor] = link.split('#', 2) as [string, string | undefined];
-      const file = target === '' ? page : path.posix.normalize(path.posix.join(path.posix.dirname(page), decodeURI(target)));
+      const file =
+        target === '' ? page : path.posix.normalize(path.posix.join(path.posix.dirname(page), decodeURI(target)));
       const found = read(file);
       if (found === undefined) {
         if (!pending.has(file)) problems.push({ page, link, reason: `no such file: ${file}` });

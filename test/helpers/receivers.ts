@@ -18,8 +18,13 @@ export const TEST_CALLBACK_SECRET = `whsec_${Buffer.from('e2e-test-callback-sign
  * Whether a delivery's Standard Webhooks signature (webhook-id, webhook-timestamp, webhook-signature)
  * verifies with `secret`, checked by the standardwebhooks package over the raw body.
  */
-export const deliveryVerifies = (req: { readonly headers: IncomingHttpHeaders; readonly body: string }, secret = TEST_CALLBACK_SECRET): boolean => {
-  const headers = Object.fromEntries(Object.entries(req.headers).filter((e): e is [string, string] => typeof e[1] === 'string'));
+export const deliveryVerifies = (
+  req: { readonly headers: IncomingHttpHeaders; readonly body: string },
+  secret = TEST_CALLBACK_SECRET,
+): boolean => {
+  const headers = Object.fromEntries(
+    Object.entries(req.headers).filter((e): e is [string, string] => typeof e[1] === 'string'),
+  );
   try {
     new Webhook(secret).verify(req.body, headers, { jsonParse: false });
     return true;
@@ -78,7 +83,13 @@ export const startReceiver = async (behaviour: ReceiverBehaviour = {}): Promise<
       } catch {
         json = undefined;
       }
-      const received: ReceivedRequest = { method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers, body, json };
+      const received: ReceivedRequest = {
+        method: req.method ?? 'GET',
+        path: req.url ?? '/',
+        headers: req.headers,
+        body,
+        json,
+      };
       requests.push(received);
       for (const waiter of [...waiters]) {
         if (waiter.match(received)) {
@@ -127,7 +138,11 @@ export const startReceiver = async (behaviour: ReceiverBehaviour = {}): Promise<
         const timer = setTimeout(() => {
           waiters.delete(waiter);
           timers.delete(timer);
-          reject(new Error(`receiver ${port}: no matching request within ${timeoutMs} ms (got ${requests.length}: ${requests.map((r) => `${r.method} ${r.path}`).join(', ') || 'none'})`));
+          reject(
+            new Error(
+              `receiver ${port}: no matching request within ${timeoutMs} ms (got ${requests.length}: ${requests.map((r) => `${r.method} ${r.path}`).join(', ') || 'none'})`,
+            ),
+          );
         }, timeoutMs);
         timers.add(timer);
         waiters.add(waiter);
@@ -164,7 +179,8 @@ const answerOf = async (res: Response): Promise<HttpAnswer> => {
 };
 
 /** Any request, with the body read and parsed. */
-export const request = async (url: string, init: RequestInit = {}): Promise<HttpAnswer> => answerOf(await fetch(url, init));
+export const request = async (url: string, init: RequestInit = {}): Promise<HttpAnswer> =>
+  answerOf(await fetch(url, init));
 
 /**
  * POSTs `body` (an object is sent as JSON) to `${baseUrl}${path}` with `X-Webhook-Signature`, the hex

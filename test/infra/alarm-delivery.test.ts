@@ -15,13 +15,21 @@ import { RelayStack } from '../../lib/relay-stack';
 import { HARD_TIME_LIMIT_SECONDS } from '../../contract/limits';
 
 type Resource = { Type: string; Properties?: Record<string, unknown> };
-type Statement = { Effect: string; Principal?: unknown; Action: string | string[]; Resource?: unknown; Condition?: Record<string, Record<string, unknown>> };
+type Statement = {
+  Effect: string;
+  Principal?: unknown;
+  Action: string | string[];
+  Resource?: unknown;
+  Condition?: Record<string, Record<string, unknown>>;
+};
 
 const ACCOUNT = '111111111111';
 const REGION = 'eu-west-1';
-const asArray = <T>(value: T | T[] | undefined): T[] => (value === undefined ? [] : Array.isArray(value) ? value : [value]);
+const asArray = <T>(value: T | T[] | undefined): T[] =>
+  value === undefined ? [] : Array.isArray(value) ? value : [value];
 const refOf = (value: unknown): string | undefined => (value as { Ref?: string } | undefined)?.Ref;
-const getAttOf = (value: unknown): string | undefined => (value as { 'Fn::GetAtt'?: [string, string] } | undefined)?.['Fn::GetAtt']?.[0];
+const getAttOf = (value: unknown): string | undefined =>
+  (value as { 'Fn::GetAtt'?: [string, string] } | undefined)?.['Fn::GetAtt']?.[0];
 
 /** The alarm ARN pattern as the template states it, tokens flattened (`arn:<partition>:cloudwatch:...`). */
 const flatten = (value: unknown): string => {
@@ -39,7 +47,8 @@ const allowsCloudWatch = (statement: Statement, needed: readonly string[]): bool
   const services = asArray((statement.Principal as { Service?: string | string[] } | undefined)?.Service);
   if (!services.includes('cloudwatch.amazonaws.com')) return false;
   const granted = asArray(statement.Action);
-  const covers = (action: string) => granted.some((g) => g === action || (g.endsWith('*') && action.startsWith(g.slice(0, -1))));
+  const covers = (action: string) =>
+    granted.some((g) => g === action || (g.endsWith('*') && action.startsWith(g.slice(0, -1))));
   if (!needed.every(covers)) return false;
   const account = flatten(statement.Condition?.StringEquals?.['aws:SourceAccount']);
   const sourceArn = flatten(statement.Condition?.ArnLike?.['aws:SourceArn']);
@@ -70,25 +79,39 @@ export const alarmDeliveryProblems = (template: Template): { problems: string[];
         problems.push(`${alarmId}: action ${JSON.stringify(target)} is not a topic of this stack`);
         continue;
       }
-      const policies = Object.values(resources).filter((r) => r.Type === 'AWS::SNS::TopicPolicy'
-        && asArray(r.Properties?.Topics).some((t) => refOf(t) === topicId));
-      const topicStatements = policies.flatMap((p) => (p.Properties?.PolicyDocument as { Statement: Statement[] }).Statement);
+      const policies = Object.values(resources).filter(
+        (r) => r.Type === 'AWS::SNS::TopicPolicy' && asArray(r.Properties?.Topics).some((t) => refOf(t) === topicId),
+      );
+      const topicStatements = policies.flatMap(
+        (p) => (p.Properties?.PolicyDocument as { Statement: Statement[] }).Statement,
+      );
       // No policy at all would leave SNS's default (owner account only, which CloudWatch alarms use);
       // a policy replaces that default, so it must allow CloudWatch itself.
-      if (policies.length > 0 && !topicStatements.some((s) => allowsCloudWatch(s, ['sns:Publish']) && asArray(s.Resource).some((r) => refOf(r) === topicId))) {
-        problems.push(`${alarmId} → ${topicId}: the topic policy does not allow cloudwatch.amazonaws.com sns:Publish for this account's alarms`);
+      if (
+        policies.length > 0 &&
+        !topicStatements.some(
+          (s) => allowsCloudWatch(s, ['sns:Publish']) && asArray(s.Resource).some((r) => refOf(r) === topicId),
+        )
+      ) {
+        problems.push(
+          `${alarmId} → ${topicId}: the topic policy does not allow cloudwatch.amazonaws.com sns:Publish for this account's alarms`,
+        );
       }
       const keyRef = topic.Properties?.KmsMasterKeyId;
       if (keyRef === undefined) continue;
       const keyId = getAttOf(keyRef) ?? refOf(keyRef);
       const key = keyId ? resources[keyId] : undefined;
       if (!keyId || key?.Type !== 'AWS::KMS::Key') {
-        problems.push(`${alarmId} → ${topicId}: encrypted with ${JSON.stringify(keyRef)}, a key whose policy CloudWatch cannot be granted (e.g. aws/sns)`);
+        problems.push(
+          `${alarmId} → ${topicId}: encrypted with ${JSON.stringify(keyRef)}, a key whose policy CloudWatch cannot be granted (e.g. aws/sns)`,
+        );
         continue;
       }
       const keyStatements = (key.Properties?.KeyPolicy as { Statement: Statement[] }).Statement;
       if (!keyStatements.some((s) => allowsCloudWatch(s, ['kms:Decrypt', 'kms:GenerateDataKey']))) {
-        problems.push(`${alarmId} → ${topicId} → ${keyId}: the key policy does not let CloudWatch use the key (kms:Decrypt, kms:GenerateDataKey*)`);
+        problems.push(
+          `${alarmId} → ${topicId} → ${keyId}: the key policy does not let CloudWatch use the key (kms:Decrypt, kms:GenerateDataKey*)`,
+        );
       }
     }
   }
@@ -117,19 +140,27 @@ describe('Alarm delivery: every alarm can reach the operator', () => {
   it('keeps the TLS-only Deny on the topic beside the Allow', () => {
     const [policy] = Object.values(template.findResources('AWS::SNS::TopicPolicy')) as Resource[];
     const statements = (policy.Properties?.PolicyDocument as { Statement: Statement[] }).Statement;
-    expect(statements).toEqual(expect.arrayContaining([
-      expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
-    ]));
+    expect(statements).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+      ]),
+    );
   });
 
   it('alarms on the age of the oldest queued job at the hard time limit, with an OK action', () => {
     expect(JOB_AGE_ALARM_SECONDS).toBe(HARD_TIME_LIMIT_SECONDS);
-    const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm', {
-      Properties: { MetricName: 'ApproximateAgeOfOldestMessage', Namespace: 'AWS/SQS' },
-    })) as Resource[];
+    const alarms = Object.values(
+      template.findResources('AWS::CloudWatch::Alarm', {
+        Properties: { MetricName: 'ApproximateAgeOfOldestMessage', Namespace: 'AWS/SQS' },
+      }),
+    ) as Resource[];
     expect(alarms).toHaveLength(1);
     const [alarm] = alarms;
-    expect(alarm.Properties).toMatchObject({ Threshold: JOB_AGE_ALARM_SECONDS, ComparisonOperator: 'GreaterThanOrEqualToThreshold', Statistic: 'Maximum' });
+    expect(alarm.Properties).toMatchObject({
+      Threshold: JOB_AGE_ALARM_SECONDS,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      Statistic: 'Maximum',
+    });
     // On the job queue, not on a dead-letter queue.
     const queueId = getAttOf((alarm.Properties?.Dimensions as { Value: unknown }[])[0].Value);
     expect(queueId).toBe(stack.getLogicalId(stack.jobQueue.queue.node.defaultChild as CfnElement));
@@ -140,7 +171,9 @@ describe('Alarm delivery: every alarm can reach the operator', () => {
     const stack = new Stack(new App(), 'Bare', { env: { account: ACCOUNT, region: REGION } });
     const topic = new sns.Topic(stack, 'Topic', { enforceSSL: true });
     const alarm = new cloudwatch.Alarm(stack, 'Alarm', {
-      metric: new cloudwatch.Metric({ namespace: 'X', metricName: 'Y' }), threshold: 1, evaluationPeriods: 1,
+      metric: new cloudwatch.Metric({ namespace: 'X', metricName: 'Y' }),
+      threshold: 1,
+      evaluationPeriods: 1,
     });
     alarm.addAlarmAction(new actions.SnsAction(topic));
     const { problems, alarms } = alarmDeliveryProblems(Template.fromStack(stack));

@@ -12,8 +12,12 @@ describe('Function: configFromContext', () => {
     const config = configOf(URL_ONLY);
     // Assess
     expect(config).toMatchObject({
-      defaultCurrency: 'NATIVE-Blockchain', defaultPorts: { '22': 'tcp', '8888': 'http' },
-      maxOrdersPerHour: 10, maxRequestsPerMinute: 60, orderReadyTimeoutSeconds: 120, orderPollIntervalSeconds: 5,
+      defaultCurrency: 'NATIVE-Blockchain',
+      defaultPorts: { '22': 'tcp', '8888': 'http' },
+      maxOrdersPerHour: 10,
+      maxRequestsPerMinute: 60,
+      orderReadyTimeoutSeconds: 120,
+      orderPollIntervalSeconds: 5,
     });
     expect(config.alarmEmail).toBeUndefined();
     // Secure defaults of a public endpoint (issue 13 item 3).
@@ -39,8 +43,14 @@ describe('Function: configFromContext', () => {
   it.each([
     [{ requireWebhookTimestamp: 'false' }, { requireWebhookTimestamp: false, allowUnsignedSlack: false }],
     [{ allowUnsignedSlack: 'true' }, { requireWebhookTimestamp: true, allowUnsignedSlack: true }],
-    [{ requireWebhookTimestamp: false, allowUnsignedSlack: true }, { requireWebhookTimestamp: false, allowUnsignedSlack: true }],
-    [{ requireWebhookTimestamp: 'true', allowUnsignedSlack: 'false' }, { requireWebhookTimestamp: true, allowUnsignedSlack: false }],
+    [
+      { requireWebhookTimestamp: false, allowUnsignedSlack: true },
+      { requireWebhookTimestamp: false, allowUnsignedSlack: true },
+    ],
+    [
+      { requireWebhookTimestamp: 'true', allowUnsignedSlack: 'false' },
+      { requireWebhookTimestamp: true, allowUnsignedSlack: false },
+    ],
   ])('reads the relaxing flags %j', (flags, expected) => {
     expect(configOf({ ...URL_ONLY, ...flags })).toMatchObject(expected);
   });
@@ -48,25 +58,45 @@ describe('Function: configFromContext', () => {
   it('parses `-c key=value` strings into numbers, JSON ports and throttle settings', () => {
     // Act
     const config = configOf({
-      marketplaceUrl: 'https://market.example.com', defaultPorts: '{"22":"tcp","7860":"http"}', maxOrdersPerHour: '3',
-      maxRequestsPerMinute: '120', orderReadyTimeoutSeconds: '90', orderPollIntervalSeconds: '10', alarmEmail: 'ops@example.com',
-      apiThrottleRate: '5', apiThrottleBurst: '9', logRetentionDays: '90', defaultImage: 'pytorch/pytorch:latest', defaultCurrency: 'USDC',
+      marketplaceUrl: 'https://market.example.com',
+      defaultPorts: '{"22":"tcp","7860":"http"}',
+      maxOrdersPerHour: '3',
+      maxRequestsPerMinute: '120',
+      orderReadyTimeoutSeconds: '90',
+      orderPollIntervalSeconds: '10',
+      alarmEmail: 'ops@example.com',
+      apiThrottleRate: '5',
+      apiThrottleBurst: '9',
+      logRetentionDays: '90',
+      defaultImage: 'pytorch/pytorch:latest',
+      defaultCurrency: 'USDC',
     });
     // Assess
     expect(config).toMatchObject({
-      marketplaceUrl: 'https://market.example.com', defaultPorts: { '22': 'tcp', '7860': 'http' }, maxOrdersPerHour: 3,
-      maxRequestsPerMinute: 120, orderReadyTimeoutSeconds: 90, orderPollIntervalSeconds: 10, alarmEmail: 'ops@example.com',
-      apiThrottle: { rateLimit: 5, burstLimit: 9 }, logRetentionDays: 90, defaultImage: 'pytorch/pytorch:latest', defaultCurrency: 'USDC',
+      marketplaceUrl: 'https://market.example.com',
+      defaultPorts: { '22': 'tcp', '7860': 'http' },
+      maxOrdersPerHour: 3,
+      maxRequestsPerMinute: 120,
+      orderReadyTimeoutSeconds: 90,
+      orderPollIntervalSeconds: 10,
+      alarmEmail: 'ops@example.com',
+      apiThrottle: { rateLimit: 5, burstLimit: 9 },
+      logRetentionDays: 90,
+      defaultImage: 'pytorch/pytorch:latest',
+      defaultCurrency: 'USDC',
     });
   });
 
-  it('reads marketplacePricePeriod (hour | day), unset by default (each listing element\'s dialect decides)', () => {
+  it("reads marketplacePricePeriod (hour | day), unset by default (each listing element's dialect decides)", () => {
     expect(configOf(URL_ONLY).marketplacePricePeriod).toBeUndefined();
     expect(configOf({ ...URL_ONLY, marketplacePricePeriod: 'day' }).marketplacePricePeriod).toBe('day');
   });
 
   it('accepts JSON values as cdk.json gives them', () => {
-    expect(configOf({ ...URL_ONLY, defaultPorts: { '22': 'tcp' }, maxOrdersPerHour: 4 })).toMatchObject({ defaultPorts: { '22': 'tcp' }, maxOrdersPerHour: 4 });
+    expect(configOf({ ...URL_ONLY, defaultPorts: { '22': 'tcp' }, maxOrdersPerHour: 4 })).toMatchObject({
+      defaultPorts: { '22': 'tcp' },
+      maxOrdersPerHour: 4,
+    });
   });
 
   it.each([
@@ -83,21 +113,28 @@ describe('Function: configFromContext', () => {
   ])('throws on an invalid %s (%s)', (key, value) => {
     // With a valid URL, so each case fails for its own key, not the missing marketplaceUrl.
     expect(() => configOf(URL_ONLY)).not.toThrow();
-    expect(() => configOf({ ...URL_ONLY, [key]: value })).toThrow(key === 'apiThrottleRate' ? /rateLimit/ : new RegExp(key));
+    expect(() => configOf({ ...URL_ONLY, [key]: value })).toThrow(
+      key === 'apiThrottleRate' ? /rateLimit/ : new RegExp(key),
+    );
   });
 
   it('reads the Slack allowlists from `-c key=T1,T2` strings or cdk.json arrays', () => {
-    expect(configOf({ ...URL_ONLY, slackAllowedTeamIds: 'T0OURS, T0PARTNER', slackAllowedUserIds: 'U0ALICE' }))
-      .toMatchObject({ slackAllowedTeamIds: ['T0OURS', 'T0PARTNER'], slackAllowedUserIds: ['U0ALICE'] });
-    expect(configOf({ ...URL_ONLY, slackAllowedTeamIds: ['T0OURS'] })).toMatchObject({ slackAllowedTeamIds: ['T0OURS'] });
+    expect(
+      configOf({ ...URL_ONLY, slackAllowedTeamIds: 'T0OURS, T0PARTNER', slackAllowedUserIds: 'U0ALICE' }),
+    ).toMatchObject({ slackAllowedTeamIds: ['T0OURS', 'T0PARTNER'], slackAllowedUserIds: ['U0ALICE'] });
+    expect(configOf({ ...URL_ONLY, slackAllowedTeamIds: ['T0OURS'] })).toMatchObject({
+      slackAllowedTeamIds: ['T0OURS'],
+    });
     const unset = configOf(URL_ONLY);
     expect(unset.slackAllowedTeamIds).toBeUndefined();
     expect(unset.slackAllowedUserIds).toBeUndefined();
   });
 
-  it.each([['slackAllowedTeamIds', 't0lower'], ['slackAllowedTeamIds', ','], ['slackAllowedUserIds', 'U0ALICE;U0BOB']])(
-    'throws on an invalid %s (%j), naming it', (key, value) => {
-      expect(() => configOf({ ...URL_ONLY, [key]: value })).toThrow(new RegExp(key));
-    },
-  );
+  it.each([
+    ['slackAllowedTeamIds', 't0lower'],
+    ['slackAllowedTeamIds', ','],
+    ['slackAllowedUserIds', 'U0ALICE;U0BOB'],
+  ])('throws on an invalid %s (%j), naming it', (key, value) => {
+    expect(() => configOf({ ...URL_ONLY, [key]: value })).toThrow(new RegExp(key));
+  });
 });

@@ -18,12 +18,17 @@ const available = version.status === 0;
 const required = process.env.REQUIRE_CFN_LINT === 'true';
 
 if (!available && !required) {
-  console.warn('cfn-lint is not installed: test/infra/cfn-lint.test.ts is SKIPPED (pip install cfn-lint; REQUIRE_CFN_LINT=true makes this a failure)');
+  console.warn(
+    'cfn-lint is not installed: test/infra/cfn-lint.test.ts is SKIPPED (pip install cfn-lint; REQUIRE_CFN_LINT=true makes this a failure)',
+  );
 }
 
 const CONTEXTS = [
   ['the defaults', {}],
-  ['Slack allowlists, alarm e-mail and relaxed flags', { slackAllowedTeamIds: 'T0OURS', alarmEmail: 'ops@example.com', allowUnsignedSlack: 'true' }],
+  [
+    'Slack allowlists, alarm e-mail and relaxed flags',
+    { slackAllowedTeamIds: 'T0OURS', alarmEmail: 'ops@example.com', allowUnsignedSlack: 'true' },
+  ],
 ] as const satisfies readonly (readonly [string, Record<string, unknown>])[];
 
 /**
@@ -35,12 +40,20 @@ const lintAll = (contexts: readonly Record<string, unknown>[]): string[][] => {
   const dir = mkdtempSync(path.join(tmpdir(), 'relay-cfn-lint-'));
   try {
     const files = contexts.map((context, i) => {
-      const { stack } = buildApp(new App({ context: { 'aws:cdk:bundling-stacks': [], marketplaceUrl: 'https://market.example.com', ...context } }));
+      const { stack } = buildApp(
+        new App({
+          context: { 'aws:cdk:bundling-stacks': [], marketplaceUrl: 'https://market.example.com', ...context },
+        }),
+      );
       const file = path.join(dir, `relay-${i}.template.json`);
       writeFileSync(file, JSON.stringify(Template.fromStack(stack).toJSON(), null, 1));
       return file;
     });
-    const run = spawnSync('cfn-lint', ['--config-file', path.join(REPO, '.cfnlintrc.yaml'), '--format', 'parseable', '--', ...files], { encoding: 'utf8', cwd: REPO });
+    const run = spawnSync(
+      'cfn-lint',
+      ['--config-file', path.join(REPO, '.cfnlintrc.yaml'), '--format', 'parseable', '--', ...files],
+      { encoding: 'utf8', cwd: REPO },
+    );
     if (run.error) throw run.error;
     if (run.status === 0) return files.map(() => []);
     const lines = `${run.stdout}\n${run.stderr}`.split('\n').filter((line) => line.trim() !== '');
@@ -55,17 +68,20 @@ const lintAll = (contexts: readonly Record<string, unknown>[]): string[][] => {
   }
 };
 
-(available || required ? describe : describe.skip)(`cfn-lint (${available ? version.stdout.trim() : 'not installed'}) on the synthesized template`, () => {
-  let findings: string[][] = [];
-  beforeAll(() => {
-    if (available) findings = lintAll(CONTEXTS.map(([, context]) => context));
-  }, 120_000);
+(available || required ? describe : describe.skip)(
+  `cfn-lint (${available ? version.stdout.trim() : 'not installed'}) on the synthesized template`,
+  () => {
+    let findings: string[][] = [];
+    beforeAll(() => {
+      if (available) findings = lintAll(CONTEXTS.map(([, context]) => context));
+    }, 120_000);
 
-  it('finds the cfn-lint binary (a failure only with REQUIRE_CFN_LINT=true)', () => {
-    expect(available).toBe(true);
-  });
+    it('finds the cfn-lint binary (a failure only with REQUIRE_CFN_LINT=true)', () => {
+      expect(available).toBe(true);
+    });
 
-  it.each(CONTEXTS.map(([name], i) => [name, i] as const))('reports nothing unsuppressed with %s', (_name, i) => {
-    expect(findings[i]).toEqual([]);
-  });
-});
+    it.each(CONTEXTS.map(([name], i) => [name, i] as const))('reports nothing unsuppressed with %s', (_name, i) => {
+      expect(findings[i]).toEqual([]);
+    });
+  },
+);

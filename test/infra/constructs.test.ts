@@ -27,11 +27,19 @@ describe('Constructs: RelayTable, WebhookApi, Monitoring', () => {
     stack = new Stack(app, 'Parts', { env: { account: '111111111111', region: 'eu-west-1' } });
     const { table } = new RelayTable(stack, 'RelayTable', { deletionProtection: false });
     const secrets = new RelaySecrets(stack, 'Secrets');
-    const stateMachine = new sfn.StateMachine(stack, 'Workflow', { definitionBody: sfn.DefinitionBody.fromChainable(new sfn.Pass(stack, 'Noop')) });
+    const stateMachine = new sfn.StateMachine(stack, 'Workflow', {
+      definitionBody: sfn.DefinitionBody.fromChainable(new sfn.Pass(stack, 'Noop')),
+    });
     const deadLetterQueue = new sqs.Queue(stack, 'Dlq', { enforceSSL: true });
-    const jobQueue = new sqs.Queue(stack, 'Jobs', { enforceSSL: true, deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: 5 } });
+    const jobQueue = new sqs.Queue(stack, 'Jobs', {
+      enforceSSL: true,
+      deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: 5 },
+    });
     const api = new WebhookApi(stack, 'WebhookApi', {
-      table, secrets, stateMachine, jobQueue,
+      table,
+      secrets,
+      stateMachine,
+      jobQueue,
       environment: { MARKETPLACE_URL: 'https://m.example' },
       throttle: { rateLimit: 7, burstLimit: 11 },
       logRetention: logs.RetentionDays.TWO_WEEKS,
@@ -39,7 +47,9 @@ describe('Constructs: RelayTable, WebhookApi, Monitoring', () => {
     });
     new Monitoring(stack, 'Monitoring', {
       alarmEmail: 'ops@example.com',
-      deadLetterQueue, stateMachine, httpApi: api.httpApi,
+      deadLetterQueue,
+      stateMachine,
+      httpApi: api.httpApi,
       functions: api.lambdaFunctions(),
       marketplaceThrottledThreshold: 4,
       callbackFailureRateThreshold: 0.25,
@@ -76,12 +86,14 @@ describe('Constructs: RelayTable, WebhookApi, Monitoring', () => {
     it.each(ROUTES.map((r) => [`${r.method} ${r.path}`]))('routes %s to a Lambda integration', (routeKey) => {
       template.hasResourceProperties('AWS::ApiGatewayV2::Route', {
         RouteKey: routeKey,
-        Target: Match.objectLike({ 'Fn::Join': Match.arrayWith([Match.arrayWith(['integrations/']) ]) }),
+        Target: Match.objectLike({ 'Fn::Join': Match.arrayWith([Match.arrayWith(['integrations/'])]) }),
       });
     });
 
     it('defines exactly the routes of lib/routes.ts', () => {
-      const keys = Object.values(template.findResources('AWS::ApiGatewayV2::Route')).map((r) => r.Properties.RouteKey).sort();
+      const keys = Object.values(template.findResources('AWS::ApiGatewayV2::Route'))
+        .map((r) => r.Properties.RouteKey)
+        .sort();
       expect(keys).toEqual(ROUTES.map((r) => `${r.method} ${r.path}`).sort());
     });
 
@@ -94,11 +106,15 @@ describe('Constructs: RelayTable, WebhookApi, Monitoring', () => {
       });
     });
 
-    it('names the access log group under /aws/vendedlogs/ and delivers the stage\'s logs there', () => {
-      const groups = template.findResources('AWS::Logs::LogGroup', { Properties: { LogGroupName: '/aws/vendedlogs/Parts/api-access' } });
+    it("names the access log group under /aws/vendedlogs/ and delivers the stage's logs there", () => {
+      const groups = template.findResources('AWS::Logs::LogGroup', {
+        Properties: { LogGroupName: '/aws/vendedlogs/Parts/api-access' },
+      });
       expect(Object.keys(groups)).toHaveLength(1);
       const stage = Object.values(template.findResources('AWS::ApiGatewayV2::Stage'))[0];
-      expect(stage.Properties.AccessLogSettings.DestinationArn).toEqual({ 'Fn::GetAtt': [Object.keys(groups)[0], 'Arn'] });
+      expect(stage.Properties.AccessLogSettings.DestinationArn).toEqual({
+        'Fn::GetAtt': [Object.keys(groups)[0], 'Arn'],
+      });
     });
 
     it('keeps headers out of the access log format (the signature header)', () => {
@@ -110,43 +126,65 @@ describe('Constructs: RelayTable, WebhookApi, Monitoring', () => {
       const actions = actionsOf(template, 'WebhookApiCreateOrderFunction');
       expect(actions).toContain('states:StartExecution');
       expect(actions).not.toContain('sqs:SendMessage');
-      expect(resourcesFor(template, 'WebhookApiCreateOrderFunction', 'states:StartExecution'))
-        .toEqual([JSON.stringify({ Ref: logicalIdOf(template, 'AWS::StepFunctions::StateMachine', 'Workflow') })]);
+      expect(resourcesFor(template, 'WebhookApiCreateOrderFunction', 'states:StartExecution')).toEqual([
+        JSON.stringify({ Ref: logicalIdOf(template, 'AWS::StepFunctions::StateMachine', 'Workflow') }),
+      ]);
     });
 
-    it.each(['CancelOrder', 'PriceAlert', 'Status'])('gives %s SendMessage on the job queue and no StartExecution', (id) => {
-      const actions = actionsOf(template, `WebhookApi${id}Function`);
-      expect(actions).toContain('sqs:SendMessage');
-      expect(actions).not.toContain('states:StartExecution');
-      expect(resourcesFor(template, `WebhookApi${id}Function`, 'sqs:SendMessage'))
-        .toEqual([JSON.stringify({ 'Fn::GetAtt': [logicalIdOf(template, 'AWS::SQS::Queue', 'Jobs'), 'Arn'] })]);
-    });
+    it.each(['CancelOrder', 'PriceAlert', 'Status'])(
+      'gives %s SendMessage on the job queue and no StartExecution',
+      (id) => {
+        const actions = actionsOf(template, `WebhookApi${id}Function`);
+        expect(actions).toContain('sqs:SendMessage');
+        expect(actions).not.toContain('states:StartExecution');
+        expect(resourcesFor(template, `WebhookApi${id}Function`, 'sqs:SendMessage')).toEqual([
+          JSON.stringify({ 'Fn::GetAtt': [logicalIdOf(template, 'AWS::SQS::Queue', 'Jobs'), 'Arn'] }),
+        ]);
+      },
+    );
 
     it('lets the Slack command start executions, send messages and read only the Slack signing secret', () => {
       const actions = actionsOf(template, 'WebhookApiSlackCommandFunction');
-      expect([...actions]).toEqual(expect.arrayContaining(['states:StartExecution', 'sqs:SendMessage', 'secretsmanager:GetSecretValue']));
+      expect([...actions]).toEqual(
+        expect.arrayContaining(['states:StartExecution', 'sqs:SendMessage', 'secretsmanager:GetSecretValue']),
+      );
       const secretRefs = resourcesFor(template, 'WebhookApiSlackCommandFunction', 'secretsmanager:GetSecretValue');
-      expect(secretRefs).toEqual([JSON.stringify({ Ref: logicalIdOf(template, 'AWS::SecretsManager::Secret', 'SecretsSlackSigningSecret') })]);
+      expect(secretRefs).toEqual([
+        JSON.stringify({ Ref: logicalIdOf(template, 'AWS::SecretsManager::Secret', 'SecretsSlackSigningSecret') }),
+      ]);
     });
 
     it('lets the marketplace summary read the API key and nothing but the API key', () => {
-      const secretRefs = resourcesFor(template, 'WebhookApiMarketplaceSummaryFunction', 'secretsmanager:GetSecretValue');
-      expect(secretRefs).toEqual([JSON.stringify({ Ref: logicalIdOf(template, 'AWS::SecretsManager::Secret', 'SecretsMarketplaceApiKey') })]);
+      const secretRefs = resourcesFor(
+        template,
+        'WebhookApiMarketplaceSummaryFunction',
+        'secretsmanager:GetSecretValue',
+      );
+      expect(secretRefs).toEqual([
+        JSON.stringify({ Ref: logicalIdOf(template, 'AWS::SecretsManager::Secret', 'SecretsMarketplaceApiKey') }),
+      ]);
       const actions = actionsOf(template, 'WebhookApiMarketplaceSummaryFunction');
       expect(actions).not.toContain('states:StartExecution');
       expect(actions).not.toContain('sqs:SendMessage');
     });
 
-    it.each(ROUTES.filter((r) => r.signed).map((r) => [r.id]))('lets signed route %s read the webhook secret and the caller-keys secret only', (id) => {
-      const secretRefs = resourcesFor(template, `WebhookApi${id}Function`, 'secretsmanager:GetSecretValue');
-      expect(secretRefs.sort()).toEqual([
-        JSON.stringify({ Ref: logicalIdOf(template, 'AWS::SecretsManager::Secret', 'SecretsWebhookSecret') }),
-        JSON.stringify({ Ref: logicalIdOf(template, 'AWS::SecretsManager::Secret', 'SecretsCallerKeysSecret') }),
-      ].sort());
-    });
+    it.each(ROUTES.filter((r) => r.signed).map((r) => [r.id]))(
+      'lets signed route %s read the webhook secret and the caller-keys secret only',
+      (id) => {
+        const secretRefs = resourcesFor(template, `WebhookApi${id}Function`, 'secretsmanager:GetSecretValue');
+        expect(secretRefs.sort()).toEqual(
+          [
+            JSON.stringify({ Ref: logicalIdOf(template, 'AWS::SecretsManager::Secret', 'SecretsWebhookSecret') }),
+            JSON.stringify({ Ref: logicalIdOf(template, 'AWS::SecretsManager::Secret', 'SecretsCallerKeysSecret') }),
+          ].sort(),
+        );
+      },
+    );
 
     it('lets get-task read the table', () => {
-      expect([...actionsOf(template, 'WebhookApiGetTaskFunction')]).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:UpdateItem']));
+      expect([...actionsOf(template, 'WebhookApiGetTaskFunction')]).toEqual(
+        expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:UpdateItem']),
+      );
     });
 
     it.each(['Health', 'OpenApi'])('grants %s nothing beyond logs and traces', (id) => {
@@ -156,13 +194,17 @@ describe('Constructs: RelayTable, WebhookApi, Monitoring', () => {
 
     it('gives the table to exactly the routes that rate-limit, record tasks or pace the marketplace', () => {
       for (const route of ROUTES) {
-        expect(actionsOf(template, `WebhookApi${route.id}Function`).has('dynamodb:PutItem')).toBe(routeUsesTable(route));
+        expect(actionsOf(template, `WebhookApi${route.id}Function`).has('dynamodb:PutItem')).toBe(
+          routeUsesTable(route),
+        );
       }
     });
 
     it('sets STATE_MACHINE_ARN and JOB_QUEUE_URL only where the route hands off there', () => {
       for (const route of ROUTES) {
-        const env = (functionProps(template, `WebhookApi${route.id}Function`).Environment as { Variables: Record<string, unknown> }).Variables;
+        const env = (
+          functionProps(template, `WebhookApi${route.id}Function`).Environment as { Variables: Record<string, unknown> }
+        ).Variables;
         expect(env.TABLE_NAME).toBeDefined();
         expect(env.MARKETPLACE_URL).toBe('https://m.example');
         expect('STATE_MACHINE_ARN' in env).toBe(route.permissions.includes('startExecution'));
@@ -186,49 +228,75 @@ describe('Constructs: RelayTable, WebhookApi, Monitoring', () => {
     it('encrypts the alarm topic, enforces TLS and subscribes the alarm e-mail', () => {
       template.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: Match.anyValue() });
       template.hasResourceProperties('AWS::SNS::TopicPolicy', {
-        PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) },
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+          ]),
+        },
       });
       template.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'ops@example.com' });
       template.hasResourceProperties('AWS::KMS::Key', {
         EnableKeyRotation: true,
-        KeyPolicy: { Statement: Match.arrayWith([Match.objectLike({ Principal: { Service: 'cloudwatch.amazonaws.com' } })]) },
+        KeyPolicy: {
+          Statement: Match.arrayWith([Match.objectLike({ Principal: { Service: 'cloudwatch.amazonaws.com' } })]),
+        },
       });
     });
 
     it('alarms when the DLQ is not empty', () => {
       template.hasResourceProperties('AWS::CloudWatch::Alarm', {
-        MetricName: 'ApproximateNumberOfMessagesVisible', Namespace: 'AWS/SQS', Threshold: 1,
+        MetricName: 'ApproximateNumberOfMessagesVisible',
+        Namespace: 'AWS/SQS',
+        Threshold: 1,
         ComparisonOperator: 'GreaterThanOrEqualToThreshold',
-        Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [logicalIdOf(template, 'AWS::SQS::Queue', 'Dlq'), 'QueueName'] } }],
+        Dimensions: [
+          {
+            Name: 'QueueName',
+            Value: { 'Fn::GetAtt': [logicalIdOf(template, 'AWS::SQS::Queue', 'Dlq'), 'QueueName'] },
+          },
+        ],
         AlarmActions: [{ Ref: logicalIdOf(template, 'AWS::SNS::Topic', 'MonitoringAlarmTopic') }],
       });
     });
 
     it.each(['ExecutionsFailed', 'ExecutionsTimedOut'])('alarms on workflow %s', (metricName) => {
       template.hasResourceProperties('AWS::CloudWatch::Alarm', {
-        MetricName: metricName, Namespace: 'AWS/States', Threshold: 1,
+        MetricName: metricName,
+        Namespace: 'AWS/States',
+        Threshold: 1,
         AlarmActions: [{ Ref: logicalIdOf(template, 'AWS::SNS::Topic', 'MonitoringAlarmTopic') }],
       });
     });
 
     it('alarms on errors and throttles of every route function', () => {
       for (const metricName of ['Errors', 'Throttles']) {
-        const alarms = template.findResources('AWS::CloudWatch::Alarm', { Properties: { MetricName: metricName, Namespace: 'AWS/Lambda' } });
+        const alarms = template.findResources('AWS::CloudWatch::Alarm', {
+          Properties: { MetricName: metricName, Namespace: 'AWS/Lambda' },
+        });
         expect(Object.keys(alarms)).toHaveLength(ROUTES.length);
       }
     });
 
     it('alarms on API 5xx of the HTTP API', () => {
       template.hasResourceProperties('AWS::CloudWatch::Alarm', {
-        MetricName: '5xx', Namespace: 'AWS/ApiGateway',
-        Dimensions: [{ Name: 'ApiId', Value: { Ref: logicalIdOf(template, 'AWS::ApiGatewayV2::Api', 'WebhookApiHttpApi') } }],
+        MetricName: '5xx',
+        Namespace: 'AWS/ApiGateway',
+        Dimensions: [
+          { Name: 'ApiId', Value: { Ref: logicalIdOf(template, 'AWS::ApiGatewayV2::Api', 'WebhookApiHttpApi') } },
+        ],
       });
     });
 
     it('alarms on marketplace code-5 answers above the threshold', () => {
       template.hasResourceProperties('AWS::CloudWatch::Alarm', {
-        MetricName: 'MarketplaceErrors', Namespace: 'GpuRelay', Threshold: 4, Statistic: 'Sum',
-        Dimensions: Match.arrayEquals([{ Name: 'ResultCode', Value: '5' }, { Name: 'service', Value: 'gpu-relay' }]),
+        MetricName: 'MarketplaceErrors',
+        Namespace: 'GpuRelay',
+        Threshold: 4,
+        Statistic: 'Sum',
+        Dimensions: Match.arrayEquals([
+          { Name: 'ResultCode', Value: '5' },
+          { Name: 'service', Value: 'gpu-relay' },
+        ]),
       });
     });
 
@@ -238,8 +306,16 @@ describe('Constructs: RelayTable, WebhookApi, Monitoring', () => {
         ComparisonOperator: 'GreaterThanThreshold',
         Metrics: Match.arrayWith([
           Match.objectLike({ Expression: Match.stringLikeRegexp('failures.*/.*deliveries') }),
-          Match.objectLike({ Id: 'failures', MetricStat: Match.objectLike({ Metric: Match.objectLike({ MetricName: 'CallbackFailures', Namespace: 'GpuRelay' }) }) }),
-          Match.objectLike({ Id: 'deliveries', MetricStat: Match.objectLike({ Metric: Match.objectLike({ MetricName: 'CallbackDeliveries' }) }) }),
+          Match.objectLike({
+            Id: 'failures',
+            MetricStat: Match.objectLike({
+              Metric: Match.objectLike({ MetricName: 'CallbackFailures', Namespace: 'GpuRelay' }),
+            }),
+          }),
+          Match.objectLike({
+            Id: 'deliveries',
+            MetricStat: Match.objectLike({ Metric: Match.objectLike({ MetricName: 'CallbackDeliveries' }) }),
+          }),
         ]),
       });
     });
@@ -247,19 +323,40 @@ describe('Constructs: RelayTable, WebhookApi, Monitoring', () => {
     it('rejects a callback failure rate outside (0, 1]', () => {
       const other = new Stack(new App(), 'Bad');
       const queue = new sqs.Queue(other, 'Q');
-      const machine = new sfn.StateMachine(other, 'M', { definitionBody: sfn.DefinitionBody.fromChainable(new sfn.Pass(other, 'P')) });
+      const machine = new sfn.StateMachine(other, 'M', {
+        definitionBody: sfn.DefinitionBody.fromChainable(new sfn.Pass(other, 'P')),
+      });
       const api = new apigwv2.HttpApi(other, 'Api');
-      expect(() => new Monitoring(other, 'Monitoring', {
-        deadLetterQueue: queue, stateMachine: machine, httpApi: api, functions: {}, callbackFailureRateThreshold: 1.5,
-      })).toThrow(/callbackFailureRateThreshold/);
+      expect(
+        () =>
+          new Monitoring(other, 'Monitoring', {
+            deadLetterQueue: queue,
+            stateMachine: machine,
+            httpApi: api,
+            functions: {},
+            callbackFailureRateThreshold: 1.5,
+          }),
+      ).toThrow(/callbackFailureRateThreshold/);
     });
 
     it('builds a dashboard covering flow, latency, marketplace errors, deliveries and the DLQ', () => {
       const dashboards = Object.values(template.findResources('AWS::CloudWatch::Dashboard'));
       expect(dashboards).toHaveLength(1);
       const body = JSON.stringify(stack.resolve(dashboards[0].Properties.DashboardBody));
-      for (const name of ['TasksAccepted', 'OrdersPlaced', 'OrdersReady', 'OrderTimeouts', 'TasksFailed', 'MarketplaceErrors',
-        'CallbackFailures', 'ChatFailures', 'ApproximateNumberOfMessagesVisible', 'ExecutionTime', 'Latency', 'p99']) {
+      for (const name of [
+        'TasksAccepted',
+        'OrdersPlaced',
+        'OrdersReady',
+        'OrderTimeouts',
+        'TasksFailed',
+        'MarketplaceErrors',
+        'CallbackFailures',
+        'ChatFailures',
+        'ApproximateNumberOfMessagesVisible',
+        'ExecutionTime',
+        'Latency',
+        'p99',
+      ]) {
         expect(body).toContain(name);
       }
     });

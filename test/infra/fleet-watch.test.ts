@@ -23,8 +23,15 @@ const build = (intervalSeconds: number) => {
   const { table } = new RelayTable(stack, 'RelayTable', { deletionProtection: false });
   const secrets = new RelaySecrets(stack, 'Secrets');
   const watch = new FleetWatch(stack, 'FleetWatch', {
-    table, secrets, intervalSeconds, entry: STUB_ENTRY,
-    environment: { MARKETPLACE_URL: 'https://m.example', WATCH_INTERVAL_SECONDS: String(intervalSeconds), LEASE_WARNING_SECONDS: '600' },
+    table,
+    secrets,
+    intervalSeconds,
+    entry: STUB_ENTRY,
+    environment: {
+      MARKETPLACE_URL: 'https://m.example',
+      WATCH_INTERVAL_SECONDS: String(intervalSeconds),
+      LEASE_WARNING_SECONDS: '600',
+    },
   });
   return { stack, watch, table, secrets };
 };
@@ -37,10 +44,18 @@ describe('Construct: FleetWatch', () => {
     // Prepare
     const parts = build(120);
     stack = parts.stack;
-    const stateMachine = new sfn.StateMachine(stack, 'Workflow', { definitionBody: sfn.DefinitionBody.fromChainable(new sfn.Pass(stack, 'Noop')) });
+    const stateMachine = new sfn.StateMachine(stack, 'Workflow', {
+      definitionBody: sfn.DefinitionBody.fromChainable(new sfn.Pass(stack, 'Noop')),
+    });
     const deadLetterQueue = new sqs.Queue(stack, 'Dlq', { enforceSSL: true });
     const httpApi = new apigwv2.HttpApi(stack, 'Api');
-    new Monitoring(stack, 'Monitoring', { deadLetterQueue, stateMachine, httpApi, functions: {}, fleetWatch: parts.watch.fn });
+    new Monitoring(stack, 'Monitoring', {
+      deadLetterQueue,
+      stateMachine,
+      httpApi,
+      functions: {},
+      fleetWatch: parts.watch.fn,
+    });
     // As RelayStack does: X-Ray's `Resource: *` is acknowledged, any other wildcard is not.
     Aspects.of(stack).add(new AcknowledgeUnavoidableWildcards(), { priority: AspectPriority.READONLY });
     // Act
@@ -54,7 +69,10 @@ describe('Construct: FleetWatch', () => {
       State: 'ENABLED',
       Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [fnId, 'Arn'] }, RetryPolicy: { MaximumRetryAttempts: 0 } })],
     });
-    template.hasResourceProperties('AWS::Lambda::Permission', { Principal: 'events.amazonaws.com', FunctionName: { 'Fn::GetAtt': [fnId, 'Arn'] } });
+    template.hasResourceProperties('AWS::Lambda::Permission', {
+      Principal: 'events.amazonaws.com',
+      FunctionName: { 'Fn::GetAtt': [fnId, 'Arn'] },
+    });
     template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', { MaximumRetryAttempts: 0 });
   });
 
@@ -62,28 +80,46 @@ describe('Construct: FleetWatch', () => {
     const props = functionProps(template, 'FleetWatchFunction');
     expect(props.Timeout).toBe(WATCH_TIMEOUT_SECONDS);
     const variables = (props.Environment as { Variables: Record<string, unknown> }).Variables;
-    expect(variables).toMatchObject({ WATCH_INTERVAL_SECONDS: '120', LEASE_WARNING_SECONDS: '600', MARKETPLACE_URL: 'https://m.example' });
+    expect(variables).toMatchObject({
+      WATCH_INTERVAL_SECONDS: '120',
+      LEASE_WARNING_SECONDS: '600',
+      MARKETPLACE_URL: 'https://m.example',
+    });
     expect(variables.TABLE_NAME).toEqual({ Ref: logicalIdOf(template, 'AWS::DynamoDB::Table', 'RelayTable') });
     // Events are signed with the callback signing secret; the webhook secret (requests) is not its to read.
-    expect(Object.keys(variables).filter((k) => k.endsWith('_ARN')).sort()).toEqual(['CALLBACK_SIGNING_SECRET_ARN', 'CHAT_WEBHOOKS_SECRET_ARN', 'MARKETPLACE_API_KEY_ARN']);
+    expect(
+      Object.keys(variables)
+        .filter((k) => k.endsWith('_ARN'))
+        .sort(),
+    ).toEqual(['CALLBACK_SIGNING_SECRET_ARN', 'CHAT_WEBHOOKS_SECRET_ARN', 'MARKETPLACE_API_KEY_ARN']);
   });
 
   it('grants item actions on the table (BatchGetItem for the due index) and reads of its three secrets only', () => {
     const actions = [...actionsOf(template, 'FleetWatchFunction')];
     const dynamo = actions.filter((a) => a.startsWith('dynamodb:')).sort();
-    expect(dynamo).toEqual(['dynamodb:BatchGetItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
+    expect(dynamo).toEqual([
+      'dynamodb:BatchGetItem',
+      'dynamodb:DeleteItem',
+      'dynamodb:GetItem',
+      'dynamodb:PutItem',
+      'dynamodb:UpdateItem',
+    ]);
     expect(actions).not.toEqual(expect.arrayContaining(['dynamodb:Scan']));
     expect(actions).not.toEqual(expect.arrayContaining(['dynamodb:Query']));
     const tableId = logicalIdOf(template, 'AWS::DynamoDB::Table', 'RelayTable');
     expect(resourcesFor(template, 'FleetWatchFunction', 'dynamodb:BatchGetItem').join()).toContain(tableId);
     const secretReads = resourcesFor(template, 'FleetWatchFunction', 'secretsmanager:GetSecretValue').join();
-    for (const name of ['SecretsMarketplaceApiKey', 'SecretsCallbackSigningSecret', 'SecretsChatWebhooks']) expect(secretReads).toContain(name);
+    for (const name of ['SecretsMarketplaceApiKey', 'SecretsCallbackSigningSecret', 'SecretsChatWebhooks'])
+      expect(secretReads).toContain(name);
     expect(secretReads).not.toContain('SecretsSlackSigningSecret');
     expect(secretReads).not.toContain('SecretsWebhookSecret');
   });
 
   it('alarms on sweeps that threw and on failed lease cancellations, ≥ 1 per 5 minutes', () => {
-    for (const [runbook, metricName] of [['WatchErrors', 'WatchErrors'], ['LeaseCancelFailures', 'LeaseCancelFailures']]) {
+    for (const [runbook, metricName] of [
+      ['WatchErrors', 'WatchErrors'],
+      ['LeaseCancelFailures', 'LeaseCancelFailures'],
+    ]) {
       template.hasResourceProperties('AWS::CloudWatch::Alarm', {
         AlarmDescription: Match.stringLikeRegexp(`RUNBOOK: ${runbook}`),
         MetricName: metricName,
@@ -100,14 +136,25 @@ describe('Construct: FleetWatch', () => {
   });
 
   it('puts the fleet-watch widget on the dashboard', () => {
-    const dashboard = Object.values(template.findResources('AWS::CloudWatch::Dashboard'))[0] as { Properties: { DashboardBody: unknown } };
+    const dashboard = Object.values(template.findResources('AWS::CloudWatch::Dashboard'))[0] as {
+      Properties: { DashboardBody: unknown };
+    };
     const body = JSON.stringify(stack.resolve(dashboard.Properties.DashboardBody));
     expect(body).toContain('Fleet watch: leases and order status');
-    for (const name of ['LeasesDue', 'LeasesCancelled', 'LeaseCancelFailures', 'OrderStatusChanges', 'LifecycleEvents', 'WatchTableReads']) expect(body).toContain(name);
+    for (const name of [
+      'LeasesDue',
+      'LeasesCancelled',
+      'LeaseCancelFailures',
+      'OrderStatusChanges',
+      'LifecycleEvents',
+      'WatchTableReads',
+    ])
+      expect(body).toContain(name);
   });
 
   it('raises no cdk-nag finding of its own (beyond the one RelayStack acknowledges stack-wide)', () => {
-    const stackWide = /^AwsSolutions-IAM4\[Policy::arn:<AWS::Partition>:iam::aws:policy\/service-role\/AWSLambdaBasicExecutionRole\]$/;
+    const stackWide =
+      /^AwsSolutions-IAM4\[Policy::arn:<AWS::Partition>:iam::aws:policy\/service-role\/AWSLambdaBasicExecutionRole\]$/;
     const own = unsuppressedNagErrors(stack)
       .filter((v) => !stackWide.test(v.ruleName))
       .flatMap((v) => v.violatingResources.map((r) => `${v.ruleName}: ${r.resourceLogicalId ?? r.constructPath ?? ''}`))

@@ -9,7 +9,8 @@ type Resources = Record<string, { Type: string; Properties?: Record<string, unkn
 /** Logical id of the one resource of `type` whose logical id starts with `prefix`. */
 export const logicalIdOf = (template: Template, type: string, prefix: string): string => {
   const ids = Object.keys(template.findResources(type)).filter((id) => id.startsWith(prefix));
-  if (ids.length !== 1) throw new Error(`expected one ${type} starting with ${prefix}, found ${ids.length}: ${ids.join(', ')}`);
+  if (ids.length !== 1)
+    throw new Error(`expected one ${type} starting with ${prefix}, found ${ids.length}: ${ids.join(', ')}`);
   return ids[0];
 };
 
@@ -21,7 +22,8 @@ export const functionProps = (template: Template, prefix: string): Record<string
   return resources[id[0]].Properties ?? {};
 };
 
-const asArray = <T>(value: T | T[] | undefined): T[] => (value === undefined ? [] : Array.isArray(value) ? value : [value]);
+const asArray = <T>(value: T | T[] | undefined): T[] =>
+  value === undefined ? [] : Array.isArray(value) ? value : [value];
 
 /** Every IAM action granted to a function's execution role through inline policies. */
 export const actionsOf = (template: Template, functionPrefix: string): Set<string> => {
@@ -49,7 +51,8 @@ export const resourcesFor = (template: Template, functionPrefix: string, action:
     if (!roles.includes(roleId)) continue;
     const doc = policy.Properties?.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown }[] };
     for (const statement of doc.Statement) {
-      if (asArray(statement.Action).includes(action)) found.push(...asArray(statement.Resource).map((r) => JSON.stringify(r)));
+      if (asArray(statement.Action).includes(action))
+        found.push(...asArray(statement.Resource).map((r) => JSON.stringify(r)));
     }
   }
   return found;
@@ -65,7 +68,8 @@ export const acknowledgements = (stack: Stack): { path: string; id: string; reas
   for (const node of stack.node.findAll()) {
     for (const entry of node.node.metadata) {
       if (entry.type !== Validations.ACKNOWLEDGED_RULES_METADATA_KEY) continue;
-      for (const [id, reason] of Object.entries(entry.data as Record<string, string>)) found.push({ path: node.node.path, id, reason });
+      for (const [id, reason] of Object.entries(entry.data as Record<string, string>))
+        found.push({ path: node.node.path, id, reason });
     }
   }
   return found;

@@ -19,18 +19,25 @@ const nodeMajorOf = (runtime: string): number | undefined => {
 
 describe('Lambda Node.js runtime', () => {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-  const stack = new RelayStack(app, 'Relay', { config: relayConfig({}), env: { account: '111111111111', region: 'eu-west-1' } });
+  const stack = new RelayStack(app, 'Relay', {
+    config: relayConfig({}),
+    env: { account: '111111111111', region: 'eu-west-1' },
+  });
   const template = Template.fromStack(stack);
 
   it('is the newest Node.js runtime aws-cdk-lib offers', () => {
-    const majors = lambda.Runtime.ALL.map((runtime) => nodeMajorOf(runtime.name)).filter((major) => major !== undefined);
+    const majors = lambda.Runtime.ALL.map((runtime) => nodeMajorOf(runtime.name)).filter(
+      (major) => major !== undefined,
+    );
     expect(majors.length).toBeGreaterThan(1);
     expect(Math.max(...majors)).toBe(NODE_MAJOR);
     expect(lambda.Runtime.NODEJS_24_X.name).toBe(LAMBDA_NODE_RUNTIME);
   });
 
   it('runs every function of the stack, bundled for that Node', () => {
-    const runtimes = Object.values(template.findResources('AWS::Lambda::Function')).map((fn) => (fn.Properties as { Runtime?: string }).Runtime);
+    const runtimes = Object.values(template.findResources('AWS::Lambda::Function')).map(
+      (fn) => (fn.Properties as { Runtime?: string }).Runtime,
+    );
     expect(runtimes.length).toBeGreaterThan(10);
     expect(new Set(runtimes)).toEqual(new Set([LAMBDA_NODE_RUNTIME]));
     expect(relayBuildOptions('/repo').target).toBe(NODE_BUNDLE_TARGET);
@@ -38,6 +45,8 @@ describe('Lambda Node.js runtime', () => {
 
   it('passes cdk-nag AwsSolutions-L1 (latest runtime) without an acknowledgement', () => {
     expect(acknowledgements(stack).filter((ack) => ack.id.startsWith('AwsSolutions-L1'))).toEqual([]);
-    expect(unsuppressedNagErrors(stack).filter((violation) => violation.ruleName.startsWith('AwsSolutions-L1'))).toEqual([]);
+    expect(
+      unsuppressedNagErrors(stack).filter((violation) => violation.ruleName.startsWith('AwsSolutions-L1')),
+    ).toEqual([]);
   });
 });

@@ -15,8 +15,14 @@ type Resource = { Type: string; Properties: Record<string, unknown> };
 const aslOf = (template: Template): { States: Record<string, Record<string, unknown>>; TimeoutSeconds?: number } => {
   const [machine] = Object.values(template.findResources('AWS::StepFunctions::StateMachine')) as Resource[];
   const definition = machine.Properties.DefinitionString as string | { 'Fn::Join': [string, unknown[]] };
-  const text = typeof definition === 'string' ? definition : definition['Fn::Join'][1]
-    .map((part) => (typeof part === 'string' ? part : 'arn:aws:lambda:us-east-1:111111111111:function:placeholder')).join('');
+  const text =
+    typeof definition === 'string'
+      ? definition
+      : definition['Fn::Join'][1]
+          .map((part) =>
+            typeof part === 'string' ? part : 'arn:aws:lambda:us-east-1:111111111111:function:placeholder',
+          )
+          .join('');
   return JSON.parse(text);
 };
 
@@ -27,7 +33,11 @@ describe('RelayStack', () => {
   beforeAll(() => {
     // Prepare
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-    const config = relayConfig({ alarmEmail: 'ops@example.com', apiThrottle: { rateLimit: 20, burstLimit: 40 }, logRetentionDays: 14 });
+    const config = relayConfig({
+      alarmEmail: 'ops@example.com',
+      apiThrottle: { rateLimit: 20, burstLimit: 40 },
+      logRetentionDays: 14,
+    });
     // Act
     stack = new RelayStack(app, 'Relay', { config, env: { account: '111111111111', region: 'eu-west-1' } });
     template = Template.fromStack(stack);
@@ -38,7 +48,11 @@ describe('RelayStack', () => {
       const functions = Object.values(template.findResources('AWS::Lambda::Function')) as Resource[];
       expect(functions.length).toBeGreaterThanOrEqual(ROUTES.length + 8);
       for (const fn of functions) {
-        expect(fn.Properties).toMatchObject({ Runtime: LAMBDA_NODE_RUNTIME, Architectures: ['arm64'], TracingConfig: { Mode: 'Active' } });
+        expect(fn.Properties).toMatchObject({
+          Runtime: LAMBDA_NODE_RUNTIME,
+          Architectures: ['arm64'],
+          TracingConfig: { Mode: 'Active' },
+        });
       }
     });
 
@@ -78,7 +92,10 @@ describe('RelayStack', () => {
       expect(taskStates.length).toBeGreaterThanOrEqual(6);
       for (const [name, state] of taskStates) {
         expect({ name, retry: state.Retry }).toEqual({
-          name, retry: expect.arrayContaining([expect.objectContaining({ IntervalSeconds: 2, MaxAttempts: 3, BackoffRate: 2 })]),
+          name,
+          retry: expect.arrayContaining([
+            expect.objectContaining({ IntervalSeconds: 2, MaxAttempts: 3, BackoffRate: 2 }),
+          ]),
         });
         if (name !== 'ReportResult') expect({ name, catch: state.Catch }).toEqual({ name, catch: expect.any(Array) });
       }
@@ -109,7 +126,10 @@ describe('RelayStack', () => {
       const workerTimeout = Number((template.toJSON().Resources[workerId] as Resource).Properties.Timeout);
       expect(workerTimeout).toBeGreaterThan(0);
       expect(Number(main?.Properties.VisibilityTimeout)).toBeGreaterThanOrEqual(6 * workerTimeout);
-      expect(main?.Properties.RedrivePolicy).toEqual({ deadLetterTargetArn: expect.anything(), maxReceiveCount: JOB_QUEUE.maxReceiveCount });
+      expect(main?.Properties.RedrivePolicy).toEqual({
+        deadLetterTargetArn: expect.anything(),
+        maxReceiveCount: JOB_QUEUE.maxReceiveCount,
+      });
     });
 
     it('reports partial batch failures with bounded concurrency', () => {
@@ -124,8 +144,13 @@ describe('RelayStack', () => {
     it('alarms on errors and throttles of every function', () => {
       const functionCount = Object.keys(template.findResources('AWS::Lambda::Function')).length;
       for (const metricName of ['Errors', 'Throttles']) {
-        expect(Object.keys(template.findResources('AWS::CloudWatch::Alarm', { Properties: { MetricName: metricName, Namespace: 'AWS/Lambda' } })))
-          .toHaveLength(functionCount);
+        expect(
+          Object.keys(
+            template.findResources('AWS::CloudWatch::Alarm', {
+              Properties: { MetricName: metricName, Namespace: 'AWS/Lambda' },
+            }),
+          ),
+        ).toHaveLength(functionCount);
       }
     });
 
@@ -136,7 +161,10 @@ describe('RelayStack', () => {
       ['API 5xx', { MetricName: '5xx', Namespace: 'AWS/ApiGateway' }],
       ['marketplace code 5', { MetricName: 'MarketplaceErrors', Namespace: 'GpuRelay' }],
     ])('sends the %s alarm to the topic', (_name, props) => {
-      template.hasResourceProperties('AWS::CloudWatch::Alarm', { ...props, AlarmActions: [{ Ref: Match.stringLikeRegexp('^MonitoringAlarmTopic') }] });
+      template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        ...props,
+        AlarmActions: [{ Ref: Match.stringLikeRegexp('^MonitoringAlarmTopic') }],
+      });
     });
 
     it('sends the callback failure rate alarm to the topic', () => {
@@ -157,17 +185,32 @@ describe('RelayStack', () => {
 
   it('outputs the API URL, every secret ARN and name, the dashboard URL and the alarm topic', () => {
     const outputs = Object.keys(template.findOutputs('*'));
-    expect(outputs).toEqual(expect.arrayContaining([
-      'ApiUrl', 'DashboardUrl', 'AlarmTopicArn',
-      ...['WebhookSecret', 'MarketplaceApiKey', 'ChatWebhooks', 'SlackSigningSecret', 'CallbackSigningSecret'].flatMap((s) => [`${s}Arn`, `${s}Name`]),
-    ]));
+    expect(outputs).toEqual(
+      expect.arrayContaining([
+        'ApiUrl',
+        'DashboardUrl',
+        'AlarmTopicArn',
+        ...[
+          'WebhookSecret',
+          'MarketplaceApiKey',
+          'ChatWebhooks',
+          'SlackSigningSecret',
+          'CallbackSigningSecret',
+        ].flatMap((s) => [`${s}Arn`, `${s}Name`]),
+      ]),
+    );
   });
 
   it('generates the callback signing secret as 48 letters and digits (base64 of a 36-byte key), retained like the others', () => {
     template.hasResource('AWS::SecretsManager::Secret', {
       DeletionPolicy: 'Retain',
       Properties: Match.objectLike({
-        GenerateSecretString: { PasswordLength: 48, ExcludePunctuation: true, IncludeSpace: false, RequireEachIncludedType: false },
+        GenerateSecretString: {
+          PasswordLength: 48,
+          ExcludePunctuation: true,
+          IncludeSpace: false,
+          RequireEachIncludedType: false,
+        },
       }),
     });
   });
@@ -176,27 +219,36 @@ describe('RelayStack', () => {
     const policies = template.findResources('AWS::IAM::Policy');
     const callbackId = logicalIdOf(template, 'AWS::SecretsManager::Secret', 'SecretsCallbackSigningSecret');
     const webhookId = logicalIdOf(template, 'AWS::SecretsManager::Secret', 'SecretsWebhookSecret');
-    const readers = (secretId: string): string[] => Object.entries(policies)
-      .filter(([, p]) => JSON.stringify((p as { Properties: { PolicyDocument: unknown } }).Properties.PolicyDocument).includes(`"Ref":"${secretId}"`))
-      .map(([id]) => id)
-      .sort();
+    const readers = (secretId: string): string[] =>
+      Object.entries(policies)
+        .filter(([, p]) =>
+          JSON.stringify((p as { Properties: { PolicyDocument: unknown } }).Properties.PolicyDocument).includes(
+            `"Ref":"${secretId}"`,
+          ),
+        )
+        .map(([id]) => id)
+        .sort();
     const callbackReaders = readers(callbackId);
     expect(callbackReaders).toHaveLength(4);
-    for (const name of [/ExecutionEnded/, /FleetWatch/, /Worker/, /ReportResult/]) expect(callbackReaders.some((id) => name.test(id))).toBe(true);
+    for (const name of [/ExecutionEnded/, /FleetWatch/, /Worker/, /ReportResult/])
+      expect(callbackReaders.some((id) => name.test(id))).toBe(true);
     for (const id of callbackReaders) expect(readers(webhookId)).not.toContain(id);
   });
 
   describe('cdk-nag AwsSolutions', () => {
     // beforeAll's Template.fromStack synthesized the stack, so the acknowledging aspect has run.
     it('has no unacknowledged error', () => {
-      const errors = unsuppressedNagErrors(stack).map((v) => `${v.ruleName}: ${v.violatingResources.map((r) => r.constructPath).join(', ')}`);
+      const errors = unsuppressedNagErrors(stack).map(
+        (v) => `${v.ruleName}: ${v.violatingResources.map((r) => r.constructPath).join(', ')}`,
+      );
       expect(errors).toEqual([]);
     });
 
     it('gives every acknowledgement a written reason', () => {
       const acks = acknowledgements(stack);
       expect(acks.length).toBeGreaterThan(0);
-      for (const ack of acks) expect({ ...ack, reasonLength: ack.reason.trim().length >= 30 }).toEqual({ ...ack, reasonLength: true });
+      for (const ack of acks)
+        expect({ ...ack, reasonLength: ack.reason.trim().length >= 30 }).toEqual({ ...ack, reasonLength: true });
     });
 
     it('still reports a wildcard that is not X-Ray or log delivery', () => {
@@ -204,17 +256,23 @@ describe('RelayStack', () => {
       const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
       const wide = new RelayStack(app, 'Wide', { config: relayConfig() });
       // Act: a statement added after the stack acknowledged its own wildcards, on a role that has X-Ray's `*`
-      wide.api.functions.Health.fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: ['*'] }));
+      wide.api.functions.Health.fn.addToRolePolicy(
+        new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: ['*'] }),
+      );
       Template.fromStack(wide); // synthesis runs the acknowledging aspect, as `cdk synth` does before cdk-nag
       // Assess
       const errors = unsuppressedNagErrors(wide);
       expect(errors.map((v) => v.ruleName)).toEqual(['AwsSolutions-IAM5[Resource::*]']);
-      expect(errors[0].violatingResources.map((r) => r.constructPath)).toEqual(['Wide/WebhookApi/Health/Function/ServiceRole/DefaultPolicy/Resource']);
+      expect(errors[0].violatingResources.map((r) => r.constructPath)).toEqual([
+        'Wide/WebhookApi/Health/Function/ServiceRole/DefaultPolicy/Resource',
+      ]);
     });
   });
 
   it('rejects a log retention CloudWatch does not offer', () => {
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-    expect(() => new RelayStack(app, 'Bad', { config: relayConfig({ logRetentionDays: 31 }) })).toThrow(/logRetentionDays/);
+    expect(() => new RelayStack(app, 'Bad', { config: relayConfig({ logRetentionDays: 31 }) })).toThrow(
+      /logRetentionDays/,
+    );
   });
 });

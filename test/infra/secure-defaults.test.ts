@@ -21,7 +21,9 @@ const environmentsOf = (context: Record<string, unknown>): Record<string, unknow
 
 describe('App: secure defaults when deployed', () => {
   it('fails with a clear error instead of building a stack without a marketplace URL', () => {
-    expect(() => buildApp(new App({ context: { 'aws:cdk:bundling-stacks': [] } }))).toThrow(MISSING_MARKETPLACE_URL_MESSAGE);
+    expect(() => buildApp(new App({ context: { 'aws:cdk:bundling-stacks': [] } }))).toThrow(
+      MISSING_MARKETPLACE_URL_MESSAGE,
+    );
   });
 
   it('requires the webhook timestamp and refuses unsigned Slack commands by default', () => {
@@ -35,14 +37,21 @@ describe('App: secure defaults when deployed', () => {
   });
 
   it('relaxes both only when the operator opts in with context flags', () => {
-    const environments = environmentsOf({ marketplaceUrl: MARKETPLACE_URL, requireWebhookTimestamp: 'false', allowUnsignedSlack: 'true' });
+    const environments = environmentsOf({
+      marketplaceUrl: MARKETPLACE_URL,
+      requireWebhookTimestamp: 'false',
+      allowUnsignedSlack: 'true',
+    });
     expect(environments.length).toBeGreaterThan(10);
-    for (const vars of environments) expect(vars).toMatchObject({ REQUIRE_WEBHOOK_TIMESTAMP: 'false', ALLOW_UNSIGNED_SLACK: 'true' });
+    for (const vars of environments)
+      expect(vars).toMatchObject({ REQUIRE_WEBHOOK_TIMESTAMP: 'false', ALLOW_UNSIGNED_SLACK: 'true' });
   });
 
   describe('Slack allowlist (issue 21 item 4)', () => {
     const warningsOf = (context: Record<string, unknown>) => {
-      const { stack } = buildApp(new App({ context: { 'aws:cdk:bundling-stacks': [], marketplaceUrl: MARKETPLACE_URL, ...context } }));
+      const { stack } = buildApp(
+        new App({ context: { 'aws:cdk:bundling-stacks': [], marketplaceUrl: MARKETPLACE_URL, ...context } }),
+      );
       return Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp(SLACK_TEAMS_UNSET_WARNING_ID));
     };
 
@@ -54,11 +63,17 @@ describe('App: secure defaults when deployed', () => {
       expect(String(warningsOf({ allowUnsignedSlack: 'true' })[0].entry.data)).toMatch(/from anyone at all/);
     });
 
-    it('does not warn with a team list, and gives the lists to the Slack function\'s environment', () => {
+    it("does not warn with a team list, and gives the lists to the Slack function's environment", () => {
       expect(warningsOf({ slackAllowedTeamIds: 'T0OURS' })).toEqual([]);
-      const environments = environmentsOf({ marketplaceUrl: MARKETPLACE_URL, slackAllowedTeamIds: 'T0OURS,T0PARTNER', slackAllowedUserIds: 'U0ALICE' });
-      for (const vars of environments) expect(vars).toMatchObject({ SLACK_ALLOWED_TEAM_IDS: 'T0OURS,T0PARTNER', SLACK_ALLOWED_USER_IDS: 'U0ALICE' });
-      for (const vars of environmentsOf({ marketplaceUrl: MARKETPLACE_URL })) expect('SLACK_ALLOWED_TEAM_IDS' in vars).toBe(false);
+      const environments = environmentsOf({
+        marketplaceUrl: MARKETPLACE_URL,
+        slackAllowedTeamIds: 'T0OURS,T0PARTNER',
+        slackAllowedUserIds: 'U0ALICE',
+      });
+      for (const vars of environments)
+        expect(vars).toMatchObject({ SLACK_ALLOWED_TEAM_IDS: 'T0OURS,T0PARTNER', SLACK_ALLOWED_USER_IDS: 'U0ALICE' });
+      for (const vars of environmentsOf({ marketplaceUrl: MARKETPLACE_URL }))
+        expect('SLACK_ALLOWED_TEAM_IDS' in vars).toBe(false);
     });
   });
 });

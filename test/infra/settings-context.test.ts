@@ -58,11 +58,19 @@ describe('bin/relay.ts: every deployed setting is CDK context', () => {
   });
 
   it('covers at least the settings the issue named', () => {
-    expect(samples.map((s) => s.key)).toEqual(expect.arrayContaining(['allowPrivateCallbacks', 'defaultMaxHours', 'watchIntervalSeconds', 'leaseWarningSeconds']));
+    expect(samples.map((s) => s.key)).toEqual(
+      expect.arrayContaining([
+        'allowPrivateCallbacks',
+        'defaultMaxHours',
+        'watchIntervalSeconds',
+        'leaseWarningSeconds',
+      ]),
+    );
     expect(variables.length).toBeGreaterThan(10);
   });
 
   it.each(samples.map((s) => [s.key, s] as const))('-c %s reaches every function environment', (_key, sample) => {
-    for (const env of variables) expect(`${sample.name}=${String(env[sample.name])}`).toBe(`${sample.name}=${sample.value}`);
+    for (const env of variables)
+      expect(`${sample.name}=${String(env[sample.name])}`).toBe(`${sample.name}=${sample.value}`);
   });
 });

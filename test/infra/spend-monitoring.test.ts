@@ -16,37 +16,58 @@ import { RELAY_TABLE } from '../../contract/resources';
 const build = (spendLimitUsdPerDay?: number) => {
   const stack = new Stack(new App(), 'Spend', { env: { account: '111111111111', region: 'eu-west-1' } });
   new RelayTable(stack, 'RelayTable', { deletionProtection: false });
-  const stateMachine = new sfn.StateMachine(stack, 'Workflow', { definitionBody: sfn.DefinitionBody.fromChainable(new sfn.Pass(stack, 'Noop')) });
+  const stateMachine = new sfn.StateMachine(stack, 'Workflow', {
+    definitionBody: sfn.DefinitionBody.fromChainable(new sfn.Pass(stack, 'Noop')),
+  });
   const httpApi = new apigwv2.HttpApi(stack, 'Api');
   const deadLetterQueue = new sqs.Queue(stack, 'Dlq');
-  new Monitoring(stack, 'Monitoring', { deadLetterQueue, stateMachine, httpApi, functions: {}, ...(spendLimitUsdPerDay !== undefined ? { spendLimitUsdPerDay } : {}) });
+  new Monitoring(stack, 'Monitoring', {
+    deadLetterQueue,
+    stateMachine,
+    httpApi,
+    functions: {},
+    ...(spendLimitUsdPerDay !== undefined ? { spendLimitUsdPerDay } : {}),
+  });
   return { stack, template: Template.fromStack(stack) };
 };
 
 describe('Spending in the stack', () => {
-  it('alarms at 80 % of SPEND_LIMIT_USD_PER_DAY on the day\'s used total, to the alarm topic, naming its runbook entry', () => {
+  it("alarms at 80 % of SPEND_LIMIT_USD_PER_DAY on the day's used total, to the alarm topic, naming its runbook entry", () => {
     const { template } = build(50);
     template.hasResourceProperties('AWS::CloudWatch::Alarm', {
-      MetricName: 'SpendUsedTodayUsd', Namespace: 'GpuRelay', Statistic: 'Maximum', Threshold: 40,
+      MetricName: 'SpendUsedTodayUsd',
+      Namespace: 'GpuRelay',
+      Statistic: 'Maximum',
+      Threshold: 40,
       ComparisonOperator: 'GreaterThanOrEqualToThreshold',
       AlarmDescription: Match.stringLikeRegexp('RUNBOOK: SpendNearDailyLimit'),
-      AlarmActions: Match.anyValue(), OKActions: Match.anyValue(),
+      AlarmActions: Match.anyValue(),
+      OKActions: Match.anyValue(),
     });
   });
 
   it('has no spending alarm without a limit, and the per-key widget either way', () => {
     const { stack, template } = build();
-    expect(Object.values(template.findResources('AWS::CloudWatch::Alarm')).filter((a) => JSON.stringify(a).includes('SpendUsedTodayUsd'))).toHaveLength(0);
-    const dashboard = Object.values(template.findResources('AWS::CloudWatch::Dashboard'))[0] as { Properties: { DashboardBody: unknown } };
+    expect(
+      Object.values(template.findResources('AWS::CloudWatch::Alarm')).filter((a) =>
+        JSON.stringify(a).includes('SpendUsedTodayUsd'),
+      ),
+    ).toHaveLength(0);
+    const dashboard = Object.values(template.findResources('AWS::CloudWatch::Dashboard'))[0] as {
+      Properties: { DashboardBody: unknown };
+    };
     const body = JSON.stringify(stack.resolve(dashboard.Properties.DashboardBody));
     expect(body).toContain('Spending (USD per hour, by caller key)');
     expect(body).toContain('MetricName=\\\\\\"SpendReservedUsd\\\\\\"');
     expect(body).toContain('MetricName=\\\\\\"SpendSettledUsd\\\\\\"');
   });
 
-  it('expires ledger and day items through the table\'s TTL attribute', () => {
+  it("expires ledger and day items through the table's TTL attribute", () => {
     const { template } = build();
-    template.hasResourceProperties('AWS::DynamoDB::Table', Match.objectLike({ TimeToLiveSpecification: { AttributeName: RELAY_TABLE.ttlAttribute, Enabled: true } }));
+    template.hasResourceProperties(
+      'AWS::DynamoDB::Table',
+      Match.objectLike({ TimeToLiveSpecification: { AttributeName: RELAY_TABLE.ttlAttribute, Enabled: true } }),
+    );
   });
 
   it('grants the spend items only to the functions that reserve, settle or read them', () => {
@@ -56,7 +77,10 @@ describe('Spending in the stack', () => {
       expect(tableAccessOf(user).write).toEqual(expect.arrayContaining(['SPEND#*', 'SPENDRES#*', 'LEDGER#*']));
     }
     expect(tableAccessOf('JobWorker').write).toEqual(expect.arrayContaining(['SPEND#*', 'SPENDRES#*']));
-    expect(tableAccessOf('ApiSpend')).toEqual({ write: expect.not.arrayContaining(['SPEND#*']), read: expect.arrayContaining(['SPEND#*']) });
+    expect(tableAccessOf('ApiSpend')).toEqual({
+      write: expect.not.arrayContaining(['SPEND#*']),
+      read: expect.arrayContaining(['SPEND#*']),
+    });
     expect(tableAccessOf('ApiSpend').read).not.toContain('SPENDRES#*');
     expect(tableAccessOf('ApiCreateOrder').write).not.toContain('SPEND#*');
   });

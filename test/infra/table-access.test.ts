@@ -10,20 +10,38 @@ import { App, type CfnElement } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { relayConfig } from '../../lib/config';
-import { TABLE_ACCESS, TABLE_READ_ACTIONS, TABLE_USERS, TABLE_WRITE_ACTIONS, tableAccessOf, type TableUser } from '../../lib/constructs/table-access';
+import {
+  TABLE_ACCESS,
+  TABLE_READ_ACTIONS,
+  TABLE_USERS,
+  TABLE_WRITE_ACTIONS,
+  tableAccessOf,
+  type TableUser,
+} from '../../lib/constructs/table-access';
 import { RelayStack } from '../../lib/relay-stack';
 import { keyPattern, keys, type KeyFamily } from '../../contract/resources';
 
-type Statement = { Effect: string; Action: string | string[]; Resource: unknown; Condition?: Record<string, Record<string, unknown>> };
+type Statement = {
+  Effect: string;
+  Action: string | string[];
+  Resource: unknown;
+  Condition?: Record<string, Record<string, unknown>>;
+};
 type Resource = { Type: string; Properties?: Record<string, unknown> };
 
 const REPO = path.resolve(__dirname, '..', '..');
-const asArray = <T>(value: T | T[] | undefined): T[] => (value === undefined ? [] : Array.isArray(value) ? value : [value]);
+const asArray = <T>(value: T | T[] | undefined): T[] =>
+  value === undefined ? [] : Array.isArray(value) ? value : [value];
 const WRITES = new Set<string>(TABLE_WRITE_ACTIONS);
 
 /** IAM StringLike: `*` any run of characters, `?` one character. */
 const stringLike = (pattern: string, value: string): boolean =>
-  new RegExp(`^${pattern.split('').map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[.+^${}()|[\]\\]/g, '\\$&'))).join('')}$`).test(value);
+  new RegExp(
+    `^${pattern
+      .split('')
+      .map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[.+^${}()|[\]\\]/g, '\\$&')))
+      .join('')}$`,
+  ).test(value);
 
 /**
  * Whether the statements allow `action` on an item with partition key `pk`. A statement without a
@@ -38,7 +56,10 @@ const allows = (statements: Statement[], action: string, pk: string): boolean =>
 
 /** A sample key of each family, as the code builds them. */
 const SAMPLE_KEYS: Record<KeyFamily, string> = Object.fromEntries(
-  (Object.keys(keys) as KeyFamily[]).map((family) => [family, (keys[family] as (arg: never) => string)((family === 'leaseDue' ? 1_800_000_000 : 42) as never)]),
+  (Object.keys(keys) as KeyFamily[]).map((family) => [
+    family,
+    (keys[family] as (arg: never) => string)((family === 'leaseDue' ? 1_800_000_000 : 42) as never),
+  ]),
 ) as Record<KeyFamily, string>;
 
 /** TypeScript sources under lambdas/ (tests live elsewhere). */
@@ -58,7 +79,10 @@ describe('Table access: LeadingKeys grants per function', () => {
 
   beforeAll(() => {
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-    stack = new RelayStack(app, 'Relay', { config: relayConfig({}), env: { account: '111111111111', region: 'eu-west-1' } });
+    stack = new RelayStack(app, 'Relay', {
+      config: relayConfig({}),
+      env: { account: '111111111111', region: 'eu-west-1' },
+    });
     template = Template.fromStack(stack);
     resources = template.toJSON().Resources as Record<string, Resource>;
     functions = {
@@ -74,7 +98,11 @@ describe('Table access: LeadingKeys grants per function', () => {
     const fnId = stack.getLogicalId(functions[user].node.defaultChild as CfnElement);
     const roleId = (resources[fnId].Properties?.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
     return Object.values(resources)
-      .filter((r) => r.Type === 'AWS::IAM::Policy' && asArray(r.Properties?.Roles as unknown[]).some((role) => (role as { Ref?: string }).Ref === roleId))
+      .filter(
+        (r) =>
+          r.Type === 'AWS::IAM::Policy' &&
+          asArray(r.Properties?.Roles as unknown[]).some((role) => (role as { Ref?: string }).Ref === roleId),
+      )
       .flatMap((r) => (r.Properties?.PolicyDocument as { Statement: Statement[] }).Statement)
       .filter((s) => asArray(s.Action).some((a) => a.startsWith('dynamodb:')));
   };
@@ -91,10 +119,12 @@ describe('Table access: LeadingKeys grants per function', () => {
     for (const user of TABLE_USERS) {
       for (const statement of dynamoStatementsOf(user)) {
         checked += 1;
-        const patterns = statement.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'] as string[] | undefined;
+        const patterns = statement.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'] as
+          string[] | undefined;
         expect({ user, patterns }).toEqual({ user, patterns: expect.arrayContaining([expect.any(String)]) });
         // No pattern that matches every key.
-        for (const pattern of patterns ?? []) expect({ user, pattern }).toEqual({ user, pattern: expect.stringMatching(/^[A-Z_]+#/) });
+        for (const pattern of patterns ?? [])
+          expect({ user, pattern }).toEqual({ user, pattern: expect.stringMatching(/^[A-Z_]+#/) });
         expect(Object.keys(statement.Condition ?? {})).toEqual(['ForAllValues:StringLike']);
       }
       // The grants are exactly the table's, read-only where it says read.
@@ -104,8 +134,16 @@ describe('Table access: LeadingKeys grants per function', () => {
         const pk = SAMPLE_KEYS[family];
         const mayWrite = write.some((p) => stringLike(p, pk));
         const mayRead = mayWrite || read.some((p) => stringLike(p, pk));
-        expect({ user, family, write: allows(statements, 'dynamodb:PutItem', pk) }).toEqual({ user, family, write: mayWrite });
-        expect({ user, family, read: allows(statements, 'dynamodb:GetItem', pk) }).toEqual({ user, family, read: mayRead });
+        expect({ user, family, write: allows(statements, 'dynamodb:PutItem', pk) }).toEqual({
+          user,
+          family,
+          write: mayWrite,
+        });
+        expect({ user, family, read: allows(statements, 'dynamodb:GetItem', pk) }).toEqual({
+          user,
+          family,
+          read: mayRead,
+        });
       }
     }
     expect(checked).toBeGreaterThan(15);
@@ -127,8 +165,17 @@ describe('Table access: LeadingKeys grants per function', () => {
   });
 
   it('lets the task routes and steps that record results write tasks (the grants are not empty)', () => {
-    for (const user of ['ApiCreateOrder', 'ApiSlackCommand', 'WorkflowPlaceOrder', 'WorkflowReportResult', 'JobWorker'] as const) {
-      expect({ user, ok: allows(dynamoStatementsOf(user), 'dynamodb:UpdateItem', keys.task('t1')) }).toEqual({ user, ok: true });
+    for (const user of [
+      'ApiCreateOrder',
+      'ApiSlackCommand',
+      'WorkflowPlaceOrder',
+      'WorkflowReportResult',
+      'JobWorker',
+    ] as const) {
+      expect({ user, ok: allows(dynamoStatementsOf(user), 'dynamodb:UpdateItem', keys.task('t1')) }).toEqual({
+        user,
+        ok: true,
+      });
     }
     expect(allows(dynamoStatementsOf('WorkflowReserveQuota'), 'dynamodb:UpdateItem', keys.quota())).toBe(true);
     // A standing order the cap refuses waits again (issue 23): ReserveQuota marks its task waiting and queues it.
@@ -144,31 +191,46 @@ describe('Table access: LeadingKeys grants per function', () => {
   });
 
   describe('cross-check with the code', () => {
-    const sources = lambdaSources().map((file) => ({ file: path.relative(REPO, file), text: readFileSync(file, 'utf8') }));
+    const sources = lambdaSources().map((file) => ({
+      file: path.relative(REPO, file),
+      text: readFileSync(file, 'utf8'),
+    }));
 
     it('builds every table key through contract/resources.ts `keys` (no key prefix written out in lambdas/)', () => {
-      const prefixes = new Set((Object.keys(keys) as KeyFamily[]).map((f) => SAMPLE_KEYS[f].slice(0, SAMPLE_KEYS[f].indexOf('#') + 1)));
+      const prefixes = new Set(
+        (Object.keys(keys) as KeyFamily[]).map((f) => SAMPLE_KEYS[f].slice(0, SAMPLE_KEYS[f].indexOf('#') + 1)),
+      );
       const literal = /['"`]([A-Z][A-Z_]*#)/g;
       // Code only: comments describe the keys (e.g. `LEASE#<order_id>`).
       const code = (text: string) => text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
-      const found = sources.flatMap(({ file, text }) => [...code(text).matchAll(literal)].map((m) => `${file}: ${m[1]}`));
+      const found = sources.flatMap(({ file, text }) =>
+        [...code(text).matchAll(literal)].map((m) => `${file}: ${m[1]}`),
+      );
       expect(found).toEqual([]);
       expect(prefixes.size).toBeGreaterThan(5);
     });
 
     it('uses every family of `keys` somewhere in lambdas/, and only those', () => {
-      const used = new Set(sources.flatMap(({ text }) => [...text.matchAll(/\bkeys\.(\w+)\b/g)].map((m) => m[1])).filter((name) => name in keys));
+      const used = new Set(
+        sources
+          .flatMap(({ text }) => [...text.matchAll(/\bkeys\.(\w+)\b/g)].map((m) => m[1]))
+          .filter((name) => name in keys),
+      );
       expect([...used].sort()).toEqual(Object.keys(keys).sort());
     });
 
     it('gives every family a user, and families sharing keys the same users', () => {
       for (const [family, access] of Object.entries(TABLE_ACCESS) as [KeyFamily, (typeof TABLE_ACCESS)[KeyFamily]][]) {
-        expect({ family, users: (access.write?.length ?? 0) + (access.read?.length ?? 0) }).toEqual({ family, users: expect.any(Number) });
+        expect({ family, users: (access.write?.length ?? 0) + (access.read?.length ?? 0) }).toEqual({
+          family,
+          users: expect.any(Number),
+        });
         expect((access.write?.length ?? 0) + (access.read?.length ?? 0)).toBeGreaterThan(0);
         expect(SAMPLE_KEYS[family].startsWith(keyPattern(family).replace(/\*$/, ''))).toBe(true);
         for (const other of Object.keys(keys) as KeyFamily[]) {
           // A pattern that matches another family's key grants it too: only allowed with identical access.
-          if (other !== family && stringLike(keyPattern(family), SAMPLE_KEYS[other])) expect({ other, access: TABLE_ACCESS[other] }).toEqual({ other, access });
+          if (other !== family && stringLike(keyPattern(family), SAMPLE_KEYS[other]))
+            expect({ other, access: TABLE_ACCESS[other] }).toEqual({ other, access });
         }
       }
       expect(TABLE_READ_ACTIONS).not.toContain('dynamodb:Query');

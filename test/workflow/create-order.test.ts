@@ -57,7 +57,9 @@ describe('Workflow: create-order', () => {
     // Signed per Standard Webhooks with the callback signing secret, never like a request.
     expect(callback && deliveryVerifies(callback, TEST_CALLBACK_SECRET)).toBe(true);
     expect(callback?.headers['x-webhook-signature']).toBeUndefined();
-    expect(callback?.headers['webhook-signature']).not.toContain(hmacHex(WEBHOOK_SECRET, `${String(callback?.headers['webhook-timestamp'])}.${callback?.body}`));
+    expect(callback?.headers['webhook-signature']).not.toContain(
+      hmacHex(WEBHOOK_SECRET, `${String(callback?.headers['webhook-timestamp'])}.${callback?.body}`),
+    );
     expect(record).toMatchObject({ state: 'succeeded', order_id: orders[0].order_id, server_id: 9101 });
     // Chat payload shapes: Slack {text}, Discord {content}, both naming the order.
     const slack = await h.slack.waitFor((r) => JSON.stringify(r.json).includes(String(orders[0].order_id)), 2_000);
@@ -88,7 +90,11 @@ describe('Workflow: create-order', () => {
   });
 
   it('applies the price cap inclusively and takes the first match in marketplace order', async () => {
-    h.resetServers([testServer(9401, { usdSpot: 0.51 }), testServer(9402, { usdSpot: 0.5 }), testServer(9403, { usdSpot: 0.5 })]);
+    h.resetServers([
+      testServer(9401, { usdSpot: 0.51 }),
+      testServer(9402, { usdSpot: 0.5 }),
+      testServer(9403, { usdSpot: 0.5 }),
+    ]);
     const taskId = nextTaskId('cap');
     await h.run(taskId, { request: { max_price: 0.5 } });
     expect(callbackOf(taskId)?.json).toMatchObject({ success: true, server_id: 9402, price_usd: 0.5 });
@@ -99,7 +105,9 @@ describe('Workflow: create-order', () => {
     h.resetServers([
       testServer(9501, { rented: true }),
       testServer(9502, { allowed_coins: ['bitcoin'] }),
-      testServer(9503, { price: { on_demand: {}, spot: { bitcoin: 0.001 }, usd: { spot: 0.4, on_demand_native: 0.8 } } }),
+      testServer(9503, {
+        price: { on_demand: {}, spot: { bitcoin: 0.001 }, usd: { spot: 0.4, on_demand_native: 0.8 } },
+      }),
       // Listed as available, refused by create_order with server-offline: the workflow searches again.
       testServer(9504, { online: false }),
       testServer(9505),
@@ -128,7 +136,8 @@ describe('Workflow: create-order', () => {
     const taskId = nextTaskId('ssh-late');
     // Act
     const run = h.run(taskId);
-    while (!ordersOn(9121).some((o) => o.status === 'running' && o.ssh_connections.reset > 0)) await new Promise((resolve) => setTimeout(resolve, 25));
+    while (!ordersOn(9121).some((o) => o.status === 'running' && o.ssh_connections.reset > 0))
+      await new Promise((resolve) => setTimeout(resolve, 25));
     const reportedEarly = callbackOf(taskId) !== undefined;
     h.sim.control.setSshDelay(0);
     const { execution } = await run;
@@ -148,7 +157,12 @@ describe('Workflow: create-order', () => {
     const error = 'Order creation timed out after 1 s: the order was running but its ssh endpoint did not answer';
     expect(callbackOf(taskId)?.json).toEqual({ success: false, error });
     const [order] = ordersOn(9122);
-    expect(order).toMatchObject({ status: 'expired', completed: true, end_reason: 'cancelled', ssh_connections: { answered: 0 } });
+    expect(order).toMatchObject({
+      status: 'expired',
+      completed: true,
+      end_reason: 'cancelled',
+      ssh_connections: { answered: 0 },
+    });
     expect(record).toMatchObject({ state: 'failed', order_id: order.order_id });
   });
 
@@ -157,7 +171,10 @@ describe('Workflow: create-order', () => {
     h.sim.control.inject({ endpoint: 'create_order', kind: 'code', code: 6, error: 'server-already-rented', times: 3 });
     const taskId = nextTaskId('exhausted');
     await h.run(taskId);
-    expect(callbackOf(taskId)?.json).toEqual({ success: false, error: expect.stringContaining('server-already-rented') });
+    expect(callbackOf(taskId)?.json).toEqual({
+      success: false,
+      error: expect.stringContaining('server-already-rented'),
+    });
     expect(h.sim.control.counters().processed.create_order).toBe(3);
     expect(h.sim.control.counters().ordersCreated).toBe(0);
   });
@@ -186,15 +203,18 @@ describe('Workflow: create-order', () => {
     expect(record?.state).toBe('failed');
   });
 
-  it.each(['malformed', 'timeoutAfterSend'] as const)('reconciles through my_orders when the create_order answer is lost (%s)', async (kind) => {
-    h.resetServers([testServer(9901)]);
-    h.sim.control.inject({ endpoint: 'create_order', kind, times: 1 });
-    const taskId = nextTaskId(`lost-${kind}`);
-    await h.run(taskId);
-    const orders = ordersOn(9901);
-    expect(orders).toHaveLength(1);
-    expect(callbackOf(taskId)?.json).toMatchObject({ success: true, order_id: orders[0].order_id });
-  });
+  it.each(['malformed', 'timeoutAfterSend'] as const)(
+    'reconciles through my_orders when the create_order answer is lost (%s)',
+    async (kind) => {
+      h.resetServers([testServer(9901)]);
+      h.sim.control.inject({ endpoint: 'create_order', kind, times: 1 });
+      const taskId = nextTaskId(`lost-${kind}`);
+      await h.run(taskId);
+      const orders = ordersOn(9901);
+      expect(orders).toHaveLength(1);
+      expect(callbackOf(taskId)?.json).toMatchObject({ success: true, order_id: orders[0].order_id });
+    },
+  );
 
   it('retries a transient failure and places exactly one order', async () => {
     h.resetServers([testServer(10001)]);
@@ -260,7 +280,12 @@ describe('Workflow: create-order', () => {
   });
 
   it('uses the currency of the request', async () => {
-    h.resetServers([testServer(10401, { allowed_coins: [NATIVE] }), testServer(10402, { price: { on_demand: { bitcoin: 0.0002 }, spot: { bitcoin: 0.0001 }, usd: { spot: 0.3, on_demand_native: 0.6 } } })]);
+    h.resetServers([
+      testServer(10401, { allowed_coins: [NATIVE] }),
+      testServer(10402, {
+        price: { on_demand: { bitcoin: 0.0002 }, spot: { bitcoin: 0.0001 }, usd: { spot: 0.3, on_demand_native: 0.6 } },
+      }),
+    ]);
     const taskId = nextTaskId('currency');
     await h.run(taskId, { request: { currency: 'bitcoin' } });
     const [order] = ordersOn(10402);

@@ -149,12 +149,40 @@ describe('Faults: time budgets in the create-order workflow', () => {
       reserveMs: 1_000,
     });
     const byEntry: Record<string, (input: unknown) => Promise<unknown>> = {
-      [WORKFLOW_TASKS.FindServer]: lambda('FindServer', createFindServerStepHandler(() => ({ marketplace, claims, tasks }))),
-      [WORKFLOW_TASKS.ReserveQuota]: lambda('ReserveQuota', createReserveQuotaStepHandler(() => ({ quota, maxOrdersPerHour: 1_000 }))),
-      [WORKFLOW_TASKS.PlaceOrder]: lambda('PlaceOrder', createPlaceOrderStepHandler(() => ({ marketplace, tasks, claims, ...placementWaits(new DynamoDbPlacementIntents(dynamo.doc, dynamo.tableName)) }))),
-      [WORKFLOW_TASKS.CheckOrder]: lambda('CheckOrder', createCheckOrderStepHandler(() => ({ marketplace }))),
-      [WORKFLOW_TASKS.CancelOrder]: lambda('CancelOrder', createCancelOrderStepHandler(() => ({ marketplace, tasks }))),
-      [WORKFLOW_TASKS.ReportResult]: lambda('ReportResult', createReportResultStepHandler(() => ({ tasks, notifier, claims, leases: new DynamoDbLeaseStore(dynamo.doc, dynamo.tableName) }))),
+      [WORKFLOW_TASKS.FindServer]: lambda(
+        'FindServer',
+        createFindServerStepHandler(() => ({ marketplace, claims, tasks })),
+      ),
+      [WORKFLOW_TASKS.ReserveQuota]: lambda(
+        'ReserveQuota',
+        createReserveQuotaStepHandler(() => ({ quota, maxOrdersPerHour: 1_000 })),
+      ),
+      [WORKFLOW_TASKS.PlaceOrder]: lambda(
+        'PlaceOrder',
+        createPlaceOrderStepHandler(() => ({
+          marketplace,
+          tasks,
+          claims,
+          ...placementWaits(new DynamoDbPlacementIntents(dynamo.doc, dynamo.tableName)),
+        })),
+      ),
+      [WORKFLOW_TASKS.CheckOrder]: lambda(
+        'CheckOrder',
+        createCheckOrderStepHandler(() => ({ marketplace })),
+      ),
+      [WORKFLOW_TASKS.CancelOrder]: lambda(
+        'CancelOrder',
+        createCancelOrderStepHandler(() => ({ marketplace, tasks })),
+      ),
+      [WORKFLOW_TASKS.ReportResult]: lambda(
+        'ReportResult',
+        createReportResultStepHandler(() => ({
+          tasks,
+          notifier,
+          claims,
+          leases: new DynamoDbLeaseStore(dynamo.doc, dynamo.tableName),
+        })),
+      ),
     };
     const executionEnded = createExecutionEndedHandler(() => ({ marketplace, tasks, notifier, claims }));
     sfn = new LocalStepFunctions({
@@ -189,15 +217,26 @@ describe('Faults: time budgets in the create-order workflow', () => {
     const taskId = nextTaskId(label);
     const now = Date.now();
     const request: CreateOrderInput = {
-      gpu_type: 'z9000', image: 'nvidia/cuda:12.4.1-base-ubuntu22.04', currency: NATIVE,
-      ports: { '22': 'tcp' }, use_spot: true, callback_url: `${callback.url}/hook/${taskId}`,
+      gpu_type: 'z9000',
+      image: 'nvidia/cuda:12.4.1-base-ubuntu22.04',
+      currency: NATIVE,
+      ports: { '22': 'tcp' },
+      use_spot: true,
+      callback_url: `${callback.url}/hook/${taskId}`,
     };
     await tasks.create({
-      task_id: taskId, kind: 'create-order', state: 'queued', request: { ...request }, origin: { source: 'webhook' },
-      created_at: new Date(now).toISOString(), updated_at: new Date(now).toISOString(),
+      task_id: taskId,
+      kind: 'create-order',
+      state: 'queued',
+      request: { ...request },
+      origin: { source: 'webhook' },
+      created_at: new Date(now).toISOString(),
+      updated_at: new Date(now).toISOString(),
     });
     const input: CreateOrderWorkflowInput = {
-      task_id: taskId, request: workflowRequest(request), origin: { source: 'webhook' },
+      task_id: taskId,
+      request: workflowRequest(request),
+      origin: { source: 'webhook' },
       timing: { poll_interval_seconds: 1, ready_timeout_seconds: 120, soft_deadline: Math.floor(now / 1000) + 300 },
     };
     const { executionArn } = sfn.startExecution(taskId, input);
@@ -233,7 +272,10 @@ describe('Faults: time budgets in the create-order workflow', () => {
     // Assess
     expect(execution.status).toBe('SUCCEEDED');
     expect(timedOut).toEqual([]);
-    expect(record).toMatchObject({ state: 'failed', result: { success: false, error: expect.stringContaining('marketplace') } });
+    expect(record).toMatchObject({
+      state: 'failed',
+      result: { success: false, error: expect.stringContaining('marketplace') },
+    });
     expect(deliveries).toHaveLength(1);
     expect(deliveries[0].json).toEqual(record?.result);
     expect(sim.control.orders()).toEqual([]);

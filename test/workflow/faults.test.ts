@@ -33,21 +33,60 @@ interface MarketplaceFaultCase {
 /** Marketplace faults; `times` bounds a fault, a large `times` makes it last for the whole task. */
 const MARKETPLACE_FAULTS: readonly MarketplaceFaultCase[] = [
   { name: 'listing down twice', faults: [{ endpoint: 'marketplace', kind: 'down', times: 2 }], expected: 'succeeded' },
-  { name: 'create_order down once', faults: [{ endpoint: 'create_order', kind: 'down', times: 1 }], expected: 'succeeded' },
+  {
+    name: 'create_order down once',
+    faults: [{ endpoint: 'create_order', kind: 'down', times: 1 }],
+    expected: 'succeeded',
+  },
   { name: 'marketplace down for good', faults: [{ endpoint: '*', kind: 'down', times: 10_000 }], expected: 'failed' },
-  { name: 'create_order slower than the client timeout', faults: [{ endpoint: 'create_order', kind: 'slow', delayMs: BEYOND_TIMEOUT_MS, times: 1 }], expected: 'succeeded' },
-  { name: 'listing slower than the client timeout', faults: [{ endpoint: 'marketplace', kind: 'slow', delayMs: BEYOND_TIMEOUT_MS, times: 1 }], expected: 'succeeded' },
-  { name: 'code 1 on create_order', faults: [{ endpoint: 'create_order', kind: 'code', code: 1, times: 1 }], expected: 'succeeded' },
-  { name: 'code 1 on every call for good', faults: [{ endpoint: '*', kind: 'code', code: 1, times: 10_000 }], expected: 'failed' },
+  {
+    name: 'create_order slower than the client timeout',
+    faults: [{ endpoint: 'create_order', kind: 'slow', delayMs: BEYOND_TIMEOUT_MS, times: 1 }],
+    expected: 'succeeded',
+  },
+  {
+    name: 'listing slower than the client timeout',
+    faults: [{ endpoint: 'marketplace', kind: 'slow', delayMs: BEYOND_TIMEOUT_MS, times: 1 }],
+    expected: 'succeeded',
+  },
+  {
+    name: 'code 1 on create_order',
+    faults: [{ endpoint: 'create_order', kind: 'code', code: 1, times: 1 }],
+    expected: 'succeeded',
+  },
+  {
+    name: 'code 1 on every call for good',
+    faults: [{ endpoint: '*', kind: 'code', code: 1, times: 10_000 }],
+    expected: 'failed',
+  },
   { name: 'a storm of code 5', faults: [{ endpoint: '*', kind: 'code', code: 5, times: 12 }], expected: 'succeeded' },
   { name: 'code 5 for good', faults: [{ endpoint: '*', kind: 'code', code: 5, times: 10_000 }], expected: 'failed' },
-  { name: 'malformed create_order answer', faults: [{ endpoint: 'create_order', kind: 'malformed', times: 1 }], expected: 'succeeded' },
-  { name: 'malformed my_orders answers', faults: [{ endpoint: 'my_orders', kind: 'malformed', times: 2 }], expected: 'succeeded' },
-  { name: 'malformed listing for good', faults: [{ endpoint: 'marketplace', kind: 'malformed', times: 10_000 }], expected: 'failed' },
-  { name: 'create_order times out after sending', faults: [{ endpoint: 'create_order', kind: 'timeoutAfterSend', times: 1 }], expected: 'succeeded' },
+  {
+    name: 'malformed create_order answer',
+    faults: [{ endpoint: 'create_order', kind: 'malformed', times: 1 }],
+    expected: 'succeeded',
+  },
+  {
+    name: 'malformed my_orders answers',
+    faults: [{ endpoint: 'my_orders', kind: 'malformed', times: 2 }],
+    expected: 'succeeded',
+  },
+  {
+    name: 'malformed listing for good',
+    faults: [{ endpoint: 'marketplace', kind: 'malformed', times: 10_000 }],
+    expected: 'failed',
+  },
+  {
+    name: 'create_order times out after sending',
+    faults: [{ endpoint: 'create_order', kind: 'timeoutAfterSend', times: 1 }],
+    expected: 'succeeded',
+  },
   {
     name: 'create_order times out after sending, then my_orders fails',
-    faults: [{ endpoint: 'create_order', kind: 'timeoutAfterSend', times: 1 }, { endpoint: 'my_orders', kind: 'down', times: 2 }],
+    faults: [
+      { endpoint: 'create_order', kind: 'timeoutAfterSend', times: 1 },
+      { endpoint: 'my_orders', kind: 'down', times: 2 },
+    ],
     expected: 'succeeded',
   },
   {
@@ -59,10 +98,17 @@ const MARKETPLACE_FAULTS: readonly MarketplaceFaultCase[] = [
     // The answer is lost and my_orders stays down through every PlaceOrder attempt (4 attempts × 3
     // reads): the task may fail, but must not leave the order it did place running.
     name: 'create_order answer lost and my_orders down through every retry',
-    faults: [{ endpoint: 'create_order', kind: 'timeoutAfterSend', times: 1 }, { endpoint: 'my_orders', kind: 'down', times: 12 }],
+    faults: [
+      { endpoint: 'create_order', kind: 'timeoutAfterSend', times: 1 },
+      { endpoint: 'my_orders', kind: 'down', times: 12 },
+    ],
     expected: 'either',
   },
-  { name: 'cancel_order down when the order is never ready', faults: [{ endpoint: 'cancel_order', kind: 'down', times: 2 }], expected: 'failed' },
+  {
+    name: 'cancel_order down when the order is never ready',
+    faults: [{ endpoint: 'cancel_order', kind: 'down', times: 2 }],
+    expected: 'failed',
+  },
 ];
 
 describe('Faults: create-order workflow', () => {
@@ -84,7 +130,11 @@ describe('Faults: create-order workflow', () => {
   const deliveriesOf = (taskId: string) => h.callback.requests.filter((r) => r.path.endsWith(`/${taskId}`));
 
   /** Runs one task on a fresh simulator with one matching server and returns what it left behind. */
-  const runTask = async (label: string, faults: readonly Fault[], options: RunOptions & { neverReady?: boolean } = {}) => {
+  const runTask = async (
+    label: string,
+    faults: readonly Fault[],
+    options: RunOptions & { neverReady?: boolean } = {},
+  ) => {
     serverId += 1;
     h.resetServers([testServer(serverId)]);
     if (options.neverReady) h.sim.control.setReadyDelay(600_000);
@@ -96,7 +146,11 @@ describe('Faults: create-order workflow', () => {
   };
 
   /** The three promises for one finished task. */
-  const expectPromisesKept = (taskId: string, record: TaskRecord | undefined, opts: { receiverFailed?: boolean } = {}) => {
+  const expectPromisesKept = (
+    taskId: string,
+    record: TaskRecord | undefined,
+    opts: { receiverFailed?: boolean } = {},
+  ) => {
     // One result: a final record ...
     expect(record?.state === 'succeeded' || record?.state === 'failed').toBe(true);
     // ... and one delivery of it: one id, one body, the recorded result.
@@ -124,26 +178,29 @@ describe('Faults: create-order workflow', () => {
   };
 
   describe('marketplace', () => {
-    it.each(MARKETPLACE_FAULTS)('$name: the task ends $expected with one result and at most one order', async ({ name, faults, expected }) => {
-      // Act
-      const { taskId, execution, record } = await runTask(
-        name.replace(/\W+/g, '-'),
-        faults,
-        name.startsWith('cancel_order') ? { neverReady: true, timing: { ready_timeout_seconds: 1 } } : {},
-      );
-      // Assess
-      expect(execution.status).toBe('SUCCEEDED');
-      if (expected !== 'either') expect(record?.state).toBe(expected);
-      expectPromisesKept(taskId, record);
-      // Every fault was really hit: a bounded one used up (not left unconsumed), a lasting one reached.
-      const calls = h.sim.control.counters().calls;
-      const total = Object.values(calls).reduce((a, b) => a + b, 0);
-      for (const fault of faults) {
-        const reached = fault.endpoint === '*' ? total : calls[fault.endpoint] ?? 0;
-        expect(reached).toBeGreaterThanOrEqual(Math.min(fault.times ?? 1, 2));
-        if ((fault.times ?? 1) <= 2) expect(reached).toBeGreaterThanOrEqual(fault.times ?? 1);
-      }
-    });
+    it.each(MARKETPLACE_FAULTS)(
+      '$name: the task ends $expected with one result and at most one order',
+      async ({ name, faults, expected }) => {
+        // Act
+        const { taskId, execution, record } = await runTask(
+          name.replace(/\W+/g, '-'),
+          faults,
+          name.startsWith('cancel_order') ? { neverReady: true, timing: { ready_timeout_seconds: 1 } } : {},
+        );
+        // Assess
+        expect(execution.status).toBe('SUCCEEDED');
+        if (expected !== 'either') expect(record?.state).toBe(expected);
+        expectPromisesKept(taskId, record);
+        // Every fault was really hit: a bounded one used up (not left unconsumed), a lasting one reached.
+        const calls = h.sim.control.counters().calls;
+        const total = Object.values(calls).reduce((a, b) => a + b, 0);
+        for (const fault of faults) {
+          const reached = fault.endpoint === '*' ? total : (calls[fault.endpoint] ?? 0);
+          expect(reached).toBeGreaterThanOrEqual(Math.min(fault.times ?? 1, 2));
+          if ((fault.times ?? 1) <= 2) expect(reached).toBeGreaterThanOrEqual(fault.times ?? 1);
+        }
+      },
+    );
   });
 
   describe('callback receiver', () => {
@@ -170,7 +227,9 @@ describe('Faults: create-order workflow', () => {
       await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', () => resolve()));
       const { port } = closed.address() as AddressInfo;
       await new Promise<void>((resolve) => closed.close(() => resolve()));
-      const { execution, record } = await runTask('cb-down', [], { request: { callback_url: `http://127.0.0.1:${port}/hook` } });
+      const { execution, record } = await runTask('cb-down', [], {
+        request: { callback_url: `http://127.0.0.1:${port}/hook` },
+      });
       expect(execution.status).toBe('SUCCEEDED');
       expect(record).toMatchObject({ state: 'succeeded', result: { success: true } });
       expect(h.sim.control.orders()).toHaveLength(1);

@@ -35,7 +35,10 @@ export const NATIVE = 'NATIVE-Blockchain';
 export const WEBHOOK_SECRET = 'workflow-test-secret';
 
 /** A simulator server with a GPU name no seeded server has, so only the test's servers match. */
-export const testServer = (id: number, patch: Partial<SimServer> & { spot?: number; usdSpot?: number; usdOnDemand?: number } = {}): SimServer => {
+export const testServer = (
+  id: number,
+  patch: Partial<SimServer> & { spot?: number; usdSpot?: number; usdOnDemand?: number } = {},
+): SimServer => {
   const { spot, usdSpot, usdOnDemand, ...rest } = patch;
   return {
     id,
@@ -79,7 +82,9 @@ export interface WorkflowHarness {
   /** Hourly order cap the ReserveQuota handler uses (tests change it). */
   maxOrdersPerHour: number;
   /** Wraps the next create_order calls (fault injection on our side of the wire). */
-  createOrderHook?: (send: () => Promise<{ order_id: number | undefined }>) => Promise<{ order_id: number | undefined }>;
+  createOrderHook?: (
+    send: () => Promise<{ order_id: number | undefined }>,
+  ) => Promise<{ order_id: number | undefined }>;
   /** Creates the task record (as the ingress does) and runs one execution to its end. */
   run(taskId: string, options?: RunOptions): Promise<RunOutcome>;
   /** Back to the seeded simulator with the given test servers appended (listing order = array order). */
@@ -123,7 +128,8 @@ export const startWorkflowHarness = async (options: HarnessOptions = {}): Promis
   const marketplace: MarketplaceClient = {
     listServers: () => http.listServers(),
     listWallets: () => http.listWallets(),
-    createOrder: (request) => (harness.createOrderHook ? harness.createOrderHook(() => http.createOrder(request)) : http.createOrder(request)),
+    createOrder: (request) =>
+      harness.createOrderHook ? harness.createOrderHook(() => http.createOrder(request)) : http.createOrder(request),
     listOrders: (opts) => http.listOrders(opts),
     cancelOrder: (id) => http.cancelOrder(id),
     setSpotPrice: (id, price) => http.setSpotPrice(id, price),
@@ -147,8 +153,16 @@ export const startWorkflowHarness = async (options: HarnessOptions = {}): Promis
 
   const byEntry: Record<string, (input: unknown) => Promise<unknown>> = {
     [WORKFLOW_TASKS.FindServer]: createFindServerStepHandler(() => ({ marketplace, claims, tasks })),
-    [WORKFLOW_TASKS.ReserveQuota]: createReserveQuotaStepHandler(() => ({ quota, maxOrdersPerHour: harness.maxOrdersPerHour })),
-    [WORKFLOW_TASKS.PlaceOrder]: createPlaceOrderStepHandler(() => ({ marketplace, tasks, claims, ...placementWaits(intents) })),
+    [WORKFLOW_TASKS.ReserveQuota]: createReserveQuotaStepHandler(() => ({
+      quota,
+      maxOrdersPerHour: harness.maxOrdersPerHour,
+    })),
+    [WORKFLOW_TASKS.PlaceOrder]: createPlaceOrderStepHandler(() => ({
+      marketplace,
+      tasks,
+      claims,
+      ...placementWaits(intents),
+    })),
     // READINESS_PROBE=ssh as deployed, against the simulator's ssh endpoints on loopback.
     [WORKFLOW_TASKS.CheckOrder]: createCheckOrderStepHandler(() => ({ marketplace, sshProbe })),
     [WORKFLOW_TASKS.CancelOrder]: createCancelOrderStepHandler(() => ({ marketplace, tasks, intents })),
@@ -165,7 +179,14 @@ export const startWorkflowHarness = async (options: HarnessOptions = {}): Promis
   });
 
   return Object.assign(harness, {
-    sim, dynamo, sfn, callback, slack, discord, tasks, quota,
+    sim,
+    dynamo,
+    sfn,
+    callback,
+    slack,
+    discord,
+    tasks,
+    quota,
     resetServers(servers: readonly SimServer[]) {
       sim.control.reset();
       sim.control.setReadyDelay(300);
@@ -183,14 +204,24 @@ export const startWorkflowHarness = async (options: HarnessOptions = {}): Promis
         ...opts.request,
       };
       await tasks.create({
-        task_id: taskId, kind: 'create-order', state: 'queued', request: { ...request }, origin: { source: 'webhook' },
-        created_at: new Date(now).toISOString(), updated_at: new Date(now).toISOString(),
+        task_id: taskId,
+        kind: 'create-order',
+        state: 'queued',
+        request: { ...request },
+        origin: { source: 'webhook' },
+        created_at: new Date(now).toISOString(),
+        updated_at: new Date(now).toISOString(),
       });
       const input: CreateOrderWorkflowInput = {
         task_id: taskId,
         request: workflowRequest(request),
         origin: { source: 'webhook' },
-        timing: { poll_interval_seconds: 1, ready_timeout_seconds: 120, soft_deadline: Math.floor(now / 1000) + 300, ...opts.timing },
+        timing: {
+          poll_interval_seconds: 1,
+          ready_timeout_seconds: 120,
+          soft_deadline: Math.floor(now / 1000) + 300,
+          ...opts.timing,
+        },
       };
       const { executionArn } = sfn.startExecution(taskId, input);
       const execution = await sfn.waitForExecution(executionArn);

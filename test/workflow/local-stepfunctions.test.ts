@@ -20,17 +20,38 @@ const input = (taskId: string): CreateOrderWorkflowInput => ({
 const scripted = (calls: string[], opts: { readyOn?: number; checkOrder?: () => Promise<unknown> } = {}) => {
   const checks = new Map<string, number>();
   return {
-    FindServer: async () => { calls.push('FindServer'); return { server: { id: 1, gpu_array: ['g'], price_usd: 0.5 }, attempt: 1, excluded: [] }; },
-    ReserveQuota: async () => { calls.push('ReserveQuota'); return { count: 1 }; },
-    PlaceOrder: async () => { calls.push('PlaceOrder'); return { retry: false, order_id: 3, server_id: 1, placed_at: Date.now() }; },
-    CheckOrder: opts.checkOrder ?? (async (state: unknown) => {
-      calls.push('CheckOrder');
-      const taskId = (state as { task_id: string }).task_id;
-      checks.set(taskId, (checks.get(taskId) ?? 0) + 1);
-      return { ready: (checks.get(taskId) ?? 0) >= (opts.readyOn ?? 1), timedOut: false, order: { order_id: 3, status: 'running', ssh_connection: 'ssh' } };
-    }),
-    CancelOrder: async () => { calls.push('CancelOrder'); return { cancelled: true, order_id: 3 }; },
-    ReportResult: async (state: unknown) => { calls.push('ReportResult'); return { success: !(state as { error?: unknown }).error, delivered: true }; },
+    FindServer: async () => {
+      calls.push('FindServer');
+      return { server: { id: 1, gpu_array: ['g'], price_usd: 0.5 }, attempt: 1, excluded: [] };
+    },
+    ReserveQuota: async () => {
+      calls.push('ReserveQuota');
+      return { count: 1 };
+    },
+    PlaceOrder: async () => {
+      calls.push('PlaceOrder');
+      return { retry: false, order_id: 3, server_id: 1, placed_at: Date.now() };
+    },
+    CheckOrder:
+      opts.checkOrder ??
+      (async (state: unknown) => {
+        calls.push('CheckOrder');
+        const taskId = (state as { task_id: string }).task_id;
+        checks.set(taskId, (checks.get(taskId) ?? 0) + 1);
+        return {
+          ready: (checks.get(taskId) ?? 0) >= (opts.readyOn ?? 1),
+          timedOut: false,
+          order: { order_id: 3, status: 'running', ssh_connection: 'ssh' },
+        };
+      }),
+    CancelOrder: async () => {
+      calls.push('CancelOrder');
+      return { cancelled: true, order_id: 3 };
+    },
+    ReportResult: async (state: unknown) => {
+      calls.push('ReportResult');
+      return { success: !(state as { error?: unknown }).error, delivered: true };
+    },
   };
 };
 
@@ -48,13 +69,25 @@ describe('Class: LocalStepFunctions', () => {
   it('runs the happy path through the Wait loop (tasks really run: the polyfill works)', async () => {
     // Prepare
     const calls: string[] = [];
-    const sfn = new LocalStepFunctions({ asl: synthesized.asl, handlers: scripted(calls, { readyOn: 3 }), waitTimeOverrides: { WaitForReady: 5 } });
+    const sfn = new LocalStepFunctions({
+      asl: synthesized.asl,
+      handlers: scripted(calls, { readyOn: 3 }),
+      waitTimeOverrides: { WaitForReady: 5 },
+    });
     // Act
     const { executionArn } = sfn.startExecution('happy', input('happy'));
     const done = await sfn.waitForExecution(executionArn);
     // Assess
     expect(done.status).toBe('SUCCEEDED');
-    expect(calls).toEqual(['FindServer', 'ReserveQuota', 'PlaceOrder', 'CheckOrder', 'CheckOrder', 'CheckOrder', 'ReportResult']);
+    expect(calls).toEqual([
+      'FindServer',
+      'ReserveQuota',
+      'PlaceOrder',
+      'CheckOrder',
+      'CheckOrder',
+      'CheckOrder',
+      'ReportResult',
+    ]);
     expect(JSON.parse(done.output ?? '{}')).toMatchObject({ report: { success: true }, check: { ready: true } });
   });
 
@@ -69,7 +102,10 @@ describe('Class: LocalStepFunctions', () => {
     const done = await sfn.waitForExecution(sfn.startExecution('nomatch', input('nomatch')).executionArn);
     const output = JSON.parse(done.output ?? '{}') as { error: { Error: string; Cause: string } };
     expect(output.error.Error).toBe('NoServerAvailableError');
-    expect(JSON.parse(output.error.Cause)).toMatchObject({ errorType: 'NoServerAvailableError', errorMessage: 'No 4090 available' });
+    expect(JSON.parse(output.error.Cause)).toMatchObject({
+      errorType: 'NoServerAvailableError',
+      errorMessage: 'No 4090 available',
+    });
     // Every failure goes through CancelOrder (a no-op without an order intent), then the report.
     expect(calls).toEqual(['CancelOrder', 'ReportResult']);
   });
@@ -100,7 +136,9 @@ describe('Class: LocalStepFunctions', () => {
       handlers: scripted([], { readyOn: Number.MAX_SAFE_INTEGER }),
       waitTimeOverrides: { WaitForReady: 20 },
       timeoutSeconds: 1,
-      onExecutionEnded: async (event) => { events.push(event); },
+      onExecutionEnded: async (event) => {
+        events.push(event);
+      },
     });
     const done = await sfn.waitForExecution(sfn.startExecution('slow', input('slow')).executionArn);
     expect(done.status).toBe('TIMED_OUT');
@@ -124,10 +162,16 @@ describe('Class: LocalStepFunctions', () => {
         asl: synthesized.asl,
         handlers: scripted([], { readyOn: 2 }),
         waitTimeOverrides: { WaitForReady: 200 },
-        onExecutionEnded: async (event) => { ended.push(event); },
+        onExecutionEnded: async (event) => {
+          ended.push(event);
+        },
       });
       server = await sfn.listen(0);
-      client = new SFNClient({ endpoint: server.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
+      client = new SFNClient({
+        endpoint: server.endpoint,
+        region: 'us-east-1',
+        credentials: { accessKeyId: 'x', secretAccessKey: 'x' },
+      });
     });
     afterAll(async () => {
       client.destroy();
@@ -150,13 +194,27 @@ describe('Class: LocalStepFunctions', () => {
     });
 
     it('answers ExecutionAlreadyExists for a reused name with other input', async () => {
-      await client.send(new StartExecutionCommand({ stateMachineArn: sfn.stateMachineArn, name: 'dup', input: JSON.stringify(input('dup')) }));
-      const again = client.send(new StartExecutionCommand({ stateMachineArn: sfn.stateMachineArn, name: 'dup', input: '{"other":true}' }));
+      await client.send(
+        new StartExecutionCommand({
+          stateMachineArn: sfn.stateMachineArn,
+          name: 'dup',
+          input: JSON.stringify(input('dup')),
+        }),
+      );
+      const again = client.send(
+        new StartExecutionCommand({ stateMachineArn: sfn.stateMachineArn, name: 'dup', input: '{"other":true}' }),
+      );
       await expect(again).rejects.toMatchObject({ name: 'ExecutionAlreadyExists' });
     });
 
     it('aborts on StopExecution and reports ABORTED to the ended handler', async () => {
-      const { executionArn } = await client.send(new StartExecutionCommand({ stateMachineArn: sfn.stateMachineArn, name: 'stop-me', input: JSON.stringify(input('stop-me')) }));
+      const { executionArn } = await client.send(
+        new StartExecutionCommand({
+          stateMachineArn: sfn.stateMachineArn,
+          name: 'stop-me',
+          input: JSON.stringify(input('stop-me')),
+        }),
+      );
       await client.send(new StopExecutionCommand({ executionArn }));
       const done = await sfn.waitForExecution(executionArn ?? '');
       expect(done.status).toBe('ABORTED');
@@ -164,8 +222,13 @@ describe('Class: LocalStepFunctions', () => {
     });
 
     it('answers ExecutionDoesNotExist for an unknown execution', async () => {
-      await expect(client.send(new DescribeExecutionCommand({ executionArn: 'arn:aws:states:us-east-1:000000000000:execution:OrderWorkflow:nope' })))
-        .rejects.toMatchObject({ name: 'ExecutionDoesNotExist' });
+      await expect(
+        client.send(
+          new DescribeExecutionCommand({
+            executionArn: 'arn:aws:states:us-east-1:000000000000:execution:OrderWorkflow:nope',
+          }),
+        ),
+      ).rejects.toMatchObject({ name: 'ExecutionDoesNotExist' });
     });
   });
 });

@@ -4,7 +4,19 @@ import { buildWorkflowStack, synthesizeWorkflowAsl } from '../../local/asl';
 import { BUSINESS_ERROR_NAMES, TRANSIENT_ERROR_NAMES } from '../../lambdas/domain/errors';
 import { WORKFLOW_TASKS } from '../../contract/routes';
 
-interface AslTask { Type: string; Retry?: { ErrorEquals: string[]; IntervalSeconds?: number; MaxAttempts: number; BackoffRate?: number; JitterStrategy?: string; MaxDelaySeconds?: number }[]; Catch?: { ErrorEquals: string[]; ResultPath: string; Next: string }[]; Next?: string }
+interface AslTask {
+  Type: string;
+  Retry?: {
+    ErrorEquals: string[];
+    IntervalSeconds?: number;
+    MaxAttempts: number;
+    BackoffRate?: number;
+    JitterStrategy?: string;
+    MaxDelaySeconds?: number;
+  }[];
+  Catch?: { ErrorEquals: string[]; ResultPath: string; Next: string }[];
+  Next?: string;
+}
 
 describe('Construct: OrderWorkflow', () => {
   const { stack, workflow } = buildWorkflowStack({ MARKETPLACE_URL: 'https://m.example' });
@@ -31,20 +43,42 @@ describe('Construct: OrderWorkflow', () => {
     for (const name of Object.keys(WORKFLOW_TASKS)) {
       const retry = states[name].Retry ?? [];
       // Retriers match in order: the business list first (MaxAttempts 0), States.ALL alone and last.
-      expect(retry[0]).toMatchObject({ ErrorEquals: [...BUSINESS_ERROR_NAMES, 'InvalidWorkflowInputError'], MaxAttempts: 0 });
-      expect(retry[retry.length - 1]).toEqual({ ErrorEquals: ['States.ALL'], IntervalSeconds: 2, MaxAttempts: 3, BackoffRate: 2 });
+      expect(retry[0]).toMatchObject({
+        ErrorEquals: [...BUSINESS_ERROR_NAMES, 'InvalidWorkflowInputError'],
+        MaxAttempts: 0,
+      });
+      expect(retry[retry.length - 1]).toEqual({
+        ErrorEquals: ['States.ALL'],
+        IntervalSeconds: 2,
+        MaxAttempts: 3,
+        BackoffRate: 2,
+      });
       const named = retry.find((r) => r.ErrorEquals.includes('MarketplaceUnavailableError'));
       expect(named).toMatchObject({ IntervalSeconds: 2, MaxAttempts: 3, BackoffRate: 2 });
-      expect(named?.ErrorEquals).toEqual(expect.arrayContaining([...TRANSIENT_ERROR_NAMES, 'Lambda.ServiceException', 'Lambda.ClientExecutionTimeoutException']));
+      expect(named?.ErrorEquals).toEqual(
+        expect.arrayContaining([
+          ...TRANSIENT_ERROR_NAMES,
+          'Lambda.ServiceException',
+          'Lambda.ClientExecutionTimeoutException',
+        ]),
+      );
       // No business name may hide in a retrying retrier.
-      for (const r of retry.slice(1)) for (const business of BUSINESS_ERROR_NAMES) expect(r.ErrorEquals).not.toContain(business);
+      for (const r of retry.slice(1))
+        for (const business of BUSINESS_ERROR_NAMES) expect(r.ErrorEquals).not.toContain(business);
     }
   });
 
   it('gives Lambda throttling more, jittered attempts than an exception', () => {
     for (const name of Object.keys(WORKFLOW_TASKS)) {
-      const throttle = (states[name].Retry ?? []).find((r) => r.ErrorEquals.includes('Lambda.TooManyRequestsException'));
-      expect(throttle).toMatchObject({ ErrorEquals: ['Lambda.TooManyRequestsException'], MaxAttempts: 6, JitterStrategy: 'FULL', MaxDelaySeconds: 30 });
+      const throttle = (states[name].Retry ?? []).find((r) =>
+        r.ErrorEquals.includes('Lambda.TooManyRequestsException'),
+      );
+      expect(throttle).toMatchObject({
+        ErrorEquals: ['Lambda.TooManyRequestsException'],
+        MaxAttempts: 6,
+        JitterStrategy: 'FULL',
+        MaxDelaySeconds: 30,
+      });
     }
   });
 
@@ -55,15 +89,24 @@ describe('Construct: OrderWorkflow', () => {
 
   it('catches every error into compensation and the failure report', () => {
     // FindServer and ReserveQuota run again after a placement retry, when a late order may exist.
-    expect(states.FindServer.Catch).toEqual([{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'CancelOrder' }]);
+    expect(states.FindServer.Catch).toEqual([
+      { ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'CancelOrder' },
+    ]);
     expect(states.ReserveQuota.Catch?.[0].Next).toBe('CancelOrder');
-    expect(states.PlaceOrder.Catch).toEqual([{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'CancelOrder' }]);
+    expect(states.PlaceOrder.Catch).toEqual([
+      { ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'CancelOrder' },
+    ]);
     expect(states.CheckOrder.Catch?.[0]).toMatchObject({ ResultPath: '$.error', Next: 'CancelOrder' });
-    expect(states.CancelOrder).toMatchObject({ Next: 'ReportResult', Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.cancelError', Next: 'ReportResult' }] });
+    expect(states.CancelOrder).toMatchObject({
+      Next: 'ReportResult',
+      Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.cancelError', Next: 'ReportResult' }],
+    });
   });
 
   it('waits for the poll interval taken from the input', () => {
-    expect(asl.States).toMatchObject({ WaitForReady: { Type: 'Wait', SecondsPath: '$.timing.poll_interval_seconds', Next: 'CheckOrder' } });
+    expect(asl.States).toMatchObject({
+      WaitForReady: { Type: 'Wait', SecondsPath: '$.timing.poll_interval_seconds', Next: 'CheckOrder' },
+    });
   });
 
   it('routes TIMED_OUT, FAILED and ABORTED executions to the ExecutionEnded function', () => {
@@ -71,9 +114,18 @@ describe('Construct: OrderWorkflow', () => {
       EventPattern: {
         source: ['aws.states'],
         'detail-type': ['Step Functions Execution Status Change'],
-        detail: { status: ['TIMED_OUT', 'FAILED', 'ABORTED'], stateMachineArn: [{ Ref: stack.getLogicalId(workflow.stateMachine.node.defaultChild as never) }] },
+        detail: {
+          status: ['TIMED_OUT', 'FAILED', 'ABORTED'],
+          stateMachineArn: [{ Ref: stack.getLogicalId(workflow.stateMachine.node.defaultChild as never) }],
+        },
       },
-      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [stack.getLogicalId(workflow.functions.ExecutionEnded.node.defaultChild as never), 'Arn'] } })],
+      Targets: [
+        Match.objectLike({
+          Arn: {
+            'Fn::GetAtt': [stack.getLogicalId(workflow.functions.ExecutionEnded.node.defaultChild as never), 'Arn'],
+          },
+        }),
+      ],
     });
   });
 
@@ -82,8 +134,13 @@ describe('Construct: OrderWorkflow', () => {
       const roleId = stack.getLogicalId(workflow.functions[fnName].role?.node.defaultChild as never);
       const policies = template.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: roleId }] } });
       const text = JSON.stringify(policies);
-      return ['WebhookSecret', 'MarketplaceApiKey', 'ChatWebhooks', 'SlackSigningSecret', 'CallbackSigningSecret']
-        .filter((s) => new RegExp(`Secrets${s}[0-9A-F]{8}`).test(text));
+      return [
+        'WebhookSecret',
+        'MarketplaceApiKey',
+        'ChatWebhooks',
+        'SlackSigningSecret',
+        'CallbackSigningSecret',
+      ].filter((s) => new RegExp(`Secrets${s}[0-9A-F]{8}`).test(text));
     };
     expect(secretRefs('FindServer')).toEqual(['MarketplaceApiKey']);
     expect(secretRefs('ReserveQuota')).toEqual([]);

@@ -26,11 +26,20 @@ export const cancelTaskOrder = async (
 ): Promise<CancelResult> => {
   const record = await deps.tasks.get(taskId);
   let orderId = orderIdFromState ?? record?.order_id;
-  if (orderId === undefined && record?.server_id !== undefined && record.order_intent_at !== undefined && deps.marketplace.listOrders) {
+  if (
+    orderId === undefined &&
+    record?.server_id !== undefined &&
+    record.order_intent_at !== undefined &&
+    deps.marketplace.listOrders
+  ) {
     // create_order may have reached the marketplace with its answer lost, and PlaceOrder gave up
     // before it could reconcile: find that order (my_orders is the source of truth) so it does not
     // stay running after a failure result. A failing read propagates to the step's Retry.
-    const found = findPlacedOrder(await deps.marketplace.listOrders({ returnCompleted: true }), record.server_id, record.order_intent_at);
+    const found = findPlacedOrder(
+      await deps.marketplace.listOrders({ returnCompleted: true }),
+      record.server_id,
+      record.order_intent_at,
+    );
     // The fleet watch may already be cancelling it as an orphan: then it is the watch's to cancel and report.
     if (found && (!deps.intents || (await deps.intents.claimOrder(found.order_id, taskOwner(taskId), now)))) {
       orderId = found.order_id;
@@ -38,7 +47,8 @@ export const cancelTaskOrder = async (
     }
   }
   if (orderId === undefined) return { cancelled: false, note: 'no_order' };
-  if (record?.order_cancelled && record.order_id === orderId) return { cancelled: false, order_id: orderId, note: 'already_cancelled' };
+  if (record?.order_cancelled && record.order_id === orderId)
+    return { cancelled: false, order_id: orderId, note: 'already_cancelled' };
   try {
     await deps.marketplace.cancelOrder(orderId);
   } catch (error) {
@@ -52,4 +62,9 @@ export const cancelTaskOrder = async (
 
 /** CancelOrder step: cancels the placed order after a readiness timeout or a caught error. */
 export const cancelOrderStep = (state: WorkflowState, deps: CancelOrderDeps, now: number): Promise<CancelResult> =>
-  cancelTaskOrder(state.task_id, state.placement && !state.placement.retry ? state.placement.order_id : undefined, deps, now);
+  cancelTaskOrder(
+    state.task_id,
+    state.placement && !state.placement.retry ? state.placement.order_id : undefined,
+    deps,
+    now,
+  );

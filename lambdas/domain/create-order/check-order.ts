@@ -10,7 +10,9 @@ export interface CheckOrderDeps {
   readonly sshProbe?: SshProbe;
 }
 
-type SshVerdict = { readonly ready: true } | { readonly ready: false; readonly pending: ReadinessPending; readonly ssh_probe?: SshProbeFailure };
+type SshVerdict =
+  | { readonly ready: true }
+  | { readonly ready: false; readonly pending: ReadinessPending; readonly ssh_probe?: SshProbeFailure };
 
 /** Whether the running order's ssh endpoint answers (production shows orders `online` while ssh is refused for minutes). */
 const sshVerdict = async (probe: SshProbe, sshConnection: string | null): Promise<SshVerdict> => {
@@ -29,16 +31,27 @@ const sshVerdict = async (probe: SshProbe, sshConnection: string | null): Promis
  */
 export const checkOrder = async (state: WorkflowState, deps: CheckOrderDeps, now: number): Promise<CheckResult> => {
   const placement = state.placement;
-  if (!placement || placement.retry) throw new MarketplaceInvalidInputError('CheckOrder needs a placed order ($.placement)');
+  if (!placement || placement.retry)
+    throw new MarketplaceInvalidInputError('CheckOrder needs a placed order ($.placement)');
   const orders = await deps.marketplace.listOrders();
   const order = orders.find((o) => o.order_id === placement.order_id);
-  const summary = order ? { order_id: order.order_id, status: order.status, ssh_connection: order.connection?.ssh ?? null } : undefined;
+  const summary = order
+    ? { order_id: order.order_id, status: order.status, ssh_connection: order.connection?.ssh ?? null }
+    : undefined;
   const running = summary?.status === 'running';
-  const ssh: SshVerdict | undefined = running && deps.sshProbe ? await sshVerdict(deps.sshProbe, summary.ssh_connection) : undefined;
+  const ssh: SshVerdict | undefined =
+    running && deps.sshProbe ? await sshVerdict(deps.sshProbe, summary.ssh_connection) : undefined;
   if (running && (!ssh || ssh.ready)) return { ready: true, timedOut: false, order: summary, ready_at: now };
   const readyTimeout = now > placement.placed_at + state.timing.ready_timeout_seconds * 1000;
   const soft = softDeadlinePassed(state, now);
   const reason = readyTimeout ? 'ready_timeout' : soft ? 'soft_deadline' : undefined;
-  const waiting = ssh && !ssh.ready ? { pending: ssh.pending, ...(ssh.ssh_probe ? { ssh_probe: ssh.ssh_probe } : {}) } : {};
-  return { ready: false, timedOut: reason !== undefined, ...(reason ? { reason } : {}), ...waiting, ...(summary ? { order: summary } : {}) };
+  const waiting =
+    ssh && !ssh.ready ? { pending: ssh.pending, ...(ssh.ssh_probe ? { ssh_probe: ssh.ssh_probe } : {}) } : {};
+  return {
+    ready: false,
+    timedOut: reason !== undefined,
+    ...(reason ? { reason } : {}),
+    ...waiting,
+    ...(summary ? { order: summary } : {}),
+  };
 };

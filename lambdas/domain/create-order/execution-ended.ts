@@ -47,7 +47,8 @@ export const handleExecutionEnded = async (
   if (deps.spend) {
     const nowSeconds = Math.floor(opts.now / 1000);
     const placedAt = record.order_intent_at === undefined ? nowSeconds : Math.floor(record.order_intent_at / 1000);
-    if (record.order_id !== undefined) await deps.spend.started(ended.taskId, { order_id: record.order_id, started_at: placedAt });
+    if (record.order_id !== undefined)
+      await deps.spend.started(ended.taskId, { order_id: record.order_id, started_at: placedAt });
     await deps.spend.settle(ended.taskId, { ended_at: nowSeconds }, nowSeconds);
   }
   // The caller's URLs come from the record: the execution input carries none (execution history).

@@ -29,7 +29,11 @@ export interface WaitingResult {
 export const ENDED_WHILE_WAITING = 'task ended while waiting for a server';
 
 /** Puts the task in the waiting queue (its next round) and marks the record `waiting`. */
-const wait = async (state: WorkflowState, deps: FindServerDeps & { waiting: WaitingTasks }, now: number): Promise<WaitingResult> => {
+const wait = async (
+  state: WorkflowState,
+  deps: FindServerDeps & { waiting: WaitingTasks },
+  now: number,
+): Promise<WaitingResult> => {
   const round = (state.resume?.round ?? 0) + 1;
   const until = state.timing.waiting_until as number;
   await deps.waiting.add(waitingEntry(state, round));
@@ -42,7 +46,11 @@ const wait = async (state: WorkflowState, deps: FindServerDeps & { waiting: Wait
  * previous attempt was rejected on are excluded. Throws NoServerAvailableError (business failure)
  * or SoftTimeoutError.
  */
-export const findServerOrWait = async (state: WorkflowState, deps: FindServerDeps, now: number): Promise<SearchResult | WaitingResult> => {
+export const findServerOrWait = async (
+  state: WorkflowState,
+  deps: FindServerDeps,
+  now: number,
+): Promise<SearchResult | WaitingResult> => {
   if (softDeadlinePassed(state, now)) throw new SoftTimeoutError();
   const standing = deps.waiting && mayWait(state, now) ? deps.waiting : undefined;
   if (state.resume && deps.tasks.get) {
@@ -57,7 +65,8 @@ export const findServerOrWait = async (state: WorkflowState, deps: FindServerDep
     // First come, first served: a new standing order queues behind older ones for the same GPU type
     // (the next sweep serves the queue in order) instead of taking a server one of them may get.
     const acceptedAt = state.timing.accepted_at ?? now;
-    if (olderWaiting(await standing.list(), state, acceptedAt).length > 0) return wait(state, { ...deps, waiting: standing }, now);
+    if (olderWaiting(await standing.list(), state, acceptedAt).length > 0)
+      return wait(state, { ...deps, waiting: standing }, now);
   }
   // A replacement round (issue 23) never goes back to the lost order's server.
   const excluded = [...(state.search?.excluded ?? (state.replaces ? [state.replaces.server_id] : []))];
@@ -103,7 +112,8 @@ export const findServerOrWait = async (state: WorkflowState, deps: FindServerDep
       };
     }
   }
-  if (preferred !== undefined && !candidates.some((c) => c.id === preferred)) await deps.claims.release(preferred, state.task_id);
+  if (preferred !== undefined && !candidates.some((c) => c.id === preferred))
+    await deps.claims.release(preferred, state.task_id);
   // A standing order waits for the fleet watch to find it a server (issue 23).
   if (standing) return wait(state, { ...deps, waiting: standing }, now);
   // After refusals the failure names each server tried and why (issue 20, item 2).
@@ -111,5 +121,8 @@ export const findServerOrWait = async (state: WorkflowState, deps: FindServerDep
 };
 
 /** FindServer without the standing-order queue: a server, or NoServerAvailableError. */
-export const findServer = async (state: WorkflowState, deps: Omit<FindServerDeps, 'waiting'>, now: number): Promise<SearchResult> =>
-  (await findServerOrWait(state, { ...deps, waiting: undefined }, now)) as SearchResult;
+export const findServer = async (
+  state: WorkflowState,
+  deps: Omit<FindServerDeps, 'waiting'>,
+  now: number,
+): Promise<SearchResult> => (await findServerOrWait(state, { ...deps, waiting: undefined }, now)) as SearchResult;

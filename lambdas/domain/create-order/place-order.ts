@@ -43,7 +43,11 @@ export const VISIBLE_BACKOFF_MS = [1_000, 2_000, 4_000, 8_000] as const;
  * Rejections that mean "this host, not this request": search again without it. Production refuses
  * `currency-not-allowed` per host (on HTTP 500) for hosts that list the coin (marketplace-live.md, S6).
  */
-export const SERVER_UNAVAILABLE: ReadonlySet<string> = new Set(['server-already-rented', 'server-offline', 'currency-not-allowed']);
+export const SERVER_UNAVAILABLE: ReadonlySet<string> = new Set([
+  'server-already-rented',
+  'server-offline',
+  'currency-not-allowed',
+]);
 
 /**
  * Errors after which create_order certainly placed nothing: a refusal with a result code, a request
@@ -51,15 +55,21 @@ export const SERVER_UNAVAILABLE: ReadonlySet<string> = new Set(['server-already-
  * failure (outcome unknown, code 1, a crash) the intent stays open for the fleet watch.
  */
 const placedNothing = (error: unknown): boolean =>
-  error instanceof InvalidOrderRequestError
-  || (error instanceof MarketplaceError && !(error instanceof OrderOutcomeUnknownError) && !(error instanceof MarketplaceDatabaseError));
+  error instanceof InvalidOrderRequestError ||
+  (error instanceof MarketplaceError &&
+    !(error instanceof OrderOutcomeUnknownError) &&
+    !(error instanceof MarketplaceDatabaseError));
 
 /** The final failure after the last placement attempt: the spec's text and every server tried, and why. */
 export const triedServersText = (base: string, tried: readonly TriedServer[]): string =>
   tried.length === 0 ? base : `${base}; tried ${tried.map((t) => `server ${t.server_id} (${t.reason})`).join(', ')}`;
 
 /** The create_order body for the chosen server; `env` is the task's sealed container env. */
-export const orderRequest = (state: WorkflowState, server: ChosenServer, env = state.request.env): CreateOrderRequest => {
+export const orderRequest = (
+  state: WorkflowState,
+  server: ChosenServer,
+  env = state.request.env,
+): CreateOrderRequest => {
   const { request } = state;
   return {
     renting_server: server.id,
@@ -86,7 +96,8 @@ const sealedOrderEnv = async (
   const names = record?.request.env_names;
   if (!Array.isArray(names) || names.length === 0) return state.request.env;
   const env = (await deps.tasks.orderEnv?.(state.task_id)) ?? state.request.env;
-  if (!env) throw new InvalidOrderRequestError('The container env of this task is no longer stored; no order was placed');
+  if (!env)
+    throw new InvalidOrderRequestError('The container env of this task is no longer stored; no order was placed');
   return env;
 };
 
@@ -142,10 +153,19 @@ export const placeOrder = async (
   const startedAt = deps.clock();
   const current = (): number => now + (deps.clock() - startedAt);
 
-  const done = async (orderId: number, serverId: number, placedAt: number, placedNow: boolean, intent?: PlacementIntent) => {
+  const done = async (
+    orderId: number,
+    serverId: number,
+    placedAt: number,
+    placedNow: boolean,
+    intent?: PlacementIntent,
+  ) => {
     await deps.tasks.update(state.task_id, { order_id: orderId, server_id: serverId }, now);
     if (intent) await deps.intents.close(intent);
-    return { placement: { retry: false as const, order_id: orderId, server_id: serverId, placed_at: placedAt }, placedNow };
+    return {
+      placement: { retry: false as const, order_id: orderId, server_id: serverId, placed_at: placedAt },
+      placedNow,
+    };
   };
   /** The task's order from the intent made at `intentAt`, if it shows before the window ends and no one else holds it. */
   const keptOrder = async (intentAt: number): Promise<Order | undefined> => {
@@ -154,9 +174,10 @@ export const placeOrder = async (
     return found && (await deps.intents.claimOrder(found.order_id, owner, current())) ? found : undefined;
   };
 
-  const earlier: PlacementIntent | undefined = record?.server_id === server.id
-    ? { task_id: state.task_id, server_id: server.id, at: record.order_intent_at ?? Date.parse(record.updated_at) }
-    : undefined;
+  const earlier: PlacementIntent | undefined =
+    record?.server_id === server.id
+      ? { task_id: state.task_id, server_id: server.id, at: record.order_intent_at ?? Date.parse(record.updated_at) }
+      : undefined;
   if (record?.order_id !== undefined) {
     // An earlier attempt of this step placed the order and recorded it: never place another.
     return done(record.order_id, record.server_id ?? server.id, record.order_intent_at ?? now, false, earlier);
@@ -188,7 +209,9 @@ export const placeOrder = async (
       await deps.claims.release(server.id, state.task_id);
       if (search.attempt >= MAX_PLACEMENT_ATTEMPTS) {
         const tried = [...(search.tried ?? []), { server_id: server.id, reason: error.reason }];
-        throw new NoServerAvailableError(triedServersText(noMatchMessage(state.request.gpu_type, state.request.max_price), tried));
+        throw new NoServerAvailableError(
+          triedServersText(noMatchMessage(state.request.gpu_type, state.request.max_price), tried),
+        );
       }
       return { placement: { retry: true, server_id: server.id, reason: error.reason }, placedNow: false };
     }
@@ -204,8 +227,8 @@ export const placeOrder = async (
     const found = await keptOrder(placedAt);
     if (!found) {
       throw new OrderNotVisibleError(
-        `create_order on server ${server.id} was accepted but the order did not appear in my_orders within ${Math.round(deps.visibleTimeoutMs / 1000)} s; `
-        + 'the fleet watch cancels it when it appears',
+        `create_order on server ${server.id} was accepted but the order did not appear in my_orders within ${Math.round(deps.visibleTimeoutMs / 1000)} s; ` +
+          'the fleet watch cancels it when it appears',
       );
     }
     orderId = found.order_id;

@@ -16,7 +16,8 @@ export const REPORT_RESULT_FINISHER = 'ReportResult';
 /** What a timeout failure adds when the order ran but was not ready (READINESS_PROBE=ssh). */
 const PENDING_TEXT: Readonly<Record<ReadinessPending, string>> = {
   ssh_not_answering: 'the order was running but its ssh endpoint did not answer',
-  ssh_address_refused: 'the order was running but its ssh address is private, loopback or reserved, which the relay does not connect to',
+  ssh_address_refused:
+    'the order was running but its ssh address is private, loopback or reserved, which the relay does not connect to',
   ssh_endpoint_unknown: 'the order was running but its ssh endpoint could not be read',
 };
 
@@ -29,14 +30,17 @@ export const readyTimeoutMessage = (seconds: number, pending?: ReadinessPending)
  * CheckOrder recorded it, the placement (earlier, so a lease never runs longer than asked).
  */
 const readyAtSeconds = (state: WorkflowState): number | undefined => {
-  const ms = state.check?.ready_at ?? (state.placement && !state.placement.retry ? state.placement.placed_at : undefined);
+  const ms =
+    state.check?.ready_at ?? (state.placement && !state.placement.retry ? state.placement.placed_at : undefined);
   return ms === undefined ? undefined : Math.floor(ms / 1000);
 };
 
 /** The end of the order's lease (Unix seconds), when the request has one and the order is ready. */
 export const workflowLeaseExpiresAt = (state: WorkflowState): number | undefined => {
   const readyAt = readyAtSeconds(state);
-  return state.request.max_hours === undefined || readyAt === undefined ? undefined : leaseExpiresAt(readyAt, state.request.max_hours);
+  return state.request.max_hours === undefined || readyAt === undefined
+    ? undefined
+    : leaseExpiresAt(readyAt, state.request.max_hours);
 };
 
 /** The task result the state document stands for. */
@@ -57,7 +61,11 @@ export const workflowResult = (state: WorkflowState): CreateOrderSuccess | Failu
     };
   }
   if (check?.timedOut) {
-    return failure(check.reason === 'soft_deadline' ? new SoftTimeoutError().message : readyTimeoutMessage(state.timing.ready_timeout_seconds, check.pending));
+    return failure(
+      check.reason === 'soft_deadline'
+        ? new SoftTimeoutError().message
+        : readyTimeoutMessage(state.timing.ready_timeout_seconds, check.pending),
+    );
   }
   return failure('Order creation ended without a result');
 };
@@ -72,7 +80,10 @@ export const deliveryTargets = (
   fallbackOrigin: TaskOrigin,
 ): { readonly callbackUrl?: string; readonly origin: TaskOrigin } => {
   const url = record?.request.callback_url;
-  return { ...(typeof url === 'string' && url.length > 0 ? { callbackUrl: url } : {}), origin: record?.origin ?? fallbackOrigin };
+  return {
+    ...(typeof url === 'string' && url.length > 0 ? { callbackUrl: url } : {}),
+    origin: record?.origin ?? fallbackOrigin,
+  };
 };
 
 export interface ReportResultDeps {
@@ -100,10 +111,15 @@ export const settleTaskSpend = async (
   const placement = state.placement && !state.placement.retry ? state.placement : undefined;
   if (success) {
     const readyAt = readyAtSeconds(state as WorkflowState);
-    if (placement && readyAt !== undefined) await spend.started(state.task_id, { order_id: placement.order_id, started_at: readyAt });
+    if (placement && readyAt !== undefined)
+      await spend.started(state.task_id, { order_id: placement.order_id, started_at: readyAt });
     return undefined;
   }
-  if (placement) await spend.started(state.task_id, { order_id: placement.order_id, started_at: Math.floor(placement.placed_at / 1000) });
+  if (placement)
+    await spend.started(state.task_id, {
+      order_id: placement.order_id,
+      started_at: Math.floor(placement.placed_at / 1000),
+    });
   return spend.settle(state.task_id, { ended_at: Math.floor(now / 1000) }, Math.floor(now / 1000));
 };
 
@@ -122,7 +138,12 @@ export const reportResult = async (
   state: WorkflowState,
   deps: ReportResultDeps,
   now: number,
-): Promise<{ readonly success: boolean; readonly delivered: boolean; readonly result: TaskResult; readonly settled?: Settlement }> => {
+): Promise<{
+  readonly success: boolean;
+  readonly delivered: boolean;
+  readonly result: TaskResult;
+  readonly settled?: Settlement;
+}> => {
   const result = workflowResult(state);
   // Before the final write, like the lease: a failing write fails the step, which is retried (both are idempotent).
   const settled = deps.spend ? await settleTaskSpend(state, deps.spend, result.success, now) : undefined;
@@ -133,15 +154,22 @@ export const reportResult = async (
     const { max_hours: maxHours, use_spot: spot, on_outbid: onOutbid, max_price: maxPrice } = state.request;
     await deps.leases.track(
       {
-        order_id: result.order_id, task_id: state.task_id, ...(callbackUrl !== undefined ? { callback_url: callbackUrl } : {}), spot,
+        order_id: result.order_id,
+        task_id: state.task_id,
+        ...(callbackUrl !== undefined ? { callback_url: callbackUrl } : {}),
+        spot,
         ...(state.origin.caller ? { key: state.origin.caller.key } : {}),
         // Outbid recovery (issue 23): the fleet watch acts on what the request asked for.
-        ...(onOutbid !== undefined ? { on_outbid: onOutbid, ...(maxPrice !== undefined ? { max_price: maxPrice } : {}) } : {}),
+        ...(onOutbid !== undefined
+          ? { on_outbid: onOutbid, ...(maxPrice !== undefined ? { max_price: maxPrice } : {}) }
+          : {}),
       },
       {
         now: Math.floor(now / 1000),
         status: result.status,
-        ...(result.lease_expires_at !== undefined && maxHours !== undefined ? { lease: { expires_at: result.lease_expires_at, hours: maxHours } } : {}),
+        ...(result.lease_expires_at !== undefined && maxHours !== undefined
+          ? { lease: { expires_at: result.lease_expires_at, hours: maxHours } }
+          : {}),
       },
     );
   }

@@ -26,7 +26,12 @@ export interface Reserved {
  * reserves nothing and is settled to the actual cost. Throws BudgetExceededError over a budget, and
  * InvalidOrderRequestError under one when the order has no lease or its server states no USD price.
  */
-const reserveSpend = async (state: WorkflowState, spend: Pick<SpendStore, 'reserve'>, relayLimit: number | undefined, now: number): Promise<Reserved | undefined> => {
+const reserveSpend = async (
+  state: WorkflowState,
+  spend: Pick<SpendStore, 'reserve'>,
+  relayLimit: number | undefined,
+  now: number,
+): Promise<Reserved | undefined> => {
   const server = state.search?.server;
   if (!server) return undefined;
   const caller = state.origin.caller;
@@ -34,15 +39,24 @@ const reserveSpend = async (state: WorkflowState, spend: Pick<SpendStore, 'reser
   const hours = state.request.max_hours;
   if (budgeted && hours === undefined) throw new InvalidOrderRequestError(MAX_HOURS_REQUIRED);
   const usdPerHour = server.usd_per_hour ?? server.price_usd ?? undefined;
-  if (budgeted && usdPerHour === undefined) throw new InvalidOrderRequestError(`server ${server.id} states no USD price; no order is placed under a budget`);
+  if (budgeted && usdPerHour === undefined)
+    throw new InvalidOrderRequestError(`server ${server.id} states no USD price; no order is placed under a budget`);
   const key = keyNameOf(caller);
   const outcome = await spend.reserve(
     {
-      task_id: state.task_id, key, server_id: server.id, gpu: server.gpu_array[0] ?? '', gpus: server.gpu_array.length,
-      usd_per_hour: usdPerHour ?? 0, hours: hours ?? 0,
+      task_id: state.task_id,
+      key,
+      server_id: server.id,
+      gpu: server.gpu_array[0] ?? '',
+      gpus: server.gpu_array.length,
+      usd_per_hour: usdPerHour ?? 0,
+      hours: hours ?? 0,
       ...(caller?.budget_usd_per_day !== undefined ? { key_budget_usd_per_day: caller.budget_usd_per_day } : {}),
     },
-    { ...(relayLimit !== undefined ? { relay: relayLimit } : {}), ...(caller?.budget_usd_per_day !== undefined ? { key: caller.budget_usd_per_day } : {}) },
+    {
+      ...(relayLimit !== undefined ? { relay: relayLimit } : {}),
+      ...(caller?.budget_usd_per_day !== undefined ? { key: caller.budget_usd_per_day } : {}),
+    },
     Math.floor(now / 1000),
   );
   if (!outcome.ok) throw new BudgetExceededError(budgetExceededText(outcome.refusal));
@@ -71,10 +85,20 @@ export const reserveQuota = async (
   // A caller key's own hourly limit (issue 24) first: an order it refuses never counts account-wide.
   const caller = state.origin.caller;
   if (caller?.orders_per_hour !== undefined && opts.keyQuota) {
-    const own = await deps.quota.hit(opts.keyQuota(caller.key), { now: opts.now, windowMs: QUOTA_WINDOW_MS, limit: caller.orders_per_hour, eventId: state.task_id });
+    const own = await deps.quota.hit(opts.keyQuota(caller.key), {
+      now: opts.now,
+      windowMs: QUOTA_WINDOW_MS,
+      limit: caller.orders_per_hour,
+      eventId: state.task_id,
+    });
     if (!own.allowed) throw new QuotaExceededError(caller.orders_per_hour, caller.key, own.retryAfterMs);
   }
-  const hit = await deps.quota.hit(opts.key, { now: opts.now, windowMs: QUOTA_WINDOW_MS, limit: opts.limit, eventId: state.task_id });
+  const hit = await deps.quota.hit(opts.key, {
+    now: opts.now,
+    windowMs: QUOTA_WINDOW_MS,
+    limit: opts.limit,
+    eventId: state.task_id,
+  });
   if (!hit.allowed) throw new QuotaExceededError(opts.limit, undefined, hit.retryAfterMs);
   return { count: hit.count, ...(reserved ? { reserved } : {}) };
 };

@@ -37,7 +37,8 @@ export interface HeldResult {
  */
 export const heldUntil = (error: unknown, nowMs: number): number | undefined => {
   if (error instanceof QuotaExceededError) return Math.ceil((nowMs + Math.max(1000, error.retryAfterMs ?? 0)) / 1000);
-  if (error instanceof BudgetExceededError) return Math.min(Math.floor(nowMs / 1000) + BUDGET_RETRY_SECONDS, (Math.floor(nowMs / 86_400_000) + 1) * 86_400);
+  if (error instanceof BudgetExceededError)
+    return Math.min(Math.floor(nowMs / 1000) + BUDGET_RETRY_SECONDS, (Math.floor(nowMs / 86_400_000) + 1) * 86_400);
   return undefined;
 };
 
@@ -62,14 +63,22 @@ export const reserveQuotaOrWait = async (
   deps: WaitForQuotaDeps,
   opts: Parameters<typeof reserveQuota>[2],
 ): Promise<{ readonly count: number; readonly reserved?: Reserved } | HeldResult> => {
-  const standing = deps.standing && state.search && state.placement === undefined && mayWait(state, opts.now) ? deps.standing : undefined;
+  const standing =
+    deps.standing && state.search && state.placement === undefined && mayWait(state, opts.now)
+      ? deps.standing
+      : undefined;
   const round = (state.resume?.round ?? 0) + 1;
   const waitingUntil = state.timing.waiting_until as number;
   if (standing) {
     const queued = (await standing.waiting.list()).find((w) => w.task_id === state.task_id && w.round === round);
     if (queued?.held_until !== undefined) {
       await standing.tasks.update(state.task_id, { state: 'waiting', waiting_until: waitingUntil }, opts.now);
-      return { waiting: true, waiting_until: waitingUntil, held_until: queued.held_until, held_by: queued.held_by ?? '' };
+      return {
+        waiting: true,
+        waiting_until: waitingUntil,
+        held_until: queued.held_until,
+        held_by: queued.held_by ?? '',
+      };
     }
   }
   try {

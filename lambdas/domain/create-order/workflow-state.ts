@@ -56,7 +56,11 @@ export type PlacementResult =
  * a banner, is an address a deployed relay never connects to, or cannot be read from its ssh line.
  */
 export type ReadinessPending = 'ssh_not_answering' | 'ssh_address_refused' | 'ssh_endpoint_unknown';
-export const READINESS_PENDING = ['ssh_not_answering', 'ssh_address_refused', 'ssh_endpoint_unknown'] as const satisfies readonly ReadinessPending[];
+export const READINESS_PENDING = [
+  'ssh_not_answering',
+  'ssh_address_refused',
+  'ssh_endpoint_unknown',
+] as const satisfies readonly ReadinessPending[];
 
 /** Output of CheckOrder, at `$.check`. */
 export interface CheckResult {
@@ -96,7 +100,8 @@ export interface WorkflowState extends CreateOrderWorkflowInput {
 }
 
 /** `timing.soft_deadline` is epoch seconds (set by the ingress); `now` is epoch ms. */
-export const softDeadlinePassed = (state: WorkflowState, now: number): boolean => now > state.timing.soft_deadline * 1000;
+export const softDeadlinePassed = (state: WorkflowState, now: number): boolean =>
+  now > state.timing.soft_deadline * 1000;
 
 /** Our newest order on `serverId` created at or after `sinceMs` (minus clock slack). */
 export const findPlacedOrder = (orders: readonly Order[], serverId: number, sinceMs: number): Order | undefined => {

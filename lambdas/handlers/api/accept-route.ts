@@ -38,7 +38,10 @@ export const acceptRequest = async (
     idempotencyKey,
     ...(options.idempotencyTtlSeconds !== undefined ? { idempotencyTtlSeconds: options.idempotencyTtlSeconds } : {}),
     ...(options.signedRequest !== undefined ? { signedRequest: options.signedRequest } : {}),
-    timing: { poll_interval_seconds: deps.env.ORDER_POLL_INTERVAL_SECONDS, ready_timeout_seconds: deps.env.ORDER_READY_TIMEOUT_SECONDS },
+    timing: {
+      poll_interval_seconds: deps.env.ORDER_POLL_INTERVAL_SECONDS,
+      ready_timeout_seconds: deps.env.ORDER_READY_TIMEOUT_SECONDS,
+    },
     softLimitSeconds: SOFT_TIME_LIMIT_SECONDS,
   });
   tagTask(outcome.taskId);
@@ -60,7 +63,11 @@ export const SIGNED_REQUEST_CLOCK_MARGIN_SECONDS = 60;
  * binds until the timestamp is refused anyway (REPLAY_WINDOW_SECONDS after it) plus a clock margin.
  * Undefined without a timestamp: such requests (allowed locally by the spec) are not deduplicated.
  */
-export const signedRequestKeyOf = (event: RelayEvent, routeId: RouteId, nowMs: number): SignedRequestKey | undefined => {
+export const signedRequestKeyOf = (
+  event: RelayEvent,
+  routeId: RouteId,
+  nowMs: number,
+): SignedRequestKey | undefined => {
   const timestamp = headerValue(event, TIMESTAMP_HEADER)?.trim();
   const signature = headerValue(event, SIGNATURE_HEADER)?.trim().toLowerCase();
   if (!timestamp || !signature || !/^\d{1,12}$/.test(timestamp)) return undefined;
@@ -102,25 +109,37 @@ export const acceptRoute = <K extends TaskKind, S extends AcceptBodySchema>(
   spec: AcceptRouteSpec<K, S>,
   deps: () => AcceptDeps = acceptDepsFromEnv(spec.handOff),
 ): ApiHandler =>
-  apiHandler({ routeId: spec.routeId, deps, json: true }, async (event: RelayEvent, d: AcceptDeps): Promise<ApiResult> => {
-    const parsed = parseBody(spec.body, event.jsonBody ?? {});
-    if (!parsed.ok) throw httpError(400, parsed.error);
-    const problem = callbackUrlProblem(parsed.value.callback_url, d.env.ALLOW_PRIVATE_CALLBACKS);
-    if (problem) throw httpError(400, problem);
-    const headerKey = idempotencyKeyOf(event);
-    // A caller key's Idempotency-Keys are its own: another key reusing one gets its own task.
-    const idempotencyKey = headerKey !== undefined && event.caller && event.caller.key !== DEFAULT_KEY_NAME ? `${event.caller.key}/${headerKey}` : headerKey;
-    const input = spec.input(parsed.value, d.env);
-    // The caller key travels with the task (issue 24); the default key leaves the origin as the spec's.
-    const caller = event.caller ? taskCallerOf(event.caller) : undefined;
-    const refusal = spec.refuse?.(input, d.env, caller);
-    if (refusal) throw httpError(400, refusal);
-    const request = { kind: spec.kind, input } as TaskRequest;
-    const signedRequest = signedRequestKeyOf(event, spec.routeId, (d.now ?? Date.now)());
-    const { taskId, replayed } = await acceptRequest(d, request, { source: 'webhook', ...(caller ? { caller } : {}) }, idempotencyKey, signedRequest ? { signedRequest } : {});
-    return jsonResponse(
-      202,
-      { status: 'queued', task_id: taskId, ...(spec.message ? { message: spec.message(input) } : {}) },
-      replayed ? { 'Idempotent-Replayed': 'true' } : {},
-    );
-  });
+  apiHandler(
+    { routeId: spec.routeId, deps, json: true },
+    async (event: RelayEvent, d: AcceptDeps): Promise<ApiResult> => {
+      const parsed = parseBody(spec.body, event.jsonBody ?? {});
+      if (!parsed.ok) throw httpError(400, parsed.error);
+      const problem = callbackUrlProblem(parsed.value.callback_url, d.env.ALLOW_PRIVATE_CALLBACKS);
+      if (problem) throw httpError(400, problem);
+      const headerKey = idempotencyKeyOf(event);
+      // A caller key's Idempotency-Keys are its own: another key reusing one gets its own task.
+      const idempotencyKey =
+        headerKey !== undefined && event.caller && event.caller.key !== DEFAULT_KEY_NAME
+          ? `${event.caller.key}/${headerKey}`
+          : headerKey;
+      const input = spec.input(parsed.value, d.env);
+      // The caller key travels with the task (issue 24); the default key leaves the origin as the spec's.
+      const caller = event.caller ? taskCallerOf(event.caller) : undefined;
+      const refusal = spec.refuse?.(input, d.env, caller);
+      if (refusal) throw httpError(400, refusal);
+      const request = { kind: spec.kind, input } as TaskRequest;
+      const signedRequest = signedRequestKeyOf(event, spec.routeId, (d.now ?? Date.now)());
+      const { taskId, replayed } = await acceptRequest(
+        d,
+        request,
+        { source: 'webhook', ...(caller ? { caller } : {}) },
+        idempotencyKey,
+        signedRequest ? { signedRequest } : {},
+      );
+      return jsonResponse(
+        202,
+        { status: 'queued', task_id: taskId, ...(spec.message ? { message: spec.message(input) } : {}) },
+        replayed ? { 'Idempotent-Replayed': 'true' } : {},
+      );
+    },
+  );

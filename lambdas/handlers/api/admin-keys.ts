@@ -27,11 +27,16 @@ const createKey = async (event: RelayEvent, deps: AdminKeysDeps): Promise<ApiRes
   const secret = (deps.newSecret ?? newKeySecret)();
   const built = newKeyRecord(parsed.value, await deps.sealer.seal(secret), nowSeconds(deps));
   if (!built.ok) throw httpError(400, built.error);
-  if (!(await deps.store.add(built.record))) throw httpError(409, `key ${built.record.name} exists (names are never reused, even revoked)`);
+  if (!(await deps.store.add(built.record)))
+    throw httpError(409, `key ${built.record.name} exists (names are never reused, even revoked)`);
   logger.info('caller key created', { key: built.record.name, scopes: built.record.scopes.join(',') });
   return jsonResponse(
     201,
-    { ...keyView(built.record, nowSeconds(deps)), secret, note: 'The secret is shown only now; the relay keeps it encrypted and cannot show it again.' },
+    {
+      ...keyView(built.record, nowSeconds(deps)),
+      secret,
+      note: 'The secret is shown only now; the relay keeps it encrypted and cannot show it again.',
+    },
     { 'Cache-Control': 'no-store' },
   );
 };
@@ -52,5 +57,7 @@ const revokeKey = async (event: RelayEvent, deps: AdminKeysDeps): Promise<ApiRes
 
 export const createAdminKeysCreateHandler = (deps: () => AdminKeysDeps): ApiHandler =>
   apiHandler({ routeId: 'AdminKeysCreate', deps, json: true }, createKey);
-export const createAdminKeysListHandler = (deps: () => AdminKeysDeps): ApiHandler => apiHandler({ routeId: 'AdminKeysList', deps }, listKeys);
-export const createAdminKeysRevokeHandler = (deps: () => AdminKeysDeps): ApiHandler => apiHandler({ routeId: 'AdminKeysRevoke', deps }, revokeKey);
+export const createAdminKeysListHandler = (deps: () => AdminKeysDeps): ApiHandler =>
+  apiHandler({ routeId: 'AdminKeysList', deps }, listKeys);
+export const createAdminKeysRevokeHandler = (deps: () => AdminKeysDeps): ApiHandler =>
+  apiHandler({ routeId: 'AdminKeysRevoke', deps }, revokeKey);

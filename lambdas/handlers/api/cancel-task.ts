@@ -12,7 +12,10 @@ export const createCancelTaskHandler = (deps?: () => AcceptDeps): ApiHandler =>
       routeId: 'CancelTask',
       kind: 'cancel-task',
       body: CancelTaskBodySchema,
-      input: (body) => ({ task_id: body.task_id, ...(body.callback_url !== undefined ? { callback_url: body.callback_url } : {}) }),
+      input: (body) => ({
+        task_id: body.task_id,
+        ...(body.callback_url !== undefined ? { callback_url: body.callback_url } : {}),
+      }),
       message: (input) => `Cancellation of task ${input.task_id} queued`,
       handOff: { queue: jobQueueFromEnv },
     },

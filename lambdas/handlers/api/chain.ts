@@ -70,42 +70,50 @@ export const apiHandler = <D extends ChainDeps>(
   const now = () => (options.deps().now ?? Date.now)();
   const chain: middy.MiddlewareObj<RelayEvent>[] = [];
   if (route.rateLimited) {
-    chain.push(rateLimit({
-      window: () => required(options.deps().window, 'the rate-limit window'),
-      limit: () => options.deps().env.MAX_REQUESTS_PER_MINUTE,
-      now,
-    }));
+    chain.push(
+      rateLimit({
+        window: () => required(options.deps().window, 'the rate-limit window'),
+        limit: () => options.deps().env.MAX_REQUESTS_PER_MINUTE,
+        now,
+      }),
+    );
   }
   chain.push(decodeBody());
   if (route.signed) {
-    chain.push(verifySignature({
-      secrets: (read) => required(options.deps().webhookSecrets, 'the webhook secret')(read),
-      requireTimestamp: () => options.deps().env.REQUIRE_WEBHOOK_TIMESTAMP,
-      // Bodiless signed GETs (task lookup) sign their path.
-      covers: route.method === 'GET' ? 'path' : 'body',
-      callerKeys: async (name) => options.deps().callerKeys?.(name),
-      now,
-    }));
+    chain.push(
+      verifySignature({
+        secrets: (read) => required(options.deps().webhookSecrets, 'the webhook secret')(read),
+        requireTimestamp: () => options.deps().env.REQUIRE_WEBHOOK_TIMESTAMP,
+        // Bodiless signed GETs (task lookup) sign their path.
+        covers: route.method === 'GET' ? 'path' : 'body',
+        callerKeys: async (name) => options.deps().callerKeys?.(name),
+        now,
+      }),
+    );
     const scope = ROUTE_SCOPES[route.id];
     if (scope !== undefined) chain.push(requireScope(scope));
   }
   if (options.slackSignature) {
-    chain.push(verifySlackSignature({
-      secret: async (read) => options.deps().slackSigningSecret?.(read),
-      allowUnsigned: () => options.deps().env.ALLOW_UNSIGNED_SLACK,
-      now,
-    }));
+    chain.push(
+      verifySlackSignature({
+        secret: async (read) => options.deps().slackSigningSecret?.(read),
+        allowUnsigned: () => options.deps().env.ALLOW_UNSIGNED_SLACK,
+        now,
+      }),
+    );
   }
   if (options.json) chain.push(jsonBody());
-  return middy<RelayEvent, ApiResult>()
-    // Before anything awaits, so the whole chain runs inside this invocation's time budget (the
-    // marketplace client reads it); the handler below also runs inside it explicitly.
-    .use(invocationBudget())
-    .use(taskScopeMiddleware()) // this request's lines carry its own task id, or none
-    // logEvent pinned off: the raw event holds X-Webhook-Signature and caller URLs, and
-    // POWERTOOLS_LOGGER_LOG_EVENT=true must not be able to put them in the logs.
-    .use(injectLambdaContext(logger, { resetKeys: true, logEvent: false }))
-    .use(chain)
-    .use(errorHandler()) // last: its onError runs first and shapes every error
-    .handler((event, context) => withInvocationBudget(context, () => core(event, options.deps(), context)));
+  return (
+    middy<RelayEvent, ApiResult>()
+      // Before anything awaits, so the whole chain runs inside this invocation's time budget (the
+      // marketplace client reads it); the handler below also runs inside it explicitly.
+      .use(invocationBudget())
+      .use(taskScopeMiddleware()) // this request's lines carry its own task id, or none
+      // logEvent pinned off: the raw event holds X-Webhook-Signature and caller URLs, and
+      // POWERTOOLS_LOGGER_LOG_EVENT=true must not be able to put them in the logs.
+      .use(injectLambdaContext(logger, { resetKeys: true, logEvent: false }))
+      .use(chain)
+      .use(errorHandler()) // last: its onError runs first and shapes every error
+      .handler((event, context) => withInvocationBudget(context, () => core(event, options.deps(), context)))
+  );
 };

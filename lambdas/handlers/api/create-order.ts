@@ -15,9 +15,17 @@ export const createCreateOrderHandler = (deps?: () => AcceptDeps): ApiHandler =>
       kind: 'create-order',
       body: CreateOrderLeaseBodySchema,
       input: (body, env) =>
-        normalizeCreateOrder(body, { image: env.DEFAULT_IMAGE, currency: env.DEFAULT_CURRENCY, ports: env.DEFAULT_PORTS, maxHours: env.DEFAULT_MAX_HOURS }),
+        normalizeCreateOrder(body, {
+          image: env.DEFAULT_IMAGE,
+          currency: env.DEFAULT_CURRENCY,
+          ports: env.DEFAULT_PORTS,
+          maxHours: env.DEFAULT_MAX_HOURS,
+        }),
       // Under a budget (SPEND_LIMIT_USD_PER_DAY, or the key's own) the worst case must be bounded (issue 24).
-      refuse: (input, env, caller) => (input.max_hours === undefined && budgetApplies(env.SPEND_LIMIT_USD_PER_DAY, caller) ? MAX_HOURS_REQUIRED : undefined),
+      refuse: (input, env, caller) =>
+        input.max_hours === undefined && budgetApplies(env.SPEND_LIMIT_USD_PER_DAY, caller)
+          ? MAX_HOURS_REQUIRED
+          : undefined,
       message: (input) => `Order creation queued for ${input.gpu_type}`,
       handOff: { workflow: workflowStarterFromEnv },
     },

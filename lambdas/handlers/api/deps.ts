@@ -4,7 +4,12 @@
  */
 import { relayEnv, type RelayEnv } from '../../adapters/env';
 import {
-  callerKeyStoreFromEnv, idempotencyStoreFromEnv, signedRequestStoreFromEnv, slidingWindowFromEnv, taskRepositoryFromEnv, waitingTasksFromEnv,
+  callerKeyStoreFromEnv,
+  idempotencyStoreFromEnv,
+  signedRequestStoreFromEnv,
+  slidingWindowFromEnv,
+  taskRepositoryFromEnv,
+  waitingTasksFromEnv,
 } from '../../adapters/from-env';
 import { keySealerFromEnv } from '../../adapters/caller-key-sealer';
 import { resolveCallerKey, type CallerKeyRecord } from '../../domain/caller-keys';
@@ -56,7 +61,9 @@ export const acceptDepsFromEnv = (uses: HandOffs): (() => AcceptDeps) =>
       window: slidingWindowFromEnv(env),
       webhookSecrets: (read) => webhookSecrets(env, read),
       callerKeys: callerKeysFromEnv(env),
-      ...(uses.slack ? { slackSigningSecret: (read) => slackSigningSecret(env, read), callerKeyRecords: slackCallerKeysFromEnv(env) } : {}),
+      ...(uses.slack
+        ? { slackSigningSecret: (read) => slackSigningSecret(env, read), callerKeyRecords: slackCallerKeysFromEnv(env) }
+        : {}),
       tasks: taskRepositoryFromEnv(env),
       idempotency: idempotencyStoreFromEnv(env),
       signedRequests: signedRequestStoreFromEnv(env),
@@ -66,12 +73,19 @@ export const acceptDepsFromEnv = (uses: HandOffs): (() => AcceptDeps) =>
   });
 
 /** Deps of GET /webhook/tasks/{task_id}. */
-export const taskLookupDepsFromEnv = (): (() => ChainDeps & { readonly tasks: TaskRepository; readonly waiting: WaitingTasks }) =>
+export const taskLookupDepsFromEnv = (): (() => ChainDeps & {
+  readonly tasks: TaskRepository;
+  readonly waiting: WaitingTasks;
+}) =>
   lazy(() => {
     const env = relayEnv();
     return {
-      env, window: slidingWindowFromEnv(env), webhookSecrets: (read) => webhookSecrets(env, read), callerKeys: callerKeysFromEnv(env),
-      tasks: taskRepositoryFromEnv(env), waiting: waitingTasksFromEnv(env),
+      env,
+      window: slidingWindowFromEnv(env),
+      webhookSecrets: (read) => webhookSecrets(env, read),
+      callerKeys: callerKeysFromEnv(env),
+      tasks: taskRepositoryFromEnv(env),
+      waiting: waitingTasksFromEnv(env),
     };
   });
 
@@ -80,8 +94,12 @@ export const adminKeysDepsFromEnv = (): (() => AdminKeysDeps) =>
   lazy(() => {
     const env = relayEnv();
     return {
-      env, window: slidingWindowFromEnv(env), webhookSecrets: (read) => webhookSecrets(env, read), callerKeys: callerKeysFromEnv(env),
-      store: callerKeyStoreFromEnv(env), sealer: keySealerFromEnv(env),
+      env,
+      window: slidingWindowFromEnv(env),
+      webhookSecrets: (read) => webhookSecrets(env, read),
+      callerKeys: callerKeysFromEnv(env),
+      store: callerKeyStoreFromEnv(env),
+      sealer: keySealerFromEnv(env),
     };
   });
 

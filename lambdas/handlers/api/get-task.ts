@@ -19,12 +19,15 @@ const getTask = async (event: RelayEvent, deps: GetTaskDeps): Promise<ApiResult>
   if (!isTaskId(taskId)) throw httpError(400, 'Invalid task_id');
   const record = await deps.tasks.get(taskId.toLowerCase());
   // A key that does not see every order sees only its own tasks (issue 24); others' are not found.
-  if (!record || !mayTouchOrder(event.caller && taskCallerOf(event.caller), record.origin.caller?.key)) throw httpError(404, 'Task not found');
-  const position = record.state === 'waiting' && deps.waiting ? queuePosition(await deps.waiting.list(), record.task_id) : undefined;
+  if (!record || !mayTouchOrder(event.caller && taskCallerOf(event.caller), record.origin.caller?.key))
+    throw httpError(404, 'Task not found');
+  const position =
+    record.state === 'waiting' && deps.waiting ? queuePosition(await deps.waiting.list(), record.task_id) : undefined;
   return jsonResponse(200, toTaskView(record, position));
 };
 
 /** The handler with injected deps (tests); `handler` wires the real adapters. */
-export const createGetTaskHandler = (deps: () => GetTaskDeps): ApiHandler => apiHandler({ routeId: 'GetTask', deps }, getTask);
+export const createGetTaskHandler = (deps: () => GetTaskDeps): ApiHandler =>
+  apiHandler({ routeId: 'GetTask', deps }, getTask);
 
 export const handler = createGetTaskHandler(taskLookupDepsFromEnv());

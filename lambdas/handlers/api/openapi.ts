@@ -18,7 +18,9 @@ const perMinuteOf = (raw: string | undefined): number => {
 };
 
 /** The handler for a given rate limit (tests); `handler` reads MAX_REQUESTS_PER_MINUTE. */
-export const createOpenApiHandler = (deps: () => { readonly env: { readonly MAX_REQUESTS_PER_MINUTE: number } }): ApiHandler => {
+export const createOpenApiHandler = (
+  deps: () => { readonly env: { readonly MAX_REQUESTS_PER_MINUTE: number } },
+): ApiHandler => {
   let body: string | undefined;
   return middy<RelayEvent, ApiResult>().handler(async () => {
     body ??= renderOpenApi(document, deps().env.MAX_REQUESTS_PER_MINUTE);
@@ -26,4 +28,6 @@ export const createOpenApiHandler = (deps: () => { readonly env: { readonly MAX_
   });
 };
 
-export const handler = createOpenApiHandler(() => ({ env: { MAX_REQUESTS_PER_MINUTE: perMinuteOf(process.env.MAX_REQUESTS_PER_MINUTE) } }));
+export const handler = createOpenApiHandler(() => ({
+  env: { MAX_REQUESTS_PER_MINUTE: perMinuteOf(process.env.MAX_REQUESTS_PER_MINUTE) },
+}));

@@ -36,7 +36,8 @@ export const SLACK_TRIGGER_ID_TTL_SECONDS = SLACK_WINDOW_SECONDS;
 /** The refusal a command from a Slack workspace outside SLACK_ALLOWED_TEAM_IDS gets (ephemeral). */
 export const SLACK_TEAM_REFUSED_MESSAGE = 'This relay does not accept commands from this Slack workspace.';
 /** The refusal a user outside SLACK_ALLOWED_USER_IDS gets (ephemeral). */
-export const SLACK_USER_REFUSED_MESSAGE = 'You are not allowed to send commands to this relay; ask its operator to add your Slack user ID.';
+export const SLACK_USER_REFUSED_MESSAGE =
+  'You are not allowed to send commands to this relay; ask its operator to add your Slack user ID.';
 
 /**
  * Which allowlist refuses a command, if any: the team list first (a missing `team_id` is outside any
@@ -48,8 +49,10 @@ export const slackAllowlistRefusal = (
   teamId: string | null,
   userId: string | null,
 ): string | undefined => {
-  if (env.SLACK_ALLOWED_TEAM_IDS && !(teamId && env.SLACK_ALLOWED_TEAM_IDS.includes(teamId))) return SLACK_TEAM_REFUSED_MESSAGE;
-  if (env.SLACK_ALLOWED_USER_IDS && !(userId && env.SLACK_ALLOWED_USER_IDS.includes(userId))) return SLACK_USER_REFUSED_MESSAGE;
+  if (env.SLACK_ALLOWED_TEAM_IDS && !(teamId && env.SLACK_ALLOWED_TEAM_IDS.includes(teamId)))
+    return SLACK_TEAM_REFUSED_MESSAGE;
+  if (env.SLACK_ALLOWED_USER_IDS && !(userId && env.SLACK_ALLOWED_USER_IDS.includes(userId)))
+    return SLACK_USER_REFUSED_MESSAGE;
   return undefined;
 };
 
@@ -57,7 +60,8 @@ export const slackAllowlistRefusal = (
 const durationText = (seconds: number): string =>
   seconds % 3_600 === 0 ? `${seconds / 3_600}h` : seconds % 60 === 0 ? `${seconds / 60}m` : `${seconds}s`;
 
-const reply = (responseType: 'in_channel' | 'ephemeral', text: string): ApiResult => jsonResponse(200, { response_type: responseType, text });
+const reply = (responseType: 'in_channel' | 'ephemeral', text: string): ApiResult =>
+  jsonResponse(200, { response_type: responseType, text });
 
 /** Slack treats `&`, `<` and `>` as markup; user words echoed in channel are escaped. */
 const escapeSlack = (text: string): string => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
@@ -68,20 +72,29 @@ const postSlackCommand = async (event: RelayEvent, deps: AcceptDeps): Promise<Ap
   if (refusal) {
     // IDs only (no text, no response_url): enough to add a legitimate team or user to the list.
     logger.warn('Slack command refused: team or user not in the allowlist', {
-      team_id: params.get('team_id')?.slice(0, 64), user_id: params.get('user_id')?.slice(0, 64),
+      team_id: params.get('team_id')?.slice(0, 64),
+      user_id: params.get('user_id')?.slice(0, 64),
     });
     return reply('ephemeral', refusal);
   }
   // Who the command acts as (issue 24): the caller key that names this Slack user, else the default
   // key when SLACK_UNMAPPED_USERS allows it. Refused before parsing, like the allowlists.
   const nowSeconds = Math.floor((deps.now ?? Date.now)() / 1000);
-  const who = slackCallerFor((await deps.callerKeyRecords?.()) ?? [], params.get('user_id'), deps.env.SLACK_UNMAPPED_USERS, nowSeconds);
+  const who = slackCallerFor(
+    (await deps.callerKeyRecords?.()) ?? [],
+    params.get('user_id'),
+    deps.env.SLACK_UNMAPPED_USERS,
+    nowSeconds,
+  );
   if (!who.ok) {
-    logger.warn('Slack command refused: user not mapped to a usable caller key', { user_id: params.get('user_id')?.slice(0, 64) });
+    logger.warn('Slack command refused: user not mapped to a usable caller key', {
+      user_id: params.get('user_id')?.slice(0, 64),
+    });
     return reply('ephemeral', who.text);
   }
   const form = SlackCommandFormSchema.safeParse(Object.fromEntries(params));
-  const command = form.success && form.data.command && /^\/[\w-]{1,50}$/.test(form.data.command) ? form.data.command : '/gpu';
+  const command =
+    form.success && form.data.command && /^\/[\w-]{1,50}$/.test(form.data.command) ? form.data.command : '/gpu';
   if (!form.success) return reply('ephemeral', usageText(command));
 
   const parsed = parseSlackCommand(form.data.text, command);
@@ -94,8 +107,18 @@ const postSlackCommand = async (event: RelayEvent, deps: AcceptDeps): Promise<Ap
       return reply('ephemeral', unknownCommandText(parsed.word, command));
     case 'rent': {
       const input = normalizeCreateOrder(
-        { gpu_type: parsed.gpu_type, max_price: parsed.max_price, wait_seconds: parsed.wait_seconds, on_outbid: parsed.on_outbid },
-        { image: deps.env.DEFAULT_IMAGE, currency: deps.env.DEFAULT_CURRENCY, ports: deps.env.DEFAULT_PORTS, maxHours: deps.env.DEFAULT_MAX_HOURS },
+        {
+          gpu_type: parsed.gpu_type,
+          max_price: parsed.max_price,
+          wait_seconds: parsed.wait_seconds,
+          on_outbid: parsed.on_outbid,
+        },
+        {
+          image: deps.env.DEFAULT_IMAGE,
+          currency: deps.env.DEFAULT_CURRENCY,
+          ports: deps.env.DEFAULT_PORTS,
+          maxHours: deps.env.DEFAULT_MAX_HOURS,
+        },
       );
       // The body schema's cross-field rule, for the same words typed in Slack (rebid needs a price).
       const outbidProblem = onOutbidProblem(input);
@@ -124,7 +147,8 @@ const postSlackCommand = async (event: RelayEvent, deps: AcceptDeps): Promise<Ap
       break;
     case 'bid':
       request = { kind: 'set-spot-price', input: { order_id: parsed.order_id, desired_price: parsed.desired_price } };
-      queuedText = (id) => `Setting the spot price of order ${parsed.order_id} to ${parsed.desired_price}: queued. Task ID: ${id}`;
+      queuedText = (id) =>
+        `Setting the spot price of order ${parsed.order_id} to ${parsed.desired_price}: queued. Task ID: ${id}`;
       break;
   }
 
@@ -136,16 +160,25 @@ const postSlackCommand = async (event: RelayEvent, deps: AcceptDeps): Promise<Ap
   const responseUrl = form.data.response_url;
   const refused = responseUrl ? callbackUrlProblem(responseUrl, deps.env.ALLOW_PRIVATE_CALLBACKS) : undefined;
   if (refused) logger.warn('ignoring Slack response_url', { reason: refused });
-  const origin: TaskOrigin = { source: 'slack', ...(caller ? { caller } : {}), ...(responseUrl && !refused ? { responseUrl } : {}) };
+  const origin: TaskOrigin = {
+    source: 'slack',
+    ...(caller ? { caller } : {}),
+    ...(responseUrl && !refused ? { responseUrl } : {}),
+  };
 
   // Slack never retries a slash command, and each invocation gets a fresh trigger_id. The key only
   // guards the signature's own replay window: a captured signed command resent within 5 minutes
   // queues once, and a client that reuses a trigger_id later is not silently dropped.
   const triggerId = params.get('trigger_id') ?? undefined;
-  const idempotencyKey = triggerId && triggerId.length <= MAX_IDEMPOTENCY_KEY_LENGTH && /^[\x21-\x7e]+$/.test(triggerId) ? `slack:${triggerId}` : undefined;
+  const idempotencyKey =
+    triggerId && triggerId.length <= MAX_IDEMPOTENCY_KEY_LENGTH && /^[\x21-\x7e]+$/.test(triggerId)
+      ? `slack:${triggerId}`
+      : undefined;
 
   try {
-    const { taskId } = await acceptRequest(deps, request, origin, idempotencyKey, { idempotencyTtlSeconds: SLACK_TRIGGER_ID_TTL_SECONDS });
+    const { taskId } = await acceptRequest(deps, request, origin, idempotencyKey, {
+      idempotencyTtlSeconds: SLACK_TRIGGER_ID_TTL_SECONDS,
+    });
     return reply('in_channel', queuedText(taskId));
   } catch (error) {
     if (error instanceof HandOffError) {
@@ -160,4 +193,6 @@ const postSlackCommand = async (event: RelayEvent, deps: AcceptDeps): Promise<Ap
 export const createSlackCommandHandler = (deps: () => AcceptDeps): ApiHandler =>
   apiHandler({ routeId: 'SlackCommand', deps, slackSignature: true }, postSlackCommand);
 
-export const handler = createSlackCommandHandler(acceptDepsFromEnv({ workflow: workflowStarterFromEnv, queue: jobQueueFromEnv, slack: true }));
+export const handler = createSlackCommandHandler(
+  acceptDepsFromEnv({ workflow: workflowStarterFromEnv, queue: jobQueueFromEnv, slack: true }),
+);

@@ -43,10 +43,15 @@ const spend = async (event: RelayEvent, deps: SpendDeps): Promise<ApiResult> => 
 /** The handler with injected deps (tests); `handler` wires the real adapters. */
 export const createSpendHandler = (deps: () => SpendDeps): ApiHandler => apiHandler({ routeId: 'Spend', deps }, spend);
 
-export const handler = createSpendHandler(lazy(() => {
-  const env = relayEnv();
-  return {
-    env, window: slidingWindowFromEnv(env), webhookSecrets: (read) => webhookSecrets(env, read), callerKeys: callerKeysFromEnv(env),
-    spend: new DynamoDbSpendDays(documentClient(), env.TABLE_NAME),
-  };
-}));
+export const handler = createSpendHandler(
+  lazy(() => {
+    const env = relayEnv();
+    return {
+      env,
+      window: slidingWindowFromEnv(env),
+      webhookSecrets: (read) => webhookSecrets(env, read),
+      callerKeys: callerKeysFromEnv(env),
+      spend: new DynamoDbSpendDays(documentClient(), env.TABLE_NAME),
+    };
+  }),
+);

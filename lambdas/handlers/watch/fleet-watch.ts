@@ -17,7 +17,14 @@ import { createReplacer } from '../../domain/outbid-replacement';
 import { relayEnv, type RelayEnv } from '../../adapters/env';
 import { callbackWorstCaseMs, chatWorstCaseMs } from '../../adapters/http-notifier';
 import { budgetedHandler, remainingMs, type BudgetContext } from '../../adapters/invocation-budget';
-import { placementIntentsFromEnv, serverClaimsFromEnv, spendStoreFromEnv, taskRepositoryFromEnv, waitingTasksFromEnv, workflowStarterFromEnv } from '../../adapters/from-env';
+import {
+  placementIntentsFromEnv,
+  serverClaimsFromEnv,
+  spendStoreFromEnv,
+  taskRepositoryFromEnv,
+  waitingTasksFromEnv,
+  workflowStarterFromEnv,
+} from '../../adapters/from-env';
 import { SOFT_TIME_LIMIT_SECONDS } from '../../../contract/limits';
 import { lazy } from '../../adapters/lazy';
 import { MARKETPLACE_CLIENT_LIMITS, marketplaceFromEnv } from '../../adapters/marketplace-from-env';
@@ -43,7 +50,8 @@ type TimingEnv = Pick<RelayEnv, 'MARKETPLACE_TIMEOUT_MS' | 'MARKETPLACE_MIN_INTE
 export const leaseWorstCaseMs = (env: TimingEnv): number => {
   const limits = MARKETPLACE_CLIENT_LIMITS;
   let backoffs = 0;
-  for (let n = 0; n < limits.maxRateLimitRetries; n += 1) backoffs += Math.min(limits.maxBackoffMs, limits.baseBackoffMs * 2 ** n);
+  for (let n = 0; n < limits.maxRateLimitRetries; n += 1)
+    backoffs += Math.min(limits.maxBackoffMs, limits.baseBackoffMs * 2 ** n);
   const attempt = env.MARKETPLACE_MIN_INTERVAL_MS + 100 + 2 * AWS_CALL_MS + env.MARKETPLACE_TIMEOUT_MS;
   const cancel = (1 + limits.maxRateLimitRetries) * attempt + backoffs;
   const oneHungCallMs = awsCallGiveUpMs() - AWS_CALL_MS;
@@ -105,7 +113,9 @@ export const createFleetWatchHandler = (
       report = await sweepFleet(await deps(), {
         now: clock(),
         warningSeconds: s.LEASE_WARNING_SECONDS,
-        ...(s.ORDER_VISIBLE_TIMEOUT_SECONDS !== undefined ? { visibleTimeoutSeconds: s.ORDER_VISIBLE_TIMEOUT_SECONDS } : {}),
+        ...(s.ORDER_VISIBLE_TIMEOUT_SECONDS !== undefined
+          ? { visibleTimeoutSeconds: s.ORDER_VISIBLE_TIMEOUT_SECONDS }
+          : {}),
         limit: sweepLimit(remainingMs(), s.MARKETPLACE_MIN_INTERVAL_MS),
         softLimitSeconds: SOFT_TIME_LIMIT_SECONDS,
         // A lease is started only if its worst case still fits: the rest waits for the next sweep.
@@ -119,7 +129,8 @@ export const createFleetWatchHandler = (
     publish(report);
     const { cancelFailures, settlements, ...counts } = report;
     if (settlements?.length) logger.info('orders settled', { settlements });
-    if (cancelFailures.length > 0) logger.warn('lease cancellations failed; retried on the next sweep', { cancelFailures });
+    if (cancelFailures.length > 0)
+      logger.warn('lease cancellations failed; retried on the next sweep', { cancelFailures });
     logger.info('fleet watch sweep', counts);
     return report;
   };
@@ -134,9 +145,22 @@ const deps = lazy<FleetWatchDeps>(() => {
   // Outbid recovery (issue 23): replacing starts a create-order workflow round (STATE_MACHINE_ARN set).
   const replacer = env.STATE_MACHINE_ARN
     ? createReplacer(
-      { tasks, pending: new DynamoDbPendingReplacements(documentClient(), env.TABLE_NAME), workflow: workflowStarterFromEnv(env), leases, marketplace, notifier, events: notifier, spend },
-      { poll_interval_seconds: env.ORDER_POLL_INTERVAL_SECONDS, ready_timeout_seconds: env.ORDER_READY_TIMEOUT_SECONDS, soft_limit_seconds: SOFT_TIME_LIMIT_SECONDS },
-    )
+        {
+          tasks,
+          pending: new DynamoDbPendingReplacements(documentClient(), env.TABLE_NAME),
+          workflow: workflowStarterFromEnv(env),
+          leases,
+          marketplace,
+          notifier,
+          events: notifier,
+          spend,
+        },
+        {
+          poll_interval_seconds: env.ORDER_POLL_INTERVAL_SECONDS,
+          ready_timeout_seconds: env.ORDER_READY_TIMEOUT_SECONDS,
+          soft_limit_seconds: SOFT_TIME_LIMIT_SECONDS,
+        },
+      )
     : undefined;
   return {
     leases,
@@ -155,9 +179,25 @@ const deps = lazy<FleetWatchDeps>(() => {
     },
     // Standing orders (issue 23): served when the watch may start workflows (STATE_MACHINE_ARN set).
     ...(env.STATE_MACHINE_ARN
-      ? { standing: { waiting: waitingTasksFromEnv(env), marketplace, claims: serverClaimsFromEnv(env), tasks, notifier, workflow: workflowStarterFromEnv(env) } }
+      ? {
+          standing: {
+            waiting: waitingTasksFromEnv(env),
+            marketplace,
+            claims: serverClaimsFromEnv(env),
+            tasks,
+            notifier,
+            workflow: workflowStarterFromEnv(env),
+          },
+        }
       : {}),
   };
 });
 
-export const handler = budgetedHandler(tracedHandler(createFleetWatchHandler(async () => deps(), () => relayEnv())));
+export const handler = budgetedHandler(
+  tracedHandler(
+    createFleetWatchHandler(
+      async () => deps(),
+      () => relayEnv(),
+    ),
+  ),
+);

@@ -25,10 +25,24 @@ import { MAX_LEASE_HOURS } from '../../domain/lease';
 import { FINAL_STATES, failure, TaskOriginSchema, type TaskResult } from '../../domain/task';
 import { sqsClient } from '../../adapters/aws-clients';
 import { relayEnv } from '../../adapters/env';
-import { leaseBookFromEnv, spendExtensionsFromEnv, taskRepositoryFromEnv, waitingTasksFromEnv, workflowStarterFromEnv } from '../../adapters/from-env';
+import {
+  leaseBookFromEnv,
+  spendExtensionsFromEnv,
+  taskRepositoryFromEnv,
+  waitingTasksFromEnv,
+  workflowStarterFromEnv,
+} from '../../adapters/from-env';
 import { marketplaceFromEnv } from '../../adapters/marketplace-from-env';
 import { notifierFromEnv } from '../../adapters/notifier-from-env';
-import { countMetric, logger, MetricName, tagTask, tracedHandler, tracedSegment, withTaskScope } from '../../adapters/observability';
+import {
+  countMetric,
+  logger,
+  MetricName,
+  tagTask,
+  tracedHandler,
+  tracedSegment,
+  withTaskScope,
+} from '../../adapters/observability';
 import { budgetedHandler } from '../../adapters/invocation-budget';
 import { lazy } from '../../adapters/lazy';
 import { withSoftDeadline } from './soft-deadline';
@@ -41,7 +55,11 @@ const OrderId = z.int().check(z.positive());
 
 /** The queue's message body (a JobMessage), with the input narrowed by kind. */
 export const JobMessageSchema = z.discriminatedUnion('kind', [
-  z.object({ ...Envelope, kind: z.literal('cancel-order'), input: z.object({ order_id: OrderId, callback_url: CallbackUrl }) }),
+  z.object({
+    ...Envelope,
+    kind: z.literal('cancel-order'),
+    input: z.object({ order_id: OrderId, callback_url: CallbackUrl }),
+  }),
   z.object({ ...Envelope, kind: z.literal('status'), input: z.object({ callback_url: CallbackUrl }) }),
   z.object({
     ...Envelope,
@@ -57,9 +75,17 @@ export const JobMessageSchema = z.discriminatedUnion('kind', [
   z.object({
     ...Envelope,
     kind: z.literal('extend-order'),
-    input: z.object({ order_id: OrderId, hours: z.number().check(z.positive(), z.lte(MAX_LEASE_HOURS)), callback_url: CallbackUrl }),
+    input: z.object({
+      order_id: OrderId,
+      hours: z.number().check(z.positive(), z.lte(MAX_LEASE_HOURS)),
+      callback_url: CallbackUrl,
+    }),
   }),
-  z.object({ ...Envelope, kind: z.literal('cancel-task'), input: z.object({ task_id: z.string().check(z.minLength(1)), callback_url: CallbackUrl }) }),
+  z.object({
+    ...Envelope,
+    kind: z.literal('cancel-task'),
+    input: z.object({ task_id: z.string().check(z.minLength(1)), callback_url: CallbackUrl }),
+  }),
   z.object({
     ...Envelope,
     kind: z.literal('set-spot-price'),
@@ -125,7 +151,12 @@ export const createJobWorkerHandler = (deps: JobWorkerDeps) => {
       countMetric(MetricName.TasksFailed, { name: 'Kind', value: message.kind });
       result = failure(errorText(error));
     }
-    const delivered = await completeTask(deps, { task_id: message.task_id, origin: message.origin, callback_url: message.input.callback_url }, result, now());
+    const delivered = await completeTask(
+      deps,
+      { task_id: message.task_id, origin: message.origin, callback_url: message.input.callback_url },
+      result,
+      now(),
+    );
     // One line per finished job (the workflow's is ReportResult's 'task finished'), so every task leaves a trail.
     logger.info('job finished', { kind: message.kind, success: isSuccessResult(result), delivered, receiveCount });
   };
@@ -152,7 +183,11 @@ export const createJobWorkerHandler = (deps: JobWorkerDeps) => {
         // The body may carry callback URLs with tokens: log where it is broken, never what it holds.
         logger.error('poison job message', { messageId: record.messageId, receiveCount, reason: error.message });
       } else {
-        logger.warn('job attempt failed; will retry', { error, receiveCount, retryInSeconds: retryVisibilitySeconds(receiveCount, retryBaseMs) });
+        logger.warn('job attempt failed; will retry', {
+          error,
+          receiveCount,
+          retryInSeconds: retryVisibilitySeconds(receiveCount, retryBaseMs),
+        });
       }
       await scheduleRetry(record, receiveCount);
       throw error;
@@ -216,7 +251,9 @@ export const jobWorkerDepsFromEnv = (): JobWorkerDeps => {
 const worker = lazy(() => createJobWorkerHandler(jobWorkerDepsFromEnv()));
 
 /** The Lambda entry point (SQS event source with ReportBatchItemFailures), traced as `## <handler>`. */
-export const handler = budgetedHandler(tracedHandler(async function processJobQueue(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
-  logger.addContext(context);
-  return worker()(event, context);
-}));
+export const handler = budgetedHandler(
+  tracedHandler(async function processJobQueue(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
+    logger.addContext(context);
+    return worker()(event, context);
+  }),
+);

@@ -25,10 +25,12 @@ export class SqsMessageVisibility implements MessageVisibility {
   ) {}
 
   public async change(receiptHandle: string, visibilityTimeoutSeconds: number): Promise<void> {
-    await this.client.send(new ChangeMessageVisibilityCommand({
-      QueueUrl: this.queueUrl,
-      ReceiptHandle: receiptHandle,
-      VisibilityTimeout: visibilityTimeoutSeconds,
-    }));
+    await this.client.send(
+      new ChangeMessageVisibilityCommand({
+        QueueUrl: this.queueUrl,
+        ReceiptHandle: receiptHandle,
+        VisibilityTimeout: visibilityTimeoutSeconds,
+      }),
+    );
   }
 }

@@ -7,7 +7,10 @@ import { cancelOrderDeps } from './deps';
 import { parseWorkflowState, systemClock, type Clock } from './shared';
 
 /** Builds the task handler around its dependencies (tests pass fakes). */
-export const createCancelOrderStepHandler = (deps: () => CancelOrderDeps | Promise<CancelOrderDeps>, clock: Clock = systemClock) =>
+export const createCancelOrderStepHandler = (
+  deps: () => CancelOrderDeps | Promise<CancelOrderDeps>,
+  clock: Clock = systemClock,
+) =>
   async function cancelOrderTask(input: unknown): Promise<CancelResult> {
     const state = parseWorkflowState(input);
     const result = await cancelOrderStep(state, await deps(), clock());

@@ -7,12 +7,26 @@ import { checkOrderDeps } from './deps';
 import { parseWorkflowState, systemClock, type Clock } from './shared';
 
 /** Builds the task handler around its dependencies (tests pass fakes). */
-export const createCheckOrderStepHandler = (deps: () => CheckOrderDeps | Promise<CheckOrderDeps>, clock: Clock = systemClock) =>
+export const createCheckOrderStepHandler = (
+  deps: () => CheckOrderDeps | Promise<CheckOrderDeps>,
+  clock: Clock = systemClock,
+) =>
   async function checkOrderTask(input: unknown): Promise<CheckResult> {
     const state = parseWorkflowState(input);
     const check = await checkOrder(state, await deps(), clock());
-    if (check.timedOut) logger.warn('order not ready in time', { reason: check.reason, status: check.order?.status, pending: check.pending, ssh_probe: check.ssh_probe });
-    else if (check.pending) logger.info('order running, not ready yet', { order_id: check.order?.order_id, pending: check.pending, ssh_probe: check.ssh_probe });
+    if (check.timedOut)
+      logger.warn('order not ready in time', {
+        reason: check.reason,
+        status: check.order?.status,
+        pending: check.pending,
+        ssh_probe: check.ssh_probe,
+      });
+    else if (check.pending)
+      logger.info('order running, not ready yet', {
+        order_id: check.order?.order_id,
+        pending: check.pending,
+        ssh_probe: check.ssh_probe,
+      });
     return check;
   };
 

@@ -6,9 +6,24 @@
  * carry the HTTP transport and SSRF guard.
  */
 import type { PlaceOrderDeps } from '../../domain/create-order/place-order';
-import type { MarketplaceClient, PlacementIntents, ServerClaims, SlidingWindow, SshProbe, TaskRepository, WaitingTasks } from '../../domain/ports';
+import type {
+  MarketplaceClient,
+  PlacementIntents,
+  ServerClaims,
+  SlidingWindow,
+  SshProbe,
+  TaskRepository,
+  WaitingTasks,
+} from '../../domain/ports';
 import { relayEnv } from '../../adapters/env';
-import { placementIntentsFromEnv, serverClaimsFromEnv, slidingWindowFromEnv, spendStoreFromEnv, taskRepositoryFromEnv, waitingTasksFromEnv } from '../../adapters/from-env';
+import {
+  placementIntentsFromEnv,
+  serverClaimsFromEnv,
+  slidingWindowFromEnv,
+  spendStoreFromEnv,
+  taskRepositoryFromEnv,
+  waitingTasksFromEnv,
+} from '../../adapters/from-env';
 import { lazy } from '../../adapters/lazy';
 import { marketplaceFromEnv } from '../../adapters/marketplace-from-env';
 import { sshBannerProbe } from '../../adapters/ssh-banner-probe';
@@ -26,15 +41,24 @@ const sshProbe = lazy<SshProbe | undefined>(() => {
 
 export const waiting = lazy<WaitingTasks>(() => waitingTasksFromEnv(relayEnv()));
 
-export const findServerDeps = async () => ({ marketplace: marketplace(), claims: claims(), tasks: tasks(), waiting: waiting() });
+export const findServerDeps = async () => ({
+  marketplace: marketplace(),
+  claims: claims(),
+  tasks: tasks(),
+  waiting: waiting(),
+});
 /** Spending budgets and the ledger (issue 24): ReserveQuota reserves, ReportResult and ExecutionEnded settle. */
 export const spend = lazy(() => spendStoreFromEnv(relayEnv()));
 export const reserveQuotaDeps = async () => {
   const env = relayEnv();
   return {
-    quota: quota(), spend: spend(), maxOrdersPerHour: env.MAX_ORDERS_PER_HOUR,
+    quota: quota(),
+    spend: spend(),
+    maxOrdersPerHour: env.MAX_ORDERS_PER_HOUR,
     // A standing order the cap or a budget refuses goes back to waiting (issue 23, create-order/wait-for-quota.ts).
-    standing: { waiting: waiting(), tasks: tasks(), claims: claims() }, ...(env.SPEND_LIMIT_USD_PER_DAY !== undefined ? { spendLimitUsdPerDay: env.SPEND_LIMIT_USD_PER_DAY } : {}) };
+    standing: { waiting: waiting(), tasks: tasks(), claims: claims() },
+    ...(env.SPEND_LIMIT_USD_PER_DAY !== undefined ? { spendLimitUsdPerDay: env.SPEND_LIMIT_USD_PER_DAY } : {}),
+  };
 };
 export const intents = lazy<PlacementIntents>(() => placementIntentsFromEnv(relayEnv()));
 

@@ -56,11 +56,16 @@ export const REPORT_RESERVE_MS = callbackWorstCaseMs() + 5_000;
  */
 const leavingTimeToReport = (marketplace: ExecutionEndedDeps['marketplace']): ExecutionEndedDeps['marketplace'] => ({
   cancelOrder: (orderId) => withReserve(REPORT_RESERVE_MS, () => marketplace.cancelOrder(orderId)),
-  ...(marketplace.listOrders ? { listOrders: (options) => withReserve(REPORT_RESERVE_MS, () => marketplace.listOrders!(options)) } : {}),
+  ...(marketplace.listOrders
+    ? { listOrders: (options) => withReserve(REPORT_RESERVE_MS, () => marketplace.listOrders!(options)) }
+    : {}),
 });
 
 /** Builds the handler around its dependencies (tests pass fakes). */
-export const createExecutionEndedHandler = (deps: () => ExecutionEndedDeps | Promise<ExecutionEndedDeps>, clock: Clock = systemClock) =>
+export const createExecutionEndedHandler = (
+  deps: () => ExecutionEndedDeps | Promise<ExecutionEndedDeps>,
+  clock: Clock = systemClock,
+) =>
   async function executionEnded(event: unknown): Promise<{ action: string }> {
     const { detail } = ExecutionStatusChangeSchema.parse(event, ENGLISH_TEXTS);
     const input = parseInput(detail.input);
@@ -70,10 +75,17 @@ export const createExecutionEndedHandler = (deps: () => ExecutionEndedDeps | Pro
     const outcome = await handleExecutionEnded(
       { taskId, status: detail.status, cause: detail.error ?? undefined },
       { ...d, marketplace: leavingTimeToReport(d.marketplace) },
-      { now: clock(), hardLimitSeconds: HARD_TIME_LIMIT_SECONDS, onCancelError: (error) => logger.error('dangling order not cancelled', { error }) },
+      {
+        now: clock(),
+        hardLimitSeconds: HARD_TIME_LIMIT_SECONDS,
+        onCancelError: (error) => logger.error('dangling order not cancelled', { error }),
+      },
     );
     if (outcome.action === 'completed') {
-      logger.warn('execution ended outside the workflow; task failed by the safety net', { status: detail.status, cancel: outcome.cancel });
+      logger.warn('execution ended outside the workflow; task failed by the safety net', {
+        status: detail.status,
+        cancel: outcome.cancel,
+      });
       if (outcome.delivered) countMetric(MetricName.TasksFailed, { name: 'Kind', value: 'create-order' });
     }
     return { action: outcome.action };

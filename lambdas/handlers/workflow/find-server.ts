@@ -7,7 +7,10 @@ import { findServerDeps } from './deps';
 import { parseWorkflowState, systemClock, type Clock } from './shared';
 
 /** Builds the task handler around its dependencies (tests pass fakes). */
-export const createFindServerStepHandler = (deps: () => FindServerDeps | Promise<FindServerDeps>, clock: Clock = systemClock) =>
+export const createFindServerStepHandler = (
+  deps: () => FindServerDeps | Promise<FindServerDeps>,
+  clock: Clock = systemClock,
+) =>
   async function findServerTask(input: unknown): Promise<SearchResult | WaitingResult> {
     const state = parseWorkflowState(input);
     const search = await findServerOrWait(state, await deps(), clock());

@@ -14,5 +14,17 @@ import { claims, marketplace, spend, tasks } from './deps';
 const notifier = lazy<Notifier>(() => notifierFromEnv(relayEnv()));
 const leases = lazy<LeaseBook>(() => leaseBookFromEnv(relayEnv()));
 
-export const reportResultDeps = async () => ({ tasks: tasks(), notifier: notifier(), claims: claims(), leases: leases(), spend: spend() });
-export const executionEndedDeps = async () => ({ marketplace: marketplace(), tasks: tasks(), notifier: notifier(), claims: claims(), spend: spend() });
+export const reportResultDeps = async () => ({
+  tasks: tasks(),
+  notifier: notifier(),
+  claims: claims(),
+  leases: leases(),
+  spend: spend(),
+});
+export const executionEndedDeps = async () => ({
+  marketplace: marketplace(),
+  tasks: tasks(),
+  notifier: notifier(),
+  claims: claims(),
+  spend: spend(),
+});

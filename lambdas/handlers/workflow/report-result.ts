@@ -30,18 +30,28 @@ const trackCounted = (leases: ReportResultDeps['leases']): ReportResultDeps['lea
       await leases.track(order, opts);
     } catch (error) {
       countMetric(MetricName.LeaseRecordFailures);
-      logger.warn('placed order not recorded for the fleet watch; the step is retried', { order_id: order.order_id, error });
+      logger.warn('placed order not recorded for the fleet watch; the step is retried', {
+        order_id: order.order_id,
+        error,
+      });
       throw error;
     }
   },
 });
 
 /** Builds the task handler around its dependencies (tests pass fakes). */
-export const createReportResultStepHandler = (deps: () => ReportResultDeps | Promise<ReportResultDeps>, clock: Clock = systemClock) =>
+export const createReportResultStepHandler = (
+  deps: () => ReportResultDeps | Promise<ReportResultDeps>,
+  clock: Clock = systemClock,
+) =>
   async function reportResultTask(input: unknown): Promise<{ success: boolean; delivered: boolean }> {
     const state = parseWorkflowState(input);
     const d = await deps();
-    const { success, delivered, result, settled } = await reportResult(state, { ...d, claims: releaseBestEffort(d.claims), leases: trackCounted(d.leases) }, clock());
+    const { success, delivered, result, settled } = await reportResult(
+      state,
+      { ...d, claims: releaseBestEffort(d.claims), leases: trackCounted(d.leases) },
+      clock(),
+    );
     if (settled) spendMetric('SpendSettledUsd', settled.key, settled.cost_usd);
     if (delivered) {
       if (success) countMetric(MetricName.OrdersReady);

@@ -13,19 +13,29 @@ export interface ReserveQuotaHandlerDeps extends WaitForQuotaDeps {
 }
 
 /** Builds the task handler around its dependencies (tests pass fakes). */
-export const createReserveQuotaStepHandler = (deps: () => ReserveQuotaHandlerDeps | Promise<ReserveQuotaHandlerDeps>, clock: Clock = systemClock) =>
+export const createReserveQuotaStepHandler = (
+  deps: () => ReserveQuotaHandlerDeps | Promise<ReserveQuotaHandlerDeps>,
+  clock: Clock = systemClock,
+) =>
   async function reserveQuotaTask(input: unknown): Promise<{ count: number } | HeldResult> {
     const state = parseWorkflowState(input);
     const d = await deps();
     const outcome = await reserveQuotaOrWait(state, d, {
-      now: clock(), limit: d.maxOrdersPerHour, key: keys.quota(), keyQuota: keys.keyQuota,
+      now: clock(),
+      limit: d.maxOrdersPerHour,
+      key: keys.quota(),
+      keyQuota: keys.keyQuota,
       ...(d.spendLimitUsdPerDay !== undefined ? { spendLimitUsdPerDay: d.spendLimitUsdPerDay } : {}),
     });
     if ('waiting' in outcome) {
-      logger.info('standing order refused for now, waits again', { held_until: outcome.held_until, held_by: outcome.held_by });
+      logger.info('standing order refused for now, waits again', {
+        held_until: outcome.held_until,
+        held_by: outcome.held_by,
+      });
       return outcome;
     }
-    if (outcome.reserved) spendMetric('SpendReservedUsd', outcome.reserved.key, outcome.reserved.usd, outcome.reserved.used_today);
+    if (outcome.reserved)
+      spendMetric('SpendReservedUsd', outcome.reserved.key, outcome.reserved.usd, outcome.reserved.used_today);
     return { count: outcome.count };
   };
 

@@ -15,7 +15,13 @@ export const caughtErrorText = (error: { readonly Error: string; readonly Cause?
   if (!error.Cause) return error.Error;
   try {
     const cause: unknown = JSON.parse(error.Cause);
-    if (typeof cause === 'object' && cause !== null && 'errorMessage' in cause && typeof cause.errorMessage === 'string' && cause.errorMessage.length > 0) {
+    if (
+      typeof cause === 'object' &&
+      cause !== null &&
+      'errorMessage' in cause &&
+      typeof cause.errorMessage === 'string' &&
+      cause.errorMessage.length > 0
+    ) {
       return cause.errorMessage;
     }
   } catch {
@@ -64,12 +70,14 @@ export const WorkflowStateSchema = z.object({
   }),
   resume: z.optional(z.object({ server_id: z.int(), round: z.int().check(z.positive()) })),
   replaces: z.optional(z.object({ task_id: nonEmpty(), order_id: z.int(), server_id: z.int() })),
-  search: z.optional(z.object({
-    server: ChosenServerSchema,
-    attempt: z.int().check(z.positive()),
-    excluded: z.array(z.int()),
-    tried: z.optional(z.array(z.object({ server_id: z.int(), reason: z.string() }))),
-  })),
+  search: z.optional(
+    z.object({
+      server: ChosenServerSchema,
+      attempt: z.int().check(z.positive()),
+      excluded: z.array(z.int()),
+      tried: z.optional(z.array(z.object({ server_id: z.int(), reason: z.string() }))),
+    }),
+  ),
   placement: z.optional(
     z.discriminatedUnion('retry', [
       z.object({ retry: z.literal(false), order_id: z.int(), server_id: z.int(), placed_at: z.number() }),
@@ -88,7 +96,11 @@ export const WorkflowStateSchema = z.object({
     }),
   ),
   cancel: z.optional(
-    z.object({ cancelled: z.boolean(), order_id: z.optional(z.int()), note: z.optional(z.enum(['no_order', 'already_cancelled', 'not_cancellable'])) }),
+    z.object({
+      cancelled: z.boolean(),
+      order_id: z.optional(z.int()),
+      note: z.optional(z.enum(['no_order', 'already_cancelled', 'not_cancellable'])),
+    }),
   ),
   // What a Catch stores at `$.error` (Step Functions' shape), read into the domain's CaughtError.
   error: z.optional(
@@ -108,7 +120,9 @@ export const parseWorkflowState = (input: unknown): WorkflowState => {
   beginInvocation();
   const parsed = WorkflowStateSchema.safeParse(input, ENGLISH_TEXTS);
   if (!parsed.success) {
-    throw new InvalidWorkflowInputError(`invalid workflow state: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    throw new InvalidWorkflowInputError(
+      `invalid workflow state: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
   }
   tagTask(parsed.data.task_id);
   return parsed.data as WorkflowState;

@@ -62,9 +62,12 @@ const startEndpoint = async (answer?: (socket: Socket) => void): Promise<Endpoin
 const LOCAL = { region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'y' } } as const;
 
 /** The relay's configuration with only the numbers changed. */
-const withTimeouts = (overrides: Partial<AwsClientTimeouts>) => awsClientConfig({ ...AWS_CLIENT_TIMEOUTS, ...overrides });
+const withTimeouts = (overrides: Partial<AwsClientTimeouts>) =>
+  awsClientConfig({ ...AWS_CLIENT_TIMEOUTS, ...overrides });
 
-const rejection = async (promise: Promise<unknown>): Promise<Error & { code?: string; $metadata?: { attempts?: number } }> => {
+const rejection = async (
+  promise: Promise<unknown>,
+): Promise<Error & { code?: string; $metadata?: { attempts?: number } }> => {
   try {
     await promise;
   } catch (error) {
@@ -84,7 +87,11 @@ describe('Adapter: AWS client timeouts', () => {
     // Prepare: the server accepts and reads, and never writes a byte.
     endpoint = await startEndpoint();
     // The socket idle timeout is set far out, so only the request timeout can end an attempt.
-    const client = new DynamoDBClient({ ...withTimeouts({ requestTimeoutMs: 200, socketTimeoutMs: 60_000 }), ...LOCAL, endpoint: endpoint.url });
+    const client = new DynamoDBClient({
+      ...withTimeouts({ requestTimeoutMs: 200, socketTimeoutMs: 60_000 }),
+      ...LOCAL,
+      endpoint: endpoint.url,
+    });
     // Act
     const error = await rejection(client.send(new GetItemCommand({ TableName: 't', Key: { pk: { S: 'a' } } })));
     client.destroy();
@@ -100,9 +107,14 @@ describe('Adapter: AWS client timeouts', () => {
   it('a response whose body stalls after the headers fails with TimeoutError after exactly maxAttempts requests (socket timeout)', async () => {
     // Prepare: headers and the first byte of a 100-byte body, then nothing.
     endpoint = await startEndpoint((socket) =>
-      socket.write('HTTP/1.1 200 OK\r\nContent-Type: application/x-amz-json-1.0\r\nContent-Length: 100\r\n\r\n{'));
+      socket.write('HTTP/1.1 200 OK\r\nContent-Type: application/x-amz-json-1.0\r\nContent-Length: 100\r\n\r\n{'),
+    );
     // The request timeout is set far out: the headers arrive at once, so only the idle timeout can end an attempt.
-    const client = new DynamoDBClient({ ...withTimeouts({ requestTimeoutMs: 60_000, socketTimeoutMs: 200 }), ...LOCAL, endpoint: endpoint.url });
+    const client = new DynamoDBClient({
+      ...withTimeouts({ requestTimeoutMs: 60_000, socketTimeoutMs: 200 }),
+      ...LOCAL,
+      endpoint: endpoint.url,
+    });
     // Act
     const error = await rejection(client.send(new GetItemCommand({ TableName: 't', Key: { pk: { S: 'a' } } })));
     client.destroy();
@@ -123,7 +135,10 @@ describe('Adapter: AWS client timeouts', () => {
       // Prepare: an endpoint that refuses every request at once (a client error: one attempt each).
       const body = '{"__type":"ValidationException","message":"refused by the test endpoint"}';
       endpoint = await startEndpoint((socket) =>
-        socket.write(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/x-amz-json-1.0\r\nContent-Length: ${body.length}\r\n\r\n${body}`));
+        socket.write(
+          `HTTP/1.1 400 Bad Request\r\nContent-Type: application/x-amz-json-1.0\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+        ),
+      );
       // documentClient / sqsClient / sfnClient take their endpoints from the environment, as in the local runtime.
       for (const name of ENDPOINT_VARIABLES) process.env[name] = endpoint.url;
       // secrets.ts builds its client this way (its one line: `new SecretsManagerClient(awsClientConfig())`).
@@ -131,12 +146,29 @@ describe('Adapter: AWS client timeouts', () => {
       // Act: one call each, so each client's HTTP handler resolves its configuration.
       const errors = await Promise.all([
         rejection(documentClient().send(new GetCommand({ TableName: 't', Key: { pk: 'a' } }))),
-        rejection(sqsClient().send(new ChangeMessageVisibilityCommand({ QueueUrl: `${endpoint.url}/000000000000/jobs`, ReceiptHandle: 'r', VisibilityTimeout: 1 }))),
-        rejection(sfnClient().send(new StartExecutionCommand({ stateMachineArn: 'arn:aws:states:us-east-1:000000000000:stateMachine:m' }))),
+        rejection(
+          sqsClient().send(
+            new ChangeMessageVisibilityCommand({
+              QueueUrl: `${endpoint.url}/000000000000/jobs`,
+              ReceiptHandle: 'r',
+              VisibilityTimeout: 1,
+            }),
+          ),
+        ),
+        rejection(
+          sfnClient().send(
+            new StartExecutionCommand({ stateMachineArn: 'arn:aws:states:us-east-1:000000000000:stateMachine:m' }),
+          ),
+        ),
         rejection(secrets.send(new GetSecretValueCommand({ SecretId: 's' }))),
       ]);
       // Assess
-      expect(errors.map((e) => e.name)).toEqual(['ValidationException', 'ValidationException', 'ValidationException', 'ValidationException']);
+      expect(errors.map((e) => e.name)).toEqual([
+        'ValidationException',
+        'ValidationException',
+        'ValidationException',
+        'ValidationException',
+      ]);
       for (const client of [documentClient(), sqsClient(), sfnClient(), secrets]) {
         expect(await client.config.maxAttempts()).toBe(AWS_CLIENT_TIMEOUTS.maxAttempts);
         const { retryMode } = client.config;
@@ -156,7 +188,7 @@ describe('Adapter: AWS client timeouts', () => {
   });
 
   describe('the figures the time budgets use', () => {
-    it('SDK_RETRY_BACKOFF is the SDK\'s own back-off (base delay and cap)', () => {
+    it("SDK_RETRY_BACKOFF is the SDK's own back-off (base delay and cap)", () => {
       expect(Retry.delay()).toBe(SDK_RETRY_BACKOFF.baseMs);
       expect(MAXIMUM_RETRY_DELAY).toBe(SDK_RETRY_BACKOFF.maxMs);
     });

@@ -38,12 +38,23 @@ describe('Bundle stand-ins (esbuild aliases of lib/constructs/relay-bundling.ts)
   it('keeps mnemonist and the event-stream codec out of a bundle', async () => {
     const result = await build({
       entryPoints: [path.join(ROOT, 'lambdas/handlers/api/create-order.ts')],
-      bundle: true, write: false, platform: 'node', format: 'esm', target: RELAY_BUNDLE_TARGET, metafile: true, logLevel: 'silent',
-      mainFields: ['module', 'main'], alias: { ...relayEsbuildAliases(ROOT) },
+      bundle: true,
+      write: false,
+      platform: 'node',
+      format: 'esm',
+      target: RELAY_BUNDLE_TARGET,
+      metafile: true,
+      logLevel: 'silent',
+      mainFields: ['module', 'main'],
+      alias: { ...relayEsbuildAliases(ROOT) },
     });
     const inputs = Object.keys(result.metafile.inputs);
-    expect(inputs.filter((p) => /node_modules\/(mnemonist|obliterator)\/|submodules\/event-streams\//.test(p))).toEqual([]);
-    expect(inputs).toEqual(expect.arrayContaining(['lambdas/adapters/lru-cache.ts', 'lambdas/adapters/no-event-streams.ts']));
+    expect(inputs.filter((p) => /node_modules\/(mnemonist|obliterator)\/|submodules\/event-streams\//.test(p))).toEqual(
+      [],
+    );
+    expect(inputs).toEqual(
+      expect.arrayContaining(['lambdas/adapters/lru-cache.ts', 'lambdas/adapters/no-event-streams.ts']),
+    );
   }, 30_000);
 
   it('native-webhook-crypto: the same HMAC and base64 as fast-sha256 and @stablelib/base64, and as strict on bad base64', () => {
@@ -72,25 +83,46 @@ describe('Bundle stand-ins (esbuild aliases of lib/constructs/relay-bundling.ts)
           contents: `import { Webhook } from 'standardwebhooks';
             globalThis.sign = (s, id, at, body) => new Webhook(s).sign(id, at, body);
             globalThis.verify = (s, body, headers) => new Webhook(s).verify(body, headers, { jsonParse: false });`,
-          resolveDir: ROOT, loader: 'js',
+          resolveDir: ROOT,
+          loader: 'js',
         },
-        bundle: true, write: false, platform: 'node', format: 'esm', target: RELAY_BUNDLE_TARGET, metafile: true, logLevel: 'silent', minify: true,
-        mainFields: ['module', 'main'], alias: { ...relayEsbuildAliases(ROOT) },
+        bundle: true,
+        write: false,
+        platform: 'node',
+        format: 'esm',
+        target: RELAY_BUNDLE_TARGET,
+        metafile: true,
+        logLevel: 'silent',
+        minify: true,
+        mainFields: ['module', 'main'],
+        alias: { ...relayEsbuildAliases(ROOT) },
       });
       const inputs = Object.keys(result.metafile.inputs);
       expect(inputs.filter((p) => /node_modules\/(fast-sha256|@stablelib)\//.test(p))).toEqual([]);
       expect(inputs).toContain('lambdas/adapters/native-webhook-crypto.ts');
       const file = path.join(dir, 'probe.mjs');
       const now = new Date();
-      const headers = { 'webhook-id': 'cb_2', 'webhook-timestamp': String(Math.floor(now.getTime() / 1000)), 'webhook-signature': new Webhook(secret).sign('cb_2', now, '{}') };
-      const tries = (body: string) => `(() => { try { verify(${JSON.stringify(secret)}, ${JSON.stringify(body)}, ${JSON.stringify(headers)}); return true; } catch { return false; } })()`;
-      writeFileSync(file, `${result.outputFiles[0].text}
-        console.log(JSON.stringify({ signature: sign(${JSON.stringify(secret)}, 'cb_1', new Date(${at.getTime()}), '{"success":true}'), good: ${tries('{}')}, tampered: ${tries('{ }')} }));`);
+      const headers = {
+        'webhook-id': 'cb_2',
+        'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+        'webhook-signature': new Webhook(secret).sign('cb_2', now, '{}'),
+      };
+      const tries = (body: string) =>
+        `(() => { try { verify(${JSON.stringify(secret)}, ${JSON.stringify(body)}, ${JSON.stringify(headers)}); return true; } catch { return false; } })()`;
+      writeFileSync(
+        file,
+        `${result.outputFiles[0].text}
+        console.log(JSON.stringify({ signature: sign(${JSON.stringify(secret)}, 'cb_1', new Date(${at.getTime()}), '{"success":true}'), good: ${tries('{}')}, tampered: ${tries('{ }')} }));`,
+      );
       // Act: run it as the Lambda runtime would (ESM on node)
       const run = spawnSync(process.execPath, [file], { encoding: 'utf8' });
       // Assess
       expect(run.stderr).toBe('');
-      expect(JSON.parse(run.stdout)).toEqual({ signature: new Webhook(secret).sign('cb_1', at, '{"success":true}'), good: true, tampered: false });
+      expect(JSON.parse(run.stdout)).toEqual({
+        signature: new Webhook(secret).sign('cb_1', at, '{"success":true}'),
+        good: true,
+        tampered: false,
+      });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -8,7 +8,12 @@ import { DynamoDbCallerKeys } from '../../../lambdas/adapters/dynamodb-caller-ke
 import { keyUnusableReason, type CallerKeyRecord } from '../../../lambdas/domain/caller-keys';
 import { startDynalite, type LocalDynamo } from '../../helpers/dynalite';
 
-const record = (name: string, secret = `sealed-${name}`): CallerKeyRecord => ({ name, scopes: ['read'], secret, created_at: 1 });
+const record = (name: string, secret = `sealed-${name}`): CallerKeyRecord => ({
+  name,
+  scopes: ['read'],
+  secret,
+  created_at: 1,
+});
 
 describe('Adapter: DynamoDbCallerKeys (dynalite)', () => {
   let db: LocalDynamo;
@@ -38,24 +43,29 @@ describe('Adapter: DynamoDbCallerKeys (dynalite)', () => {
   it('property: another instance refuses a revoked key no later than its cache TTL after the revocation', async () => {
     let n = 0;
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 0, max: 60 }), fc.integer({ min: 0, max: 120_000 }), fc.integer({ min: 0, max: 120_000 }), async (ttl, cachedAt, revokeAfter) => {
-        n += 1;
-        const name = `k${n}`;
-        let clock = 1_000_000;
-        const admin = new DynamoDbCallerKeys(db.doc, db.tableName, ttl, () => clock);
-        await admin.add(record(name));
-        // Another instance reads (caches) the key at some point...
-        const other = new DynamoDbCallerKeys(db.doc, db.tableName, ttl, () => clock);
-        clock += cachedAt;
-        await other.list();
-        // ...then the key is revoked, and later the other instance sees a request using it.
-        clock += revokeAfter;
-        const revokedAt = clock;
-        await admin.revoke(name, Math.floor(revokedAt / 1000));
-        clock += ttl * 1000;
-        const seen = (await other.list()).find((r) => r.name === name);
-        expect(keyUnusableReason(seen, Math.floor(clock / 1000))).toBe('revoked');
-      }),
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: 60 }),
+        fc.integer({ min: 0, max: 120_000 }),
+        fc.integer({ min: 0, max: 120_000 }),
+        async (ttl, cachedAt, revokeAfter) => {
+          n += 1;
+          const name = `k${n}`;
+          let clock = 1_000_000;
+          const admin = new DynamoDbCallerKeys(db.doc, db.tableName, ttl, () => clock);
+          await admin.add(record(name));
+          // Another instance reads (caches) the key at some point...
+          const other = new DynamoDbCallerKeys(db.doc, db.tableName, ttl, () => clock);
+          clock += cachedAt;
+          await other.list();
+          // ...then the key is revoked, and later the other instance sees a request using it.
+          clock += revokeAfter;
+          const revokedAt = clock;
+          await admin.revoke(name, Math.floor(revokedAt / 1000));
+          clock += ttl * 1000;
+          const seen = (await other.list()).find((r) => r.name === name);
+          expect(keyUnusableReason(seen, Math.floor(clock / 1000))).toBe('revoked');
+        },
+      ),
       { numRuns: 25 },
     );
   });

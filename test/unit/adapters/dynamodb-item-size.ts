@@ -18,7 +18,10 @@ export const attributeValueSize = (v: AttributeValue): number => {
   if (v.NS !== undefined) return v.NS.reduce((sum, n) => sum + numberSize(n), 0);
   if (v.BS !== undefined) return v.BS.reduce((sum, b) => sum + b.byteLength, 0);
   if (v.L !== undefined) return 3 + v.L.reduce((sum, e) => sum + attributeValueSize(e) + 1, 0);
-  if (v.M !== undefined) return 3 + Object.entries(v.M).reduce((sum, [k, e]) => sum + Buffer.byteLength(k, 'utf8') + attributeValueSize(e) + 1, 0);
+  if (v.M !== undefined)
+    return (
+      3 + Object.entries(v.M).reduce((sum, [k, e]) => sum + Buffer.byteLength(k, 'utf8') + attributeValueSize(e) + 1, 0)
+    );
   return 1; // NULL, BOOL
 };
 

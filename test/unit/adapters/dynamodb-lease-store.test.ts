@@ -20,12 +20,19 @@ const countingClient = (doc: DynamoDBDocumentClient) => {
       const out = (await doc.send(command as never)) as Record<string, unknown>;
       stats.requests += 1;
       if (out.Item) stats.items += 1;
-      for (const items of Object.values((out.Responses as Record<string, unknown[]> | undefined) ?? {})) stats.items += items.length;
+      for (const items of Object.values((out.Responses as Record<string, unknown[]> | undefined) ?? {}))
+        stats.items += items.length;
       if (afterSend && (await afterSend(command.input, command.constructor.name))) afterSend = undefined;
       return out;
     },
   } as unknown as DynamoDBDocumentClient;
-  return { client, stats, once: (hook: typeof afterSend) => { afterSend = hook; } };
+  return {
+    client,
+    stats,
+    once: (hook: typeof afterSend) => {
+      afterSend = hook;
+    },
+  };
 };
 
 // A fixed base time at the start of a bucket, so bucket arithmetic in the tests is predictable.
@@ -49,18 +56,40 @@ describe('Adapter: DynamoDbLeaseStore (dynalite)', () => {
 
   it('tracks an order with its lease, once', async () => {
     const s = store();
-    await s.track({ order_id: 1, task_id: 't1', callback_url: 'https://x.example', spot: true }, { now: T0, status: 'running', lease: { expires_at: T0 + 3600, hours: 1 } });
+    await s.track(
+      { order_id: 1, task_id: 't1', callback_url: 'https://x.example', spot: true },
+      { now: T0, status: 'running', lease: { expires_at: T0 + 3600, hours: 1 } },
+    );
     await s.claimWarning(1, T0 + 3600);
     // A retried readiness step changes nothing (the warning stays recorded).
-    await s.track({ order_id: 1, task_id: 'other' }, { now: T0 + 5, status: 'creating_order', lease: { expires_at: T0 + 9999, hours: 9 } });
-    expect(await s.get(1)).toEqual({ order_id: 1, task_id: 't1', callback_url: 'https://x.example', spot: true, expires_at: T0 + 3600, hours: 1, warned_for: T0 + 3600 });
+    await s.track(
+      { order_id: 1, task_id: 'other' },
+      { now: T0 + 5, status: 'creating_order', lease: { expires_at: T0 + 9999, hours: 9 } },
+    );
+    expect(await s.get(1)).toEqual({
+      order_id: 1,
+      task_id: 't1',
+      callback_url: 'https://x.example',
+      spot: true,
+      expires_at: T0 + 3600,
+      hours: 1,
+      warned_for: T0 + 3600,
+    });
     expect(await s.watched()).toEqual(new Map([[1, { status: 'running', since: T0, spot: true }]]));
     expect(await s.get(2)).toBeUndefined();
   });
 
   it('keeps what outbid recovery carries to a replacement order (issue 23)', async () => {
     const s = store();
-    const order = { order_id: 3, task_id: 't1', spot: true, key: 'ci', on_outbid: 'replace' as const, max_price: 0.6, spend_task_id: 't1-r2' };
+    const order = {
+      order_id: 3,
+      task_id: 't1',
+      spot: true,
+      key: 'ci',
+      on_outbid: 'replace' as const,
+      max_price: 0.6,
+      spend_task_id: 't1-r2',
+    };
     await s.track(order, { now: T0, status: 'running' });
     expect(await s.get(3)).toEqual(order);
   });
@@ -74,7 +103,9 @@ describe('Adapter: DynamoDbLeaseStore (dynalite)', () => {
     // Act
     const due = await s.dueBefore(T0 + 600, FLEET.total);
     // Assess
-    expect(due.map((l) => l.order_id).sort((a, b) => a - b)).toEqual(Array.from({ length: FLEET.due }, (_, i) => i + 1));
+    expect(due.map((l) => l.order_id).sort((a, b) => a - b)).toEqual(
+      Array.from({ length: FLEET.due }, (_, i) => i + 1),
+    );
     expect(due.every((l, i) => i === 0 || due[i - 1].expires_at <= l.expires_at)).toBe(true);
     // cursor + at most two buckets + the due lease items; never the others
     expect(counted.stats.items).toBeLessThanOrEqual(FLEET.due + 3);
@@ -84,8 +115,15 @@ describe('Adapter: DynamoDbLeaseStore (dynalite)', () => {
 
   it('returns at most `limit` leases, earliest first, and the rest on the next call', async () => {
     const s = store();
-    for (const [id, end] of [[1, T0 - 30], [2, T0 - 20], [3, T0 - 10]] as const) {
-      await s.track({ order_id: id, task_id: `t${id}` }, { now: T0 - 3600, status: 'running', lease: { expires_at: end, hours: 1 } });
+    for (const [id, end] of [
+      [1, T0 - 30],
+      [2, T0 - 20],
+      [3, T0 - 10],
+    ] as const) {
+      await s.track(
+        { order_id: id, task_id: `t${id}` },
+        { now: T0 - 3600, status: 'running', lease: { expires_at: end, hours: 1 } },
+      );
     }
     expect((await s.dueBefore(T0, 2)).map((l) => l.order_id)).toEqual([1, 2]);
     await s.endLease(1, 'cancelled', T0);
@@ -98,21 +136,43 @@ describe('Adapter: DynamoDbLeaseStore (dynalite)', () => {
     const end = T0 + 300;
     await s.track({ order_id: 7, task_id: 't7' }, { now: T0, status: 'running', lease: { expires_at: end, hours: 1 } });
     const newEnd = end + 3 * 3600;
-    expect(await s.extend({ order_id: 7, task_id: 'x' }, { expectedEnd: end, expiresAt: newEnd, addHours: 3 }, { now: T0, status: 'running' })).toBe(true);
+    expect(
+      await s.extend(
+        { order_id: 7, task_id: 'x' },
+        { expectedEnd: end, expiresAt: newEnd, addHours: 3 },
+        { now: T0, status: 'running' },
+      ),
+    ).toBe(true);
 
-    const oldBucket = await db.doc.send(new GetCommand({ TableName: db.tableName, Key: { pk: leaseKeys.due(bucketStart(end)) } }));
-    const newBucket = await db.doc.send(new GetCommand({ TableName: db.tableName, Key: { pk: leaseKeys.due(bucketStart(newEnd)) } }));
+    const oldBucket = await db.doc.send(
+      new GetCommand({ TableName: db.tableName, Key: { pk: leaseKeys.due(bucketStart(end)) } }),
+    );
+    const newBucket = await db.doc.send(
+      new GetCommand({ TableName: db.tableName, Key: { pk: leaseKeys.due(bucketStart(newEnd)) } }),
+    );
     expect(Object.keys(oldBucket.Item ?? {}).filter((k) => k.startsWith('d'))).toEqual([]);
     expect(newBucket.Item?.[`d7_${newEnd}`]).toBe(newEnd);
     expect(await s.dueBefore(end + 600, 10)).toEqual([]);
-    expect((await s.dueBefore(newEnd, 10)).map((l) => [l.order_id, l.expires_at, l.hours, l.task_id])).toEqual([[7, newEnd, 4, 't7']]);
+    expect((await s.dueBefore(newEnd, 10)).map((l) => [l.order_id, l.expires_at, l.hours, l.task_id])).toEqual([
+      [7, newEnd, 4, 't7'],
+    ]);
   });
 
   it('refuses an extension that lost a race, and a stale expectation', async () => {
     const s = store();
-    await s.track({ order_id: 7, task_id: 't7' }, { now: T0, status: 'running', lease: { expires_at: T0 + 100, hours: 1 } });
-    const results = await Promise.all([1, 2].map((h) =>
-      s.extend({ order_id: 7, task_id: 'x' }, { expectedEnd: T0 + 100, expiresAt: T0 + 100 + h * 3600, addHours: h }, { now: T0, status: 'running' })));
+    await s.track(
+      { order_id: 7, task_id: 't7' },
+      { now: T0, status: 'running', lease: { expires_at: T0 + 100, hours: 1 } },
+    );
+    const results = await Promise.all(
+      [1, 2].map((h) =>
+        s.extend(
+          { order_id: 7, task_id: 'x' },
+          { expectedEnd: T0 + 100, expiresAt: T0 + 100 + h * 3600, addHours: h },
+          { now: T0, status: 'running' },
+        ),
+      ),
+    );
     expect(results.filter(Boolean)).toHaveLength(1);
     // The loser's entry is stale; the due query returns the lease once, at its real end.
     const lease = await s.get(7);
@@ -123,16 +183,41 @@ describe('Adapter: DynamoDbLeaseStore (dynalite)', () => {
 
   it('creates a lease for an order without one, and watches it', async () => {
     const s = store();
-    expect(await s.extend({ order_id: 9, task_id: 'ext', callback_url: 'https://cb.example' }, { expectedEnd: undefined, expiresAt: T0 + 3600, addHours: 1 }, { now: T0, status: 'running' })).toBe(true);
-    expect(await s.get(9)).toEqual({ order_id: 9, task_id: 'ext', callback_url: 'https://cb.example', expires_at: T0 + 3600, hours: 1 });
+    expect(
+      await s.extend(
+        { order_id: 9, task_id: 'ext', callback_url: 'https://cb.example' },
+        { expectedEnd: undefined, expiresAt: T0 + 3600, addHours: 1 },
+        { now: T0, status: 'running' },
+      ),
+    ).toBe(true);
+    expect(await s.get(9)).toEqual({
+      order_id: 9,
+      task_id: 'ext',
+      callback_url: 'https://cb.example',
+      expires_at: T0 + 3600,
+      hours: 1,
+    });
     expect((await s.watched()).get(9)).toEqual({ status: 'running', since: T0, spot: false });
-    expect(await s.extend({ order_id: 9, task_id: 'ext' }, { expectedEnd: undefined, expiresAt: T0 + 7200, addHours: 2 }, { now: T0, status: 'running' })).toBe(false);
+    expect(
+      await s.extend(
+        { order_id: 9, task_id: 'ext' },
+        { expectedEnd: undefined, expiresAt: T0 + 7200, addHours: 2 },
+        { now: T0, status: 'running' },
+      ),
+    ).toBe(false);
   });
 
   it('claims a warning once per end', async () => {
     const s = store();
-    await s.track({ order_id: 1, task_id: 't' }, { now: T0, status: 'running', lease: { expires_at: T0 + 100, hours: 1 } });
-    const claims = await Promise.all([s.claimWarning(1, T0 + 100), s.claimWarning(1, T0 + 100), s.claimWarning(1, T0 + 100)]);
+    await s.track(
+      { order_id: 1, task_id: 't' },
+      { now: T0, status: 'running', lease: { expires_at: T0 + 100, hours: 1 } },
+    );
+    const claims = await Promise.all([
+      s.claimWarning(1, T0 + 100),
+      s.claimWarning(1, T0 + 100),
+      s.claimWarning(1, T0 + 100),
+    ]);
     expect(claims.filter(Boolean)).toHaveLength(1);
     expect(await s.claimWarning(1, T0 + 50)).toBe(false); // not the current end
   });
@@ -176,10 +261,21 @@ describe('Adapter: DynamoDbLeaseStore (dynalite)', () => {
     await seedLeases(store(), market, { ...FLEET, now: T0 });
     const counted = countingClient(db.doc);
     const report = await sweepFleet(
-      { leases: new DynamoDbLeaseStore(counted.client, db.tableName), marketplace: market, notifier: new FakeNotifier(), events: new FakeEventSender() },
+      {
+        leases: new DynamoDbLeaseStore(counted.client, db.tableName),
+        marketplace: market,
+        notifier: new FakeNotifier(),
+        events: new FakeEventSender(),
+      },
       { now: T0 },
     );
-    expect(report).toMatchObject({ due: FLEET.due, cancelled: FLEET.due, failedCancels: 0, marketplaceCalls: FLEET.due + 1, eventsSent: FLEET.due });
+    expect(report).toMatchObject({
+      due: FLEET.due,
+      cancelled: FLEET.due,
+      failedCancels: 0,
+      marketplaceCalls: FLEET.due + 1,
+      eventsSent: FLEET.due,
+    });
     // cursor + buckets + the due leases + the watch item (one item, however many orders it lists)
     expect(report.tableReads).toBeLessThanOrEqual(FLEET.due + 5);
     expect(counted.stats.items).toBe(report.tableReads);
@@ -190,13 +286,19 @@ describe('Adapter: DynamoDbLeaseStore (dynalite)', () => {
     const s = new DynamoDbLeaseStore(counted.client, db.tableName);
     const other = store();
     // The cursor sits at T0's bucket, which is empty again.
-    await other.track({ order_id: 1, task_id: 't1' }, { now: T0, status: 'running', lease: { expires_at: T0 + 10, hours: 1 } });
+    await other.track(
+      { order_id: 1, task_id: 't1' },
+      { now: T0, status: 'running', lease: { expires_at: T0 + 10, hours: 1 } },
+    );
     await other.endLease(1, 'cancelled', T0);
     // Right after the sweep read the buckets, another writer tracks a lease in T0's bucket: the sweep
     // saw nothing there and would like to move the cursor 4 buckets up, past the new entry.
     counted.once(async (_input, name) => {
       if (name !== 'BatchGetCommand') return false;
-      await other.track({ order_id: 2, task_id: 't2' }, { now: T0, status: 'running', lease: { expires_at: T0 + 30, hours: 1 } });
+      await other.track(
+        { order_id: 2, task_id: 't2' },
+        { now: T0, status: 'running', lease: { expires_at: T0 + 30, hours: 1 } },
+      );
       return true;
     });
     expect(await s.dueBefore(T0 + 4 * LEASE_DUE_BUCKET_SECONDS, 10)).toEqual([]);
@@ -205,23 +307,49 @@ describe('Adapter: DynamoDbLeaseStore (dynalite)', () => {
 
   it('lowers the cursor for a lease ending before it', async () => {
     const s = store();
-    await s.track({ order_id: 1, task_id: 't1' }, { now: T0, status: 'running', lease: { expires_at: T0 + 10 * LEASE_DUE_BUCKET_SECONDS, hours: 3 } });
+    await s.track(
+      { order_id: 1, task_id: 't1' },
+      { now: T0, status: 'running', lease: { expires_at: T0 + 10 * LEASE_DUE_BUCKET_SECONDS, hours: 3 } },
+    );
     await s.endLease(1, 'cancelled', T0);
     expect(await s.dueBefore(T0 + 20 * LEASE_DUE_BUCKET_SECONDS, 10)).toEqual([]); // cursor moves up
-    await s.track({ order_id: 2, task_id: 't2' }, { now: T0, status: 'running', lease: { expires_at: T0 + 100, hours: 0.1 } });
+    await s.track(
+      { order_id: 2, task_id: 't2' },
+      { now: T0, status: 'running', lease: { expires_at: T0 + 100, hours: 0.1 } },
+    );
     expect((await s.dueBefore(T0 + 200, 10)).map((l) => l.order_id)).toEqual([2]);
   });
 
   it('prunes a due entry left behind by an interrupted extension', async () => {
     const s = store();
-    await s.track({ order_id: 1, task_id: 't1' }, { now: T0, status: 'running', lease: { expires_at: T0 + 50, hours: 1 } });
+    await s.track(
+      { order_id: 1, task_id: 't1' },
+      { now: T0, status: 'running', lease: { expires_at: T0 + 50, hours: 1 } },
+    );
     // As if an extension crashed after moving the lease but before removing the old entry.
-    await s.extend({ order_id: 1, task_id: 't1' }, { expectedEnd: T0 + 50, expiresAt: T0 + 9000, addHours: 2.5 }, { now: T0, status: 'running' });
-    await s.track({ order_id: 3, task_id: 't3' }, { now: T0, status: 'running', lease: { expires_at: T0 + 40, hours: 1 } });
+    await s.extend(
+      { order_id: 1, task_id: 't1' },
+      { expectedEnd: T0 + 50, expiresAt: T0 + 9000, addHours: 2.5 },
+      { now: T0, status: 'running' },
+    );
+    await s.track(
+      { order_id: 3, task_id: 't3' },
+      { now: T0, status: 'running', lease: { expires_at: T0 + 40, hours: 1 } },
+    );
     const { UpdateCommand } = await import('@aws-sdk/lib-dynamodb');
-    await db.doc.send(new UpdateCommand({ TableName: db.tableName, Key: { pk: leaseKeys.due(bucketStart(T0 + 50)) }, UpdateExpression: 'SET #a = :v', ExpressionAttributeNames: { '#a': `d1_${T0 + 50}` }, ExpressionAttributeValues: { ':v': T0 + 50 } }));
+    await db.doc.send(
+      new UpdateCommand({
+        TableName: db.tableName,
+        Key: { pk: leaseKeys.due(bucketStart(T0 + 50)) },
+        UpdateExpression: 'SET #a = :v',
+        ExpressionAttributeNames: { '#a': `d1_${T0 + 50}` },
+        ExpressionAttributeValues: { ':v': T0 + 50 },
+      }),
+    );
     expect((await s.dueBefore(T0 + 100, 10)).map((l) => l.order_id)).toEqual([3]);
-    const bucket = await db.doc.send(new GetCommand({ TableName: db.tableName, Key: { pk: leaseKeys.due(bucketStart(T0 + 50)) } }));
+    const bucket = await db.doc.send(
+      new GetCommand({ TableName: db.tableName, Key: { pk: leaseKeys.due(bucketStart(T0 + 50)) } }),
+    );
     expect(bucket.Item?.[`d1_${T0 + 50}`]).toBeUndefined();
   });
 
@@ -264,7 +392,10 @@ describe('Adapter: DynamoDbLeaseStore (dynalite)', () => {
   it('reports status changes from the table on the next sweep', async () => {
     const market = new FakeMarketplace();
     const s = store();
-    await s.track({ order_id: 4, task_id: 't4', callback_url: 'https://cb.example', spot: true }, { now: T0, status: 'running', lease: { expires_at: T0 + 86_400, hours: 24 } });
+    await s.track(
+      { order_id: 4, task_id: 't4', callback_url: 'https://cb.example', spot: true },
+      { now: T0, status: 'running', lease: { expires_at: T0 + 86_400, hours: 24 } },
+    );
     market.orders = [anOrder(4, { status: 'paused', type: 'spot' })];
     const notifier = new FakeNotifier();
     const events = new FakeEventSender();
@@ -272,7 +403,15 @@ describe('Adapter: DynamoDbLeaseStore (dynalite)', () => {
     await sweepFleet({ leases: s, marketplace: market, notifier, events }, { now: T0 + 120 });
     expect(notifier.chats).toEqual(['Order 4 is now paused (was running): spot order, possibly outbid']);
     expect(events.sent.map((e) => e.event)).toEqual([
-      { event: 'order.status_changed', order_id: 4, task_id: 't4', occurred_at: T0 + 60, lease_expires_at: T0 + 86_400, from: 'running', to: 'paused' },
+      {
+        event: 'order.status_changed',
+        order_id: 4,
+        task_id: 't4',
+        occurred_at: T0 + 60,
+        lease_expires_at: T0 + 86_400,
+        from: 'running',
+        to: 'paused',
+      },
     ]);
   });
 
@@ -295,7 +434,10 @@ describe('Adapter: DynamoDbLeaseStore (dynalite)', () => {
     });
 
     it('claimWarning is still the one claim for this end', async () => {
-      await store().track({ order_id: 1, task_id: 't' }, { now: T0, status: 'running', lease: { expires_at: T0 + 100, hours: 1 } });
+      await store().track(
+        { order_id: 1, task_id: 't' },
+        { now: T0, status: 'running', lease: { expires_at: T0 + 100, hours: 1 } },
+      );
       loseWriteOf('UpdateItem', 'warned_for');
       expect(await lossyStore().claimWarning(1, T0 + 100)).toBe(true);
       expect(lossy.lost()).toBe(1);
@@ -303,7 +445,10 @@ describe('Adapter: DynamoDbLeaseStore (dynalite)', () => {
     });
 
     it('claimCancel is still the one claim: the lease is cancelled now, not after the claim goes stale', async () => {
-      await store().track({ order_id: 1, task_id: 't' }, { now: T0, status: 'running', lease: { expires_at: T0, hours: 1 } });
+      await store().track(
+        { order_id: 1, task_id: 't' },
+        { now: T0, status: 'running', lease: { expires_at: T0, hours: 1 } },
+      );
       loseWriteOf('UpdateItem', 'cancel_claimed_at');
       expect(await lossyStore().claimCancel(1, T0, T0 + 10, 300)).toBe(true);
       expect(lossy.lost()).toBe(1);
@@ -312,17 +457,34 @@ describe('Adapter: DynamoDbLeaseStore (dynalite)', () => {
 
     it('extend reports its landed extension, so the job does not extend the lease a second time', async () => {
       const end = T0 + 300;
-      await store().track({ order_id: 7, task_id: 't7' }, { now: T0, status: 'running', lease: { expires_at: end, hours: 1 } });
+      await store().track(
+        { order_id: 7, task_id: 't7' },
+        { now: T0, status: 'running', lease: { expires_at: end, hours: 1 } },
+      );
       const newEnd = end + 2 * 3600;
       loseWriteOf('UpdateItem', '"hours"');
-      expect(await lossyStore().extend({ order_id: 7, task_id: 't7' }, { expectedEnd: end, expiresAt: newEnd, addHours: 2 }, { now: T0, status: 'running' })).toBe(true);
+      expect(
+        await lossyStore().extend(
+          { order_id: 7, task_id: 't7' },
+          { expectedEnd: end, expiresAt: newEnd, addHours: 2 },
+          { now: T0, status: 'running' },
+        ),
+      ).toBe(true);
       expect(lossy.lost()).toBe(1);
       expect(await store().get(7)).toMatchObject({ expires_at: newEnd, hours: 3 });
       // The old due entry moved with the lease, as after an answered extension.
-      const oldBucket = await db.doc.send(new GetCommand({ TableName: db.tableName, Key: { pk: leaseKeys.due(bucketStart(end)) } }));
+      const oldBucket = await db.doc.send(
+        new GetCommand({ TableName: db.tableName, Key: { pk: leaseKeys.due(bucketStart(end)) } }),
+      );
       expect(Object.keys(oldBucket.Item ?? {}).filter((k) => k.startsWith('d'))).toEqual([]);
       // A genuine race loser still gets false.
-      expect(await store().extend({ order_id: 7, task_id: 't7' }, { expectedEnd: end, expiresAt: newEnd, addHours: 2 }, { now: T0, status: 'running' })).toBe(false);
+      expect(
+        await store().extend(
+          { order_id: 7, task_id: 't7' },
+          { expectedEnd: end, expiresAt: newEnd, addHours: 2 },
+          { now: T0, status: 'running' },
+        ),
+      ).toBe(false);
     });
 
     it('claimSpotDecrease is still claimed, not refused as "lowered recently" by its own claim', async () => {

@@ -27,7 +27,13 @@ describe('Adapter: DynamoDbPlacementIntents (dynalite)', () => {
     expect(results.filter(Boolean)).toHaveLength(1);
     const winner = owners[results.indexOf(true)]!;
     expect(await intents.claimOrder(77, winner, 2_000)).toBe(true);
-    expect(await intents.claimOrder(77, owners.find((o) => o !== winner)!, 2_000)).toBe(false);
+    expect(
+      await intents.claimOrder(
+        77,
+        owners.find((o) => o !== winner)!,
+        2_000,
+      ),
+    ).toBe(false);
   });
 
   it('a claim whose answer was lost (retried by the SDK) is still its own', async () => {

@@ -14,7 +14,9 @@ import { itemSize, writeUnits } from './dynamodb-item-size';
 const maxOf = (schema: { _zod: { def: { innerType: unknown } } }): number => {
   type CheckDef = { check: string; value?: number; inclusive?: boolean };
   const inner = schema._zod.def.innerType as { _zod: { def: { checks?: { _zod: { def: CheckDef } }[] } } };
-  const bounds = (inner._zod.def.checks ?? []).map((c) => c._zod.def).filter((d) => d.check === 'less_than' && d.inclusive);
+  const bounds = (inner._zod.def.checks ?? [])
+    .map((c) => c._zod.def)
+    .filter((d) => d.check === 'less_than' && d.inclusive);
   return Math.min(...bounds.map((d) => d.value as number));
 };
 
@@ -32,12 +34,16 @@ describe('Adapter: DynamoDbSlidingWindow (dynalite)', () => {
     const key = keys.rate('203.0.113.7');
     // Act
     const results = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => window.hit(key, { now: 1_000_000 + i, windowMs: 60_000, limit: 10, eventId: `req-${i}` })),
+      Array.from({ length: 20 }, (_, i) =>
+        window.hit(key, { now: 1_000_000 + i, windowMs: 60_000, limit: 10, eventId: `req-${i}` }),
+      ),
     );
     // Assess
     expect(results.filter((r) => r.allowed)).toHaveLength(10);
     expect(results.filter((r) => !r.allowed).every((r) => r.retryAfterMs > 0)).toBe(true);
-    const { Item } = await db.doc.send(new GetCommand({ TableName: db.tableName, Key: { pk: key }, ConsistentRead: true }));
+    const { Item } = await db.doc.send(
+      new GetCommand({ TableName: db.tableName, Key: { pk: key }, ConsistentRead: true }),
+    );
     expect(Item?.events).toHaveLength(10);
   });
 
@@ -81,7 +87,9 @@ describe('Adapter: DynamoDbSlidingWindow (dynalite)', () => {
     const a = await window.hit(keys.rate('192.0.2.1'), { now: 5_000, windowMs: 60_000, limit: 1, eventId: 'x' });
     const b = await window.hit(keys.rate('192.0.2.2'), { now: 5_000, windowMs: 60_000, limit: 1, eventId: 'x' });
     expect([a.allowed, b.allowed]).toEqual([true, true]);
-    const { Item } = await db.doc.send(new GetCommand({ TableName: db.tableName, Key: { pk: keys.rate('192.0.2.1') } }));
+    const { Item } = await db.doc.send(
+      new GetCommand({ TableName: db.tableName, Key: { pk: keys.rate('192.0.2.1') } }),
+    );
     expect(Item?.ttl).toBeGreaterThanOrEqual(Math.ceil(65_000 / 1000));
   });
 
@@ -91,23 +99,35 @@ describe('Adapter: DynamoDbSlidingWindow (dynalite)', () => {
     const PARTITION_WCU_PER_SECOND = 1_000;
 
     /** Fills one address's window to the cap through the adapter; returns the stored item's billed size. */
-    const fillToCap = async (address: string, id: (i: number) => string): Promise<{ bytes: number; rejected: boolean }> => {
+    const fillToCap = async (
+      address: string,
+      id: (i: number) => string,
+    ): Promise<{ bytes: number; rejected: boolean }> => {
       const key = keys.rate(address);
       const t0 = Date.UTC(2026, 0, 1) + 123; // 13 significant digits, like every real epoch-ms
       for (let i = 0; i < cap; i += 1) {
         const hit = await window.hit(key, { now: t0 + i * 97, windowMs: RATE_WINDOW_MS, limit: cap, eventId: id(i) });
         expect(hit.allowed).toBe(true);
       }
-      const over = await window.hit(key, { now: t0 + cap * 97, windowMs: RATE_WINDOW_MS, limit: cap, eventId: id(cap) });
-      const { Item } = await db.doc.send(new GetItemCommand({ TableName: db.tableName, Key: { pk: { S: key } }, ConsistentRead: true }));
+      const over = await window.hit(key, {
+        now: t0 + cap * 97,
+        windowMs: RATE_WINDOW_MS,
+        limit: cap,
+        eventId: id(cap),
+      });
+      const { Item } = await db.doc.send(
+        new GetItemCommand({ TableName: db.tableName, Key: { pk: { S: key } }, ConsistentRead: true }),
+      );
       return { bytes: itemSize(Item as Record<string, AttributeValue>), rejected: !over.allowed };
     };
 
     it('caps the setting at 600 in the Lambda env and in the deploy config alike', () => {
       expect(cap).toBe(600);
       expect(maxOf(RelayConfigSchema.shape.maxRequestsPerMinute)).toBe(cap);
-      expect(RelayEnvSchema.safeParse({ ...REQUIRED_ENV, MAX_REQUESTS_PER_MINUTE: String(cap + 1) }).error?.issues[0]?.message)
-        .toMatch(/MAX_REQUESTS_PER_MINUTE must be at most 600/);
+      expect(
+        RelayEnvSchema.safeParse({ ...REQUIRED_ENV, MAX_REQUESTS_PER_MINUTE: String(cap + 1) }).error?.issues[0]
+          ?.message,
+      ).toMatch(/MAX_REQUESTS_PER_MINUTE must be at most 600/);
     });
 
     it('stays small enough that an address at the limit never throttles its own key', async () => {
@@ -135,9 +155,16 @@ describe('Adapter: DynamoDbSlidingWindow (dynalite)', () => {
     try {
       const lossyWindow = new DynamoDbSlidingWindow(lossy.doc, db.tableName);
       lossy.loseNext('UpdateItem');
-      expect(await lossyWindow.hit('RATE#lost', { now: 1_000, windowMs: 60_000, limit: 2, eventId: 'e1' })).toEqual({ allowed: true, retryAfterMs: 0, count: 1 });
+      expect(await lossyWindow.hit('RATE#lost', { now: 1_000, windowMs: 60_000, limit: 2, eventId: 'e1' })).toEqual({
+        allowed: true,
+        retryAfterMs: 0,
+        count: 1,
+      });
       expect(lossy.lost()).toBe(1);
-      expect(await window.hit('RATE#lost', { now: 1_001, windowMs: 60_000, limit: 2, eventId: 'e2' })).toMatchObject({ allowed: true, count: 2 });
+      expect(await window.hit('RATE#lost', { now: 1_001, windowMs: 60_000, limit: 2, eventId: 'e2' })).toMatchObject({
+        allowed: true,
+        count: 2,
+      });
     } finally {
       lossy.close();
     }

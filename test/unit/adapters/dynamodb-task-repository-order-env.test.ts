@@ -1,6 +1,10 @@
 /** DynamoDbTaskRepository: the sealed container env (order_env) beside a task record, on dynalite. */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { DynamoDbTaskRepository, ORDER_ENV_ATTRIBUTE, REPLACEMENT_ENV_ATTRIBUTE } from '../../../lambdas/adapters/dynamodb-task-repository';
+import {
+  DynamoDbTaskRepository,
+  ORDER_ENV_ATTRIBUTE,
+  REPLACEMENT_ENV_ATTRIBUTE,
+} from '../../../lambdas/adapters/dynamodb-task-repository';
 import type { TaskRecord } from '../../../lambdas/domain/task';
 import { keys } from '../../../contract/resources';
 import { startDynalite, type LocalDynamo } from '../../helpers/dynalite';
@@ -43,7 +47,22 @@ describe('Adapter: DynamoDbTaskRepository order env', () => {
     await repo.create(aRecord('t-2'), { orderEnv: ENV });
     await repo.update('t-2', { state: 'running', server_id: 7, order_intent_at: NOW }, NOW + 1);
     expect(await repo.orderEnv('t-2')).toEqual(ENV);
-    expect(await repo.finish('t-2', 'succeeded', { success: true, order_id: 1, server_id: 7, status: 'running', ssh_connection: 'ssh x', gpu: [], price_usd: null }, NOW + 2)).toBe(true);
+    expect(
+      await repo.finish(
+        't-2',
+        'succeeded',
+        {
+          success: true,
+          order_id: 1,
+          server_id: 7,
+          status: 'running',
+          ssh_connection: 'ssh x',
+          gpu: [],
+          price_usd: null,
+        },
+        NOW + 2,
+      ),
+    ).toBe(true);
     expect(await repo.orderEnv('t-2')).toBeUndefined();
     // A late update of a final task (a dangling order's id) does not bring anything back.
     await repo.update('t-2', { order_id: 1 }, NOW + 3);
@@ -55,7 +74,20 @@ describe('Adapter: DynamoDbTaskRepository order env', () => {
     await repo.create(aRecord('t-5'), { orderEnv: ENV, keepForReplacement: true });
     await repo.create(aRecord('t-6'), { orderEnv: ENV });
     for (const id of ['t-5', 't-6']) {
-      await repo.finish(id, 'succeeded', { success: true, order_id: 1, server_id: 7, status: 'running', ssh_connection: 'ssh x', gpu: [], price_usd: null }, NOW + 2);
+      await repo.finish(
+        id,
+        'succeeded',
+        {
+          success: true,
+          order_id: 1,
+          server_id: 7,
+          status: 'running',
+          ssh_connection: 'ssh x',
+          gpu: [],
+          price_usd: null,
+        },
+        NOW + 2,
+      );
       expect(await repo.orderEnv(id)).toBeUndefined();
       expect(JSON.stringify(await repo.get(id))).not.toContain(ENV.API_TOKEN);
     }

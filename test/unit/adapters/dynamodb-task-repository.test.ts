@@ -38,7 +38,9 @@ describe('Adapter: DynamoDbTaskRepository (dynalite)', () => {
     await repo.create(task);
     // Assess
     expect(await repo.get(task.task_id)).toEqual(task);
-    const { Item } = await db.doc.send(new GetCommand({ TableName: db.tableName, Key: { pk: keys.task(task.task_id) } }));
+    const { Item } = await db.doc.send(
+      new GetCommand({ TableName: db.tableName, Key: { pk: keys.task(task.task_id) } }),
+    );
     expect(Item?.ttl).toBe(T0 / 1000 + TASK_RETENTION_SECONDS);
   });
 
@@ -54,7 +56,9 @@ describe('Adapter: DynamoDbTaskRepository (dynalite)', () => {
   });
 
   it('throws when the stored item is not a valid task', async () => {
-    await db.doc.send(new PutCommand({ TableName: db.tableName, Item: { pk: keys.task('broken'), task_id: 'broken', state: 'weird' } }));
+    await db.doc.send(
+      new PutCommand({ TableName: db.tableName, Item: { pk: keys.task('broken'), task_id: 'broken', state: 'weird' } }),
+    );
     await expect(repo.get('broken')).rejects.toThrow();
   });
 
@@ -65,7 +69,12 @@ describe('Adapter: DynamoDbTaskRepository (dynalite)', () => {
     // Act
     const wins = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
-        repo.finish(task.task_id, i % 2 ? 'failed' : 'succeeded', i % 2 ? { success: false, error: `e${i}` } : { success: true, order_id: i, status: 'cancelled' }, T0 + 1_000 + i),
+        repo.finish(
+          task.task_id,
+          i % 2 ? 'failed' : 'succeeded',
+          i % 2 ? { success: false, error: `e${i}` } : { success: true, order_id: i, status: 'cancelled' },
+          T0 + 1_000 + i,
+        ),
       ),
     );
     // Assess
@@ -86,7 +95,12 @@ describe('Adapter: DynamoDbTaskRepository (dynalite)', () => {
     await repo.update(task.task_id, { state: 'running' }, T0 + 5);
     await repo.update(task.task_id, { order_id: 77, server_id: 9 }, T0 + 6);
     const stored = await repo.get(task.task_id);
-    expect(stored).toMatchObject({ state: 'running', order_id: 77, server_id: 9, updated_at: new Date(T0 + 6).toISOString() });
+    expect(stored).toMatchObject({
+      state: 'running',
+      order_id: 77,
+      server_id: 9,
+      updated_at: new Date(T0 + 6).toISOString(),
+    });
   });
 
   it('stores the order intent and the cancelled flag the workflow relies on', async () => {
@@ -130,25 +144,37 @@ describe('Adapter: DynamoDbTaskRepository (dynalite)', () => {
     });
     afterAll(() => lossy.close());
 
-    it('finish still answers true: the retry fails its own condition, the final write is this call\'s', async () => {
+    it("finish still answers true: the retry fails its own condition, the final write is this call's", async () => {
       // Prepare
       const task = record();
       await repo.create(task);
       lossy.loseNext('UpdateItem');
       // Act
-      const won = await lossyRepo.finish(task.task_id, 'succeeded', { success: true, order_id: 42, status: 'cancelled' }, T0 + 1_000);
+      const won = await lossyRepo.finish(
+        task.task_id,
+        'succeeded',
+        { success: true, order_id: 42, status: 'cancelled' },
+        T0 + 1_000,
+      );
       // Assess: the one final write is ours, so ours is the one delivery (a false here loses the callback)
       expect(lossy.lost()).toBe(1);
       expect(won).toBe(true);
-      expect(await repo.get(task.task_id)).toMatchObject({ state: 'succeeded', result: { success: true, order_id: 42, status: 'cancelled' } });
-      expect(await repo.finish(task.task_id, 'succeeded', { success: true, order_id: 42, status: 'cancelled' }, T0 + 1_000)).toBe(false);
+      expect(await repo.get(task.task_id)).toMatchObject({
+        state: 'succeeded',
+        result: { success: true, order_id: 42, status: 'cancelled' },
+      });
+      expect(
+        await repo.finish(task.task_id, 'succeeded', { success: true, order_id: 42, status: 'cancelled' }, T0 + 1_000),
+      ).toBe(false);
     });
 
     it('finish stays false for a caller that lost to another final write', async () => {
       const task = record();
       await repo.create(task);
       expect(await repo.finish(task.task_id, 'failed', { success: false, error: 'first' }, T0 + 1_000)).toBe(true);
-      expect(await lossyRepo.finish(task.task_id, 'failed', { success: false, error: 'first' }, T0 + 1_000)).toBe(false);
+      expect(await lossyRepo.finish(task.task_id, 'failed', { success: false, error: 'first' }, T0 + 1_000)).toBe(
+        false,
+      );
       expect((await repo.get(task.task_id))?.result).toEqual({ success: false, error: 'first' });
     });
 
@@ -161,7 +187,13 @@ describe('Adapter: DynamoDbTaskRepository (dynalite)', () => {
       await expect(lossyRepo.finish(task.task_id, 'succeeded', result, T0 + 1_000, 'ReportResult')).rejects.toThrow();
       // Act: the step is retried (a new call, same finisher); a different path tries too.
       const retried = await repo.finish(task.task_id, 'succeeded', result, T0 + 2_000, 'ReportResult');
-      const other = await repo.finish(task.task_id, 'failed', { success: false, error: 'late' }, T0 + 3_000, 'ExecutionEnded');
+      const other = await repo.finish(
+        task.task_id,
+        'failed',
+        { success: false, error: 'late' },
+        T0 + 3_000,
+        'ExecutionEnded',
+      );
       const anonymous = await repo.finish(task.task_id, 'failed', { success: false, error: 'late' }, T0 + 3_000);
       // Assess
       expect(retried).toBe(true);
@@ -188,7 +220,11 @@ describe('Adapter: DynamoDbTaskRepository (dynalite)', () => {
       lossy.loseNext('UpdateItem');
       await lossyRepo.update(task.task_id, { server_id: 9, order_intent_at: 1_735_689_600 }, T0 + 6);
       expect(lossy.lost() - lostBefore).toBe(2);
-      expect(await repo.get(task.task_id)).toMatchObject({ state: 'running', server_id: 9, order_intent_at: 1_735_689_600 });
+      expect(await repo.get(task.task_id)).toMatchObject({
+        state: 'running',
+        server_id: 9,
+        order_intent_at: 1_735_689_600,
+      });
     });
 
     it('create reports the id as taken (the hand-off treats that as its own landed write, f50eb51)', async () => {

@@ -5,7 +5,12 @@ import { DynamoDbTaskRepository } from '../../../lambdas/adapters/dynamodb-task-
 import { RelayEnvSchema } from '../../../lambdas/adapters/env';
 import { REQUIRED_ENV } from '../../fakes/env';
 import {
-  idempotencyStoreFromEnv, jobQueueFromEnv, serverClaimsFromEnv, slidingWindowFromEnv, taskRepositoryFromEnv, workflowStarterFromEnv,
+  idempotencyStoreFromEnv,
+  jobQueueFromEnv,
+  serverClaimsFromEnv,
+  slidingWindowFromEnv,
+  taskRepositoryFromEnv,
+  workflowStarterFromEnv,
 } from '../../../lambdas/adapters/from-env';
 import { notifierFromEnv } from '../../../lambdas/adapters/notifier-from-env';
 import { HttpNotifier } from '../../../lambdas/adapters/http-notifier';
@@ -14,7 +19,8 @@ import { SqsJobQueue } from '../../../lambdas/adapters/sqs-job-queue';
 import { startReceiver } from './receiver';
 
 describe('Module: from-env', () => {
-  const env = (vars: Record<string, string> = {}) => RelayEnvSchema.parse({ ...REQUIRED_ENV, TABLE_NAME: 't', ...vars });
+  const env = (vars: Record<string, string> = {}) =>
+    RelayEnvSchema.parse({ ...REQUIRED_ENV, TABLE_NAME: 't', ...vars });
 
   it('builds the DynamoDB adapters on the configured table', () => {
     expect(taskRepositoryFromEnv(env())).toBeInstanceOf(DynamoDbTaskRepository);
@@ -26,7 +32,9 @@ describe('Module: from-env', () => {
   it('names the missing variable for the workflow starter and job queue', () => {
     expect(() => workflowStarterFromEnv(env())).toThrow('STATE_MACHINE_ARN');
     expect(() => jobQueueFromEnv(env())).toThrow('JOB_QUEUE_URL');
-    expect(workflowStarterFromEnv(env({ STATE_MACHINE_ARN: 'arn:aws:states:us-east-1:1:stateMachine:x' }))).toBeInstanceOf(SfnWorkflowStarter);
+    expect(
+      workflowStarterFromEnv(env({ STATE_MACHINE_ARN: 'arn:aws:states:us-east-1:1:stateMachine:x' })),
+    ).toBeInstanceOf(SfnWorkflowStarter);
     expect(jobQueueFromEnv(env({ JOB_QUEUE_URL: 'http://127.0.0.1:1/000000000000/jobs' }))).toBeInstanceOf(SqsJobQueue);
   });
 
@@ -36,8 +44,17 @@ describe('Module: from-env', () => {
       const key = `whsec_${Buffer.alloc(32, 3).toString('base64')}`;
       const webhookOnly = notifierFromEnv(env({ WEBHOOK_SECRET: 's', ALLOW_PRIVATE_CALLBACKS: 'true' }));
       expect(await webhookOnly.callback(`${receiver.base}/cb`, 't0', { success: false, error: 'x' })).toBe(false);
-      const open = notifierFromEnv(env({ WEBHOOK_SECRET: 's', CALLBACK_SIGNING_SECRET: key, ALLOW_PRIVATE_CALLBACKS: 'true', SLACK_WEBHOOK_URL: `${receiver.base}/slack` }));
-      const guarded = notifierFromEnv(env({ WEBHOOK_SECRET: 's', CALLBACK_SIGNING_SECRET: key, ALLOW_PRIVATE_CALLBACKS: 'false' }));
+      const open = notifierFromEnv(
+        env({
+          WEBHOOK_SECRET: 's',
+          CALLBACK_SIGNING_SECRET: key,
+          ALLOW_PRIVATE_CALLBACKS: 'true',
+          SLACK_WEBHOOK_URL: `${receiver.base}/slack`,
+        }),
+      );
+      const guarded = notifierFromEnv(
+        env({ WEBHOOK_SECRET: 's', CALLBACK_SIGNING_SECRET: key, ALLOW_PRIVATE_CALLBACKS: 'false' }),
+      );
       expect(open).toBeInstanceOf(HttpNotifier);
       expect(await open.callback(`${receiver.base}/cb`, 't1', { success: false, error: 'x' })).toBe(true);
       await open.chat('hi');

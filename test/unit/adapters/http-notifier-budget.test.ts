@@ -3,7 +3,12 @@
  * timeout (a receiver that hangs) and each back-off, so the tests check what was tried and when it
  * stopped, never wall-clock time.
  */
-import { callbackWorstCaseMs, chatWorstCaseMs, HttpNotifier, NOTIFIER_DEFAULTS } from '../../../lambdas/adapters/http-notifier';
+import {
+  callbackWorstCaseMs,
+  chatWorstCaseMs,
+  HttpNotifier,
+  NOTIFIER_DEFAULTS,
+} from '../../../lambdas/adapters/http-notifier';
 import type { PostResponse, Transport } from '../../../lambdas/adapters/http-post';
 import { DeliveryTimeoutError } from '../../../lambdas/domain/errors';
 import * as observability from '../../../lambdas/adapters/observability';
@@ -40,7 +45,8 @@ const setup = (budgetMs: number | undefined, answer?: (url: string) => PostRespo
 
 describe('Adapter: HttpNotifier time budget', () => {
   beforeEach(() => {
-    for (const level of ['debug', 'info', 'warn', 'error'] as const) jest.spyOn(observability.logger, level).mockImplementation(() => undefined);
+    for (const level of ['debug', 'info', 'warn', 'error'] as const)
+      jest.spyOn(observability.logger, level).mockImplementation(() => undefined);
     jest.spyOn(observability, 'countMetric').mockImplementation(() => undefined);
   });
   afterEach(() => jest.restoreAllMocks());
@@ -57,17 +63,20 @@ describe('Adapter: HttpNotifier time budget', () => {
     expect(callbackWorstCaseMs()).toBe(33_000);
   });
 
-  it.each([8_000, 12_000, 20_000, 40_000])('with %i ms left, a callback stops before the reserve and a chat post\'s time are reached', async (budget) => {
-    // Prepare
-    const { notifier, posts, clock } = setup(budget);
-    const limit = budget - NOTIFIER_DEFAULTS.reserveMs - NOTIFIER_DEFAULTS.chatTimeoutMs;
-    // Act
-    await notifier.callback('https://cb.example/hook', 't-1', result);
-    // Assess: the handler keeps its reserve to record the outcome, and time to announce it.
-    expect(clock()).toBeLessThanOrEqual(limit);
-    expect(posts.length).toBeGreaterThanOrEqual(1);
-    for (const post of posts) expect(post.at + post.timeoutMs).toBeLessThanOrEqual(limit);
-  });
+  it.each([8_000, 12_000, 20_000, 40_000])(
+    "with %i ms left, a callback stops before the reserve and a chat post's time are reached",
+    async (budget) => {
+      // Prepare
+      const { notifier, posts, clock } = setup(budget);
+      const limit = budget - NOTIFIER_DEFAULTS.reserveMs - NOTIFIER_DEFAULTS.chatTimeoutMs;
+      // Act
+      await notifier.callback('https://cb.example/hook', 't-1', result);
+      // Assess: the handler keeps its reserve to record the outcome, and time to announce it.
+      expect(clock()).toBeLessThanOrEqual(limit);
+      expect(posts.length).toBeGreaterThanOrEqual(1);
+      for (const post of posts) expect(post.at + post.timeoutMs).toBeLessThanOrEqual(limit);
+    },
+  );
 
   it('cuts the last attempt to what is left instead of skipping it', async () => {
     // Prepare: 20 s left − 2 s reserve − 5 s for the chat → 10 s, 1 s back-off, then 2 s.
@@ -108,7 +117,10 @@ describe('Adapter: HttpNotifier time budget', () => {
     // Act
     await notifier.chat('ready');
     // Assess: one post each, cut to 4.5 s, and no second Discord post.
-    expect(posts.map((p) => [p.url.split('/').pop(), p.timeoutMs])).toEqual([['slack', 4_500], ['discord', 4_500]]);
+    expect(posts.map((p) => [p.url.split('/').pop(), p.timeoutMs])).toEqual([
+      ['slack', 4_500],
+      ['discord', 4_500],
+    ]);
   });
 
   it('waits for Discord retry_after when the budget allows it (worst case: post, wait, post)', async () => {

@@ -12,7 +12,10 @@ const PREVIOUS = `whsec_${Buffer.alloc(32, 2).toString('base64')}`;
 const OTHER = `whsec_${Buffer.alloc(32, 3).toString('base64')}`;
 /** Whether standardwebhooks verifies the delivery with `secret` (it checks the timestamp against the real clock). */
 const verifies = (req: { headers: Record<string, unknown>; body: string }, secret: string, nowMs = NOW): boolean => {
-  jest.useFakeTimers({ now: nowMs, doNotFake: ['setImmediate', 'setTimeout', 'clearTimeout', 'nextTick', 'queueMicrotask'] });
+  jest.useFakeTimers({
+    now: nowMs,
+    doNotFake: ['setImmediate', 'setTimeout', 'clearTimeout', 'nextTick', 'queueMicrotask'],
+  });
   try {
     new Webhook(secret).verify(req.body, req.headers as Record<string, string>, { jsonParse: false });
     return true;
@@ -85,7 +88,9 @@ describe('Adapter: HttpNotifier', () => {
       expect(verifies({ ...req, body: req.body.replace('42', '43') }, SECRET)).toBe(false);
       // Nothing that looks like a request signature: no X-Webhook-* headers, no hex HMAC of <ts>.<body>.
       expect(Object.keys(req.headers).filter((h) => h.startsWith('x-webhook'))).toEqual([]);
-      expect(String(req.headers['webhook-signature'])).not.toContain(hmacHex(SECRET, signedBytes(req.body, String(NOW / 1000))));
+      expect(String(req.headers['webhook-signature'])).not.toContain(
+        hmacHex(SECRET, signedBytes(req.body, String(NOW / 1000))),
+      );
       expect(metrics).toEqual([{ name: 'CallbackDeliveries', dimension: undefined }]);
     });
 
@@ -97,14 +102,22 @@ describe('Adapter: HttpNotifier', () => {
       // Assess
       expect(delivered).toBe(true);
       expect(receiver.requests).toHaveLength(3);
-      expect(new Set(receiver.requests.map((r) => r.headers['webhook-id']))).toEqual(new Set([callbackDeliveryId('task-2')]));
+      expect(new Set(receiver.requests.map((r) => r.headers['webhook-id']))).toEqual(
+        new Set([callbackDeliveryId('task-2')]),
+      );
       expect(sleeps).toEqual([1_000, 2_000]);
     });
 
     it('sends a lifecycle event signed like a callback, with the event id on every retry', async () => {
       // Prepare
       receiver.reply({ status: 502 }, { status: 204 });
-      const event = { event: 'order.lease_expired' as const, order_id: 7, task_id: 'task-e', occurred_at: NOW / 1000, lease_expires_at: NOW / 1000 - 5 };
+      const event = {
+        event: 'order.lease_expired' as const,
+        order_id: 7,
+        task_id: 'task-e',
+        occurred_at: NOW / 1000,
+        lease_expires_at: NOW / 1000 - 5,
+      };
       // Act
       const delivered = await notifier().send(`${receiver.base}/events`, 'lease_expired:7:1749999995', event);
       // Assess
@@ -142,7 +155,11 @@ describe('Adapter: HttpNotifier', () => {
 
     it('retries a receiver that does not answer in time', async () => {
       receiver.reply('hold');
-      const delivered = await notifier({ callbackTimeoutMs: 100, callbackAttempts: 2 }).callback(`${receiver.base}/cb`, 'task-6', result);
+      const delivered = await notifier({ callbackTimeoutMs: 100, callbackAttempts: 2 }).callback(
+        `${receiver.base}/cb`,
+        'task-6',
+        result,
+      );
       expect(delivered).toBe(false);
       expect(receiver.requests).toHaveLength(2);
       expect(logs.join('\n')).toContain('timeout');
@@ -169,10 +186,18 @@ describe('Adapter: HttpNotifier', () => {
     });
 
     it('returns false without throwing when the secret cannot be read, is missing or unusable', async () => {
-      const down = notifier({ signingSecrets: async () => { throw new Error('secrets manager down'); } });
+      const down = notifier({
+        signingSecrets: async () => {
+          throw new Error('secrets manager down');
+        },
+      });
       expect(await down.callback(`${receiver.base}/cb`, 'task-10', result)).toBe(false);
-      expect(await notifier({ signingSecrets: async () => [] }).callback(`${receiver.base}/cb`, 'task-10', result)).toBe(false);
-      expect(await notifier({ signingSecrets: async () => ['whsec_'] }).callback(`${receiver.base}/cb`, 'task-10', result)).toBe(false);
+      expect(
+        await notifier({ signingSecrets: async () => [] }).callback(`${receiver.base}/cb`, 'task-10', result),
+      ).toBe(false);
+      expect(
+        await notifier({ signingSecrets: async () => ['whsec_'] }).callback(`${receiver.base}/cb`, 'task-10', result),
+      ).toBe(false);
       expect(receiver.requests).toHaveLength(0);
       expect(metrics.map((m) => m.name)).toEqual(['CallbackFailures', 'CallbackFailures', 'CallbackFailures']);
     });
@@ -181,7 +206,10 @@ describe('Adapter: HttpNotifier', () => {
   describe('SSRF guard (allowPrivate false)', () => {
     it('refuses loopback callbacks and chat URLs without sending anything', async () => {
       // Prepare
-      const n = notifier({ allowPrivate: false, chat: async () => ({ slack: `${receiver.base}/slack`, discord: `${receiver.base}/discord` }) });
+      const n = notifier({
+        allowPrivate: false,
+        chat: async () => ({ slack: `${receiver.base}/slack`, discord: `${receiver.base}/discord` }),
+      });
       // Act
       const delivered = await n.callback(`${receiver.base}/cb`, 'task-11', result);
       await n.chat('hello');
@@ -230,7 +258,9 @@ describe('Adapter: HttpNotifier', () => {
 
   describe('chat', () => {
     it('sends Slack {text} and Discord {content} in parallel', async () => {
-      const n = notifier({ chat: async () => ({ slack: `${receiver.base}/slack`, discord: `${receiver.base}/discord` }) });
+      const n = notifier({
+        chat: async () => ({ slack: `${receiver.base}/slack`, discord: `${receiver.base}/discord` }),
+      });
       await n.chat('Order 1 cancelled');
       const byPath = Object.fromEntries(receiver.requests.map((r) => [r.path, JSON.parse(r.body)]));
       expect(byPath).toEqual({ '/slack': { text: 'Order 1 cancelled' }, '/discord': { content: 'Order 1 cancelled' } });
@@ -251,7 +281,14 @@ describe('Adapter: HttpNotifier', () => {
     });
 
     it('honours a Discord 429 retry_after from the JSON body once', async () => {
-      receiver.reply({ status: 429, body: JSON.stringify({ retry_after: 1.5, global: false }), headers: { 'Content-Type': 'application/json' } }, { status: 204 });
+      receiver.reply(
+        {
+          status: 429,
+          body: JSON.stringify({ retry_after: 1.5, global: false }),
+          headers: { 'Content-Type': 'application/json' },
+        },
+        { status: 204 },
+      );
       await notifier({ chat: async () => ({ discord: `${receiver.base}/discord` }) }).chat('hi');
       expect(sleeps).toEqual([1_500]);
       expect(receiver.requests).toHaveLength(2);
@@ -282,14 +319,20 @@ describe('Adapter: HttpNotifier', () => {
 
     it('logs and counts a Slack failure per channel, without throwing', async () => {
       receiver.reply({ status: 500 });
-      await expect(notifier({ chat: async () => ({ slack: `${receiver.base}/slack` }) }).chat('hi')).resolves.toBeUndefined();
+      await expect(
+        notifier({ chat: async () => ({ slack: `${receiver.base}/slack` }) }).chat('hi'),
+      ).resolves.toBeUndefined();
       expect(metrics).toEqual([{ name: 'ChatFailures', dimension: { name: 'Channel', value: 'slack' } }]);
     });
   });
 
   it('posts an in-channel reply to a Slack response_url', async () => {
     await notifier().slackResponse(`${receiver.base}/response`, 'Task t1: order 5 cancelled');
-    expect(JSON.parse(receiver.requests[0].body)).toEqual({ response_type: 'in_channel', replace_original: false, text: 'Task t1: order 5 cancelled' });
+    expect(JSON.parse(receiver.requests[0].body)).toEqual({
+      response_type: 'in_channel',
+      replace_original: false,
+      text: 'Task t1: order 5 cancelled',
+    });
   });
 
   it('never logs secrets, chat URLs or callback paths', async () => {
@@ -307,7 +350,14 @@ describe('Adapter: HttpNotifier', () => {
     const output = logs.join('\n');
     expect(logs.length).toBeGreaterThan(3);
     expect(output).toContain('task-13');
-    for (const secret of [SECRET, 'SLACKSECRETTOKEN', 'DISCORDSECRETTOKEN', 'CALLBACKTOKEN', 'QUERYTOKEN', 'RESPONSETOKEN']) {
+    for (const secret of [
+      SECRET,
+      'SLACKSECRETTOKEN',
+      'DISCORDSECRETTOKEN',
+      'CALLBACKTOKEN',
+      'QUERYTOKEN',
+      'RESPONSETOKEN',
+    ]) {
       expect(output).not.toContain(secret);
     }
     for (const req of receiver.requests) expect(JSON.stringify(req.body)).not.toContain(SECRET);

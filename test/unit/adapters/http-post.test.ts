@@ -108,9 +108,12 @@ describe('Function: httpPost', () => {
     expect(res.text()).toBe('0123');
   });
 
-  it.each([['file:///etc/passwd'], ['ftp://example.com/x'], ['not a url']])('refuses %s even when private addresses are allowed', async (url) => {
-    await expect(httpPost(url, options())).rejects.toBeInstanceOf(BlockedDestinationError);
-  });
+  it.each([['file:///etc/passwd'], ['ftp://example.com/x'], ['not a url']])(
+    'refuses %s even when private addresses are allowed',
+    async (url) => {
+      await expect(httpPost(url, options())).rejects.toBeInstanceOf(BlockedDestinationError);
+    },
+  );
 
   it('rejects with the socket error code when nothing listens', async () => {
     const closed = await startReceiver();
@@ -120,7 +123,9 @@ describe('Function: httpPost', () => {
   });
 
   it('rejects an invalid header value instead of throwing synchronously', async () => {
-    await expect(httpPost(`${receiver.base}/hook`, options({ headers: { 'X-Bad': 'a\r\nInjected: 1' } }))).rejects.toThrow();
+    await expect(
+      httpPost(`${receiver.base}/hook`, options({ headers: { 'X-Bad': 'a\r\nInjected: 1' } })),
+    ).rejects.toThrow();
     expect(receiver.requests).toHaveLength(0);
   });
 });

@@ -1,9 +1,16 @@
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
-import { budgetedHandler, invocationBudget, remainingMs, withInvocationBudget, withReserve } from '../../../lambdas/adapters/invocation-budget';
+import {
+  budgetedHandler,
+  invocationBudget,
+  remainingMs,
+  withInvocationBudget,
+  withReserve,
+} from '../../../lambdas/adapters/invocation-budget';
 
 /** A Lambda context whose remaining time is read from a fake clock. */
-const contextWith = (remaining: () => number): Context => ({ getRemainingTimeInMillis: remaining }) as unknown as Context;
+const contextWith = (remaining: () => number): Context =>
+  ({ getRemainingTimeInMillis: remaining }) as unknown as Context;
 
 describe('Adapter: invocation budget', () => {
   it('is unbounded outside an invocation', () => {
@@ -20,7 +27,10 @@ describe('Adapter: invocation budget', () => {
       return [before, remainingMs()];
     });
     // Act
-    const seen = await handler({}, contextWith(() => left));
+    const seen = await handler(
+      {},
+      contextWith(() => left),
+    );
     // Assess
     expect(seen).toEqual([30_000, 26_000]);
     expect(remainingMs()).toBe(Number.POSITIVE_INFINITY);
@@ -35,18 +45,30 @@ describe('Adapter: invocation budget', () => {
       return remainingMs();
     });
     // Act
-    const [a, b] = await Promise.all([read({}, contextWith(() => 1_000)), read({}, contextWith(() => 9_000))]);
+    const [a, b] = await Promise.all([
+      read(
+        {},
+        contextWith(() => 1_000),
+      ),
+      read(
+        {},
+        contextWith(() => 9_000),
+      ),
+    ]);
     // Assess
     expect([a, b]).toEqual([1_000, 9_000]);
   });
 
   it('holds a reserve back inside withReserve, and never reports below 0', async () => {
     // Act
-    const seen = await withInvocationBudget(contextWith(() => 20_000), async () => [
-      await withReserve(15_000, async () => remainingMs()),
-      await withReserve(25_000, async () => remainingMs()),
-      remainingMs(),
-    ]);
+    const seen = await withInvocationBudget(
+      contextWith(() => 20_000),
+      async () => [
+        await withReserve(15_000, async () => remainingMs()),
+        await withReserve(25_000, async () => remainingMs()),
+        remainingMs(),
+      ],
+    );
     // Assess
     expect(seen).toEqual([5_000, 0, 20_000]);
   });
@@ -57,7 +79,10 @@ describe('Adapter: invocation budget', () => {
       .use(invocationBudget())
       .handler(async () => remainingMs());
     // Act
-    const seen = await handler({}, contextWith(() => 12_345));
+    const seen = await handler(
+      {},
+      contextWith(() => 12_345),
+    );
     // Assess
     expect(seen).toBe(12_345);
   });

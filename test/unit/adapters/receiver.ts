@@ -29,7 +29,12 @@ export const startReceiver = async (): Promise<Receiver> => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+      requests.push({
+        method: req.method ?? '',
+        path: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      });
       const reply = replies.length > 1 ? (replies.shift() as Reply) : replies[0];
       if (reply === 'hold') {
         held.push(res);

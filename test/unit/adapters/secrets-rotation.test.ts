@@ -4,7 +4,12 @@
  * AWSPREVIOUS to the version that was current. Only Date is faked, to step past the cache's maxAge.
  */
 import middy from '@middy/core';
-import { GetSecretValueCommand, ResourceNotFoundException, SecretsManagerClient, type GetSecretValueCommandInput } from '@aws-sdk/client-secrets-manager';
+import {
+  GetSecretValueCommand,
+  ResourceNotFoundException,
+  SecretsManagerClient,
+  type GetSecretValueCommandInput,
+} from '@aws-sdk/client-secrets-manager';
 import { mockClient } from 'aws-sdk-client-mock';
 import { Webhook } from 'standardwebhooks';
 import type { RelayEnv } from '../../../lambdas/adapters/env';
@@ -12,7 +17,14 @@ import { testEnv } from '../../fakes/env';
 import { notifierFromEnv } from '../../../lambdas/adapters/notifier-from-env';
 import * as observability from '../../../lambdas/adapters/observability';
 import {
-  callbackSigningKey, callbackSigningSecrets, clearSecretCache, getSecretString, SECRET_MAX_AGE_SECONDS, SECRET_REFRESH_MIN_INTERVAL_SECONDS, slackSigningSecret, webhookSecrets,
+  callbackSigningKey,
+  callbackSigningSecrets,
+  clearSecretCache,
+  getSecretString,
+  SECRET_MAX_AGE_SECONDS,
+  SECRET_REFRESH_MIN_INTERVAL_SECONDS,
+  slackSigningSecret,
+  webhookSecrets,
 } from '../../../lambdas/adapters/secrets';
 import { decodeBody } from '../../../lambdas/middleware/body';
 import { errorHandler } from '../../../lambdas/middleware/error-handler';
@@ -44,7 +56,11 @@ class FakeSecretsManager {
   }
 
   public get(input: GetSecretValueCommandInput): { SecretString: string } {
-    if (input.SecretId !== ARN) throw new ResourceNotFoundException({ message: 'Secrets Manager can\'t find the specified secret.', $metadata: {} });
+    if (input.SecretId !== ARN)
+      throw new ResourceNotFoundException({
+        message: "Secrets Manager can't find the specified secret.",
+        $metadata: {},
+      });
     const stage = input.VersionStage ?? 'AWSCURRENT';
     if ((this.failNext[stage] ?? 0) > 0) {
       this.failNext[stage] -= 1;
@@ -52,7 +68,10 @@ class FakeSecretsManager {
     }
     const version = this.versions.find((v) => v.stages.has(stage));
     if (!version) {
-      throw new ResourceNotFoundException({ message: `Secrets Manager can't find the specified secret value for staging label: ${stage}`, $metadata: {} });
+      throw new ResourceNotFoundException({
+        message: `Secrets Manager can't find the specified secret value for staging label: ${stage}`,
+        $metadata: {},
+      });
     }
     return { SecretString: version.value };
   }
@@ -69,7 +88,18 @@ describe('Adapter: secrets (webhook secret rotation in AWS)', () => {
   beforeEach(() => {
     jest.useFakeTimers({
       now: T0,
-      doNotFake: ['hrtime', 'nextTick', 'performance', 'queueMicrotask', 'setImmediate', 'clearImmediate', 'setInterval', 'clearInterval', 'setTimeout', 'clearTimeout'],
+      doNotFake: [
+        'hrtime',
+        'nextTick',
+        'performance',
+        'queueMicrotask',
+        'setImmediate',
+        'clearImmediate',
+        'setInterval',
+        'clearInterval',
+        'setTimeout',
+        'clearTimeout',
+      ],
     });
     store = new FakeSecretsManager();
     sm.reset();
@@ -96,8 +126,11 @@ describe('Adapter: secrets (webhook secret rotation in AWS)', () => {
     .handler(async () => ({ statusCode: 204, body: '' }));
   const statusOf = async (secret: string): Promise<number> => {
     const ts = String(Math.floor(Date.now() / 1000));
-    const event = apiEvent({ body, headers: { 'x-webhook-signature': sign(secret, body, ts), 'x-webhook-timestamp': ts } });
-    return (parseResult(await verified(event, lambdaContext()))).statusCode;
+    const event = apiEvent({
+      body,
+      headers: { 'x-webhook-signature': sign(secret, body, ts), 'x-webhook-timestamp': ts },
+    });
+    return parseResult(await verified(event, lambdaContext())).statusCode;
   };
 
   it('returns the same secrets on a warm call as on the cold call after a rotation', async () => {
@@ -253,7 +286,13 @@ describe('Adapter: secrets (webhook secret rotation in AWS)', () => {
     store.put(NEW);
     const receiver = await startReceiver();
     try {
-      expect(await notifierFromEnv(env).callback(`${receiver.base}/cb`, 'task-2', { success: true, order_id: 2, status: 'cancelled' })).toBe(false);
+      expect(
+        await notifierFromEnv(env).callback(`${receiver.base}/cb`, 'task-2', {
+          success: true,
+          order_id: 2,
+          status: 'cancelled',
+        }),
+      ).toBe(false);
       expect(receiver.requests).toHaveLength(0);
     } finally {
       await receiver.close();
@@ -270,7 +309,11 @@ describe('Adapter: secrets (callback signing secret, Standard Webhooks, in AWS)'
   const GENERATED = 'Q7w2Zk9LmN4pR8sT1vX6yB3cD5fG0hJ2aE4iK6oU8qW1zY3x';
   /** As an operator may put it: with the prefix. */
   const ROTATED = `whsec_${Buffer.alloc(32, 9).toString('base64')}`;
-  const env: RelayEnv = testEnv({ CALLBACK_SIGNING_SECRET_ARN: ARN, WEBHOOK_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:relay/other', ALLOW_PRIVATE_CALLBACKS: 'true' });
+  const env: RelayEnv = testEnv({
+    CALLBACK_SIGNING_SECRET_ARN: ARN,
+    WEBHOOK_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:relay/other',
+    ALLOW_PRIVATE_CALLBACKS: 'true',
+  });
 
   beforeEach(async () => {
     store = new FakeSecretsManager();
@@ -288,7 +331,13 @@ describe('Adapter: secrets (callback signing secret, Standard Webhooks, in AWS)'
   /** Which of `secrets` verify the next callback (standardwebhooks' verify, real clock). */
   const verifyingSecrets = async (secrets: readonly string[]): Promise<string[]> => {
     const before = receiver.requests.length;
-    expect(await notifierFromEnv(env).callback(`${receiver.base}/cb`, 'task-1', { success: true, order_id: 1, status: 'cancelled' })).toBe(true);
+    expect(
+      await notifierFromEnv(env).callback(`${receiver.base}/cb`, 'task-1', {
+        success: true,
+        order_id: 1,
+        status: 'cancelled',
+      }),
+    ).toBe(true);
     const req = receiver.requests[before];
     return secrets.filter((secret) => {
       try {
@@ -303,7 +352,10 @@ describe('Adapter: secrets (callback signing secret, Standard Webhooks, in AWS)'
   it('reads the generated value as a whsec_ key, and signs with both versions during a rotation', async () => {
     store.put(GENERATED);
     expect(await callbackSigningSecrets(env)).toEqual([`whsec_${GENERATED}`]);
-    expect(await verifyingSecrets([`whsec_${GENERATED}`, GENERATED, ROTATED])).toEqual([`whsec_${GENERATED}`, GENERATED]);
+    expect(await verifyingSecrets([`whsec_${GENERATED}`, GENERATED, ROTATED])).toEqual([
+      `whsec_${GENERATED}`,
+      GENERATED,
+    ]);
     // put-secret-value: the new key signs, and the previous one still does until the next rotation.
     store.put(ROTATED);
     clearSecretCache();

@@ -6,7 +6,9 @@ describe('Function: parseSlackSigningSecret', () => {
   });
 
   it('reads the secret from the JSON form', () => {
-    expect(parseSlackSigningSecret('{"signing_secret":"8f742231b10e8888abcd99yyyzzz85a5"}')).toBe('8f742231b10e8888abcd99yyyzzz85a5');
+    expect(parseSlackSigningSecret('{"signing_secret":"8f742231b10e8888abcd99yyyzzz85a5"}')).toBe(
+      '8f742231b10e8888abcd99yyyzzz85a5',
+    );
   });
 
   it('accepts a raw value and ignores surrounding whitespace', () => {

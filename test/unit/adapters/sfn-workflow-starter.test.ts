@@ -33,7 +33,11 @@ describe('Adapter: SfnWorkflowStarter', () => {
   });
 
   it('throws other failures', async () => {
-    sfn.on(StartExecutionCommand).rejects(new SFNServiceException({ name: 'ServiceUnavailable', $fault: 'server', message: 'down', $metadata: {} }));
+    sfn
+      .on(StartExecutionCommand)
+      .rejects(
+        new SFNServiceException({ name: 'ServiceUnavailable', $fault: 'server', message: 'down', $metadata: {} }),
+      );
     await expect(new SfnWorkflowStarter(new SFNClient({}), ARN).start('task-1', input)).rejects.toThrow('down');
   });
 });

@@ -14,7 +14,10 @@ process.stdin.resume();
 `;
 
 const startFauxqs = async (): Promise<{ address: string; queueUrl: string; child: ChildProcess }> => {
-  const child = spawn(process.execPath, ['--input-type=module', '-e', FAUXQS_SCRIPT], { cwd: process.cwd(), stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--input-type=module', '-e', FAUXQS_SCRIPT], {
+    cwd: process.cwd(),
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   const line = await new Promise<string>((resolve, reject) => {
     let buffer = '';
     child.stdout?.on('data', (chunk: Buffer) => {
@@ -31,7 +34,11 @@ describe('Adapter: SqsJobQueue (fauxqs)', () => {
   let client: SQSClient;
   beforeAll(async () => {
     fauxqs = await startFauxqs();
-    client = new SQSClient({ endpoint: fauxqs.address, region: 'us-east-1', credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
+    client = new SQSClient({
+      endpoint: fauxqs.address,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+    });
   });
   afterAll(async () => {
     client.destroy();
@@ -43,11 +50,18 @@ describe('Adapter: SqsJobQueue (fauxqs)', () => {
   it('sends the job as JSON with kind and task_id attributes', async () => {
     // Prepare
     const queue = new SqsJobQueue(client, fauxqs.queueUrl);
-    const message: JobMessage = { task_id: 'task-9', kind: 'cancel-order', input: { order_id: 12, callback_url: 'https://example.com/cb' }, origin: { source: 'webhook' } };
+    const message: JobMessage = {
+      task_id: 'task-9',
+      kind: 'cancel-order',
+      input: { order_id: 12, callback_url: 'https://example.com/cb' },
+      origin: { source: 'webhook' },
+    };
     // Act
     await queue.send(message);
     // Assess
-    const { Messages } = await client.send(new ReceiveMessageCommand({ QueueUrl: fauxqs.queueUrl, MessageAttributeNames: ['All'], WaitTimeSeconds: 1 }));
+    const { Messages } = await client.send(
+      new ReceiveMessageCommand({ QueueUrl: fauxqs.queueUrl, MessageAttributeNames: ['All'], WaitTimeSeconds: 1 }),
+    );
     expect(Messages).toHaveLength(1);
     expect(JSON.parse(Messages?.[0].Body ?? '')).toEqual(message);
     expect(Messages?.[0].MessageAttributes?.kind?.StringValue).toBe('cancel-order');
@@ -56,6 +70,8 @@ describe('Adapter: SqsJobQueue (fauxqs)', () => {
 
   it('throws when the queue does not exist', async () => {
     const queue = new SqsJobQueue(client, fauxqs.queueUrl.replace(/jobs$/, 'missing'));
-    await expect(queue.send({ task_id: 't', kind: 'status', input: {}, origin: { source: 'webhook' } })).rejects.toThrow();
+    await expect(
+      queue.send({ task_id: 't', kind: 'status', input: {}, origin: { source: 'webhook' } }),
+    ).rejects.toThrow();
   });
 });

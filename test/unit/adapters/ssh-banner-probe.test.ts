@@ -47,7 +47,10 @@ const freePort = async (): Promise<number> => {
   return server.port;
 };
 
-const resolverTo = (address: string): Resolver => (_host, _opts, cb) => cb(null, [{ address, family: 4 }]);
+const resolverTo =
+  (address: string): Resolver =>
+  (_host, _opts, cb) =>
+    cb(null, [{ address, family: 4 }]);
 
 const LOCAL = { allowPrivate: true, timeoutMs: 1_000 } as const;
 
@@ -78,19 +81,29 @@ describe('Function: probeSshBanner', () => {
       socket.write('SS');
       setImmediate(() => socket.write('H-2.0-dropbear\r\n'));
     });
-    expect(await probeSshBanner({ host: '127.0.0.1', port: server.port }, LOCAL)).toEqual({ answered: true, banner: 'SSH-2.0-dropbear' });
+    expect(await probeSshBanner({ host: '127.0.0.1', port: server.port }, LOCAL)).toEqual({
+      answered: true,
+      banner: 'SSH-2.0-dropbear',
+    });
   });
 
   it('fails as refused when nothing listens', async () => {
     const port = await freePort();
-    expect(await probeSshBanner({ host: '127.0.0.1', port }, LOCAL)).toEqual({ answered: false, reason: 'refused', detail: 'ECONNREFUSED' });
+    expect(await probeSshBanner({ host: '127.0.0.1', port }, LOCAL)).toEqual({
+      answered: false,
+      reason: 'refused',
+      detail: 'ECONNREFUSED',
+    });
   });
 
   it('fails as timeout when the server accepts but never speaks', async () => {
     // Prepare
     const server = await serve(() => undefined);
     // Act
-    const result = await probeSshBanner({ host: '127.0.0.1', port: server.port }, { allowPrivate: true, timeoutMs: 150 });
+    const result = await probeSshBanner(
+      { host: '127.0.0.1', port: server.port },
+      { allowPrivate: true, timeoutMs: 150 },
+    );
     // Assess
     expect(result).toMatchObject({ answered: false, reason: 'timeout' });
     await server.allClosed();
@@ -102,23 +115,35 @@ describe('Function: probeSshBanner', () => {
     ['lower-case ssh-', 'ssh-2.0-x\r\n'],
   ])('fails as not_ssh when the first bytes are %s', async (_name, bytes) => {
     const server = await serve((socket) => socket.write(bytes));
-    expect(await probeSshBanner({ host: '127.0.0.1', port: server.port }, LOCAL)).toEqual({ answered: false, reason: 'not_ssh' });
+    expect(await probeSshBanner({ host: '127.0.0.1', port: server.port }, LOCAL)).toEqual({
+      answered: false,
+      reason: 'not_ssh',
+    });
   });
 
   it('fails as reset when the server closes (or resets) before any banner', async () => {
     const ended = await serve((socket) => socket.end());
     const reset = await serve((socket) => socket.resetAndDestroy());
-    expect(await probeSshBanner({ host: '127.0.0.1', port: ended.port }, LOCAL)).toMatchObject({ answered: false, reason: 'reset' });
-    expect(await probeSshBanner({ host: '127.0.0.1', port: reset.port }, LOCAL)).toMatchObject({ answered: false, reason: 'reset' });
+    expect(await probeSshBanner({ host: '127.0.0.1', port: ended.port }, LOCAL)).toMatchObject({
+      answered: false,
+      reason: 'reset',
+    });
+    expect(await probeSshBanner({ host: '127.0.0.1', port: reset.port }, LOCAL)).toMatchObject({
+      answered: false,
+      reason: 'reset',
+    });
   });
 
   describe('deployed (private addresses refused, as for callbacks)', () => {
-    it.each([['127.0.0.1'], ['[::1]'], ['169.254.169.254'], ['10.0.0.8']])('refuses the literal %s without connecting', async (host) => {
-      const server = await serve((socket) => socket.write('SSH-2.0-x\r\n'));
-      const result = await probeSshBanner({ host, port: server.port }, { allowPrivate: false, timeoutMs: 1_000 });
-      expect(result).toEqual({ answered: false, reason: 'address_refused' });
-      expect(server.accepted()).toBe(0);
-    });
+    it.each([['127.0.0.1'], ['[::1]'], ['169.254.169.254'], ['10.0.0.8']])(
+      'refuses the literal %s without connecting',
+      async (host) => {
+        const server = await serve((socket) => socket.write('SSH-2.0-x\r\n'));
+        const result = await probeSshBanner({ host, port: server.port }, { allowPrivate: false, timeoutMs: 1_000 });
+        expect(result).toEqual({ answered: false, reason: 'address_refused' });
+        expect(server.accepted()).toBe(0);
+      },
+    );
 
     it('refuses a name that resolves to loopback, where the local runtime reaches the same server', async () => {
       // Prepare
@@ -137,8 +162,9 @@ describe('Function: probeSshBanner', () => {
 
   it('fails as unreachable when the name does not resolve', async () => {
     const failing: Resolver = (_h, _o, cb) => cb(Object.assign(new Error('nope'), { code: 'ENOTFOUND' }), []);
-    expect(await probeSshBanner({ host: 'nowhere.example', port: 22 }, { allowPrivate: false, resolver: failing }))
-      .toEqual({ answered: false, reason: 'unreachable', detail: 'ENOTFOUND' });
+    expect(
+      await probeSshBanner({ host: 'nowhere.example', port: 22 }, { allowPrivate: false, resolver: failing }),
+    ).toEqual({ answered: false, reason: 'unreachable', detail: 'ENOTFOUND' });
   });
 
   it('has a short default timeout, well under the 5 s poll interval', () => {

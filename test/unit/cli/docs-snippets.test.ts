@@ -10,17 +10,26 @@ import * as path from 'node:path';
 const ROOT = path.resolve(__dirname, '../../..');
 const MARKER = /<!-- example: (\S+) -->\n```[a-z]*\n([\s\S]*?)\n```/g;
 
-const pages = ['README.md', ...readdirSync(path.join(ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)]
-  .map((page) => [page, readFileSync(path.join(ROOT, page), 'utf8')] as const);
+const pages = [
+  'README.md',
+  ...readdirSync(path.join(ROOT, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name}`),
+].map((page) => [page, readFileSync(path.join(ROOT, page), 'utf8')] as const);
 
 /** Every `<!-- example: file -->` block on every page: page, file, what the page shows. */
-const snippets = pages.flatMap(([page, text]) => [...text.matchAll(MARKER)].map((m) => ({ page, file: m[1], shown: m[2] })));
+const snippets = pages.flatMap(([page, text]) =>
+  [...text.matchAll(MARKER)].map((m) => ({ page, file: m[1], shown: m[2] })),
+);
 
 describe('Docs: example snippets', () => {
   it('shows each example file once, on some page', () => {
-    expect(snippets.map(({ file }) => file).sort()).toEqual(
-      ['examples/sign-request.mjs', 'examples/sign-request.sh', 'examples/sign_request.py', 'examples/verify-callback.mjs'],
-    );
+    expect(snippets.map(({ file }) => file).sort()).toEqual([
+      'examples/sign-request.mjs',
+      'examples/sign-request.sh',
+      'examples/sign_request.py',
+      'examples/verify-callback.mjs',
+    ]);
   });
 
   it('every example marker is followed by its code block', () => {
@@ -28,7 +37,10 @@ describe('Docs: example snippets', () => {
     expect(marked).toBe(snippets.length);
   });
 
-  it.each(snippets.map((s) => [s.file, s.page, s.shown] as const))('%s is shown in %s exactly as it is', (file, _page, shown) => {
-    expect(shown).toBe(readFileSync(path.join(ROOT, file), 'utf8').replace(/\n+$/, ''));
-  });
+  it.each(snippets.map((s) => [s.file, s.page, s.shown] as const))(
+    '%s is shown in %s exactly as it is',
+    (file, _page, shown) => {
+      expect(shown).toBe(readFileSync(path.join(ROOT, file), 'utf8').replace(/\n+$/, ''));
+    },
+  );
 });

@@ -8,7 +8,10 @@ const SECRET = 'unit-secret-7f3a9c';
 const CALLBACK_SECRET = `whsec_${Buffer.from('unit-cli-callback-signing-key-01').toString('base64')}`;
 
 /** Standard Webhooks headers of a delivery, as the relay sends them. */
-const deliveryHeaders = (raw: string, opts: { secret?: string; id?: string; timestamp?: number } = {}): Record<string, string> => {
+const deliveryHeaders = (
+  raw: string,
+  opts: { secret?: string; id?: string; timestamp?: number } = {},
+): Record<string, string> => {
   const seconds = opts.timestamp ?? Math.floor(Date.now() / 1000);
   const id = opts.id ?? 'delivery-1';
   return {
@@ -18,17 +21,30 @@ const deliveryHeaders = (raw: string, opts: { secret?: string; id?: string; time
   };
 };
 
-const signedCallback = async (url: string, body: unknown, opts: { secret?: string; id?: string; timestamp?: number } = {}) => {
+const signedCallback = async (
+  url: string,
+  body: unknown,
+  opts: { secret?: string; id?: string; timestamp?: number } = {},
+) => {
   const raw = JSON.stringify(body);
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...deliveryHeaders(raw, opts) }, body: raw });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...deliveryHeaders(raw, opts) },
+    body: raw,
+  });
   return res.status;
 };
 
-const callbackUrlOf = (req: RecordedRequest): string => (JSON.parse(req.body.toString('utf8')) as { callback_url: string }).callback_url;
+const callbackUrlOf = (req: RecordedRequest): string =>
+  (JSON.parse(req.body.toString('utf8')) as { callback_url: string }).callback_url;
 
 describe('CLI: gpu-relay', () => {
   let relay: FakeRelay;
-  const env = () => ({ GPU_RELAY_URL: relay.url, GPU_RELAY_SECRET: SECRET, GPU_RELAY_CALLBACK_SECRET: CALLBACK_SECRET });
+  const env = () => ({
+    GPU_RELAY_URL: relay.url,
+    GPU_RELAY_SECRET: SECRET,
+    GPU_RELAY_CALLBACK_SECRET: CALLBACK_SECRET,
+  });
 
   beforeEach(async () => {
     relay = await startFakeRelay();
@@ -40,17 +56,41 @@ describe('CLI: gpu-relay', () => {
   describe('signing', () => {
     it('signs the exact body bytes it sends, prefixed by the timestamp it sends', async () => {
       // Act
-      const run = await runCli(['create-order', '--gpu', 'RTX 4090', '--max-price', '0.5', '--on-demand', '--image', 'img:1', '--env', 'A=1', '--env', 'B=x=y'], { env: env() });
+      const run = await runCli(
+        [
+          'create-order',
+          '--gpu',
+          'RTX 4090',
+          '--max-price',
+          '0.5',
+          '--on-demand',
+          '--image',
+          'img:1',
+          '--env',
+          'A=1',
+          '--env',
+          'B=x=y',
+        ],
+        { env: env() },
+      );
       // Assess
       expect(run.code).toBe(0);
       const [req] = relay.requests;
       expect(req.method).toBe('POST');
       expect(req.url).toBe('/webhook/create-order');
-      expect(JSON.parse(req.body.toString('utf8'))).toEqual({ gpu_type: 'RTX 4090', max_price: 0.5, image: 'img:1', use_spot: false, env: { A: '1', B: 'x=y' } });
+      expect(JSON.parse(req.body.toString('utf8'))).toEqual({
+        gpu_type: 'RTX 4090',
+        max_price: 0.5,
+        image: 'img:1',
+        use_spot: false,
+        env: { A: '1', B: 'x=y' },
+      });
       const ts = String(req.headers['x-webhook-timestamp']);
       expect(ts).toMatch(/^\d+$/);
       expect(Math.abs(Number(ts) - Date.now() / 1000)).toBeLessThan(300);
-      expect(signatureMatches([SECRET], signedBytes(req.body, ts), String(req.headers['x-webhook-signature']))).toBe(true);
+      expect(signatureMatches([SECRET], signedBytes(req.body, ts), String(req.headers['x-webhook-signature']))).toBe(
+        true,
+      );
       expect(req.headers['content-type']).toBe('application/json');
       expect(stdoutJson(run)).toEqual({ status: 'queued', task_id: 't-1', message: 'ok' });
     });
@@ -77,17 +117,29 @@ describe('CLI: gpu-relay', () => {
     });
 
     it('reads the secret from --secret, then GPU_RELAY_SECRET, then WEBHOOK_SECRET', async () => {
-      await runCli(['status', '--no-timestamp', '--secret', 'flag-secret'], { env: { GPU_RELAY_URL: relay.url, GPU_RELAY_SECRET: 'env-secret' } });
-      await runCli(['status', '--no-timestamp'], { env: { GPU_RELAY_URL: relay.url, WEBHOOK_SECRET: 'fallback-secret' } });
-      expect(relay.requests.map((r) => r.headers['x-webhook-signature'])).toEqual([hmacHex('flag-secret', '{}'), hmacHex('fallback-secret', '{}')]);
+      await runCli(['status', '--no-timestamp', '--secret', 'flag-secret'], {
+        env: { GPU_RELAY_URL: relay.url, GPU_RELAY_SECRET: 'env-secret' },
+      });
+      await runCli(['status', '--no-timestamp'], {
+        env: { GPU_RELAY_URL: relay.url, WEBHOOK_SECRET: 'fallback-secret' },
+      });
+      expect(relay.requests.map((r) => r.headers['x-webhook-signature'])).toEqual([
+        hmacHex('flag-secret', '{}'),
+        hmacHex('fallback-secret', '{}'),
+      ]);
     });
 
     it('sends the other task bodies and the Idempotency-Key header', async () => {
-      await runCli(['cancel-order', '42', '--callback', 'https://example.com/cb', '--idempotency-key', 'k-1'], { env: env() });
+      await runCli(['cancel-order', '42', '--callback', 'https://example.com/cb', '--idempotency-key', 'k-1'], {
+        env: env(),
+      });
       await runCli(['price-alert', '--gpu', 'A100', '--target', '1.25'], { env: env() });
       const [cancel, alert] = relay.requests;
       expect(cancel.url).toBe('/webhook/cancel-order');
-      expect(JSON.parse(cancel.body.toString('utf8'))).toEqual({ order_id: 42, callback_url: 'https://example.com/cb' });
+      expect(JSON.parse(cancel.body.toString('utf8'))).toEqual({
+        order_id: 42,
+        callback_url: 'https://example.com/cb',
+      });
       expect(cancel.headers['idempotency-key']).toBe('k-1');
       expect(alert.url).toBe('/webhook/price-alert');
       expect(JSON.parse(alert.body.toString('utf8'))).toEqual({ gpu_type: 'A100', target_price: 1.25 });
@@ -103,7 +155,11 @@ describe('CLI: gpu-relay', () => {
       expect(extend.url).toBe('/webhook/extend-order');
       expect(JSON.parse(extend.body.toString('utf8'))).toEqual({ order_id: 42, hours: 0.25 });
       expect(bid.url).toBe('/webhook/set-spot-price');
-      expect(JSON.parse(bid.body.toString('utf8'))).toEqual({ order_id: 42, desired_price: 1500, callback_url: 'https://example.com/cb' });
+      expect(JSON.parse(bid.body.toString('utf8'))).toEqual({
+        order_id: 42,
+        desired_price: 1500,
+        callback_url: 'https://example.com/cb',
+      });
     });
 
     it('calls the marketplace summary unsigned', async () => {
@@ -204,23 +260,44 @@ describe('CLI: gpu-relay', () => {
         () => ({ status: 202, body: { status: 'queued', task_id: 'task-9', message: 'queued' } }),
         async (req) => {
           const url = callbackUrlOf(req);
-          statuses.push(await signedCallback(url, { task_id: 'task-9', success: true, order_id: 1 }, { secret: `whsec_${Buffer.alloc(32, 1).toString('base64')}` }));
+          statuses.push(
+            await signedCallback(
+              url,
+              { task_id: 'task-9', success: true, order_id: 1 },
+              { secret: `whsec_${Buffer.alloc(32, 1).toString('base64')}` },
+            ),
+          );
           // A request-style signature (the webhook secret, X-Webhook-*) is no callback signature at all.
           const forged = JSON.stringify({ task_id: 'task-9', success: true, order_id: 2 });
           const ts = String(Math.floor(Date.now() / 1000));
-          statuses.push((await fetch(url, {
-            method: 'POST', body: forged,
-            headers: { 'x-webhook-timestamp': ts, 'x-webhook-signature': hmacHex(SECRET, signedBytes(forged, ts)), 'x-webhook-id': 'x' },
-          })).status);
-          statuses.push(await signedCallback(url, { task_id: 'task-9', total_orders: 0, active: 0, creating: 0, orders: [] }));
-          statuses.push(await signedCallback(url, { task_id: 'task-9', total_orders: 0, active: 0, creating: 0, orders: [] })); // a retried delivery
+          statuses.push(
+            (
+              await fetch(url, {
+                method: 'POST',
+                body: forged,
+                headers: {
+                  'x-webhook-timestamp': ts,
+                  'x-webhook-signature': hmacHex(SECRET, signedBytes(forged, ts)),
+                  'x-webhook-id': 'x',
+                },
+              })
+            ).status,
+          );
+          statuses.push(
+            await signedCallback(url, { task_id: 'task-9', total_orders: 0, active: 0, creating: 0, orders: [] }),
+          );
+          statuses.push(
+            await signedCallback(url, { task_id: 'task-9', total_orders: 0, active: 0, creating: 0, orders: [] }),
+          ); // a retried delivery
         },
       );
       // Act
       const run = await runCli(['status', '--wait'], { env: env() });
       // Assess
       expect(run.code).toBe(0);
-      expect(callbackUrlOf(relay.requests[0])).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/gpu-relay\/callback\/[0-9a-f]{24}$/);
+      expect(callbackUrlOf(relay.requests[0])).toMatch(
+        /^http:\/\/127\.0\.0\.1:\d+\/gpu-relay\/callback\/[0-9a-f]{24}$/,
+      );
       expect(statuses.slice(0, 3)).toEqual([401, 401, 200]);
       expect(stdoutJson(run)).toEqual({ task_id: 'task-9', total_orders: 0, active: 0, creating: 0, orders: [] });
       expect(run.stderr).toContain('queued task task-9');
@@ -242,8 +319,20 @@ describe('CLI: gpu-relay', () => {
         () => ({ status: 202, body: { status: 'queued', task_id: 'mine', message: 'queued' } }),
         async (req) => {
           const url = callbackUrlOf(req);
-          statuses.push(await signedCallback(url, { success: true, order_id: 1 }, { timestamp: Math.floor(Date.now() / 1000) - 3600 }));
-          statuses.push(await signedCallback(url, { success: false, error: 'No RTX 4090 available under $0.5/h' }, { id: 'd-mine' }));
+          statuses.push(
+            await signedCallback(
+              url,
+              { success: true, order_id: 1 },
+              { timestamp: Math.floor(Date.now() / 1000) - 3600 },
+            ),
+          );
+          statuses.push(
+            await signedCallback(
+              url,
+              { success: false, error: 'No RTX 4090 available under $0.5/h' },
+              { id: 'd-mine' },
+            ),
+          );
         },
       );
       const run = await runCli(['create-order', '--gpu', 'RTX 4090', '--max-price', '0.5', '--wait'], { env: env() });
@@ -267,19 +356,27 @@ describe('CLI: gpu-relay', () => {
 
     it('builds the callback URL from --public-url', async () => {
       relay.respond(() => ({ status: 400, body: { error: 'callback_url refused' } }));
-      const run = await runCli(['status', '--wait', '--public-url', 'https://tunnel.example.com/hooks/'], { env: env() });
+      const run = await runCli(['status', '--wait', '--public-url', 'https://tunnel.example.com/hooks/'], {
+        env: env(),
+      });
       expect(run.code).toBe(2);
-      expect(callbackUrlOf(relay.requests[0])).toMatch(/^https:\/\/tunnel\.example\.com\/hooks\/gpu-relay\/callback\/[0-9a-f]{24}$/);
+      expect(callbackUrlOf(relay.requests[0])).toMatch(
+        /^https:\/\/tunnel\.example\.com\/hooks\/gpu-relay\/callback\/[0-9a-f]{24}$/,
+      );
     });
 
     it('polls the task with --poll until it is final', async () => {
       let polls = 0;
       relay.respond((req) => {
-        if (req.method === 'POST') return { status: 202, body: { status: 'queued', task_id: 'p-1', message: 'queued' } };
+        if (req.method === 'POST')
+          return { status: 202, body: { status: 'queued', task_id: 'p-1', message: 'queued' } };
         polls += 1;
         return polls < 3
           ? { status: 200, body: { task_id: 'p-1', state: 'running' } }
-          : { status: 200, body: { task_id: 'p-1', state: 'succeeded', result: { success: true, order_id: 7, status: 'cancelled' } } };
+          : {
+              status: 200,
+              body: { task_id: 'p-1', state: 'succeeded', result: { success: true, order_id: 7, status: 'cancelled' } },
+            };
       });
       const run = await runCli(['cancel-order', '7', '--wait', '--poll', '--interval', '0.05'], { env: env() });
       expect(run.code).toBe(0);
@@ -308,7 +405,15 @@ describe('CLI: gpu-relay', () => {
 
   describe('verify', () => {
     const body = '{"task_id":"t-1","success":true}';
-    const args = (headers: Record<string, string>) => ['verify', '--id', headers['webhook-id'], '--timestamp', headers['webhook-timestamp'], '--signature', headers['webhook-signature']];
+    const args = (headers: Record<string, string>) => [
+      'verify',
+      '--id',
+      headers['webhook-id'],
+      '--timestamp',
+      headers['webhook-timestamp'],
+      '--signature',
+      headers['webhook-signature'],
+    ];
 
     it('accepts a valid Standard Webhooks signature, with the secret from --callback-secret or the environment', async () => {
       const headers = deliveryHeaders(body);
@@ -320,7 +425,10 @@ describe('CLI: gpu-relay', () => {
     });
 
     it('rejects a tampered body and hints at a trailing newline', async () => {
-      const run = await runCli(args(deliveryHeaders(body)), { stdin: `${body}\n`, env: { GPU_RELAY_CALLBACK_SECRET: CALLBACK_SECRET } });
+      const run = await runCli(args(deliveryHeaders(body)), {
+        stdin: `${body}\n`,
+        env: { GPU_RELAY_CALLBACK_SECRET: CALLBACK_SECRET },
+      });
       expect(run.code).toBe(1);
       expect(stdoutJson(run)).toEqual({ valid: false, reason: expect.stringContaining('ends with a newline') });
     });
@@ -328,7 +436,10 @@ describe('CLI: gpu-relay', () => {
     it('rejects another delivery id, and a correctly signed but stale timestamp as a replay', async () => {
       const env = { GPU_RELAY_CALLBACK_SECRET: CALLBACK_SECRET };
       const otherId = await runCli(args({ ...deliveryHeaders(body), 'webhook-id': 'another' }), { stdin: body, env });
-      const stale = await runCli(args(deliveryHeaders(body, { timestamp: Math.floor(Date.now() / 1000) - 3600 })), { stdin: body, env });
+      const stale = await runCli(args(deliveryHeaders(body, { timestamp: Math.floor(Date.now() / 1000) - 3600 })), {
+        stdin: body,
+        env,
+      });
       expect([otherId.code, stale.code]).toEqual([1, 1]);
       expect(stdoutJson(otherId)).toEqual({ valid: false, reason: 'signature does not match' });
       expect(stdoutJson(stale)).toEqual({ valid: false, reason: expect.stringContaining('replay') });
@@ -336,7 +447,10 @@ describe('CLI: gpu-relay', () => {
 
     it('exits 2 without --signature or without the callback signing secret', async () => {
       const headers = deliveryHeaders(body);
-      const noSignature = await runCli(['verify', '--id', 'x', '--timestamp', headers['webhook-timestamp'], '--callback-secret', CALLBACK_SECRET], { stdin: body });
+      const noSignature = await runCli(
+        ['verify', '--id', 'x', '--timestamp', headers['webhook-timestamp'], '--callback-secret', CALLBACK_SECRET],
+        { stdin: body },
+      );
       const noSecret = await runCli(args(headers), { stdin: body, env: { GPU_RELAY_SECRET: SECRET } });
       expect([noSignature.code, noSecret.code]).toEqual([2, 2]);
       expect(noSignature.stderr).toContain('--signature is required');

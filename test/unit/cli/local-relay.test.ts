@@ -27,7 +27,12 @@ describe('CLI: the local relay card', () => {
     return file;
   };
   const card = (over: Record<string, unknown> = {}) => ({
-    url: relay.url, webhook_secret: CARD_SECRET, callback_signing_secret: CARD_CALLBACK_SECRET, pid: process.pid, started_at: new Date().toISOString(), ...over,
+    url: relay.url,
+    webhook_secret: CARD_SECRET,
+    callback_signing_secret: CARD_CALLBACK_SECRET,
+    pid: process.pid,
+    started_at: new Date().toISOString(),
+    ...over,
   });
 
   beforeEach(async () => {
@@ -39,7 +44,7 @@ describe('CLI: the local relay card', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('signs with the card\'s secret and sends to the card\'s URL when nothing is set, from a subfolder too', async () => {
+  it("signs with the card's secret and sends to the card's URL when nothing is set, from a subfolder too", async () => {
     // Prepare
     writeCard(card());
     const sub = path.join(dir, 'a', 'b');
@@ -50,10 +55,16 @@ describe('CLI: the local relay card', () => {
     expect(run.code).toBe(0);
     const [req] = relay.requests;
     expect(req.url).toBe('/webhook/create-order');
-    expect(signatureMatches([CARD_SECRET], signedBytes(req.body, String(req.headers['x-webhook-timestamp'])), String(req.headers['x-webhook-signature']))).toBe(true);
+    expect(
+      signatureMatches(
+        [CARD_SECRET],
+        signedBytes(req.body, String(req.headers['x-webhook-timestamp'])),
+        String(req.headers['x-webhook-signature']),
+      ),
+    ).toBe(true);
   });
 
-  it('verifies the --wait callback with the card\'s callback signing secret', async () => {
+  it("verifies the --wait callback with the card's callback signing secret", async () => {
     writeCard(card());
     const { Webhook } = await import('standardwebhooks');
     relay.respond(
@@ -62,7 +73,15 @@ describe('CLI: the local relay card', () => {
         const url = (JSON.parse(req.body.toString('utf8')) as { callback_url: string }).callback_url;
         const raw = JSON.stringify({ success: true, order_id: 7 });
         const now = new Date();
-        await fetch(url, { method: 'POST', body: raw, headers: { 'webhook-id': 'd-1', 'webhook-timestamp': String(Math.floor(now.getTime() / 1000)), 'webhook-signature': new Webhook(CARD_CALLBACK_SECRET).sign('d-1', now, raw) } });
+        await fetch(url, {
+          method: 'POST',
+          body: raw,
+          headers: {
+            'webhook-id': 'd-1',
+            'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+            'webhook-signature': new Webhook(CARD_CALLBACK_SECRET).sign('d-1', now, raw),
+          },
+        });
       },
     );
     const run = await runCli(['create-order', '--gpu', 'RTX 4090', '--wait'], { cwd: dir, env: {} });
@@ -74,23 +93,35 @@ describe('CLI: the local relay card', () => {
     // Prepare: the card names a closed port; the environment names the relay.
     writeCard(card({ url: 'http://127.0.0.1:1' }));
     // Act
-    const run = await runCli(['status'], { cwd: dir, env: { GPU_RELAY_URL: relay.url, GPU_RELAY_SECRET: 'env-secret' } });
+    const run = await runCli(['status'], {
+      cwd: dir,
+      env: { GPU_RELAY_URL: relay.url, GPU_RELAY_SECRET: 'env-secret' },
+    });
     // Assess
     expect(run.code).toBe(0);
     const [req] = relay.requests;
-    expect(signatureMatches(['env-secret'], signedBytes(req.body, String(req.headers['x-webhook-timestamp'])), String(req.headers['x-webhook-signature']))).toBe(true);
+    expect(
+      signatureMatches(
+        ['env-secret'],
+        signedBytes(req.body, String(req.headers['x-webhook-timestamp'])),
+        String(req.headers['x-webhook-signature']),
+      ),
+    ).toBe(true);
   });
 
-  it.each(['GPU_RELAY_SECRET', 'WEBHOOK_SECRET'])('ignores the card, URL included, when %s is set (the environment wins)', async (name) => {
-    // Prepare: the card names the relay; with the card ignored the CLI goes to its default URL instead.
-    writeCard(card());
-    // Act
-    await runCli(['status'], { cwd: dir, env: { [name]: 'env-secret' } });
-    // Assess
-    expect(relay.requests).toHaveLength(0);
-  });
+  it.each(['GPU_RELAY_SECRET', 'WEBHOOK_SECRET'])(
+    'ignores the card, URL included, when %s is set (the environment wins)',
+    async (name) => {
+      // Prepare: the card names the relay; with the card ignored the CLI goes to its default URL instead.
+      writeCard(card());
+      // Act
+      await runCli(['status'], { cwd: dir, env: { [name]: 'env-secret' } });
+      // Assess
+      expect(relay.requests).toHaveLength(0);
+    },
+  );
 
-  it('never sends the card\'s secret to a URL set by the user', async () => {
+  it("never sends the card's secret to a URL set by the user", async () => {
     writeCard(card({ url: 'http://127.0.0.1:1' }));
     const run = await runCli(['status'], { cwd: dir, env: { GPU_RELAY_URL: relay.url } });
     expect(run.code).toBe(2);
@@ -99,13 +130,21 @@ describe('CLI: the local relay card', () => {
   });
 
   it.each([
-    ['a URL that is not loopback', () => writeCard(card({ url: 'http://relay.example.com:5000' })), 'its URL is not a loopback address'],
+    [
+      'a URL that is not loopback',
+      () => writeCard(card({ url: 'http://relay.example.com:5000' })),
+      'its URL is not a loopback address',
+    ],
     ['a file others may read', () => writeCard(card(), 0o644), 'others may read it'],
     ['a process that is gone', () => writeCard(card({ pid: 2 ** 22 + 12_345 })), 'no longer running'],
-    ['a file that is not JSON', () => {
-      mkdirSync(path.join(dir, '.relay'), { recursive: true });
-      writeFileSync(path.join(dir, LOCAL_RELAY_FILE), '{', { mode: 0o600 });
-    }, 'not JSON'],
+    [
+      'a file that is not JSON',
+      () => {
+        mkdirSync(path.join(dir, '.relay'), { recursive: true });
+        writeFileSync(path.join(dir, LOCAL_RELAY_FILE), '{', { mode: 0o600 });
+      },
+      'not JSON',
+    ],
   ])('ignores a card with %s, says why, and never prints its secrets', async (_what, write, why) => {
     // Prepare
     write();
@@ -121,7 +160,7 @@ describe('CLI: the local relay card', () => {
     }
   });
 
-  it('never prints the card\'s secrets, even with --verbose and an error echoing the answer', async () => {
+  it("never prints the card's secrets, even with --verbose and an error echoing the answer", async () => {
     writeCard(card());
     relay.respond(() => ({ status: 400, body: { error: `bad ${CARD_SECRET} ${CARD_CALLBACK_SECRET}` } }));
     const run = await runCli(['status', '--verbose'], { cwd: dir, env: {} });
@@ -140,7 +179,10 @@ describe('Function: publishLocalRelay', () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  const runtime = { url: 'http://127.0.0.1:5000', env: { WEBHOOK_SECRET: 'w-secret', CALLBACK_SIGNING_SECRET: 'whsec_abc' } };
+  const runtime = {
+    url: 'http://127.0.0.1:5000',
+    env: { WEBHOOK_SECRET: 'w-secret', CALLBACK_SIGNING_SECRET: 'whsec_abc' },
+  };
 
   it('writes a private card in a git-ignored folder and removes it on stop', () => {
     // Act
@@ -150,7 +192,11 @@ describe('Function: publishLocalRelay', () => {
     expect(statSync(path.join(dir, '.relay')).mode & 0o777).toBe(0o700);
     expect(readFileSync(path.join(dir, '.relay', '.gitignore'), 'utf8')).toBe('*\n');
     expect(JSON.parse(readFileSync(published.file, 'utf8'))).toEqual({
-      url: 'http://127.0.0.1:5000', webhook_secret: 'w-secret', callback_signing_secret: 'whsec_abc', pid: process.pid, started_at: '2026-01-02T03:04:05.000Z',
+      url: 'http://127.0.0.1:5000',
+      webhook_secret: 'w-secret',
+      callback_signing_secret: 'whsec_abc',
+      pid: process.pid,
+      started_at: '2026-01-02T03:04:05.000Z',
     });
     published.remove();
     expect(existsSync(published.file)).toBe(false);
@@ -168,8 +214,15 @@ describe('Function: publishLocalRelay', () => {
   });
 
   it.each([
-    ['http://127.0.0.1:5000', true], ['http://localhost:5000/x', true], ['http://[::1]:5000', true], ['http://127.1.2.3', true],
-    ['http://10.0.0.1:5000', false], ['https://relay.example.com', false], ['http://127.0.0.1.example.com', false], ['ftp://127.0.0.1', false], ['not a url', false],
+    ['http://127.0.0.1:5000', true],
+    ['http://localhost:5000/x', true],
+    ['http://[::1]:5000', true],
+    ['http://127.1.2.3', true],
+    ['http://10.0.0.1:5000', false],
+    ['https://relay.example.com', false],
+    ['http://127.0.0.1.example.com', false],
+    ['ftp://127.0.0.1', false],
+    ['not a url', false],
   ])('isLoopbackUrl(%s) is %s', (url, expected) => {
     expect(isLoopbackUrl(url)).toBe(expected);
   });

@@ -72,14 +72,22 @@ export interface FakeRelay {
 /** A relay stand-in on an ephemeral port that records every request and answers as told. */
 export const startFakeRelay = async (): Promise<FakeRelay> => {
   const requests: RecordedRequest[] = [];
-  let reply: (req: RecordedRequest) => FakeReply = () => ({ status: 202, body: { status: 'queued', task_id: 't-1', message: 'ok' } });
+  let reply: (req: RecordedRequest) => FakeReply = () => ({
+    status: 202,
+    body: { status: 'queued', task_id: 't-1', message: 'ok' },
+  });
   let after: ((req: RecordedRequest) => Promise<void> | void) | undefined;
   const pending: Promise<unknown>[] = [];
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      const recorded: RecordedRequest = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks) };
+      const recorded: RecordedRequest = {
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks),
+      };
       requests.push(recorded);
       const answer = reply(recorded);
       res.writeHead(answer.status, { 'content-type': 'application/json', ...(answer.headers ?? {}) });

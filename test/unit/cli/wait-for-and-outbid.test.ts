@@ -20,7 +20,10 @@ describe('CLI: --wait-for and --on-outbid', () => {
 
   it('sends wait_seconds and on_outbid in the create-order body', async () => {
     // Act
-    const run = await runCli(['create-order', '--gpu', 'RTX 4090', '--max-price', '0.5', '--wait-for', '2h', '--on-outbid', 'replace'], { env: env() });
+    const run = await runCli(
+      ['create-order', '--gpu', 'RTX 4090', '--max-price', '0.5', '--wait-for', '2h', '--on-outbid', 'replace'],
+      { env: env() },
+    );
     // Assess
     expect(run.code).toBe(0);
     expect(sentBody()).toEqual({ gpu_type: 'RTX 4090', max_price: 0.5, wait_seconds: 7200, on_outbid: 'replace' });
@@ -43,9 +46,18 @@ describe('CLI: --wait-for and --on-outbid', () => {
   });
 
   it.each([
-    [['--wait-for', '25h'], "--wait-for takes a number with a unit, s, m or h (e.g. 45s, 90m, 2h), at most 24h, got '25h'"],
-    [['--wait-for', '7200'], "--wait-for takes a number with a unit, s, m or h (e.g. 45s, 90m, 2h), at most 24h, got '7200'"],
-    [['--wait-for', '0m'], "--wait-for takes a number with a unit, s, m or h (e.g. 45s, 90m, 2h), at most 24h, got '0m'"],
+    [
+      ['--wait-for', '25h'],
+      "--wait-for takes a number with a unit, s, m or h (e.g. 45s, 90m, 2h), at most 24h, got '25h'",
+    ],
+    [
+      ['--wait-for', '7200'],
+      "--wait-for takes a number with a unit, s, m or h (e.g. 45s, 90m, 2h), at most 24h, got '7200'",
+    ],
+    [
+      ['--wait-for', '0m'],
+      "--wait-for takes a number with a unit, s, m or h (e.g. 45s, 90m, 2h), at most 24h, got '0m'",
+    ],
     [['--on-outbid', 'retry'], "--on-outbid must be one of notify, rebid, replace, rebid_then_replace, got 'retry'"],
   ])('refuses %j before sending anything', async (flags, message) => {
     // Act
@@ -71,8 +83,23 @@ describe('CLI: --wait-for and --on-outbid', () => {
 
 describe('Function: parseWaitDuration', () => {
   it.each([
-    ['2h', 7200], ['90m', 5400], ['45s', 45], ['24h', 86_400], ['1440m', 86_400], ['1.5h', 5400], ['.5m', 30], ['2H', 7200],
-    ['25h', undefined], ['86401s', undefined], ['0s', undefined], ['0.5s', undefined], ['2', undefined], ['2d', undefined], ['-1h', undefined], ['', undefined], ['h', undefined],
+    ['2h', 7200],
+    ['90m', 5400],
+    ['45s', 45],
+    ['24h', 86_400],
+    ['1440m', 86_400],
+    ['1.5h', 5400],
+    ['.5m', 30],
+    ['2H', 7200],
+    ['25h', undefined],
+    ['86401s', undefined],
+    ['0s', undefined],
+    ['0.5s', undefined],
+    ['2', undefined],
+    ['2d', undefined],
+    ['-1h', undefined],
+    ['', undefined],
+    ['h', undefined],
   ])('%j → %j', (text, expected) => {
     expect(parseWaitDuration(text)).toBe(expected);
   });

@@ -11,7 +11,12 @@ const ROOT = path.resolve(__dirname, '../../..');
 const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string> };
 const BIN = path.join(ROOT, pkg.bin['gpu-relay']);
 
-const pages = ['README.md', ...readdirSync(path.join(ROOT, 'docs')).filter((n) => n.endsWith('.md')).map((n) => `docs/${n}`)];
+const pages = [
+  'README.md',
+  ...readdirSync(path.join(ROOT, 'docs'))
+    .filter((n) => n.endsWith('.md'))
+    .map((n) => `docs/${n}`),
+];
 
 /** Lines inside fenced code blocks. */
 const codeLines = (text: string): string[] => {
@@ -24,7 +29,12 @@ const codeLines = (text: string): string[] => {
   return out;
 };
 
-interface Shown { readonly page: string; readonly command: string; readonly options: readonly string[]; readonly line: string }
+interface Shown {
+  readonly page: string;
+  readonly command: string;
+  readonly options: readonly string[];
+  readonly line: string;
+}
 
 /** `gpu-relay <command> [sub] …` up to a shell comment, pipe or `;`: the command (with `keys`' sub-command) and its --options. */
 const shown: Shown[] = pages.flatMap((page) =>
@@ -34,12 +44,17 @@ const shown: Shown[] = pages.flatMap((page) =>
       const command = m[1] === 'keys' && words[0] && !words[0].startsWith('-') ? `keys ${words[0]}` : m[1];
       const options = [...new Set(words.filter((w) => /^--[a-z]/.test(w)).map((w) => w.replace(/=.*$/, '')))];
       return { page, command, options, line: line.trim() };
-    })));
+    }),
+  ),
+);
 
 const helpOf = new Map<string, { status: number | null; text: string }>();
 const help = (command: string) => {
   if (!helpOf.has(command)) {
-    const run = spawnSync(process.execPath, [BIN, ...command.split(' '), '--help'], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } });
+    const run = spawnSync(process.execPath, [BIN, ...command.split(' '), '--help'], {
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '' },
+    });
     helpOf.set(command, { status: run.status, text: `${run.stdout}\n${run.stderr}` });
   }
   return helpOf.get(command)!;
@@ -47,7 +62,12 @@ const help = (command: string) => {
 
 describe('Docs: gpu-relay command lines', () => {
   it('finds the command lines, the README first GPU among them', () => {
-    expect(shown.some((s) => s.page === 'README.md' && s.line === 'npx gpu-relay create-order --gpu "RTX 4090" --max-price 0.5 --wait')).toBe(true);
+    expect(
+      shown.some(
+        (s) =>
+          s.page === 'README.md' && s.line === 'npx gpu-relay create-order --gpu "RTX 4090" --max-price 0.5 --wait',
+      ),
+    ).toBe(true);
   });
 
   it.each(shown.map((s) => [s.page, s.line, s] as const))('%s: %s', (_page, _line, s) => {

@@ -36,9 +36,15 @@ describe('Docs: links', () => {
   it('finds a missing file, a missing heading and an anchor on a folder; ignores code and URLs', () => {
     // Arrange
     const files: Record<string, string> = {
-      'docs/a.md': '# A page\n\n## Teams: caller keys\n\n## Second round: prices, `&` in env\n\n## Runbook\n## Runbook\n',
+      'docs/a.md':
+        '# A page\n\n## Teams: caller keys\n\n## Second round: prices, `&` in env\n\n## Runbook\n## Runbook\n',
     };
-    const read = (file: string) => (file === 'examples' ? { kind: 'dir' as const } : file in files ? { kind: 'file' as const, text: files[file] } : undefined);
+    const read = (file: string) =>
+      file === 'examples'
+        ? { kind: 'dir' as const }
+        : file in files
+          ? { kind: 'file' as const, text: files[file] }
+          : undefined;
     const page = [
       '[ok](a.md#teams-caller-keys) [ok](#runbook-1) [ok](a.md#second-round-prices--in-env) [ok](../examples)',
       '[url](https://example.com/x.md) `[code](nowhere.md)` [pending](later.md)',
@@ -59,6 +65,10 @@ describe('Docs: shape', () => {
 
   it.each(docs)('%s starts with its title, then one line saying who it is for', (page) => {
     const [title, blank, who] = text(page).split('\n');
-    expect({ title: /^# \S/.test(title), blank, who: /\bfor\b/i.test(who ?? '') }).toEqual({ title: true, blank: '', who: true });
+    expect({ title: /^# \S/.test(title), blank, who: /\bfor\b/i.test(who ?? '') }).toEqual({
+      title: true,
+      blank: '',
+      who: true,
+    });
   });
 });

@@ -17,8 +17,13 @@ const sources = (dir: string): string[] =>
   });
 
 /** Section names the alarms point at (a template literal's `${…}` ends the name). */
-const sections = [...new Set(sources(path.join(ROOT, 'lib')).flatMap((file) =>
-  [...readFileSync(file, 'utf8').matchAll(/RUNBOOK: ([A-Za-z0-9]+)/g)].map((m) => m[1])))].sort();
+const sections = [
+  ...new Set(
+    sources(path.join(ROOT, 'lib')).flatMap((file) =>
+      [...readFileSync(file, 'utf8').matchAll(/RUNBOOK: ([A-Za-z0-9]+)/g)].map((m) => m[1]),
+    ),
+  ),
+].sort();
 
 describe('Docs: the runbook', () => {
   it('is pointed at by the alarms', () => {

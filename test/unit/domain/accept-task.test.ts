@@ -7,13 +7,30 @@ import { FakeWorkflow } from '../../fakes/workflow-starter';
 
 const NOW = 1_700_000_000_500;
 const createOrder: CreateOrderInput = {
-  gpu_type: 'A100', image: 'img', currency: 'NATIVE-Blockchain', ports: { '22': 'tcp' }, use_spot: true, env: { TOKEN: 'hunter2' }, callback_url: 'https://cb.example',
+  gpu_type: 'A100',
+  image: 'img',
+  currency: 'NATIVE-Blockchain',
+  ports: { '22': 'tcp' },
+  use_spot: true,
+  env: { TOKEN: 'hunter2' },
+  callback_url: 'https://cb.example',
 };
 
 const setup = () => {
-  const deps = { tasks: new FakeTasks(), workflow: new FakeWorkflow(), queue: new FakeQueue(), idempotency: new FakeIdempotencyStore(), signedRequests: new FakeIdempotencyStore() };
+  const deps = {
+    tasks: new FakeTasks(),
+    workflow: new FakeWorkflow(),
+    queue: new FakeQueue(),
+    idempotency: new FakeIdempotencyStore(),
+    signedRequests: new FakeIdempotencyStore(),
+  };
   const opts = (taskId: string, extra: Partial<AcceptTaskOptions> = {}): AcceptTaskOptions => ({
-    taskId, now: NOW, origin: { source: 'webhook' }, timing: { poll_interval_seconds: 5, ready_timeout_seconds: 120 }, softLimitSeconds: 300, ...extra,
+    taskId,
+    now: NOW,
+    origin: { source: 'webhook' },
+    timing: { poll_interval_seconds: 5, ready_timeout_seconds: 120 },
+    softLimitSeconds: 300,
+    ...extra,
   });
   return { deps, opts };
 };
@@ -27,17 +44,34 @@ describe('Function: acceptTask', () => {
     // Assess
     expect(outcome).toEqual({ taskId: 't-1', replayed: false });
     const record = deps.tasks.records.get('t-1');
-    expect(record).toMatchObject({ task_id: 't-1', kind: 'create-order', state: 'queued', created_at: new Date(NOW).toISOString(), origin: { source: 'webhook' } });
+    expect(record).toMatchObject({
+      task_id: 't-1',
+      kind: 'create-order',
+      state: 'queued',
+      created_at: new Date(NOW).toISOString(),
+      origin: { source: 'webhook' },
+    });
     expect(JSON.stringify(record)).not.toContain('hunter2');
-    expect(record?.request).toMatchObject({ gpu_type: 'A100', env_names: ['TOKEN'], callback_url: 'https://cb.example' });
+    expect(record?.request).toMatchObject({
+      gpu_type: 'A100',
+      env_names: ['TOKEN'],
+      callback_url: 'https://cb.example',
+    });
     // The env values are sealed beside the record and kept out of the workflow input (execution history, events),
     // and so is the callback URL: the record holds it for the deliverers.
     expect(deps.tasks.sealed.get('t-1')).toEqual({ orderEnv: { TOKEN: 'hunter2' } });
     const { env: _env, callback_url: _cb, ...withoutEnv } = createOrder;
-    expect(deps.workflow.started).toEqual([{
-      taskId: 't-1',
-      input: { task_id: 't-1', request: withoutEnv, origin: { source: 'webhook' }, timing: { poll_interval_seconds: 5, ready_timeout_seconds: 120, soft_deadline: 1_700_000_300 } },
-    }]);
+    expect(deps.workflow.started).toEqual([
+      {
+        taskId: 't-1',
+        input: {
+          task_id: 't-1',
+          request: withoutEnv,
+          origin: { source: 'webhook' },
+          timing: { poll_interval_seconds: 5, ready_timeout_seconds: 120, soft_deadline: 1_700_000_300 },
+        },
+      },
+    ]);
     expect(JSON.stringify(deps.workflow.started)).not.toMatch(/hunter2|callback_url|cb\.example/);
     expect(deps.queue.sent).toEqual([]);
   });
@@ -55,7 +89,11 @@ describe('Function: acceptTask', () => {
   it('keeps a Slack response_url out of the workflow input and in the record', async () => {
     const { deps, opts } = setup();
     const responseUrl = 'https://hooks.slack.com/commands/T1/2/secret-token';
-    await acceptTask(deps, { kind: 'create-order', input: createOrder }, opts('t-3', { origin: { source: 'slack', responseUrl } }));
+    await acceptTask(
+      deps,
+      { kind: 'create-order', input: createOrder },
+      opts('t-3', { origin: { source: 'slack', responseUrl } }),
+    );
     expect(deps.workflow.started[0].input.origin).toEqual({ source: 'slack' });
     expect(JSON.stringify(deps.workflow.started)).not.toContain('hooks.slack.com');
     expect(deps.tasks.records.get('t-3')?.origin).toEqual({ source: 'slack', responseUrl });
@@ -67,8 +105,19 @@ describe('Function: acceptTask', () => {
     { kind: 'price-alert', input: { gpu_type: 'A100', target_price: 1, image: 'img' } },
   ])('sends a $kind job to the queue', async (request) => {
     const { deps, opts } = setup();
-    await acceptTask(deps, request, opts('t-2', { origin: { source: 'slack', responseUrl: 'https://hooks.slack.com/x' } }));
-    expect(deps.queue.sent).toEqual([{ task_id: 't-2', kind: request.kind, input: request.input, origin: { source: 'slack', responseUrl: 'https://hooks.slack.com/x' } }]);
+    await acceptTask(
+      deps,
+      request,
+      opts('t-2', { origin: { source: 'slack', responseUrl: 'https://hooks.slack.com/x' } }),
+    );
+    expect(deps.queue.sent).toEqual([
+      {
+        task_id: 't-2',
+        kind: request.kind,
+        input: request.input,
+        origin: { source: 'slack', responseUrl: 'https://hooks.slack.com/x' },
+      },
+    ]);
     expect(deps.workflow.started).toEqual([]);
     expect(deps.tasks.records.get('t-2')?.state).toBe('queued');
   });
@@ -76,7 +125,11 @@ describe('Function: acceptTask', () => {
   it('returns the first task id for a repeated idempotency key and starts nothing', async () => {
     const { deps, opts } = setup();
     await acceptTask(deps, { kind: 'create-order', input: createOrder }, opts('t-1', { idempotencyKey: 'k' }));
-    const repeat = await acceptTask(deps, { kind: 'create-order', input: createOrder }, opts('t-9', { idempotencyKey: 'k' }));
+    const repeat = await acceptTask(
+      deps,
+      { kind: 'create-order', input: createOrder },
+      opts('t-9', { idempotencyKey: 'k' }),
+    );
     expect(repeat).toEqual({ taskId: 't-1', replayed: true });
     expect(deps.workflow.started).toHaveLength(1);
     expect(deps.tasks.records.has('t-9')).toBe(false);
@@ -85,7 +138,11 @@ describe('Function: acceptTask', () => {
   it('scopes idempotency keys by task kind', async () => {
     const { deps, opts } = setup();
     await acceptTask(deps, { kind: 'status', input: {} }, opts('t-1', { idempotencyKey: 'k' }));
-    const other = await acceptTask(deps, { kind: 'cancel-order', input: { order_id: 1 } }, opts('t-2', { idempotencyKey: 'k' }));
+    const other = await acceptTask(
+      deps,
+      { kind: 'cancel-order', input: { order_id: 1 } },
+      opts('t-2', { idempotencyKey: 'k' }),
+    );
     expect(other).toEqual({ taskId: 't-2', replayed: false });
   });
 
@@ -94,16 +151,25 @@ describe('Function: acceptTask', () => {
     const { deps, opts } = setup();
     deps.workflow.fail = new Error('StartExecution throttled');
     // Act
-    const attempt = acceptTask(deps, { kind: 'create-order', input: createOrder }, opts('t-1', { idempotencyKey: 'k' }));
+    const attempt = acceptTask(
+      deps,
+      { kind: 'create-order', input: createOrder },
+      opts('t-1', { idempotencyKey: 'k' }),
+    );
     // Assess
     await expect(attempt).rejects.toThrow(HandOffError);
-    await expect(attempt).rejects.toMatchObject({ name: 'HandOffError', message: 'Could not queue the task; nothing was started. Retry later.' });
+    await expect(attempt).rejects.toMatchObject({
+      name: 'HandOffError',
+      message: 'Could not queue the task; nothing was started. Retry later.',
+    });
     expect(deps.tasks.records.size).toBe(0);
     expect(deps.tasks.removed).toEqual(['t-1']);
     expect(deps.idempotency.keys.size).toBe(0);
     // The client's retry with the same key runs for real.
     deps.workflow.fail = undefined;
-    expect(await acceptTask(deps, { kind: 'create-order', input: createOrder }, opts('t-2', { idempotencyKey: 'k' }))).toEqual({ taskId: 't-2', replayed: false });
+    expect(
+      await acceptTask(deps, { kind: 'create-order', input: createOrder }, opts('t-2', { idempotencyKey: 'k' })),
+    ).toEqual({ taskId: 't-2', replayed: false });
   });
 
   it('throws HandOffError and sends nothing when the record cannot be written', async () => {
@@ -121,7 +187,10 @@ describe('Function: acceptTask', () => {
       await realCreate(record, sealed);
       await realCreate(record, sealed); // the SDK's retry of the landed put fails its condition
     });
-    expect(await acceptTask(deps, { kind: 'status', input: {} }, opts('t-1'))).toEqual({ taskId: 't-1', replayed: false });
+    expect(await acceptTask(deps, { kind: 'status', input: {} }, opts('t-1'))).toEqual({
+      taskId: 't-1',
+      replayed: false,
+    });
     expect(deps.queue.sent).toHaveLength(1);
     expect(deps.tasks.records.get('t-1')?.state).toBe('queued');
     expect(deps.tasks.removed).toEqual([]);
@@ -132,7 +201,9 @@ describe('Function: acceptTask', () => {
     deps.idempotency.claim = async () => {
       throw new Error('down');
     };
-    await expect(acceptTask(deps, { kind: 'status', input: {} }, opts('t-1', { idempotencyKey: 'k' }))).rejects.toThrow(HandOffError);
+    await expect(acceptTask(deps, { kind: 'status', input: {} }, opts('t-1', { idempotencyKey: 'k' }))).rejects.toThrow(
+      HandOffError,
+    );
     expect(deps.tasks.records.size).toBe(0);
   });
 
@@ -149,7 +220,10 @@ describe('Function: acceptTask', () => {
     const { deps, opts } = setup();
     const noStore = { tasks: deps.tasks, workflow: deps.workflow, queue: deps.queue };
     await acceptTask(noStore, { kind: 'status', input: {} }, opts('t-1', { idempotencyKey: 'k' }));
-    expect(await acceptTask(noStore, { kind: 'status', input: {} }, opts('t-2', { idempotencyKey: 'k' }))).toEqual({ taskId: 't-2', replayed: false });
+    expect(await acceptTask(noStore, { kind: 'status', input: {} }, opts('t-2', { idempotencyKey: 'k' }))).toEqual({
+      taskId: 't-2',
+      replayed: false,
+    });
   });
 });
 
@@ -164,9 +238,17 @@ describe('Function: recordedRequest', () => {
 
     it('answers a copy of a signed request with the first task id and starts nothing, even under a new Idempotency-Key', async () => {
       const { deps, opts } = setup();
-      const first = await acceptTask(deps, { kind: 'status', input: {} }, opts('t-1', { signedRequest, idempotencyKey: 'k-1' }));
+      const first = await acceptTask(
+        deps,
+        { kind: 'status', input: {} },
+        opts('t-1', { signedRequest, idempotencyKey: 'k-1' }),
+      );
       const copy = await acceptTask(deps, { kind: 'status', input: {} }, opts('t-2', { signedRequest }));
-      const withOtherKey = await acceptTask(deps, { kind: 'status', input: {} }, opts('t-3', { signedRequest, idempotencyKey: 'k-other' }));
+      const withOtherKey = await acceptTask(
+        deps,
+        { kind: 'status', input: {} },
+        opts('t-3', { signedRequest, idempotencyKey: 'k-other' }),
+      );
       expect(first).toEqual({ taskId: 't-1', replayed: false });
       expect(copy).toEqual({ taskId: 't-1', replayed: true });
       expect(withOtherKey).toEqual({ taskId: 't-1', replayed: true });
@@ -177,26 +259,39 @@ describe('Function: recordedRequest', () => {
     it('binds for the TTL it is given: a copy after it is a new request', async () => {
       const { deps, opts } = setup();
       await acceptTask(deps, { kind: 'status', input: {} }, opts('t-1', { signedRequest }));
-      const late = await acceptTask(deps, { kind: 'status', input: {} }, opts('t-2', { signedRequest, now: NOW + 360_000 }));
+      const late = await acceptTask(
+        deps,
+        { kind: 'status', input: {} },
+        opts('t-2', { signedRequest, now: NOW + 360_000 }),
+      );
       expect(late).toEqual({ taskId: 't-2', replayed: false });
     });
 
-    it('a new signed request that repeats an Idempotency-Key gets the key\'s task, and so do its own copies', async () => {
+    it("a new signed request that repeats an Idempotency-Key gets the key's task, and so do its own copies", async () => {
       const { deps, opts } = setup();
       await acceptTask(deps, { kind: 'status', input: {} }, opts('t-1', { idempotencyKey: 'k-1' }));
-      const second = await acceptTask(deps, { kind: 'status', input: {} }, opts('t-2', { signedRequest, idempotencyKey: 'k-1' }));
+      const second = await acceptTask(
+        deps,
+        { kind: 'status', input: {} },
+        opts('t-2', { signedRequest, idempotencyKey: 'k-1' }),
+      );
       const copyOfSecond = await acceptTask(deps, { kind: 'status', input: {} }, opts('t-3', { signedRequest }));
       expect(second).toEqual({ taskId: 't-1', replayed: true });
       expect(copyOfSecond).toEqual({ taskId: 't-1', replayed: true });
       expect(deps.queue.sent).toHaveLength(1);
     });
 
-    it('releases the signed request when the hand-off fails, so the caller\'s retry of the same request runs', async () => {
+    it("releases the signed request when the hand-off fails, so the caller's retry of the same request runs", async () => {
       const { deps, opts } = setup();
       deps.queue.fail = new Error('SQS down');
-      await expect(acceptTask(deps, { kind: 'status', input: {} }, opts('t-1', { signedRequest }))).rejects.toBeInstanceOf(HandOffError);
+      await expect(
+        acceptTask(deps, { kind: 'status', input: {} }, opts('t-1', { signedRequest })),
+      ).rejects.toBeInstanceOf(HandOffError);
       deps.queue.fail = undefined;
-      expect(await acceptTask(deps, { kind: 'status', input: {} }, opts('t-2', { signedRequest }))).toEqual({ taskId: 't-2', replayed: false });
+      expect(await acceptTask(deps, { kind: 'status', input: {} }, opts('t-2', { signedRequest }))).toEqual({
+        taskId: 't-2',
+        replayed: false,
+      });
     });
 
     it('without a signed request key (no timestamp) copies are separate tasks, as before', async () => {

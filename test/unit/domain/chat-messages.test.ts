@@ -1,8 +1,17 @@
-import { discordContent, orderCancelledText, orderReadyText, priceAlertMatchedText } from '../../../lambdas/domain/chat-messages';
+import {
+  discordContent,
+  orderCancelledText,
+  orderReadyText,
+  priceAlertMatchedText,
+} from '../../../lambdas/domain/chat-messages';
 
 describe('Module: chat-messages', () => {
   it('names the order, its GPUs and the ssh command when an order is ready', () => {
-    const text = orderReadyText({ order_id: 123, gpu: ['RTX 4090', 'RTX 4090'], ssh_connection: 'ssh -p 2222 root@1.2.3.4' });
+    const text = orderReadyText({
+      order_id: 123,
+      gpu: ['RTX 4090', 'RTX 4090'],
+      ssh_connection: 'ssh -p 2222 root@1.2.3.4',
+    });
     expect(text).toContain('123');
     expect(text).toContain('RTX 4090, RTX 4090');
     expect(text).toContain('ssh -p 2222 root@1.2.3.4');

@@ -12,18 +12,43 @@ import { BUSINESS_ERROR_NAMES, TRANSIENT_ERROR_NAMES } from '../../../contract/e
 import { relayBuildOptions } from '../../../lib/constructs/relay-bundling';
 import * as errors from '../../../lambdas/domain/errors';
 import {
-  BudgetExceededError, BUSINESS_ERRORS, ConcurrentUpdateError, HandOffError, InvalidOrderRequestError,
-  OrderNotVisibleError, isBusinessOutcome, isTransient, MarketplaceAuthError,
-  MarketplaceDatabaseError, MarketplaceError, MarketplaceInvalidInputError, MarketplaceRateLimitedError, MarketplaceRejectedError,
-  MarketplaceUnavailableError, NoServerAvailableError, OrderOutcomeUnknownError, QuotaExceededError, SoftTimeoutError, TRANSIENT_ERRORS,
+  BudgetExceededError,
+  BUSINESS_ERRORS,
+  ConcurrentUpdateError,
+  HandOffError,
+  InvalidOrderRequestError,
+  OrderNotVisibleError,
+  isBusinessOutcome,
+  isTransient,
+  MarketplaceAuthError,
+  MarketplaceDatabaseError,
+  MarketplaceError,
+  MarketplaceInvalidInputError,
+  MarketplaceRateLimitedError,
+  MarketplaceRejectedError,
+  MarketplaceUnavailableError,
+  NoServerAvailableError,
+  OrderOutcomeUnknownError,
+  QuotaExceededError,
+  SoftTimeoutError,
+  TRANSIENT_ERRORS,
 } from '../../../lambdas/domain/errors';
 
 /** An instance of each matched class, built with whatever arguments its constructor takes. */
 const instances: Error[] = [
-  new MarketplaceDatabaseError('db'), new MarketplaceRateLimitedError('slow down'), new MarketplaceUnavailableError('down'),
-  new ConcurrentUpdateError('race'), new NoServerAvailableError('none'), new QuotaExceededError(10), new SoftTimeoutError(),
-  new MarketplaceRejectedError('no'), new MarketplaceInvalidInputError('bad'), new MarketplaceAuthError('key'),
-  new InvalidOrderRequestError('bad request'), new OrderNotVisibleError('late'), new BudgetExceededError('budget exceeded: $1.00 of $1.00 today'),
+  new MarketplaceDatabaseError('db'),
+  new MarketplaceRateLimitedError('slow down'),
+  new MarketplaceUnavailableError('down'),
+  new ConcurrentUpdateError('race'),
+  new NoServerAvailableError('none'),
+  new QuotaExceededError(10),
+  new SoftTimeoutError(),
+  new MarketplaceRejectedError('no'),
+  new MarketplaceInvalidInputError('bad'),
+  new MarketplaceAuthError('key'),
+  new InvalidOrderRequestError('bad request'),
+  new OrderNotVisibleError('late'),
+  new BudgetExceededError('budget exceeded: $1.00 of $1.00 today'),
 ];
 const named = (name: string): Error => {
   const found = instances.find((e) => e.name === name);
@@ -58,7 +83,15 @@ describe('error matching', () => {
   });
 
   it('matches neither for other errors and non-errors', () => {
-    for (const other of [new Error('x'), new MarketplaceError('x'), new OrderOutcomeUnknownError('x'), new HandOffError(), 'QuotaExceededError', undefined, null]) {
+    for (const other of [
+      new Error('x'),
+      new MarketplaceError('x'),
+      new OrderOutcomeUnknownError('x'),
+      new HandOffError(),
+      'QuotaExceededError',
+      undefined,
+      null,
+    ]) {
       expect(isTransient(other)).toBe(false);
       expect(isBusinessOutcome(other)).toBe(false);
     }
@@ -73,13 +106,20 @@ describe('error names in the deployed bundles', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'relay-errors-'));
     try {
       const file = path.join(dir, 'errors.mjs');
-      await build({ ...relayBuildOptions(root), entryPoints: [path.join(root, 'lambdas/domain/errors.ts')], outfile: file, logLevel: 'silent' });
+      await build({
+        ...relayBuildOptions(root),
+        entryPoints: [path.join(root, 'lambdas/domain/errors.ts')],
+        outfile: file,
+        logLevel: 'silent',
+      });
       // Each exported class, built with a string argument (every constructor accepts one or none).
       const script = `import(${JSON.stringify(file)}).then((m) => console.log(JSON.stringify(Object.fromEntries(Object.entries(m)
         .filter(([, v]) => typeof v === 'function' && v.prototype instanceof Error).map(([k, C]) => [k, { instance: new C('x').name, cls: C.name }])))))`;
       const { stdout } = await promisify(execFile)(process.execPath, ['-e', script]);
       const minified = JSON.parse(stdout) as Record<string, { instance: string; cls: string }>;
-      const classes = Object.entries(errors).filter(([, v]) => typeof v === 'function' && (v as { prototype?: unknown }).prototype instanceof Error).map(([k]) => k);
+      const classes = Object.entries(errors)
+        .filter(([, v]) => typeof v === 'function' && (v as { prototype?: unknown }).prototype instanceof Error)
+        .map(([k]) => k);
       expect(Object.keys(minified).sort()).toEqual(classes.sort());
       for (const name of classes) expect(minified[name].instance).toBe(name);
       // The class names themselves are gone: this is what the test guards against relying on.

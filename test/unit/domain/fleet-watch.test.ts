@@ -1,4 +1,8 @@
-import { MarketplaceRateLimitedError, MarketplaceRejectedError, MarketplaceUnavailableError } from '../../../lambdas/domain/errors';
+import {
+  MarketplaceRateLimitedError,
+  MarketplaceRejectedError,
+  MarketplaceUnavailableError,
+} from '../../../lambdas/domain/errors';
 import { sweepFleet, type FleetWatchDeps } from '../../../lambdas/domain/fleet-watch';
 import { extendOrder, setSpotPrice } from '../../../lambdas/domain/lease-jobs';
 import { anOrder, aServer } from '../../fakes/builders';
@@ -34,7 +38,10 @@ describe('Function: sweepFleet', () => {
     // Prepare
     const { deps, leases, marketplace, notifier, events } = setup();
     marketplace.orders = [anOrder(42)];
-    await leases.track({ order_id: 42, task_id: 'task-42', callback_url: CB }, { now: NOW - 7200, status: 'running', lease: { expires_at: NOW - 10, hours: 2 } });
+    await leases.track(
+      { order_id: 42, task_id: 'task-42', callback_url: CB },
+      { now: NOW - 7200, status: 'running', lease: { expires_at: NOW - 10, hours: 2 } },
+    );
     // Act
     const first = await sweepFleet(deps, { now: NOW });
     const second = await sweepFleet(deps, { now: NOW + 60 });
@@ -43,11 +50,19 @@ describe('Function: sweepFleet', () => {
     expect(first).toMatchObject({ due: 1, cancelled: 1, failedCancels: 0, eventsSent: 1, marketplaceCalls: 2 });
     expect(second).toMatchObject({ due: 0, cancelled: 0, statusChanges: 0, marketplaceCalls: 0 });
     expect(notifier.chats).toEqual(['Order 42 cancelled: its 2 h lease ended']);
-    expect(events.sent).toEqual([{
-      url: CB,
-      id: 'lease_expired:42:1699999990',
-      event: { event: 'order.lease_expired', order_id: 42, task_id: 'task-42', occurred_at: NOW, lease_expires_at: NOW - 10 },
-    }]);
+    expect(events.sent).toEqual([
+      {
+        url: CB,
+        id: 'lease_expired:42:1699999990',
+        event: {
+          event: 'order.lease_expired',
+          order_id: 42,
+          task_id: 'task-42',
+          occurred_at: NOW,
+          lease_expires_at: NOW - 10,
+        },
+      },
+    ]);
     expect(leases.watch.has(42)).toBe(false); // not reported as "gone" by the next sweep
   });
 
@@ -65,9 +80,16 @@ describe('Function: sweepFleet', () => {
     const { deps, leases, marketplace, notifier } = setup();
     marketplace.orders = [anOrder(5)];
     marketplace.cancelFailures.set(5, new MarketplaceUnavailableError('timeout'));
-    await leases.track({ order_id: 5, task_id: 't5' }, { now: NOW - 3600, status: 'running', lease: { expires_at: NOW - 1, hours: 1 } });
+    await leases.track(
+      { order_id: 5, task_id: 't5' },
+      { now: NOW - 3600, status: 'running', lease: { expires_at: NOW - 1, hours: 1 } },
+    );
     const failed = await sweepFleet(deps, { now: NOW });
-    expect(failed).toMatchObject({ cancelled: 0, failedCancels: 1, cancelFailures: [{ order_id: 5, reason: 'timeout' }] });
+    expect(failed).toMatchObject({
+      cancelled: 0,
+      failedCancels: 1,
+      cancelFailures: [{ order_id: 5, reason: 'timeout' }],
+    });
     expect(notifier.chats).toEqual([]);
     marketplace.cancelFailures.clear();
     const retried = await sweepFleet(deps, { now: NOW + 60 });
@@ -78,7 +100,10 @@ describe('Function: sweepFleet', () => {
   it('lets another sweep take over a claim left by a sweep that died', async () => {
     const { deps, leases, marketplace } = setup();
     marketplace.orders = [anOrder(5)];
-    await leases.track({ order_id: 5, task_id: 't5' }, { now: NOW - 3600, status: 'running', lease: { expires_at: NOW - 1, hours: 1 } });
+    await leases.track(
+      { order_id: 5, task_id: 't5' },
+      { now: NOW - 3600, status: 'running', lease: { expires_at: NOW - 1, hours: 1 } },
+    );
     expect(await leases.claimCancel(5, NOW - 1, NOW, 300)).toBe(true); // the dead sweep
     expect(await sweepFleet(deps, { now: NOW + 60 })).toMatchObject({ cancelled: 0, skippedClaims: 1 });
     expect(await sweepFleet(deps, { now: NOW + 301 })).toMatchObject({ cancelled: 1 });
@@ -87,13 +112,26 @@ describe('Function: sweepFleet', () => {
 
   it('closes an expired lease without a call when the order is already gone, and reports it gone', async () => {
     const { deps, leases, marketplace, notifier, events } = setup();
-    await leases.track({ order_id: 8, task_id: 't8', callback_url: CB, spot: true }, { now: NOW - 3600, status: 'running', lease: { expires_at: NOW - 5, hours: 1 } });
+    await leases.track(
+      { order_id: 8, task_id: 't8', callback_url: CB, spot: true },
+      { now: NOW - 3600, status: 'running', lease: { expires_at: NOW - 5, hours: 1 } },
+    );
     const report = await sweepFleet(deps, { now: NOW });
     expect(marketplace.cancelCalls).toEqual([]);
     expect(report).toMatchObject({ closed: 1, cancelled: 0, statusChanges: 1, marketplaceCalls: 1 });
-    expect(notifier.chats).toEqual(['Order 8 is gone from the active orders (was running): spot order, possibly outbid']);
+    expect(notifier.chats).toEqual([
+      'Order 8 is gone from the active orders (was running): spot order, possibly outbid',
+    ]);
     expect(events.sent.map((e) => e.event)).toEqual([
-      { event: 'order.status_changed', order_id: 8, task_id: 't8', occurred_at: NOW, lease_expires_at: NOW - 5, from: 'running', to: 'gone' },
+      {
+        event: 'order.status_changed',
+        order_id: 8,
+        task_id: 't8',
+        occurred_at: NOW,
+        lease_expires_at: NOW - 5,
+        from: 'running',
+        to: 'gone',
+      },
     ]);
     expect(leases.orders.get(8)?.ended).toBe('order_gone');
   });
@@ -101,7 +139,10 @@ describe('Function: sweepFleet', () => {
   it('warns once per lease end and again after an extension', async () => {
     const { deps, leases, marketplace, notifier, events } = setup();
     marketplace.orders = [anOrder(3)];
-    await leases.track({ order_id: 3, task_id: 't3', callback_url: CB }, { now: NOW - 3600, status: 'running', lease: { expires_at: NOW + 540, hours: 1 } });
+    await leases.track(
+      { order_id: 3, task_id: 't3', callback_url: CB },
+      { now: NOW - 3600, status: 'running', lease: { expires_at: NOW + 540, hours: 1 } },
+    );
     await sweepFleet(deps, { now: NOW });
     await sweepFleet(deps, { now: NOW + 60 });
     expect(notifier.chats).toEqual(['Order 3: its lease ends in 9 min']);
@@ -116,15 +157,27 @@ describe('Function: sweepFleet', () => {
   it('honours LEASE_WARNING_SECONDS', async () => {
     const { deps, leases, marketplace } = setup();
     marketplace.orders = [anOrder(3)];
-    await leases.track({ order_id: 3, task_id: 't3' }, { now: NOW, status: 'running', lease: { expires_at: NOW + 200, hours: 1 } });
+    await leases.track(
+      { order_id: 3, task_id: 't3' },
+      { now: NOW, status: 'running', lease: { expires_at: NOW + 200, hours: 1 } },
+    );
     expect(await sweepFleet(deps, { now: NOW, warningSeconds: 120 })).toMatchObject({ due: 0, warned: 0 });
     expect(await sweepFleet(deps, { now: NOW + 80, warningSeconds: 120 })).toMatchObject({ due: 1, warned: 1 });
   });
 
   it('reports status changes of watched orders only, with one my_orders read', async () => {
     const { deps, leases, marketplace, notifier, events } = setup();
-    for (const id of [1, 2, 3]) await leases.track({ order_id: id, task_id: `t${id}`, callback_url: CB, spot: id === 2 }, { now: NOW - 100, status: 'running' });
-    marketplace.orders = [anOrder(1), anOrder(2, { status: 'paused', type: 'spot' }), anOrder(3, { status: 'expired' }), anOrder(77, { status: 'paused' })];
+    for (const id of [1, 2, 3])
+      await leases.track(
+        { order_id: id, task_id: `t${id}`, callback_url: CB, spot: id === 2 },
+        { now: NOW - 100, status: 'running' },
+      );
+    marketplace.orders = [
+      anOrder(1),
+      anOrder(2, { status: 'paused', type: 'spot' }),
+      anOrder(3, { status: 'expired' }),
+      anOrder(77, { status: 'paused' }),
+    ];
     const report = await sweepFleet(deps, { now: NOW });
     expect(marketplace.listCalls).toBe(1);
     expect(report).toMatchObject({ statusChanges: 2, eventsSent: 2, marketplaceCalls: 1 });
@@ -192,15 +245,23 @@ describe('Function: sweepFleet', () => {
     await leases.track({ order_id: 1, task_id: 't1' }, { now: NOW - 100, status: 'running' });
     await leases.track({ order_id: 2, task_id: 't2' }, { now: NOW - 100, status: 'running' });
     marketplace.orders = [];
-    expect(await sweepFleet(deps, { now: NOW, canContinue: () => false })).toMatchObject({ statusChanges: 0, deferred: 2 });
+    expect(await sweepFleet(deps, { now: NOW, canContinue: () => false })).toMatchObject({
+      statusChanges: 0,
+      deferred: 2,
+    });
     expect(notifier.chats).toEqual([]);
     expect(await sweepFleet(deps, { now: NOW + 60 })).toMatchObject({ statusChanges: 2, deferred: 0 });
   });
 
   it('throws when my_orders cannot be read, deciding nothing', async () => {
     const { deps, leases, marketplace } = setup();
-    await leases.track({ order_id: 1, task_id: 't1' }, { now: NOW - 100, status: 'running', lease: { expires_at: NOW - 1, hours: 1 } });
-    marketplace.listOrders = async () => { throw new MarketplaceRateLimitedError(); };
+    await leases.track(
+      { order_id: 1, task_id: 't1' },
+      { now: NOW - 100, status: 'running', lease: { expires_at: NOW - 1, hours: 1 } },
+    );
+    marketplace.listOrders = async () => {
+      throw new MarketplaceRateLimitedError();
+    };
     await expect(sweepFleet(deps, { now: NOW })).rejects.toThrow(MarketplaceRateLimitedError);
     expect(marketplace.cancelCalls).toEqual([]);
   });
@@ -218,17 +279,37 @@ describe('Function: extendOrder', () => {
   it('fails for an order that is not active in my_orders', async () => {
     const { deps, marketplace } = setup();
     marketplace.orders = [anOrder(9, { status: 'expired' })];
-    expect(await extendOrder({ order_id: 9, hours: 1 }, { task_id: 'x', now: NOW }, deps)).toEqual({ success: false, error: 'order 9 is not active' });
-    expect(await extendOrder({ order_id: 10, hours: 1 }, { task_id: 'x', now: NOW }, deps)).toEqual({ success: false, error: 'order 10 is not active' });
+    expect(await extendOrder({ order_id: 9, hours: 1 }, { task_id: 'x', now: NOW }, deps)).toEqual({
+      success: false,
+      error: 'order 9 is not active',
+    });
+    expect(await extendOrder({ order_id: 10, hours: 1 }, { task_id: 'x', now: NOW }, deps)).toEqual({
+      success: false,
+      error: 'order 10 is not active',
+    });
   });
 
   it('moves the end to max(now, end) + hours', async () => {
     const { deps, leases, marketplace } = setup();
     marketplace.orders = [anOrder(1), anOrder(2)];
-    await leases.track({ order_id: 1, task_id: 't1' }, { now: NOW, status: 'running', lease: { expires_at: NOW + 1000, hours: 1 } });
-    await leases.track({ order_id: 2, task_id: 't2' }, { now: NOW, status: 'running', lease: { expires_at: NOW - 30, hours: 1 } });
-    expect(await extendOrder({ order_id: 1, hours: 2 }, { task_id: 'x', now: NOW }, deps)).toEqual({ success: true, order_id: 1, lease_expires_at: NOW + 1000 + 7200 });
-    expect(await extendOrder({ order_id: 2, hours: 0.5 }, { task_id: 'x', now: NOW }, deps)).toEqual({ success: true, order_id: 2, lease_expires_at: NOW + 1800 });
+    await leases.track(
+      { order_id: 1, task_id: 't1' },
+      { now: NOW, status: 'running', lease: { expires_at: NOW + 1000, hours: 1 } },
+    );
+    await leases.track(
+      { order_id: 2, task_id: 't2' },
+      { now: NOW, status: 'running', lease: { expires_at: NOW - 30, hours: 1 } },
+    );
+    expect(await extendOrder({ order_id: 1, hours: 2 }, { task_id: 'x', now: NOW }, deps)).toEqual({
+      success: true,
+      order_id: 1,
+      lease_expires_at: NOW + 1000 + 7200,
+    });
+    expect(await extendOrder({ order_id: 2, hours: 0.5 }, { task_id: 'x', now: NOW }, deps)).toEqual({
+      success: true,
+      order_id: 2,
+      lease_expires_at: NOW + 1800,
+    });
     expect(leases.orders.get(1)?.hours).toBe(3);
   });
 
@@ -237,7 +318,14 @@ describe('Function: extendOrder', () => {
     marketplace.orders = [anOrder(4, { type: 'spot' })];
     const result = await extendOrder({ order_id: 4, hours: 1, callback_url: CB }, { task_id: 'ext-4', now: NOW }, deps);
     expect(result).toEqual({ success: true, order_id: 4, lease_expires_at: NOW + 3600 });
-    expect(await leases.get(4)).toEqual({ order_id: 4, task_id: 'ext-4', callback_url: CB, spot: true, expires_at: NOW + 3600, hours: 1 });
+    expect(await leases.get(4)).toEqual({
+      order_id: 4,
+      task_id: 'ext-4',
+      callback_url: CB,
+      spot: true,
+      expires_at: NOW + 3600,
+      hours: 1,
+    });
     expect(leases.watch.get(4)).toEqual({ status: 'running', since: NOW, spot: true });
   });
 
@@ -252,7 +340,10 @@ describe('Function: extendOrder', () => {
   it('applies two concurrent extensions one after the other', async () => {
     const { deps, leases, marketplace } = setup();
     marketplace.orders = [anOrder(1)];
-    await leases.track({ order_id: 1, task_id: 't1' }, { now: NOW, status: 'running', lease: { expires_at: NOW + 100, hours: 1 } });
+    await leases.track(
+      { order_id: 1, task_id: 't1' },
+      { now: NOW, status: 'running', lease: { expires_at: NOW + 100, hours: 1 } },
+    );
     const results = await Promise.all([
       extendOrder({ order_id: 1, hours: 1 }, { task_id: 'a', now: NOW }, deps),
       extendOrder({ order_id: 1, hours: 2 }, { task_id: 'b', now: NOW }, deps),
@@ -264,22 +355,37 @@ describe('Function: extendOrder', () => {
   it('fails for an order whose lease ended or is being cancelled', async () => {
     const { deps, leases, marketplace } = setup();
     marketplace.orders = [anOrder(1)];
-    await leases.track({ order_id: 1, task_id: 't1' }, { now: NOW, status: 'running', lease: { expires_at: NOW - 1, hours: 1 } });
+    await leases.track(
+      { order_id: 1, task_id: 't1' },
+      { now: NOW, status: 'running', lease: { expires_at: NOW - 1, hours: 1 } },
+    );
     await leases.claimCancel(1, NOW - 1, NOW, 300);
-    expect(await extendOrder({ order_id: 1, hours: 1 }, { task_id: 'x', now: NOW }, deps)).toEqual({ success: false, error: 'order 1 is not active' });
+    expect(await extendOrder({ order_id: 1, hours: 1 }, { task_id: 'x', now: NOW }, deps)).toEqual({
+      success: false,
+      error: 'order 1 is not active',
+    });
   });
 });
 
 describe('Function: setSpotPrice', () => {
   const spot = (price: number) => anOrder(6, { type: 'spot', price });
 
-  it('sets the price and answers the task result: the marketplace value in the order currency, and USD per hour at the server\'s rates', async () => {
+  it("sets the price and answers the task result: the marketplace value in the order currency, and USD per hour at the server's rates", async () => {
     const { deps, marketplace } = setup();
     marketplace.orders = [spot(1)];
     // 1 bitcoin per day is $2500/h on this server (its on-demand price: 0.0001 BTC a day = $0.25/h).
-    marketplace.servers = [aServer(1006, { allowed_coins: ['bitcoin'], price: { on_demand: { bitcoin: 0.0001 }, spot: {}, usd_per_hour: { on_demand: { bitcoin: 0.25 } } } })];
+    marketplace.servers = [
+      aServer(1006, {
+        allowed_coins: ['bitcoin'],
+        price: { on_demand: { bitcoin: 0.0001 }, spot: {}, usd_per_hour: { on_demand: { bitcoin: 0.25 } } },
+      }),
+    ];
     expect(await setSpotPrice({ order_id: 6, desired_price: 1.5 }, { now: NOW }, deps)).toEqual({
-      success: true, order_id: 6, desired_price: 1.5, currency: 'bitcoin', desired_price_usd_per_hour: 3750,
+      success: true,
+      order_id: 6,
+      desired_price: 1.5,
+      currency: 'bitcoin',
+      desired_price_usd_per_hour: 3750,
     });
     expect(marketplace.spotPriceCalls).toEqual([{ order_id: 6, price: 1.5 }]);
   });
@@ -287,9 +393,15 @@ describe('Function: setSpotPrice', () => {
   it('still succeeds, with desired_price_usd_per_hour null, when the server is not listed or the listing cannot be read', async () => {
     const { deps, marketplace } = setup();
     marketplace.orders = [spot(1)];
-    expect(await setSpotPrice({ order_id: 6, desired_price: 1.2 }, { now: NOW }, deps)).toMatchObject({ success: true, desired_price_usd_per_hour: null });
+    expect(await setSpotPrice({ order_id: 6, desired_price: 1.2 }, { now: NOW }, deps)).toMatchObject({
+      success: true,
+      desired_price_usd_per_hour: null,
+    });
     jest.spyOn(marketplace, 'listServers').mockRejectedValue(new MarketplaceUnavailableError('down'));
-    expect(await setSpotPrice({ order_id: 6, desired_price: 1.3 }, { now: NOW }, deps)).toMatchObject({ success: true, desired_price_usd_per_hour: null });
+    expect(await setSpotPrice({ order_id: 6, desired_price: 1.3 }, { now: NOW }, deps)).toMatchObject({
+      success: true,
+      desired_price_usd_per_hour: null,
+    });
     expect(marketplace.spotPriceCalls).toHaveLength(2);
   });
 
@@ -297,10 +409,16 @@ describe('Function: setSpotPrice', () => {
     const { deps, marketplace } = setup();
     // A bitcoin spot order at 0.00004 BTC a day; 0.5 "meant as USD/h" would be 0.5 BTC a day.
     marketplace.orders = [anOrder(6, { type: 'spot', price: 0.00004, currency: 'bitcoin' })];
-    marketplace.servers = [aServer(1006, { allowed_coins: ['bitcoin'], price: { on_demand: { bitcoin: 0.00004 }, spot: {}, usd_per_hour: { on_demand: { bitcoin: 0.1 } } } })];
+    marketplace.servers = [
+      aServer(1006, {
+        allowed_coins: ['bitcoin'],
+        price: { on_demand: { bitcoin: 0.00004 }, spot: {}, usd_per_hour: { on_demand: { bitcoin: 0.1 } } },
+      }),
+    ];
     expect(await setSpotPrice({ order_id: 6, desired_price: 0.5 }, { now: NOW }, deps)).toEqual({
       success: false,
-      error: 'spot price 0.5 bitcoin per day ($1250/hr) for order 6 is more than 10 × its current 0.00004 bitcoin per day ($0.1/hr); ' +
+      error:
+        'spot price 0.5 bitcoin per day ($1250/hr) for order 6 is more than 10 × its current 0.00004 bitcoin per day ($0.1/hr); ' +
         'desired_price is in the order currency per day, not USD per hour (raise in steps if meant)',
     });
     expect(marketplace.spotPriceCalls).toEqual([]);
@@ -313,7 +431,11 @@ describe('Function: setSpotPrice', () => {
     marketplace.orders = [spot(1)];
     expect((await setSpotPrice({ order_id: 6, desired_price: 0.9 }, { now: NOW }, deps)).success).toBe(true);
     const refused = await setSpotPrice({ order_id: 6, desired_price: 0.8 }, { now: NOW + 100 }, deps);
-    expect(refused).toEqual({ success: false, error: 'spot price of order 6 was lowered 100 s ago; the marketplace allows one decrease per 600 s (retry in 500 s)' });
+    expect(refused).toEqual({
+      success: false,
+      error:
+        'spot price of order 6 was lowered 100 s ago; the marketplace allows one decrease per 600 s (retry in 500 s)',
+    });
     expect(marketplace.spotPriceCalls).toHaveLength(1);
     // Raising is never limited; a decrease 600 s later goes through.
     expect((await setSpotPrice({ order_id: 6, desired_price: 2 }, { now: NOW + 200 }, deps)).success).toBe(true);
@@ -326,7 +448,8 @@ describe('Function: setSpotPrice', () => {
     marketplace.orders = [spot(1)];
     marketplace.spotPriceFailure = new MarketplaceRejectedError('too_low_price', { min_price: 0.7 });
     expect(await setSpotPrice({ order_id: 6, desired_price: 0.5 }, { now: NOW }, deps)).toEqual({
-      success: false, error: 'marketplace refused spot price 0.5 for order 6: too_low_price (min_price 0.7)',
+      success: false,
+      error: 'marketplace refused spot price 0.5 for order 6: too_low_price (min_price 0.7)',
     });
     marketplace.spotPriceFailure = undefined;
     expect((await setSpotPrice({ order_id: 6, desired_price: 0.8 }, { now: NOW + 10 }, deps)).success).toBe(true);
@@ -336,14 +459,22 @@ describe('Function: setSpotPrice', () => {
     const { deps, marketplace } = setup();
     marketplace.orders = [spot(1)];
     marketplace.spotPriceFailure = new MarketplaceUnavailableError('timeout');
-    await expect(setSpotPrice({ order_id: 6, desired_price: 2 }, { now: NOW }, deps)).rejects.toThrow(MarketplaceUnavailableError);
+    await expect(setSpotPrice({ order_id: 6, desired_price: 2 }, { now: NOW }, deps)).rejects.toThrow(
+      MarketplaceUnavailableError,
+    );
   });
 
   it('fails for an inactive or on-demand order', async () => {
     const { deps, marketplace } = setup();
     marketplace.orders = [anOrder(6, { type: 'on-demand' })];
-    expect(await setSpotPrice({ order_id: 6, desired_price: 1 }, { now: NOW }, deps)).toEqual({ success: false, error: 'order 6 is not a spot order' });
-    expect(await setSpotPrice({ order_id: 5, desired_price: 1 }, { now: NOW }, deps)).toEqual({ success: false, error: 'order 5 is not active' });
+    expect(await setSpotPrice({ order_id: 6, desired_price: 1 }, { now: NOW }, deps)).toEqual({
+      success: false,
+      error: 'order 6 is not a spot order',
+    });
+    expect(await setSpotPrice({ order_id: 5, desired_price: 1 }, { now: NOW }, deps)).toEqual({
+      success: false,
+      error: 'order 5 is not active',
+    });
     expect(marketplace.spotPriceCalls).toEqual([]);
   });
 });

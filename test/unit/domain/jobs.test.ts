@@ -10,7 +10,11 @@ import {
   runStatus,
   summarizeOrders,
 } from '../../../lambdas/domain/jobs';
-import { MarketplaceRejectedError, MarketplaceUnavailableError, SoftTimeoutError } from '../../../lambdas/domain/errors';
+import {
+  MarketplaceRejectedError,
+  MarketplaceUnavailableError,
+  SoftTimeoutError,
+} from '../../../lambdas/domain/errors';
 import { anOrder, aServer } from '../../fakes/builders';
 import { jobFakes } from '../../fakes/deps';
 
@@ -72,9 +76,15 @@ describe('Function: runStatus', () => {
     // Prepare: 1 leased, 2 watched without a lease, 3 with an ended lease, 4 unknown to the relay
     const { deps, marketplace, leases } = jobFakes();
     marketplace.orders = [1, 2, 3, 4].map((id) => anOrder(id, { status: 'running' }));
-    await leases.track({ order_id: 1, task_id: 't1', spot: true }, { now: 1_000, status: 'running', lease: { expires_at: 4_600, hours: 1 } });
+    await leases.track(
+      { order_id: 1, task_id: 't1', spot: true },
+      { now: 1_000, status: 'running', lease: { expires_at: 4_600, hours: 1 } },
+    );
     await leases.track({ order_id: 2, task_id: 't2', spot: true }, { now: 1_000, status: 'running' });
-    await leases.track({ order_id: 3, task_id: 't3', spot: true }, { now: 1_000, status: 'running', lease: { expires_at: 2_000, hours: 0.5 } });
+    await leases.track(
+      { order_id: 3, task_id: 't3', spot: true },
+      { now: 1_000, status: 'running', lease: { expires_at: 2_000, hours: 0.5 } },
+    );
     await leases.endLease(3, 'cancelled', 2_001);
     // Act
     const result = await runStatus({}, deps);
@@ -91,23 +101,40 @@ describe('Function: runStatus', () => {
 describe('Function: runPriceAlert', () => {
   const input = { gpu_type: '4090', target_price: 0.5, image: 'my/image:1', callback_url: 'https://cb.example/hook' };
   /** A spot price under the target ($0.4/h). */
-  const underTarget = { price: { on_demand: { 'NATIVE-Blockchain': 10 }, spot: { 'NATIVE-Blockchain': 5 }, usd_per_hour: { on_demand: { 'NATIVE-Blockchain': 0.8 }, spot: 0.4 } } };
+  const underTarget = {
+    price: {
+      on_demand: { 'NATIVE-Blockchain': 10 },
+      spot: { 'NATIVE-Blockchain': 5 },
+      usd_per_hour: { on_demand: { 'NATIVE-Blockchain': 0.8 }, spot: 0.4 },
+    },
+  };
 
   it('passes wait_seconds on to the create-order it queues, as a standing order (issue 23)', async () => {
     // Prepare
     const { deps, marketplace, workflow } = jobFakes();
     marketplace.servers = [aServer(1, underTarget)];
     // Act
-    await runPriceAlert({ ...input, wait_seconds: 3600 }, deps, { task_id: ALERT_TASK, origin: { source: 'webhook' }, now: NOW });
+    await runPriceAlert({ ...input, wait_seconds: 3600 }, deps, {
+      task_id: ALERT_TASK,
+      origin: { source: 'webhook' },
+      now: NOW,
+    });
     // Assess
     expect(workflow.started[0]?.input.request.wait_seconds).toBe(3600);
-    expect(workflow.started[0]?.input.timing).toMatchObject({ waiting_until: Math.floor(NOW / 1000) + 3600, accepted_at: NOW });
+    expect(workflow.started[0]?.input.timing).toMatchObject({
+      waiting_until: Math.floor(NOW / 1000) + 3600,
+      accepted_at: NOW,
+    });
   });
 
   it('returns Price not met and starts nothing when no server is at or under the target', async () => {
     // Prepare
     const { deps, marketplace, workflow, tasks, notifier } = jobFakes();
-    marketplace.servers = [aServer(1, { price: { on_demand: {}, spot: { 'NATIVE-Blockchain': 9 }, usd_per_hour: { on_demand: {}, spot: 0.51 } } })];
+    marketplace.servers = [
+      aServer(1, {
+        price: { on_demand: {}, spot: { 'NATIVE-Blockchain': 9 }, usd_per_hour: { on_demand: {}, spot: 0.51 } },
+      }),
+    ];
     // Act
     const result = await runPriceAlert(input, deps, { task_id: ALERT_TASK, origin: { source: 'webhook' }, now: NOW });
     // Assess
@@ -123,30 +150,46 @@ describe('Function: runPriceAlert', () => {
     marketplace.servers = [
       aServer(1, { rented: true }),
       aServer(2, { gpu_array: ['NVIDIA A100'], specs: { gpu: '1x NVIDIA A100', cpu: 'x', ram: 1, disk: 'd' } }),
-      aServer(3, { price: { on_demand: {}, spot: { 'NATIVE-Blockchain': 4 }, usd_per_hour: { on_demand: {}, spot: 0.5 } } }),
+      aServer(3, {
+        price: { on_demand: {}, spot: { 'NATIVE-Blockchain': 4 }, usd_per_hour: { on_demand: {}, spot: 0.5 } },
+      }),
     ];
     // Act
     const responseUrl = 'https://hooks.slack.example/commands/T1/2/tok';
-    const result = await runPriceAlert(input, deps, { task_id: ALERT_TASK, origin: { source: 'slack', responseUrl }, now: NOW });
+    const result = await runPriceAlert(input, deps, {
+      task_id: ALERT_TASK,
+      origin: { source: 'slack', responseUrl },
+      now: NOW,
+    });
     // Assess
     const childId = priceAlertOrderTaskId(ALERT_TASK);
     expect(result).toEqual({ success: true, message: expect.stringContaining(childId), task_id: childId });
     // The caller's URLs are in the record (the deliverers read them there), not in the workflow input.
     expect(tasks.records.get(childId)).toMatchObject({
-      task_id: childId, kind: 'create-order', state: 'queued', origin: { source: 'slack', responseUrl }, request: { callback_url: 'https://cb.example/hook' },
+      task_id: childId,
+      kind: 'create-order',
+      state: 'queued',
+      origin: { source: 'slack', responseUrl },
+      request: { callback_url: 'https://cb.example/hook' },
     });
-    expect(workflow.started).toEqual([{
-      taskId: childId,
-      input: {
-        task_id: childId,
-        request: {
-          gpu_type: '4090', max_price: 0.5, image: 'my/image:1', currency: 'NATIVE-Blockchain',
-          ports: { '22': 'tcp', '8888': 'http' }, use_spot: true,
+    expect(workflow.started).toEqual([
+      {
+        taskId: childId,
+        input: {
+          task_id: childId,
+          request: {
+            gpu_type: '4090',
+            max_price: 0.5,
+            image: 'my/image:1',
+            currency: 'NATIVE-Blockchain',
+            ports: { '22': 'tcp', '8888': 'http' },
+            use_spot: true,
+          },
+          origin: { source: 'slack' },
+          timing: { poll_interval_seconds: 5, ready_timeout_seconds: 120, soft_deadline: NOW / 1000 + 300 },
         },
-        origin: { source: 'slack' },
-        timing: { poll_interval_seconds: 5, ready_timeout_seconds: 120, soft_deadline: NOW / 1000 + 300 },
       },
-    }]);
+    ]);
     expect(notifier.chats).toHaveLength(1);
     expect(notifier.chats[0]).toContain('RTX 4090');
     expect(notifier.chats[0]).toContain('$0.5');
@@ -165,7 +208,11 @@ describe('Function: runPriceAlert', () => {
     // With only the 1 h server the price is "not met": no server can carry the lease.
     const short = jobFakes();
     short.marketplace.servers = [aServer(3, { ...underTarget, mrl: 1 })];
-    const none = await runPriceAlert(input, { ...short.deps, config: { ...short.deps.config, defaultMaxHours: 2 } }, { task_id: 'alert-2', origin: { source: 'webhook' }, now: NOW });
+    const none = await runPriceAlert(
+      input,
+      { ...short.deps, config: { ...short.deps.config, defaultMaxHours: 2 } },
+      { task_id: 'alert-2', origin: { source: 'webhook' }, now: NOW },
+    );
     expect(none).toEqual({ success: false, message: PRICE_NOT_MET });
   });
 
@@ -223,7 +270,7 @@ describe('Function: runPriceAlert', () => {
     expect(notifier.chats).toHaveLength(1);
   });
 
-  it('keeps a create-order task it did not see itself create when the start fails (a concurrent delivery\'s), and its retry starts it', async () => {
+  it("keeps a create-order task it did not see itself create when the start fails (a concurrent delivery's), and its retry starts it", async () => {
     // Prepare: a concurrent delivery of the same alert records the task between our lookup and our create.
     const { deps, marketplace, workflow, tasks } = jobFakes();
     marketplace.servers = [aServer(3, underTarget)];
@@ -260,7 +307,9 @@ describe('Function: runPriceAlert', () => {
     marketplace.servers = [aServer(3, underTarget)];
     workflow.fail = new Error('states unavailable');
     // Act + Assess
-    await expect(runPriceAlert(input, deps, { task_id: ALERT_TASK, origin: { source: 'webhook' }, now: NOW })).rejects.toThrow('states unavailable');
+    await expect(
+      runPriceAlert(input, deps, { task_id: ALERT_TASK, origin: { source: 'webhook' }, now: NOW }),
+    ).rejects.toThrow('states unavailable');
     expect(tasks.records.size).toBe(0);
     expect(notifier.chats).toEqual([]);
   });
@@ -277,8 +326,12 @@ describe('Function: runJob', () => {
   it('dispatches by kind', async () => {
     const { deps, marketplace } = jobFakes();
     marketplace.orders = [anOrder(9, { status: 'running' })];
-    await expect(runJob({ task_id: 't', kind: 'status', input: {}, origin: { source: 'webhook' } }, deps, NOW)).resolves.toMatchObject({ total_orders: 1, active: 1 });
-    await expect(runJob({ task_id: 't', kind: 'cancel-order', input: { order_id: 9 }, origin: { source: 'webhook' } }, deps, NOW)).resolves.toMatchObject({ order_id: 9 });
+    await expect(
+      runJob({ task_id: 't', kind: 'status', input: {}, origin: { source: 'webhook' } }, deps, NOW),
+    ).resolves.toMatchObject({ total_orders: 1, active: 1 });
+    await expect(
+      runJob({ task_id: 't', kind: 'cancel-order', input: { order_id: 9 }, origin: { source: 'webhook' } }, deps, NOW),
+    ).resolves.toMatchObject({ order_id: 9 });
   });
 
   it('runs extend-order: an active order without a lease gets one ending now + hours (Unix seconds)', async () => {
@@ -286,27 +339,52 @@ describe('Function: runJob', () => {
     const { deps, marketplace, leases } = jobFakes();
     marketplace.orders = [anOrder(9, { status: 'running' })];
     // Act
-    const result = await runJob({ task_id: 't-ext', kind: 'extend-order', input: { order_id: 9, hours: 2 }, origin: { source: 'webhook' } }, deps, NOW);
+    const result = await runJob(
+      { task_id: 't-ext', kind: 'extend-order', input: { order_id: 9, hours: 2 }, origin: { source: 'webhook' } },
+      deps,
+      NOW,
+    );
     // Assess
     expect(result).toEqual({ success: true, order_id: 9, lease_expires_at: NOW / 1000 + 7_200 });
-    expect(await leases.get(9)).toMatchObject({ order_id: 9, task_id: 't-ext', expires_at: NOW / 1000 + 7_200, hours: 2 });
+    expect(await leases.get(9)).toMatchObject({
+      order_id: 9,
+      task_id: 't-ext',
+      expires_at: NOW / 1000 + 7_200,
+      hours: 2,
+    });
   });
 
   it('ends extend-order of an order that is not active with the failure result (no throw, so no retry)', async () => {
     const { deps, marketplace } = jobFakes();
     marketplace.orders = [anOrder(9, { status: 'expired' })];
-    await expect(runJob({ task_id: 't', kind: 'extend-order', input: { order_id: 9, hours: 1 }, origin: { source: 'webhook' } }, deps, NOW))
-      .resolves.toEqual({ success: false, error: 'order 9 is not active' });
+    await expect(
+      runJob(
+        { task_id: 't', kind: 'extend-order', input: { order_id: 9, hours: 1 }, origin: { source: 'webhook' } },
+        deps,
+        NOW,
+      ),
+    ).resolves.toEqual({ success: false, error: 'order 9 is not active' });
   });
 
   it('runs set-spot-price: success, a marketplace refusal as a failure naming the reason, a transient error thrown', async () => {
     // Prepare
     const { deps, marketplace } = jobFakes();
     marketplace.orders = [anOrder(9, { status: 'running', type: 'spot', price: 5 })];
-    const job = { task_id: 't', kind: 'set-spot-price' as const, input: { order_id: 9, desired_price: 6 }, origin: { source: 'webhook' as const } };
+    const job = {
+      task_id: 't',
+      kind: 'set-spot-price' as const,
+      input: { order_id: 9, desired_price: 6 },
+      origin: { source: 'webhook' as const },
+    };
     // Act + Assess: success
     // The server is not listed here: the USD figure is unknown (null), never a reason to fail.
-    await expect(runJob(job, deps, NOW)).resolves.toEqual({ success: true, order_id: 9, desired_price: 6, currency: 'bitcoin', desired_price_usd_per_hour: null });
+    await expect(runJob(job, deps, NOW)).resolves.toEqual({
+      success: true,
+      order_id: 9,
+      desired_price: 6,
+      currency: 'bitcoin',
+      desired_price_usd_per_hour: null,
+    });
     expect(marketplace.spotPriceCalls).toEqual([{ order_id: 9, price: 6 }]);
     // A business refusal: a failure result
     jest.spyOn(marketplace, 'setSpotPrice').mockRejectedValueOnce(new MarketplaceRejectedError('too_low_price'));
@@ -322,7 +400,12 @@ describe('Function: runJob', () => {
   it('refuses a second spot decrease within 600 s itself, without a marketplace call', async () => {
     const { deps, marketplace } = jobFakes();
     marketplace.orders = [anOrder(9, { status: 'running', type: 'spot', price: 5 })];
-    const job = { task_id: 't', kind: 'set-spot-price' as const, input: { order_id: 9, desired_price: 4 }, origin: { source: 'webhook' as const } };
+    const job = {
+      task_id: 't',
+      kind: 'set-spot-price' as const,
+      input: { order_id: 9, desired_price: 4 },
+      origin: { source: 'webhook' as const },
+    };
     await expect(runJob(job, deps, NOW)).resolves.toMatchObject({ success: true });
     const second = await runJob(job, deps, NOW + 599_000);
     expect(second).toMatchObject({ success: false });

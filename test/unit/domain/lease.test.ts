@@ -27,12 +27,21 @@ import {
   type Lease,
   type WatchEntry,
 } from '../../../lambdas/domain/lease';
-import { ExtendOrderBodySchema, MaxHoursSchema, parseBody, SetSpotPriceBodySchema } from '../../../lambdas/http/requests';
+import {
+  ExtendOrderBodySchema,
+  MaxHoursSchema,
+  parseBody,
+  SetSpotPriceBodySchema,
+} from '../../../lambdas/http/requests';
 import { planLeaseSweep } from '../../../lambdas/domain/lease-sweep';
 import { anOrder } from '../../fakes/builders';
 
 const lease = (orderId: number, expiresAt: number, fields: Partial<Lease> = {}): Lease => ({
-  order_id: orderId, task_id: `t${orderId}`, expires_at: expiresAt, hours: 1, ...fields,
+  order_id: orderId,
+  task_id: `t${orderId}`,
+  expires_at: expiresAt,
+  hours: 1,
+  ...fields,
 });
 
 describe('Function: parseMaxHours', () => {
@@ -53,12 +62,14 @@ describe('Function: parseMaxHours', () => {
   });
 
   it('agrees with the schema field for any input (property)', () => {
-    fc.assert(fc.property(fc.oneof(fc.double(), fc.string(), fc.constant(null), fc.constant(undefined)), (v) => {
-      const direct = parseMaxHours(v);
-      const viaSchema = MaxHoursSchema.safeParse(v);
-      expect(viaSchema.success).toBe(direct.ok);
-      if (direct.ok && viaSchema.success) expect(viaSchema.data).toBe(direct.value);
-    }));
+    fc.assert(
+      fc.property(fc.oneof(fc.double(), fc.string(), fc.constant(null), fc.constant(undefined)), (v) => {
+        const direct = parseMaxHours(v);
+        const viaSchema = MaxHoursSchema.safeParse(v);
+        expect(viaSchema.success).toBe(direct.ok);
+        if (direct.ok && viaSchema.success) expect(viaSchema.data).toBe(direct.value);
+      }),
+    );
   });
 
   it('falls back to DEFAULT_MAX_HOURS only when the request has none', () => {
@@ -70,8 +81,9 @@ describe('Function: parseMaxHours', () => {
 
 describe('Schema: ExtendOrderBodySchema', () => {
   it('parses order_id (number or digits), hours and callback_url', () => {
-    expect(parseBody(ExtendOrderBodySchema, { order_id: '42', hours: 1.5, callback_url: 'https://x.example/cb' }))
-      .toEqual({ ok: true, value: { order_id: 42, hours: 1.5, callback_url: 'https://x.example/cb' } });
+    expect(
+      parseBody(ExtendOrderBodySchema, { order_id: '42', hours: 1.5, callback_url: 'https://x.example/cb' }),
+    ).toEqual({ ok: true, value: { order_id: 42, hours: 1.5, callback_url: 'https://x.example/cb' } });
   });
 
   it.each([
@@ -86,37 +98,64 @@ describe('Schema: ExtendOrderBodySchema', () => {
     expect(EXTEND_REQUIRED_ERROR).toBe('order_id and hours required');
   });
 
-  it.each([[0], [-2], [721], ['3'], [false]])('answers the hours range text for a present but invalid hours %j', (hours) => {
-    expect(parseBody(ExtendOrderBodySchema, { order_id: 42, hours })).toEqual({ ok: false, error: HOURS_ERROR });
-    expect(HOURS_ERROR).toBe('hours must be a number between 0 and 720');
-  });
+  it.each([[0], [-2], [721], ['3'], [false]])(
+    'answers the hours range text for a present but invalid hours %j',
+    (hours) => {
+      expect(parseBody(ExtendOrderBodySchema, { order_id: 42, hours })).toEqual({ ok: false, error: HOURS_ERROR });
+      expect(HOURS_ERROR).toBe('hours must be a number between 0 and 720');
+    },
+  );
 
-  it('keeps order_id\'s own texts for a malformed id', () => {
-    expect(parseBody(ExtendOrderBodySchema, { order_id: 'abc', hours: 1 })).toEqual({ ok: false, error: 'order_id must be an integer' });
+  it("keeps order_id's own texts for a malformed id", () => {
+    expect(parseBody(ExtendOrderBodySchema, { order_id: 'abc', hours: 1 })).toEqual({
+      ok: false,
+      error: 'order_id must be an integer',
+    });
   });
 });
 
 describe('Schema: SetSpotPriceBodySchema', () => {
   it('parses order_id and desired_price', () => {
-    expect(parseBody(SetSpotPriceBodySchema, { order_id: 7, desired_price: 0.25 })).toEqual({ ok: true, value: { order_id: 7, desired_price: 0.25 } });
+    expect(parseBody(SetSpotPriceBodySchema, { order_id: 7, desired_price: 0.25 })).toEqual({
+      ok: true,
+      value: { order_id: 7, desired_price: 0.25 },
+    });
   });
 
-  it.each([[{}], [{ order_id: 7 }], [{ desired_price: 1 }], [{ order_id: null, desired_price: 1 }]])('answers "order_id and desired_price required" for %j', (body) => {
-    expect(parseBody(SetSpotPriceBodySchema, body)).toEqual({ ok: false, error: SPOT_PRICE_REQUIRED_ERROR });
-    expect(SPOT_PRICE_REQUIRED_ERROR).toBe('order_id and desired_price required');
-  });
+  it.each([[{}], [{ order_id: 7 }], [{ desired_price: 1 }], [{ order_id: null, desired_price: 1 }]])(
+    'answers "order_id and desired_price required" for %j',
+    (body) => {
+      expect(parseBody(SetSpotPriceBodySchema, body)).toEqual({ ok: false, error: SPOT_PRICE_REQUIRED_ERROR });
+      expect(SPOT_PRICE_REQUIRED_ERROR).toBe('order_id and desired_price required');
+    },
+  );
 
   it('refuses a non-positive or non-numeric price', () => {
-    expect(parseBody(SetSpotPriceBodySchema, { order_id: 7, desired_price: 0 })).toEqual({ ok: false, error: 'desired_price must be a positive number' });
-    expect(parseBody(SetSpotPriceBodySchema, { order_id: 7, desired_price: '1' })).toEqual({ ok: false, error: 'desired_price must be a positive number' });
+    expect(parseBody(SetSpotPriceBodySchema, { order_id: 7, desired_price: 0 })).toEqual({
+      ok: false,
+      error: 'desired_price must be a positive number',
+    });
+    expect(parseBody(SetSpotPriceBodySchema, { order_id: 7, desired_price: '1' })).toEqual({
+      ok: false,
+      error: 'desired_price must be a positive number',
+    });
   });
 
-  it.each([[0.000000009], [10_000_000.5], [1e300]])('refuses %p: outside what a price in the order currency per day can be', (desired) => {
-    expect(parseBody(SetSpotPriceBodySchema, { order_id: 7, desired_price: desired })).toEqual({ ok: false, error: 'desired_price must be between 0.00000001 and 10000000 (order currency per day)' });
-  });
+  it.each([[0.000000009], [10_000_000.5], [1e300]])(
+    'refuses %p: outside what a price in the order currency per day can be',
+    (desired) => {
+      expect(parseBody(SetSpotPriceBodySchema, { order_id: 7, desired_price: desired })).toEqual({
+        ok: false,
+        error: 'desired_price must be between 0.00000001 and 10000000 (order currency per day)',
+      });
+    },
+  );
 
   it.each([[0.00000001], [0.0000431], [1540], [10_000_000]])('accepts %p (bounds included)', (desired) => {
-    expect(parseBody(SetSpotPriceBodySchema, { order_id: 7, desired_price: desired })).toEqual({ ok: true, value: { order_id: 7, desired_price: desired } });
+    expect(parseBody(SetSpotPriceBodySchema, { order_id: 7, desired_price: desired })).toEqual({
+      ok: true,
+      value: { order_id: 7, desired_price: desired },
+    });
   });
 });
 
@@ -137,20 +176,24 @@ describe('Function: lease arithmetic', () => {
   const time = fc.integer({ min: 0, max: 4_000_000_000 });
 
   it('never ends an extended lease before now + hours or the old end + hours (property)', () => {
-    fc.assert(fc.property(fc.option(time, { nil: undefined }), time, hours, (end, now, h) => {
-      const next = extendLease(end, now, h);
-      expect(next).toBe(Math.max(now, end ?? now) + hoursToSeconds(h));
-      expect(next).toBeGreaterThanOrEqual(now + hoursToSeconds(h));
-      if (end !== undefined) expect(next).toBeGreaterThan(end);
-      expect(Number.isInteger(next)).toBe(true);
-    }));
+    fc.assert(
+      fc.property(fc.option(time, { nil: undefined }), time, hours, (end, now, h) => {
+        const next = extendLease(end, now, h);
+        expect(next).toBe(Math.max(now, end ?? now) + hoursToSeconds(h));
+        expect(next).toBeGreaterThanOrEqual(now + hoursToSeconds(h));
+        if (end !== undefined) expect(next).toBeGreaterThan(end);
+        expect(Number.isInteger(next)).toBe(true);
+      }),
+    );
   });
 
   it('rounds hours to within half a second and keeps them monotonic (property)', () => {
-    fc.assert(fc.property(hours, hours, (a, b) => {
-      expect(Math.abs(hoursToSeconds(a) - a * 3600)).toBeLessThanOrEqual(0.5);
-      if (a <= b) expect(hoursToSeconds(a)).toBeLessThanOrEqual(hoursToSeconds(b));
-    }));
+    fc.assert(
+      fc.property(hours, hours, (a, b) => {
+        expect(Math.abs(hoursToSeconds(a) - a * 3600)).toBeLessThanOrEqual(0.5);
+        if (a <= b) expect(hoursToSeconds(a)).toBeLessThanOrEqual(hoursToSeconds(b));
+      }),
+    );
   });
 
   it('skips servers whose mrl is below the lease', () => {
@@ -164,29 +207,43 @@ describe('Function: planLeaseSweep', () => {
   const now = 10_000;
 
   it('expires ended leases and warns those within the warning window once per end', () => {
-    const plan = planLeaseSweep([
-      lease(1, now),                                 // ends now: expired
-      lease(2, now - 500),                           // long past: expired, no late warning
-      lease(3, now + 600),                           // at the window's edge: warn
-      lease(4, now + 601),                           // outside the window
-      lease(5, now + 100, { warned_for: now + 100 }), // already warned for this end
-      lease(6, now + 100, { warned_for: now - 50 }),  // warned for an older end: extended since, warn again
-      lease(7, now - 1, { ended: 'cancelled' }),      // done
-    ], now, 600);
+    const plan = planLeaseSweep(
+      [
+        lease(1, now), // ends now: expired
+        lease(2, now - 500), // long past: expired, no late warning
+        lease(3, now + 600), // at the window's edge: warn
+        lease(4, now + 601), // outside the window
+        lease(5, now + 100, { warned_for: now + 100 }), // already warned for this end
+        lease(6, now + 100, { warned_for: now - 50 }), // warned for an older end: extended since, warn again
+        lease(7, now - 1, { ended: 'cancelled' }), // done
+      ],
+      now,
+      600,
+    );
     expect(plan.expire.map((l) => l.order_id)).toEqual([1, 2]);
     expect(plan.warn.map((l) => l.order_id)).toEqual([3, 6]);
   });
 
   it('partitions: no lease is both warned and expired, and every unended lease past its end is expired (property)', () => {
-    const arb = fc.array(fc.record({ id: fc.integer({ min: 1, max: 1e6 }), end: fc.integer({ min: 0, max: 20_000 }), warned: fc.boolean() }), { maxLength: 50 });
-    fc.assert(fc.property(arb, fc.integer({ min: 0, max: 20_000 }), fc.integer({ min: 0, max: 3600 }), (rows, t, w) => {
-      const leases = rows.map((r, i) => lease(i + 1, r.end, r.warned ? { warned_for: r.end } : {}));
-      const plan = planLeaseSweep(leases, t, w);
-      const expired = new Set(plan.expire.map((l) => l.order_id));
-      for (const l of plan.warn) expect(expired.has(l.order_id)).toBe(false);
-      expect(plan.expire.length).toBe(leases.filter((l) => l.expires_at <= t).length);
-      for (const l of plan.warn) expect(l.expires_at - w <= t && t < l.expires_at && l.warned_for !== l.expires_at).toBe(true);
-    }));
+    const arb = fc.array(
+      fc.record({
+        id: fc.integer({ min: 1, max: 1e6 }),
+        end: fc.integer({ min: 0, max: 20_000 }),
+        warned: fc.boolean(),
+      }),
+      { maxLength: 50 },
+    );
+    fc.assert(
+      fc.property(arb, fc.integer({ min: 0, max: 20_000 }), fc.integer({ min: 0, max: 3600 }), (rows, t, w) => {
+        const leases = rows.map((r, i) => lease(i + 1, r.end, r.warned ? { warned_for: r.end } : {}));
+        const plan = planLeaseSweep(leases, t, w);
+        const expired = new Set(plan.expire.map((l) => l.order_id));
+        for (const l of plan.warn) expect(expired.has(l.order_id)).toBe(false);
+        expect(plan.expire.length).toBe(leases.filter((l) => l.expires_at <= t).length);
+        for (const l of plan.warn)
+          expect(l.expires_at - w <= t && t < l.expires_at && l.warned_for !== l.expires_at).toBe(true);
+      }),
+    );
   });
 });
 
@@ -213,10 +270,20 @@ describe('Function: diffWatch', () => {
   });
 
   it('reports nothing when every status is unchanged (property)', () => {
-    fc.assert(fc.property(fc.array(fc.constantFrom('running', 'paused', 'creating_order'), { minLength: 1, maxLength: 20 }), (statuses) => {
-      const w = new Map(statuses.map((s, i) => [i + 1, { status: s, since: 1 }] as const));
-      expect(diffWatch(w, statuses.map((s, i) => anOrder(i + 1, { status: s })))).toEqual([]);
-    }));
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom('running', 'paused', 'creating_order'), { minLength: 1, maxLength: 20 }),
+        (statuses) => {
+          const w = new Map(statuses.map((s, i) => [i + 1, { status: s, since: 1 }] as const));
+          expect(
+            diffWatch(
+              w,
+              statuses.map((s, i) => anOrder(i + 1, { status: s })),
+            ),
+          ).toEqual([]);
+        },
+      ),
+    );
   });
 
   it('names stops: paused, expired, gone, and a running order going offline', () => {
@@ -239,17 +306,35 @@ describe('Function: events', () => {
     const change = { order_id: 5, from: 'running', to: 'paused', since: 100, spot: false, terminal: false };
     expect(statusChangedEvent(change, l, 200)).toEqual({
       id: 'status_changed:5:running:paused:100',
-      body: { event: 'order.status_changed', order_id: 5, task_id: 't5', occurred_at: 200, lease_expires_at: 9_000, from: 'running', to: 'paused' },
+      body: {
+        event: 'order.status_changed',
+        order_id: 5,
+        task_id: 't5',
+        occurred_at: 200,
+        lease_expires_at: 9_000,
+        from: 'running',
+        to: 'paused',
+      },
     });
     expect(statusChangedEvent(change, { order_id: 5, task_id: 't5' }, 200).body).not.toHaveProperty('lease_expires_at');
   });
 
   it('gives one id per occurrence, whatever the sweep time (property)', () => {
-    fc.assert(fc.property(fc.integer({ min: 1 }), fc.integer({ min: 0 }), fc.integer({ min: 0 }), fc.integer({ min: 0 }), (id, end, t1, t2) => {
-      expect(leaseExpiredEvent(lease(id, end), t1).id).toBe(leaseExpiredEvent(lease(id, end), t2).id);
-      expect(leaseEventId('lease_expired', id, end)).not.toBe(leaseEventId('lease_expiring', id, end));
-      expect(statusEventId({ order_id: id, from: 'a', to: 'b', since: end })).not.toBe(statusEventId({ order_id: id, from: 'a', to: 'b', since: end + 1 }));
-    }));
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1 }),
+        fc.integer({ min: 0 }),
+        fc.integer({ min: 0 }),
+        fc.integer({ min: 0 }),
+        (id, end, t1, t2) => {
+          expect(leaseExpiredEvent(lease(id, end), t1).id).toBe(leaseExpiredEvent(lease(id, end), t2).id);
+          expect(leaseEventId('lease_expired', id, end)).not.toBe(leaseEventId('lease_expiring', id, end));
+          expect(statusEventId({ order_id: id, from: 'a', to: 'b', since: end })).not.toBe(
+            statusEventId({ order_id: id, from: 'a', to: 'b', since: end + 1 }),
+          );
+        },
+      ),
+    );
   });
 });
 
@@ -267,10 +352,18 @@ describe('Function: chat texts', () => {
   });
 
   it('names a spot order that stops as possibly outbid', () => {
-    expect(statusChangedText({ order_id: 7, from: 'running', to: 'paused', spot: true })).toBe('Order 7 is now paused (was running): spot order, possibly outbid');
-    expect(statusChangedText({ order_id: 7, from: 'running', to: GONE, spot: true })).toBe('Order 7 is gone from the active orders (was running): spot order, possibly outbid');
-    expect(statusChangedText({ order_id: 7, from: 'running', to: 'paused', spot: false })).toBe('Order 7 is now paused (was running)');
-    expect(statusChangedText({ order_id: 7, from: 'paused', to: 'running', spot: true })).toBe('Order 7 is now running (was paused)');
+    expect(statusChangedText({ order_id: 7, from: 'running', to: 'paused', spot: true })).toBe(
+      'Order 7 is now paused (was running): spot order, possibly outbid',
+    );
+    expect(statusChangedText({ order_id: 7, from: 'running', to: GONE, spot: true })).toBe(
+      'Order 7 is gone from the active orders (was running): spot order, possibly outbid',
+    );
+    expect(statusChangedText({ order_id: 7, from: 'running', to: 'paused', spot: false })).toBe(
+      'Order 7 is now paused (was running)',
+    );
+    expect(statusChangedText({ order_id: 7, from: 'paused', to: 'running', spot: true })).toBe(
+      'Order 7 is now running (was paused)',
+    );
   });
 });
 
@@ -284,13 +377,19 @@ describe('Function: spot price decrease rule', () => {
   });
 
   it('refuses exactly when less than 600 s passed (property)', () => {
-    fc.assert(fc.property(fc.integer({ min: 0, max: 1e9 }), fc.integer({ min: 0, max: 5_000 }), (last, ago) => {
-      expect(spotDecreaseRefusal(1, last, last + ago) !== undefined).toBe(ago < 600);
-    }));
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 1e9 }), fc.integer({ min: 0, max: 5_000 }), (last, ago) => {
+        expect(spotDecreaseRefusal(1, last, last + ago) !== undefined).toBe(ago < 600);
+      }),
+    );
   });
 
   it('names the marketplace reason and its numbers', () => {
-    expect(spotPriceRefusedText(7, 0.1, 'too_low_price', { min_price: 0.2 })).toBe('marketplace refused spot price 0.1 for order 7: too_low_price (min_price 0.2)');
-    expect(spotPriceRefusedText(7, 0.1, 'exceeded_max_step')).toBe('marketplace refused spot price 0.1 for order 7: exceeded_max_step');
+    expect(spotPriceRefusedText(7, 0.1, 'too_low_price', { min_price: 0.2 })).toBe(
+      'marketplace refused spot price 0.1 for order 7: too_low_price (min_price 0.2)',
+    );
+    expect(spotPriceRefusedText(7, 0.1, 'exceeded_max_step')).toBe(
+      'marketplace refused spot price 0.1 for order 7: exceeded_max_step',
+    );
   });
 });

@@ -6,7 +6,11 @@ const server = (id: number, gpus: string[], rented: boolean, spot?: number): Ser
   owner: 1,
   mrl: 24,
   rented,
-  price: { on_demand: {}, spot: {}, usd_per_hour: { on_demand: { 'NATIVE-Blockchain': 1 }, ...(spot !== undefined ? { spot } : {}) } },
+  price: {
+    on_demand: {},
+    spot: {},
+    usd_per_hour: { on_demand: { 'NATIVE-Blockchain': 1 }, ...(spot !== undefined ? { spot } : {}) },
+  },
   specs: { gpu: `${gpus.length}x ${gpus[0] ?? ''}`, cpu: 'cpu', ram: 32, disk: 'ssd' },
   gpu_array: gpus,
   reliability: 0.99,
@@ -39,7 +43,12 @@ describe('Function: summarizeMarketplace', () => {
     const missing = { ...server(6, ['x'], false, 0.1), gpu_array: undefined } as unknown as Server;
     const blank = server(7, ['   '], false, 0.1);
     const summary = summarizeMarketplace([noGpu, missing, blank, server(8, ['Tesla V100'], true, 0.2)]);
-    expect(summary).toEqual({ status: 'ok', summary: { Tesla: { available: 0, total: 1, min_price: 0.2 } }, total_servers: 1, total_available: 0 });
+    expect(summary).toEqual({
+      status: 'ok',
+      summary: { Tesla: { available: 0, total: 1, min_price: 0.2 } },
+      total_servers: 1,
+      total_available: 0,
+    });
   });
 
   it('returns empty totals for an empty marketplace', () => {

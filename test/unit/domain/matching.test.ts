@@ -1,8 +1,16 @@
-import { findMatchingServer, findMatchingServers, noMatchMessage, serverMatches } from '../../../lambdas/domain/matching';
+import {
+  findMatchingServer,
+  findMatchingServers,
+  noMatchMessage,
+  serverMatches,
+} from '../../../lambdas/domain/matching';
 import type { Server } from '../../../lambdas/domain/marketplace-types';
 
 const NATIVE = 'NATIVE-Blockchain';
-const server = (id: number, patch: Partial<Server> & { spot?: Record<string, number>; usdSpot?: number; usdOnDemand?: number } = {}): Server => {
+const server = (
+  id: number,
+  patch: Partial<Server> & { spot?: Record<string, number>; usdSpot?: number; usdOnDemand?: number } = {},
+): Server => {
   const { spot, usdSpot, usdOnDemand, ...rest } = patch;
   return {
     id,
@@ -70,7 +78,11 @@ describe('Function: findMatchingServer', () => {
 
   it('compares an on-demand cap with the USD price of the coin the order is paid in', () => {
     const s = server(1);
-    const perCoin: Server = { ...s, allowed_coins: ['CLORE-Blockchain', 'bitcoin'], price: { ...s.price, usd_per_hour: { on_demand: { 'CLORE-Blockchain': 0.4, bitcoin: 0.7 } } } };
+    const perCoin: Server = {
+      ...s,
+      allowed_coins: ['CLORE-Blockchain', 'bitcoin'],
+      price: { ...s.price, usd_per_hour: { on_demand: { 'CLORE-Blockchain': 0.4, bitcoin: 0.7 } } },
+    };
     const onDemand = { ...spot, use_spot: false, max_price: 0.5 };
     expect(serverMatches(perCoin, { ...onDemand, currency: 'CLORE-Blockchain' })).toBe(true);
     expect(serverMatches(perCoin, { ...onDemand, currency: 'bitcoin' })).toBe(false);

@@ -43,11 +43,13 @@ describe('Orders nobody kept (sweepFleet with placement intents)', () => {
     expect(first).toMatchObject({ orphansCancelled: 1, eventsSent: 1, marketplaceCalls: 2 });
     expect(second).toMatchObject({ orphansCancelled: 0, marketplaceCalls: 0 });
     expect(notifier.chats).toEqual(['Order 501 cancelled: placed for task task-1, which did not keep it']);
-    expect(events.sent).toEqual([{
-      url: CB,
-      id: 'orphan_cancelled:501',
-      event: { event: 'order.orphan_cancelled', order_id: 501, task_id: 'task-1', occurred_at: NOW },
-    }]);
+    expect(events.sent).toEqual([
+      {
+        url: CB,
+        id: 'orphan_cancelled:501',
+        event: { event: 'order.orphan_cancelled', order_id: 501, task_id: 'task-1', occurred_at: NOW },
+      },
+    ]);
     expect(await intents.list()).toEqual([]);
   });
 

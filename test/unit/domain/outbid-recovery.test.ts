@@ -6,8 +6,19 @@
 import { MarketplaceRejectedError } from '../../../lambdas/domain/errors';
 import type { TrackedOrder } from '../../../lambdas/domain/lease';
 import type { Order } from '../../../lambdas/domain/marketplace-types';
-import { onOutbidProblem, REBID_NEEDS_MAX_PRICE_ERROR, REBID_NEEDS_SPOT_ERROR, REPLACE_NEEDS_SPOT_ERROR } from '../../../lambdas/domain/on-outbid';
-import { bidCeiling, MAX_REBID_CALLS, nextBid, recoverOutbid, type Replacer } from '../../../lambdas/domain/outbid-recovery';
+import {
+  onOutbidProblem,
+  REBID_NEEDS_MAX_PRICE_ERROR,
+  REBID_NEEDS_SPOT_ERROR,
+  REPLACE_NEEDS_SPOT_ERROR,
+} from '../../../lambdas/domain/on-outbid';
+import {
+  bidCeiling,
+  MAX_REBID_CALLS,
+  nextBid,
+  recoverOutbid,
+  type Replacer,
+} from '../../../lambdas/domain/outbid-recovery';
 import { aServer, anOrder, NATIVE } from '../../fakes/builders';
 import { FakeEventSender } from '../../fakes/event-sender';
 import { FakeLeaseStore } from '../../fakes/lease-store';
@@ -20,7 +31,11 @@ const SERVER = 7;
 
 /** A marketplace whose paused order runs again once its bid passes `competitor`; raises above `maxStep` are refused. */
 class BiddingMarket extends FakeMarketplace {
-  public constructor(private readonly competitor: number, private readonly maxStep?: number, private readonly statesStep = true) {
+  public constructor(
+    private readonly competitor: number,
+    private readonly maxStep?: number,
+    private readonly statesStep = true,
+  ) {
     super({ interleave: false });
     this.servers = [aServer(SERVER)];
     this.orders = [anOrder(1, { renting_server: SERVER, type: 'spot', status: 'paused', currency: NATIVE, price: 5 })];
@@ -33,21 +48,36 @@ class BiddingMarket extends FakeMarketplace {
       throw new MarketplaceRejectedError('exceeded_max_step', this.statesStep ? { max_step: this.maxStep } : {});
     }
     await super.setSpotPrice(orderId, desired);
-    if (desired > this.competitor) this.orders = this.orders.map((o) => (o.order_id === orderId ? { ...o, status: 'running' } : o));
+    if (desired > this.competitor)
+      this.orders = this.orders.map((o) => (o.order_id === orderId ? { ...o, status: 'running' } : o));
   }
 }
 
-const tracked = (patch: Partial<TrackedOrder> = {}): TrackedOrder => ({ order_id: 1, task_id: 't', callback_url: 'https://cb', spot: true, on_outbid: 'rebid', max_price: 0.9, ...patch });
+const tracked = (patch: Partial<TrackedOrder> = {}): TrackedOrder => ({
+  order_id: 1,
+  task_id: 't',
+  callback_url: 'https://cb',
+  spot: true,
+  on_outbid: 'rebid',
+  max_price: 0.9,
+  ...patch,
+});
 
 const run = async (market: BiddingMarket, order: TrackedOrder, replacer?: Replacer) => {
-  const deps = { leases: new FakeLeaseStore(), marketplace: market, notifier: new FakeNotifier(), events: new FakeEventSender(), ...(replacer ? { replacer } : {}) };
+  const deps = {
+    leases: new FakeLeaseStore(),
+    marketplace: market,
+    notifier: new FakeNotifier(),
+    events: new FakeEventSender(),
+    ...(replacer ? { replacer } : {}),
+  };
   const lost = market.orders[0] as Order;
   const outcome = await recoverOutbid(deps, order, lost, { now: NOW, since: NOW - 5 });
   return { outcome, events: deps.events.sent.map((s) => s.event), deps };
 };
 
 describe('bidCeiling', () => {
-  it('converts max_price (USD per hour) to the order currency per period with the server\'s own rates', () => {
+  it("converts max_price (USD per hour) to the order currency per period with the server's own rates", () => {
     // $0.9/h at $0.12/h per coin unit = 7.5 coin per period
     expect(bidCeiling(aServer(SERVER), NATIVE, 0.9)).toBe(7.5);
   });
@@ -120,7 +150,9 @@ describe('recoverOutbid: rebid', () => {
     const deps = { leases, marketplace: market, notifier: new FakeNotifier(), events: new FakeEventSender() };
     await recoverOutbid(deps, tracked(), market.orders[0] as Order, { now: NOW, since: NOW });
     const calls = market.spotPriceCalls.length;
-    expect((await recoverOutbid(deps, tracked(), market.orders[0] as Order, { now: NOW + 60, since: NOW + 60 })).outcome).toBe('skipped');
+    expect(
+      (await recoverOutbid(deps, tracked(), market.orders[0] as Order, { now: NOW + 60, since: NOW + 60 })).outcome,
+    ).toBe('skipped');
     expect(market.spotPriceCalls.length).toBe(calls);
   });
 });
@@ -133,7 +165,14 @@ describe('recoverOutbid: replacing', () => {
         calls.push(order.order_id);
         return started ? { started: true } : { started: false, reason: 'no server' };
       },
-      settle: async () => ({ pending: 0, replaced: 0, failed: 0, eventsSent: 0, marketplaceCalls: 0, cancelFailures: [] }),
+      settle: async () => ({
+        pending: 0,
+        replaced: 0,
+        failed: 0,
+        eventsSent: 0,
+        marketplaceCalls: 0,
+        cancelFailures: [],
+      }),
     };
     return { r, calls };
   };

@@ -9,8 +9,13 @@ import { sweepFleet } from '../../../lambdas/domain/fleet-watch';
 import { reportResult } from '../../../lambdas/domain/create-order/report-result';
 import type { Lease, TrackedOrder } from '../../../lambdas/domain/lease';
 import {
-  createReplacer, remainingLeaseHours, replacementRequest, replacementTaskId,
-  type PendingReplacement, type PendingReplacements, type ReplacerDeps,
+  createReplacer,
+  remainingLeaseHours,
+  replacementRequest,
+  replacementTaskId,
+  type PendingReplacement,
+  type PendingReplacements,
+  type ReplacerDeps,
 } from '../../../lambdas/domain/outbid-replacement';
 import { spendSettler } from '../../../lambdas/domain/spend-settlement';
 import type { TaskHistoryEntry } from '../../../lambdas/domain/task';
@@ -29,8 +34,17 @@ const LOST = 501;
 const LOST_SERVER = 77;
 const NEW = 502;
 const REQUEST = {
-  gpu_type: '4090', image: 'img', currency: 'c', ports: { '22': 'tcp' }, use_spot: true, max_price: 0.6, on_outbid: 'replace',
-  callback_url: 'https://cb.example/x', wait_seconds: 600, max_hours: 4, env_names: ['TOKEN'],
+  gpu_type: '4090',
+  image: 'img',
+  currency: 'c',
+  ports: { '22': 'tcp' },
+  use_spot: true,
+  max_price: 0.6,
+  on_outbid: 'replace',
+  callback_url: 'https://cb.example/x',
+  wait_seconds: 600,
+  max_hours: 4,
+  env_names: ['TOKEN'],
 };
 
 class FakePending implements PendingReplacements {
@@ -58,30 +72,62 @@ class KeepingTasks extends FakeTasks {
 }
 
 const lease = (patch: Partial<Lease> = {}): Lease => ({
-  order_id: LOST, task_id: PARENT, callback_url: 'https://cb.example/x', spot: true, on_outbid: 'replace', max_price: 0.6, key: 'ci',
-  expires_at: NOW + 2 * 3600, hours: 4, ...patch,
+  order_id: LOST,
+  task_id: PARENT,
+  callback_url: 'https://cb.example/x',
+  spot: true,
+  on_outbid: 'replace',
+  max_price: 0.6,
+  key: 'ci',
+  expires_at: NOW + 2 * 3600,
+  hours: 4,
+  ...patch,
 });
 
 const setup = () => {
   const tasks = new KeepingTasks();
-  tasks.seed(PARENT, { state: 'succeeded', request: REQUEST, origin: { source: 'webhook', responseUrl: 'https://hooks.slack/x', caller: { key: 'ci' } as never } });
+  tasks.seed(PARENT, {
+    state: 'succeeded',
+    request: REQUEST,
+    origin: { source: 'webhook', responseUrl: 'https://hooks.slack/x', caller: { key: 'ci' } as never },
+  });
   tasks.kept.set(PARENT, { TOKEN: 'secret' });
   const leases = new FakeLeaseStore();
   const marketplace = new FakeMarketplace({ interleave: false });
   marketplace.orders = [aPlacedOrder(LOST, LOST_SERVER, NOW - 3600, 'paused'), aPlacedOrder(NEW, 88, NOW, 'running')];
   const settled: { taskId: string; endedAt: number }[] = [];
-  const spend = { settle: async (taskId: string, end: { ended_at: number }) => { settled.push({ taskId, endedAt: end.ended_at }); return undefined; } };
+  const spend = {
+    settle: async (taskId: string, end: { ended_at: number }) => {
+      settled.push({ taskId, endedAt: end.ended_at });
+      return undefined;
+    },
+  };
   const deps = {
-    tasks, pending: new FakePending(), workflow: new FakeWorkflow(), leases, marketplace, notifier: new FakeNotifier(), events: new FakeEventSender(), spend,
+    tasks,
+    pending: new FakePending(),
+    workflow: new FakeWorkflow(),
+    leases,
+    marketplace,
+    notifier: new FakeNotifier(),
+    events: new FakeEventSender(),
+    spend,
   } satisfies ReplacerDeps;
-  const replacer = createReplacer(deps, { poll_interval_seconds: 5, ready_timeout_seconds: 120, soft_limit_seconds: 300 });
+  const replacer = createReplacer(deps, {
+    poll_interval_seconds: 5,
+    ready_timeout_seconds: 120,
+    soft_limit_seconds: 300,
+  });
   return { deps, replacer, tasks, leases, marketplace, settled };
 };
 
 /** Tracks the lost order as ReportResult would, watched as paused. */
 const trackLost = async (leases: FakeLeaseStore, order: TrackedOrder = lease()): Promise<void> => {
   const { expires_at: expiresAt, hours, ...watched } = order as Lease;
-  await leases.track(watched, { now: NOW - 3600, status: 'paused', ...(expiresAt !== undefined ? { lease: { expires_at: expiresAt, hours } } : {}) });
+  await leases.track(watched, {
+    now: NOW - 3600,
+    status: 'paused',
+    ...(expiresAt !== undefined ? { lease: { expires_at: expiresAt, hours } } : {}),
+  });
 };
 
 const childId = replacementTaskId(PARENT, LOST);
@@ -89,13 +135,29 @@ const finishChild = (tasks: FakeTasks, result: Record<string, unknown>): void =>
   const record = tasks.records.get(childId) ?? aTaskRecord(childId);
   tasks.records.set(childId, { ...record, state: result.success ? 'succeeded' : 'failed', result: result as never });
 };
-const READY = { success: true, order_id: NEW, server_id: 88, status: 'running', ssh_connection: 'ssh -p 2222 root@host502', gpu: ['x'], price_usd: 0.45 };
+const READY = {
+  success: true,
+  order_id: NEW,
+  server_id: 88,
+  status: 'running',
+  ssh_connection: 'ssh -p 2222 root@host502',
+  gpu: ['x'],
+  price_usd: 0.45,
+};
 
 describe('the replacement request', () => {
   it('keeps the request but the callback, the wait and the lease, which becomes what is left', () => {
     const request = replacementRequest(REQUEST, lease(), NOW);
     expect(request).toEqual({
-      gpu_type: '4090', image: 'img', currency: 'c', ports: { '22': 'tcp' }, use_spot: true, max_price: 0.6, on_outbid: 'replace', env_names: ['TOKEN'], max_hours: 2,
+      gpu_type: '4090',
+      image: 'img',
+      currency: 'c',
+      ports: { '22': 'tcp' },
+      use_spot: true,
+      max_price: 0.6,
+      on_outbid: 'replace',
+      env_names: ['TOKEN'],
+      max_hours: 2,
     });
   });
 
@@ -111,7 +173,11 @@ describe('Replacer.replace', () => {
     const started = await replacer.replace(lease(), aPlacedOrder(LOST, LOST_SERVER, 0, 'paused'), NOW);
     expect(started).toEqual({ started: true });
     const record = tasks.records.get(childId);
-    expect(record).toMatchObject({ kind: 'create-order', state: 'queued', origin: { source: 'webhook', caller: { key: 'ci' } } });
+    expect(record).toMatchObject({
+      kind: 'create-order',
+      state: 'queued',
+      origin: { source: 'webhook', caller: { key: 'ci' } },
+    });
     expect(record?.origin.responseUrl).toBeUndefined();
     expect(record?.request.callback_url).toBeUndefined();
     expect(tasks.sealed.get(childId)).toEqual({ orderEnv: { TOKEN: 'secret' }, keepForReplacement: true });
@@ -122,7 +188,9 @@ describe('Replacer.replace', () => {
     expect(input.request).toMatchObject({ gpu_type: '4090', max_hours: 2 });
     expect(JSON.stringify(input)).not.toContain('secret');
     expect(JSON.stringify(input)).not.toContain('cb.example');
-    expect([...deps.pending.entries.values()]).toEqual([{ task_id: childId, parent_task_id: PARENT, from_order_id: LOST, from_server_id: LOST_SERVER, started_at: NOW }]);
+    expect([...deps.pending.entries.values()]).toEqual([
+      { task_id: childId, parent_task_id: PARENT, from_order_id: LOST, from_server_id: LOST_SERVER, started_at: NOW },
+    ]);
   });
 
   it.each([
@@ -130,7 +198,10 @@ describe('Replacer.replace', () => {
     ['its lease was ended', lease({ ended: 'cancelled' }), 'the lease of order 501 has ended'],
   ])('starts nothing when %s', async (_what, order, reason) => {
     const { replacer, deps } = setup();
-    expect(await replacer.replace(order, aPlacedOrder(LOST, LOST_SERVER, 0, 'paused'), NOW)).toEqual({ started: false, reason });
+    expect(await replacer.replace(order, aPlacedOrder(LOST, LOST_SERVER, 0, 'paused'), NOW)).toEqual({
+      started: false,
+      reason,
+    });
     expect(deps.workflow.started).toHaveLength(0);
   });
 
@@ -181,11 +252,24 @@ describe('Replacer.settle', () => {
     expect(marketplace.cancelled).toEqual([LOST]);
     expect((await leases.get(LOST)) as Lease).toMatchObject({ ended: 'cancelled' });
     expect(leases.watch.has(LOST)).toBe(false);
-    expect(deps.events.sent.map((s) => [s.url, s.event])).toEqual([['https://cb.example/x', {
-      event: 'order.replaced', order_id: NEW, task_id: PARENT, from_order_id: LOST, to_order_id: NEW, ssh_connection: READY.ssh_connection, occurred_at: NOW + 30,
-    }]]);
+    expect(deps.events.sent.map((s) => [s.url, s.event])).toEqual([
+      [
+        'https://cb.example/x',
+        {
+          event: 'order.replaced',
+          order_id: NEW,
+          task_id: PARENT,
+          from_order_id: LOST,
+          to_order_id: NEW,
+          ssh_connection: READY.ssh_connection,
+          occurred_at: NOW + 30,
+        },
+      ],
+    ]);
     expect(deps.notifier.chats).toEqual([`Order ${LOST} was replaced by order ${NEW}. ${READY.ssh_connection}`]);
-    expect(tasks.history.map((h) => [h.taskId, h.entry.event, h.entry.order_id])).toEqual([[PARENT, 'order.replaced', NEW]]);
+    expect(tasks.history.map((h) => [h.taskId, h.entry.event, h.entry.order_id])).toEqual([
+      [PARENT, 'order.replaced', NEW],
+    ]);
     expect(tasks.updates.at(-1)).toMatchObject({ taskId: PARENT });
     // Settled: the next sweep does nothing more
     expect(await replacer.settle(NOW + 60)).toMatchObject({ pending: 0, replaced: 0 });
@@ -205,9 +289,15 @@ describe('Replacer.settle', () => {
     finishChild(tasks, { success: false, error: 'No 4090 available under $0.6/hr' });
     const report = await replacer.settle(NOW + 30);
     expect(report).toMatchObject({ replaced: 0, failed: 1 });
-    expect(deps.events.sent.map((s) => s.event)).toEqual([{
-      event: 'order.recovery_failed', order_id: LOST, task_id: PARENT, reason: 'no replacement was placed: No 4090 available under $0.6/hr', occurred_at: NOW + 30,
-    }]);
+    expect(deps.events.sent.map((s) => s.event)).toEqual([
+      {
+        event: 'order.recovery_failed',
+        order_id: LOST,
+        task_id: PARENT,
+        reason: 'no replacement was placed: No 4090 available under $0.6/hr',
+        occurred_at: NOW + 30,
+      },
+    ]);
     expect(marketplace.cancelCalls).toEqual([]);
     expect(leases.watch.has(LOST)).toBe(true);
     expect(settled).toEqual([]);
@@ -230,12 +320,18 @@ describe('Replacer.settle', () => {
 });
 
 describe('the sweep', () => {
-  it('settles ended rounds every sweep, also when it watches nothing else (the lost order\'s record may be gone)', async () => {
+  it("settles ended rounds every sweep, also when it watches nothing else (the lost order's record may be gone)", async () => {
     const { replacer, deps, tasks } = setup();
     await replacer.replace(lease(), aPlacedOrder(LOST, LOST_SERVER, 0, 'paused'), NOW);
     finishChild(tasks, { success: false, error: 'No 4090 available' });
     const report = await sweepFleet(
-      { leases: deps.leases, marketplace: deps.marketplace, notifier: deps.notifier, events: deps.events, recovery: { marketplace: deps.marketplace, replacer } },
+      {
+        leases: deps.leases,
+        marketplace: deps.marketplace,
+        notifier: deps.notifier,
+        events: deps.events,
+        recovery: { marketplace: deps.marketplace, replacer },
+      },
       { now: NOW + 30 },
     );
     expect(report).toMatchObject({ replacementsPending: 1, replacementsFailed: 1, replaced: 0 });
@@ -244,9 +340,17 @@ describe('the sweep', () => {
 });
 
 describe('spending of a replacement (issue 24)', () => {
-  it('an ended replacement order settles the round\'s reservation, not the replaced task\'s', async () => {
+  it("an ended replacement order settles the round's reservation, not the replaced task's", async () => {
     const calls: string[] = [];
-    const settler = spendSettler({ spend: { settle: async (taskId) => { calls.push(taskId); return undefined; } }, marketplace: new FakeMarketplace() });
+    const settler = spendSettler({
+      spend: {
+        settle: async (taskId) => {
+          calls.push(taskId);
+          return undefined;
+        },
+      },
+      marketplace: new FakeMarketplace(),
+    });
     await settler.order({ task_id: PARENT, spend_task_id: childId }, { ended_at: NOW });
     await settler.order({ task_id: PARENT }, { ended_at: NOW });
     expect(calls).toEqual([childId, PARENT]);
@@ -254,7 +358,7 @@ describe('spending of a replacement (issue 24)', () => {
 });
 
 describe('the workflow for a replacement round', () => {
-  it('FindServer never picks the lost order\'s server', async () => {
+  it("FindServer never picks the lost order's server", async () => {
     const market = new FakeMarketplace({ interleave: false });
     market.servers = [aServer(LOST_SERVER), aServer(88)];
     const tasks = new FakeTasks();
@@ -274,7 +378,12 @@ describe('the workflow for a replacement round', () => {
       replaces: { task_id: PARENT, order_id: LOST, server_id: LOST_SERVER },
       search: { server: { id: 88, gpu_array: ['x'], price_usd: 0.45 }, attempt: 1, excluded: [LOST_SERVER] },
       placement: { retry: false, order_id: NEW, server_id: 88, placed_at: NOW * 1000 },
-      check: { ready: true, timedOut: false, order: { order_id: NEW, status: 'running', ssh_connection: 'ssh x' }, ready_at: NOW * 1000 },
+      check: {
+        ready: true,
+        timedOut: false,
+        order: { order_id: NEW, status: 'running', ssh_connection: 'ssh x' },
+        ready_at: NOW * 1000,
+      },
     });
     const out = await reportResult(state, { tasks, notifier, claims: new FakeClaims(), leases }, NOW * 1000);
     expect(out.success).toBe(true);

@@ -46,6 +46,8 @@ describe('Retry policy: every exception but a named business outcome (order-rela
 
   it('uses the same business list on the workflow and worker paths', () => {
     for (const name of BUSINESS_ERROR_NAMES) expect(NOT_RETRIED_ERRORS).toContain(name);
-    expect(NOT_RETRIED_ERRORS.filter((n) => !(BUSINESS_ERROR_NAMES as readonly string[]).includes(n))).toEqual(['InvalidWorkflowInputError']);
+    expect(NOT_RETRIED_ERRORS.filter((n) => !(BUSINESS_ERROR_NAMES as readonly string[]).includes(n))).toEqual([
+      'InvalidWorkflowInputError',
+    ]);
   });
 });

@@ -22,13 +22,18 @@ describe('Function: slideWindow', () => {
 
   it('reports retryAfterMs as the time until the oldest in-window event leaves', () => {
     // Prepare
-    const events = [{ id: 'a', t: 10_000 }, { id: 'b', t: 30_000 }];
+    const events = [
+      { id: 'a', t: 10_000 },
+      { id: 'b', t: 30_000 },
+    ];
     // Act
     const out = slideWindow({ events, now: 50_000, windowMs, limit: 2, eventId: 'c' });
     // Assess
     expect(out.allowed).toBe(false);
     expect(out.retryAfterMs).toBe(20_000);
-    expect(slideWindow({ events, now: 50_000 + out.retryAfterMs, windowMs, limit: 2, eventId: 'c' }).allowed).toBe(true);
+    expect(slideWindow({ events, now: 50_000 + out.retryAfterMs, windowMs, limit: 2, eventId: 'c' }).allowed).toBe(
+      true,
+    );
   });
 
   it('does not record a rejected event', () => {
@@ -48,13 +53,26 @@ describe('Function: slideWindow', () => {
   });
 
   it('prunes events that left the window (the boundary event is out)', () => {
-    const out = slideWindow({ events: [{ id: 'old', t: 0 }, { id: 'edge', t: 1_000 }], now: 61_000, windowMs, limit: 1, eventId: 'new' });
+    const out = slideWindow({
+      events: [
+        { id: 'old', t: 0 },
+        { id: 'edge', t: 1_000 },
+      ],
+      now: 61_000,
+      windowMs,
+      limit: 1,
+      eventId: 'new',
+    });
     expect(out.allowed).toBe(true);
     expect(out.events.map((e) => e.id)).toEqual(['new']);
   });
 
   it('waits until enough events leave when the stored count exceeds a lowered limit', () => {
-    const events = [{ id: 'a', t: 1_000 }, { id: 'b', t: 2_000 }, { id: 'c', t: 3_000 }];
+    const events = [
+      { id: 'a', t: 1_000 },
+      { id: 'b', t: 2_000 },
+      { id: 'c', t: 3_000 },
+    ];
     const out = slideWindow({ events, now: 4_000, windowMs, limit: 2, eventId: 'd' });
     expect(out.retryAfterMs).toBe(2_000 + windowMs - 4_000);
   });
@@ -77,9 +95,14 @@ describe('Function: slideWindow', () => {
             expect(out.allowed).toBe(inWindowBefore < limit);
             if (!out.allowed) {
               // Waiting retryAfterMs frees a slot; waiting one ms less does not.
-              expect(slideWindow({ events, now: now + out.retryAfterMs, windowMs: win, limit, eventId: 'probe' }).allowed).toBe(true);
+              expect(
+                slideWindow({ events, now: now + out.retryAfterMs, windowMs: win, limit, eventId: 'probe' }).allowed,
+              ).toBe(true);
               if (out.retryAfterMs > 1) {
-                expect(slideWindow({ events, now: now + out.retryAfterMs - 1, windowMs: win, limit, eventId: 'probe' }).allowed).toBe(false);
+                expect(
+                  slideWindow({ events, now: now + out.retryAfterMs - 1, windowMs: win, limit, eventId: 'probe' })
+                    .allowed,
+                ).toBe(false);
               }
             }
             if (out.allowed) admitted.push(now);

@@ -2,7 +2,11 @@ import { findServerOrWait, ENDED_WHILE_WAITING } from '../../../lambdas/domain/c
 import type { WaitingTask } from '../../../lambdas/domain/ports';
 import { CreateOrderLeaseBodySchema, parseBody } from '../../../lambdas/http/requests';
 import {
-  queuePosition, resumedExecutionName, serveWaitingTasks, waitingEntry, WAIT_SECONDS_ERROR,
+  queuePosition,
+  resumedExecutionName,
+  serveWaitingTasks,
+  waitingEntry,
+  WAIT_SECONDS_ERROR,
 } from '../../../lambdas/domain/standing-orders';
 import { toTaskView } from '../../../lambdas/domain/task-view';
 import { aServer, aState, aTaskRecord } from '../../fakes/builders';
@@ -22,10 +26,16 @@ const standing = (taskId: string, acceptedAt = NOW_MS, waitSeconds = 600, gpu = 
   return aState({
     task_id: taskId,
     request: { ...base.request, gpu_type: gpu, wait_seconds: waitSeconds },
-    timing: { ...base.timing, soft_deadline: Math.floor(acceptedAt / 1000) + 300, waiting_until: Math.floor(acceptedAt / 1000) + waitSeconds, accepted_at: acceptedAt },
+    timing: {
+      ...base.timing,
+      soft_deadline: Math.floor(acceptedAt / 1000) + 300,
+      waiting_until: Math.floor(acceptedAt / 1000) + waitSeconds,
+      accepted_at: acceptedAt,
+    },
   });
 };
-const entry = (taskId: string, acceptedAt = NOW_MS, waitSeconds = 600, gpu = '4090'): WaitingTask => waitingEntry(standing(taskId, acceptedAt, waitSeconds, gpu), 1);
+const entry = (taskId: string, acceptedAt = NOW_MS, waitSeconds = 600, gpu = '4090'): WaitingTask =>
+  waitingEntry(standing(taskId, acceptedAt, waitSeconds, gpu), 1);
 
 const watchDeps = () => {
   const tasks = new FakeTasks();
@@ -46,25 +56,47 @@ const watchDeps = () => {
   const queue = async (...entries: WaitingTask[]) => {
     for (const e of entries) {
       await deps.waiting.add(e);
-      tasks.seed(e.task_id, { state: 'waiting', request: { gpu_type: e.request.gpu_type, image: 'img', currency: e.request.currency, ports: {}, use_spot: true, callback_url: `http://cb.example/${e.task_id}` } });
+      tasks.seed(e.task_id, {
+        state: 'waiting',
+        request: {
+          gpu_type: e.request.gpu_type,
+          image: 'img',
+          currency: e.request.currency,
+          ports: {},
+          use_spot: true,
+          callback_url: `http://cb.example/${e.task_id}`,
+        },
+      });
     }
   };
   return { deps, queue, listings: () => listings };
 };
 
 describe('wait_seconds on create-order', () => {
-  it.each([[0, undefined], [1, 1], [86_400, 86_400]])('accepts %p', (value, expected) => {
+  it.each([
+    [0, undefined],
+    [1, 1],
+    [86_400, 86_400],
+  ])('accepts %p', (value, expected) => {
     const parsed = parseBody(CreateOrderLeaseBodySchema, { gpu_type: 'RTX 4090', wait_seconds: value });
     expect(parsed).toMatchObject({ ok: true });
     if (parsed.ok) expect(parsed.value.wait_seconds).toBe(value === 0 ? 0 : expected);
   });
   it.each([-1, 86_401, 1.5, '60', true])('refuses %p with a 400 text naming the field', (value) => {
-    expect(parseBody(CreateOrderLeaseBodySchema, { gpu_type: 'RTX 4090', wait_seconds: value })).toEqual({ ok: false, error: WAIT_SECONDS_ERROR });
+    expect(parseBody(CreateOrderLeaseBodySchema, { gpu_type: 'RTX 4090', wait_seconds: value })).toEqual({
+      ok: false,
+      error: WAIT_SECONDS_ERROR,
+    });
   });
 });
 
 describe('Function: findServerOrWait (standing orders)', () => {
-  const setup = () => ({ marketplace: new FakeMarketplace(), claims: new FakeClaims(), tasks: new FakeTasks(), waiting: new FakeWaitingTasks() });
+  const setup = () => ({
+    marketplace: new FakeMarketplace(),
+    claims: new FakeClaims(),
+    tasks: new FakeTasks(),
+    waiting: new FakeWaitingTasks(),
+  });
 
   it('queues a standing order that finds no server and marks the task waiting', async () => {
     // Prepare
@@ -81,9 +113,13 @@ describe('Function: findServerOrWait (standing orders)', () => {
 
   it('fails with the no-match text when the task may not wait (no wait_seconds, or its wait ended)', async () => {
     const deps = setup();
-    await expect(findServerOrWait(aState({ timing: { ...aState().timing, soft_deadline: NOW_S + 300 } }), deps, NOW_MS)).rejects.toMatchObject({ name: 'NoServerAvailableError', message: 'No 4090 available' });
+    await expect(
+      findServerOrWait(aState({ timing: { ...aState().timing, soft_deadline: NOW_S + 300 } }), deps, NOW_MS),
+    ).rejects.toMatchObject({ name: 'NoServerAvailableError', message: 'No 4090 available' });
     const ended = standing('a', NOW_MS - 601_000);
-    await expect(findServerOrWait({ ...ended, timing: { ...ended.timing, soft_deadline: NOW_S + 300 } }, deps, NOW_MS)).rejects.toMatchObject({ name: 'NoServerAvailableError' });
+    await expect(
+      findServerOrWait({ ...ended, timing: { ...ended.timing, soft_deadline: NOW_S + 300 } }, deps, NOW_MS),
+    ).rejects.toMatchObject({ name: 'NoServerAvailableError' });
     expect(deps.waiting.entries.size).toBe(0);
   });
 
@@ -98,8 +134,16 @@ describe('Function: findServerOrWait (standing orders)', () => {
     expect(result).toMatchObject({ waiting: true });
     expect(deps.claims.holders.size).toBe(0);
     // Another GPU type's queue does not hold it back
-    expect(await findServerOrWait(standing('other', NOW_MS, 600, 'A100'), { ...deps, marketplace: Object.assign(new FakeMarketplace(), { servers: [aServer(2, { gpu_array: ['NVIDIA A100'] })] }) }, NOW_MS))
-      .toMatchObject({ server: { id: 2 } });
+    expect(
+      await findServerOrWait(
+        standing('other', NOW_MS, 600, 'A100'),
+        {
+          ...deps,
+          marketplace: Object.assign(new FakeMarketplace(), { servers: [aServer(2, { gpu_array: ['NVIDIA A100'] })] }),
+        },
+        NOW_MS,
+      ),
+    ).toMatchObject({ server: { id: 2 } });
   });
 
   it('a resumed task takes the server the watch claimed for it first, and stops when it was cancelled meanwhile', async () => {
@@ -107,11 +151,15 @@ describe('Function: findServerOrWait (standing orders)', () => {
     deps.tasks.seed('a', { state: 'waiting' });
     deps.marketplace.servers = [aServer(1), aServer(2)];
     await deps.claims.claim(2, 'a');
-    expect(await findServerOrWait({ ...standing('a'), resume: { server_id: 2, round: 1 } }, deps, NOW_MS)).toMatchObject({ server: { id: 2 } });
+    expect(
+      await findServerOrWait({ ...standing('a'), resume: { server_id: 2, round: 1 } }, deps, NOW_MS),
+    ).toMatchObject({ server: { id: 2 } });
     // Cancelled: final before the resumed execution ran
     deps.tasks.seed('b', { state: 'failed' });
     await deps.claims.claim(1, 'b');
-    await expect(findServerOrWait({ ...standing('b'), resume: { server_id: 1, round: 1 } }, deps, NOW_MS)).rejects.toThrow(ENDED_WHILE_WAITING);
+    await expect(
+      findServerOrWait({ ...standing('b'), resume: { server_id: 1, round: 1 } }, deps, NOW_MS),
+    ).rejects.toThrow(ENDED_WHILE_WAITING);
     expect(await deps.claims.claim(1, 'someone-else')).toBe(true);
   });
 });
@@ -122,7 +170,9 @@ describe('Function: serveWaitingTasks (the fleet watch)', () => {
     const { deps, queue, listings } = watchDeps();
     await serveWaitingTasks(deps, { nowMs: NOW_MS, softLimitSeconds: 300 });
     expect(listings()).toBe(0);
-    await queue(...Array.from({ length: 100 }, (_, i) => entry(`t${String(i).padStart(3, '0')}`, NOW_MS - 100_000 + i)));
+    await queue(
+      ...Array.from({ length: 100 }, (_, i) => entry(`t${String(i).padStart(3, '0')}`, NOW_MS - 100_000 + i)),
+    );
     deps.marketplace.servers = [aServer(1), aServer(2)];
     // Act
     const report = await serveWaitingTasks(deps, { nowMs: NOW_MS, softLimitSeconds: 300 });
@@ -143,7 +193,11 @@ describe('Function: serveWaitingTasks (the fleet watch)', () => {
     await serveWaitingTasks(deps, { nowMs: NOW_MS, softLimitSeconds: 300 });
     expect(deps.workflow.started.map((s) => s.taskId)).toEqual(['older']);
     const resumed = deps.workflow.started[0]?.input;
-    expect(resumed?.timing).toMatchObject({ soft_deadline: NOW_S + 300, waiting_until: entry('older').waiting_until - 2, accepted_at: NOW_MS - 2_000 });
+    expect(resumed?.timing).toMatchObject({
+      soft_deadline: NOW_S + 300,
+      waiting_until: entry('older').waiting_until - 2,
+      accepted_at: NOW_MS - 2_000,
+    });
     expect(queuePosition(await deps.waiting.list(), 'younger')).toBe(1);
   });
 
@@ -153,41 +207,70 @@ describe('Function: serveWaitingTasks (the fleet watch)', () => {
     const report = await serveWaitingTasks(deps, { nowMs: NOW_MS, softLimitSeconds: 300 });
     await serveWaitingTasks(deps, { nowMs: NOW_MS + 1_000, softLimitSeconds: 300 });
     expect(report).toMatchObject({ expired: 1, listingReads: 0 });
-    expect(deps.notifier.callbacks).toEqual([{ url: 'http://cb.example/late', taskId: 'late', result: { success: false, error: 'No 4090 available under $0.5/hr' } }]);
+    expect(deps.notifier.callbacks).toEqual([
+      {
+        url: 'http://cb.example/late',
+        taskId: 'late',
+        result: { success: false, error: 'No 4090 available under $0.5/hr' },
+      },
+    ]);
     expect(deps.workflow.started).toEqual([]);
   });
 
   it('does not try a task the cap holds (no listing read, no resume), and resumes it alone for its GPU type once the hold ends', async () => {
     // Prepare: the oldest task is held (the cap refused it) for 60 s; a younger one waits behind it
     const { deps, queue, listings } = watchDeps();
-    const held = { ...entry('held', NOW_MS - 3_000), round: 2, held_until: NOW_S + 60, held_by: 'Hourly order limit reached (1 per hour)' };
+    const held = {
+      ...entry('held', NOW_MS - 3_000),
+      round: 2,
+      held_until: NOW_S + 60,
+      held_by: 'Hourly order limit reached (1 per hour)',
+    };
     await queue(held);
     deps.marketplace.servers = [aServer(1), aServer(2)];
     // Act / Assess: while held, nothing is read or started
-    expect(await serveWaitingTasks(deps, { nowMs: NOW_MS, softLimitSeconds: 300 })).toEqual({ waiting: 1, resumed: 0, expired: 0, listingReads: 0 });
+    expect(await serveWaitingTasks(deps, { nowMs: NOW_MS, softLimitSeconds: 300 })).toEqual({
+      waiting: 1,
+      resumed: 0,
+      expired: 0,
+      listingReads: 0,
+    });
     expect(listings()).toBe(0);
     // A younger task is still tried while the older one is held (another key's cap or budget may allow it)
     await queue(entry('younger', NOW_MS - 1_000));
-    expect(await serveWaitingTasks(deps, { nowMs: NOW_MS, softLimitSeconds: 300 })).toMatchObject({ resumed: 1, listingReads: 1 });
+    expect(await serveWaitingTasks(deps, { nowMs: NOW_MS, softLimitSeconds: 300 })).toMatchObject({
+      resumed: 1,
+      listingReads: 1,
+    });
     expect(deps.workflow.started.map((s) => s.taskId)).toEqual(['younger']);
     // The hold ends: the held task goes first, and alone (the one order the cap allows is its)
     await queue(entry('later', NOW_MS - 500));
     await deps.claims.release(1, 'younger');
-    expect(await serveWaitingTasks(deps, { nowMs: NOW_MS + 61_000, softLimitSeconds: 300 })).toMatchObject({ resumed: 1 });
-    expect(deps.workflow.started.map((s) => [s.taskId, s.name])).toEqual([['younger', resumedExecutionName('younger', 1)], ['held', resumedExecutionName('held', 2)]]);
+    expect(await serveWaitingTasks(deps, { nowMs: NOW_MS + 61_000, softLimitSeconds: 300 })).toMatchObject({
+      resumed: 1,
+    });
+    expect(deps.workflow.started.map((s) => [s.taskId, s.name])).toEqual([
+      ['younger', resumedExecutionName('younger', 1)],
+      ['held', resumedExecutionName('held', 2)],
+    ]);
     expect(queuePosition(await deps.waiting.list(), 'later')).toBe(1);
   });
 
-  it('fails a task whose wait ends while the cap holds it with the cap\'s text, once', async () => {
+  it("fails a task whose wait ends while the cap holds it with the cap's text, once", async () => {
     const { deps, queue } = watchDeps();
     const text = 'Hourly order limit reached (1 per hour)';
     await queue({ ...entry('held', NOW_MS - 61_000, 60), held_until: NOW_S + 3_000, held_by: text });
-    expect(await serveWaitingTasks(deps, { nowMs: NOW_MS, softLimitSeconds: 300 })).toMatchObject({ expired: 1, listingReads: 0 });
+    expect(await serveWaitingTasks(deps, { nowMs: NOW_MS, softLimitSeconds: 300 })).toMatchObject({
+      expired: 1,
+      listingReads: 0,
+    });
     await serveWaitingTasks(deps, { nowMs: NOW_MS + 1_000, softLimitSeconds: 300 });
-    expect(deps.notifier.callbacks).toEqual([{ url: 'http://cb.example/held', taskId: 'held', result: { success: false, error: text } }]);
+    expect(deps.notifier.callbacks).toEqual([
+      { url: 'http://cb.example/held', taskId: 'held', result: { success: false, error: text } },
+    ]);
   });
 
-  it('a repeated sweep after a lost removal starts nothing new (the execution name is the round\'s)', async () => {
+  it("a repeated sweep after a lost removal starts nothing new (the execution name is the round's)", async () => {
     const { deps, queue } = watchDeps();
     await queue(entry('a'));
     deps.marketplace.servers = [aServer(1)];
@@ -201,7 +284,11 @@ describe('Function: serveWaitingTasks (the fleet watch)', () => {
 
 describe('Task view of a waiting task', () => {
   it('shows waiting_until and the position; not once the task runs', () => {
-    expect(toTaskView(aTaskRecord('a', { state: 'waiting', waiting_until: 5 }), 2)).toMatchObject({ state: 'waiting', waiting_until: 5, position: 2 });
+    expect(toTaskView(aTaskRecord('a', { state: 'waiting', waiting_until: 5 }), 2)).toMatchObject({
+      state: 'waiting',
+      waiting_until: 5,
+      position: 2,
+    });
     const running = toTaskView(aTaskRecord('a', { state: 'running', waiting_until: 5 }), 2);
     expect(running.waiting_until).toBeUndefined();
     expect(running.position).toBeUndefined();

@@ -4,7 +4,11 @@ import { aServer } from '../../fakes/builders';
 describe('Function: marketplacePriceUsdPerHour', () => {
   // 8002.07 CLORE a day is $10/day = $0.416667/h (live-v2 marketplace-prices-per-day.json, server 111444).
   const server = aServer(1, {
-    price: { on_demand: { 'CLORE-Blockchain': 8002.07 }, spot: { 'CLORE-Blockchain': 4000, bitcoin: 0.0001 }, usd_per_hour: { on_demand: { 'CLORE-Blockchain': 0.416667 }, spot: 0.2 } },
+    price: {
+      on_demand: { 'CLORE-Blockchain': 8002.07 },
+      spot: { 'CLORE-Blockchain': 4000, bitcoin: 0.0001 },
+      usd_per_hour: { on_demand: { 'CLORE-Blockchain': 0.416667 }, spot: 0.2 },
+    },
   });
 
   it('uses the on-demand prices of the currency (the exact per-coin rate)', () => {

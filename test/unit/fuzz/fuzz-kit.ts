@@ -9,7 +9,11 @@
  * "not a 5xx".
  */
 import { createCancelTaskHandler } from '../../../lambdas/handlers/api/cancel-task';
-import { createAdminKeysCreateHandler, createAdminKeysListHandler, createAdminKeysRevokeHandler } from '../../../lambdas/handlers/api/admin-keys';
+import {
+  createAdminKeysCreateHandler,
+  createAdminKeysListHandler,
+  createAdminKeysRevokeHandler,
+} from '../../../lambdas/handlers/api/admin-keys';
 import { FakeCallerKeyStore, fakeSealer } from '../../fakes/caller-keys';
 import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
@@ -100,7 +104,12 @@ const envFor = (config: CaseConfig): RelayEnv => {
 
 const SERVERS = [
   { id: 1, rented: false, gpu_array: ['NVIDIA A100'], price: { on_demand: {}, spot: {}, usd_per_hour: { spot: 0.4 } } },
-  { id: 2, rented: true, gpu_array: ['NVIDIA H100', 'NVIDIA H100'], price: { on_demand: {}, spot: {}, usd_per_hour: {} } },
+  {
+    id: 2,
+    rented: true,
+    gpu_array: ['NVIDIA H100', 'NVIDIA H100'],
+    price: { on_demand: {}, spot: {}, usd_per_hour: {} },
+  },
   { id: 3, rented: false, gpu_array: [], price: { on_demand: {}, spot: {}, usd_per_hour: { spot: 0.1 } } },
 ] as unknown as Server[];
 
@@ -180,9 +189,18 @@ export const TARGETS: Readonly<Record<string, FuzzTarget>> = {
   MarketplaceSummary: { kind: 'read', build: (d) => createMarketplaceSummaryHandler(() => d) },
   SlackCommand: { kind: 'slack', build: (d) => createSlackCommandHandler(() => d) },
   Health: { kind: 'read', build: () => createHealthHandler() },
-  AdminKeysCreate: { kind: 'admin', build: (d) => createAdminKeysCreateHandler(() => ({ ...d, store: new FakeCallerKeyStore(), sealer: fakeSealer })) },
-  AdminKeysList: { kind: 'admin', build: (d) => createAdminKeysListHandler(() => ({ ...d, store: new FakeCallerKeyStore(), sealer: fakeSealer })) },
-  AdminKeysRevoke: { kind: 'admin', build: (d) => createAdminKeysRevokeHandler(() => ({ ...d, store: new FakeCallerKeyStore(), sealer: fakeSealer })) },
+  AdminKeysCreate: {
+    kind: 'admin',
+    build: (d) => createAdminKeysCreateHandler(() => ({ ...d, store: new FakeCallerKeyStore(), sealer: fakeSealer })),
+  },
+  AdminKeysList: {
+    kind: 'admin',
+    build: (d) => createAdminKeysListHandler(() => ({ ...d, store: new FakeCallerKeyStore(), sealer: fakeSealer })),
+  },
+  AdminKeysRevoke: {
+    kind: 'admin',
+    build: (d) => createAdminKeysRevokeHandler(() => ({ ...d, store: new FakeCallerKeyStore(), sealer: fakeSealer })),
+  },
   // The document is built once per handler (per Lambda instance): share one handler across cases.
   OpenApi: { kind: 'read', build: (d) => (openApiHandler ??= createOpenApiHandler(() => d)) },
 };
@@ -210,18 +228,29 @@ const spec = (text: string | Buffer | undefined, valid: boolean | undefined, lab
 
 /** Text that survives JSON and zod's trim: non-blank after trimming, bounded. */
 const nonBlank = (max: number) =>
-  fc.oneof(
-    fc.string({ minLength: 1, maxLength: Math.min(max, 40) }),
-    fc.string({ unit: 'grapheme', minLength: 1, maxLength: Math.min(max, 20) }),
-    fc.constantFrom('RTX 4090', 'A100', 'h100', 'Ω≈ç√', '👾 GPU', 'ג׳יפיו', 'e\u0301', 'a\u200bb', 'x\u0000y'),
-  ).filter((s) => s.trim().length > 0 && s.length <= max);
+  fc
+    .oneof(
+      fc.string({ minLength: 1, maxLength: Math.min(max, 40) }),
+      fc.string({ unit: 'grapheme', minLength: 1, maxLength: Math.min(max, 20) }),
+      fc.constantFrom('RTX 4090', 'A100', 'h100', 'Ω≈ç√', '👾 GPU', 'ג׳יפיו', 'e\u0301', 'a\u200bb', 'x\u0000y'),
+    )
+    .filter((s) => s.trim().length > 0 && s.length <= max);
 
 const publicCallback = fc.stringMatching(/^[a-z0-9/_-]{0,30}$/).map((p) => `https://relay-callbacks.example.com/${p}`);
 const price = fc.double({ min: 0.0001, max: 10_000, noNaN: true, noDefaultInfinity: true });
-const envName = fc.oneof(fc.stringMatching(/^[A-Za-z_][A-Za-z0-9_]{0,20}$/), fc.constantFrom('__proto__', 'constructor', 'prototype', 'hasOwnProperty'));
+const envName = fc.oneof(
+  fc.stringMatching(/^[A-Za-z_][A-Za-z0-9_]{0,20}$/),
+  fc.constantFrom('__proto__', 'constructor', 'prototype', 'hasOwnProperty'),
+);
 /** A lease length: (0, 720] hours, fractions allowed. */
-const leaseHours = fc.oneof(fc.double({ min: 0.001, max: 720, noNaN: true, noDefaultInfinity: true }), fc.integer({ min: 1, max: 720 }));
-const orderId = fc.oneof(fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }), fc.integer({ min: 1, max: 1e9 }).map(String));
+const leaseHours = fc.oneof(
+  fc.double({ min: 0.001, max: 720, noNaN: true, noDefaultInfinity: true }),
+  fc.integer({ min: 1, max: 720 }),
+);
+const orderId = fc.oneof(
+  fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }),
+  fc.integer({ min: 1, max: 1e9 }).map(String),
+);
 
 /** Bodies each signed route must accept (its required fields right, optional ones sometimes). */
 export const validBodyFor = (routeId: string): fc.Arbitrary<Record<string, unknown>> => {
@@ -235,32 +264,63 @@ export const validBodyFor = (routeId: string): fc.Arbitrary<Record<string, unkno
           use_spot: fc.boolean(),
           callback_url: publicCallback,
           // `&` is refused (production fails such orders): a valid body's values never hold one.
-          env: fc.dictionary(envName, fc.string({ maxLength: 50 }).filter((v) => !v.includes('&')), { maxKeys: 5 }),
+          env: fc.dictionary(
+            envName,
+            fc.string({ maxLength: 50 }).filter((v) => !v.includes('&')),
+            { maxKeys: 5 },
+          ),
           max_hours: fc.option(leaseHours, { nil: null }),
           unknown_field: fc.jsonValue({ maxDepth: 2 }),
         },
         { requiredKeys: ['gpu_type'] },
       );
     case 'CancelOrder':
-      return fc.record({ order_id: orderId, callback_url: publicCallback, extra: fc.jsonValue({ maxDepth: 2 }) }, { requiredKeys: ['order_id'] });
+      return fc.record(
+        { order_id: orderId, callback_url: publicCallback, extra: fc.jsonValue({ maxDepth: 2 }) },
+        { requiredKeys: ['order_id'] },
+      );
     case 'ExtendOrder':
-      return fc.record({ order_id: orderId, hours: leaseHours, callback_url: publicCallback, extra: fc.jsonValue({ maxDepth: 2 }) }, { requiredKeys: ['order_id', 'hours'] });
+      return fc.record(
+        { order_id: orderId, hours: leaseHours, callback_url: publicCallback, extra: fc.jsonValue({ maxDepth: 2 }) },
+        { requiredKeys: ['order_id', 'hours'] },
+      );
     case 'SetSpotPrice':
-      return fc.record({ order_id: orderId, desired_price: price, callback_url: publicCallback }, { requiredKeys: ['order_id', 'desired_price'] });
+      return fc.record(
+        { order_id: orderId, desired_price: price, callback_url: publicCallback },
+        { requiredKeys: ['order_id', 'desired_price'] },
+      );
     case 'PriceAlert':
       return fc.record(
         { gpu_type: nonBlank(100), target_price: price, image: nonBlank(512), callback_url: publicCallback },
         { requiredKeys: ['gpu_type', 'target_price'] },
       );
     case 'Status':
-      return fc.record({ callback_url: fc.option(publicCallback, { nil: null }), extra: fc.jsonValue({ maxDepth: 2 }) }, { requiredKeys: [] });
+      return fc.record(
+        { callback_url: fc.option(publicCallback, { nil: null }), extra: fc.jsonValue({ maxDepth: 2 }) },
+        { requiredKeys: [] },
+      );
     default:
       return fc.constant({});
   }
 };
 
 /** Every field name any route reads, for wrong-type bodies. */
-const FIELDS = ['gpu_type', 'max_price', 'image', 'use_spot', 'callback_url', 'env', 'order_id', 'target_price', 'max_hours', 'hours', 'desired_price', 'text', 'command', 'response_url'];
+const FIELDS = [
+  'gpu_type',
+  'max_price',
+  'image',
+  'use_spot',
+  'callback_url',
+  'env',
+  'order_id',
+  'target_price',
+  'max_hours',
+  'hours',
+  'desired_price',
+  'text',
+  'command',
+  'response_url',
+];
 
 const anyValue = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 30 }),
@@ -268,7 +328,22 @@ const anyValue = fc.oneof(
   fc.double(),
   fc.boolean(),
   fc.constant(null),
-  fc.constantFrom(0, -1, 1e308, -0, '', ' ', '0', '1e3', '12abc', 'https://', 'http://127.0.0.1/x', 'http://169.254.169.254/latest', 'file:///etc/passwd', 'javascript:alert(1)'),
+  fc.constantFrom(
+    0,
+    -1,
+    1e308,
+    -0,
+    '',
+    ' ',
+    '0',
+    '1e3',
+    '12abc',
+    'https://',
+    'http://127.0.0.1/x',
+    'http://169.254.169.254/latest',
+    'file:///etc/passwd',
+    'javascript:alert(1)',
+  ),
   fc.webUrl(),
   fc.jsonValue({ maxDepth: 3 }),
 );
@@ -303,15 +378,25 @@ export const jsonBodies = (routeId: string): fc.Arbitrary<BodySpec> =>
         .tuple(validBodyFor(routeId), fc.constantFrom(LIMIT - 1, LIMIT, LIMIT + 1, LIMIT + 1000, 200_000))
         .map(([b, size]) => spec(paddedTo(b, size), size <= LIMIT, `valid padded to ${size} B`)),
     },
-    { weight: 3, arbitrary: fc.dictionary(fc.constantFrom(...FIELDS), anyValue, { maxKeys: 6 }).map((o) => spec(JSON.stringify(o), undefined, 'wrong types')) },
-    { weight: 2, arbitrary: fc.string({ unit: 'binary', maxLength: 200 }).map((s) => spec(s, undefined, 'arbitrary text')) },
+    {
+      weight: 3,
+      arbitrary: fc
+        .dictionary(fc.constantFrom(...FIELDS), anyValue, { maxKeys: 6 })
+        .map((o) => spec(JSON.stringify(o), undefined, 'wrong types')),
+    },
+    {
+      weight: 2,
+      arbitrary: fc.string({ unit: 'binary', maxLength: 200 }).map((s) => spec(s, undefined, 'arbitrary text')),
+    },
     { weight: 2, arbitrary: fc.json({ maxDepth: 4 }).map((s) => spec(s, undefined, 'arbitrary JSON')) },
     { weight: 1, arbitrary: fc.uint8Array({ maxLength: 300 }).map((b) => spec(Buffer.from(b), undefined, 'binary')) },
     {
       weight: 1,
       arbitrary: fc
         .tuple(fc.string({ minLength: 1, maxLength: 8 }), fc.integer({ min: LIMIT - 64, max: LIMIT * 3 }))
-        .map(([unit, size]) => spec(unit.repeat(Math.ceil(size / unit.length)).slice(0, size), undefined, 'huge string')),
+        .map(([unit, size]) =>
+          spec(unit.repeat(Math.ceil(size / unit.length)).slice(0, size), undefined, 'huge string'),
+        ),
     },
     {
       weight: 1,
@@ -319,7 +404,10 @@ export const jsonBodies = (routeId: string): fc.Arbitrary<BodySpec> =>
         .tuple(fc.integer({ min: 1, max: 40_000 }), fc.constantFrom('[', '{"a":', '{"gpu_type":['))
         .map(([depth, open]) => {
           const close = open === '[' ? ']' : open === '{"a":' ? '}' : ']';
-          const inner = open === '{"gpu_type":[' ? `${open.repeat(1)}${'['.repeat(depth)}1${']'.repeat(depth)}]}` : `${open.repeat(depth)}1${close.repeat(depth)}`;
+          const inner =
+            open === '{"gpu_type":['
+              ? `${open.repeat(1)}${'['.repeat(depth)}1${']'.repeat(depth)}]}`
+              : `${open.repeat(depth)}1${close.repeat(depth)}`;
           return spec(inner, undefined, `nested ${depth}`);
         }),
     },
@@ -327,10 +415,30 @@ export const jsonBodies = (routeId: string): fc.Arbitrary<BodySpec> =>
     {
       weight: 1,
       arbitrary: fc
-        .constantFrom('\uFEFF{"gpu_type":"A100"}', '{"gpu_type":"\uD800"}', '{"gpu_type":"\\uD800\\uDFFF"}', '{"gpu_type":"A\u0000"}', '{"order_id":"１２３"}', '{"gpu_type":"\u202Egpu"}', '{"gpu_type":"A100",}', "{'gpu_type':'A100'}", 'null', 'true', '[]', '"x"', '1', '{"a":1}{"b":2}')
+        .constantFrom(
+          '\uFEFF{"gpu_type":"A100"}',
+          '{"gpu_type":"\uD800"}',
+          '{"gpu_type":"\\uD800\\uDFFF"}',
+          '{"gpu_type":"A\u0000"}',
+          '{"order_id":"１２３"}',
+          '{"gpu_type":"\u202Egpu"}',
+          '{"gpu_type":"A100",}',
+          "{'gpu_type':'A100'}",
+          'null',
+          'true',
+          '[]',
+          '"x"',
+          '1',
+          '{"a":1}{"b":2}',
+        )
         .map((s) => spec(s, undefined, 'unicode and near-JSON')),
     },
-    { weight: 1, arbitrary: fc.constantFrom(undefined, '', '   ', '\n\t').map((s) => spec(s, routeId === 'Status' ? true : undefined, 'empty')) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .constantFrom(undefined, '', '   ', '\n\t')
+        .map((s) => spec(s, routeId === 'Status' ? true : undefined, 'empty')),
+    },
   );
 
 // ---- encodings -----------------------------------------------------------------------------------
@@ -339,9 +447,14 @@ export type Encoding = 'text' | 'base64' | 'base64-garbage';
 export const encoding: fc.Arbitrary<Encoding> = fc.constantFrom('text', 'text', 'base64', 'base64-garbage');
 
 /** What API Gateway would put in the event for `body` sent with `enc`, and the bytes the relay decodes. */
-export const encode = (body: BodySpec, enc: Encoding): { eventBody: string | undefined; isBase64Encoded: boolean; decoded: Buffer; valid: boolean | undefined } => {
-  if (body.bytes === undefined) return { eventBody: undefined, isBase64Encoded: enc !== 'text', decoded: Buffer.alloc(0), valid: body.valid };
-  if (enc === 'base64') return { eventBody: body.bytes.toString('base64'), isBase64Encoded: true, decoded: body.bytes, valid: body.valid };
+export const encode = (
+  body: BodySpec,
+  enc: Encoding,
+): { eventBody: string | undefined; isBase64Encoded: boolean; decoded: Buffer; valid: boolean | undefined } => {
+  if (body.bytes === undefined)
+    return { eventBody: undefined, isBase64Encoded: enc !== 'text', decoded: Buffer.alloc(0), valid: body.valid };
+  if (enc === 'base64')
+    return { eventBody: body.bytes.toString('base64'), isBase64Encoded: true, decoded: body.bytes, valid: body.valid };
   if (enc === 'base64-garbage') {
     // Claimed base64 but not: text with characters outside the alphabet.
     const eventBody = `${body.bytes.toString('utf8')}!*%`;
@@ -355,23 +468,59 @@ export const encode = (body: BodySpec, enc: Encoding): { eventBody: string | und
 
 // ---- headers -------------------------------------------------------------------------------------
 
-export type SignatureMode = 'absent' | 'blank' | 'garbage' | 'wrong-secret' | 'correct' | 'previous' | 'body-only' | 'variant';
+export type SignatureMode =
+  'absent' | 'blank' | 'garbage' | 'wrong-secret' | 'correct' | 'previous' | 'body-only' | 'variant';
 // Correct signatures dominate, so most cases get past the signature check to the body rules.
 export const signatureMode: fc.Arbitrary<SignatureMode> = fc.oneof(
   { weight: 10, arbitrary: fc.constant<SignatureMode>('correct') },
-  { weight: 6, arbitrary: fc.constantFrom<SignatureMode>('absent', 'blank', 'garbage', 'wrong-secret', 'previous', 'body-only', 'variant') },
+  {
+    weight: 6,
+    arbitrary: fc.constantFrom<SignatureMode>(
+      'absent',
+      'blank',
+      'garbage',
+      'wrong-secret',
+      'previous',
+      'body-only',
+      'variant',
+    ),
+  },
 );
-export const signatureHeaderName = fc.constantFrom('x-webhook-signature', 'X-Webhook-Signature', 'X-WEBHOOK-SIGNATURE', 'x-Webhook-signature');
+export const signatureHeaderName = fc.constantFrom(
+  'x-webhook-signature',
+  'X-Webhook-Signature',
+  'X-WEBHOOK-SIGNATURE',
+  'x-Webhook-signature',
+);
 
 export type TimestampMode = 'absent' | 'blank' | 'fresh' | 'stale' | 'garbage';
 export const timestamp: fc.Arbitrary<{ mode: TimestampMode; value?: string }> = fc.oneof(
   { weight: 4, arbitrary: fc.constant({ mode: 'absent' as const }) },
   fc.constantFrom('', ' ', '\t').map((value) => ({ mode: 'blank' as const, value })),
   // ±300 s is still fresh (inclusive).
-  { weight: 4, arbitrary: fc.integer({ min: -300, max: 300 }).map((d) => ({ mode: 'fresh' as const, value: String(NOW_S + d) })) },
-  fc.oneof(fc.integer({ min: 301, max: 10_000_000 }), fc.integer({ min: -NOW_S, max: -301 })).map((d) => ({ mode: 'stale' as const, value: String(NOW_S + d) })),
+  {
+    weight: 4,
+    arbitrary: fc.integer({ min: -300, max: 300 }).map((d) => ({ mode: 'fresh' as const, value: String(NOW_S + d) })),
+  },
   fc
-    .oneof(fc.string({ unit: 'binary', maxLength: 20 }), fc.constantFrom('1.7e9', `${NOW_S}.5`, `-${NOW_S}`, `+${NOW_S}`, `${NOW_S}s`, '0x6553f100', '１７００', 'NaN', 'Infinity', '9'.repeat(13)))
+    .oneof(fc.integer({ min: 301, max: 10_000_000 }), fc.integer({ min: -NOW_S, max: -301 }))
+    .map((d) => ({ mode: 'stale' as const, value: String(NOW_S + d) })),
+  fc
+    .oneof(
+      fc.string({ unit: 'binary', maxLength: 20 }),
+      fc.constantFrom(
+        '1.7e9',
+        `${NOW_S}.5`,
+        `-${NOW_S}`,
+        `+${NOW_S}`,
+        `${NOW_S}s`,
+        '0x6553f100',
+        '１７００',
+        'NaN',
+        'Infinity',
+        '9'.repeat(13),
+      ),
+    )
     .filter((v) => v.trim() !== '' && !/^\d+$/.test(v.trim()))
     .map((value) => ({ mode: 'garbage' as const, value })),
 );
@@ -391,7 +540,19 @@ export const idempotencyKey: fc.Arbitrary<{ mode: KeyMode; value?: string }> = f
     weight: 2,
     arbitrary: fc
       .oneof(
-        fc.constantFrom('', ' ', '   ', 'k'.repeat(201), 'x'.repeat(5000), 'tab\there', 'new\nline', 'del\x7f', 'ключ', '🔑', 'nul\u0000'),
+        fc.constantFrom(
+          '',
+          ' ',
+          '   ',
+          'k'.repeat(201),
+          'x'.repeat(5000),
+          'tab\there',
+          'new\nline',
+          'del\x7f',
+          'ключ',
+          '🔑',
+          'nul\u0000',
+        ),
         fc.string({ unit: 'binary', minLength: 1, maxLength: 30 }).filter((k) => /[^\x20-\x7e]/.test(k)),
       )
       .map((value) => ({ mode: 'invalid' as const, value })),
@@ -399,12 +560,25 @@ export const idempotencyKey: fc.Arbitrary<{ mode: KeyMode; value?: string }> = f
 );
 export const idempotencyHeaderName = fc.constantFrom('Idempotency-Key', 'idempotency-key', 'IDEMPOTENCY-KEY');
 
-const SPECIAL_HEADERS = /^(x-webhook-signature|x-webhook-timestamp|idempotency-key|x-slack-signature|x-slack-request-timestamp)$/i;
+const SPECIAL_HEADERS =
+  /^(x-webhook-signature|x-webhook-timestamp|idempotency-key|x-slack-signature|x-slack-request-timestamp)$/i;
 /** Unrelated headers, odd content types included; never one of the headers the relay reads. */
 export const extraHeaders = fc
   .tuple(
-    fc.dictionary(fc.stringMatching(/^[A-Za-z][A-Za-z0-9-]{0,20}$/), fc.string({ unit: 'binary', maxLength: 40 }), { maxKeys: 4 }),
-    fc.option(fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=utf-16', '', 'multipart/form-data; boundary=x'), { nil: undefined }),
+    fc.dictionary(fc.stringMatching(/^[A-Za-z][A-Za-z0-9-]{0,20}$/), fc.string({ unit: 'binary', maxLength: 40 }), {
+      maxKeys: 4,
+    }),
+    fc.option(
+      fc.constantFrom(
+        'application/json',
+        'text/plain',
+        'application/x-www-form-urlencoded',
+        'application/json; charset=utf-16',
+        '',
+        'multipart/form-data; boundary=x',
+      ),
+      { nil: undefined },
+    ),
   )
   .map(([extra, contentType]) => {
     const headers: Record<string, string> = {};
@@ -416,7 +590,13 @@ export const extraHeaders = fc
 export const sourceIp = fc.oneof(fc.ipV4(), fc.ipV6(), fc.constantFrom('', 'unknown', '203.0.113.7'));
 
 /** The signature value sent for `mode` over `payload` (bytes the relay will check), with `ts` the effective timestamp. */
-export const signatureValue = (mode: SignatureMode, payload: Buffer, ts: string | undefined, garbage: string, variant: 'upper' | 'padded'): string | undefined => {
+export const signatureValue = (
+  mode: SignatureMode,
+  payload: Buffer,
+  ts: string | undefined,
+  garbage: string,
+  variant: 'upper' | 'padded',
+): string | undefined => {
   const signed = ts === undefined ? payload : Buffer.concat([Buffer.from(`${ts}.`, 'utf8'), payload]);
   switch (mode) {
     case 'absent':
@@ -442,7 +622,11 @@ export const signatureValue = (mode: SignatureMode, payload: Buffer, ts: string 
  * Whether the webhook signature check must pass (true), must fail (false), or is not pinned down
  * by the contract (undefined: the lenient variants).
  */
-export const signatureShouldPass = (mode: SignatureMode, ts: { mode: TimestampMode }, config: CaseConfig): boolean | undefined => {
+export const signatureShouldPass = (
+  mode: SignatureMode,
+  ts: { mode: TimestampMode },
+  config: CaseConfig,
+): boolean | undefined => {
   const tsPresent = ts.mode === 'fresh' || ts.mode === 'stale' || ts.mode === 'garbage';
   if (mode === 'absent' || mode === 'blank' || mode === 'garbage' || mode === 'wrong-secret') return false;
   if (tsPresent && ts.mode !== 'fresh') return false;
@@ -476,7 +660,11 @@ const PROTOTYPE_KEYS = Object.getOwnPropertyNames(Object.prototype).sort().join(
  * status is below 500, the body is JSON (an object with an `error` string from 400 on), it carries
  * no secret, and nothing polluted Object.prototype.
  */
-export const invoke = async (handler: ApiHandler, event: RelayEvent, secretsNotToLeak: readonly string[] = []): Promise<Answer> => {
+export const invoke = async (
+  handler: ApiHandler,
+  event: RelayEvent,
+  secretsNotToLeak: readonly string[] = [],
+): Promise<Answer> => {
   let raw: unknown;
   try {
     raw = await handler(event, lambdaContext() as Context);
@@ -498,7 +686,7 @@ export const invoke = async (handler: ApiHandler, event: RelayEvent, secretsNotT
   expect(typeof json === 'object' && json !== null && !Array.isArray(json)).toBe(true);
   if (statusCode >= 400) {
     expect(typeof (json as { error?: unknown }).error).toBe('string');
-    expect(((json as { error: string }).error).length).toBeGreaterThan(0);
+    expect((json as { error: string }).error.length).toBeGreaterThan(0);
   }
   for (const secret of [SECRET, PREVIOUS_SECRET, SLACK_SECRET, ...secretsNotToLeak]) expect(text).not.toContain(secret);
   expect(Object.getOwnPropertyNames(Object.prototype).sort().join(',')).toBe(PROTOTYPE_KEYS);
@@ -520,11 +708,18 @@ export const expectNothingHandedOff = (ports: Ports): void => {
 };
 
 /** An accepted request made exactly one hand-off, on the route's port, for the task id it answered. */
-export const expectExactlyOneHandOff = (ports: Ports, taskId: unknown, via: 'workflow' | 'queue', keyed: boolean): void => {
+export const expectExactlyOneHandOff = (
+  ports: Ports,
+  taskId: unknown,
+  via: 'workflow' | 'queue',
+  keyed: boolean,
+): void => {
   const h = handOffs(ports);
   expect(h.records).toEqual([taskId]);
   expect(ports.tasks.records.get(taskId as string)?.state).toBe('queued');
-  expect({ started: h.started, sent: h.sent }).toEqual(via === 'workflow' ? { started: 1, sent: 0 } : { started: 0, sent: 1 });
+  expect({ started: h.started, sent: h.sent }).toEqual(
+    via === 'workflow' ? { started: 1, sent: 0 } : { started: 0, sent: 1 },
+  );
   const handedId = via === 'workflow' ? ports.workflow.started[0]?.taskId : ports.queue.sent[0]?.task_id;
   expect(handedId).toBe(taskId);
   expect(h.keys).toBe(keyed ? 1 : 0);

@@ -59,14 +59,21 @@ const webhookHeaders = fc.record({
   key: idempotencyKey,
   keyName: idempotencyHeaderName,
   extra: extraHeaders,
-  garbage: fc.oneof(fc.string({ unit: 'binary', maxLength: 80 }), fc.stringMatching(/^[0-9a-f]{64}$/), fc.stringMatching(/^[0-9a-fA-F]{1,63}$/)),
+  garbage: fc.oneof(
+    fc.string({ unit: 'binary', maxLength: 80 }),
+    fc.stringMatching(/^[0-9a-f]{64}$/),
+    fc.stringMatching(/^[0-9a-fA-F]{1,63}$/),
+  ),
   variant: fc.constantFrom<'upper' | 'padded'>('upper', 'padded'),
 });
 
 type WebhookHeaders = typeof webhookHeaders extends fc.Arbitrary<infer T> ? T : never;
 
 /** The headers of a signed request whose signature covers `payload`. */
-const signedHeaders = (h: WebhookHeaders, payload: Buffer): { headers: Record<string, string>; signature: string | undefined } => {
+const signedHeaders = (
+  h: WebhookHeaders,
+  payload: Buffer,
+): { headers: Record<string, string>; signature: string | undefined } => {
   const tsEffective = h.ts.value?.trim() || undefined;
   const signature = signatureValue(h.mode, payload, tsEffective, h.garbage, h.variant);
   const headers: Record<string, string> = { ...h.extra };
@@ -89,30 +96,49 @@ const leakable = (mode: SignatureMode, signature: string | undefined): string[] 
 export const signedJsonRouteProperty = (routeId: string) => {
   const route = routeOf(routeId);
   const target = TARGETS[routeId];
-  return fc.asyncProperty(caseConfig, jsonBodies(routeId), encoding, webhookHeaders, sourceIp, async (config, body: BodySpec, enc, h, ip) => {
-    const { ports, deps } = freshCase(config);
-    const sent = encode(body, enc);
-    const { headers, signature } = signedHeaders(h, sent.decoded);
-    const event = buildEvent({ method: 'POST', path: route.path, eventBody: sent.eventBody, isBase64Encoded: sent.isBase64Encoded, headers, sourceIp: ip });
+  return fc.asyncProperty(
+    caseConfig,
+    jsonBodies(routeId),
+    encoding,
+    webhookHeaders,
+    sourceIp,
+    async (config, body: BodySpec, enc, h, ip) => {
+      const { ports, deps } = freshCase(config);
+      const sent = encode(body, enc);
+      const { headers, signature } = signedHeaders(h, sent.decoded);
+      const event = buildEvent({
+        method: 'POST',
+        path: route.path,
+        eventBody: sent.eventBody,
+        isBase64Encoded: sent.isBase64Encoded,
+        headers,
+        sourceIp: ip,
+      });
 
-    const answer = await invoke(target.build(deps), event, leakable(h.mode, signature));
-    tally(routeId, answer.statusCode);
+      const answer = await invoke(target.build(deps), event, leakable(h.mode, signature));
+      tally(routeId, answer.statusCode);
 
-    const pass = signatureShouldPass(h.mode, h.ts, config);
-    if (!expectSizeRule(answer, sent.eventBody, sent.isBase64Encoded)) {
-      if (pass === false) expect(answer.statusCode).toBe(401);
-      if (pass === true && sent.valid === true) expect(answer.statusCode).toBe(h.key.mode === 'invalid' ? 400 : 202);
-    }
-    if (answer.statusCode === 202) {
-      expect(answer.json).toMatchObject({ status: 'queued', task_id: expect.any(String) });
-      expectExactlyOneHandOff(ports, answer.json.task_id, target.handOff as 'workflow' | 'queue', h.key.mode === 'valid');
-    } else {
-      expect(answer.statusCode).toBeGreaterThanOrEqual(400);
-      expectNothingHandedOff(ports);
-    }
-    // The rate limit runs first and counts every request, failed signatures included (spec §8).
-    expect(ports.window.keysHit).toHaveLength(route.rateLimited ? 1 : 0);
-  });
+      const pass = signatureShouldPass(h.mode, h.ts, config);
+      if (!expectSizeRule(answer, sent.eventBody, sent.isBase64Encoded)) {
+        if (pass === false) expect(answer.statusCode).toBe(401);
+        if (pass === true && sent.valid === true) expect(answer.statusCode).toBe(h.key.mode === 'invalid' ? 400 : 202);
+      }
+      if (answer.statusCode === 202) {
+        expect(answer.json).toMatchObject({ status: 'queued', task_id: expect.any(String) });
+        expectExactlyOneHandOff(
+          ports,
+          answer.json.task_id,
+          target.handOff as 'workflow' | 'queue',
+          h.key.mode === 'valid',
+        );
+      } else {
+        expect(answer.statusCode).toBeGreaterThanOrEqual(400);
+        expectNothingHandedOff(ports);
+      }
+      // The rate limit runs first and counts every request, failed signatures included (spec §8).
+      expect(ports.window.keysHit).toHaveLength(route.rateLimited ? 1 : 0);
+    },
+  );
 };
 
 /**
@@ -128,15 +154,24 @@ export const idempotentRepeatProperty = (routeId: string) => {
     fc.integer({ min: 2, max: 4 }),
     idempotencyHeaderName,
     async (body, key, repeats, keyName) => {
-      const { ports, deps } = freshCase({ requireTimestamp: false, rotation: false, slackSecret: false, allowUnsignedSlack: true });
+      const { ports, deps } = freshCase({
+        requireTimestamp: false,
+        rotation: false,
+        slackSecret: false,
+        allowUnsignedSlack: true,
+      });
       const handler = target.build(deps);
       const text = JSON.stringify(body);
       const signature = createHmac('sha256', SECRET).update(text).digest('hex');
       const ids: unknown[] = [];
       for (let i = 0; i < repeats; i += 1) {
         const event = buildEvent({
-          method: 'POST', path: route.path, eventBody: text, isBase64Encoded: false,
-          headers: { 'x-webhook-signature': signature, [keyName]: key }, sourceIp: '198.51.100.1',
+          method: 'POST',
+          path: route.path,
+          eventBody: text,
+          isBase64Encoded: false,
+          headers: { 'x-webhook-signature': signature, [keyName]: key },
+          sourceIp: '198.51.100.1',
         });
         const answer = await invoke(handler, event);
         tally(`${routeId} (repeat)`, answer.statusCode);
@@ -154,7 +189,18 @@ const taskIdInPath = fc.oneof(
   fc.constant(EXISTING_TASK_ID.toUpperCase()),
   fc.uuid(),
   fc.string({ unit: 'binary', maxLength: 60 }),
-  fc.constantFrom('', '..', '../../etc/passwd', '%2e%2e', `${EXISTING_TASK_ID}/x`, `${EXISTING_TASK_ID} `, 'null', '__proto__', 'constructor', 'x'.repeat(5000)),
+  fc.constantFrom(
+    '',
+    '..',
+    '../../etc/passwd',
+    '%2e%2e',
+    `${EXISTING_TASK_ID}/x`,
+    `${EXISTING_TASK_ID} `,
+    'null',
+    '__proto__',
+    'constructor',
+    'x'.repeat(5000),
+  ),
 );
 
 /**
@@ -163,7 +209,7 @@ const taskIdInPath = fc.oneof(
  * nothing, whatever it is sent.
  */
 export const taskLookupProperty = () =>
-   fc.asyncProperty(
+  fc.asyncProperty(
     caseConfig,
     taskIdInPath,
     fc.option(fc.string({ unit: 'binary', maxLength: 60 }), { nil: undefined }),
@@ -179,7 +225,13 @@ export const taskLookupProperty = () =>
       const { headers, signature } = signedHeaders(h, Buffer.from(signedPath, 'utf8'));
       const sent = body ? encode(body, enc) : { eventBody: undefined, isBase64Encoded: false };
       const event = buildEvent({
-        method: 'GET', path, rawQueryString: query, eventBody: sent.eventBody, isBase64Encoded: sent.isBase64Encoded, headers, sourceIp: ip,
+        method: 'GET',
+        path,
+        rawQueryString: query,
+        eventBody: sent.eventBody,
+        isBase64Encoded: sent.isBase64Encoded,
+        headers,
+        sourceIp: ip,
         ...(withPathParameters ? { pathParameters: { task_id: taskId } } : {}),
       });
 
@@ -209,8 +261,21 @@ export const taskLookupProperty = () =>
   );
 
 const dayText = fc.oneof(
-  fc.date({ min: new Date('1970-01-01T00:00:00Z'), max: new Date('2200-12-31T00:00:00Z'), noInvalidDate: true }).map((d) => d.toISOString().slice(0, 10)),
-  fc.constantFrom('2026-11-25', '2026-02-30', '2026-13-01', '26-11-25', '2026-1-5', '', ' 2026-11-25', '2026-11-25T00:00:00Z', '9999-12-31', '0000-01-01'),
+  fc
+    .date({ min: new Date('1970-01-01T00:00:00Z'), max: new Date('2200-12-31T00:00:00Z'), noInvalidDate: true })
+    .map((d) => d.toISOString().slice(0, 10)),
+  fc.constantFrom(
+    '2026-11-25',
+    '2026-02-30',
+    '2026-13-01',
+    '26-11-25',
+    '2026-1-5',
+    '',
+    ' 2026-11-25',
+    '2026-11-25T00:00:00Z',
+    '9999-12-31',
+    '0000-01-01',
+  ),
   fc.string({ unit: 'binary', maxLength: 30 }),
 );
 
@@ -234,7 +299,15 @@ export const spendQueryProperty = () =>
       const query = params.toString();
       const path = '/webhook/spend';
       const { headers, signature } = signedHeaders(h, Buffer.from(path + (query ? `?${query}` : ''), 'utf8'));
-      const event = buildEvent({ method: 'GET', path, rawQueryString: query, eventBody: undefined, isBase64Encoded: false, headers, sourceIp: ip });
+      const event = buildEvent({
+        method: 'GET',
+        path,
+        rawQueryString: query,
+        eventBody: undefined,
+        isBase64Encoded: false,
+        headers,
+        sourceIp: ip,
+      });
 
       const answer = await invoke(TARGETS.Spend.build(deps), event, leakable(h.mode, signature));
       tally('Spend', answer.statusCode);
@@ -245,7 +318,11 @@ export const spendQueryProperty = () =>
       if (pass === true) {
         const range = spendRange(from, to, new Date(NOW_S * 1000).toISOString().slice(0, 10));
         if ('error' in range) expect(answer).toMatchObject({ statusCode: 400, json: { error: range.error } });
-        else expect(answer).toMatchObject({ statusCode: 200, json: { from: range.days[0], to: range.days[range.days.length - 1] } });
+        else
+          expect(answer).toMatchObject({
+            statusCode: 200,
+            json: { from: range.days[0], to: range.days[range.days.length - 1] },
+          });
       }
       expectNothingHandedOff(ports);
       expect(ports.tasks.removed).toEqual([]);
@@ -269,7 +346,15 @@ export const readRouteProperty = (routeId: string) => {
       const { ports, deps } = freshCase(config);
       const sent = body ? encode(body, enc) : { eventBody: undefined, isBase64Encoded: false };
       const { headers } = signedHeaders(h, sent.eventBody ? Buffer.from(sent.eventBody) : Buffer.alloc(0));
-      const event = buildEvent({ method: 'GET', path: route.path, rawQueryString: query, eventBody: sent.eventBody, isBase64Encoded: sent.isBase64Encoded, headers, sourceIp: ip });
+      const event = buildEvent({
+        method: 'GET',
+        path: route.path,
+        rawQueryString: query,
+        eventBody: sent.eventBody,
+        isBase64Encoded: sent.isBase64Encoded,
+        headers,
+        sourceIp: ip,
+      });
 
       const answer = await invoke(TARGETS[routeId].build(deps), event);
       tally(routeId, answer.statusCode);
@@ -280,7 +365,8 @@ export const readRouteProperty = (routeId: string) => {
         (sent.isBase64Encoded && Math.floor(((sent.eventBody ?? '').length * 3) / 4) > LIMIT);
       expect(oversized ? [200, 413] : [200]).toContain(answer.statusCode);
       if (answer.statusCode === 200) {
-        if (routeId === 'MarketplaceSummary') expect(answer.json).toMatchObject({ status: 'ok', total_servers: 2, total_available: 1 });
+        if (routeId === 'MarketplaceSummary')
+          expect(answer.json).toMatchObject({ status: 'ok', total_servers: 2, total_available: 1 });
         if (routeId === 'Health') expect(answer.json).toEqual({ status: 'ok' });
         if (routeId === 'OpenApi') expect(answer.json).toHaveProperty('openapi');
       }
@@ -297,16 +383,54 @@ const slackWord = fc.stringMatching(/^[A-Za-z0-9_.-]{1,30}$/).filter((w) => /[^_
 /** Texts that are valid commands (case-insensitive subcommand, surrounding whitespace). */
 const validCommand = fc.oneof(
   fc.constantFrom('status', 'STATUS', '  Status  ', 'status now please'),
-  fc.tuple(fc.constantFrom('rent', 'RENT', 'Rent'), slackWord, fc.option(fc.constantFrom('0.5', '$2', '.75', '10'), { nil: undefined })).map(([c, g, p]) => [c, g, p].filter(Boolean).join(' ')),
+  fc
+    .tuple(
+      fc.constantFrom('rent', 'RENT', 'Rent'),
+      slackWord,
+      fc.option(fc.constantFrom('0.5', '$2', '.75', '10'), { nil: undefined }),
+    )
+    .map(([c, g, p]) => [c, g, p].filter(Boolean).join(' ')),
   fc.tuple(fc.constantFrom('cancel', 'CANCEL'), fc.integer({ min: 1, max: 1e12 })).map(([c, id]) => `${c} ${id}`),
 );
 const anyText = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 80 }),
-  fc.constantFrom('', ' ', 'rent', 'cancel', 'cancel 0', 'cancel -1', 'cancel 1.5', 'cancel 99999999999999999999', 'rent a b c', 'rent A100 free', 'rent A100 -1', 'rm -rf /', '<!channel>', '&lt;', 'x'.repeat(2001)),
-  fc.tuple(fc.constantFrom('rent', 'cancel', 'status'), fc.array(fc.string({ unit: 'binary', maxLength: 15 }), { maxLength: 3 })).map(([c, a]) => [c, ...a].join(' ')),
+  fc.constantFrom(
+    '',
+    ' ',
+    'rent',
+    'cancel',
+    'cancel 0',
+    'cancel -1',
+    'cancel 1.5',
+    'cancel 99999999999999999999',
+    'rent a b c',
+    'rent A100 free',
+    'rent A100 -1',
+    'rm -rf /',
+    '<!channel>',
+    '&lt;',
+    'x'.repeat(2001),
+  ),
+  fc
+    .tuple(
+      fc.constantFrom('rent', 'cancel', 'status'),
+      fc.array(fc.string({ unit: 'binary', maxLength: 15 }), { maxLength: 3 }),
+    )
+    .map(([c, a]) => [c, ...a].join(' ')),
 );
 const responseUrl = fc.option(
-  fc.oneof(fc.webUrl(), fc.constantFrom('https://hooks.slack.com/commands/T1/1/abc', 'http://127.0.0.1/x', 'http://169.254.169.254/', 'file:///etc/passwd', 'not a url', '', 'h'.repeat(3000))),
+  fc.oneof(
+    fc.webUrl(),
+    fc.constantFrom(
+      'https://hooks.slack.com/commands/T1/1/abc',
+      'http://127.0.0.1/x',
+      'http://169.254.169.254/',
+      'file:///etc/passwd',
+      'not a url',
+      '',
+      'h'.repeat(3000),
+    ),
+  ),
   { nil: undefined },
 );
 
@@ -319,21 +443,33 @@ interface SlackForm {
   readonly extra: Record<string, string>;
 }
 
-const slackForm: fc.Arbitrary<SlackForm> = fc.record({
-  pick: fc.oneof(validCommand.map((text) => ({ text, valid: true })), anyText.map((text) => ({ text, valid: false }))),
-  command: fc.option(fc.oneof(fc.constant('/gpu'), fc.string({ unit: 'binary', maxLength: 120 })), { nil: undefined }),
-  responseUrl,
-  triggerId: fc.option(fc.oneof(fc.stringMatching(/^[0-9.a-f]{5,40}$/), fc.string({ unit: 'binary', maxLength: 300 })), { nil: undefined }),
-  extra: fc.dictionary(fc.stringMatching(/^[a-z_]{1,12}$/), fc.string({ unit: 'binary', maxLength: 30 }), { maxKeys: 3 }),
-}).map(({ pick, command, responseUrl: url, triggerId, extra }) => ({
-  text: pick.text,
-  // Over-long form fields make the form invalid (usage answer); any command name of ≤100 characters is accepted.
-  valid: pick.valid && (command === undefined || command.length <= 100) && (url === undefined || url.length <= 2048),
-  command,
-  responseUrl: url,
-  triggerId,
-  extra,
-}));
+const slackForm: fc.Arbitrary<SlackForm> = fc
+  .record({
+    pick: fc.oneof(
+      validCommand.map((text) => ({ text, valid: true })),
+      anyText.map((text) => ({ text, valid: false })),
+    ),
+    command: fc.option(fc.oneof(fc.constant('/gpu'), fc.string({ unit: 'binary', maxLength: 120 })), {
+      nil: undefined,
+    }),
+    responseUrl,
+    triggerId: fc.option(
+      fc.oneof(fc.stringMatching(/^[0-9.a-f]{5,40}$/), fc.string({ unit: 'binary', maxLength: 300 })),
+      { nil: undefined },
+    ),
+    extra: fc.dictionary(fc.stringMatching(/^[a-z_]{1,12}$/), fc.string({ unit: 'binary', maxLength: 30 }), {
+      maxKeys: 3,
+    }),
+  })
+  .map(({ pick, command, responseUrl: url, triggerId, extra }) => ({
+    text: pick.text,
+    // Over-long form fields make the form invalid (usage answer); any command name of ≤100 characters is accepted.
+    valid: pick.valid && (command === undefined || command.length <= 100) && (url === undefined || url.length <= 2048),
+    command,
+    responseUrl: url,
+    triggerId,
+    extra,
+  }));
 
 const slackBody = fc.oneof(
   { weight: 5, arbitrary: slackForm.map((f) => ({ form: f })) },
@@ -384,11 +520,28 @@ export const slackProperty = () => {
       if (sigMode !== 'absent') {
         headers['X-Slack-Request-Timestamp'] = ts;
         headers[sigName] =
-          sigMode === 'garbage' ? 'v0=deadbeef' : sigMode === 'wrong-secret' ? `v0=${mac('nope')}` : sigMode === 'no-version' ? mac(SLACK_SECRET) : `v0=${mac(SLACK_SECRET)}`;
+          sigMode === 'garbage'
+            ? 'v0=deadbeef'
+            : sigMode === 'wrong-secret'
+              ? `v0=${mac('nope')}`
+              : sigMode === 'no-version'
+                ? mac(SLACK_SECRET)
+                : `v0=${mac(SLACK_SECRET)}`;
       }
-      const event = buildEvent({ method: 'POST', path: route.path, eventBody: sent.eventBody, isBase64Encoded: sent.isBase64Encoded, headers, sourceIp: ip });
+      const event = buildEvent({
+        method: 'POST',
+        path: route.path,
+        eventBody: sent.eventBody,
+        isBase64Encoded: sent.isBase64Encoded,
+        headers,
+        sourceIp: ip,
+      });
 
-      const answer = await invoke(TARGETS.SlackCommand.build(deps), event, sigMode === 'correct' ? [mac(SLACK_SECRET)] : []);
+      const answer = await invoke(
+        TARGETS.SlackCommand.build(deps),
+        event,
+        sigMode === 'correct' ? [mac(SLACK_SECRET)] : [],
+      );
       tally('SlackCommand', answer.statusCode === 200 ? `200 ${String(answer.json.response_type)}` : answer.statusCode);
 
       const refusedUnsigned = !config.slackSecret && !config.allowUnsignedSlack;
@@ -402,7 +555,12 @@ export const slackProperty = () => {
         const taskId = [...ports.tasks.records.keys()].find((id) => id !== EXISTING_TASK_ID);
         expect(String(answer.json.text)).toContain(String(taskId));
         const kind = ports.tasks.records.get(String(taskId))?.kind;
-        expectExactlyOneHandOff(ports, taskId, kind === 'create-order' ? 'workflow' : 'queue', Boolean(ports.idempotency.keys.size));
+        expectExactlyOneHandOff(
+          ports,
+          taskId,
+          kind === 'create-order' ? 'workflow' : 'queue',
+          Boolean(ports.idempotency.keys.size),
+        );
         // Slack's trigger_id is the only key a Slack request can bind.
         expect(ports.idempotency.keys.size).toBeLessThanOrEqual(1);
       } else {
@@ -413,4 +571,3 @@ export const slackProperty = () => {
     },
   );
 };
-

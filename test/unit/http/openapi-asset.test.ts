@@ -14,11 +14,15 @@ describe('OpenAPI build-time asset', () => {
 
   it.each([1, 42, 60, 600])('rendered with %i requests/minute equals the document built at runtime', (perMinute) => {
     const asset = JSON.parse(readFileSync(ASSET, 'utf8')) as unknown;
-    expect(JSON.parse(renderOpenApi(asset, perMinute))).toEqual(buildOpenApiDocument({ requestsPerMinute: perMinute, maxBodyBytes: MAX_BODY_BYTES }));
+    expect(JSON.parse(renderOpenApi(asset, perMinute))).toEqual(
+      buildOpenApiDocument({ requestsPerMinute: perMinute, maxBodyBytes: MAX_BODY_BYTES }),
+    );
   });
 
   it('has one placeholder text, the rate limit', () => {
     expect(String(RATE_LIMIT_PLACEHOLDER)).toBe(RATE_LIMIT_PLACEHOLDER_TEXT);
-    expect(JSON.stringify(buildOpenApiDocument({ requestsPerMinute: 60, maxBodyBytes: MAX_BODY_BYTES }))).not.toContain(RATE_LIMIT_PLACEHOLDER_TEXT);
+    expect(JSON.stringify(buildOpenApiDocument({ requestsPerMinute: 60, maxBodyBytes: MAX_BODY_BYTES }))).not.toContain(
+      RATE_LIMIT_PLACEHOLDER_TEXT,
+    );
   });
 });

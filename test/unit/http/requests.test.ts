@@ -15,15 +15,23 @@ const errorOf = (schema: z.core.$ZodType, body: unknown) => {
   return outcome.ok ? undefined : outcome.error;
 };
 
-const DEFAULTS = { image: 'nvidia/cuda:12', currency: 'NATIVE-Blockchain', ports: { '22': 'tcp', '8888': 'http' } } as const;
+const DEFAULTS = {
+  image: 'nvidia/cuda:12',
+  currency: 'NATIVE-Blockchain',
+  ports: { '22': 'tcp', '8888': 'http' },
+} as const;
 
 describe('Function: parseBody (create-order)', () => {
-  it.each([[{}], [{ gpu_type: '' }], [{ gpu_type: '   ' }], [{ gpu_type: 42 }], [{ gpu_type: null }], [{ gpu_type: ['A100'] }]])(
-    'returns gpu_type required for %j',
-    (body) => {
-      expect(errorOf(CreateOrderBodySchema, body)).toBe('gpu_type required');
-    },
-  );
+  it.each([
+    [{}],
+    [{ gpu_type: '' }],
+    [{ gpu_type: '   ' }],
+    [{ gpu_type: 42 }],
+    [{ gpu_type: null }],
+    [{ gpu_type: ['A100'] }],
+  ])('returns gpu_type required for %j', (body) => {
+    expect(errorOf(CreateOrderBodySchema, body)).toBe('gpu_type required');
+  });
 
   it.each([
     [{ gpu_type: 'A100', max_price: 'abc' }, 'max_price must be a number'],
@@ -50,27 +58,62 @@ describe('Function: parseBody (create-order)', () => {
 
   it('accepts a full body, trims gpu_type, ignores unknown fields and treats null as absent', () => {
     const outcome = parseBody(CreateOrderBodySchema, {
-      gpu_type: ' RTX 4090 ', max_price: 0.5, image: 'img', use_spot: false, callback_url: 'https://example.com/cb', env: { A: '1' }, extra: true, max_price_typo: 1,
+      gpu_type: ' RTX 4090 ',
+      max_price: 0.5,
+      image: 'img',
+      use_spot: false,
+      callback_url: 'https://example.com/cb',
+      env: { A: '1' },
+      extra: true,
+      max_price_typo: 1,
     });
-    expect(outcome).toEqual({ ok: true, value: { gpu_type: 'RTX 4090', max_price: 0.5, image: 'img', use_spot: false, callback_url: 'https://example.com/cb', env: { A: '1' } } });
-    const nulls = parseBody(CreateOrderBodySchema, { gpu_type: 'A100', max_price: null, image: null, use_spot: null, callback_url: null });
+    expect(outcome).toEqual({
+      ok: true,
+      value: {
+        gpu_type: 'RTX 4090',
+        max_price: 0.5,
+        image: 'img',
+        use_spot: false,
+        callback_url: 'https://example.com/cb',
+        env: { A: '1' },
+      },
+    });
+    const nulls = parseBody(CreateOrderBodySchema, {
+      gpu_type: 'A100',
+      max_price: null,
+      image: null,
+      use_spot: null,
+      callback_url: null,
+    });
     expect(nulls.ok && normalizeCreateOrder(nulls.value, DEFAULTS)).toEqual({
-      gpu_type: 'A100', image: 'nvidia/cuda:12', currency: 'NATIVE-Blockchain', ports: DEFAULTS.ports, use_spot: true,
+      gpu_type: 'A100',
+      image: 'nvidia/cuda:12',
+      currency: 'NATIVE-Blockchain',
+      ports: DEFAULTS.ports,
+      use_spot: true,
     });
   });
 });
 
 describe('Function: parseBody (cancel-order)', () => {
-  it.each([[{}], [{ order_id: 0 }], [{ order_id: '' }], [{ order_id: null }], [{ order_id: false }]])('returns order_id required for %j', (body) => {
-    expect(errorOf(CancelOrderBodySchema, body)).toBe('order_id required');
-  });
-
-  it.each([[{ order_id: '12x' }], [{ order_id: 1.5 }], [{ order_id: true }], [{ order_id: [1] }], [{ order_id: ' 12' }], [{ order_id: '1e3' }], [{ order_id: 2 ** 60 }]])(
-    'returns order_id must be an integer for %j',
+  it.each([[{}], [{ order_id: 0 }], [{ order_id: '' }], [{ order_id: null }], [{ order_id: false }]])(
+    'returns order_id required for %j',
     (body) => {
-      expect(errorOf(CancelOrderBodySchema, body)).toBe('order_id must be an integer');
+      expect(errorOf(CancelOrderBodySchema, body)).toBe('order_id required');
     },
   );
+
+  it.each([
+    [{ order_id: '12x' }],
+    [{ order_id: 1.5 }],
+    [{ order_id: true }],
+    [{ order_id: [1] }],
+    [{ order_id: ' 12' }],
+    [{ order_id: '1e3' }],
+    [{ order_id: 2 ** 60 }],
+  ])('returns order_id must be an integer for %j', (body) => {
+    expect(errorOf(CancelOrderBodySchema, body)).toBe('order_id must be an integer');
+  });
 
   it('rejects zero-valued strings and negatives as not positive', () => {
     expect(errorOf(CancelOrderBodySchema, { order_id: '0' })).toBe('order_id must be a positive integer');
@@ -80,27 +123,39 @@ describe('Function: parseBody (cancel-order)', () => {
   it('accepts an integer or a string of digits', () => {
     expect(parseBody(CancelOrderBodySchema, { order_id: 12 })).toEqual({ ok: true, value: { order_id: 12 } });
     expect(parseBody(CancelOrderBodySchema, { order_id: '0012', callback_url: 'http://example.com' })).toEqual({
-      ok: true, value: { order_id: 12, callback_url: 'http://example.com' },
+      ok: true,
+      value: { order_id: 12, callback_url: 'http://example.com' },
     });
   });
 });
 
 describe('Function: parseBody (price-alert, status)', () => {
-  it.each([[{}], [{ gpu_type: 'A100' }], [{ target_price: 1 }], [{ gpu_type: '', target_price: 1 }], [{ gpu_type: 'A100', target_price: null }]])(
-    'returns gpu_type and target_price required for %j',
-    (body) => {
-      expect(errorOf(PriceAlertBodySchema, body)).toBe('gpu_type and target_price required');
-    },
-  );
+  it.each([
+    [{}],
+    [{ gpu_type: 'A100' }],
+    [{ target_price: 1 }],
+    [{ gpu_type: '', target_price: 1 }],
+    [{ gpu_type: 'A100', target_price: null }],
+  ])('returns gpu_type and target_price required for %j', (body) => {
+    expect(errorOf(PriceAlertBodySchema, body)).toBe('gpu_type and target_price required');
+  });
 
   it('names target_price when it has the wrong type or sign', () => {
-    expect(errorOf(PriceAlertBodySchema, { gpu_type: 'A100', target_price: 'cheap' })).toBe('target_price must be a number');
-    expect(errorOf(PriceAlertBodySchema, { gpu_type: 'A100', target_price: -1 })).toBe('target_price must be a positive number');
+    expect(errorOf(PriceAlertBodySchema, { gpu_type: 'A100', target_price: 'cheap' })).toBe(
+      'target_price must be a number',
+    );
+    expect(errorOf(PriceAlertBodySchema, { gpu_type: 'A100', target_price: -1 })).toBe(
+      'target_price must be a positive number',
+    );
   });
 
   it('fills the configured image', () => {
     const outcome = parseBody(PriceAlertBodySchema, { gpu_type: 'A100', target_price: 0.4 });
-    expect(outcome.ok && normalizePriceAlert(outcome.value, DEFAULTS)).toEqual({ gpu_type: 'A100', target_price: 0.4, image: 'nvidia/cuda:12' });
+    expect(outcome.ok && normalizePriceAlert(outcome.value, DEFAULTS)).toEqual({
+      gpu_type: 'A100',
+      target_price: 0.4,
+      image: 'nvidia/cuda:12',
+    });
   });
 
   it('accepts an empty status body and validates its callback_url', () => {
@@ -112,20 +167,34 @@ describe('Function: parseBody (price-alert, status)', () => {
 describe('Function: normalizeCreateOrder', () => {
   it('applies defaults: configured image, currency, ports, use_spot true', () => {
     expect(normalizeCreateOrder({ gpu_type: 'A100' }, DEFAULTS)).toEqual({
-      gpu_type: 'A100', image: 'nvidia/cuda:12', currency: 'NATIVE-Blockchain', ports: DEFAULTS.ports, use_spot: true,
+      gpu_type: 'A100',
+      image: 'nvidia/cuda:12',
+      currency: 'NATIVE-Blockchain',
+      ports: DEFAULTS.ports,
+      use_spot: true,
     });
   });
 
   it('keeps what the caller set', () => {
-    expect(normalizeCreateOrder({ gpu_type: 'A100', max_price: 2, image: 'mine', use_spot: false, callback_url: 'https://x.example' }, DEFAULTS)).toMatchObject({
-      max_price: 2, image: 'mine', use_spot: false, callback_url: 'https://x.example',
+    expect(
+      normalizeCreateOrder(
+        { gpu_type: 'A100', max_price: 2, image: 'mine', use_spot: false, callback_url: 'https://x.example' },
+        DEFAULTS,
+      ),
+    ).toMatchObject({
+      max_price: 2,
+      image: 'mine',
+      use_spot: false,
+      callback_url: 'https://x.example',
     });
   });
 });
 
 describe('Function: callbackUrlProblem', () => {
   it('refuses private and loopback literals unless private callbacks are allowed', () => {
-    expect(callbackUrlProblem('http://127.0.0.1:9000/cb', false)).toBe('callback_url must not point at a private, loopback or reserved address');
+    expect(callbackUrlProblem('http://127.0.0.1:9000/cb', false)).toBe(
+      'callback_url must not point at a private, loopback or reserved address',
+    );
     expect(callbackUrlProblem('http://169.254.169.254/latest', false)).toMatch(/^callback_url must not/);
     expect(callbackUrlProblem('http://localhost/cb', false)).toBe('callback_url must not point at localhost');
     expect(callbackUrlProblem('http://127.0.0.1:9000/cb', true)).toBeUndefined();
@@ -140,10 +209,17 @@ describe('Function: callbackUrlProblem', () => {
 
 describe('Response schemas', () => {
   it('generate JSON Schema for the OpenAPI document', () => {
-    const schema = z.toJSONSchema(CreateOrderBodySchema, { io: 'input', unrepresentable: 'any' }) as { required?: string[]; properties: Record<string, unknown> };
+    const schema = z.toJSONSchema(CreateOrderBodySchema, { io: 'input', unrepresentable: 'any' }) as {
+      required?: string[];
+      properties: Record<string, unknown>;
+    };
     expect(schema.required).toEqual(['gpu_type']);
-    expect(Object.keys(schema.properties)).toEqual(expect.arrayContaining(['gpu_type', 'max_price', 'image', 'use_spot', 'callback_url']));
-    const cancel = z.toJSONSchema(CancelOrderBodySchema, { io: 'input', unrepresentable: 'any' }) as unknown as { properties: { order_id: { anyOf?: unknown[] } } };
+    expect(Object.keys(schema.properties)).toEqual(
+      expect.arrayContaining(['gpu_type', 'max_price', 'image', 'use_spot', 'callback_url']),
+    );
+    const cancel = z.toJSONSchema(CancelOrderBodySchema, { io: 'input', unrepresentable: 'any' }) as unknown as {
+      properties: { order_id: { anyOf?: unknown[] } };
+    };
     expect(cancel.properties.order_id.anyOf).toHaveLength(2);
     expect(AcceptedSchema.safeParse({ status: 'queued', task_id: 't', message: 'm' }).success).toBe(true);
   });

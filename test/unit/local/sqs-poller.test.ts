@@ -17,7 +17,8 @@ const waitFor = async (check: () => boolean | Promise<boolean>, what: string, li
   }
 };
 
-const statusJob = (taskId: string) => JSON.stringify({ task_id: taskId, kind: 'status', input: {}, origin: { source: 'webhook' } });
+const statusJob = (taskId: string) =>
+  JSON.stringify({ task_id: taskId, kind: 'status', input: {}, origin: { source: 'webhook' } });
 
 describe('Function: startSqsPoller (against fauxqs, with the real worker handler)', () => {
   let sqs: LocalSqs;
@@ -25,23 +26,34 @@ describe('Function: startSqsPoller (against fauxqs, with the real worker handler
   let poller: SqsPoller | undefined;
 
   const counts = async (queueUrl: string) => {
-    const { Attributes } = await client.send(new GetQueueAttributesCommand({
-      QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
-    }));
-    return Number(Attributes?.ApproximateNumberOfMessages ?? 0) + Number(Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0);
+    const { Attributes } = await client.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: queueUrl,
+        AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+      }),
+    );
+    return (
+      Number(Attributes?.ApproximateNumberOfMessages ?? 0) +
+      Number(Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0)
+    );
   };
 
   const startWorker = () => {
     const fakes = jobFakes();
     const seen: { receiveCount: string; messageId: string }[] = [];
-    const worker = createJobWorkerHandler({ ...fakes.deps, visibility: new SqsMessageVisibility(client, sqs.queueUrl), retryBaseMs: 1 });
+    const worker = createJobWorkerHandler({
+      ...fakes.deps,
+      visibility: new SqsMessageVisibility(client, sqs.queueUrl),
+      retryBaseMs: 1,
+    });
     poller = startSqsPoller({
       client,
       queueUrl: sqs.queueUrl,
       waitTimeSeconds: 1,
       onError: () => undefined,
       handler: async (event: SQSEvent, context) => {
-        for (const r of event.Records) seen.push({ receiveCount: r.attributes.ApproximateReceiveCount, messageId: r.messageId });
+        for (const r of event.Records)
+          seen.push({ receiveCount: r.attributes.ApproximateReceiveCount, messageId: r.messageId });
         return worker(event, context);
       },
     });
@@ -52,7 +64,11 @@ describe('Function: startSqsPoller (against fauxqs, with the real worker handler
     // The queue's own visibility timeout is long: a message that comes back early does so only
     // because the handler's ChangeMessageVisibility moved it.
     sqs = await startLocalSqs({ visibilityTimeoutSeconds: 60 });
-    client = new SQSClient({ endpoint: sqs.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    client = new SQSClient({
+      endpoint: sqs.endpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
   });
 
   afterEach(async () => {
@@ -66,10 +82,14 @@ describe('Function: startSqsPoller (against fauxqs, with the real worker handler
     // Prepare
     const { seen, tasks } = startWorker();
     // Act
-    const sent = await client.send(new SendMessageCommand({ QueueUrl: sqs.queueUrl, MessageBody: '{"task_id": "t-poison", "kind": "nonsense"}' }));
+    const sent = await client.send(
+      new SendMessageCommand({ QueueUrl: sqs.queueUrl, MessageBody: '{"task_id": "t-poison", "kind": "nonsense"}' }),
+    );
     await waitFor(async () => (await counts(sqs.dlqUrl)) === 1, 'the DLQ to receive the message');
     // Assess
-    expect(seen.map((s) => s.receiveCount)).toEqual(Array.from({ length: JOB_QUEUE.maxReceiveCount }, (_, i) => String(i + 1)));
+    expect(seen.map((s) => s.receiveCount)).toEqual(
+      Array.from({ length: JOB_QUEUE.maxReceiveCount }, (_, i) => String(i + 1)),
+    );
     expect(new Set(seen.map((s) => s.messageId))).toEqual(new Set([sent.MessageId]));
     expect(await counts(sqs.queueUrl)).toBe(0);
     const dead = await client.send(new ReceiveMessageCommand({ QueueUrl: sqs.dlqUrl }));
@@ -89,13 +109,21 @@ describe('Function: startSqsPoller (against fauxqs, with the real worker handler
     await waitFor(async () => (await counts(sqs.queueUrl)) === 0, 'the message to be deleted');
     // Assess
     expect(seen.map((s) => s.receiveCount)).toEqual(['1', '2']);
-    expect(tasks.finishes[0]).toMatchObject({ taskId: 't-ok', state: 'succeeded', result: { total_orders: 1, active: 1 } });
+    expect(tasks.finishes[0]).toMatchObject({
+      taskId: 't-ok',
+      state: 'succeeded',
+      result: { total_orders: 1, active: 1 },
+    });
     expect(await counts(sqs.dlqUrl)).toBe(0);
   });
 
-  it('serves clients that send to the queue URL host, as the handlers\' env-configured clients do', async () => {
+  it("serves clients that send to the queue URL host, as the handlers' env-configured clients do", async () => {
     // Prepare: no endpoint, so the SDK uses the host of the QueueUrl (sqs.<region>.localhost:<port>)
-    const urlClient = new SQSClient({ region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, logger: { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined } });
+    const urlClient = new SQSClient({
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      logger: { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined },
+    });
     try {
       // Act
       await urlClient.send(new SendMessageCommand({ QueueUrl: sqs.queueUrl, MessageBody: 'hello' }));
@@ -131,16 +159,30 @@ describe('Function: succeededIds', () => {
 describe('Function: toSqsRecord', () => {
   it('builds the Lambda record shape from a received message', () => {
     const arn = queueArnFromUrl('http://sqs.us-east-1.localhost:4566/000000000000/jobs', 'us-east-1');
-    const record = toSqsRecord({
-      MessageId: 'id-1', ReceiptHandle: 'rh', Body: '{}', MD5OfBody: 'md5',
-      Attributes: { ApproximateReceiveCount: '3', SentTimestamp: '1' },
-      MessageAttributes: { kind: { DataType: 'String', StringValue: 'status' } },
-    }, arn, 'us-east-1');
+    const record = toSqsRecord(
+      {
+        MessageId: 'id-1',
+        ReceiptHandle: 'rh',
+        Body: '{}',
+        MD5OfBody: 'md5',
+        Attributes: { ApproximateReceiveCount: '3', SentTimestamp: '1' },
+        MessageAttributes: { kind: { DataType: 'String', StringValue: 'status' } },
+      },
+      arn,
+      'us-east-1',
+    );
     expect(record).toEqual({
-      messageId: 'id-1', receiptHandle: 'rh', body: '{}', md5OfBody: 'md5',
+      messageId: 'id-1',
+      receiptHandle: 'rh',
+      body: '{}',
+      md5OfBody: 'md5',
       attributes: { ApproximateReceiveCount: '3', SentTimestamp: '1' },
-      messageAttributes: { kind: { dataType: 'String', stringValue: 'status', stringListValues: [], binaryListValues: [] } },
-      eventSource: 'aws:sqs', eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:jobs', awsRegion: 'us-east-1',
+      messageAttributes: {
+        kind: { dataType: 'String', stringValue: 'status', stringListValues: [], binaryListValues: [] },
+      },
+      eventSource: 'aws:sqs',
+      eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:jobs',
+      awsRegion: 'us-east-1',
     });
   });
 });

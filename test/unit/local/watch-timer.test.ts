@@ -4,10 +4,13 @@ import { startWatchTimer } from '../../../local/watch-timer';
 const controlledSweeps = () => {
   const pending: (() => void)[] = [];
   const failing: ((error: Error) => void)[] = [];
-  const run = jest.fn(() => new Promise<void>((resolve, reject) => {
-    pending.push(resolve);
-    failing.push(reject);
-  }));
+  const run = jest.fn(
+    () =>
+      new Promise<void>((resolve, reject) => {
+        pending.push(resolve);
+        failing.push(reject);
+      }),
+  );
   return { run, endLast: () => pending[pending.length - 1](), failLast: (e: Error) => failing[failing.length - 1](e) };
 };
 
@@ -54,7 +57,9 @@ describe('Function: startWatchTimer', () => {
     const timer = startWatchTimer({ run: sweeps.run, intervalMs: 1_000 });
     jest.advanceTimersByTime(1_000);
     let stopped = false;
-    const stopping = timer.stop().then(() => { stopped = true; });
+    const stopping = timer.stop().then(() => {
+      stopped = true;
+    });
     await Promise.resolve();
     expect(stopped).toBe(false);
     sweeps.endLast();

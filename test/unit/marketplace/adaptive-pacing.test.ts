@@ -10,7 +10,13 @@ import { MarketplaceRateLimitedError } from '../../../lambdas/domain/errors';
 import type { AdaptivePacingPolicy, PacingGate, RateLimitReport } from '../../../lambdas/domain/ports';
 import { HttpMarketplaceClient } from '../../../lambdas/marketplace/http-marketplace-client';
 import { InMemoryPacingGate } from '../../../lambdas/marketplace/in-memory-pacing-gate';
-import { claimLaneSlot, claimSlot, EMPTY_SCHEDULE, widenSchedule, type PacingSchedule } from '../../../lambdas/marketplace/pacing-schedule';
+import {
+  claimLaneSlot,
+  claimSlot,
+  EMPTY_SCHEDULE,
+  widenSchedule,
+  type PacingSchedule,
+} from '../../../lambdas/marketplace/pacing-schedule';
 import { startDynalite, type LocalDynamo } from '../../helpers/dynalite';
 import { lostAnswerClient } from '../../helpers/lost-answer';
 
@@ -21,7 +27,11 @@ const POLICY: AdaptivePacingPolicy = { minIntervalMs: MIN, maxIntervalMs: 10_000
 const CREATE = { name: 'create_order', spacingMs: 5_100 };
 const T0 = 1_700_000_000_000;
 
-const report = (sentAt: number, policy: AdaptivePacingPolicy = POLICY): RateLimitReport => ({ sentAt, policy, lanes: [CREATE] });
+const report = (sentAt: number, policy: AdaptivePacingPolicy = POLICY): RateLimitReport => ({
+  sentAt,
+  policy,
+  lanes: [CREATE],
+});
 
 describe('adaptive pacing schedule', () => {
   /** Reports a rate limit for a request sent at `now` (the usual case: the 429 comes straight back). */
@@ -58,7 +68,9 @@ describe('adaptive pacing schedule', () => {
     expect(claimSlot(schedule, last + 59_999, SPACING).spacingMs).toBe(10_100);
     expect(claimSlot(schedule, last + 60_000, SPACING).spacingMs).toBe(SPACING);
     // The next rate limit after a quiet minute doubles from the minimum again.
-    expect(widenAt(schedule, last + 60_000)).toEqual(expect.objectContaining({ previousMs: MIN, intervalMs: 2_000, widened: true }));
+    expect(widenAt(schedule, last + 60_000)).toEqual(
+      expect.objectContaining({ previousMs: MIN, intervalMs: 2_000, widened: true }),
+    );
   });
 
   it('voids the slots handed out before a widening and restarts the timeline one new spacing after the refused send', () => {
@@ -95,7 +107,9 @@ describe('adaptive pacing schedule', () => {
   });
 
   it('widens nothing when pacing is off or the cap is the minimum', () => {
-    expect(widenSchedule(EMPTY_SCHEDULE, T0, 5, report(T0, { ...POLICY, minIntervalMs: 0 }))).toEqual(expect.objectContaining({ widened: false, intervalMs: 0 }));
+    expect(widenSchedule(EMPTY_SCHEDULE, T0, 5, report(T0, { ...POLICY, minIntervalMs: 0 }))).toEqual(
+      expect.objectContaining({ widened: false, intervalMs: 0 }),
+    );
     const capped = widenSchedule(EMPTY_SCHEDULE, T0, SPACING, report(T0, { ...POLICY, maxIntervalMs: MIN }));
     expect(capped).toEqual(expect.objectContaining({ widened: false, intervalMs: MIN }));
     expect(capped.schedule).toEqual(EMPTY_SCHEDULE);
@@ -115,11 +129,15 @@ describe('adaptive pacing schedule', () => {
     const widenings: number[] = [];
     // As the client: a holder whose slot made it wait checks widenedAt when its slot comes; a widening
     // at or after its claim (same millisecond included: it may have come first) and by its slot voids it.
-    const voided = (s: (typeof slots)[number]) => s.slot > s.claimedAt && widenings.some((w) => w >= s.claimedAt && w <= s.slot);
+    const voided = (s: (typeof slots)[number]) =>
+      s.slot > s.claimedAt && widenings.some((w) => w >= s.claimedAt && w <= s.slot);
     for (const call of calls) {
       now += call.gap;
       if (call.kind === 'limited') {
-        const sent = slots.filter((s) => s.slot <= now && !voided(s)).map((s) => s.slot).sort((a, b) => a - b);
+        const sent = slots
+          .filter((s) => s.slot <= now && !voided(s))
+          .map((s) => s.slot)
+          .sort((a, b) => a - b);
         if (sent.length === 0) continue;
         const refused = sent[Math.max(0, sent.length - 1 - (call.back ?? 0))]!;
         const out = widenSchedule(schedule, now, SPACING, report(refused));
@@ -127,7 +145,8 @@ describe('adaptive pacing schedule', () => {
         if (out.widened) widenings.push(now);
         continue;
       }
-      const claim = call.kind === 'create' ? claimLaneSlot(schedule, now, SPACING, CREATE) : claimSlot(schedule, now, SPACING);
+      const claim =
+        call.kind === 'create' ? claimLaneSlot(schedule, now, SPACING, CREATE) : claimSlot(schedule, now, SPACING);
       if (!claim) throw new Error('no limit was set, so a lane claim must succeed');
       schedule = claim.schedule;
       slots.push({ slot: claim.slot, claimedAt: now, spacing: claim.spacingMs, lane: call.kind === 'create' });
@@ -146,7 +165,11 @@ describe('adaptive pacing schedule', () => {
 
   it('keeps every pair of sent slots the narrower of their spacings apart, and creates a lane spacing apart, for any mix of calls and rate limits', () => {
     const events = fc.array(
-      fc.record({ gap: fc.integer({ min: 0, max: 4_000 }), kind: fc.constantFrom<Event['kind']>('read', 'read', 'create', 'limited'), back: fc.integer({ min: 0, max: 3 }) }),
+      fc.record({
+        gap: fc.integer({ min: 0, max: 4_000 }),
+        kind: fc.constantFrom<Event['kind']>('read', 'read', 'create', 'limited'),
+        back: fc.integer({ min: 0, max: 3 }),
+      }),
       { maxLength: 60 },
     );
     fc.assert(fc.property(events, expectSentSlotsSpaced), { numRuns: 300 });
@@ -155,7 +178,12 @@ describe('adaptive pacing schedule', () => {
   it('regression (fast-check seed -1595091799): a slot claimed in the same millisecond as a widening, before it, is void', () => {
     // The second read's slot (T0 + 1.1 s, old timeline) was claimed at T0, the widening came at T0
     // too: left standing it would be 1 s from the new timeline's first slot (T0 + 2.1 s).
-    expectSentSlotsSpaced([{ gap: 0, kind: 'read' }, { gap: 0, kind: 'read' }, { gap: 0, kind: 'limited' }, { gap: 0, kind: 'read' }]);
+    expectSentSlotsSpaced([
+      { gap: 0, kind: 'read' },
+      { gap: 0, kind: 'read' },
+      { gap: 0, kind: 'limited' },
+      { gap: 0, kind: 'read' },
+    ]);
   });
 
   it('restarts the timeline an old spacing after requests sent after the refused one (its answer came late)', () => {
@@ -167,7 +195,12 @@ describe('adaptive pacing schedule', () => {
     // an old spacing after now: the schedule cannot tell which slots before now were sent.
     expect(out.schedule.nextFree).toBe(T0 + 1_150 + SPACING);
     expect(claimSlot(out.schedule, T0 + 1_150, SPACING).slot).toBe(T0 + 2_250);
-    expectSentSlotsSpaced([{ gap: 0, kind: 'read' }, { gap: 0, kind: 'read' }, { gap: 1_150, kind: 'limited', back: 1 }, { gap: 0, kind: 'read' }]);
+    expectSentSlotsSpaced([
+      { gap: 0, kind: 'read' },
+      { gap: 0, kind: 'read' },
+      { gap: 1_150, kind: 'limited', back: 1 },
+      { gap: 0, kind: 'read' },
+    ]);
   });
 });
 
@@ -195,7 +228,7 @@ describe.each([
     key = `adaptive-${Math.random().toString(16).slice(2)}`;
   });
 
-  it('widens for every caller: a rate limit reported by one spaces the other\'s slots at the doubled interval', async () => {
+  it("widens for every caller: a rate limit reported by one spaces the other's slots at the doubled interval", async () => {
     // Prepare
     const [a, b] = [gate(), gate()];
     expect(await a.acquire(key, SPACING, T0)).toBe(T0);
@@ -204,7 +237,11 @@ describe.each([
     // Assess: b, which saw nothing, gets slots 2.1 s apart from the refused send on
     expect(widening).toEqual({ previousMs: MIN, intervalMs: 2_000, widened: true });
     expect(await b.widenedAt(key)).toBe(T0 + 20);
-    const slots = [await b.acquire(key, SPACING, T0 + 30), await b.acquire(key, SPACING, T0 + 30), await a.acquire(key, SPACING, T0 + 30)];
+    const slots = [
+      await b.acquire(key, SPACING, T0 + 30),
+      await b.acquire(key, SPACING, T0 + 30),
+      await a.acquire(key, SPACING, T0 + 30),
+    ];
     expect(slots).toEqual([T0 + 2_100, T0 + 4_200, T0 + 6_300]);
   });
 
@@ -219,7 +256,10 @@ describe.each([
     // Assess: widened to the cap, in force for 60 s after the last report...
     expect(intervals).toEqual([2_000, 4_000, 8_000, 10_000, 10_000]);
     const quietAt = lastReport + 60_000;
-    const inForce = [await gate().acquire(key, SPACING, quietAt - 1_000), await gate().acquire(key, SPACING, quietAt - 1_000)];
+    const inForce = [
+      await gate().acquire(key, SPACING, quietAt - 1_000),
+      await gate().acquire(key, SPACING, quietAt - 1_000),
+    ];
     expect(inForce[1]! - inForce[0]!).toBe(10_100);
     // ...and after a quiet minute the minimum again, for every instance, in one step
     const idleLater = quietAt + 20_000;
@@ -231,10 +271,16 @@ describe.each([
     // Prepare: requests sent at the old interval; the first refusal widens
     const first = await gate().rateLimited(key, SPACING, T0 + 1_110, report(T0 + 1_100));
     // Act: two more were sent before that widening and are refused after it
-    const others = [await gate().rateLimited(key, SPACING, T0 + 1_120, report(T0 + 1_105)), await gate().rateLimited(key, SPACING, T0 + 1_130, report(T0))];
+    const others = [
+      await gate().rateLimited(key, SPACING, T0 + 1_120, report(T0 + 1_105)),
+      await gate().rateLimited(key, SPACING, T0 + 1_130, report(T0)),
+    ];
     // Assess
     expect(first.widened).toBe(true);
-    expect(others.map((o) => [o.widened, o.intervalMs])).toEqual([[false, 2_000], [false, 2_000]]);
+    expect(others.map((o) => [o.widened, o.intervalMs])).toEqual([
+      [false, 2_000],
+      [false, 2_000],
+    ]);
     // Their reports restarted the quiet minute: still wide 60 s after the first.
     const a = await gate().acquire(key, SPACING, T0 + 61_120);
     expect((await gate().acquire(key, SPACING, T0 + 61_120)) - a).toBe(2_100);
@@ -244,24 +290,40 @@ describe.each([
     await gate().rateLimited(key, SPACING, T0 + 10, report(T0));
     // Long after the refused send, nothing queued: the slot is now, the next one a widened spacing later.
     const now = T0 + 30_000;
-    expect([await gate().acquire(key, SPACING, now), await gate().acquire(key, SPACING, now)]).toEqual([now, now + 2_100]);
+    expect([await gate().acquire(key, SPACING, now), await gate().acquire(key, SPACING, now)]).toEqual([
+      now,
+      now + 2_100,
+    ]);
   });
 
   if (shared) {
     it('stores the widening in the pacing item, with a ttl past its quiet minute', async () => {
       await gate().rateLimited(key, SPACING, T0 + 10, report(T0));
       const { Item } = await dynamo!.doc.send(new GetCommand({ TableName: 'relay', Key: { pk: `PACE#${key}` } }));
-      expect(Item).toEqual(expect.objectContaining({ interval_ms: 2_000, extra_ms: 1_000, quiet_until: T0 + 10 + 60_000, widened_at: T0 + 10, next_free: T0 + 2_100 }));
+      expect(Item).toEqual(
+        expect.objectContaining({
+          interval_ms: 2_000,
+          extra_ms: 1_000,
+          quiet_until: T0 + 10 + 60_000,
+          widened_at: T0 + 10,
+          next_free: T0 + 2_100,
+        }),
+      );
       expect(Item!.ttl).toBeGreaterThanOrEqual(Math.ceil((T0 + 60_010) / 1000) + 3600);
     });
 
-    it('a widening whose answer was lost (the SDK retried it and failed its own condition) is one widening, reported as this caller\'s', async () => {
+    it("a widening whose answer was lost (the SDK retried it and failed its own condition) is one widening, reported as this caller's", async () => {
       // Prepare
       const lossy = lostAnswerClient(dynamo!);
       try {
         lossy.loseNext('UpdateItem', 1, (input) => JSON.stringify(input).includes('widen_token'));
         // Act
-        const widening = await new DynamoDbPacingGate(lossy.doc, 'relay').rateLimited(key, SPACING, T0 + 10, report(T0));
+        const widening = await new DynamoDbPacingGate(lossy.doc, 'relay').rateLimited(
+          key,
+          SPACING,
+          T0 + 10,
+          report(T0),
+        );
         // Assess
         expect(lossy.lost()).toBe(1);
         expect(widening).toEqual({ previousMs: MIN, intervalMs: 2_000, widened: true });
@@ -282,11 +344,16 @@ class VirtualClock {
   public now = T0;
   private timers: { at: number; resolve: () => void }[] = [];
 
-  public readonly sleep = (ms: number): Promise<void> => new Promise((resolve) => { this.timers.push({ at: this.now + ms, resolve }); });
+  public readonly sleep = (ms: number): Promise<void> =>
+    new Promise((resolve) => {
+      this.timers.push({ at: this.now + ms, resolve });
+    });
 
   public async run<T>(work: Promise<T>): Promise<T> {
     let done = false;
-    const settled = work.finally(() => { done = true; });
+    const settled = work.finally(() => {
+      done = true;
+    });
     for (;;) {
       for (let i = 0; i < 20 && !done; i += 1) await new Promise((r) => setImmediate(r));
       if (done) return settled;
@@ -310,17 +377,31 @@ describe('HttpMarketplaceClient against a marketplace that allows one request pe
       const limited = at - lastAccepted < 2_000;
       if (!limited) lastAccepted = at;
       sent.push({ at, status: limited ? 429 : 200 });
-      return new Response(limited ? '{"code":5}' : '{"code":0,"wallets":[]}', { status: limited ? 429 : 200, headers: { 'content-type': 'application/json' } });
+      return new Response(limited ? '{"code":5}' : '{"code":0,"wallets":[]}', {
+        status: limited ? 429 : 200,
+        headers: { 'content-type': 'application/json' },
+      });
     }) as typeof fetch;
     const widenings: { previousMs: number; intervalMs: number; endpoint: string }[] = [];
     const gate = new InMemoryPacingGate();
-    const client = () => new HttpMarketplaceClient({
-      baseUrl: 'http://marketplace.invalid', apiKey: async () => 'k', pacing: gate, fetchFn, minIntervalMs: MIN, maxIntervalMs,
-      now: () => clock.now, sleep: clock.sleep, random: () => 0.5, maxRateLimitRetries: 8,
-      onWidened: (w) => widenings.push(w),
-    });
+    const client = () =>
+      new HttpMarketplaceClient({
+        baseUrl: 'http://marketplace.invalid',
+        apiKey: async () => 'k',
+        pacing: gate,
+        fetchFn,
+        minIntervalMs: MIN,
+        maxIntervalMs,
+        now: () => clock.now,
+        sleep: clock.sleep,
+        random: () => 0.5,
+        maxRateLimitRetries: 8,
+        onWidened: (w) => widenings.push(w),
+      });
     const clients = [client(), client()];
-    const results = await clock.run(Promise.allSettled(Array.from({ length: calls }, (_, i) => clients[i % 2]!.listWallets())));
+    const results = await clock.run(
+      Promise.allSettled(Array.from({ length: calls }, (_, i) => clients[i % 2]!.listWallets())),
+    );
     return { clock, sent, widenings, results, clients, makespan: clock.now - T0 };
   };
 
@@ -339,20 +420,32 @@ describe('HttpMarketplaceClient against a marketplace that allows one request pe
     expect(sent.filter((s) => s.status === 429).length).toBeGreaterThan(3);
   });
 
-  it('does not wait for a widened slot beyond the invocation\'s budget: a retryable rate limit, nothing sent', async () => {
+  it("does not wait for a widened slot beyond the invocation's budget: a retryable rate limit, nothing sent", async () => {
     // Prepare: the interval is at 10 s and a slot is taken now, so the next one is 10.1 s away
     const gate = new InMemoryPacingGate();
     const intervals: number[] = [];
-    for (let i = 0; i < 4; i += 1) intervals.push((await gate.rateLimited('k', SPACING, T0 + i, report(T0 + i))).intervalMs);
+    for (let i = 0; i < 4; i += 1)
+      intervals.push((await gate.rateLimited('k', SPACING, T0 + i, report(T0 + i))).intervalMs);
     expect(intervals.at(-1)).toBe(10_000);
     await gate.acquire('k', SPACING, T0 + 30_000);
     const requests: string[] = [];
     const client = new HttpMarketplaceClient({
-      baseUrl: 'http://marketplace.invalid', apiKey: async () => 'k', keyId: 'k', pacing: gate, minIntervalMs: MIN,
-      fetchFn: (async (url: URL) => { requests.push(String(url)); return new Response('{"code":0,"wallets":[]}'); }) as unknown as typeof fetch,
-      now: () => T0 + 30_000, sleep: async () => { throw new Error('must not wait'); },
+      baseUrl: 'http://marketplace.invalid',
+      apiKey: async () => 'k',
+      keyId: 'k',
+      pacing: gate,
+      minIntervalMs: MIN,
+      fetchFn: (async (url: URL) => {
+        requests.push(String(url));
+        return new Response('{"code":0,"wallets":[]}');
+      }) as unknown as typeof fetch,
+      now: () => T0 + 30_000,
+      sleep: async () => {
+        throw new Error('must not wait');
+      },
       // 12 s left, 3 s reserve: 9 s, minus one attempt (1 s): 8 s of slot wait at most.
-      remainingMs: () => 12_000, reserveMs: 3_000,
+      remainingMs: () => 12_000,
+      reserveMs: 3_000,
     });
     // Act
     const error = await client.listWallets().catch((e: unknown) => e);
@@ -368,11 +461,21 @@ describe('HttpMarketplaceClient against a marketplace that allows one request pe
     let now = T0;
     const sentAt: number[] = [];
     const client = new HttpMarketplaceClient({
-      baseUrl: 'http://marketplace.invalid', apiKey: async () => 'k', keyId: 'k', pacing: gate, minIntervalMs: MIN,
-      fetchFn: (async () => { sentAt.push(now); return new Response('{"code":0,"wallets":[]}'); }) as unknown as typeof fetch,
+      baseUrl: 'http://marketplace.invalid',
+      apiKey: async () => 'k',
+      keyId: 'k',
+      pacing: gate,
+      minIntervalMs: MIN,
+      fetchFn: (async () => {
+        sentAt.push(now);
+        return new Response('{"code":0,"wallets":[]}');
+      }) as unknown as typeof fetch,
       now: () => now,
       // While it waits, the send at T0 is refused and reported at T0 as well: a widening to 2 s.
-      sleep: async (ms) => { if (sentAt.length === 0 && now === T0) await gate.rateLimited('k', SPACING, T0, report(T0)); now += ms; },
+      sleep: async (ms) => {
+        if (sentAt.length === 0 && now === T0) await gate.rateLimited('k', SPACING, T0, report(T0));
+        now += ms;
+      },
     });
     // Act
     await client.listWallets();
@@ -384,6 +487,9 @@ describe('HttpMarketplaceClient against a marketplace that allows one request pe
     const { clock, widenings, clients } = await scenario(10_000, 4);
     clock.now += 61_000;
     await clock.run(Promise.all([clients[0]!.listWallets(), clients[1]!.listWallets()]));
-    expect(widenings.map((w) => [w.previousMs, w.intervalMs])).toEqual([[MIN, 2_000], [MIN, 2_000]]);
+    expect(widenings.map((w) => [w.previousMs, w.intervalMs])).toEqual([
+      [MIN, 2_000],
+      [MIN, 2_000],
+    ]);
   });
 });

@@ -14,14 +14,19 @@ class FakeMarketplace implements MarketplaceClient {
   public failCreate: Error | undefined;
   public gate: Promise<void> | undefined;
 
-  private count(name: string) { this.calls[name] = (this.calls[name] ?? 0) + 1; }
+  private count(name: string) {
+    this.calls[name] = (this.calls[name] ?? 0) + 1;
+  }
 
   public async listServers(): Promise<readonly Server[]> {
     this.count('listServers');
     await this.gate;
     return [{ id: this.version } as Server];
   }
-  public async listWallets() { this.count('listWallets'); return [{ name: 'bitcoin', balance: 1 }]; }
+  public async listWallets() {
+    this.count('listWallets');
+    return [{ name: 'bitcoin', balance: 1 }];
+  }
   public async createOrder(_request: CreateOrderRequest) {
     this.count('createOrder');
     if (this.failCreate) throw this.failCreate;
@@ -33,9 +38,18 @@ class FakeMarketplace implements MarketplaceClient {
     await this.gate;
     return [{ order_id: this.version } as Order];
   }
-  public async cancelOrder() { this.count('cancelOrder'); this.version += 1; }
-  public async setSpotPrice() { this.count('setSpotPrice'); this.version += 1; }
-  public async spotMarket() { this.count('spotMarket'); return { offers: [] }; }
+  public async cancelOrder() {
+    this.count('cancelOrder');
+    this.version += 1;
+  }
+  public async setSpotPrice() {
+    this.count('setSpotPrice');
+    this.version += 1;
+  }
+  public async spotMarket() {
+    this.count('spotMarket');
+    return { offers: [] };
+  }
 }
 
 const request = { renting_server: 1, type: 'on-demand', currency: 'bitcoin', image: 'x' } as const;
@@ -122,7 +136,9 @@ describe('CachedMarketplaceClient', () => {
     // Prepare: a slow listOrders is in flight when an order is created
     const client = build();
     let release: () => void = () => undefined;
-    inner.gate = new Promise<void>((resolve) => { release = resolve; });
+    inner.gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
     const slowRead = client.listOrders();
     await new Promise((r) => setImmediate(r));
     // Act
@@ -140,9 +156,15 @@ describe('CachedMarketplaceClient', () => {
   it('falls back to the marketplace when the cache fails', async () => {
     // Prepare
     const broken: ReadCache = {
-      get: async () => { throw new Error('dynamo down'); },
-      put: async () => { throw new Error('dynamo down'); },
-      invalidate: async () => { throw new Error('dynamo down'); },
+      get: async () => {
+        throw new Error('dynamo down');
+      },
+      put: async () => {
+        throw new Error('dynamo down');
+      },
+      invalidate: async () => {
+        throw new Error('dynamo down');
+      },
     };
     const cacheErrors: unknown[] = [];
     const client = build(broken, (e) => cacheErrors.push(e));
@@ -156,8 +178,15 @@ describe('CachedMarketplaceClient', () => {
 
   it('propagates marketplace errors without caching them', async () => {
     const failing = new FakeMarketplace();
-    failing.listServers = async () => { throw new MarketplaceUnavailableError('down'); };
-    const client = new CachedMarketplaceClient({ inner: failing, cache: new InMemoryReadCache(), maxAgeMs: 5_000, now: () => clock });
+    failing.listServers = async () => {
+      throw new MarketplaceUnavailableError('down');
+    };
+    const client = new CachedMarketplaceClient({
+      inner: failing,
+      cache: new InMemoryReadCache(),
+      maxAgeMs: 5_000,
+      now: () => clock,
+    });
     await expect(client.listServers()).rejects.toBeInstanceOf(MarketplaceUnavailableError);
     await expect(client.listServers()).rejects.toBeInstanceOf(MarketplaceUnavailableError);
   });
@@ -178,7 +207,12 @@ describe('DynamoDbReadCache', () => {
     await cache.put('servers-a', [{ id: 1, extra: 'x' }], 10_000, 65);
     const item = await dynamo.doc.send(new GetCommand({ TableName: 'relay', Key: { pk: 'CACHE#servers-a' } }));
     // Assess
-    expect(item.Item).toEqual({ pk: 'CACHE#servers-a', value: '[{"id":1,"extra":"x"}]', read_at: 10_000, ttl: 10 + 65 });
+    expect(item.Item).toEqual({
+      pk: 'CACHE#servers-a',
+      value: '[{"id":1,"extra":"x"}]',
+      read_at: 10_000,
+      ttl: 10 + 65,
+    });
     expect(await cache.get('servers-a', 5_000, 15_000)).toEqual([{ id: 1, extra: 'x' }]);
     expect(await cache.get('servers-a', 5_000, 15_001)).toBeUndefined();
     expect(await cache.get('never-stored', 5_000, 15_000)).toBeUndefined();
@@ -212,7 +246,9 @@ describe('DynamoDbReadCache', () => {
 
   it('serves many CachedMarketplaceClients with one marketplace read', async () => {
     const inner = new FakeMarketplace();
-    const clients = [1, 2, 3].map(() => new CachedMarketplaceClient({ inner, cache, maxAgeMs: 5_000, now: () => 50_000 }));
+    const clients = [1, 2, 3].map(
+      () => new CachedMarketplaceClient({ inner, cache, maxAgeMs: 5_000, now: () => 50_000 }),
+    );
     const first = await clients[0]!.listServers();
     const rest = await Promise.all(clients.slice(1).map((c) => c.listServers()));
     expect(rest).toEqual([first, first]);

@@ -2,8 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type {
-  MarketplaceError} from '../../../lambdas/domain/errors';
+import type { MarketplaceError } from '../../../lambdas/domain/errors';
 import {
   InvalidOrderRequestError,
   MarketplaceAuthError,
@@ -16,13 +15,17 @@ import {
   OrderOutcomeUnknownError,
 } from '../../../lambdas/domain/errors';
 import { REJECTION_REASONS, type CreateOrderRequest } from '../../../lambdas/domain/marketplace-types';
-import { HttpMarketplaceClient, type HttpMarketplaceClientOptions } from '../../../lambdas/marketplace/http-marketplace-client';
+import {
+  HttpMarketplaceClient,
+  type HttpMarketplaceClientOptions,
+} from '../../../lambdas/marketplace/http-marketplace-client';
 import { InMemoryPacingGate } from '../../../lambdas/marketplace/in-memory-pacing-gate';
 import { apiKeyId } from '../../../lambdas/marketplace/key-id';
 import { startSimulator, type MarketplaceSimulator } from '../../../local/simulator/marketplace-simulator';
 
 const fixture = (name: string): string => readFileSync(join(__dirname, '../../fixtures/marketplace', name), 'utf8');
-const jsonResponse = (body: string, status = 200) => new Response(body, { status, headers: { 'content-type': 'application/json' } });
+const jsonResponse = (body: string, status = 200) =>
+  new Response(body, { status, headers: { 'content-type': 'application/json' } });
 
 describe('HttpMarketplaceClient', () => {
   let sim: MarketplaceSimulator;
@@ -47,14 +50,18 @@ describe('HttpMarketplaceClient', () => {
       pacing: new InMemoryPacingGate(),
       minIntervalMs: 0,
       timeoutMs: 2_000,
-      sleep: async (ms) => { sleeps.push(ms); },
+      sleep: async (ms) => {
+        sleeps.push(ms);
+      },
       random: () => 0.5,
       onError: (code) => errors.push(code),
       ...overrides,
     });
 
   const availableServer = () => {
-    const server = sim.control.servers().find((s) => s.online && !s.rented && s.gpu_array.length > 0 && s.allowed_coins.includes('NATIVE-Blockchain'));
+    const server = sim.control
+      .servers()
+      .find((s) => s.online && !s.rented && s.gpu_array.length > 0 && s.allowed_coins.includes('NATIVE-Blockchain'));
     if (!server) throw new Error('no server');
     return server;
   };
@@ -84,7 +91,9 @@ describe('HttpMarketplaceClient', () => {
       const market = await c.spotMarket(server.id);
       // Assess
       expect(servers.length).toBeGreaterThanOrEqual(30);
-      expect(servers.find((s) => s.id === server.id)?.price.usd_per_hour.on_demand['NATIVE-Blockchain']).toBe(server.price.usd.on_demand_native);
+      expect(servers.find((s) => s.id === server.id)?.price.usd_per_hour.on_demand['NATIVE-Blockchain']).toBe(
+        server.price.usd.on_demand_native,
+      );
       expect(wallets.map((w) => w.name)).toContain('NATIVE-Blockchain');
       expect(typeof order_id).toBe('number');
       expect(active).toEqual([expect.objectContaining({ order_id, renting_server: server.id, status: 'running' })]);
@@ -96,9 +105,21 @@ describe('HttpMarketplaceClient', () => {
 
     it('changes the price of a spot order', async () => {
       const c = client();
-      const server = sim.control.servers().find((s) => s.online && !s.rented && s.price.spot['NATIVE-Blockchain'] !== undefined && s.allowed_coins.includes('NATIVE-Blockchain'));
+      const server = sim.control
+        .servers()
+        .find(
+          (s) =>
+            s.online &&
+            !s.rented &&
+            s.price.spot['NATIVE-Blockchain'] !== undefined &&
+            s.allowed_coins.includes('NATIVE-Blockchain'),
+        );
       const minimum = server?.price.spot['NATIVE-Blockchain'] as number;
-      const { order_id } = await c.createOrder({ ...orderFor(server?.id as number), type: 'spot', spotprice: minimum * 1.1 });
+      const { order_id } = await c.createOrder({
+        ...orderFor(server?.id as number),
+        type: 'spot',
+        spotprice: minimum * 1.1,
+      });
       await c.setSpotPrice(order_id as number, minimum * 1.3);
       expect(sim.control.orders()[0]?.price).toBeCloseTo(minimum * 1.3, 8);
     });
@@ -125,34 +146,46 @@ describe('HttpMarketplaceClient', () => {
     });
 
     it('maps code 2 to MarketplaceInvalidInputError', async () => {
-      const error = await client().cancelOrder(987_654).catch((e: unknown) => e);
+      const error = await client()
+        .cancelOrder(987_654)
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(MarketplaceInvalidInputError);
       expect((error as MarketplaceError).code).toBe(2);
     });
 
     it('maps code 3 to MarketplaceAuthError without leaking the key', async () => {
-      const error = await client({ apiKey: async () => 'wrong-key-value' }).listServers().catch((e: unknown) => e);
+      const error = await client({ apiKey: async () => 'wrong-key-value' })
+        .listServers()
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(MarketplaceAuthError);
       expect((error as Error).name).toBe('MarketplaceAuthError');
       expect(String((error as Error).message)).not.toContain('wrong-key-value');
     });
 
     it('maps code 4 to MarketplaceEndpointError', async () => {
-      await expect(client({ baseUrl: `${sim.url}/not-the-api` }).listServers()).rejects.toBeInstanceOf(MarketplaceEndpointError);
+      await expect(client({ baseUrl: `${sim.url}/not-the-api` }).listServers()).rejects.toBeInstanceOf(
+        MarketplaceEndpointError,
+      );
       expect(errors).toEqual([4]);
     });
 
     it.each(REJECTION_REASONS)('maps code 6 %s to MarketplaceRejectedError with its reason', async (reason) => {
       sim.control.inject({ endpoint: 'create_order', kind: 'code', code: 6, error: reason });
-      const error = await client().createOrder(orderFor(availableServer().id)).catch((e: unknown) => e);
+      const error = await client()
+        .createOrder(orderFor(availableServer().id))
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(MarketplaceRejectedError);
       expect((error as MarketplaceRejectedError).reason).toBe(reason);
       expect((error as MarketplaceRejectedError).code).toBe(6);
     });
 
     it('reports real code 6 rejections from the simulator', async () => {
-      const offline = sim.control.servers().find((s) => !s.online && !s.rented && s.allowed_coins.includes('NATIVE-Blockchain'));
-      const error = await client().createOrder(orderFor(offline?.id as number)).catch((e: unknown) => e);
+      const offline = sim.control
+        .servers()
+        .find((s) => !s.online && !s.rented && s.allowed_coins.includes('NATIVE-Blockchain'));
+      const error = await client()
+        .createOrder(orderFor(offline?.id as number))
+        .catch((e: unknown) => e);
       expect((error as MarketplaceRejectedError).reason).toBe('server-offline');
     });
   });
@@ -180,7 +213,9 @@ describe('HttpMarketplaceClient', () => {
 
     it('throws MarketplaceRateLimitedError when retries are exhausted', async () => {
       sim.control.inject({ endpoint: 'wallets', kind: 'code', code: 5, times: 10 });
-      const error = await client({ maxRateLimitRetries: 4 }).listWallets().catch((e: unknown) => e);
+      const error = await client({ maxRateLimitRetries: 4 })
+        .listWallets()
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(MarketplaceRateLimitedError);
       expect(sleeps).toHaveLength(4);
       expect(sim.control.counters().calls.wallets).toBe(5);
@@ -246,7 +281,9 @@ describe('HttpMarketplaceClient', () => {
       // Prepare
       sim.control.inject({ endpoint: 'create_order', ...fault });
       // Act
-      const error = await client({ timeoutMs: 1_000 }).createOrder(orderFor(availableServer().id)).catch((e: unknown) => e);
+      const error = await client({ timeoutMs: 1_000 })
+        .createOrder(orderFor(availableServer().id))
+        .catch((e: unknown) => e);
       // Assess
       expect(error).toBeInstanceOf(OrderOutcomeUnknownError);
       expect((error as Error).name).toBe('OrderOutcomeUnknownError');
@@ -262,7 +299,9 @@ describe('HttpMarketplaceClient', () => {
       const { port } = blocker.address() as AddressInfo;
       await new Promise<void>((resolve) => blocker.close(() => resolve()));
       // Act
-      const error = await client({ baseUrl: `http://127.0.0.1:${port}` }).createOrder(orderFor(1)).catch((e: unknown) => e);
+      const error = await client({ baseUrl: `http://127.0.0.1:${port}` })
+        .createOrder(orderFor(1))
+        .catch((e: unknown) => e);
       // Assess
       expect(error).toBeInstanceOf(MarketplaceUnavailableError);
     });
@@ -288,7 +327,9 @@ describe('HttpMarketplaceClient', () => {
       ['a non-string env value', { env: { A: 1 } }],
     ])('refuses %s without calling the marketplace', async (_label, patch) => {
       const request = { ...orderFor(availableServer().id), ...patch } as unknown as CreateOrderRequest;
-      const error = await client().createOrder(request).catch((e: unknown) => e);
+      const error = await client()
+        .createOrder(request)
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(InvalidOrderRequestError);
       expect((error as Error).message).not.toContain('pass word');
       expect(sim.control.counters().calls.create_order).toBeUndefined();
@@ -298,8 +339,15 @@ describe('HttpMarketplaceClient', () => {
   describe('tolerance of extra fields', () => {
     it('keeps unlisted fields and reads listed ones from a recorded answer', async () => {
       // Prepare
-      const bodies: Record<string, string> = { marketplace: fixture('marketplace.json'), my_orders: fixture('my_orders.json'), wallets: fixture('wallets.json') };
-      const c = client({ fetchFn: async (input) => jsonResponse(bodies[new URL(String(input)).pathname.split('/').pop() as string] as string) });
+      const bodies: Record<string, string> = {
+        marketplace: fixture('marketplace.json'),
+        my_orders: fixture('my_orders.json'),
+        wallets: fixture('wallets.json'),
+      };
+      const c = client({
+        fetchFn: async (input) =>
+          jsonResponse(bodies[new URL(String(input)).pathname.split('/').pop() as string] as string),
+      });
       // Act
       const [servers, orders, wallets] = await Promise.all([c.listServers(), c.listOrders(), c.listWallets()]);
       // Assess
@@ -308,9 +356,16 @@ describe('HttpMarketplaceClient', () => {
       expect(servers[0]).toMatchObject({ id: 6, cuda_version: '12.4', net: { cc: 'DE' }, specs: { pcie_width: 16 } });
       expect(servers[1]?.price.spot).toEqual({});
       expect(servers[1]?.price.usd_per_hour.spot).toBeUndefined();
-      expect(orders[0]).toMatchObject({ order_id: 38, connection: { ports: { '22': 'tcp://n6.example.invalid:40022' } }, spend: 0.1 });
+      expect(orders[0]).toMatchObject({
+        order_id: 38,
+        connection: { ports: { '22': 'tcp://n6.example.invalid:40022' } },
+        spend: 0.1,
+      });
       expect(orders[1]).toMatchObject({ order_id: 39, status: 'creating_order', started: 0, connection: {} });
-      expect(wallets).toEqual([expect.objectContaining({ name: 'bitcoin', balance: 0.0031 }), expect.objectContaining({ name: 'NATIVE-Blockchain' })]);
+      expect(wallets).toEqual([
+        expect.objectContaining({ name: 'bitcoin', balance: 0.0031 }),
+        expect.objectContaining({ name: 'NATIVE-Blockchain' }),
+      ]);
     });
 
     it('reads an unreadable safety field the safe way: a server whose `rented` is not a boolean counts as rented', async () => {
@@ -353,12 +408,22 @@ describe('HttpMarketplaceClient', () => {
         minIntervalMs: 1_000,
         now: () => clock,
         pacing: {
-          acquire: async (keyId, interval, now) => { acquired.push([keyId, interval, now]); return now + 750; },
-          acquireInLane: async () => { throw new Error('not a lane call'); },
-          rateLimited: async () => { throw new Error('not rate limited'); },
+          acquire: async (keyId, interval, now) => {
+            acquired.push([keyId, interval, now]);
+            return now + 750;
+          },
+          acquireInLane: async () => {
+            throw new Error('not a lane call');
+          },
+          rateLimited: async () => {
+            throw new Error('not rate limited');
+          },
           widenedAt: async () => undefined,
         },
-        sleep: async (ms) => { sleeps.push(ms); clock += ms; },
+        sleep: async (ms) => {
+          sleeps.push(ms);
+          clock += ms;
+        },
       });
       // Act
       await c.listWallets();
@@ -376,12 +441,22 @@ describe('HttpMarketplaceClient', () => {
         minIntervalMs: 1_000,
         now: () => clock,
         pacing: {
-          acquire: async () => { clock += 300; return slots.shift() as number; },
-          acquireInLane: async () => { throw new Error('not a lane call'); },
-          rateLimited: async () => { throw new Error('not rate limited'); },
+          acquire: async () => {
+            clock += 300;
+            return slots.shift() as number;
+          },
+          acquireInLane: async () => {
+            throw new Error('not a lane call');
+          },
+          rateLimited: async () => {
+            throw new Error('not rate limited');
+          },
           widenedAt: async () => undefined,
         },
-        sleep: async (ms) => { sleeps.push(ms); clock += ms; },
+        sleep: async (ms) => {
+          sleeps.push(ms);
+          clock += ms;
+        },
       });
       // Act
       await c.listWallets();

@@ -13,15 +13,26 @@ import {
 } from '../../../lambdas/domain/errors';
 import { REJECTION_REASONS, type CreateOrderRequest } from '../../../lambdas/domain/marketplace-types';
 import { findMatchingServer } from '../../../lambdas/domain/matching';
-import { HttpMarketplaceClient, USER_AGENT, type HttpMarketplaceClientOptions } from '../../../lambdas/marketplace/http-marketplace-client';
+import {
+  HttpMarketplaceClient,
+  USER_AGENT,
+  type HttpMarketplaceClientOptions,
+} from '../../../lambdas/marketplace/http-marketplace-client';
 import { InMemoryPacingGate } from '../../../lambdas/marketplace/in-memory-pacing-gate';
 import { version } from '../../../package.json';
 
 const LIVE_DIR = join(__dirname, '../../../../shared/spec/live-v1');
 const sample = (name: string): string => readFileSync(join(LIVE_DIR, name), 'utf8');
-const answer = (body: string, status = 200, type = 'application/json') => new Response(body, { status, headers: { 'content-type': type } });
+const answer = (body: string, status = 200, type = 'application/json') =>
+  new Response(body, { status, headers: { 'content-type': type } });
 
-const ORDER: CreateOrderRequest = { renting_server: 31337, type: 'spot', currency: 'CLORE-Blockchain', image: 'cloreai/ubuntu', spotprice: 1540 };
+const ORDER: CreateOrderRequest = {
+  renting_server: 31337,
+  type: 'spot',
+  currency: 'CLORE-Blockchain',
+  image: 'cloreai/ubuntu',
+  spotprice: 1540,
+};
 
 interface Harness {
   readonly client: HttpMarketplaceClient;
@@ -30,7 +41,10 @@ interface Harness {
 }
 
 /** A client whose fetch answers from `route` (by endpoint name) and records every request. */
-const harness = (route: (endpoint: string, n: number) => Response, overrides: Partial<HttpMarketplaceClientOptions> = {}): Harness => {
+const harness = (
+  route: (endpoint: string, n: number) => Response,
+  overrides: Partial<HttpMarketplaceClientOptions> = {},
+): Harness => {
   const requests: Harness['requests'] = [];
   const sleeps: number[] = [];
   const client = new HttpMarketplaceClient({
@@ -39,7 +53,9 @@ const harness = (route: (endpoint: string, n: number) => Response, overrides: Pa
     pacing: new InMemoryPacingGate(),
     minIntervalMs: 0,
     createIntervalMs: 0,
-    sleep: async (ms) => { sleeps.push(ms); },
+    sleep: async (ms) => {
+      sleeps.push(ms);
+    },
     random: () => 0.5,
     fetchFn: async (input, init) => {
       const url = String(input);
@@ -53,7 +69,9 @@ const harness = (route: (endpoint: string, n: number) => Response, overrides: Pa
 };
 
 describe('live-v1 samples replayed through the client', () => {
-  const files = readdirSync(LIVE_DIR).filter((f) => f.endsWith('.json')).sort();
+  const files = readdirSync(LIVE_DIR)
+    .filter((f) => f.endsWith('.json'))
+    .sort();
 
   it('covers every sample file', () => {
     // Each sample below is replayed by name; a new sample fails here until it is replayed too.
@@ -86,15 +104,46 @@ describe('live-v1 samples replayed through the client', () => {
         // The marketplace's own unit, as the bid is sent.
         spot: { 'CLORE-Blockchain': 1400, bitcoin: 4.31e-5 },
         // Production's $5.9/day etc., per hour (6 significant digits).
-        usd_per_hour: { on_demand: { 'CLORE-Blockchain': 0.245833, 'USD-Blockchain': 0.254167, bitcoin: 0.252083 }, spot: 0.116667 },
+        usd_per_hour: {
+          on_demand: { 'CLORE-Blockchain': 0.245833, 'USD-Blockchain': 0.254167, bitcoin: 0.252083 },
+          spot: 0.116667,
+        },
       },
     });
     // The domain matches it: spot under the cap in CLORE, on-demand compared with on_demand_clore (USD/h).
     const servers = await client.listServers();
-    expect(findMatchingServer(servers, { gpu_type: 'RTX 4090', currency: 'CLORE-Blockchain', use_spot: true, max_price: 0.12 })?.id).toBe(31337);
-    expect(findMatchingServer(servers, { gpu_type: 'RTX 4090', currency: 'CLORE-Blockchain', use_spot: true, max_price: 0.11 })).toBeUndefined();
-    expect(findMatchingServer(servers, { gpu_type: 'rtx 4090', currency: 'CLORE-Blockchain', use_spot: false, max_price: 0.25 })?.id).toBe(31337);
-    expect(findMatchingServer(servers, { gpu_type: 'RTX 4090', currency: 'CLORE-Blockchain', use_spot: false, max_price: 0.245 })).toBeUndefined();
+    expect(
+      findMatchingServer(servers, {
+        gpu_type: 'RTX 4090',
+        currency: 'CLORE-Blockchain',
+        use_spot: true,
+        max_price: 0.12,
+      })?.id,
+    ).toBe(31337);
+    expect(
+      findMatchingServer(servers, {
+        gpu_type: 'RTX 4090',
+        currency: 'CLORE-Blockchain',
+        use_spot: true,
+        max_price: 0.11,
+      }),
+    ).toBeUndefined();
+    expect(
+      findMatchingServer(servers, {
+        gpu_type: 'rtx 4090',
+        currency: 'CLORE-Blockchain',
+        use_spot: false,
+        max_price: 0.25,
+      })?.id,
+    ).toBe(31337);
+    expect(
+      findMatchingServer(servers, {
+        gpu_type: 'RTX 4090',
+        currency: 'CLORE-Blockchain',
+        use_spot: false,
+        max_price: 0.245,
+      }),
+    ).toBeUndefined();
   });
 
   it('marketplace-no-spot.json: usd.spot 0 means no spot price; the server is an on-demand candidate only', async () => {
@@ -102,13 +151,40 @@ describe('live-v1 samples replayed through the client', () => {
     const servers = await client.listServers();
     expect(servers[0]?.price.usd_per_hour.spot).toBeUndefined();
     expect(servers[0]?.price.spot).toEqual({});
-    expect(findMatchingServer(servers, { gpu_type: 'RTX 4090', currency: 'CLORE-Blockchain', use_spot: true })).toBeUndefined();
-    expect(findMatchingServer(servers, { gpu_type: 'RTX 4090', currency: 'CLORE-Blockchain', use_spot: false })?.id).toBe(31338);
+    expect(
+      findMatchingServer(servers, { gpu_type: 'RTX 4090', currency: 'CLORE-Blockchain', use_spot: true }),
+    ).toBeUndefined();
+    expect(
+      findMatchingServer(servers, { gpu_type: 'RTX 4090', currency: 'CLORE-Blockchain', use_spot: false })?.id,
+    ).toBe(31338);
   });
 
   it.each([
-    ['my_orders.json', { order_id: 58991, renting_server: 31337, type: 'spot', status: 'running', created: 1714608000, connection: { ssh: 'ssh root@n1.msk.cloreai.ru -p 1277', ports: { '22': 'tcp://n1.msk.cloreai.ru:1277', '8888': 'https://2i451z7dttj3i.cloreai.ru' } } }],
-    ['my_orders-minimal.json', { order_id: 123, renting_server: 456, type: 'on-demand', status: 'running', created: 1714608000, connection: { ssh: 'ssh root@node.example.com -p 12022', ports: { '22': 'tcp://node.example.com:12022' } } }],
+    [
+      'my_orders.json',
+      {
+        order_id: 58991,
+        renting_server: 31337,
+        type: 'spot',
+        status: 'running',
+        created: 1714608000,
+        connection: {
+          ssh: 'ssh root@n1.msk.cloreai.ru -p 1277',
+          ports: { '22': 'tcp://n1.msk.cloreai.ru:1277', '8888': 'https://2i451z7dttj3i.cloreai.ru' },
+        },
+      },
+    ],
+    [
+      'my_orders-minimal.json',
+      {
+        order_id: 123,
+        renting_server: 456,
+        type: 'on-demand',
+        status: 'running',
+        created: 1714608000,
+        connection: { ssh: 'ssh root@node.example.com -p 12022', ports: { '22': 'tcp://node.example.com:12022' } },
+      },
+    ],
   ])('%s: an order without status reads as the domain order, ready per the live contract', async (file, expected) => {
     const { client } = harness(() => answer(sample(file)));
     expect(await client.listOrders()).toEqual([expect.objectContaining(expected)]);
@@ -144,12 +220,16 @@ describe('live-v1 samples replayed through the client', () => {
 
   it.each(['set_spot_price.json', 'cancel_order.json'])('%s: code 0 is success', async (file) => {
     const { client } = harness(() => answer(sample(file)));
-    await expect(file.startsWith('cancel') ? client.cancelOrder(58991) : client.setSpotPrice(58991, 1500)).resolves.toBeUndefined();
+    await expect(
+      file.startsWith('cancel') ? client.cancelOrder(58991) : client.setSpotPrice(58991, 1500),
+    ).resolves.toBeUndefined();
   });
 
   it('spot_marketplace.json: the market is passed through', async () => {
     const { client } = harness(() => answer(sample('spot_marketplace.json')));
-    expect(await client.spotMarket(31337)).toMatchObject({ offers: expect.arrayContaining([expect.objectContaining({ offer_id: 58991, my: true })]) });
+    expect(await client.spotMarket(31337)).toMatchObject({
+      offers: expect.arrayContaining([expect.objectContaining({ offer_id: 58991, my: true })]),
+    });
   });
 
   it('wallets.json: CLORE-Blockchain among the wallets', async () => {
@@ -158,7 +238,9 @@ describe('live-v1 samples replayed through the client', () => {
   });
 
   it('rate-limited-http429.json: HTTP 429 with code 5 is backed off and retried, even for create_order', async () => {
-    const { client, requests, sleeps } = harness((_e, n) => (n <= 2 ? answer(sample('rate-limited-http429.json'), 429) : answer(sample('create_order.json'))));
+    const { client, requests, sleeps } = harness((_e, n) =>
+      n <= 2 ? answer(sample('rate-limited-http429.json'), 429) : answer(sample('create_order.json')),
+    );
     expect(await client.createOrder(ORDER)).toEqual({ order_id: undefined });
     expect(requests).toHaveLength(3);
     expect(sleeps).toEqual([500, 1_000]);
@@ -174,22 +256,41 @@ describe('one bad element never sinks an answer', () => {
     const noGpus = { ...noGpuArray, id: 3, specs: { gpu: '' } };
     const noUsd = { ...base, id: 2, price: { on_demand: { 'CLORE-Blockchain': 2000 }, spot: {} } };
     const skipped: [string, number][] = [];
-    const { client } = harness(() => answer(JSON.stringify({ code: 0, servers: [noGpuArray, noUsd, noGpus, base, 'junk'] })), {
-      onSkipped: (endpoint, s) => skipped.push([endpoint, s.index]),
-    });
+    const { client } = harness(
+      () => answer(JSON.stringify({ code: 0, servers: [noGpuArray, noUsd, noGpus, base, 'junk'] })),
+      {
+        onSkipped: (endpoint, s) => skipped.push([endpoint, s.index]),
+      },
+    );
     const servers = await client.listServers();
     expect(servers.map((s) => s.id)).toEqual([1, 2, 31337]);
     expect(servers[0]?.gpu_array).toEqual(['NVIDIA GeForce RTX 4090', 'NVIDIA GeForce RTX 4090']);
     expect(servers[1]?.price.usd_per_hour).toEqual({ on_demand: {} });
-    expect(skipped).toEqual([['marketplace', 2], ['marketplace', 4]]);
+    expect(skipped).toEqual([
+      ['marketplace', 2],
+      ['marketplace', 4],
+    ]);
   });
 
   it('skips an order with neither order_id nor id, and keeps both dialects in one answer', async () => {
     const live = (JSON.parse(sample('my_orders.json')) as { orders: unknown[] }).orders[0];
-    const spec = { order_id: 7, renting_server: 8, type: 'spot', status: 'creating_order', currency: 'NATIVE-Blockchain', price: 1, created: 5 };
+    const spec = {
+      order_id: 7,
+      renting_server: 8,
+      type: 'spot',
+      status: 'creating_order',
+      currency: 'NATIVE-Blockchain',
+      price: 1,
+      created: 5,
+    };
     const skipped: number[] = [];
-    const { client } = harness(() => answer(JSON.stringify({ code: 0, orders: [{ si: 1 }, live, spec] })), { onSkipped: (_e, s) => skipped.push(s.index) });
-    expect((await client.listOrders()).map((o) => [o.order_id, o.status])).toEqual([[58991, 'running'], [7, 'creating_order']]);
+    const { client } = harness(() => answer(JSON.stringify({ code: 0, orders: [{ si: 1 }, live, spec] })), {
+      onSkipped: (_e, s) => skipped.push(s.index),
+    });
+    expect((await client.listOrders()).map((o) => [o.order_id, o.status])).toEqual([
+      [58991, 'running'],
+      [7, 'creating_order'],
+    ]);
     expect(skipped).toEqual([0]);
   });
 
@@ -200,7 +301,10 @@ describe('one bad element never sinks an answer', () => {
     [{ pub_cluster: [] }, 'creating_order'],
     [{ online: undefined }, 'running'],
   ])('live readiness: %p reads as %s', async (patch, status) => {
-    const order = { ...(JSON.parse(sample('my_orders.json')) as { orders: Record<string, unknown>[] }).orders[0], ...patch };
+    const order = {
+      ...(JSON.parse(sample('my_orders.json')) as { orders: Record<string, unknown>[] }).orders[0],
+      ...patch,
+    };
     const { client } = harness(() => answer(JSON.stringify({ code: 0, orders: [order] })));
     expect((await client.listOrders())[0]?.status).toBe(status);
   });
@@ -226,7 +330,9 @@ describe('transport as production behaves', () => {
   });
 
   it('HTTP 429 without a readable body is still a rate limit: retried, then MarketplaceRateLimitedError', async () => {
-    const { client, requests } = harness(() => answer('Too Many Requests', 429, 'text/plain'), { maxRateLimitRetries: 2 });
+    const { client, requests } = harness(() => answer('Too Many Requests', 429, 'text/plain'), {
+      maxRateLimitRetries: 2,
+    });
     await expect(client.listWallets()).rejects.toBeInstanceOf(MarketplaceRateLimitedError);
     expect(requests).toHaveLength(3);
   });
@@ -262,7 +368,10 @@ describe('time budget from the invocation', () => {
       remainingMs: () => remaining,
       reserveMs: 3_000,
       baseBackoffMs: 4_000,
-      sleep: async (ms) => { sleeps.push(ms); remaining -= ms; },
+      sleep: async (ms) => {
+        sleeps.push(ms);
+        remaining -= ms;
+      },
     });
     await expect(client.listServers()).rejects.toBeInstanceOf(MarketplaceUnavailableError);
     // Budget 5 s: the first backoff (2 s) fits, the second (4 s) would leave no time for an attempt.
@@ -271,7 +380,10 @@ describe('time budget from the invocation', () => {
   });
 
   it('does not start a call when the invocation has no time left', async () => {
-    const { client, requests } = harness(() => answer(sample('wallets.json')), { remainingMs: () => 3_500, reserveMs: 3_000 });
+    const { client, requests } = harness(() => answer(sample('wallets.json')), {
+      remainingMs: () => 3_500,
+      reserveMs: 3_000,
+    });
     await expect(client.listWallets()).rejects.toBeInstanceOf(MarketplaceUnavailableError);
     expect(requests).toHaveLength(0);
   });

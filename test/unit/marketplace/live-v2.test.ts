@@ -15,7 +15,12 @@ import { InMemoryPacingGate } from '../../../lambdas/marketplace/in-memory-pacin
 const LIVE_V2_DIR = join(__dirname, '../../../../shared/spec/live-v2');
 const sample = (name: string): string => readFileSync(join(LIVE_V2_DIR, name), 'utf8');
 
-const ORDER: CreateOrderRequest = { renting_server: 111444, type: 'on-demand', currency: 'USD-Blockchain', image: 'cloreai/ubuntu' };
+const ORDER: CreateOrderRequest = {
+  renting_server: 111444,
+  type: 'on-demand',
+  currency: 'USD-Blockchain',
+  image: 'cloreai/ubuntu',
+};
 
 /** A client whose every request is answered with `body` and HTTP `status`; it counts the requests. */
 const clientAnswering = (body: string, status = 200, pricePeriod?: PricePeriod) => {
@@ -40,7 +45,11 @@ const clientAnswering = (body: string, status = 200, pricePeriod?: PricePeriod) 
 describe('live-v2 samples replayed through the client', () => {
   it('covers every sample file', () => {
     // Each sample below is replayed by name; a new sample fails here until it is replayed too.
-    expect(readdirSync(LIVE_V2_DIR).filter((f) => f.endsWith('.json')).sort()).toEqual([
+    expect(
+      readdirSync(LIVE_V2_DIR)
+        .filter((f) => f.endsWith('.json'))
+        .sort(),
+    ).toEqual([
       'create_order-already-rented-extra-status.json',
       'create_order-http500-code1-ampersand-env.json',
       'create_order-http500-currency-not-allowed.json',
@@ -60,7 +69,11 @@ describe('live-v2 samples replayed through the client', () => {
         [110603, 0.104167],
       ]);
       // The crypto maps keep the marketplace's own unit (what a bid or set_spot_price sends).
-      expect(servers[0]?.price.on_demand).toEqual({ bitcoin: 0.00015609, 'CLORE-Blockchain': 8002.07, 'USD-Blockchain': 10 });
+      expect(servers[0]?.price.on_demand).toEqual({
+        bitcoin: 0.00015609,
+        'CLORE-Blockchain': 8002.07,
+        'USD-Blockchain': 10,
+      });
       // spot 0 is "no spot price".
       expect(servers.every((s) => s.price.usd_per_hour.spot === undefined)).toBe(true);
     });
@@ -75,14 +88,29 @@ describe('live-v2 samples replayed through the client', () => {
     ])('max_price %p (USD/h) for an RTX 4090 on-demand qualifies %p, in each payment coin', async (maxPrice, ids) => {
       const servers = await clientAnswering(sample('marketplace-prices-per-day.json')).client.listServers();
       for (const currency of ['USD-Blockchain', 'CLORE-Blockchain', 'bitcoin']) {
-        expect(findMatchingServers(servers, { gpu_type: 'RTX 4090', currency, use_spot: false, max_price: maxPrice }).map((s) => s.id)).toEqual(ids);
+        expect(
+          findMatchingServers(servers, { gpu_type: 'RTX 4090', currency, use_spot: false, max_price: maxPrice }).map(
+            (s) => s.id,
+          ),
+        ).toEqual(ids);
       }
     });
 
     it('MARKETPLACE_PRICE_PERIOD=hour overrides the dialect: the same answer then reads $10/h and nothing is under $0.5/h', async () => {
-      const servers = await clientAnswering(sample('marketplace-prices-per-day.json'), 200, 'hour').client.listServers();
+      const servers = await clientAnswering(
+        sample('marketplace-prices-per-day.json'),
+        200,
+        'hour',
+      ).client.listServers();
       expect(servers[0]?.price.usd_per_hour.on_demand['USD-Blockchain']).toBe(10);
-      expect(findMatchingServer(servers, { gpu_type: 'RTX 4090', currency: 'USD-Blockchain', use_spot: false, max_price: 0.5 })).toBeUndefined();
+      expect(
+        findMatchingServer(servers, {
+          gpu_type: 'RTX 4090',
+          currency: 'USD-Blockchain',
+          use_spot: false,
+          max_price: 0.5,
+        }),
+      ).toBeUndefined();
     });
   });
 
@@ -127,6 +155,9 @@ describe('live-v2 samples replayed through the client', () => {
     const { client } = clientAnswering(sample('create_order-already-rented-extra-status.json'));
     const error = await client.createOrder(ORDER).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(MarketplaceRejectedError);
-    expect(error).toMatchObject({ reason: 'server-already-rented', message: 'marketplace rejected the request: server-already-rented' });
+    expect(error).toMatchObject({
+      reason: 'server-already-rented',
+      message: 'marketplace rejected the request: server-already-rented',
+    });
   });
 });

@@ -8,7 +8,10 @@ describe('Function: marketplaceFromEnv', () => {
   const saved = process.env.AWS_ENDPOINT_URL_DYNAMODB;
 
   beforeAll(async () => {
-    [sim, dynamo] = await Promise.all([startSimulator({ minIntervalMs: 20, readyDelayMs: 0 }), startDynalite({ tableName: 'relay-test' })]);
+    [sim, dynamo] = await Promise.all([
+      startSimulator({ minIntervalMs: 20, readyDelayMs: 0 }),
+      startDynalite({ tableName: 'relay-test' }),
+    ]);
     // The module-level DynamoDB client reads this when it is created, as in the local runtime.
     process.env.AWS_ENDPOINT_URL_DYNAMODB = dynamo.endpoint;
   });
@@ -48,8 +51,14 @@ describe('Function: marketplaceFromEnv', () => {
     const realFetch = globalThis.fetch;
     jest.spyOn(globalThis, 'fetch').mockImplementation(async (input, init) => {
       const response = await realFetch(input, init);
-      const body = (await response.clone().json().catch(() => ({}))) as { code?: unknown };
-      sent.push({ endpoint: new URL(String(input instanceof Request ? input.url : input)).pathname.replace('/v1/', ''), code: body.code });
+      const body = (await response
+        .clone()
+        .json()
+        .catch(() => ({}))) as { code?: unknown };
+      sent.push({
+        endpoint: new URL(String(input instanceof Request ? input.url : input)).pathname.replace('/v1/', ''),
+        code: body.code,
+      });
       return response;
     });
     const processed = (endpoint: string) => sent.filter((s) => s.endpoint === endpoint && s.code !== 5).length;
@@ -57,9 +66,16 @@ describe('Function: marketplaceFromEnv', () => {
     const b = marketplaceFromEnv(env);
 
     // Act
-    const [servers, again, wallets, orders] = await Promise.all([a.listServers(), b.listServers(), a.listWallets(), b.listOrders()]);
+    const [servers, again, wallets, orders] = await Promise.all([
+      a.listServers(),
+      b.listServers(),
+      a.listWallets(),
+      b.listOrders(),
+    ]);
     const { order_id } = await a.createOrder({
-      renting_server: sim.control.servers().find((s) => s.online && !s.rented && s.allowed_coins.includes('NATIVE-Blockchain'))!.id,
+      renting_server: sim.control
+        .servers()
+        .find((s) => s.online && !s.rented && s.allowed_coins.includes('NATIVE-Blockchain'))!.id,
       type: 'on-demand',
       currency: 'NATIVE-Blockchain',
       image: 'img',
@@ -95,26 +111,51 @@ describe('Function: marketplaceFromEnv', () => {
 
   it('surfaces a wrong API key as MarketplaceAuthError', async () => {
     const { marketplaceFromEnv } = await import('../../../lambdas/adapters/marketplace-from-env');
-    const env = RelayEnvSchema.parse({ TABLE_NAME: 'relay-test', MARKETPLACE_URL: sim.url, MARKETPLACE_API_KEY: 'nope', MARKETPLACE_MIN_INTERVAL_MS: '40' });
-    await expect(marketplaceFromEnv(env).listWallets()).rejects.toMatchObject({ name: 'MarketplaceAuthError', code: 3 });
+    const env = RelayEnvSchema.parse({
+      TABLE_NAME: 'relay-test',
+      MARKETPLACE_URL: sim.url,
+      MARKETPLACE_API_KEY: 'nope',
+      MARKETPLACE_MIN_INTERVAL_MS: '40',
+    });
+    await expect(marketplaceFromEnv(env).listWallets()).rejects.toMatchObject({
+      name: 'MarketplaceAuthError',
+      code: 3,
+    });
   });
 
-  it('passes MARKETPLACE_PRICE_PERIOD to the reader: day turns the spec simulator\'s USD (per hour) into a 24th', async () => {
+  it("passes MARKETPLACE_PRICE_PERIOD to the reader: day turns the spec simulator's USD (per hour) into a 24th", async () => {
     const { marketplaceFromEnv } = await import('../../../lambdas/adapters/marketplace-from-env');
     const env = (period: Record<string, string>) =>
-      RelayEnvSchema.parse({ TABLE_NAME: 'relay-test', MARKETPLACE_URL: sim.url, MARKETPLACE_API_KEY: sim.apiKey, MARKETPLACE_MIN_INTERVAL_MS: '40', ...period });
+      RelayEnvSchema.parse({
+        TABLE_NAME: 'relay-test',
+        MARKETPLACE_URL: sim.url,
+        MARKETPLACE_API_KEY: sim.apiKey,
+        MARKETPLACE_MIN_INTERVAL_MS: '40',
+        ...period,
+      });
     // No shared cache (max age 0): each client reads the listing itself.
-    const [asSent, perDay] = await Promise.all([marketplaceFromEnv(env({}), { cacheMaxAgeMs: 0 }).listServers(), marketplaceFromEnv(env({ MARKETPLACE_PRICE_PERIOD: 'day' }), { cacheMaxAgeMs: 0 }).listServers()]);
-    const spotOf = (servers: typeof asSent) => servers.find((s) => s.price.usd_per_hour.spot !== undefined)?.price.usd_per_hour.spot as number;
-    expect(spotOf(asSent)).toBe(sim.control.servers().find((s) => s.gpu_array.length > 0 && s.price.usd.spot !== undefined)?.price.usd.spot);
+    const [asSent, perDay] = await Promise.all([
+      marketplaceFromEnv(env({}), { cacheMaxAgeMs: 0 }).listServers(),
+      marketplaceFromEnv(env({ MARKETPLACE_PRICE_PERIOD: 'day' }), { cacheMaxAgeMs: 0 }).listServers(),
+    ]);
+    const spotOf = (servers: typeof asSent) =>
+      servers.find((s) => s.price.usd_per_hour.spot !== undefined)?.price.usd_per_hour.spot as number;
+    expect(spotOf(asSent)).toBe(
+      sim.control.servers().find((s) => s.gpu_array.length > 0 && s.price.usd.spot !== undefined)?.price.usd.spot,
+    );
     expect(spotOf(perDay)).toBeCloseTo(spotOf(asSent) / 24, 6);
   });
 
   it.each([['hour'], ['day'], ['']])('MARKETPLACE_PRICE_PERIOD=%p is accepted (empty = unset)', (value) => {
-    expect(RelayEnvSchema.parse({ TABLE_NAME: 't', MARKETPLACE_URL: sim.url, MARKETPLACE_PRICE_PERIOD: value }).MARKETPLACE_PRICE_PERIOD).toBe(value || undefined);
+    expect(
+      RelayEnvSchema.parse({ TABLE_NAME: 't', MARKETPLACE_URL: sim.url, MARKETPLACE_PRICE_PERIOD: value })
+        .MARKETPLACE_PRICE_PERIOD,
+    ).toBe(value || undefined);
   });
 
   it('refuses any other MARKETPLACE_PRICE_PERIOD at cold start, naming the choices', () => {
-    expect(() => RelayEnvSchema.parse({ TABLE_NAME: 't', MARKETPLACE_URL: sim.url, MARKETPLACE_PRICE_PERIOD: 'week' })).toThrow('MARKETPLACE_PRICE_PERIOD must be one of hour, day');
+    expect(() =>
+      RelayEnvSchema.parse({ TABLE_NAME: 't', MARKETPLACE_URL: sim.url, MARKETPLACE_PRICE_PERIOD: 'week' }),
+    ).toThrow('MARKETPLACE_PRICE_PERIOD must be one of hour, day');
   });
 });

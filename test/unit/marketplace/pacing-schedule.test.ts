@@ -2,7 +2,12 @@ import * as fc from 'fast-check';
 import { DynamoDbPacingGate } from '../../../lambdas/adapters/dynamodb-pacing-gate';
 import type { PacingGate } from '../../../lambdas/domain/ports';
 import { InMemoryPacingGate } from '../../../lambdas/marketplace/in-memory-pacing-gate';
-import { claimLaneSlot, claimSlot, EMPTY_SCHEDULE, type PacingSchedule } from '../../../lambdas/marketplace/pacing-schedule';
+import {
+  claimLaneSlot,
+  claimSlot,
+  EMPTY_SCHEDULE,
+  type PacingSchedule,
+} from '../../../lambdas/marketplace/pacing-schedule';
 import { startDynalite, type LocalDynamo } from '../../helpers/dynalite';
 
 const INTERVAL = 1_100;
@@ -31,19 +36,22 @@ const expectPaced = (slots: readonly Slot[]): void => {
 describe('pacing schedule', () => {
   it('keeps every slot an interval apart and lane slots a spacing apart, for any mix of calls', () => {
     fc.assert(
-      fc.property(fc.array(fc.record({ gap: fc.integer({ min: 0, max: 3_000 }), lane: fc.boolean() }), { maxLength: 60 }), (calls) => {
-        let schedule: PacingSchedule = EMPTY_SCHEDULE;
-        let now = 1_000_000;
-        const slots: Slot[] = [];
-        for (const call of calls) {
-          now += call.gap;
-          const claim = call.lane ? claimLaneSlot(schedule, now, INTERVAL, LANE) : claimSlot(schedule, now, INTERVAL);
-          if (!claim) throw new Error('no limit was set, so a lane claim must succeed');
-          schedule = claim.schedule;
-          slots.push({ slot: claim.slot, now, lane: call.lane });
-        }
-        expectPaced(slots);
-      }),
+      fc.property(
+        fc.array(fc.record({ gap: fc.integer({ min: 0, max: 3_000 }), lane: fc.boolean() }), { maxLength: 60 }),
+        (calls) => {
+          let schedule: PacingSchedule = EMPTY_SCHEDULE;
+          let now = 1_000_000;
+          const slots: Slot[] = [];
+          for (const call of calls) {
+            now += call.gap;
+            const claim = call.lane ? claimLaneSlot(schedule, now, INTERVAL, LANE) : claimSlot(schedule, now, INTERVAL);
+            if (!claim) throw new Error('no limit was set, so a lane claim must succeed');
+            schedule = claim.schedule;
+            slots.push({ slot: claim.slot, now, lane: call.lane });
+          }
+          expectPaced(slots);
+        },
+      ),
       { numRuns: 300 },
     );
   });

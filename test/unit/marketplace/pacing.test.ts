@@ -13,7 +13,8 @@ import { startDynalite, type LocalDynamo } from '../../helpers/dynalite';
 const SIM_INTERVAL_MS = 25;
 const CLIENT_INTERVAL_MS = 60;
 
-const callsOf = (sim: MarketplaceSimulator): number => Object.values(sim.control.counters().calls).reduce((a, b) => a + b, 0);
+const callsOf = (sim: MarketplaceSimulator): number =>
+  Object.values(sim.control.counters().calls).reduce((a, b) => a + b, 0);
 
 /** The gate, recording every slot it hands out. */
 const recording = (gate: PacingGate, slots: number[]): PacingGate => ({
@@ -43,7 +44,10 @@ describe('Pacing', () => {
   let dynamo: LocalDynamo;
 
   beforeAll(async () => {
-    [sim, dynamo] = await Promise.all([startSimulator({ minIntervalMs: SIM_INTERVAL_MS }), startDynalite({ tableName: 'relay' })]);
+    [sim, dynamo] = await Promise.all([
+      startSimulator({ minIntervalMs: SIM_INTERVAL_MS }),
+      startDynalite({ tableName: 'relay' }),
+    ]);
   });
   afterAll(async () => {
     await Promise.all([sim.close(), dynamo.close()]);
@@ -51,7 +55,14 @@ describe('Pacing', () => {
   beforeEach(() => sim.control.reset());
 
   const pacedClient = (pacing: PacingGate, minIntervalMs = CLIENT_INTERVAL_MS, maxRateLimitRetries = 0) =>
-    new HttpMarketplaceClient({ baseUrl: sim.url, apiKey: async () => sim.apiKey, pacing, minIntervalMs, maxRateLimitRetries, baseBackoffMs: 20 });
+    new HttpMarketplaceClient({
+      baseUrl: sim.url,
+      apiKey: async () => sim.apiKey,
+      pacing,
+      minIntervalMs,
+      maxRateLimitRetries,
+      baseBackoffMs: 20,
+    });
 
   const burst = (clients: HttpMarketplaceClient[]) =>
     Promise.allSettled([
@@ -86,7 +97,9 @@ describe('Pacing', () => {
   it('spaces concurrent callers sharing the DynamoDB gate: every send on its own slot, an interval apart', async () => {
     // Prepare: separate gate instances, as in separate Lambda instances, sharing the table
     const slots: number[] = [];
-    const clients = [0, 1, 2].map(() => pacedClient(recording(new DynamoDbPacingGate(dynamo.doc, 'relay'), slots), CLIENT_INTERVAL_MS, 3));
+    const clients = [0, 1, 2].map(() =>
+      pacedClient(recording(new DynamoDbPacingGate(dynamo.doc, 'relay'), slots), CLIENT_INTERVAL_MS, 3),
+    );
     // Act
     const results = await burst(clients);
     // Assess
@@ -99,7 +112,12 @@ describe('Pacing', () => {
   describe('InMemoryPacingGate', () => {
     it('hands out slots one interval apart per key', async () => {
       const gate = new InMemoryPacingGate();
-      const slots = await Promise.all([gate.acquire('k', 1000, 5000), gate.acquire('k', 1000, 5000), gate.acquire('other', 1000, 5000), gate.acquire('k', 1000, 9000)]);
+      const slots = await Promise.all([
+        gate.acquire('k', 1000, 5000),
+        gate.acquire('k', 1000, 5000),
+        gate.acquire('other', 1000, 5000),
+        gate.acquire('k', 1000, 9000),
+      ]);
       expect(slots).toEqual([5000, 6000, 5000, 9000]);
     });
   });
@@ -110,7 +128,11 @@ describe('Pacing', () => {
       const gates = Array.from({ length: 4 }, () => new DynamoDbPacingGate(dynamo.doc, 'relay'));
       const now = 1_700_000_000_000;
       // Act
-      const slots = await Promise.all(Array.from({ length: 10 }, (_, i) => (gates[i % gates.length] as DynamoDbPacingGate).acquire('concurrent', 1000, now)));
+      const slots = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          (gates[i % gates.length] as DynamoDbPacingGate).acquire('concurrent', 1000, now),
+        ),
+      );
       // Assess
       expect([...slots].sort((a, b) => a - b)).toEqual(Array.from({ length: 10 }, (_, i) => now + i * 1000));
     });

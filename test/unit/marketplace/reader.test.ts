@@ -3,7 +3,14 @@
  * MARKETPLACE_PRICE_PERIOD), and older or odd shapes read as meant (issue 20, items 1 and 7).
  */
 import type { Server } from '../../../lambdas/domain/marketplace-types';
-import { gpusFromSpecs, readOrder, readServer, readServers, toUsdPerHour, usdPricePeriod } from '../../../lambdas/marketplace/reader';
+import {
+  gpusFromSpecs,
+  readOrder,
+  readServer,
+  readServers,
+  toUsdPerHour,
+  usdPricePeriod,
+} from '../../../lambdas/marketplace/reader';
 import { SpotMarketResponseSchema } from '../../../lambdas/marketplace/schemas';
 
 /** A listing element in the shape of S9's 2024 listing: no gpu_array, no price.usd, GPUs in specs.gpu. */
@@ -11,9 +18,18 @@ const olderElement = (patch: Record<string, unknown> = {}): Record<string, unkno
   id: 25714,
   owner: 4727,
   mrl: 240,
-  price: { on_demand: { bitcoin: 0.00009, 'CLORE-Blockchain': 30 }, spot: { bitcoin: 0.00007, 'CLORE-Blockchain': 25 } },
+  price: {
+    on_demand: { bitcoin: 0.00009, 'CLORE-Blockchain': 30 },
+    spot: { bitcoin: 0.00007, 'CLORE-Blockchain': 25 },
+  },
   rented: false,
-  specs: { cpu: 'AMD Ryzen 5 2600 Six-Core Processor', ram: 15.9107, disk: 'WDC 96.7951GB', gpu: '4x NVIDIA GeForce RTX 3080', gpuram: 10 },
+  specs: {
+    cpu: 'AMD Ryzen 5 2600 Six-Core Processor',
+    ram: 15.9107,
+    disk: 'WDC 96.7951GB',
+    gpu: '4x NVIDIA GeForce RTX 3080',
+    gpuram: 10,
+  },
   reliability: 0.071,
   allowed_coins: ['bitcoin', 'CLORE-Blockchain'],
   rating: { avg: 0, cnt: 0 },
@@ -26,13 +42,24 @@ const server = (raw: unknown, options = {}): Server => {
   return read;
 };
 
-const specElement = { ...olderElement(), gpu_array: ['NVIDIA GeForce RTX 3080'], price: { on_demand: {}, spot: {}, usd: { on_demand_native: 0.5, spot: 0.25 } } };
-const liveElement = { ...olderElement(), gpu_array: [' RTX 3080'], price: { on_demand: {}, spot: {}, usd: { on_demand_clore: 12, on_demand_btc: 12.24, spot: 6 } } };
+const specElement = {
+  ...olderElement(),
+  gpu_array: ['NVIDIA GeForce RTX 3080'],
+  price: { on_demand: {}, spot: {}, usd: { on_demand_native: 0.5, spot: 0.25 } },
+};
+const liveElement = {
+  ...olderElement(),
+  gpu_array: [' RTX 3080'],
+  price: { on_demand: {}, spot: {}, usd: { on_demand_clore: 12, on_demand_btc: 12.24, spot: 6 } },
+};
 
 describe('USD prices per hour', () => {
   it('reads the spec dialect (on_demand_native) per hour and production (on_demand_<coin>) per day, element by element', () => {
     const { items } = readServers([specElement, liveElement]);
-    expect(items[0]?.price.usd_per_hour).toEqual({ on_demand: { 'NATIVE-Blockchain': 0.5, bitcoin: 0.5, 'CLORE-Blockchain': 0.5 }, spot: 0.25 });
+    expect(items[0]?.price.usd_per_hour).toEqual({
+      on_demand: { 'NATIVE-Blockchain': 0.5, bitcoin: 0.5, 'CLORE-Blockchain': 0.5 },
+      spot: 0.25,
+    });
     expect(items[1]?.price.usd_per_hour).toEqual({ on_demand: { 'CLORE-Blockchain': 0.5, bitcoin: 0.51 }, spot: 0.25 });
   });
 
@@ -46,8 +73,14 @@ describe('USD prices per hour', () => {
   });
 
   it('keeps the crypto maps in the marketplace unit: the spot bid is unchanged', () => {
-    const withCrypto = { ...liveElement, price: { ...(olderElement().price as object), usd: { on_demand_clore: 12, spot: 6 } } };
-    expect(server(withCrypto).price).toMatchObject({ spot: { bitcoin: 0.00007, 'CLORE-Blockchain': 25 }, on_demand: { bitcoin: 0.00009, 'CLORE-Blockchain': 30 } });
+    const withCrypto = {
+      ...liveElement,
+      price: { ...(olderElement().price as object), usd: { on_demand_clore: 12, spot: 6 } },
+    };
+    expect(server(withCrypto).price).toMatchObject({
+      spot: { bitcoin: 0.00007, 'CLORE-Blockchain': 25 },
+      on_demand: { bitcoin: 0.00009, 'CLORE-Blockchain': 30 },
+    });
   });
 
   it('states no USD price when the period cannot be told (only `spot`, no on_demand key) and none is configured', () => {
@@ -74,7 +107,10 @@ describe('USD prices per hour', () => {
 describe('older and odd shapes are read, not skipped', () => {
   it('takes GPUs from specs.gpu when gpu_array is missing: "4x NVIDIA GeForce RTX 3080" is four cards', () => {
     expect(server(olderElement()).gpu_array).toEqual(Array(4).fill('NVIDIA GeForce RTX 3080'));
-    expect(server(olderElement({ specs: { gpu: '2x NVIDIA GeForce RTX 3080' } })).gpu_array).toEqual(['NVIDIA GeForce RTX 3080', 'NVIDIA GeForce RTX 3080']);
+    expect(server(olderElement({ specs: { gpu: '2x NVIDIA GeForce RTX 3080' } })).gpu_array).toEqual([
+      'NVIDIA GeForce RTX 3080',
+      'NVIDIA GeForce RTX 3080',
+    ]);
   });
 
   it.each([
@@ -91,7 +127,9 @@ describe('older and odd shapes are read, not skipped', () => {
 
   it('also falls back to specs.gpu when gpu_array is empty, blank or not a list of names', () => {
     for (const gpuArray of [[], ['  '], 'RTX 3080', [1, 2]]) {
-      expect(server(olderElement({ gpu_array: gpuArray, specs: { gpu: '1x NVIDIA GeForce RTX 3080' } })).gpu_array).toEqual(['NVIDIA GeForce RTX 3080']);
+      expect(
+        server(olderElement({ gpu_array: gpuArray, specs: { gpu: '1x NVIDIA GeForce RTX 3080' } })).gpu_array,
+      ).toEqual(['NVIDIA GeForce RTX 3080']);
     }
   });
 
@@ -100,21 +138,46 @@ describe('older and odd shapes are read, not skipped', () => {
   });
 
   it('flattens a gpu_array of lists', () => {
-    expect(server(olderElement({ gpu_array: [[' RTX 3080', ' RTX 3080'], [' RTX 3090']] })).gpu_array).toEqual(['RTX 3080', 'RTX 3080', 'RTX 3090']);
+    expect(server(olderElement({ gpu_array: [[' RTX 3080', ' RTX 3080'], [' RTX 3090']] })).gpu_array).toEqual([
+      'RTX 3080',
+      'RTX 3080',
+      'RTX 3090',
+    ]);
   });
 
   it.each([
-    [0, false], [1, true], ['true', true], ['false', false], ['0', false], ['1', true], [true, true], [false, false],
+    [0, false],
+    [1, true],
+    ['true', true],
+    ['false', false],
+    ['0', false],
+    ['1', true],
+    [true, true],
+    [false, false],
   ])('listing rented %p reads as %p; anything unreadable counts as rented', (rented, expected) => {
     expect(server(olderElement({ rented })).rented).toBe(expected);
     expect(server(olderElement({ rented: 'maybe' })).rented).toBe(true);
   });
 
-  const liveOrder = { id: 77, si: 25714, ct: 1714608000, price: 25, currency: 'CLORE-Blockchain', spot: true, pub_cluster: ['n1.example'], tcp_ports: ['22:1277'] };
+  const liveOrder = {
+    id: 77,
+    si: 25714,
+    ct: 1714608000,
+    price: 25,
+    currency: 'CLORE-Blockchain',
+    spot: true,
+    pub_cluster: ['n1.example'],
+    tcp_ports: ['22:1277'],
+  };
 
   it.each([
-    [0, 'creating_order'], ['false', 'creating_order'], ['0', 'creating_order'], [false, 'creating_order'],
-    [1, 'running'], ['true', 'running'], [true, 'running'],
+    [0, 'creating_order'],
+    ['false', 'creating_order'],
+    ['0', 'creating_order'],
+    [false, 'creating_order'],
+    [1, 'running'],
+    ['true', 'running'],
+    [true, 'running'],
   ])('order online %p reads as %s', (online, status) => {
     expect(readOrder({ ...liveOrder, online })).toMatchObject({ status });
   });
@@ -132,11 +195,10 @@ describe('older and odd shapes are read, not skipped', () => {
     expect(readOrder({ ...liveOrder, ct: 'soon' })).toMatchObject({ created: 0 });
   });
 
-  it.each([
-    [{ code: 0 }],
-    [{ code: 0, exists: false }],
-    [{ code: 0, market: null }],
-  ])('a spot_marketplace answer %p without a market is "no market" (null), not an error', (body) => {
-    expect(SpotMarketResponseSchema.parse(body).market).toBeNull();
-  });
+  it.each([[{ code: 0 }], [{ code: 0, exists: false }], [{ code: 0, market: null }]])(
+    'a spot_marketplace answer %p without a market is "no market" (null), not an error',
+    (body) => {
+      expect(SpotMarketResponseSchema.parse(body).market).toBeNull();
+    },
+  );
 });

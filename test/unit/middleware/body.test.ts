@@ -11,7 +11,10 @@ const build = (maxBytes?: number) =>
     .use(decodeBody(maxBytes === undefined ? {} : { maxBytes }))
     .use(jsonBody())
     .use(errorHandler())
-    .handler(async (event: RelayEvent) => ({ statusCode: 200, body: JSON.stringify({ bytes: event.rawBody?.length, json: event.jsonBody }) }));
+    .handler(async (event: RelayEvent) => ({
+      statusCode: 200,
+      body: JSON.stringify({ bytes: event.rawBody?.length, json: event.jsonBody }),
+    }));
 
 const run = async (event: RelayEvent, maxBytes?: number) => parseResult(await build(maxBytes)(event, lambdaContext()));
 
@@ -47,7 +50,9 @@ describe('Middleware: decodeBody', () => {
   });
 
   it('honours a smaller configured limit', async () => {
-    expect((await run(apiEvent({ body: '{"a":"123456"}' }), 8)).body).toEqual({ error: 'Request body too large (max 8 bytes)' });
+    expect((await run(apiEvent({ body: '{"a":"123456"}' }), 8)).body).toEqual({
+      error: 'Request body too large (max 8 bytes)',
+    });
   });
 });
 
@@ -57,7 +62,10 @@ describe('Middleware: jsonBody', () => {
   });
 
   it.each([['[]'], ['"text"'], ['42'], ['null'], ['true']])('returns 400 for the non-object JSON %s', async (body) => {
-    expect(await run(apiEvent({ body }))).toMatchObject({ statusCode: 400, body: { error: 'JSON body must be an object' } });
+    expect(await run(apiEvent({ body }))).toMatchObject({
+      statusCode: 400,
+      body: { error: 'JSON body must be an object' },
+    });
   });
 
   it('treats an absent or blank body as an empty object', async () => {
@@ -70,6 +78,8 @@ describe('Middleware: jsonBody', () => {
   });
 
   it('parses a base64-encoded JSON body', async () => {
-    expect((await run(apiEvent({ body: '{"gpu_type":"A100"}', base64: true }))).body.json).toEqual({ gpu_type: 'A100' });
+    expect((await run(apiEvent({ body: '{"gpu_type":"A100"}', base64: true }))).body.json).toEqual({
+      gpu_type: 'A100',
+    });
   });
 });

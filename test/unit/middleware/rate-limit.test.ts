@@ -48,7 +48,10 @@ describe('Middleware: rateLimit', () => {
     const handler = build(window, 1, { now: 0 });
     await handler(apiEvent({ sourceIp: '192.0.2.10', headers: { 'x-forwarded-for': '1.1.1.1' } }), lambdaContext());
     // A spoofed X-Forwarded-For does not buy a fresh window.
-    const spoofed = await handler(apiEvent({ sourceIp: '192.0.2.10', headers: { 'x-forwarded-for': '2.2.2.2' } }), lambdaContext());
+    const spoofed = await handler(
+      apiEvent({ sourceIp: '192.0.2.10', headers: { 'x-forwarded-for': '2.2.2.2' } }),
+      lambdaContext(),
+    );
     expect(spoofed.statusCode).toBe(429);
     expect(window.keysHit).toEqual(['RATE#192.0.2.10', 'RATE#192.0.2.10']);
     // Another address has its own window.
@@ -101,30 +104,37 @@ describe('Middleware: rateLimit', () => {
   });
 
   it('never admits more than the limit in any rolling 60 s window, and never refuses under it (property)', async () => {
-    const request = fc.record({ gapMs: fc.integer({ min: 0, max: 20_000 }), ip: fc.constantFrom('10.0.0.1', '10.0.0.2', '2001:db8::1') });
+    const request = fc.record({
+      gapMs: fc.integer({ min: 0, max: 20_000 }),
+      ip: fc.constantFrom('10.0.0.1', '10.0.0.2', '2001:db8::1'),
+    });
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 1, max: 6 }), fc.array(request, { minLength: 1, maxLength: 80 }), async (limit, requests) => {
-        const window = new FakeSlidingWindow();
-        const clock = { now: 0 };
-        const handler = build(window, limit, clock);
-        const admitted = new Map<string, number[]>();
-        for (const { gapMs, ip } of requests) {
-          clock.now += gapMs;
-          const result = await handler(apiEvent({ sourceIp: ip }), lambdaContext());
-          const times = admitted.get(ip) ?? [];
-          const inWindow = times.filter((t) => t > clock.now - RATE_WINDOW_MS).length;
-          if (result.statusCode === 204) {
-            // Never more than `limit` admitted in (now - 60 s, now].
-            expect(inWindow + 1).toBeLessThanOrEqual(limit);
-            times.push(clock.now);
-            admitted.set(ip, times);
-          } else {
-            // Never a 429 while under the limit.
-            expect(result.statusCode).toBe(429);
-            expect(inWindow).toBe(limit);
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 6 }),
+        fc.array(request, { minLength: 1, maxLength: 80 }),
+        async (limit, requests) => {
+          const window = new FakeSlidingWindow();
+          const clock = { now: 0 };
+          const handler = build(window, limit, clock);
+          const admitted = new Map<string, number[]>();
+          for (const { gapMs, ip } of requests) {
+            clock.now += gapMs;
+            const result = await handler(apiEvent({ sourceIp: ip }), lambdaContext());
+            const times = admitted.get(ip) ?? [];
+            const inWindow = times.filter((t) => t > clock.now - RATE_WINDOW_MS).length;
+            if (result.statusCode === 204) {
+              // Never more than `limit` admitted in (now - 60 s, now].
+              expect(inWindow + 1).toBeLessThanOrEqual(limit);
+              times.push(clock.now);
+              admitted.set(ip, times);
+            } else {
+              // Never a 429 while under the limit.
+              expect(result.statusCode).toBe(429);
+              expect(inWindow).toBe(limit);
+            }
           }
-        }
-      }),
+        },
+      ),
       { numRuns: 200 },
     );
   });

@@ -24,7 +24,8 @@ const build = (options: Partial<VerifySignatureOptions> = {}) => {
   return { handler, seen };
 };
 
-const run = async (event: RelayEvent, options: Partial<VerifySignatureOptions> = {}) => parseResult(await build(options).handler(event, lambdaContext()));
+const run = async (event: RelayEvent, options: Partial<VerifySignatureOptions> = {}) =>
+  parseResult(await build(options).handler(event, lambdaContext()));
 
 describe('Middleware: verifySignature', () => {
   const body = '{"gpu_type":"RTX 4090"}';
@@ -48,7 +49,9 @@ describe('Middleware: verifySignature', () => {
   });
 
   it('returns 401 Invalid signature when the body changed after signing', async () => {
-    const result = await run(apiEvent({ body: '{"gpu_type":"A100"}', headers: { 'x-webhook-signature': sign(SECRET, body) } }));
+    const result = await run(
+      apiEvent({ body: '{"gpu_type":"A100"}', headers: { 'x-webhook-signature': sign(SECRET, body) } }),
+    );
     expect(result).toMatchObject({ statusCode: 401, body: { error: 'Invalid signature' } });
   });
 
@@ -58,17 +61,25 @@ describe('Middleware: verifySignature', () => {
   });
 
   it('returns 401 Invalid signature for a non-hex or truncated signature', async () => {
-    for (const bad of ['zz', sign(SECRET, body).slice(0, 63), `${sign(SECRET, body)}00`, `sha256=${sign(SECRET, body)}`]) {
+    for (const bad of [
+      'zz',
+      sign(SECRET, body).slice(0, 63),
+      `${sign(SECRET, body)}00`,
+      `sha256=${sign(SECRET, body)}`,
+    ]) {
       const result = await run(apiEvent({ body, headers: { 'x-webhook-signature': bad } }));
       expect(result).toMatchObject({ statusCode: 401, body: { error: 'Invalid signature' } });
     }
   });
 
-  it.each([['X-Webhook-Signature'], ['x-webhook-signature'], ['X-WEBHOOK-SIGNATURE']])('finds the header spelled %s', async (name) => {
-    const event = apiEvent({ body });
-    event.headers = { [name]: sign(SECRET, body) };
-    expect((await run(event)).statusCode).toBe(204);
-  });
+  it.each([['X-Webhook-Signature'], ['x-webhook-signature'], ['X-WEBHOOK-SIGNATURE']])(
+    'finds the header spelled %s',
+    async (name) => {
+      const event = apiEvent({ body });
+      event.headers = { [name]: sign(SECRET, body) };
+      expect((await run(event)).statusCode).toBe(204);
+    },
+  );
 
   it('accepts an uppercase hex signature (hex is case-insensitive)', async () => {
     const result = await run(apiEvent({ body, headers: { 'x-webhook-signature': sign(SECRET, body).toUpperCase() } }));
@@ -78,7 +89,10 @@ describe('Middleware: verifySignature', () => {
   it('verifies the decoded bytes of a base64-encoded body', async () => {
     // Prepare: API Gateway base64-encodes bodies it does not treat as text
     const bytes = Buffer.from('{"gpu_type":"RTX 4090","note":"\u00e9\u2603"}', 'utf8');
-    const event = apiEvent({ body: bytes, headers: { 'content-type': 'application/octet-stream', 'x-webhook-signature': sign(SECRET, bytes) } });
+    const event = apiEvent({
+      body: bytes,
+      headers: { 'content-type': 'application/octet-stream', 'x-webhook-signature': sign(SECRET, bytes) },
+    });
     // Act
     const { handler, seen } = build();
     const result = parseResult(await handler(event, lambdaContext()));
@@ -111,12 +125,19 @@ describe('Middleware: verifySignature', () => {
 
     it('refuses everything with 401 when no secret is configured', async () => {
       const event = apiEvent({ body, headers: { 'x-webhook-signature': sign('', body) } });
-      expect(await run(event, { secrets: async () => [] })).toMatchObject({ statusCode: 401, body: { error: 'Invalid signature' } });
+      expect(await run(event, { secrets: async () => [] })).toMatchObject({
+        statusCode: 401,
+        body: { error: 'Invalid signature' },
+      });
     });
 
     it('returns 503 without details when the secret cannot be read', async () => {
       const event = apiEvent({ body, headers: { 'x-webhook-signature': sign(SECRET, body) } });
-      const result = await run(event, { secrets: async () => { throw new Error('AccessDenied arn:aws:secretsmanager:xyz'); } });
+      const result = await run(event, {
+        secrets: async () => {
+          throw new Error('AccessDenied arn:aws:secretsmanager:xyz');
+        },
+      });
       expect(result.statusCode).toBe(503);
       expect(JSON.stringify(result.body)).not.toContain('arn:');
     });
@@ -124,39 +145,63 @@ describe('Middleware: verifySignature', () => {
 
   describe('replay window (X-Webhook-Timestamp)', () => {
     it('accepts a fresh timestamp when the signature covers <timestamp>.<body>', async () => {
-      const event = apiEvent({ body, headers: { 'x-webhook-signature': sign(SECRET, body, TS), 'x-webhook-timestamp': TS } });
+      const event = apiEvent({
+        body,
+        headers: { 'x-webhook-signature': sign(SECRET, body, TS), 'x-webhook-timestamp': TS },
+      });
       expect((await run(event)).statusCode).toBe(204);
     });
 
     it('rejects a timestamped request whose signature covers only the body', async () => {
-      const event = apiEvent({ body, headers: { 'x-webhook-signature': sign(SECRET, body), 'x-webhook-timestamp': TS } });
+      const event = apiEvent({
+        body,
+        headers: { 'x-webhook-signature': sign(SECRET, body), 'x-webhook-timestamp': TS },
+      });
       expect((await run(event)).body).toEqual({ error: 'Invalid signature' });
     });
 
-    it.each([[301], [-301], [3600]])('rejects a timestamp %i s off with 401 Stale or invalid timestamp', async (offset) => {
-      const ts = String(NOW / 1000 + offset);
-      const event = apiEvent({ body, headers: { 'x-webhook-signature': sign(SECRET, body, ts), 'x-webhook-timestamp': ts } });
-      expect(await run(event)).toMatchObject({ statusCode: 401, body: { error: 'Stale or invalid timestamp' } });
-    });
+    it.each([[301], [-301], [3600]])(
+      'rejects a timestamp %i s off with 401 Stale or invalid timestamp',
+      async (offset) => {
+        const ts = String(NOW / 1000 + offset);
+        const event = apiEvent({
+          body,
+          headers: { 'x-webhook-signature': sign(SECRET, body, ts), 'x-webhook-timestamp': ts },
+        });
+        expect(await run(event)).toMatchObject({ statusCode: 401, body: { error: 'Stale or invalid timestamp' } });
+      },
+    );
 
     it.each([[300], [-300], [0]])('accepts a timestamp %i s off (inside the window)', async (offset) => {
       const ts = String(NOW / 1000 + offset);
-      const event = apiEvent({ body, headers: { 'x-webhook-signature': sign(SECRET, body, ts), 'x-webhook-timestamp': ts } });
+      const event = apiEvent({
+        body,
+        headers: { 'x-webhook-signature': sign(SECRET, body, ts), 'x-webhook-timestamp': ts },
+      });
       expect((await run(event)).statusCode).toBe(204);
     });
 
     it.each([['abc'], ['1.7e9'], ['-5'], ['1700000000.5']])('rejects the malformed timestamp %s', async (ts) => {
-      const event = apiEvent({ body, headers: { 'x-webhook-signature': sign(SECRET, body, ts), 'X-Webhook-Timestamp': ts } });
+      const event = apiEvent({
+        body,
+        headers: { 'x-webhook-signature': sign(SECRET, body, ts), 'X-Webhook-Timestamp': ts },
+      });
       expect(await run(event)).toMatchObject({ statusCode: 401, body: { error: 'Stale or invalid timestamp' } });
     });
 
     it('returns 401 Missing timestamp when timestamps are required and absent', async () => {
       const event = apiEvent({ body, headers: { 'x-webhook-signature': sign(SECRET, body) } });
-      expect(await run(event, { requireTimestamp: true })).toMatchObject({ statusCode: 401, body: { error: 'Missing timestamp' } });
+      expect(await run(event, { requireTimestamp: true })).toMatchObject({
+        statusCode: 401,
+        body: { error: 'Missing timestamp' },
+      });
     });
 
     it('accepts a required timestamp that is present and fresh', async () => {
-      const event = apiEvent({ body, headers: { 'x-webhook-signature': sign(SECRET, body, TS), 'x-webhook-timestamp': TS } });
+      const event = apiEvent({
+        body,
+        headers: { 'x-webhook-signature': sign(SECRET, body, TS), 'x-webhook-timestamp': TS },
+      });
       expect((await run(event, { requireTimestamp: () => true })).statusCode).toBe(204);
     });
   });
@@ -170,15 +215,29 @@ describe('Middleware: verifySignature', () => {
     });
 
     it('signs the path with its query string', async () => {
-      const event = apiEvent({ method: 'GET', path, rawQueryString: 'a=1', headers: { 'x-webhook-signature': sign(SECRET, `${path}?a=1`) } });
+      const event = apiEvent({
+        method: 'GET',
+        path,
+        rawQueryString: 'a=1',
+        headers: { 'x-webhook-signature': sign(SECRET, `${path}?a=1`) },
+      });
       expect(signedPath(event)).toBe(`${path}?a=1`);
       expect((await run(event, { covers: 'path' })).statusCode).toBe(204);
-      const unsignedQuery = apiEvent({ method: 'GET', path, rawQueryString: 'a=1', headers: { 'x-webhook-signature': sign(SECRET, path) } });
+      const unsignedQuery = apiEvent({
+        method: 'GET',
+        path,
+        rawQueryString: 'a=1',
+        headers: { 'x-webhook-signature': sign(SECRET, path) },
+      });
       expect((await run(unsignedQuery, { covers: 'path' })).statusCode).toBe(401);
     });
 
     it('signs <timestamp>.<path> when timestamped', async () => {
-      const event = apiEvent({ method: 'GET', path, headers: { 'x-webhook-signature': sign(SECRET, path, TS), 'x-webhook-timestamp': TS } });
+      const event = apiEvent({
+        method: 'GET',
+        path,
+        headers: { 'x-webhook-signature': sign(SECRET, path, TS), 'x-webhook-timestamp': TS },
+      });
       expect((await run(event, { covers: 'path' })).statusCode).toBe(204);
     });
 

@@ -20,7 +20,10 @@ describe('docs/configuration.md settings table', () => {
 
   it('notices a drift: an edited row no longer matches', () => {
     const committed = readFileSync(DOC, 'utf8');
-    const edited = committed.replace('| `MAX_ORDERS_PER_HOUR` | `maxOrdersPerHour` | `10` |', '| `MAX_ORDERS_PER_HOUR` | `maxOrdersPerHour` | `11` |');
+    const edited = committed.replace(
+      '| `MAX_ORDERS_PER_HOUR` | `maxOrdersPerHour` | `10` |',
+      '| `MAX_ORDERS_PER_HOUR` | `maxOrdersPerHour` | `11` |',
+    );
     expect(edited).not.toBe(committed);
     expect(withSettingsTable(edited)).not.toBe(edited);
   });

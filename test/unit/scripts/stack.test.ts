@@ -27,7 +27,9 @@ describe('npm run stack (scripts/stack.ts)', () => {
       writeFileSync(file, code);
       // The worker reads its environment on the first call: without TABLE_NAME it throws from env.ts.
       const script = `import(${JSON.stringify(file)}).then((m) => m.handler({ Records: [] }, {})).then(() => console.log('no error'), (e) => console.log(JSON.stringify({ stack: e.stack })))`;
-      const { stdout } = await run(process.execPath, ['-e', script], { env: { PATH: process.env.PATH, POWERTOOLS_LOG_LEVEL: 'SILENT' } });
+      const { stdout } = await run(process.execPath, ['-e', script], {
+        env: { PATH: process.env.PATH, POWERTOOLS_LOG_LEVEL: 'SILENT' },
+      });
       const logged = stdout.trim().split('\n').pop() ?? '';
       // Pasted as a JSON log line, escapes and all.
       expect(logged).toMatch(/index\.mjs:\d+:\d+/);

@@ -2,29 +2,44 @@
  * Behaviour the simulator has in both dialects: the same rules over the same state, worded by the
  * dialect. Each case reads answers through a small per-dialect reader, so one test covers both.
  */
-import { DIALECTS, parseDialect, startSimulator, type Dialect, type MarketplaceSimulator } from '../../../local/simulator/marketplace-simulator';
+import {
+  DIALECTS,
+  parseDialect,
+  startSimulator,
+  type Dialect,
+  type MarketplaceSimulator,
+} from '../../../local/simulator/marketplace-simulator';
 import { SPOT_DECREASE_INTERVAL_MS } from '../../../local/simulator/marketplace-state';
 import { startLocalRuntime } from '../../../local/runtime';
 
-interface Answer { status: number; body: { code: number; error?: string; [field: string]: unknown } }
+interface Answer {
+  status: number;
+  body: { code: number; error?: string; [field: string]: unknown };
+}
 type ApiOrder = Record<string, unknown>;
 
 /** How each dialect words what the tests look at. */
-const WORDING: Readonly<Record<Dialect, {
-  readonly authStatus: number;
-  readonly rateLimitStatus: number;
-  readonly orderId: (o: ApiOrder) => unknown;
-  readonly ready: (o: ApiOrder) => boolean;
-  readonly ended: (o: ApiOrder) => boolean;
-  /** The spec words a too-early spot decrease as code 2, production as code 6 with its own error. */
-  readonly tooSoon: { code: number; error?: string };
-  readonly tooBigStep: string;
-}>> = {
+const WORDING: Readonly<
+  Record<
+    Dialect,
+    {
+      readonly authStatus: number;
+      readonly rateLimitStatus: number;
+      readonly orderId: (o: ApiOrder) => unknown;
+      readonly ready: (o: ApiOrder) => boolean;
+      readonly ended: (o: ApiOrder) => boolean;
+      /** The spec words a too-early spot decrease as code 2, production as code 6 with its own error. */
+      readonly tooSoon: { code: number; error?: string };
+      readonly tooBigStep: string;
+    }
+  >
+> = {
   spec: {
     authStatus: 200,
     rateLimitStatus: 200,
     orderId: (o) => o.order_id,
-    ready: (o) => o.status === 'running' && /^ssh root@\S+ -p \d+$/.test(String((o.connection as { ssh?: string }).ssh)),
+    ready: (o) =>
+      o.status === 'running' && /^ssh root@\S+ -p \d+$/.test(String((o.connection as { ssh?: string }).ssh)),
     ended: (o) => o.status === 'expired',
     tooSoon: { code: 2 },
     tooBigStep: 'too_low_price',
@@ -34,7 +49,10 @@ const WORDING: Readonly<Record<Dialect, {
     rateLimitStatus: 429,
     orderId: (o) => o.id,
     ready: (o) =>
-      o.online === true && o.expired === false && (o.pub_cluster as string[]).length > 0 && (o.tcp_ports as string[]).some((p) => /^22:\d+$/.test(p)),
+      o.online === true &&
+      o.expired === false &&
+      (o.pub_cluster as string[]).length > 0 &&
+      (o.tcp_ports as string[]).some((p) => /^22:\d+$/.test(p)),
     ended: (o) => o.expired === true,
     tooSoon: { code: 6, error: 'can_lower_every_600_seconds' },
     tooBigStep: 'exceeded_max_step',
@@ -55,9 +73,13 @@ const call = async (
   });
   return { status: res.status, body: (await res.json()) as Answer['body'] };
 };
-const post = (sim: MarketplaceSimulator, endpoint: string, body: unknown) => call(sim, endpoint, { method: 'POST', body });
+const post = (sim: MarketplaceSimulator, endpoint: string, body: unknown) =>
+  call(sim, endpoint, { method: 'POST', body });
 const controlRoute = async (sim: MarketplaceSimulator, method: string, path: string, body?: unknown) => {
-  const res = await fetch(`${sim.url}/_sim/${path}`, { method, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(`${sim.url}/_sim/${path}`, {
+    method,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 };
 
@@ -76,13 +98,22 @@ describe.each(DIALECTS)('Simulator: %s dialect', (dialect) => {
   });
 
   const coin = () => sim.control.nativeCoin;
-  const available = (predicate: (s: ReturnType<MarketplaceSimulator['control']['servers']>[number]) => boolean = () => true) => {
-    const found = sim.control.servers().find((s) => s.online && !s.rented && s.gpu_array.length > 0 && s.allowed_coins.includes(coin()) && predicate(s));
+  const available = (
+    predicate: (s: ReturnType<MarketplaceSimulator['control']['servers']>[number]) => boolean = () => true,
+  ) => {
+    const found = sim.control
+      .servers()
+      .find((s) => s.online && !s.rented && s.gpu_array.length > 0 && s.allowed_coins.includes(coin()) && predicate(s));
     if (!found) throw new Error('catalogue has no such server');
     return found;
   };
-  const onDemand = (serverId: number, currency = coin()) =>
-    ({ renting_server: serverId, type: 'on-demand', currency, image: 'nvidia/cuda:12.4.1-base-ubuntu22.04', ports: { '22': 'tcp' } });
+  const onDemand = (serverId: number, currency = coin()) => ({
+    renting_server: serverId,
+    type: 'on-demand',
+    currency,
+    image: 'nvidia/cuda:12.4.1-base-ubuntu22.04',
+    ports: { '22': 'tcp' },
+  });
   const myOrders = async (query?: string) => (await call(sim, 'my_orders', { query })).body.orders as ApiOrder[];
   const onlyOrderId = () => {
     const [order, ...rest] = sim.control.orders();
@@ -96,7 +127,12 @@ describe.each(DIALECTS)('Simulator: %s dialect', (dialect) => {
       expect(sim.control.dialect).toBe(dialect);
       expect(sim.dialect).toBe(dialect);
       expect(coin()).toBe(dialect === 'live' ? 'CLORE-Blockchain' : 'NATIVE-Blockchain');
-      expect(info.body).toEqual({ dialect, nativeCoin: coin(), minIntervalMs: 1_000, createIntervalMs: dialect === 'live' ? 5_000 : 0 });
+      expect(info.body).toEqual({
+        dialect,
+        nativeCoin: coin(),
+        minIntervalMs: 1_000,
+        createIntervalMs: dialect === 'live' ? 5_000 : 0,
+      });
     });
 
     it('uses only its own native coin name, in answers and in the control', async () => {
@@ -132,11 +168,15 @@ describe.each(DIALECTS)('Simulator: %s dialect', (dialect) => {
       // Prepare
       const limited = await startSimulator({ dialect, minIntervalMs: 60_000 });
       try {
-        const server = limited.control.servers().find((s) => s.online && !s.rented && s.allowed_coins.includes(limited.control.nativeCoin));
+        const server = limited.control
+          .servers()
+          .find((s) => s.online && !s.rented && s.allowed_coins.includes(limited.control.nativeCoin));
         // Act
         const first = await call(limited, 'wallets');
         const second = await call(limited, 'wallets');
-        const create = await post(limited, 'create_order', { ...onDemand(server?.id ?? 0, limited.control.nativeCoin) });
+        const create = await post(limited, 'create_order', {
+          ...onDemand(server?.id ?? 0, limited.control.nativeCoin),
+        });
         // Assess
         expect(first.status).toBe(200);
         expect(first.body.code).toBe(0);
@@ -146,7 +186,10 @@ describe.each(DIALECTS)('Simulator: %s dialect', (dialect) => {
         ]);
         expect(limited.control.counters()).toMatchObject({ rateLimited: 2, ordersCreated: 0 });
         // Every request is a call; only the one that passed the rate limit was processed.
-        expect(limited.control.counters()).toMatchObject({ calls: { wallets: 2, create_order: 1 }, processed: { wallets: 1 } });
+        expect(limited.control.counters()).toMatchObject({
+          calls: { wallets: 2, create_order: 1 },
+          processed: { wallets: 1 },
+        });
       } finally {
         await limited.close();
       }
@@ -157,7 +200,9 @@ describe.each(DIALECTS)('Simulator: %s dialect', (dialect) => {
       const limited = await startSimulator({ dialect, minIntervalMs: 0, createIntervalMs: 60_000 });
       try {
         const nativeCoin = limited.control.nativeCoin;
-        const [a, b] = limited.control.servers().filter((s) => s.online && !s.rented && s.allowed_coins.includes(nativeCoin));
+        const [a, b] = limited.control
+          .servers()
+          .filter((s) => s.online && !s.rented && s.allowed_coins.includes(nativeCoin));
         // Act
         const first = await post(limited, 'create_order', onDemand(a?.id ?? 0, nativeCoin));
         const between = await call(limited, 'my_orders');
@@ -176,8 +221,12 @@ describe.each(DIALECTS)('Simulator: %s dialect', (dialect) => {
     it('counts a create_order for the general interval too', async () => {
       const limited = await startSimulator({ dialect, minIntervalMs: 60_000, createIntervalMs: 1 });
       try {
-        const server = limited.control.servers().find((s) => s.online && !s.rented && s.allowed_coins.includes(limited.control.nativeCoin));
-        expect((await post(limited, 'create_order', onDemand(server?.id ?? 0, limited.control.nativeCoin))).body.code).toBe(0);
+        const server = limited.control
+          .servers()
+          .find((s) => s.online && !s.rented && s.allowed_coins.includes(limited.control.nativeCoin));
+        expect(
+          (await post(limited, 'create_order', onDemand(server?.id ?? 0, limited.control.nativeCoin))).body.code,
+        ).toBe(0);
         expect(await call(limited, 'wallets')).toEqual({ status: wording.rateLimitStatus, body: { code: 5 } });
       } finally {
         await limited.close();
@@ -208,7 +257,13 @@ describe.each(DIALECTS)('Simulator: %s dialect', (dialect) => {
       expect(before.map(wording.orderId)).toEqual([id]);
       expect([before, almost].map((orders) => wording.ready(orders[0] as ApiOrder))).toEqual([false, false]);
       expect(wording.ready(after[0] as ApiOrder)).toBe(true);
-      expect(sim.control.orders()[0]).toMatchObject({ order_id: id, status: 'running', online: true, expired: false, renting_server: server.id });
+      expect(sim.control.orders()[0]).toMatchObject({
+        order_id: id,
+        status: 'running',
+        online: true,
+        expired: false,
+        renting_server: server.id,
+      });
     });
 
     it('cancels an order, which then shows only with return_completed, ended', async () => {
@@ -227,7 +282,9 @@ describe.each(DIALECTS)('Simulator: %s dialect', (dialect) => {
       expect(all.map(wording.orderId)).toEqual([id]);
       expect(wording.ended(all[0] as ApiOrder)).toBe(true);
       expect(again.body.code).toBe(2);
-      expect(sim.control.orders()).toEqual([expect.objectContaining({ order_id: id, completed: true, end_reason: 'cancelled', expired: true })]);
+      expect(sim.control.orders()).toEqual([
+        expect.objectContaining({ order_id: id, completed: true, end_reason: 'cancelled', expired: true }),
+      ]);
     });
 
     it('answers too_low_price for a spot bid under the minimum, with min_price only in live', async () => {
@@ -235,7 +292,11 @@ describe.each(DIALECTS)('Simulator: %s dialect', (dialect) => {
       const minimum = server.price.spot[coin()] as number;
       const body = { ...onDemand(server.id), type: 'spot', spotprice: minimum * 0.9 };
       const refused = await post(sim, 'create_order', body);
-      expect(refused.body).toEqual(dialect === 'live' ? { code: 6, error: 'too_low_price', min_price: minimum } : { code: 6, error: 'too_low_price' });
+      expect(refused.body).toEqual(
+        dialect === 'live'
+          ? { code: 6, error: 'too_low_price', min_price: minimum }
+          : { code: 6, error: 'too_low_price' },
+      );
       expect(sim.control.counters().ordersCreated).toBe(0);
     });
   });
@@ -247,9 +308,10 @@ describe.each(DIALECTS)('Simulator: %s dialect', (dialect) => {
       await post(sim, 'create_order', { ...onDemand(server.id), type: 'spot', spotprice: minimum * 2 });
       return { server, minimum, orderId: onlyOrderId() };
     };
-    const setPrice = async (orderId: number, desired: number) => (await post(sim, 'set_spot_price', { order_id: orderId, desired_price: desired })).body;
+    const setPrice = async (orderId: number, desired: number) =>
+      (await post(sim, 'set_spot_price', { order_id: orderId, desired_price: desired })).body;
 
-    it('refuses a too-big decrease, a second decrease within 600 s and a price under the minimum, each in the dialect\'s words', async () => {
+    it("refuses a too-big decrease, a second decrease within 600 s and a price under the minimum, each in the dialect's words", async () => {
       // Prepare
       const { minimum, orderId } = await rentSpot();
       const start = minimum * 2;
@@ -273,7 +335,9 @@ describe.each(DIALECTS)('Simulator: %s dialect', (dialect) => {
         expect(tooSoon.time_to_lowering).toBe(600);
         expect(underMinimum.min_price).toBe(minimum);
       } else {
-        expect([tooBig, tooSoon, underMinimum].some((b) => 'max_step' in b || 'time_to_lowering' in b || 'min_price' in b)).toBe(false);
+        expect(
+          [tooBig, tooSoon, underMinimum].some((b) => 'max_step' in b || 'time_to_lowering' in b || 'min_price' in b),
+        ).toBe(false);
       }
     });
   });
@@ -304,7 +368,13 @@ describe.each(DIALECTS)('Simulator: %s dialect', (dialect) => {
       expect(stillPaused).toBe(false);
       expect(resumed).toMatchObject({ status: 'running', online: true });
       expect(resumedReady).toBe(true);
-      expect(expired).toMatchObject({ status: 'expired', online: false, expired: true, completed: true, end_reason: 'expired' });
+      expect(expired).toMatchObject({
+        status: 'expired',
+        online: false,
+        expired: true,
+        completed: true,
+        end_reason: 'expired',
+      });
       expect(active).toEqual([]);
       expect(wording.ended(all[0] as ApiOrder)).toBe(true);
       expect(sim.control.servers().find((s) => s.id === server.id)?.rented).toBe(false);
@@ -347,7 +417,7 @@ describe.each(DIALECTS)('Simulator: %s dialect', (dialect) => {
       expect(sim.control.wallets()).toContainEqual({ name: coin(), balance: 1 });
     });
 
-    it('adds a server given in the dialect\'s coin names', async () => {
+    it("adds a server given in the dialect's coin names", async () => {
       const template = available();
       sim.control.addServer({ ...template, id: 9_999, rented: false, allowed_coins: [coin()] });
       expect((await post(sim, 'create_order', onDemand(9_999))).body.code).toBe(0);
@@ -358,12 +428,20 @@ describe.each(DIALECTS)('Simulator: %s dialect', (dialect) => {
 
 describe('Function: parseDialect', () => {
   it('reads spec and live, defaults to spec, and refuses anything else naming the variable', () => {
-    expect([parseDialect(undefined), parseDialect(''), parseDialect('spec'), parseDialect('live'), parseDialect(' live ')]).toEqual(['spec', 'spec', 'spec', 'live', 'live']);
+    expect([
+      parseDialect(undefined),
+      parseDialect(''),
+      parseDialect('spec'),
+      parseDialect('live'),
+      parseDialect(' live '),
+    ]).toEqual(['spec', 'spec', 'spec', 'live', 'live']);
     expect(() => parseDialect('production')).toThrow('MARKETPLACE_DIALECT must be one of spec, live; got "production"');
     expect(() => parseDialect('LIVE')).toThrow('MARKETPLACE_DIALECT');
   });
 
   it('makes a misspelt MARKETPLACE_DIALECT a start-up error of the local runtime', async () => {
-    await expect(startLocalRuntime({ port: 0, quiet: true, env: { MARKETPLACE_DIALECT: 'prod' } })).rejects.toThrow('MARKETPLACE_DIALECT must be one of spec, live; got "prod"');
+    await expect(startLocalRuntime({ port: 0, quiet: true, env: { MARKETPLACE_DIALECT: 'prod' } })).rejects.toThrow(
+      'MARKETPLACE_DIALECT must be one of spec, live; got "prod"',
+    );
   });
 });

@@ -9,7 +9,8 @@ import * as path from 'node:path';
 import { startSimulator, type MarketplaceSimulator } from '../../../local/simulator/marketplace-simulator';
 
 const SAMPLES = path.join(__dirname, '../../../../shared/spec/live-v1');
-const sample = (name: string): Record<string, unknown> => JSON.parse(readFileSync(path.join(SAMPLES, `${name}.json`), 'utf8')) as Record<string, unknown>;
+const sample = (name: string): Record<string, unknown> =>
+  JSON.parse(readFileSync(path.join(SAMPLES, `${name}.json`), 'utf8')) as Record<string, unknown>;
 
 /** Paths (dotted, `[]` for array elements) whose keys are coin names or per-coin prices, not fields. */
 const COIN_MAPS = new Set([
@@ -26,7 +27,12 @@ type Shape = string | { readonly [key: string]: Shape } | readonly Shape[];
 /** The JSON structure of a value: key sets and types, arrays by their distinct element shapes. */
 const shapeOf = (value: unknown, at = ''): Shape => {
   if (Array.isArray(value)) {
-    const distinct = new Map(value.map((v) => { const s = shapeOf(v, `${at}[]`); return [JSON.stringify(s), s]; }));
+    const distinct = new Map(
+      value.map((v) => {
+        const s = shapeOf(v, `${at}[]`);
+        return [JSON.stringify(s), s];
+      }),
+    );
     return [...distinct.values()];
   }
   if (value === null) return 'null';
@@ -36,12 +42,17 @@ const shapeOf = (value: unknown, at = ''): Shape => {
       const types = [...new Set(entries.map(([, v]) => JSON.stringify(shapeOf(v, `${at}.*`))))].sort();
       return `map of ${types.join(' | ') || 'nothing'}`;
     }
-    return Object.fromEntries(entries.sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, shapeOf(v, at ? `${at}.${k}` : k)]));
+    return Object.fromEntries(
+      entries.sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, shapeOf(v, at ? `${at}.${k}` : k)]),
+    );
   }
   return typeof value;
 };
 
-interface Answer { status: number; body: Record<string, unknown> & { code: number } }
+interface Answer {
+  status: number;
+  body: Record<string, unknown> & { code: number };
+}
 
 describe('Simulator: live dialect answers in the live-v1 shapes', () => {
   let clock = 1_714_608_000_000;
@@ -64,12 +75,26 @@ describe('Simulator: live dialect answers in the live-v1 shapes', () => {
     });
     return { status: res.status, body: (await res.json()) as Answer['body'] };
   };
-  type ListedServer = Record<string, unknown> & { id: number; price: Record<string, Record<string, unknown>>; gpu_array?: string[]; allowed_coins: string[] };
+  type ListedServer = Record<string, unknown> & {
+    id: number;
+    price: Record<string, Record<string, unknown>>;
+    gpu_array?: string[];
+    allowed_coins: string[];
+  };
   const listing = async () => (await call('marketplace')).body.servers as ListedServer[];
   /** A listing with its one older-style element left out. */
   const current = async () => (await listing()).filter((s) => s.gpu_array !== undefined);
   const rentable = (predicate: (s: ReturnType<MarketplaceSimulator['control']['servers']>[number]) => boolean) => {
-    const found = sim.control.servers().find((s) => s.online && !s.rented && s.gpu_array.length === 2 && s.allowed_coins.includes('CLORE-Blockchain') && predicate(s));
+    const found = sim.control
+      .servers()
+      .find(
+        (s) =>
+          s.online &&
+          !s.rented &&
+          s.gpu_array.length === 2 &&
+          s.allowed_coins.includes('CLORE-Blockchain') &&
+          predicate(s),
+      );
     if (!found) throw new Error('catalogue has no such server');
     return found;
   };
@@ -77,7 +102,14 @@ describe('Simulator: live dialect answers in the live-v1 shapes', () => {
     const server = rentable((s) => s.price.spot['CLORE-Blockchain'] !== undefined);
     const minimum = server.price.spot['CLORE-Blockchain'] as number;
     const created = await call('create_order', {
-      body: { renting_server: server.id, type: 'spot', currency: 'CLORE-Blockchain', image: 'cloreai/jupyter:ubuntu24.04-v2', spotprice: minimum * 2, ports: { '22': 'tcp', '8888': 'http' } },
+      body: {
+        renting_server: server.id,
+        type: 'spot',
+        currency: 'CLORE-Blockchain',
+        image: 'cloreai/jupyter:ubuntu24.04-v2',
+        spotprice: minimum * 2,
+        ports: { '22': 'tcp', '8888': 'http' },
+      },
     });
     return { server, minimum, created };
   };
@@ -88,7 +120,9 @@ describe('Simulator: live dialect answers in the live-v1 shapes', () => {
       const [withSpot, withoutSpot] = [sample('marketplace'), sample('marketplace-no-spot')];
       // Act
       const answer = await call('marketplace');
-      const servers = (answer.body.servers as ListedServer[]).filter((s) => s.gpu_array !== undefined && s.gpu_array.length > 0);
+      const servers = (answer.body.servers as ListedServer[]).filter(
+        (s) => s.gpu_array !== undefined && s.gpu_array.length > 0,
+      );
       const spot = servers.filter((s) => Object.keys(s.price.spot as object).length > 0);
       const noSpot = servers.filter((s) => Object.keys(s.price.spot as object).length === 0);
       // Assess
@@ -119,7 +153,7 @@ describe('Simulator: live dialect answers in the live-v1 shapes', () => {
       expect(servers.some((s) => s.allowed_coins.some((c) => !(c in (s.price.spot as object))))).toBe(true);
     });
 
-    it('prices per day like production (S6): on_demand_clore is the CLORE price per day in USD, 24 × the catalogue\'s USD per hour', async () => {
+    it("prices per day like production (S6): on_demand_clore is the CLORE price per day in USD, 24 × the catalogue's USD per hour", async () => {
       const catalogue = new Map(sim.control.servers().map((s) => [s.id, s]));
       const servers = (await current()).filter((s) => s.allowed_coins.includes('CLORE-Blockchain'));
       expect(servers.length).toBeGreaterThan(0);
@@ -139,7 +173,10 @@ describe('Simulator: live dialect answers in the live-v1 shapes', () => {
       expect(legacy[0]?.price).not.toHaveProperty('usd');
       expect(servers.filter((s) => s.price.usd === undefined)).toHaveLength(1);
       expect(servers.some((s) => s.rented === true)).toBe(true);
-      const offline = sim.control.servers().filter((s) => !s.online).map((s) => s.id);
+      const offline = sim.control
+        .servers()
+        .filter((s) => !s.online)
+        .map((s) => s.id);
       expect(offline.length).toBeGreaterThan(0);
       expect(servers.map((s) => s.id)).toEqual(expect.arrayContaining(offline));
     });
@@ -157,7 +194,13 @@ describe('Simulator: live dialect answers in the live-v1 shapes', () => {
       // Prepare
       const server = rentable((s) => s.price.spot['CLORE-Blockchain'] !== undefined);
       const minimum = server.price.spot['CLORE-Blockchain'] as number;
-      const body = { renting_server: server.id, type: 'spot', currency: 'CLORE-Blockchain', image: 'x', spotprice: minimum / 2 };
+      const body = {
+        renting_server: server.id,
+        type: 'spot',
+        currency: 'CLORE-Blockchain',
+        image: 'x',
+        spotprice: minimum / 2,
+      };
       // Act
       const low = await call('create_order', { body });
       const created = await call('create_order', { body: { ...body, spotprice: minimum } });
@@ -181,11 +224,28 @@ describe('Simulator: live dialect answers in the live-v1 shapes', () => {
       const [before] = starting.orders as Record<string, unknown>[];
       const [after] = ready.orders as Record<string, unknown>[];
       expect(before).not.toHaveProperty('status');
-      expect(before).toMatchObject({ si: server.id, online: false, expired: false, spot: true, currency: 'CLORE-Blockchain', ct: 1_714_608_000, mrl: server.mrl * 3_600 });
+      expect(before).toMatchObject({
+        si: server.id,
+        online: false,
+        expired: false,
+        spot: true,
+        currency: 'CLORE-Blockchain',
+        ct: 1_714_608_000,
+        mrl: server.mrl * 3_600,
+      });
       expect(before?.pub_cluster).toEqual([expect.stringMatching(/^\S+$/)]);
       expect(before?.tcp_ports).toEqual([expect.stringMatching(/^22:\d+$/)]);
-      expect(before?.gpu_array).toEqual([' ' + server.gpu_array[0]?.replace(/^NVIDIA (GeForce )?/, ''), expect.any(String)]);
-      expect(after).toMatchObject({ id: before?.id, online: true, expired: false, pub_cluster: before?.pub_cluster, tcp_ports: before?.tcp_ports });
+      expect(before?.gpu_array).toEqual([
+        ' ' + server.gpu_array[0]?.replace(/^NVIDIA (GeForce )?/, ''),
+        expect.any(String),
+      ]);
+      expect(after).toMatchObject({
+        id: before?.id,
+        online: true,
+        expired: false,
+        pub_cluster: before?.pub_cluster,
+        tcp_ports: before?.tcp_ports,
+      });
       expect(sim.control.orders()[0]?.order_id).toBe(before?.id);
     });
 
@@ -212,23 +272,33 @@ describe('Simulator: live dialect answers in the live-v1 shapes', () => {
       // Assess
       const expected = sample('spot_marketplace') as { market: { offers: unknown[] } };
       // The sample has a second, foreign offer; the simulator's offers are all the account's own.
-      expect(shapeOf(answer.body)).toEqual(shapeOf({ ...expected, market: { ...expected.market, offers: expected.market.offers.slice(0, 1) } }));
+      expect(shapeOf(answer.body)).toEqual(
+        shapeOf({ ...expected, market: { ...expected.market, offers: expected.market.offers.slice(0, 1) } }),
+      );
       expect(answer.body).toMatchObject({
         code: 0,
         exists: true,
         market: {
           offers: [{ offer_id: id, bid: minimum * 2, active: true, my: true, currency: 'CLORE-Blockchain' }],
-          server: { mrl: server.mrl, online: true, visibility: 'public', min_pricing: expect.objectContaining({ 'CLORE-Blockchain': minimum }) },
+          server: {
+            mrl: server.mrl,
+            online: true,
+            visibility: 'public',
+            min_pricing: expect.objectContaining({ 'CLORE-Blockchain': minimum }),
+          },
         },
       });
-      expect(Object.keys((answer.body.market as { currency_rates_in_usd: object }).currency_rates_in_usd).sort()).toEqual(['CLORE-Blockchain', 'USD-Blockchain', 'bitcoin']);
+      expect(
+        Object.keys((answer.body.market as { currency_rates_in_usd: object }).currency_rates_in_usd).sort(),
+      ).toEqual(['CLORE-Blockchain', 'USD-Blockchain', 'bitcoin']);
     });
 
     it('words set_spot_price answers like the set_spot_price samples', async () => {
       // Prepare
       const { minimum } = await rentSpot();
       const orderId = sim.control.orders()[0]?.order_id;
-      const setPrice = async (desired: number) => (await call('set_spot_price', { body: { order_id: orderId, desired_price: desired } })).body;
+      const setPrice = async (desired: number) =>
+        (await call('set_spot_price', { body: { order_id: orderId, desired_price: desired } })).body;
       // Act
       const tooBig = await setPrice(minimum * 1.2);
       const done = await setPrice(minimum * 1.8);

@@ -2,7 +2,11 @@ import { startSimulator, type MarketplaceSimulator } from '../../../local/simula
 import { buildCatalogue, GPU_MODELS } from '../../../local/simulator/catalogue';
 import { SPOT_DECREASE_INTERVAL_MS } from '../../../local/simulator/marketplace-state';
 
-interface Answer { code: number; error?: string; [field: string]: unknown }
+interface Answer {
+  code: number;
+  error?: string;
+  [field: string]: unknown;
+}
 
 const call = async (
   sim: MarketplaceSimulator,
@@ -20,7 +24,8 @@ const call = async (
   return (await res.json()) as Answer;
 };
 
-const post = (sim: MarketplaceSimulator, endpoint: string, body: unknown) => call(sim, endpoint, { method: 'POST', body });
+const post = (sim: MarketplaceSimulator, endpoint: string, body: unknown) =>
+  call(sim, endpoint, { method: 'POST', body });
 
 describe('Simulator: marketplace', () => {
   let clock = 1_700_000_000_000;
@@ -41,8 +46,13 @@ describe('Simulator: marketplace', () => {
     if (!found) throw new Error('catalogue has no such server');
     return found;
   };
-  const onDemand = (serverId: number, currency = 'NATIVE-Blockchain') =>
-    ({ renting_server: serverId, type: 'on-demand', currency, image: 'nvidia/cuda:12.4.1-base-ubuntu22.04', ports: { '22': 'tcp' } });
+  const onDemand = (serverId: number, currency = 'NATIVE-Blockchain') => ({
+    renting_server: serverId,
+    type: 'on-demand',
+    currency,
+    image: 'nvidia/cuda:12.4.1-base-ubuntu22.04',
+    ports: { '22': 'tcp' },
+  });
 
   describe('catalogue', () => {
     it('serves a realistic catalogue of at least 30 servers', async () => {
@@ -78,7 +88,11 @@ describe('Simulator: marketplace', () => {
       const different = await startSimulator({ seed: 2, rateLimit: false });
       try {
         // Act
-        const [a, b, c] = await Promise.all([call(sim, 'marketplace'), call(other, 'marketplace'), call(different, 'marketplace')]);
+        const [a, b, c] = await Promise.all([
+          call(sim, 'marketplace'),
+          call(other, 'marketplace'),
+          call(different, 'marketplace'),
+        ]);
         // Assess
         expect(b.servers).toEqual(a.servers);
         expect(c.servers).not.toEqual(a.servers);
@@ -150,7 +164,10 @@ describe('Simulator: marketplace', () => {
 
     it('answers code 6 currency-not-allowed', async () => {
       const server = available((s) => !s.allowed_coins.includes('bitcoin'));
-      expect(await post(sim, 'create_order', onDemand(server.id, 'bitcoin'))).toEqual({ code: 6, error: 'currency-not-allowed' });
+      expect(await post(sim, 'create_order', onDemand(server.id, 'bitcoin'))).toEqual({
+        code: 6,
+        error: 'currency-not-allowed',
+      });
     });
 
     it('answers code 6 too_low_price for a spot bid under the server minimum', async () => {
@@ -168,7 +185,11 @@ describe('Simulator: marketplace', () => {
       sim.control.setBalance('NATIVE-Blockchain', price * 1.5);
       // Act
       const rented = await post(sim, 'create_order', onDemand(server.id));
-      const other = available((s) => s.allowed_coins.includes('NATIVE-Blockchain') && (s.price.on_demand['NATIVE-Blockchain'] as number) > price * 0.5);
+      const other = available(
+        (s) =>
+          s.allowed_coins.includes('NATIVE-Blockchain') &&
+          (s.price.on_demand['NATIVE-Blockchain'] as number) > price * 0.5,
+      );
       const refused = await post(sim, 'create_order', onDemand(other.id));
       const { wallets } = await call(sim, 'wallets');
       // Assess
@@ -185,14 +206,21 @@ describe('Simulator: marketplace', () => {
       const server = available();
       const { order_id } = await post(sim, 'create_order', onDemand(server.id));
       // Act
-      const before = (await call(sim, 'my_orders')).orders as { order_id: number; status: string; started: number; connection: { ssh?: string } }[];
+      const before = (await call(sim, 'my_orders')).orders as {
+        order_id: number;
+        status: string;
+        started: number;
+        connection: { ssh?: string };
+      }[];
       clock += 2_999;
       const almost = (await call(sim, 'my_orders')).orders as typeof before;
       clock += 1;
       const after = (await call(sim, 'my_orders')).orders as typeof before;
       // Assess
       expect(typeof order_id).toBe('number');
-      expect(before).toEqual([expect.objectContaining({ order_id, status: 'creating_order', started: 0, connection: {} })]);
+      expect(before).toEqual([
+        expect.objectContaining({ order_id, status: 'creating_order', started: 0, connection: {} }),
+      ]);
       expect(almost[0]?.status).toBe('creating_order');
       expect(after[0]).toMatchObject({ order_id, status: 'running', renting_server: server.id });
       expect(after[0]?.connection.ssh).toMatch(/^ssh root@\S+ -p \d+$/);
@@ -206,7 +234,10 @@ describe('Simulator: marketplace', () => {
       // Act
       const cancelled = await post(sim, 'cancel_order', { id: order_id });
       const active = (await call(sim, 'my_orders')).orders as unknown[];
-      const all = (await call(sim, 'my_orders', { query: 'return_completed=true' })).orders as { order_id: number; status: string }[];
+      const all = (await call(sim, 'my_orders', { query: 'return_completed=true' })).orders as {
+        order_id: number;
+        status: string;
+      }[];
       const again = await post(sim, 'cancel_order', { id: order_id });
       // Assess
       expect(cancelled).toEqual({ code: 0 });
@@ -214,7 +245,9 @@ describe('Simulator: marketplace', () => {
       expect(all).toEqual([expect.objectContaining({ order_id, status: 'expired' })]);
       expect(again.code).toBe(2);
       expect(servers().find((s) => s.id === server.id)?.rented).toBe(false);
-      expect(sim.control.orders()).toEqual([expect.objectContaining({ order_id, completed: true, end_reason: 'cancelled' })]);
+      expect(sim.control.orders()).toEqual([
+        expect.objectContaining({ order_id, completed: true, end_reason: 'cancelled' }),
+      ]);
     });
 
     it('lists an order placed under a visible delay once the delay passes, or at once when revealed', async () => {
@@ -252,10 +285,15 @@ describe('Simulator: marketplace', () => {
     const rentSpot = async () => {
       const server = available((s) => s.price.spot['NATIVE-Blockchain'] !== undefined);
       const minimum = server.price.spot['NATIVE-Blockchain'] as number;
-      const { order_id } = await post(sim, 'create_order', { ...onDemand(server.id), type: 'spot', spotprice: minimum * 2 });
+      const { order_id } = await post(sim, 'create_order', {
+        ...onDemand(server.id),
+        type: 'spot',
+        spotprice: minimum * 2,
+      });
       return { server, minimum, orderId: order_id as number };
     };
-    const setPrice = (orderId: number, desired: number) => post(sim, 'set_spot_price', { order_id: orderId, desired_price: desired });
+    const setPrice = (orderId: number, desired: number) =>
+      post(sim, 'set_spot_price', { order_id: orderId, desired_price: desired });
 
     it('lists the spot offers of a server', async () => {
       const { server, minimum, orderId } = await rentSpot();
@@ -305,7 +343,10 @@ describe('Simulator: marketplace', () => {
       const broken = await fetch(`${sim.url}/v1/marketplace`, { headers: { auth: sim.apiKey } });
       const third = await call(sim, 'wallets');
       // Assess
-      expect([first, second]).toEqual([{ code: 6, error: 'not_enough_balance' }, { code: 6, error: 'not_enough_balance' }]);
+      expect([first, second]).toEqual([
+        { code: 6, error: 'not_enough_balance' },
+        { code: 6, error: 'not_enough_balance' },
+      ]);
       expect(broken.status).toBe(500);
       expect(await broken.text()).toBe('Internal Server Error');
       expect(third.code).toBe(0);
@@ -321,7 +362,10 @@ describe('Simulator: marketplace', () => {
     it('serves the control over HTTP under /_sim', async () => {
       // Prepare
       const control = async (method: string, path: string, body?: unknown) => {
-        const res = await fetch(`${sim.url}/_sim/${path}`, { method, body: body === undefined ? undefined : JSON.stringify(body) });
+        const res = await fetch(`${sim.url}/_sim/${path}`, {
+          method,
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
         return { status: res.status, body: (await res.json()) as Record<string, unknown> };
       };
       const server = available();
@@ -340,7 +384,12 @@ describe('Simulator: marketplace', () => {
       expect(faulted.code).toBe(1);
       expect(offline).toEqual({ code: 6, error: 'server-offline' });
       expect(sim.control.servers().find((s) => s.id === server.id)?.online).toBe(true);
-      expect(counters.body).toEqual({ calls: { my_orders: 1, create_order: 1 }, processed: { my_orders: 1, create_order: 1 }, rateLimited: 0, ordersCreated: 0 });
+      expect(counters.body).toEqual({
+        calls: { my_orders: 1, create_order: 1 },
+        processed: { my_orders: 1, create_order: 1 },
+        rateLimited: 0,
+        ordersCreated: 0,
+      });
       expect(bad.status).toBe(400);
       expect(unknown.status).toBe(404);
       expect(sim.control.counters().calls).toEqual({});
@@ -354,7 +403,13 @@ describe('Simulator: marketplace', () => {
       const answer = await post(sim, 'create_order', onDemand(9_999));
       // Assess
       expect(answer.code).toBe(0);
-      expect(sim.control.orders()).toEqual([expect.objectContaining({ renting_server: 9_999, image: 'nvidia/cuda:12.4.1-base-ubuntu22.04', completed: false })]);
+      expect(sim.control.orders()).toEqual([
+        expect.objectContaining({
+          renting_server: 9_999,
+          image: 'nvidia/cuda:12.4.1-base-ubuntu22.04',
+          completed: false,
+        }),
+      ]);
       expect(() => sim.control.addServer({ ...template, id: 9_999 })).toThrow('exists');
     });
   });

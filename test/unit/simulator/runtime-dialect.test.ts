@@ -12,9 +12,14 @@ describe('Local runtime: marketplace dialect', () => {
     runtime = undefined;
   });
 
-  it('starts a live simulator and sets the relay\'s DEFAULT_CURRENCY and MARKETPLACE_CREATE_INTERVAL_MS', async () => {
+  it("starts a live simulator and sets the relay's DEFAULT_CURRENCY and MARKETPLACE_CREATE_INTERVAL_MS", async () => {
     // startLocalRuntime itself: startTestRuntime would pace creates slower than the simulator on purpose.
-    runtime = await startLocalRuntime({ port: 0, quiet: true, env: { ...FAST_ENV }, simulator: { ...FAST_SIMULATOR, dialect: 'live', createIntervalMs: 100 } });
+    runtime = await startLocalRuntime({
+      port: 0,
+      quiet: true,
+      env: { ...FAST_ENV },
+      simulator: { ...FAST_SIMULATOR, dialect: 'live', createIntervalMs: 100 },
+    });
     expect(runtime.simulator?.dialect).toBe('live');
     expect(runtime.simulator?.createIntervalMs).toBe(100);
     expect(runtime.env).toMatchObject({ DEFAULT_CURRENCY: 'CLORE-Blockchain', MARKETPLACE_CREATE_INTERVAL_MS: '100' });

@@ -4,7 +4,12 @@
  * started and resets connections before; it closes when the order ends and when the simulator closes.
  * Probed with the relay's own probe, so the two agree on what "answers" means.
  */
-import { DIALECTS, startSimulator, type Dialect, type MarketplaceSimulator } from '../../../local/simulator/marketplace-simulator';
+import {
+  DIALECTS,
+  startSimulator,
+  type Dialect,
+  type MarketplaceSimulator,
+} from '../../../local/simulator/marketplace-simulator';
 import { SIM_SSH_BANNER } from '../../../local/simulator/ssh-endpoints';
 import { probeSshBanner } from '../../../lambdas/adapters/ssh-banner-probe';
 import { parseSshEndpoint, type SshEndpoint } from '../../../lambdas/domain/ssh-endpoint';
@@ -37,7 +42,13 @@ describe.each(DIALECTS)('Simulator ssh endpoints: %s dialect', (dialect) => {
   let sim: MarketplaceSimulator;
 
   beforeAll(async () => {
-    sim = await startSimulator({ dialect, rateLimit: false, readyDelayMs: 3_000, sshDelayMs: 10_000, now: () => clock });
+    sim = await startSimulator({
+      dialect,
+      rateLimit: false,
+      readyDelayMs: 3_000,
+      sshDelayMs: 10_000,
+      now: () => clock,
+    });
   });
   afterAll(() => sim.close());
   beforeEach(() => {
@@ -48,8 +59,16 @@ describe.each(DIALECTS)('Simulator ssh endpoints: %s dialect', (dialect) => {
   /** Places an on-demand order on a free server and returns its id. */
   const place = async (): Promise<number> => {
     const coin = sim.control.nativeCoin;
-    const server = sim.control.servers().find((s) => s.online && !s.rented && s.gpu_array.length > 0 && s.allowed_coins.includes(coin));
-    const answer = await api(sim, 'create_order', { renting_server: server?.id, type: 'on-demand', currency: coin, image: 'img', ports: { '22': 'tcp' } });
+    const server = sim.control
+      .servers()
+      .find((s) => s.online && !s.rented && s.gpu_array.length > 0 && s.allowed_coins.includes(coin));
+    const answer = await api(sim, 'create_order', {
+      renting_server: server?.id,
+      type: 'on-demand',
+      currency: coin,
+      image: 'img',
+      ports: { '22': 'tcp' },
+    });
     expect(answer.code).toBe(0);
     return sim.control.orders().at(-1)!.order_id;
   };
@@ -76,7 +95,10 @@ describe.each(DIALECTS)('Simulator ssh endpoints: %s dialect', (dialect) => {
     expect(early).toMatchObject({ answered: false, reason: 'reset' });
     expect(stillEarly).toMatchObject({ answered: false, reason: 'reset' });
     expect(onTime).toEqual({ answered: true, banner: SIM_SSH_BANNER.trim() });
-    expect(sim.control.orders().find((o) => o.order_id === orderId)?.ssh_connections).toEqual({ answered: 1, reset: 2 });
+    expect(sim.control.orders().find((o) => o.order_id === orderId)?.ssh_connections).toEqual({
+      answered: 1,
+      reset: 2,
+    });
   });
 
   it('opens the endpoint of an order my_orders does not show yet (visibleDelayMs), so it answers once it shows', async () => {
@@ -139,7 +161,10 @@ describe.each(DIALECTS)('Simulator ssh endpoints: %s dialect', (dialect) => {
     expect((await api(sim, 'cancel_order', { id: orderId })).code).toBe(0);
     // Assess
     expect(await probe(endpoint)).toMatchObject({ answered: false, reason: 'refused' });
-    expect(sim.control.orders().find((o) => o.order_id === orderId)?.ssh_connections).toEqual({ answered: 1, reset: 0 });
+    expect(sim.control.orders().find((o) => o.order_id === orderId)?.ssh_connections).toEqual({
+      answered: 1,
+      reset: 0,
+    });
   });
 
   it('closes the listener of an order the control expires', async () => {
@@ -165,8 +190,15 @@ describe('Simulator ssh endpoints: close()', () => {
   it('closes every listener and open ssh connection, so nothing keeps the process alive', async () => {
     // Prepare: an order whose ssh answers, and a client that holds its connection open
     const sim = await startSimulator({ rateLimit: false, readyDelayMs: 0 });
-    const server = sim.control.servers().find((s) => s.online && !s.rented && s.gpu_array.length > 0 && s.allowed_coins.includes(sim.control.nativeCoin));
-    await api(sim, 'create_order', { renting_server: server?.id, type: 'on-demand', currency: sim.control.nativeCoin, image: 'img' });
+    const server = sim.control
+      .servers()
+      .find((s) => s.online && !s.rented && s.gpu_array.length > 0 && s.allowed_coins.includes(sim.control.nativeCoin));
+    await api(sim, 'create_order', {
+      renting_server: server?.id,
+      type: 'on-demand',
+      currency: sim.control.nativeCoin,
+      image: 'img',
+    });
     const ssh = (sim.control.orders()[0]?.connection.ssh ?? '') as string;
     const endpoint = parseSshEndpoint(ssh)!;
     const { connect } = await import('node:net');

@@ -15,7 +15,12 @@ describe('Function: checkOrder', () => {
     marketplace.orders = [aPlacedOrder(5, 1, 1, 'running')];
     const result = await checkOrder(aState({ placement: placed }), { marketplace }, NOW + 1000);
     // ready_at: when the poll saw it running (a lease counts from here).
-    expect(result).toEqual({ ready: true, timedOut: false, order: { order_id: 5, status: 'running', ssh_connection: 'ssh -p 2222 root@host5' }, ready_at: NOW + 1000 });
+    expect(result).toEqual({
+      ready: true,
+      timedOut: false,
+      order: { order_id: 5, status: 'running', ssh_connection: 'ssh -p 2222 root@host5' },
+      ready_at: NOW + 1000,
+    });
   });
 
   it('waits within the readiness window and times out after it', async () => {
@@ -23,14 +28,24 @@ describe('Function: checkOrder', () => {
     marketplace.orders = [aPlacedOrder(5, 1, 1, 'creating_order')];
     const state = aState({ placement: placed });
     expect(await checkOrder(state, { marketplace }, NOW + 120_000)).toMatchObject({ ready: false, timedOut: false });
-    expect(await checkOrder(state, { marketplace }, NOW + 120_001)).toMatchObject({ ready: false, timedOut: true, reason: 'ready_timeout' });
+    expect(await checkOrder(state, { marketplace }, NOW + 120_001)).toMatchObject({
+      ready: false,
+      timedOut: true,
+      reason: 'ready_timeout',
+    });
   });
 
   it('times out at the soft deadline', async () => {
     const marketplace = new FakeMarketplace();
-    const state = aState({ placement: placed, timing: { poll_interval_seconds: 1, ready_timeout_seconds: 120, soft_deadline: NOW / 1000 + 10 } });
+    const state = aState({
+      placement: placed,
+      timing: { poll_interval_seconds: 1, ready_timeout_seconds: 120, soft_deadline: NOW / 1000 + 10 },
+    });
     expect(await checkOrder(state, { marketplace }, NOW + 10_000)).toMatchObject({ timedOut: false });
-    expect(await checkOrder(state, { marketplace }, NOW + 10_001)).toMatchObject({ timedOut: true, reason: 'soft_deadline' });
+    expect(await checkOrder(state, { marketplace }, NOW + 10_001)).toMatchObject({
+      timedOut: true,
+      reason: 'soft_deadline',
+    });
   });
 
   describe('with the ssh probe (READINESS_PROBE=ssh)', () => {
@@ -62,18 +77,32 @@ describe('Function: checkOrder', () => {
       const second = await checkOrder(state, { marketplace, sshProbe }, NOW + 6000);
       // Assess
       expect(first).toEqual({
-        ready: false, timedOut: false, pending: 'ssh_not_answering', ssh_probe: 'refused',
+        ready: false,
+        timedOut: false,
+        pending: 'ssh_not_answering',
+        ssh_probe: 'refused',
         order: { order_id: 5, status: 'running', ssh_connection: 'ssh root@n1.example -p 1277' },
       });
-      expect(second).toEqual({ ready: true, timedOut: false, order: { order_id: 5, status: 'running', ssh_connection: 'ssh root@n1.example -p 1277' }, ready_at: NOW + 6000 });
-      expect(sshProbe.asked).toEqual([{ host: 'n1.example', port: 1277 }, { host: 'n1.example', port: 1277 }]);
+      expect(second).toEqual({
+        ready: true,
+        timedOut: false,
+        order: { order_id: 5, status: 'running', ssh_connection: 'ssh root@n1.example -p 1277' },
+        ready_at: NOW + 6000,
+      });
+      expect(sshProbe.asked).toEqual([
+        { host: 'n1.example', port: 1277 },
+        { host: 'n1.example', port: 1277 },
+      ]);
     });
 
     it('does not probe an order that is not running yet', async () => {
       const marketplace = new FakeMarketplace();
       marketplace.orders = [aPlacedOrder(5, 1, 1, 'creating_order')];
       const sshProbe = fakeProbe(BANNER);
-      expect(await checkOrder(aState({ placement: placed }), { marketplace, sshProbe }, NOW + 1000)).toMatchObject({ ready: false, timedOut: false });
+      expect(await checkOrder(aState({ placement: placed }), { marketplace, sshProbe }, NOW + 1000)).toMatchObject({
+        ready: false,
+        timedOut: false,
+      });
       expect(sshProbe.asked).toEqual([]);
     });
 
@@ -87,17 +116,29 @@ describe('Function: checkOrder', () => {
       const after = await checkOrder(state, { marketplace, sshProbe }, NOW + 120_001);
       // Assess
       expect(inside).toMatchObject({ ready: false, timedOut: false, pending: 'ssh_not_answering' });
-      expect(after).toMatchObject({ ready: false, timedOut: true, reason: 'ready_timeout', pending: 'ssh_not_answering', ssh_probe: 'refused' });
+      expect(after).toMatchObject({
+        ready: false,
+        timedOut: true,
+        reason: 'ready_timeout',
+        pending: 'ssh_not_answering',
+        ssh_probe: 'refused',
+      });
       // The failure keeps the spec's text and says what was missing.
       expect(workflowResult({ ...state, check: after })).toEqual({
-        success: false, error: 'Order creation timed out after 120 s: the order was running but its ssh endpoint did not answer',
+        success: false,
+        error: 'Order creation timed out after 120 s: the order was running but its ssh endpoint did not answer',
       });
       expect(readyTimeoutMessage(120)).toBe('Order creation timed out after 120 s');
     });
 
     it('is ready when ssh answers on the poll after the window ends (a running order that answers is not cancelled)', async () => {
-      expect(await checkOrder(aState({ placement: placed }), { marketplace: runningOrder(), sshProbe: fakeProbe(BANNER) }, NOW + 130_000))
-        .toMatchObject({ ready: true, timedOut: false });
+      expect(
+        await checkOrder(
+          aState({ placement: placed }),
+          { marketplace: runningOrder(), sshProbe: fakeProbe(BANNER) },
+          NOW + 130_000,
+        ),
+      ).toMatchObject({ ready: true, timedOut: false });
     });
 
     it.each([
@@ -105,20 +146,27 @@ describe('Function: checkOrder', () => {
       ['an unreadable ssh line', 'ssh root@ -p 0'],
     ])('waits (ssh_endpoint_unknown) for a running order with %s, without probing', async (_name, ssh) => {
       const sshProbe = fakeProbe(BANNER);
-      expect(await checkOrder(aState({ placement: placed }), { marketplace: runningOrder(ssh), sshProbe }, NOW + 1000))
-        .toMatchObject({ ready: false, timedOut: false, pending: 'ssh_endpoint_unknown' });
+      expect(
+        await checkOrder(aState({ placement: placed }), { marketplace: runningOrder(ssh), sshProbe }, NOW + 1000),
+      ).toMatchObject({ ready: false, timedOut: false, pending: 'ssh_endpoint_unknown' });
       expect(sshProbe.asked).toEqual([]);
     });
 
     it('waits (ssh_address_refused) when the deployed probe refuses the address', async () => {
       const sshProbe = fakeProbe({ answered: false, reason: 'address_refused' });
-      const check = await checkOrder(aState({ placement: placed }), { marketplace: runningOrder('ssh root@10.0.0.5 -p 22'), sshProbe }, NOW + 121_000);
+      const check = await checkOrder(
+        aState({ placement: placed }),
+        { marketplace: runningOrder('ssh root@10.0.0.5 -p 22'), sshProbe },
+        NOW + 121_000,
+      );
       expect(check).toMatchObject({ ready: false, timedOut: true, pending: 'ssh_address_refused' });
       expect(check.ssh_probe).toBeUndefined();
     });
 
     it('without a probe (READINESS_PROBE=none), a running order is ready on the marketplace status alone', async () => {
-      expect(await checkOrder(aState({ placement: placed }), { marketplace: runningOrder(null) }, NOW + 1000)).toMatchObject({ ready: true });
+      expect(
+        await checkOrder(aState({ placement: placed }), { marketplace: runningOrder(null) }, NOW + 1000),
+      ).toMatchObject({ ready: true });
     });
   });
 });

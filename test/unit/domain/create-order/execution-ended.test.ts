@@ -16,7 +16,9 @@ describe('Function: handleExecutionEnded', () => {
   it('leaves a finished task alone', async () => {
     const d = deps();
     d.tasks.seed('task-1', { state: 'succeeded', order_id: 3 });
-    expect(await handleExecutionEnded({ taskId: 'task-1', status: 'TIMED_OUT' }, d, { now: NOW, hardLimitSeconds: 600 })).toEqual({ action: 'none' });
+    expect(
+      await handleExecutionEnded({ taskId: 'task-1', status: 'TIMED_OUT' }, d, { now: NOW, hardLimitSeconds: 600 }),
+    ).toEqual({ action: 'none' });
     expect(d.marketplace.cancelled).toHaveLength(0);
   });
 
@@ -24,10 +26,16 @@ describe('Function: handleExecutionEnded', () => {
     const d = deps();
     d.tasks.seed('task-1', { state: 'running', order_id: 3, server_id: 4, request: { callback_url: 'http://cb/x' } });
     d.claims.holders.set(4, 'task-1');
-    const outcome = await handleExecutionEnded({ taskId: 'task-1', status: 'TIMED_OUT' }, d, { now: NOW, hardLimitSeconds: 600 });
+    const outcome = await handleExecutionEnded({ taskId: 'task-1', status: 'TIMED_OUT' }, d, {
+      now: NOW,
+      hardLimitSeconds: 600,
+    });
     expect(outcome).toMatchObject({ action: 'completed', delivered: true, cancel: { cancelled: true, order_id: 3 } });
     expect(d.marketplace.cancelled).toEqual([3]);
-    expect(d.notifier.callbacks[0]).toMatchObject({ url: 'http://cb/x', result: { success: false, error: 'Task timed out after 600 s (hard limit)' } });
+    expect(d.notifier.callbacks[0]).toMatchObject({
+      url: 'http://cb/x',
+      result: { success: false, error: 'Task timed out after 600 s (hard limit)' },
+    });
     expect(d.claims.holders.has(4)).toBe(false);
   });
 
@@ -36,8 +44,15 @@ describe('Function: handleExecutionEnded', () => {
     d.tasks.seed('task-1', { state: 'running', order_id: 3 });
     d.marketplace.cancelError = new MarketplaceUnavailableError('down');
     const errors: unknown[] = [];
-    await handleExecutionEnded({ taskId: 'task-1', status: 'ABORTED' }, d, { now: NOW, hardLimitSeconds: 600, onCancelError: (e) => errors.push(e) });
-    expect(d.tasks.records.get('task-1')?.result).toEqual({ success: false, error: 'Task aborted; order 3 could not be cancelled' });
+    await handleExecutionEnded({ taskId: 'task-1', status: 'ABORTED' }, d, {
+      now: NOW,
+      hardLimitSeconds: 600,
+      onCancelError: (e) => errors.push(e),
+    });
+    expect(d.tasks.records.get('task-1')?.result).toEqual({
+      success: false,
+      error: 'Task aborted; order 3 could not be cancelled',
+    });
     expect(errors).toHaveLength(1);
   });
 });

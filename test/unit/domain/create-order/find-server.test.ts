@@ -8,7 +8,9 @@ import { FakeTasks } from '../../../fakes/tasks';
 
 const NOW = 1_000_000;
 const search = (id = 1, attempt = 1, excluded: number[] = []): SearchResult => ({
-  server: { id, gpu_array: ['NVIDIA RTX 4090'], price_usd: 0.6, spot_bid: 5.5 }, attempt, excluded,
+  server: { id, gpu_array: ['NVIDIA RTX 4090'], price_usd: 0.6, spot_bid: 5.5 },
+  attempt,
+  excluded,
 });
 
 describe('Function: findServer', () => {
@@ -27,7 +29,11 @@ describe('Function: findServer', () => {
     // Act
     const result = await findServer(aState(), deps, NOW);
     // Assess
-    expect(result).toEqual({ server: { id: 2, gpu_array: ['NVIDIA RTX 4090'], price_usd: 0.6, spot_bid: 5.5, usd_per_hour: 0.66 }, attempt: 1, excluded: [] });
+    expect(result).toEqual({
+      server: { id: 2, gpu_array: ['NVIDIA RTX 4090'], price_usd: 0.6, spot_bid: 5.5, usd_per_hour: 0.66 },
+      attempt: 1,
+      excluded: [],
+    });
     expect(deps.claims.holders.get(2)).toBe('task-1');
     expect(deps.tasks.records.get('task-1')?.state).toBe('running');
   });
@@ -40,11 +46,15 @@ describe('Function: findServer', () => {
     // Act + Assess
     expect((await findServer(leased, deps, NOW)).server.id).toBe(2);
     deps.claims.holders.clear();
-    expect((await findServer(aState({ request: { ...aState().request, max_hours: 24 } }), deps, NOW)).server.id).toBe(1);
+    expect((await findServer(aState({ request: { ...aState().request, max_hours: 24 } }), deps, NOW)).server.id).toBe(
+      1,
+    );
     deps.claims.holders.clear();
     expect((await findServer(aState(), deps, NOW)).server.id).toBe(1);
     deps.claims.holders.clear();
-    await expect(findServer(aState({ request: { ...aState().request, max_hours: 49 } }), deps, NOW)).rejects.toMatchObject({ name: 'NoServerAvailableError' });
+    await expect(
+      findServer(aState({ request: { ...aState().request, max_hours: 49 } }), deps, NOW),
+    ).rejects.toMatchObject({ name: 'NoServerAvailableError' });
   });
 
   it('skips a server another task holds', async () => {
@@ -57,7 +67,10 @@ describe('Function: findServer', () => {
   it('excludes the server a placement was rejected on and counts the attempt', async () => {
     const deps = setup();
     deps.marketplace.servers = [aServer(1), aServer(2)];
-    const state = aState({ search: search(1, 1), placement: { retry: true, server_id: 1, reason: 'server-already-rented' } });
+    const state = aState({
+      search: search(1, 1),
+      placement: { retry: true, server_id: 1, reason: 'server-already-rented' },
+    });
     const result = await findServer(state, deps, NOW);
     expect(result).toMatchObject({ attempt: 2, excluded: [1], server: { id: 2 } });
   });
@@ -72,7 +85,9 @@ describe('Function: findServer', () => {
 
   it('throws NoServerAvailableError with the spec text when nothing matches', async () => {
     const deps = setup();
-    deps.marketplace.servers = [aServer(1, { price: { on_demand: {}, spot: { [NATIVE]: 5 }, usd_per_hour: { on_demand: {}, spot: 3 } } })];
+    deps.marketplace.servers = [
+      aServer(1, { price: { on_demand: {}, spot: { [NATIVE]: 5 }, usd_per_hour: { on_demand: {}, spot: 3 } } }),
+    ];
     const state = aState();
     const act = findServer({ ...state, request: { ...state.request, max_price: 2 } }, deps, NOW);
     await expect(act).rejects.toThrow(new NoServerAvailableError('No 4090 available under $2/hr'));
@@ -80,7 +95,14 @@ describe('Function: findServer', () => {
 
   it('throws SoftTimeoutError past the soft deadline', async () => {
     const deps = setup();
-    await expect(findServer(aState({ timing: { poll_interval_seconds: 1, ready_timeout_seconds: 1, soft_deadline: Math.floor(NOW / 1000) - 1 } }), deps, NOW))
-      .rejects.toBeInstanceOf(SoftTimeoutError);
+    await expect(
+      findServer(
+        aState({
+          timing: { poll_interval_seconds: 1, ready_timeout_seconds: 1, soft_deadline: Math.floor(NOW / 1000) - 1 },
+        }),
+        deps,
+        NOW,
+      ),
+    ).rejects.toBeInstanceOf(SoftTimeoutError);
   });
 });

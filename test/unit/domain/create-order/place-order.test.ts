@@ -15,7 +15,10 @@ import { FakeTasks } from '../../../fakes/tasks';
 
 const NOW = 1_000_000;
 const search = (id = 1, attempt = 1, excluded: number[] = [], tried?: SearchResult['tried']): SearchResult => ({
-  server: { id, gpu_array: ['NVIDIA RTX 4090'], price_usd: 0.6, spot_bid: 5.5 }, attempt, excluded, ...(tried ? { tried } : {}),
+  server: { id, gpu_array: ['NVIDIA RTX 4090'], price_usd: 0.6, spot_bid: 5.5 },
+  attempt,
+  excluded,
+  ...(tried ? { tried } : {}),
 });
 const VISIBLE_MS = 60_000;
 
@@ -30,10 +33,17 @@ describe('Function: placeOrder', () => {
     // A virtual clock that only the visibility wait's sleeps move.
     const time = { now: NOW, slept: [] as number[] };
     const deps = {
-      marketplace, tasks, claims, intents, time,
+      marketplace,
+      tasks,
+      claims,
+      intents,
+      time,
       visibleTimeoutMs: VISIBLE_MS,
       clock: () => time.now,
-      sleep: async (ms: number) => { time.slept.push(ms); time.now += ms; },
+      sleep: async (ms: number) => {
+        time.slept.push(ms);
+        time.now += ms;
+      },
     } satisfies PlaceOrderDeps & Record<string, unknown>;
     return deps;
   };
@@ -46,7 +56,9 @@ describe('Function: placeOrder', () => {
     // Assess
     expect(placedNow).toBe(true);
     expect(placement).toEqual({ retry: false, order_id: 100, server_id: 1, placed_at: NOW });
-    expect(deps.marketplace.created).toEqual([{ renting_server: 1, type: 'spot', currency: NATIVE, image: 'img', ports: { '22': 'tcp' }, spotprice: 5.5 }]);
+    expect(deps.marketplace.created).toEqual([
+      { renting_server: 1, type: 'spot', currency: NATIVE, image: 'img', ports: { '22': 'tcp' }, spotprice: 5.5 },
+    ]);
     expect(deps.tasks.records.get('task-1')).toMatchObject({ order_id: 100, server_id: 1, order_intent_at: NOW });
   });
 
@@ -78,10 +90,12 @@ describe('Function: placeOrder', () => {
 
   it('finds the order in my_orders when create_order answers without order_id', async () => {
     const deps = setup();
-    deps.marketplace.createOutcomes = [async () => {
-      deps.marketplace.orders.push(aPlacedOrder(9, 1, Math.floor(NOW / 1000)));
-      return { order_id: undefined };
-    }];
+    deps.marketplace.createOutcomes = [
+      async () => {
+        deps.marketplace.orders.push(aPlacedOrder(9, 1, Math.floor(NOW / 1000)));
+        return { order_id: undefined };
+      },
+    ];
     const { placement } = await placeOrder(aState({ search: search() }), deps, NOW);
     expect(placement).toMatchObject({ order_id: 9 });
     expect(deps.tasks.records.get('task-1')?.order_id).toBe(9);
@@ -99,7 +113,8 @@ describe('Function: placeOrder', () => {
     const deps = setup();
     const listOrders = deps.marketplace.listOrders.bind(deps.marketplace);
     deps.marketplace.listOrders = async (options) => {
-      if (deps.time.now >= NOW + 20_000 && deps.marketplace.orders.length === 0) deps.marketplace.orders.push(aPlacedOrder(41, 1, Math.floor(NOW / 1000)));
+      if (deps.time.now >= NOW + 20_000 && deps.marketplace.orders.length === 0)
+        deps.marketplace.orders.push(aPlacedOrder(41, 1, Math.floor(NOW / 1000)));
       return listOrders(options);
     };
     deps.marketplace.createOutcomes = [async () => ({ order_id: undefined })];
@@ -118,7 +133,9 @@ describe('Function: placeOrder', () => {
   it('fails without placing again when a code-0 order never shows within the window, leaving the intent to the fleet watch', async () => {
     const deps = setup();
     deps.marketplace.createOutcomes = [async () => ({ order_id: undefined })];
-    await expect(placeOrder(aState({ search: search() }), deps, NOW)).rejects.toThrow(/accepted but the order did not appear in my_orders within 60 s/);
+    await expect(placeOrder(aState({ search: search() }), deps, NOW)).rejects.toThrow(
+      /accepted but the order did not appear in my_orders within 60 s/,
+    );
     expect(deps.time.now).toBe(NOW + VISIBLE_MS);
     expect(await deps.intents.list()).toEqual([{ task_id: 'task-1', server_id: 1, at: NOW }]);
     expect(deps.marketplace.created).toHaveLength(1);
@@ -126,10 +143,12 @@ describe('Function: placeOrder', () => {
 
   it('does not keep an order the fleet watch already claimed as an orphan', async () => {
     const deps = setup();
-    deps.marketplace.createOutcomes = [async () => {
-      deps.marketplace.orders.push(aPlacedOrder(43, 1, Math.floor(NOW / 1000)));
-      return { order_id: undefined };
-    }];
+    deps.marketplace.createOutcomes = [
+      async () => {
+        deps.marketplace.orders.push(aPlacedOrder(43, 1, Math.floor(NOW / 1000)));
+        return { order_id: undefined };
+      },
+    ];
     deps.intents.owners.set(43, 'orphan');
     await expect(placeOrder(aState({ search: search() }), deps, NOW)).rejects.toBeInstanceOf(OrderNotVisibleError);
     expect(deps.tasks.records.get('task-1')?.order_id).toBeUndefined();
@@ -142,7 +161,8 @@ describe('Function: placeOrder', () => {
     deps.tasks.seed('task-1', { server_id: 1, order_intent_at: intentAt });
     const listOrders = deps.marketplace.listOrders.bind(deps.marketplace);
     deps.marketplace.listOrders = async (options) => {
-      if (deps.time.now >= intentAt + 25_000 && deps.marketplace.orders.length === 0) deps.marketplace.orders.push(aPlacedOrder(44, 1, Math.floor(intentAt / 1000)));
+      if (deps.time.now >= intentAt + 25_000 && deps.marketplace.orders.length === 0)
+        deps.marketplace.orders.push(aPlacedOrder(44, 1, Math.floor(intentAt / 1000)));
       return listOrders(options);
     };
     // Act
@@ -164,13 +184,21 @@ describe('Function: placeOrder', () => {
     expect((await placeOrder(aState({ search: search() }), deps, NOW)).placement).toMatchObject({ order_id: 12 });
 
     const other = setup();
-    other.marketplace.createOutcomes = [async () => { throw new OrderOutcomeUnknownError('reset'); }];
+    other.marketplace.createOutcomes = [
+      async () => {
+        throw new OrderOutcomeUnknownError('reset');
+      },
+    ];
     await expect(placeOrder(aState({ search: search() }), other, NOW)).rejects.toBeInstanceOf(OrderOutcomeUnknownError);
   });
 
   it('asks for a new search and releases the claim when the server is already rented', async () => {
     const deps = setup();
-    deps.marketplace.createOutcomes = [async () => { throw new MarketplaceRejectedError('server-already-rented'); }];
+    deps.marketplace.createOutcomes = [
+      async () => {
+        throw new MarketplaceRejectedError('server-already-rented');
+      },
+    ];
     const { placement } = await placeOrder(aState({ search: search() }), deps, NOW);
     expect(placement).toEqual({ retry: true, server_id: 1, reason: 'server-already-rented' });
     expect(deps.claims.holders.has(1)).toBe(false);
@@ -188,7 +216,11 @@ describe('Function: placeOrder', () => {
       if (reads === 2) deps.marketplace.orders.push(aPlacedOrder(31, 1, Math.floor((NOW - 4000) / 1000)));
       return reads === 1 ? [] : listOrders();
     };
-    deps.marketplace.createOutcomes = [async () => { throw new MarketplaceRejectedError('server-already-rented'); }];
+    deps.marketplace.createOutcomes = [
+      async () => {
+        throw new MarketplaceRejectedError('server-already-rented');
+      },
+    ];
     // Act
     const { placement, placedNow } = await placeOrder(aState({ search: search() }), deps, NOW);
     // Assess: the task keeps its own order instead of searching again and leaving it running
@@ -197,19 +229,33 @@ describe('Function: placeOrder', () => {
     expect(deps.claims.holders.get(1)).toBe('task-1');
   });
 
-  it.each(['server-already-rented', 'server-offline', 'currency-not-allowed'])('moves on to the next host after %s', async (reason) => {
-    const deps = setup();
-    deps.marketplace.createOutcomes = [async () => { throw new MarketplaceRejectedError(reason); }];
-    const { placement } = await placeOrder(aState({ search: search() }), deps, NOW);
-    expect(placement).toEqual({ retry: true, server_id: 1, reason });
-    // A refusal placed nothing: no intent is left for the fleet watch.
-    expect(await deps.intents.list()).toEqual([]);
-  });
+  it.each(['server-already-rented', 'server-offline', 'currency-not-allowed'])(
+    'moves on to the next host after %s',
+    async (reason) => {
+      const deps = setup();
+      deps.marketplace.createOutcomes = [
+        async () => {
+          throw new MarketplaceRejectedError(reason);
+        },
+      ];
+      const { placement } = await placeOrder(aState({ search: search() }), deps, NOW);
+      expect(placement).toEqual({ retry: true, server_id: 1, reason });
+      // A refusal placed nothing: no intent is left for the fleet watch.
+      expect(await deps.intents.list()).toEqual([]);
+    },
+  );
 
   it('gives up after the last attempt, naming every server tried and why', async () => {
     const deps = setup();
-    deps.marketplace.createOutcomes = [async () => { throw new MarketplaceRejectedError('server-offline'); }];
-    const tried = [{ server_id: 7, reason: 'currency-not-allowed' }, { server_id: 9, reason: 'server-already-rented' }];
+    deps.marketplace.createOutcomes = [
+      async () => {
+        throw new MarketplaceRejectedError('server-offline');
+      },
+    ];
+    const tried = [
+      { server_id: 7, reason: 'currency-not-allowed' },
+      { server_id: 9, reason: 'server-already-rented' },
+    ];
     const attempt = placeOrder(aState({ search: search(1, MAX_PLACEMENT_ATTEMPTS, [7, 9], tried) }), deps, NOW);
     await expect(attempt).rejects.toBeInstanceOf(NoServerAvailableError);
     await expect(attempt).rejects.toThrow(
@@ -221,10 +267,16 @@ describe('Function: placeOrder', () => {
   it('propagates other rejections and transient errors', async () => {
     const deps = setup();
     deps.marketplace.createOutcomes = [
-      async () => { throw new MarketplaceRejectedError('not_enough_balance'); },
-      async () => { throw new MarketplaceUnavailableError('HTTP 500'); },
+      async () => {
+        throw new MarketplaceRejectedError('not_enough_balance');
+      },
+      async () => {
+        throw new MarketplaceUnavailableError('HTTP 500');
+      },
     ];
     await expect(placeOrder(aState({ search: search() }), deps, NOW)).rejects.toThrow('not_enough_balance');
-    await expect(placeOrder(aState({ search: search() }), deps, NOW)).rejects.toBeInstanceOf(MarketplaceUnavailableError);
+    await expect(placeOrder(aState({ search: search() }), deps, NOW)).rejects.toBeInstanceOf(
+      MarketplaceUnavailableError,
+    );
   });
 });

@@ -11,24 +11,42 @@ const NOW = 1_000_000;
 /** What ingress records: the caller's URLs live in the task record, not in the workflow input. */
 const RECORDED = { request: { gpu_type: '4090', callback_url: 'http://cb.example/hook' } };
 const search = (id = 1, attempt = 1, excluded: number[] = []): SearchResult => ({
-  server: { id, gpu_array: ['NVIDIA RTX 4090'], price_usd: 0.6, spot_bid: 5.5 }, attempt, excluded,
+  server: { id, gpu_array: ['NVIDIA RTX 4090'], price_usd: 0.6, spot_bid: 5.5 },
+  attempt,
+  excluded,
 });
 
 describe('Function: workflowResult', () => {
-
   it('reports the configured readiness timeout', () => {
-    const state = aState({ timing: { poll_interval_seconds: 1, ready_timeout_seconds: 42, soft_deadline: 0 }, check: { ready: false, timedOut: true, reason: 'ready_timeout' } });
+    const state = aState({
+      timing: { poll_interval_seconds: 1, ready_timeout_seconds: 42, soft_deadline: 0 },
+      check: { ready: false, timedOut: true, reason: 'ready_timeout' },
+    });
     expect(workflowResult(state)).toEqual({ success: false, error: 'Order creation timed out after 42 s' });
   });
 
   it('builds the success result from the chosen server and the order', () => {
-    const state = aState({ search: search(4), check: { ready: true, timedOut: false, order: { order_id: 9, status: 'running', ssh_connection: 'ssh x' } } });
-    expect(workflowResult(state)).toEqual({ success: true, order_id: 9, server_id: 4, status: 'running', ssh_connection: 'ssh x', gpu: ['NVIDIA RTX 4090'], price_usd: 0.6 });
+    const state = aState({
+      search: search(4),
+      check: { ready: true, timedOut: false, order: { order_id: 9, status: 'running', ssh_connection: 'ssh x' } },
+    });
+    expect(workflowResult(state)).toEqual({
+      success: true,
+      order_id: 9,
+      server_id: 4,
+      status: 'running',
+      ssh_connection: 'ssh x',
+      gpu: ['NVIDIA RTX 4090'],
+      price_usd: 0.6,
+    });
   });
 });
 
 describe('Function: reportResult', () => {
-  const ready = aState({ search: search(4), check: { ready: true, timedOut: false, order: { order_id: 9, status: 'running', ssh_connection: 'ssh x' } } });
+  const ready = aState({
+    search: search(4),
+    check: { ready: true, timedOut: false, order: { order_id: 9, status: 'running', ssh_connection: 'ssh x' } },
+  });
 
   it('delivers once, announces the ready order in chat and releases the claim', async () => {
     // Prepare
@@ -45,8 +63,13 @@ describe('Function: reportResult', () => {
     expect(first).toMatchObject({ success: true, delivered: true });
     expect(second.delivered).toBe(false);
     expect(notifier.callbacks).toHaveLength(1);
-    expect(notifier.callbacks[0]).toMatchObject({ url: 'http://cb.example/hook', result: { success: true, order_id: 9 } });
-    expect(notifier.chats).toEqual([orderReadyText({ order_id: 9, gpu: ['NVIDIA RTX 4090'], ssh_connection: 'ssh x' })]);
+    expect(notifier.callbacks[0]).toMatchObject({
+      url: 'http://cb.example/hook',
+      result: { success: true, order_id: 9 },
+    });
+    expect(notifier.chats).toEqual([
+      orderReadyText({ order_id: 9, gpu: ['NVIDIA RTX 4090'], ssh_connection: 'ssh x' }),
+    ]);
     expect(notifier.chats[0]).toContain('ssh x');
     expect(claims.holders.has(4)).toBe(false);
     expect(tasks.records.get('task-1')?.state).toBe('succeeded');
@@ -82,7 +105,11 @@ describe('Function: reportResult', () => {
     tasks.seed('task-1', RECORDED);
     const notifier = new FakeNotifier();
     const leases = new FakeLeaseStore();
-    await reportResult(aState({ error: { name: 'QuotaExceededError', message: 'Hourly order limit reached (10 per hour)' } }), { tasks, notifier, claims: new FakeClaims(), leases }, NOW);
+    await reportResult(
+      aState({ error: { name: 'QuotaExceededError', message: 'Hourly order limit reached (10 per hour)' } }),
+      { tasks, notifier, claims: new FakeClaims(), leases },
+      NOW,
+    );
     expect(notifier.chats).toHaveLength(0);
     expect(notifier.callbacks[0].result).toEqual({ success: false, error: 'Hourly order limit reached (10 per hour)' });
     expect(leases.orders.size).toBe(0);
@@ -92,9 +119,18 @@ describe('Function: reportResult', () => {
     const tasks = new FakeTasks();
     tasks.seed('task-1', RECORDED);
     const leases = new FakeLeaseStore();
-    const { result } = await reportResult(ready, { tasks, notifier: new FakeNotifier(), claims: new FakeClaims(), leases }, NOW);
+    const { result } = await reportResult(
+      ready,
+      { tasks, notifier: new FakeNotifier(), claims: new FakeClaims(), leases },
+      NOW,
+    );
     expect(result).not.toHaveProperty('lease_expires_at');
-    expect(await leases.get(9)).toEqual({ order_id: 9, task_id: 'task-1', callback_url: 'http://cb.example/hook', spot: true });
+    expect(await leases.get(9)).toEqual({
+      order_id: 9,
+      task_id: 'task-1',
+      callback_url: 'http://cb.example/hook',
+      spot: true,
+    });
     expect((await leases.watched()).get(9)).toMatchObject({ status: 'running' });
   });
 
@@ -107,7 +143,12 @@ describe('Function: reportResult', () => {
     const leased = aState({
       request: { ...aState().request, max_hours: 1.5 },
       search: search(4),
-      check: { ready: true, timedOut: false, order: { order_id: 9, status: 'running', ssh_connection: 'ssh x' }, ready_at: 5_000_000 },
+      check: {
+        ready: true,
+        timedOut: false,
+        order: { order_id: 9, status: 'running', ssh_connection: 'ssh x' },
+        ready_at: 5_000_000,
+      },
     });
     // Act
     const { result } = await reportResult(leased, { tasks, notifier, claims: new FakeClaims(), leases }, 7_000_000);
@@ -122,13 +163,22 @@ describe('Function: reportResult', () => {
     const tasks = new FakeTasks();
     tasks.seed('task-1', RECORDED);
     const notifier = new FakeNotifier();
-    const leases = { track: jest.fn().mockRejectedValueOnce(new Error('ProvisionedThroughputExceededException')).mockResolvedValue(undefined) };
+    const leases = {
+      track: jest
+        .fn()
+        .mockRejectedValueOnce(new Error('ProvisionedThroughputExceededException'))
+        .mockResolvedValue(undefined),
+    };
     // Act + Assess: the first attempt fails before any result is written or delivered
-    await expect(reportResult(ready, { tasks, notifier, claims: new FakeClaims(), leases }, NOW)).rejects.toThrow('ProvisionedThroughputExceededException');
+    await expect(reportResult(ready, { tasks, notifier, claims: new FakeClaims(), leases }, NOW)).rejects.toThrow(
+      'ProvisionedThroughputExceededException',
+    );
     expect(tasks.records.get('task-1')?.state).not.toBe('succeeded');
     expect(notifier.callbacks).toHaveLength(0);
     // The retried step records it and delivers the one result
-    await expect(reportResult(ready, { tasks, notifier, claims: new FakeClaims(), leases }, NOW)).resolves.toMatchObject({ success: true, delivered: true });
+    await expect(
+      reportResult(ready, { tasks, notifier, claims: new FakeClaims(), leases }, NOW),
+    ).resolves.toMatchObject({ success: true, delivered: true });
     expect(leases.track).toHaveBeenCalledTimes(2);
     expect(notifier.callbacks).toHaveLength(1);
   });
@@ -136,13 +186,18 @@ describe('Function: reportResult', () => {
   it('delivers to the callback_url and Slack response_url of the task record; the workflow state carries neither', async () => {
     // Prepare
     const tasks = new FakeTasks();
-    tasks.seed('task-1', { request: { callback_url: 'https://ci.example/hook?token=abc' }, origin: { source: 'slack', responseUrl: 'https://hooks.slack.example/commands/T1/2/xyz' } });
+    tasks.seed('task-1', {
+      request: { callback_url: 'https://ci.example/hook?token=abc' },
+      origin: { source: 'slack', responseUrl: 'https://hooks.slack.example/commands/T1/2/xyz' },
+    });
     const notifier = new FakeNotifier();
     // Act
     await reportResult(ready, { tasks, notifier, claims: new FakeClaims(), leases: new FakeLeaseStore() }, NOW);
     // Assess
     expect(JSON.stringify(ready)).not.toMatch(/callback_url|responseUrl|ci\.example|hooks\.slack/);
     expect(notifier.callbacks).toEqual([expect.objectContaining({ url: 'https://ci.example/hook?token=abc' })]);
-    expect(notifier.slackResponses).toEqual([expect.objectContaining({ url: 'https://hooks.slack.example/commands/T1/2/xyz' })]);
+    expect(notifier.slackResponses).toEqual([
+      expect.objectContaining({ url: 'https://hooks.slack.example/commands/T1/2/xyz' }),
+    ]);
   });
 });

@@ -17,6 +17,8 @@ describe('Function: reserveQuota', () => {
     // Assess
     expect(again.count).toBe(1);
     await expect(reserveQuota(aState({ task_id: 'c' }), { quota }, opts)).rejects.toThrow(new QuotaExceededError(2));
-    await expect(reserveQuota(aState({ task_id: 'c' }), { quota }, opts)).rejects.toThrow('Hourly order limit reached (2 per hour)');
+    await expect(reserveQuota(aState({ task_id: 'c' }), { quota }, opts)).rejects.toThrow(
+      'Hourly order limit reached (2 per hour)',
+    );
   });
 });

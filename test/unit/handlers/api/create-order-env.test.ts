@@ -76,7 +76,9 @@ describe('Create-order env values: sealed in the table, not in the workflow inpu
       now: () => NOW,
       newTaskId: () => taskId,
     };
-    const result = parseResult(await createCreateOrderHandler(() => deps)(signedPost(SECRET, PATH, JSON.stringify(body)), lambdaContext()));
+    const result = parseResult(
+      await createCreateOrderHandler(() => deps)(signedPost(SECRET, PATH, JSON.stringify(body)), lambdaContext()),
+    );
     const calls = sfn.commandCalls(StartExecutionCommand);
     return { result, taskId, startInput: calls.length === 1 ? String(calls[0].args[0].input.input) : undefined };
   };
@@ -112,7 +114,10 @@ describe('Create-order env values: sealed in the table, not in the workflow inpu
 
     // Act: PlaceOrder as the state machine runs it
     const marketplace = new RecordingMarketplace();
-    const placement = await createPlaceOrderStepHandler(() => placeDeps(marketplace), () => NOW + 5_000)(stateAfterSearch(String(startInput)));
+    const placement = await createPlaceOrderStepHandler(
+      () => placeDeps(marketplace),
+      () => NOW + 5_000,
+    )(stateAfterSearch(String(startInput)));
     // Assess: the order carries the env
     expect(placement).toMatchObject({ retry: false, order_id: 4242, server_id: 7 });
     expect(marketplace.created).toHaveLength(1);
@@ -122,11 +127,14 @@ describe('Create-order env values: sealed in the table, not in the workflow inpu
   it('removes the sealed env in the write that makes the task final', async () => {
     // Prepare
     const { taskId } = await accept({ gpu_type: 'A100', env: { TOKEN: 'tok-sEcReT' } });
-    const rawItem = async () => (await dynamo.doc.send(new GetCommand({ TableName: dynamo.tableName, Key: { pk: keys.task(taskId) } }))).Item;
+    const rawItem = async () =>
+      (await dynamo.doc.send(new GetCommand({ TableName: dynamo.tableName, Key: { pk: keys.task(taskId) } }))).Item;
     expect((await rawItem())?.[ORDER_ENV_ATTRIBUTE]).toEqual({ TOKEN: 'tok-sEcReT' });
     expect(await tasks.orderEnv(taskId)).toEqual({ TOKEN: 'tok-sEcReT' });
     // Act
-    expect(await tasks.finish(taskId, 'failed', { success: false, error: 'No A100 available' }, NOW + 1_000)).toBe(true);
+    expect(await tasks.finish(taskId, 'failed', { success: false, error: 'No A100 available' }, NOW + 1_000)).toBe(
+      true,
+    );
     // Assess
     const item = await rawItem();
     expect(item).toMatchObject({ state: 'failed' });
@@ -141,7 +149,12 @@ describe('Create-order env values: sealed in the table, not in the workflow inpu
     await tasks.finish(taskId, 'failed', { success: false, error: 'stopped' }, NOW + 1_000);
     const marketplace = new RecordingMarketplace();
     // Act / Assess
-    await expect(createPlaceOrderStepHandler(() => placeDeps(marketplace), () => NOW + 2_000)(stateAfterSearch(String(startInput)))).rejects.toBeInstanceOf(InvalidOrderRequestError);
+    await expect(
+      createPlaceOrderStepHandler(
+        () => placeDeps(marketplace),
+        () => NOW + 2_000,
+      )(stateAfterSearch(String(startInput))),
+    ).rejects.toBeInstanceOf(InvalidOrderRequestError);
     expect(marketplace.created).toEqual([]);
   });
 
@@ -149,13 +162,19 @@ describe('Create-order env values: sealed in the table, not in the workflow inpu
     const { taskId, startInput } = await accept({ gpu_type: 'H100' });
     expect(await tasks.orderEnv(taskId)).toBeUndefined();
     const marketplace = new RecordingMarketplace();
-    await createPlaceOrderStepHandler(() => placeDeps(marketplace), () => NOW + 5_000)(stateAfterSearch(String(startInput)));
+    await createPlaceOrderStepHandler(
+      () => placeDeps(marketplace),
+      () => NOW + 5_000,
+    )(stateAfterSearch(String(startInput)));
     expect(marketplace.created[0]).not.toHaveProperty('env');
   });
 
   it('refuses an env value holding "&" with 400 and queues nothing: no execution, no task, no sealed env', async () => {
     // Act
-    const { result, taskId, startInput } = await accept({ gpu_type: 'A100', env: { OK: 'fine', CALLBACK: 'https://x.example/?a=1&b=2' } });
+    const { result, taskId, startInput } = await accept({
+      gpu_type: 'A100',
+      env: { OK: 'fine', CALLBACK: 'https://x.example/?a=1&b=2' },
+    });
     // Assess
     expect(result.statusCode).toBe(400);
     expect(result.body).toEqual({ error: 'env values must not contain "&"' });

@@ -22,22 +22,46 @@ describe('Handler: create-order', () => {
     // Assess
     expect(result.statusCode).toBe(202);
     expect(result.headers['Content-Type']).toBe('application/json');
-    expect(result.body).toEqual({ status: 'queued', task_id: '00000000-0000-4000-8000-000000000001', message: 'Order creation queued for RTX 4090' });
+    expect(result.body).toEqual({
+      status: 'queued',
+      task_id: '00000000-0000-4000-8000-000000000001',
+      message: 'Order creation queued for RTX 4090',
+    });
     expect(fakes.workflow.started).toHaveLength(1);
     expect(fakes.workflow.started[0].input).toMatchObject({
       task_id: '00000000-0000-4000-8000-000000000001',
-      request: { gpu_type: 'RTX 4090', max_price: 0.5, use_spot: true, image: fakes.env.DEFAULT_IMAGE, currency: 'NATIVE-Blockchain', ports: { '22': 'tcp', '8888': 'http' } },
+      request: {
+        gpu_type: 'RTX 4090',
+        max_price: 0.5,
+        use_spot: true,
+        image: fakes.env.DEFAULT_IMAGE,
+        currency: 'NATIVE-Blockchain',
+        ports: { '22': 'tcp', '8888': 'http' },
+      },
       origin: { source: 'webhook' },
       timing: { poll_interval_seconds: 5, ready_timeout_seconds: 120, soft_deadline: 1_700_000_300 },
     });
-    expect(fakes.tasks.records.get('00000000-0000-4000-8000-000000000001')).toMatchObject({ kind: 'create-order', state: 'queued' });
+    expect(fakes.tasks.records.get('00000000-0000-4000-8000-000000000001')).toMatchObject({
+      kind: 'create-order',
+      state: 'queued',
+    });
     expect(fakes.queue.sent).toEqual([]);
   });
 
   it('uses config defaults from the environment', async () => {
-    const { fakes, call } = setup({ DEFAULT_IMAGE: 'my/img:1', DEFAULT_CURRENCY: 'bitcoin', DEFAULT_PORTS: '{"22":"tcp"}' });
+    const { fakes, call } = setup({
+      DEFAULT_IMAGE: 'my/img:1',
+      DEFAULT_CURRENCY: 'bitcoin',
+      DEFAULT_PORTS: '{"22":"tcp"}',
+    });
     await call(signedPost(SECRET, PATH, '{"gpu_type":"A100","use_spot":false}'));
-    expect(fakes.workflow.started[0].input.request).toEqual({ gpu_type: 'A100', image: 'my/img:1', currency: 'bitcoin', ports: { '22': 'tcp' }, use_spot: false });
+    expect(fakes.workflow.started[0].input.request).toEqual({
+      gpu_type: 'A100',
+      image: 'my/img:1',
+      currency: 'bitcoin',
+      ports: { '22': 'tcp' },
+      use_spot: false,
+    });
   });
 
   it.each([
@@ -46,7 +70,10 @@ describe('Handler: create-order', () => {
     ['{"gpu_type":"A100","max_price":"abc"}', 'max_price must be a number'],
     ['{"gpu_type":"A100","use_spot":"yes"}', 'use_spot must be a boolean'],
     ['{"gpu_type":"A100","callback_url":"ftp://x.example/"}', 'callback_url must be an absolute http(s) URL'],
-    ['{"gpu_type":"A100","callback_url":"http://10.0.0.5/cb"}', 'callback_url must not point at a private, loopback or reserved address'],
+    [
+      '{"gpu_type":"A100","callback_url":"http://10.0.0.5/cb"}',
+      'callback_url must not point at a private, loopback or reserved address',
+    ],
     ['{"gpu_type":', 'Invalid JSON body'],
     ['[1]', 'JSON body must be an object'],
     ['', 'gpu_type required'],
@@ -63,20 +90,30 @@ describe('Handler: create-order', () => {
     const result = await call(signedPost(SECRET, PATH, '{"gpu_type":"A100","callback_url":"http://127.0.0.1:9/cb"}'));
     expect(result.statusCode).toBe(202);
     // The URL is kept in the task record (the deliverers read it there), never in the workflow input.
-    expect(fakes.tasks.records.get(fakes.workflow.started[0].taskId)?.request.callback_url).toBe('http://127.0.0.1:9/cb');
+    expect(fakes.tasks.records.get(fakes.workflow.started[0].taskId)?.request.callback_url).toBe(
+      'http://127.0.0.1:9/cb',
+    );
     expect(JSON.stringify(fakes.workflow.started[0].input)).not.toMatch(/callback_url|127\.0\.0\.1/);
   });
 
   it('checks the signature before the body: a bad body unsigned is 401, not 400', async () => {
     const { call } = setup();
     expect((await call(apiEvent({ path: PATH, body: '{' }))).body).toEqual({ error: 'Missing signature' });
-    expect((await call(apiEvent({ path: PATH, body: '{', headers: { 'x-webhook-signature': sign('wrong', '{') } }))).body).toEqual({ error: 'Invalid signature' });
+    expect(
+      (await call(apiEvent({ path: PATH, body: '{', headers: { 'x-webhook-signature': sign('wrong', '{') } }))).body,
+    ).toEqual({ error: 'Invalid signature' });
   });
 
   it('accepts a base64-encoded body as API Gateway sends it', async () => {
     const { fakes, call } = setup();
     const body = Buffer.from('{"gpu_type":"H100"}');
-    const result = await call(apiEvent({ path: PATH, body, headers: { 'content-type': 'text/plain+weird', 'x-webhook-signature': sign(SECRET, body) } }));
+    const result = await call(
+      apiEvent({
+        path: PATH,
+        body,
+        headers: { 'content-type': 'text/plain+weird', 'x-webhook-signature': sign(SECRET, body) },
+      }),
+    );
     expect(result.statusCode).toBe(202);
     expect(fakes.workflow.started[0].input.request.gpu_type).toBe('H100');
   });
@@ -98,7 +135,10 @@ describe('Handler: create-order', () => {
   it('returns 413 for a body over 64 KiB and queues nothing', async () => {
     const { fakes, call } = setup();
     const body = JSON.stringify({ gpu_type: 'A100', pad: 'x'.repeat(70_000) });
-    expect(await call(signedPost(SECRET, PATH, body))).toMatchObject({ statusCode: 413, body: { error: 'Request body too large (max 65536 bytes)' } });
+    expect(await call(signedPost(SECRET, PATH, body))).toMatchObject({
+      statusCode: 413,
+      body: { error: 'Request body too large (max 65536 bytes)' },
+    });
     expect(fakes.workflow.started).toEqual([]);
   });
 
@@ -108,7 +148,11 @@ describe('Handler: create-order', () => {
       const body = '{"gpu_type":"A100"}';
       expect((await call(signedPost(SECRET, PATH, body))).body).toEqual({ error: 'Missing timestamp' });
       const ts = '1700000000';
-      const fresh = apiEvent({ path: PATH, body, headers: { 'x-webhook-timestamp': ts, 'x-webhook-signature': sign(SECRET, body, ts) } });
+      const fresh = apiEvent({
+        path: PATH,
+        body,
+        headers: { 'x-webhook-timestamp': ts, 'x-webhook-signature': sign(SECRET, body, ts) },
+      });
       expect((await call(fresh)).statusCode).toBe(202);
     });
 
@@ -129,7 +173,10 @@ describe('Handler: create-order', () => {
       // Assess
       expect(first).toMatchObject({ statusCode: 202, body: { task_id: '00000000-0000-4000-8000-000000000001' } });
       for (const repeat of [again, upper, later]) {
-        expect(repeat).toMatchObject({ statusCode: 202, body: { status: 'queued', task_id: '00000000-0000-4000-8000-000000000001' } });
+        expect(repeat).toMatchObject({
+          statusCode: 202,
+          body: { status: 'queued', task_id: '00000000-0000-4000-8000-000000000001' },
+        });
         expect(repeat.headers['Idempotent-Replayed']).toBe('true');
       }
       expect(fakes.workflow.started).toHaveLength(1);
@@ -147,7 +194,11 @@ describe('Handler: create-order', () => {
       const { call } = setup();
       const body = '{"gpu_type":"A100"}';
       const ts = '1699999000';
-      const stale = apiEvent({ path: PATH, body, headers: { 'x-webhook-timestamp': ts, 'x-webhook-signature': sign(SECRET, body, ts) } });
+      const stale = apiEvent({
+        path: PATH,
+        body,
+        headers: { 'x-webhook-timestamp': ts, 'x-webhook-signature': sign(SECRET, body, ts) },
+      });
       expect(await call(stale)).toMatchObject({ statusCode: 401, body: { error: 'Stale or invalid timestamp' } });
     });
   });
@@ -159,7 +210,9 @@ describe('Handler: create-order', () => {
       const body = '{"gpu_type":"A100"}';
       // Act
       const first = await call(signedPost(SECRET, PATH, body, { headers: { 'idempotency-key': 'order-123' } }));
-      const repeat = await call(signedPost(SECRET, PATH, '{"gpu_type":"H100"}', { headers: { 'Idempotency-Key': 'order-123' } }));
+      const repeat = await call(
+        signedPost(SECRET, PATH, '{"gpu_type":"H100"}', { headers: { 'Idempotency-Key': 'order-123' } }),
+      );
       // Assess
       expect(first.statusCode).toBe(202);
       expect(repeat.statusCode).toBe(202);
@@ -179,12 +232,20 @@ describe('Handler: create-order', () => {
       expect(fakes.workflow.started).toHaveLength(4);
     });
 
-    it.each([['x'.repeat(201)], ['tab\there'], ['   '], ['caf\u00e9']])('returns 400 for the Idempotency-Key %j', async (key) => {
-      const { fakes, call } = setup();
-      const result = await call(signedPost(SECRET, PATH, '{"gpu_type":"A100"}', { headers: { 'idempotency-key': key } }));
-      expect(result).toMatchObject({ statusCode: 400, body: { error: 'Idempotency-Key must be 1 to 200 printable characters' } });
-      expect(fakes.workflow.started).toEqual([]);
-    });
+    it.each([['x'.repeat(201)], ['tab\there'], ['   '], ['caf\u00e9']])(
+      'returns 400 for the Idempotency-Key %j',
+      async (key) => {
+        const { fakes, call } = setup();
+        const result = await call(
+          signedPost(SECRET, PATH, '{"gpu_type":"A100"}', { headers: { 'idempotency-key': key } }),
+        );
+        expect(result).toMatchObject({
+          statusCode: 400,
+          body: { error: 'Idempotency-Key must be 1 to 200 printable characters' },
+        });
+        expect(fakes.workflow.started).toEqual([]);
+      },
+    );
   });
 
   it('returns 503 when the workflow cannot start, leaving no queued record behind', async () => {
@@ -192,9 +253,14 @@ describe('Handler: create-order', () => {
     const { fakes, call } = setup();
     fakes.workflow.fail = new Error('ExecutionLimitExceeded arn:aws:states:secret');
     // Act
-    const result = await call(signedPost(SECRET, PATH, '{"gpu_type":"A100"}', { headers: { 'idempotency-key': 'k1' } }));
+    const result = await call(
+      signedPost(SECRET, PATH, '{"gpu_type":"A100"}', { headers: { 'idempotency-key': 'k1' } }),
+    );
     // Assess
-    expect(result).toMatchObject({ statusCode: 503, body: { error: 'Could not queue the task; nothing was started. Retry later.' } });
+    expect(result).toMatchObject({
+      statusCode: 503,
+      body: { error: 'Could not queue the task; nothing was started. Retry later.' },
+    });
     expect(fakes.tasks.records.size).toBe(0);
     expect(fakes.tasks.removed).toHaveLength(1);
     expect(fakes.idempotency.keys.size).toBe(0);

@@ -18,9 +18,31 @@ const ROUTES = [
   ['/slack/command', createSlackCommandHandler],
 ] as const;
 
-const fieldValue = fc.oneof(fc.string(), fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.webUrl(), fc.jsonValue({ maxDepth: 2 }));
+const fieldValue = fc.oneof(
+  fc.string(),
+  fc.integer(),
+  fc.double(),
+  fc.boolean(),
+  fc.constant(null),
+  fc.webUrl(),
+  fc.jsonValue({ maxDepth: 2 }),
+);
 const body = fc.oneof(
-  fc.record({ gpu_type: fieldValue, max_price: fieldValue, use_spot: fieldValue, order_id: fieldValue, target_price: fieldValue, callback_url: fieldValue, image: fieldValue, env: fieldValue }, { requiredKeys: [] }).map((o) => JSON.stringify(o)),
+  fc
+    .record(
+      {
+        gpu_type: fieldValue,
+        max_price: fieldValue,
+        use_spot: fieldValue,
+        order_id: fieldValue,
+        target_price: fieldValue,
+        callback_url: fieldValue,
+        image: fieldValue,
+        env: fieldValue,
+      },
+      { requiredKeys: [] },
+    )
+    .map((o) => JSON.stringify(o)),
   fc.jsonValue().map((v) => JSON.stringify(v)),
   fc.string(),
   fc.constant(''),
@@ -47,7 +69,9 @@ describe('Fuzz: signed routes', () => {
           expect(result.statusCode).toBeLessThan(500);
           expect(() => JSON.parse(result.body)).not.toThrow();
           const queued = fakes.queue.sent.length + fakes.workflow.started.length;
-          const accepted = result.statusCode === 202 || (path === '/slack/command' && JSON.parse(result.body).response_type === 'in_channel');
+          const accepted =
+            result.statusCode === 202 ||
+            (path === '/slack/command' && JSON.parse(result.body).response_type === 'in_channel');
           expect(queued).toBe(accepted ? 1 : 0);
           expect(fakes.tasks.records.size).toBe(queued);
         },

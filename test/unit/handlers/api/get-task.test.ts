@@ -9,10 +9,26 @@ const ID = '6f1c0d9e-1111-4222-8333-444455556666';
 
 const setup = () => {
   const tasks = new FakeTasks();
-  const handler = createGetTaskHandler(() => ({ env: apiEnv(), window: new FakeSlidingWindow(), webhookSecrets: async () => [SECRET], tasks, now: () => 1_700_000_000_000 }));
+  const handler = createGetTaskHandler(() => ({
+    env: apiEnv(),
+    window: new FakeSlidingWindow(),
+    webhookSecrets: async () => [SECRET],
+    tasks,
+    now: () => 1_700_000_000_000,
+  }));
   const get = async (id: string, signWith = SECRET) => {
     const path = `/webhook/tasks/${id}`;
-    return parseResult(await handler(apiEvent({ method: 'GET', path, pathParameters: { task_id: id }, headers: { 'x-webhook-signature': sign(signWith, path) } }), lambdaContext()));
+    return parseResult(
+      await handler(
+        apiEvent({
+          method: 'GET',
+          path,
+          pathParameters: { task_id: id },
+          headers: { 'x-webhook-signature': sign(signWith, path) },
+        }),
+        lambdaContext(),
+      ),
+    );
   };
   return { tasks, get };
 };
@@ -22,8 +38,13 @@ describe('Handler: get-task', () => {
     // Prepare
     const { tasks, get } = setup();
     await tasks.create({
-      task_id: ID, kind: 'cancel-order', state: 'queued', request: { order_id: 1, callback_url: 'https://cb.example/?token=t' },
-      origin: { source: 'slack', responseUrl: 'https://hooks.slack.com/x' }, created_at: '2023-11-14T22:13:20.000Z', updated_at: '2023-11-14T22:13:20.000Z',
+      task_id: ID,
+      kind: 'cancel-order',
+      state: 'queued',
+      request: { order_id: 1, callback_url: 'https://cb.example/?token=t' },
+      origin: { source: 'slack', responseUrl: 'https://hooks.slack.com/x' },
+      created_at: '2023-11-14T22:13:20.000Z',
+      updated_at: '2023-11-14T22:13:20.000Z',
     });
     await tasks.finish(ID, 'succeeded', { success: true, order_id: 1, status: 'cancelled' }, 1_700_000_010_000);
     // Act
@@ -31,8 +52,13 @@ describe('Handler: get-task', () => {
     // Assess
     expect(result.statusCode).toBe(200);
     expect(result.body).toEqual({
-      task_id: ID, kind: 'cancel-order', state: 'succeeded', result: { success: true, order_id: 1, status: 'cancelled' },
-      created_at: '2023-11-14T22:13:20.000Z', updated_at: '2023-11-14T22:13:30.000Z', finished_at: '2023-11-14T22:13:30.000Z',
+      task_id: ID,
+      kind: 'cancel-order',
+      state: 'succeeded',
+      result: { success: true, order_id: 1, status: 'cancelled' },
+      created_at: '2023-11-14T22:13:20.000Z',
+      updated_at: '2023-11-14T22:13:30.000Z',
+      finished_at: '2023-11-14T22:13:30.000Z',
     });
   });
 

@@ -12,7 +12,10 @@ type Create = typeof createExtendOrderHandler;
 const setup = (create: Create, env: Record<string, string> = {}) => {
   const { fakes, deps } = acceptFakes(env);
   const handler = create(() => deps);
-  return { fakes, call: async (event: ReturnType<typeof apiEvent>) => parseResult(await handler(event, lambdaContext())) };
+  return {
+    fakes,
+    call: async (event: ReturnType<typeof apiEvent>) => parseResult(await handler(event, lambdaContext())),
+  };
 };
 
 describe('Handler: extend-order', () => {
@@ -22,13 +25,30 @@ describe('Handler: extend-order', () => {
     // Prepare
     const { fakes, call } = setup(createExtendOrderHandler);
     // Act
-    const result = await call(signedPost(SECRET, PATH, '{"order_id":"42","hours":1.5,"callback_url":"https://cb.example/x"}'));
+    const result = await call(
+      signedPost(SECRET, PATH, '{"order_id":"42","hours":1.5,"callback_url":"https://cb.example/x"}'),
+    );
     // Assess
-    expect(result).toMatchObject({ statusCode: 202, body: { status: 'queued', task_id: '00000000-0000-4000-8000-000000000001', message: 'Extension of order 42 by 1.5 h queued' } });
-    expect(fakes.queue.sent).toEqual([{
-      task_id: '00000000-0000-4000-8000-000000000001', kind: 'extend-order', input: { order_id: 42, hours: 1.5, callback_url: 'https://cb.example/x' }, origin: { source: 'webhook' },
-    }]);
-    expect(fakes.tasks.records.get('00000000-0000-4000-8000-000000000001')).toMatchObject({ kind: 'extend-order', state: 'queued' });
+    expect(result).toMatchObject({
+      statusCode: 202,
+      body: {
+        status: 'queued',
+        task_id: '00000000-0000-4000-8000-000000000001',
+        message: 'Extension of order 42 by 1.5 h queued',
+      },
+    });
+    expect(fakes.queue.sent).toEqual([
+      {
+        task_id: '00000000-0000-4000-8000-000000000001',
+        kind: 'extend-order',
+        input: { order_id: 42, hours: 1.5, callback_url: 'https://cb.example/x' },
+        origin: { source: 'webhook' },
+      },
+    ]);
+    expect(fakes.tasks.records.get('00000000-0000-4000-8000-000000000001')).toMatchObject({
+      kind: 'extend-order',
+      state: 'queued',
+    });
     expect(fakes.workflow.started).toEqual([]);
   });
 
@@ -59,14 +79,20 @@ describe('Handler: extend-order', () => {
 
   it('requires a signature', async () => {
     const { fakes, call } = setup(createExtendOrderHandler);
-    expect(await call(apiEvent({ path: PATH, body: '{"order_id":1,"hours":1}' }))).toMatchObject({ statusCode: 401, body: { error: 'Missing signature' } });
+    expect(await call(apiEvent({ path: PATH, body: '{"order_id":1,"hours":1}' }))).toMatchObject({
+      statusCode: 401,
+      body: { error: 'Missing signature' },
+    });
     expect(fakes.queue.sent).toEqual([]);
   });
 
   it('is rate limited before the signature check', async () => {
     const { fakes, call } = setup(createExtendOrderHandler, { MAX_REQUESTS_PER_MINUTE: '1' });
     expect((await call(signedPost(SECRET, PATH, '{"order_id":1,"hours":1}'))).statusCode).toBe(202);
-    expect(await call(apiEvent({ path: PATH, body: '{}' }))).toMatchObject({ statusCode: 429, body: { error: 'Rate limit exceeded' } });
+    expect(await call(apiEvent({ path: PATH, body: '{}' }))).toMatchObject({
+      statusCode: 429,
+      body: { error: 'Rate limit exceeded' },
+    });
     expect(fakes.queue.sent).toHaveLength(1);
   });
 });
@@ -77,8 +103,18 @@ describe('Handler: set-spot-price', () => {
   it('answers 202 queued and sends a set-spot-price job', async () => {
     const { fakes, call } = setup(createSetSpotPriceHandler);
     const result = await call(signedPost(SECRET, PATH, '{"order_id":7,"desired_price":12.5}'));
-    expect(result).toMatchObject({ statusCode: 202, body: { status: 'queued', message: 'Spot price change of order 7 to 12.5 queued' } });
-    expect(fakes.queue.sent).toEqual([{ task_id: result.body.task_id, kind: 'set-spot-price', input: { order_id: 7, desired_price: 12.5 }, origin: { source: 'webhook' } }]);
+    expect(result).toMatchObject({
+      statusCode: 202,
+      body: { status: 'queued', message: 'Spot price change of order 7 to 12.5 queued' },
+    });
+    expect(fakes.queue.sent).toEqual([
+      {
+        task_id: result.body.task_id,
+        kind: 'set-spot-price',
+        input: { order_id: 7, desired_price: 12.5 },
+        origin: { source: 'webhook' },
+      },
+    ]);
   });
 
   it.each([
@@ -90,8 +126,14 @@ describe('Handler: set-spot-price', () => {
     ['{"order_id":7,"desired_price":0}', 'desired_price must be a positive number'],
     ['{"order_id":7,"desired_price":-2}', 'desired_price must be a positive number'],
     ['{"order_id":7,"desired_price":"3"}', 'desired_price must be a positive number'],
-    ['{"order_id":7,"desired_price":20000000}', 'desired_price must be between 0.00000001 and 10000000 (order currency per day)'],
-    ['{"order_id":7,"desired_price":1e-9}', 'desired_price must be between 0.00000001 and 10000000 (order currency per day)'],
+    [
+      '{"order_id":7,"desired_price":20000000}',
+      'desired_price must be between 0.00000001 and 10000000 (order currency per day)',
+    ],
+    [
+      '{"order_id":7,"desired_price":1e-9}',
+      'desired_price must be between 0.00000001 and 10000000 (order currency per day)',
+    ],
     ['{"order_id":"x","desired_price":3}', 'order_id must be an integer'],
   ])('returns 400 for %s with the exact text and queues nothing', async (body, text) => {
     const { fakes, call } = setup(createSetSpotPriceHandler);
@@ -128,12 +170,18 @@ describe('Handler: create-order max_hours', () => {
     expect(without.fakes.workflow.started[0].input.request).not.toHaveProperty('max_hours');
   });
 
-  it.each([['0'], ['-1'], ['720.5'], ['"4"'], ['true'], ['[]']])('returns 400 for max_hours %s and starts nothing', async (value) => {
-    const { fakes, call } = setup(createCreateOrderHandler);
-    expect(await call(signedPost(SECRET, PATH, `{"gpu_type":"A100","max_hours":${value}}`))).toMatchObject({ statusCode: 400, body: { error: 'max_hours must be a number between 0 and 720' } });
-    expect(fakes.workflow.started).toEqual([]);
-    expect(fakes.tasks.records.size).toBe(0);
-  });
+  it.each([['0'], ['-1'], ['720.5'], ['"4"'], ['true'], ['[]']])(
+    'returns 400 for max_hours %s and starts nothing',
+    async (value) => {
+      const { fakes, call } = setup(createCreateOrderHandler);
+      expect(await call(signedPost(SECRET, PATH, `{"gpu_type":"A100","max_hours":${value}}`))).toMatchObject({
+        statusCode: 400,
+        body: { error: 'max_hours must be a number between 0 and 720' },
+      });
+      expect(fakes.workflow.started).toEqual([]);
+      expect(fakes.tasks.records.size).toBe(0);
+    },
+  );
 
   it('accepts 720 exactly', async () => {
     const { call } = setup(createCreateOrderHandler);

@@ -8,13 +8,19 @@ import { FakeSlidingWindow } from '../../../fakes/sliding-window';
 import { parseResult } from '../../../helpers/parse-result';
 
 const server = (id: number, gpu: string, rented: boolean, spot?: number) =>
-  ({ id, rented, gpu_array: [gpu], price: { on_demand: {}, spot: {}, usd_per_hour: spot === undefined ? {} : { spot } } }) as unknown as Server;
+  ({
+    id,
+    rented,
+    gpu_array: [gpu],
+    price: { on_demand: {}, spot: {}, usd_per_hour: spot === undefined ? {} : { spot } },
+  }) as unknown as Server;
 
 const setup = (listServers: MarketplaceClient['listServers'], env: Record<string, string> = {}) => {
   const marketplace = { listServers } as MarketplaceClient;
   const deps = { env: apiEnv(env), window: new FakeSlidingWindow(), marketplace, now: () => 0 };
   const handler = createMarketplaceSummaryHandler(() => deps);
-  return async () => parseResult(await handler(apiEvent({ method: 'GET', path: '/webhook/marketplace' }), lambdaContext()));
+  return async () =>
+    parseResult(await handler(apiEvent({ method: 'GET', path: '/webhook/marketplace' }), lambdaContext()));
 };
 
 describe('Handler: marketplace-summary', () => {
@@ -22,7 +28,12 @@ describe('Handler: marketplace-summary', () => {
     const get = setup(async () => [server(1, 'NVIDIA A100', false, 0.4), server(2, 'NVIDIA H100', true, 0.9)]);
     expect(await get()).toMatchObject({
       statusCode: 200,
-      body: { status: 'ok', summary: { NVIDIA: { available: 1, total: 2, min_price: 0.4 } }, total_servers: 2, total_available: 1 },
+      body: {
+        status: 'ok',
+        summary: { NVIDIA: { available: 1, total: 2, min_price: 0.4 } },
+        total_servers: 2,
+        total_available: 1,
+      },
     });
   });
 

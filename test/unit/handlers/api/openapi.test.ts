@@ -10,6 +10,8 @@ describe('Handler: openapi', () => {
     expect(result.statusCode).toBe(200);
     expect(result.headers['Content-Type']).toBe('application/json');
     expect(String(result.body.openapi)).toMatch(/^3\.1/);
-    expect(Object.keys(result.body.paths as object)).toEqual(expect.arrayContaining(['/webhook/create-order', '/webhook/tasks/{task_id}', '/slack/command']));
+    expect(Object.keys(result.body.paths as object)).toEqual(
+      expect.arrayContaining(['/webhook/create-order', '/webhook/tasks/{task_id}', '/slack/command']),
+    );
   });
 });

@@ -1,7 +1,10 @@
 import { createHmac } from 'node:crypto';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import {
-  createSlackCommandHandler, SLACK_TEAM_REFUSED_MESSAGE, SLACK_TRIGGER_ID_TTL_SECONDS, SLACK_USER_REFUSED_MESSAGE,
+  createSlackCommandHandler,
+  SLACK_TEAM_REFUSED_MESSAGE,
+  SLACK_TRIGGER_ID_TTL_SECONDS,
+  SLACK_USER_REFUSED_MESSAGE,
 } from '../../../../lambdas/handlers/api/slack-command';
 import type { CallerKeyRecord } from '../../../../lambdas/domain/caller-keys';
 import { SLACK_UNMAPPED_REFUSED_MESSAGE } from '../../../../lambdas/domain/slack-callers';
@@ -15,7 +18,12 @@ const PATH = '/slack/command';
 const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();
 // Slack posts application/x-www-form-urlencoded, which API Gateway delivers base64-encoded.
 const slackEvent = (fields: Record<string, string>, headers: Record<string, string> = {}) =>
-  apiEvent({ path: PATH, body: form({ command: '/gpu', ...fields }), base64: true, headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers } });
+  apiEvent({
+    path: PATH,
+    body: form({ command: '/gpu', ...fields }),
+    base64: true,
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+  });
 
 const setup = (env: Record<string, string> = {}, keys: readonly CallerKeyRecord[] = []) => {
   const { fakes, deps } = acceptFakes(env);
@@ -32,7 +40,10 @@ describe('Handler: slack-command', () => {
     // Assess
     expect(result.statusCode).toBe(200);
     // `_` stands for a space: `rent RTX_4090 0.5` searches "RTX 4090".
-    expect(result.body).toEqual({ response_type: 'in_channel', text: 'Renting RTX 4090 (max $0.5/hr): queued. Task ID: 00000000-0000-4000-8000-000000000001' });
+    expect(result.body).toEqual({
+      response_type: 'in_channel',
+      text: 'Renting RTX 4090 (max $0.5/hr): queued. Task ID: 00000000-0000-4000-8000-000000000001',
+    });
     expect(fakes.workflow.started[0].input).toMatchObject({
       request: { gpu_type: 'RTX 4090', max_price: 0.5, use_spot: true },
       origin: { source: 'slack' },
@@ -40,8 +51,14 @@ describe('Handler: slack-command', () => {
     // response_url may carry a token: the task record holds it, the workflow input (execution history) does not.
     expect(JSON.stringify(fakes.workflow.started[0].input)).not.toContain('hooks.slack.com');
     const taskId = fakes.workflow.started[0].taskId;
-    expect(fakes.tasks.records.get(taskId)?.origin).toEqual({ source: 'slack', responseUrl: 'https://hooks.slack.com/commands/1234/5678' });
-    expect(fakes.tasks.records.get('00000000-0000-4000-8000-000000000001')?.origin).toEqual({ source: 'slack', responseUrl: 'https://hooks.slack.com/commands/1234/5678' });
+    expect(fakes.tasks.records.get(taskId)?.origin).toEqual({
+      source: 'slack',
+      responseUrl: 'https://hooks.slack.com/commands/1234/5678',
+    });
+    expect(fakes.tasks.records.get('00000000-0000-4000-8000-000000000001')?.origin).toEqual({
+      source: 'slack',
+      responseUrl: 'https://hooks.slack.com/commands/1234/5678',
+    });
   });
 
   it('queues a standing create-order with its outbid policy for `rent RTX_4090 0.5 wait=2h rebid` (issue 23)', async () => {
@@ -54,14 +71,18 @@ describe('Handler: slack-command', () => {
       response_type: 'in_channel',
       text: 'Renting RTX 4090 (max $0.5/hr, waiting up to 2h, if outbid: rebid): queued. Task ID: 00000000-0000-4000-8000-000000000001',
     });
-    expect(fakes.workflow.started[0].input).toMatchObject({ request: { gpu_type: 'RTX 4090', max_price: 0.5, use_spot: true, wait_seconds: 7200, on_outbid: 'rebid' } });
+    expect(fakes.workflow.started[0].input).toMatchObject({
+      request: { gpu_type: 'RTX 4090', max_price: 0.5, use_spot: true, wait_seconds: 7200, on_outbid: 'rebid' },
+    });
   });
 
   it('answers a clear ephemeral error and queues nothing for `rent A100 wait=3d`', async () => {
     const { fakes, call } = setup();
     const result = await call(slackEvent({ text: 'rent A100 wait=3d' }));
     expect(result.body.response_type).toBe('ephemeral');
-    expect(result.body.text).toMatch(/^`wait=3d`: wait= takes a number with a unit, s, m or h \(e\.g\. 45s, 90m, 2h\), at most 24h\./);
+    expect(result.body.text).toMatch(
+      /^`wait=3d`: wait= takes a number with a unit, s, m or h \(e\.g\. 45s, 90m, 2h\), at most 24h\./,
+    );
     expect(fakes.workflow.started).toEqual([]);
     expect(fakes.queue.sent).toEqual([]);
   });
@@ -69,22 +90,52 @@ describe('Handler: slack-command', () => {
   it('queues a cancel job', async () => {
     const { fakes, call } = setup();
     const result = await call(slackEvent({ text: 'CANCEL 77' }));
-    expect(result.body).toEqual({ response_type: 'in_channel', text: 'Cancelling order 77: queued. Task ID: 00000000-0000-4000-8000-000000000001' });
-    expect(fakes.queue.sent).toEqual([{ task_id: '00000000-0000-4000-8000-000000000001', kind: 'cancel-order', input: { order_id: 77 }, origin: { source: 'slack' } }]);
+    expect(result.body).toEqual({
+      response_type: 'in_channel',
+      text: 'Cancelling order 77: queued. Task ID: 00000000-0000-4000-8000-000000000001',
+    });
+    expect(fakes.queue.sent).toEqual([
+      {
+        task_id: '00000000-0000-4000-8000-000000000001',
+        kind: 'cancel-order',
+        input: { order_id: 77 },
+        origin: { source: 'slack' },
+      },
+    ]);
   });
 
   it('queues an extend-order job for `extend <order_id> <hours>`', async () => {
     const { fakes, call } = setup();
     const result = await call(slackEvent({ text: 'extend 77 1.5' }));
-    expect(result.body).toEqual({ response_type: 'in_channel', text: 'Extending order 77 by 1.5 h: queued. Task ID: 00000000-0000-4000-8000-000000000001' });
-    expect(fakes.queue.sent).toEqual([{ task_id: '00000000-0000-4000-8000-000000000001', kind: 'extend-order', input: { order_id: 77, hours: 1.5 }, origin: { source: 'slack' } }]);
+    expect(result.body).toEqual({
+      response_type: 'in_channel',
+      text: 'Extending order 77 by 1.5 h: queued. Task ID: 00000000-0000-4000-8000-000000000001',
+    });
+    expect(fakes.queue.sent).toEqual([
+      {
+        task_id: '00000000-0000-4000-8000-000000000001',
+        kind: 'extend-order',
+        input: { order_id: 77, hours: 1.5 },
+        origin: { source: 'slack' },
+      },
+    ]);
   });
 
   it('queues a set-spot-price job for `bid <order_id> <price>`', async () => {
     const { fakes, call } = setup();
     const result = await call(slackEvent({ text: 'bid 77 12.5' }));
-    expect(result.body).toEqual({ response_type: 'in_channel', text: 'Setting the spot price of order 77 to 12.5: queued. Task ID: 00000000-0000-4000-8000-000000000001' });
-    expect(fakes.queue.sent).toEqual([{ task_id: '00000000-0000-4000-8000-000000000001', kind: 'set-spot-price', input: { order_id: 77, desired_price: 12.5 }, origin: { source: 'slack' } }]);
+    expect(result.body).toEqual({
+      response_type: 'in_channel',
+      text: 'Setting the spot price of order 77 to 12.5: queued. Task ID: 00000000-0000-4000-8000-000000000001',
+    });
+    expect(fakes.queue.sent).toEqual([
+      {
+        task_id: '00000000-0000-4000-8000-000000000001',
+        kind: 'set-spot-price',
+        input: { order_id: 77, desired_price: 12.5 },
+        origin: { source: 'slack' },
+      },
+    ]);
   });
 
   it('answers ephemeral usage and queues nothing for `extend 77 0`', async () => {
@@ -101,16 +152,19 @@ describe('Handler: slack-command', () => {
     expect(fakes.queue.sent[0]).toMatchObject({ kind: 'status', input: {} });
   });
 
-  it.each([[''], ['rent'], ['rent A100 cheap'], ['cancel'], ['cancel twelve']])('answers ephemeral usage and queues nothing for %j', async (text) => {
-    const { fakes, call } = setup();
-    const result = await call(slackEvent({ text }));
-    expect(result.statusCode).toBe(200);
-    expect(result.body.response_type).toBe('ephemeral');
-    expect(result.body.text).toMatch(/Usage/);
-    expect(fakes.tasks.records.size).toBe(0);
-    expect(fakes.queue.sent).toEqual([]);
-    expect(fakes.workflow.started).toEqual([]);
-  });
+  it.each([[''], ['rent'], ['rent A100 cheap'], ['cancel'], ['cancel twelve']])(
+    'answers ephemeral usage and queues nothing for %j',
+    async (text) => {
+      const { fakes, call } = setup();
+      const result = await call(slackEvent({ text }));
+      expect(result.statusCode).toBe(200);
+      expect(result.body.response_type).toBe('ephemeral');
+      expect(result.body.text).toMatch(/Usage/);
+      expect(fakes.tasks.records.size).toBe(0);
+      expect(fakes.queue.sent).toEqual([]);
+      expect(fakes.workflow.started).toEqual([]);
+    },
+  );
 
   it('answers ephemeral usage for a body without a text field', async () => {
     const { call } = setup();
@@ -158,19 +212,25 @@ describe('Handler: slack-command', () => {
     const later = await call(slackEvent({ text: 'status', trigger_id: '123.456.abc' }));
     expect(later.body.response_type).toBe('in_channel');
     expect(later.body.text).not.toBe(first.body.text);
-    expect(fakes.queue.sent.map((m) => m.task_id)).toEqual(['00000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-000000000002']);
+    expect(fakes.queue.sent.map((m) => m.task_id)).toEqual([
+      '00000000-0000-4000-8000-000000000001',
+      '00000000-0000-4000-8000-000000000002',
+    ]);
   });
 
   describe('without a Slack signing secret', () => {
-    it.each([['rent A100'], ['cancel 42'], ['status'], ['']])('refuses %j with 403 and queues nothing unless ALLOW_UNSIGNED_SLACK', async (text) => {
-      const { fakes, call } = setup({ ALLOW_UNSIGNED_SLACK: 'false' });
-      const result = await call(slackEvent({ text, trigger_id: '1.2.3' }));
-      expect(result).toMatchObject({ statusCode: 403, body: { error: UNSIGNED_SLACK_REFUSED_MESSAGE } });
-      expect(fakes.tasks.records.size).toBe(0);
-      expect(fakes.workflow.started).toEqual([]);
-      expect(fakes.queue.sent).toEqual([]);
-      expect(fakes.idempotency.keys.size).toBe(0);
-    });
+    it.each([['rent A100'], ['cancel 42'], ['status'], ['']])(
+      'refuses %j with 403 and queues nothing unless ALLOW_UNSIGNED_SLACK',
+      async (text) => {
+        const { fakes, call } = setup({ ALLOW_UNSIGNED_SLACK: 'false' });
+        const result = await call(slackEvent({ text, trigger_id: '1.2.3' }));
+        expect(result).toMatchObject({ statusCode: 403, body: { error: UNSIGNED_SLACK_REFUSED_MESSAGE } });
+        expect(fakes.tasks.records.size).toBe(0);
+        expect(fakes.workflow.started).toEqual([]);
+        expect(fakes.queue.sent).toEqual([]);
+        expect(fakes.idempotency.keys.size).toBe(0);
+      },
+    );
 
     it('lets commands through unverified when ALLOW_UNSIGNED_SLACK is true (the spec, `npm start`)', async () => {
       const { fakes, call } = setup({ ALLOW_UNSIGNED_SLACK: 'true' });
@@ -192,7 +252,10 @@ describe('Handler: slack-command', () => {
     const { fakes, call } = setup();
     fakes.queue.fail = new Error('SQS down');
     const result = await call(slackEvent({ text: 'status' }));
-    expect(result).toMatchObject({ statusCode: 200, body: { response_type: 'ephemeral', text: 'Could not queue the task; nothing was started. Retry later.' } });
+    expect(result).toMatchObject({
+      statusCode: 200,
+      body: { response_type: 'ephemeral', text: 'Could not queue the task; nothing was started. Retry later.' },
+    });
     expect(fakes.tasks.records.size).toBe(0);
   });
 
@@ -241,14 +304,22 @@ describe('Handler: slack-command', () => {
     ])('refuses a command from %s ephemerally and queues nothing', async (_name, ids) => {
       const { fakes, call } = setup({ SLACK_ALLOWED_TEAM_IDS: 'T0OURS, T0PARTNER' });
       const result = await call(slackEvent({ text: 'rent RTX_4090 0.5', trigger_id: 't1', ...ids }));
-      expect(result).toEqual(expect.objectContaining({ statusCode: 200, body: { response_type: 'ephemeral', text: SLACK_TEAM_REFUSED_MESSAGE } }));
+      expect(result).toEqual(
+        expect.objectContaining({
+          statusCode: 200,
+          body: { response_type: 'ephemeral', text: SLACK_TEAM_REFUSED_MESSAGE },
+        }),
+      );
       nothingQueued(fakes);
     });
 
     it('refuses even usage and unknown words from another team (nothing about the relay is answered)', async () => {
       const { call } = setup({ SLACK_ALLOWED_TEAM_IDS: 'T0OURS' });
       for (const text of ['', 'help', 'frobnicate']) {
-        expect((await call(slackEvent({ text, team_id: 'T0OTHER' }))).body).toEqual({ response_type: 'ephemeral', text: SLACK_TEAM_REFUSED_MESSAGE });
+        expect((await call(slackEvent({ text, team_id: 'T0OTHER' }))).body).toEqual({
+          response_type: 'ephemeral',
+          text: SLACK_TEAM_REFUSED_MESSAGE,
+        });
       }
     });
 
@@ -274,7 +345,7 @@ describe('Handler: slack-command', () => {
       expect(fakes.queue.sent).toHaveLength(1);
     });
 
-    it('accepts every team and user when no list is set (the spec\'s behaviour)', async () => {
+    it("accepts every team and user when no list is set (the spec's behaviour)", async () => {
       const { fakes, call } = setup();
       const result = await call(slackEvent({ text: 'status', team_id: 'T0ANY', user_id: 'U0ANY' }));
       expect(result.body.response_type).toBe('in_channel');
@@ -285,24 +356,42 @@ describe('Handler: slack-command', () => {
       const { fakes, call } = setup({ SLACK_ALLOWED_TEAM_IDS: 'T0OURS' });
       fakes.slackSecret = 'slack-signing-secret';
       const body = form({ command: '/gpu', text: 'status', team_id: 'T0OURS' });
-      const result = await call(apiEvent({ path: PATH, body, base64: true, headers: { 'x-slack-request-timestamp': '1700000000', 'x-slack-signature': 'v0=00' } }));
+      const result = await call(
+        apiEvent({
+          path: PATH,
+          body,
+          base64: true,
+          headers: { 'x-slack-request-timestamp': '1700000000', 'x-slack-signature': 'v0=00' },
+        }),
+      );
       expect(result.statusCode).toBe(401);
       nothingQueued(fakes);
     });
 
-    it.each([['t0lower'], ['T0OURS;DROP'], [' , ']])('refuses a malformed list %j at cold start (env parse)', (value) => {
-      expect(() => setup({ SLACK_ALLOWED_TEAM_IDS: value })).toThrow(/SLACK_ALLOWED_TEAM_IDS/);
-    });
+    it.each([['t0lower'], ['T0OURS;DROP'], [' , ']])(
+      'refuses a malformed list %j at cold start (env parse)',
+      (value) => {
+        expect(() => setup({ SLACK_ALLOWED_TEAM_IDS: value })).toThrow(/SLACK_ALLOWED_TEAM_IDS/);
+      },
+    );
   });
 
   describe('Slack users mapped to caller keys (issue 24)', () => {
-    const mapped: CallerKeyRecord = { name: 'ana', scopes: ['order', 'read'], secret: 'sealed', created_at: 1_600_000_000, slack_user: 'U123' };
+    const mapped: CallerKeyRecord = {
+      name: 'ana',
+      scopes: ['order', 'read'],
+      secret: 'sealed',
+      created_at: 1_600_000_000,
+      slack_user: 'U123',
+    };
 
     it('queues the command as the key that names the user (its caller travels with the task)', async () => {
       const { fakes, call } = setup({}, [mapped]);
       const result = await call(slackEvent({ text: 'rent A100', user_id: 'U123' }));
       expect(result.body.response_type).toBe('in_channel');
-      expect(fakes.workflow.started[0].input).toMatchObject({ origin: { source: 'slack', caller: { key: 'ana', sees_all: false } } });
+      expect(fakes.workflow.started[0].input).toMatchObject({
+        origin: { source: 'slack', caller: { key: 'ana', sees_all: false } },
+      });
     });
 
     it('answers `key <name> may not <scope>` and queues nothing when the key lacks the scope', async () => {

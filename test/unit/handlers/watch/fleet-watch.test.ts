@@ -1,7 +1,12 @@
 import { MarketplaceUnavailableError } from '../../../../lambdas/domain/errors';
 import { withInvocationBudget } from '../../../../lambdas/adapters/invocation-budget';
 import * as observability from '../../../../lambdas/adapters/observability';
-import { leaseWorstCaseMs, createFleetWatchHandler, sweepLimit, FINISH_RESERVE_MS } from '../../../../lambdas/handlers/watch/fleet-watch';
+import {
+  leaseWorstCaseMs,
+  createFleetWatchHandler,
+  sweepLimit,
+  FINISH_RESERVE_MS,
+} from '../../../../lambdas/handlers/watch/fleet-watch';
 import { anOrder } from '../../../fakes/builders';
 import { FakeEventSender } from '../../../fakes/event-sender';
 import { FakeLeaseStore } from '../../../fakes/lease-store';
@@ -17,7 +22,11 @@ const setup = () => {
   const marketplace = new FakeMarketplace();
   const notifier = new FakeNotifier();
   const events = new FakeEventSender();
-  const fn = createFleetWatchHandler(() => ({ leases, marketplace, notifier, events }), () => SETTINGS, () => NOW);
+  const fn = createFleetWatchHandler(
+    () => ({ leases, marketplace, notifier, events }),
+    () => SETTINGS,
+    () => NOW,
+  );
   return { leases, marketplace, notifier, events, fn };
 };
 
@@ -52,9 +61,20 @@ describe('Handler: fleet watch', () => {
     const report = await fn({});
     expect(report).toMatchObject({ due: 3, cancelled: 3, failedCancels: 0 });
     expect(Object.fromEntries(stored.map((m) => [m.name, m.value]))).toEqual({
-      LeasesDue: 3, LeaseWarnings: 0, LeasesCancelled: 3, LeaseCancelFailures: 0, OrderStatusChanges: 0,
-      LifecycleEvents: report.eventsSent, LifecycleEventFailures: 0, WatchTableReads: report.tableReads,
-      WatchMarketplaceCalls: 4, WatchDeferred: 0, OrphanOrdersCancelled: 0, WaitingTasks: 0, WaitingTasksResumed: 0, WaitingTasksExpired: 0,
+      LeasesDue: 3,
+      LeaseWarnings: 0,
+      LeasesCancelled: 3,
+      LeaseCancelFailures: 0,
+      OrderStatusChanges: 0,
+      LifecycleEvents: report.eventsSent,
+      LifecycleEventFailures: 0,
+      WatchTableReads: report.tableReads,
+      WatchMarketplaceCalls: 4,
+      WatchDeferred: 0,
+      OrphanOrdersCancelled: 0,
+      WaitingTasks: 0,
+      WaitingTasksResumed: 0,
+      WaitingTasksExpired: 0,
     });
     expect(counted).toEqual([]);
   });
@@ -62,7 +82,10 @@ describe('Handler: fleet watch', () => {
   it('does not throw for failed cancels: counts them and logs order ids and reasons', async () => {
     const { fn, leases, marketplace } = setup();
     marketplace.orders = [anOrder(7)];
-    await leases.track({ order_id: 7, task_id: 't7', callback_url: 'https://receiver.example/hook?token=secret' }, { now: NOW - 100, status: 'running', lease: { expires_at: NOW - 1, hours: 1 } });
+    await leases.track(
+      { order_id: 7, task_id: 't7', callback_url: 'https://receiver.example/hook?token=secret' },
+      { now: NOW - 100, status: 'running', lease: { expires_at: NOW - 1, hours: 1 } },
+    );
     marketplace.cancelFailures.set(7, new MarketplaceUnavailableError('marketplace unavailable'));
     const report = await fn({});
     expect(report.failedCancels).toBe(1);
@@ -75,7 +98,9 @@ describe('Handler: fleet watch', () => {
   it('throws an infrastructure failure after counting WatchErrors, publishing no report', async () => {
     const { fn, leases, marketplace } = setup();
     await leases.track({ order_id: 1, task_id: 't1' }, { now: NOW - 100, status: 'running' });
-    marketplace.listOrders = async () => { throw new MarketplaceUnavailableError('down'); };
+    marketplace.listOrders = async () => {
+      throw new MarketplaceUnavailableError('down');
+    };
     await expect(fn({})).rejects.toThrow('down');
     expect(counted).toEqual(['WatchErrors']);
     expect(stored).toEqual([]);

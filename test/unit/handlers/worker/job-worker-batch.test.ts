@@ -6,17 +6,26 @@ import { jobFakes } from '../../../fakes/deps';
 import { FakeVisibility } from '../../../fakes/message-visibility';
 import { anSqsEvent, anSqsRecord } from '../../../fakes/sqs';
 
-const record = (body: unknown, messageId: string, receiveCount = 1): SQSRecord => anSqsRecord(body, messageId, receiveCount);
+const record = (body: unknown, messageId: string, receiveCount = 1): SQSRecord =>
+  anSqsRecord(body, messageId, receiveCount);
 const event = anSqsEvent;
 
 const cancelJob = (taskId: string, orderId: number) => ({
-  task_id: taskId, kind: 'cancel-order', input: { order_id: orderId }, origin: { source: 'webhook' },
+  task_id: taskId,
+  kind: 'cancel-order',
+  input: { order_id: orderId },
+  origin: { source: 'webhook' },
 });
 
 const setup = () => {
   const fakes = jobFakes();
   const visibility = new FakeVisibility();
-  const worker = createJobWorkerHandler({ ...fakes.deps, visibility, now: () => 1_740_000_000_000, retryBaseMs: 1_000 });
+  const worker = createJobWorkerHandler({
+    ...fakes.deps,
+    visibility,
+    now: () => 1_740_000_000_000,
+    retryBaseMs: 1_000,
+  });
   return { ...fakes, visibility, worker };
 };
 
@@ -36,15 +45,20 @@ describe('Function: createJobWorkerHandler (batch response)', () => {
       return cancel(orderId);
     });
     // Act
-    const response = await worker(event(
-      record(cancelJob('ok', 1), 'm-ok'),
-      record(cancelJob('retry', 2), 'm-retry', 2),
-      record('{"task_id": ', 'm-poison'),
-    ));
+    const response = await worker(
+      event(
+        record(cancelJob('ok', 1), 'm-ok'),
+        record(cancelJob('retry', 2), 'm-retry', 2),
+        record('{"task_id": ', 'm-poison'),
+      ),
+    );
     // Assess
     expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'm-retry' }, { itemIdentifier: 'm-poison' }] });
     expect(tasks.finishes.map((f) => f.taskId)).toEqual(['ok']);
-    expect(visibility.changes).toEqual([{ receiptHandle: 'rh-m-retry', seconds: 4 }, { receiptHandle: 'rh-m-poison', seconds: 2 }]);
+    expect(visibility.changes).toEqual([
+      { receiptHandle: 'rh-m-retry', seconds: 4 },
+      { receiptHandle: 'rh-m-poison', seconds: 2 },
+    ]);
   });
 
   it('reports every record of a fully failed batch instead of throwing', async () => {
@@ -55,7 +69,9 @@ describe('Function: createJobWorkerHandler (batch response)', () => {
     // Act
     const response = worker(event(record(cancelJob('r1', 1), 'm-1'), record({ task_id: 'p', kind: 'nope' }, 'm-2')));
     // Assess
-    await expect(response).resolves.toEqual({ batchItemFailures: [{ itemIdentifier: 'm-1' }, { itemIdentifier: 'm-2' }] });
+    await expect(response).resolves.toEqual({
+      batchItemFailures: [{ itemIdentifier: 'm-1' }, { itemIdentifier: 'm-2' }],
+    });
     expect(visibility.changes.map((c) => c.receiptHandle)).toEqual(['rh-m-1', 'rh-m-2']);
     expect(tasks.finishes).toEqual([]);
   });
@@ -64,7 +80,9 @@ describe('Function: createJobWorkerHandler (batch response)', () => {
     // Prepare
     const { worker, tasks, marketplace } = setup();
     tasks.seed('odd', { kind: 'cancel-order' });
-    jest.spyOn(marketplace, 'cancelOrder').mockImplementation(async () => { throw null; });
+    jest.spyOn(marketplace, 'cancelOrder').mockImplementation(async () => {
+      throw null;
+    });
     // Act
     const response = await worker(event(record(cancelJob('odd', 1), 'm-odd')));
     // Assess
@@ -83,7 +101,9 @@ describe('Function: createJobWorkerHandler (batch response)', () => {
       trail.push(`end ${orderId}`);
     });
     // Act
-    const response = await worker(event(record(cancelJob('a', 1), 'ma'), record(cancelJob('b', 2), 'mb'), record(cancelJob('c', 3), 'mc')));
+    const response = await worker(
+      event(record(cancelJob('a', 1), 'ma'), record(cancelJob('b', 2), 'mb'), record(cancelJob('c', 3), 'mc')),
+    );
     // Assess
     expect(response).toEqual({ batchItemFailures: [] });
     expect(trail).toEqual(['start 1', 'end 1', 'start 2', 'end 2', 'start 3', 'end 3']);

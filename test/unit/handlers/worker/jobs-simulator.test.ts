@@ -23,17 +23,31 @@ describe('Job worker against the marketplace simulator', () => {
   beforeAll(async () => {
     sim = await startSimulator({ port: 0, seed: 7, readyDelayMs: 0, rateLimit: false, minIntervalMs: 0 });
     marketplace = new HttpMarketplaceClient({
-      baseUrl: sim.url, apiKey: async () => sim.apiKey, pacing: new InMemoryPacingGate(), minIntervalMs: 0, timeoutMs: 5_000,
+      baseUrl: sim.url,
+      apiKey: async () => sim.apiKey,
+      pacing: new InMemoryPacingGate(),
+      minIntervalMs: 0,
+      timeoutMs: 5_000,
     });
   });
-  afterAll(async () => { await sim.close(); });
+  afterAll(async () => {
+    await sim.close();
+  });
   beforeEach(() => sim.control.reset());
 
   const setup = () => {
     const tasks = new FakeTasks();
     const notifier = new FakeNotifier();
     const workflow = new FakeWorkflow();
-    const worker = createJobWorkerHandler({ marketplace, tasks, notifier, workflow, leases: new FakeLeaseStore(), config: jobConfig, visibility: new FakeVisibility() });
+    const worker = createJobWorkerHandler({
+      marketplace,
+      tasks,
+      notifier,
+      workflow,
+      leases: new FakeLeaseStore(),
+      config: jobConfig,
+      visibility: new FakeVisibility(),
+    });
     return { tasks, notifier, workflow, worker };
   };
 
@@ -47,15 +61,36 @@ describe('Job worker against the marketplace simulator', () => {
     const target = Math.min(...candidates.map((s) => s.price.usd_per_hour.spot ?? Infinity));
     tasks.seed('alert-1', { kind: 'price-alert' });
     // Act
-    const response = await worker({ Records: [record({
-      task_id: 'alert-1', kind: 'price-alert', input: { gpu_type: '4090', target_price: target, image: 'img:1', callback_url: 'http://127.0.0.1:9/cb' }, origin: { source: 'webhook' },
-    }, 'a1')] });
+    const response = await worker({
+      Records: [
+        record(
+          {
+            task_id: 'alert-1',
+            kind: 'price-alert',
+            input: { gpu_type: '4090', target_price: target, image: 'img:1', callback_url: 'http://127.0.0.1:9/cb' },
+            origin: { source: 'webhook' },
+          },
+          'a1',
+        ),
+      ],
+    });
     // Assess
     expect(response).toEqual({ batchItemFailures: [] });
     const childId = priceAlertOrderTaskId('alert-1');
-    expect(tasks.finishes).toEqual([{ taskId: 'alert-1', state: 'succeeded', result: { success: true, message: expect.any(String), task_id: childId } }]);
+    expect(tasks.finishes).toEqual([
+      {
+        taskId: 'alert-1',
+        state: 'succeeded',
+        result: { success: true, message: expect.any(String), task_id: childId },
+      },
+    ]);
     expect(workflow.started).toHaveLength(1);
-    expect(workflow.started[0]?.input.request).toMatchObject({ gpu_type: '4090', max_price: target, use_spot: true, image: 'img:1' });
+    expect(workflow.started[0]?.input.request).toMatchObject({
+      gpu_type: '4090',
+      max_price: target,
+      use_spot: true,
+      image: 'img:1',
+    });
     expect(notifier.chats).toHaveLength(1);
     expect(notifier.chats[0]).toContain(`$${target}`);
     expect(notifier.callbacks[0]?.url).toBe('http://127.0.0.1:9/cb');
@@ -64,9 +99,19 @@ describe('Job worker against the marketplace simulator', () => {
   it('answers Price not met below every spot price', async () => {
     const { tasks, workflow, worker } = setup();
     tasks.seed('alert-2', { kind: 'price-alert' });
-    await worker({ Records: [record({
-      task_id: 'alert-2', kind: 'price-alert', input: { gpu_type: '4090', target_price: 0.0001, image: 'img:1' }, origin: { source: 'webhook' },
-    }, 'a2')] });
+    await worker({
+      Records: [
+        record(
+          {
+            task_id: 'alert-2',
+            kind: 'price-alert',
+            input: { gpu_type: '4090', target_price: 0.0001, image: 'img:1' },
+            origin: { source: 'webhook' },
+          },
+          'a2',
+        ),
+      ],
+    });
     expect(tasks.finishes[0]).toMatchObject({ state: 'failed', result: { success: false, message: 'Price not met' } });
     expect(workflow.started).toEqual([]);
   });
@@ -74,19 +119,30 @@ describe('Job worker against the marketplace simulator', () => {
   it('cancels an order and then reports it gone from the status', async () => {
     // Prepare: one order to cancel
     const { tasks, notifier, worker } = setup();
-    const server = findMatchingServer(await marketplace.listServers(), { gpu_type: 'NVIDIA', currency: jobConfig.defaultCurrency, use_spot: false });
+    const server = findMatchingServer(await marketplace.listServers(), {
+      gpu_type: 'NVIDIA',
+      currency: jobConfig.defaultCurrency,
+      use_spot: false,
+    });
     if (!server) throw new Error('the seeded catalogue has no on-demand server');
-    const { order_id } = await marketplace.createOrder({ renting_server: server.id, type: 'on-demand', currency: jobConfig.defaultCurrency, image: 'img:1' });
+    const { order_id } = await marketplace.createOrder({
+      renting_server: server.id,
+      type: 'on-demand',
+      currency: jobConfig.defaultCurrency,
+      image: 'img:1',
+    });
     if (order_id === undefined) throw new Error('no order id');
     tasks.seed('status-1', { kind: 'status' });
     tasks.seed('cancel-1', { kind: 'cancel-order' });
     tasks.seed('status-2', { kind: 'status' });
     // Act
-    const response = await worker({ Records: [
-      record({ task_id: 'status-1', kind: 'status', input: {}, origin: { source: 'webhook' } }, 's1'),
-      record({ task_id: 'cancel-1', kind: 'cancel-order', input: { order_id }, origin: { source: 'webhook' } }, 'c1'),
-      record({ task_id: 'status-2', kind: 'status', input: {}, origin: { source: 'webhook' } }, 's2'),
-    ] });
+    const response = await worker({
+      Records: [
+        record({ task_id: 'status-1', kind: 'status', input: {}, origin: { source: 'webhook' } }, 's1'),
+        record({ task_id: 'cancel-1', kind: 'cancel-order', input: { order_id }, origin: { source: 'webhook' } }, 'c1'),
+        record({ task_id: 'status-2', kind: 'status', input: {}, origin: { source: 'webhook' } }, 's2'),
+      ],
+    });
     // Assess
     expect(response).toEqual({ batchItemFailures: [] });
     const [before, cancel, after] = tasks.finishes;
@@ -94,6 +150,9 @@ describe('Job worker against the marketplace simulator', () => {
     expect(cancel?.result).toEqual({ success: true, order_id, status: 'cancelled' });
     expect(after?.result).toMatchObject({ total_orders: 0, orders: [] });
     expect(notifier.chats).toEqual([`Order ${order_id} cancelled`]);
-    expect(sim.control.orders().find((o) => o.order_id === order_id)).toMatchObject({ completed: true, end_reason: 'cancelled' });
+    expect(sim.control.orders().find((o) => o.order_id === order_id)).toMatchObject({
+      completed: true,
+      end_reason: 'cancelled',
+    });
   });
 });
