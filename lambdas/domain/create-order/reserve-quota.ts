@@ -1,9 +1,10 @@
 /** ReserveQuota: reserves the order's spending and counts it against the hourly cap (see ./workflow-state.ts for the workflow). */
 import { keyNameOf } from '../caller-keys';
-import { BudgetExceededError, InvalidOrderRequestError, QuotaExceededError } from '../errors';
+import { BudgetExceededError, InvalidOrderRequestError } from '../errors';
 import type { SlidingWindow } from '../ports';
 import { budgetApplies, budgetExceededText, MAX_HOURS_REQUIRED, type SpendStore } from '../spend-budget';
-import { QUOTA_WINDOW_MS, type WorkflowState } from './workflow-state';
+import { countAgainstHourlyCap } from './hourly-cap';
+import type { WorkflowState } from './workflow-state';
 
 export interface ReserveQuotaDeps {
   readonly quota: SlidingWindow;
@@ -82,23 +83,6 @@ export const reserveQuota = async (
   },
 ): Promise<{ readonly count: number; readonly reserved?: Reserved }> => {
   const reserved = deps.spend ? await reserveSpend(state, deps.spend, opts.spendLimitUsdPerDay, opts.now) : undefined;
-  // A caller key's own hourly limit (issue 24) first: an order it refuses never counts account-wide.
-  const caller = state.origin.caller;
-  if (caller?.orders_per_hour !== undefined && opts.keyQuota) {
-    const own = await deps.quota.hit(opts.keyQuota(caller.key), {
-      now: opts.now,
-      windowMs: QUOTA_WINDOW_MS,
-      limit: caller.orders_per_hour,
-      eventId: state.task_id,
-    });
-    if (!own.allowed) throw new QuotaExceededError(caller.orders_per_hour, caller.key, own.retryAfterMs);
-  }
-  const hit = await deps.quota.hit(opts.key, {
-    now: opts.now,
-    windowMs: QUOTA_WINDOW_MS,
-    limit: opts.limit,
-    eventId: state.task_id,
-  });
-  if (!hit.allowed) throw new QuotaExceededError(opts.limit, undefined, hit.retryAfterMs);
+  const hit = await countAgainstHourlyCap(state, deps.quota, opts);
   return { count: hit.count, ...(reserved ? { reserved } : {}) };
 };

@@ -1,5 +1,5 @@
 /** CheckOrder: one readiness poll of my_orders (and, with READINESS_PROBE=ssh, of the order's ssh endpoint); the state machine waits and loops. */
-import { checkOrder, type CheckOrderDeps } from '../../domain/create-order/check-order';
+import { checkOrder, type CheckOrderDeps } from '../../domain/create-order/readiness-wait';
 import type { CheckResult } from '../../domain/create-order/workflow-state';
 import { logger, tracedHandler } from '../../adapters/observability';
 import { budgetedHandler } from '../../adapters/invocation-budget';

@@ -1,4 +1,4 @@
-/** CheckOrder: one readiness poll (see ./workflow-state.ts for the workflow). */
+/** The readiness wait: CheckOrder's one poll, whether a placed order is ready (the WaitForReady loop around it is in lib/constructs/order-workflow.ts; see ./workflow-state.ts). */
 import { MarketplaceInvalidInputError } from '../errors';
 import type { MarketplaceClient, SshProbe, SshProbeFailure } from '../ports';
 import { parseSshEndpoint } from '../ssh-endpoint';

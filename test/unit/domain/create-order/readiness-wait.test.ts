@@ -1,4 +1,4 @@
-import { checkOrder } from '../../../../lambdas/domain/create-order/check-order';
+import { checkOrder } from '../../../../lambdas/domain/create-order/readiness-wait';
 import { readyTimeoutMessage, workflowResult } from '../../../../lambdas/domain/create-order/report-result';
 import type { SshProbe, SshProbeResult } from '../../../../lambdas/domain/ports';
 import type { SshEndpoint } from '../../../../lambdas/domain/ssh-endpoint';
