@@ -15,44 +15,26 @@
  * Waits are on conditions with deadlines (callbacks, sweep counts), never fixed sleeps.
  */
 import { bidCeiling } from '../../lambdas/domain/outbid-recovery';
-import { hmacHex } from '../../lambdas/domain/signing';
 import { startTestRuntime, TEST_WEBHOOK_SECRET, testDialect, type LocalRuntime } from '../helpers/local-runtime';
-import { request, signedPost, startReceiver, type ReceivedRequest, type Receiver } from '../helpers/receivers';
+import { signedPost, startReceiver, type Receiver } from '../helpers/receivers';
 import { uniqueServer } from '../helpers/sim-servers';
-import { waitUntil } from '../helpers/until';
+import { e2eCalls, isResult, json, type Json } from '../helpers/e2e-calls';
 
 const dialect = testDialect();
 const WAIT_MS = 60_000;
 /** The simulator's largest raise per set_spot_price in these tests: 5 % of the current bid (the relay's own step is 10 %). */
 const RAISE_STEP = 0.05;
 
-type Json = Record<string, unknown>;
-const json = (r: ReceivedRequest): Json => (r.json ?? {}) as Json;
-const isResult = (r: ReceivedRequest, path: string): boolean => r.path === path && json(r).event === undefined;
-const until = (condition: () => boolean | Promise<boolean>, what: string, timeoutMs = WAIT_MS): Promise<void> =>
-  waitUntil(condition, what, timeoutMs);
-
 describe(`Outbid recovery (${dialect} marketplace dialect)`, () => {
   let runtime: LocalRuntime;
   let callbacks: Receiver;
-  const sim = () => {
-    if (!runtime.simulator) throw new Error('the test runtime has no simulator');
-    return runtime.simulator.control;
-  };
-  const taskView = async (taskId: string): Promise<Json> => {
-    const path = `/webhook/tasks/${taskId}`;
-    const res = await request(`${runtime.url}${path}`, {
-      headers: { 'x-webhook-signature': hmacHex(TEST_WEBHOOK_SECRET, path) },
-    });
-    expect(res.status).toBe(200);
-    return res.json as Json;
-  };
+  const { until, sim, taskView, moreSweeps } = e2eCalls(
+    () => runtime,
+    () => callbacks,
+    WAIT_MS,
+  );
   const events = (tag: string, name: string): Json[] =>
     callbacks.requests.filter((r) => r.path === `/${tag}` && json(r).event === name).map(json);
-  const moreSweeps = async (n: number): Promise<void> => {
-    const seen = runtime.watch.sweeps();
-    await until(() => runtime.watch.sweeps() >= seen + n, `${n} more watch sweeps`);
-  };
   /** A running spot order on a server of its own, placed with `body`, and seen running by the watch. */
   const runningOrder = async (
     tag: string,

@@ -9,57 +9,22 @@
  * - a standing order the cap holds fails when its wait ends, once, with the cap's text.
  * Waits are on conditions with deadlines (callbacks, sweep counts, task views), never fixed sleeps.
  */
-import { hmacHex } from '../../lambdas/domain/signing';
 import { startTestRuntime, TEST_WEBHOOK_SECRET, testDialect, type LocalRuntime } from '../helpers/local-runtime';
-import { request, signedPost, startReceiver, type ReceivedRequest, type Receiver } from '../helpers/receivers';
+import { signedPost, startReceiver, type Receiver } from '../helpers/receivers';
 import { uniqueServer } from '../helpers/sim-servers';
-import { waitUntil } from '../helpers/until';
+import { e2eCalls, isResult, json } from '../helpers/e2e-calls';
 
 const dialect = testDialect();
 const WAIT_MS = 60_000;
 
-type Json = Record<string, unknown>;
-const json = (r: ReceivedRequest): Json => (r.json ?? {}) as Json;
-const isResult = (r: ReceivedRequest, path: string): boolean => r.path === path && json(r).event === undefined;
-
-/** Resolves once `condition` holds (test/helpers/until.ts), by default within WAIT_MS. */
-const until = (condition: () => boolean | Promise<boolean>, what: string, timeoutMs = WAIT_MS): Promise<void> =>
-  waitUntil(condition, what, timeoutMs);
-
 describe(`Standing orders under a full hourly order cap (${dialect} marketplace dialect)`, () => {
   let runtime: LocalRuntime;
   let callbacks: Receiver;
-  const sim = () => {
-    if (!runtime.simulator) throw new Error('the test runtime has no simulator');
-    return runtime.simulator.control;
-  };
-  const taskView = async (taskId: string): Promise<Json> => {
-    const path = `/webhook/tasks/${taskId}`;
-    const res = await request(`${runtime.url}${path}`, {
-      headers: { 'x-webhook-signature': hmacHex(TEST_WEBHOOK_SECRET, path) },
-    });
-    expect(res.status).toBe(200);
-    return res.json as Json;
-  };
-  const create = async (tag: string, body: Json): Promise<string> => {
-    const res = await signedPost(
-      runtime.url,
-      '/webhook/create-order',
-      { callback_url: `${callbacks.url}/${tag}`, ...body },
-      TEST_WEBHOOK_SECRET,
-    );
-    expect(res.status).toBe(202);
-    return String(res.json?.task_id);
-  };
-  const waitingView = async (taskId: string): Promise<Json> => {
-    let view: Json = {};
-    await until(async () => (view = await taskView(taskId)).state === 'waiting', `task ${taskId} waiting`);
-    return view;
-  };
-  const moreSweeps = async (n: number): Promise<void> => {
-    const seen = runtime.watch.sweeps();
-    await until(() => runtime.watch.sweeps() >= seen + n, `${n} more watch sweeps`);
-  };
+  const { sim, taskView, create, waitingView, moreSweeps } = e2eCalls(
+    () => runtime,
+    () => callbacks,
+    WAIT_MS,
+  );
 
   beforeAll(async () => {
     callbacks = await startReceiver();
