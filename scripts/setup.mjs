@@ -16,6 +16,8 @@
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { writeStamp } from './install-stamp.mjs';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
 const wanted = Number(/^(\d+)/.exec(pkg.engines.node)?.[1]);
@@ -44,5 +46,9 @@ const result = spawnSync('npm', args, { stdio: 'inherit', shell: process.platfor
 if (result.error) {
   console.error(`setup: could not run npm: ${result.error.message}`);
   process.exit(1);
+}
+if (result.status === 0 && (npmArgs[0] === 'ci' || npmArgs[0] === 'install')) {
+  // scripts/ensure-installed.mjs (npm's prestart/pretest) skips the install while this stamp matches.
+  writeStamp(fileURLToPath(new URL('..', import.meta.url)));
 }
 process.exit(result.status ?? 1);

@@ -1,5 +1,5 @@
 /**
- * Production's answers (../shared/spec/live-v1/, marketplace-live.md) replayed through the client,
+ * Production's answers (test/fixtures/marketplace/live-v1/, SOURCES.md) replayed through the client,
  * and the transport as production behaves (HTTP 401 / 429 / plain-text errors, User-Agent, budget).
  */
 import { readdirSync, readFileSync } from 'node:fs';
@@ -21,7 +21,7 @@ import {
 import { InMemoryPacingGate } from '../../../lambdas/marketplace/in-memory-pacing-gate';
 import { version } from '../../../package.json';
 
-const LIVE_DIR = join(__dirname, '../../../../shared/spec/live-v1');
+const LIVE_DIR = join(__dirname, '../../fixtures/marketplace/live-v1');
 const sample = (name: string): string => readFileSync(join(LIVE_DIR, name), 'utf8');
 const answer = (body: string, status = 200, type = 'application/json') =>
   new Response(body, { status, headers: { 'content-type': type } });

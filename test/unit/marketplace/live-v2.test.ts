@@ -1,5 +1,5 @@
 /**
- * Production's second-round answers (../shared/spec/live-v2/, marketplace-live.md "Second round")
+ * Production's second-round answers (test/fixtures/marketplace/live-v2/, SOURCES.md)
  * replayed through the client: prices per day read as USD per hour, business refusals on HTTP 500,
  * extra keys beside `code`/`error`.
  */
@@ -12,7 +12,7 @@ import { findMatchingServer, findMatchingServers } from '../../../lambdas/domain
 import { HttpMarketplaceClient } from '../../../lambdas/marketplace/http-marketplace-client';
 import { InMemoryPacingGate } from '../../../lambdas/marketplace/in-memory-pacing-gate';
 
-const LIVE_V2_DIR = join(__dirname, '../../../../shared/spec/live-v2');
+const LIVE_V2_DIR = join(__dirname, '../../fixtures/marketplace/live-v2');
 const sample = (name: string): string => readFileSync(join(LIVE_V2_DIR, name), 'utf8');
 
 const ORDER: CreateOrderRequest = {

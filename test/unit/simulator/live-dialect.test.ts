@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { startSimulator, type MarketplaceSimulator } from '../../../local/simulator/marketplace-simulator';
 
-const SAMPLES = path.join(__dirname, '../../../../shared/spec/live-v1');
+const SAMPLES = path.join(__dirname, '../../fixtures/marketplace/live-v1');
 const sample = (name: string): Record<string, unknown> =>
   JSON.parse(readFileSync(path.join(SAMPLES, `${name}.json`), 'utf8')) as Record<string, unknown>;
 
