@@ -27,6 +27,8 @@ export const OPTIONS = {
   'no-timestamp': { type: 'boolean' },
   'idempotency-key': { type: 'string' },
   wait: { type: 'boolean' },
+  'no-wait': { type: 'boolean' },
+  json: { type: 'boolean' },
   poll: { type: 'boolean' },
   interval: { type: 'string' },
   timeout: { type: 'string' },
@@ -54,6 +56,7 @@ const CONNECTION: OptionName[] = ['url', 'secret', 'key', 'no-timestamp', 'verbo
 const SEND: OptionName[] = [...CONNECTION, 'idempotency-key'];
 const WAIT: OptionName[] = [
   'wait',
+  'no-wait',
   'poll',
   'interval',
   'timeout',
@@ -104,6 +107,11 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
     usage: 'set-spot-price ORDER_ID --price COIN_PER_DAY [--callback URL] [--wait [--poll]]',
     summary: 'change the bid of a spot order (POST /webhook/set-spot-price)',
   },
+  'cancel-task': {
+    options: [...SEND, ...WAIT, 'callback'],
+    usage: 'cancel-task TASK_ID [--callback URL] [--wait [--poll]]',
+    summary: 'end a standing order that is still waiting for a server (POST /webhook/cancel-task)',
+  },
   'price-alert': {
     options: [...SEND, ...WAIT, 'gpu', 'target', 'image', 'callback', 'wait-for'],
     usage:
@@ -111,9 +119,9 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
     summary: 'one price check; rents at or under the target (POST /webhook/price-alert)',
   },
   status: {
-    options: [...SEND, ...WAIT, 'callback'],
-    usage: 'status [--callback URL] [--wait [--poll]]',
-    summary: "list the account's orders (POST /webhook/status)",
+    options: [...SEND, ...WAIT, 'callback', 'json'],
+    usage: 'status [--json] [--callback URL] [--wait [--poll]]',
+    summary: "list the account's orders as a table, or --json (POST /webhook/status)",
   },
   marketplace: {
     options: ['url', 'verbose', 'help'],
@@ -141,6 +149,12 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
     options: [...CONNECTION, 'from', 'to'],
     usage: 'spend [--from YYYY-MM-DD] [--to YYYY-MM-DD]',
     summary: 'the spend ledger per key and UTC day: reserved, settled, orders, GPU hours (GET /webhook/spend)',
+  },
+  env: {
+    options: ['url', 'verbose', 'help'],
+    usage: 'env [--url URL]',
+    summary:
+      'print `export GPU_RELAY_URL=… GPU_RELAY_SECRET=… CALLBACK_SIGNING_SECRET=…` for the local relay (eval "$(npx gpu-relay env)")',
   },
   help: { options: ['help'], usage: 'help [COMMAND]', summary: 'show this help' },
 };
@@ -171,8 +185,11 @@ Standing orders and outbid recovery (create-order; price-alert takes --wait-for 
   --on-outbid POLICY      what the relay does when someone outbids the spot order: notify (default),
                           rebid, replace or rebid_then_replace: on_outbid in the request
 
-Waiting for the result (create-order, cancel-order, extend-order, set-spot-price, price-alert, status, task):
-  --wait                  wait for the task's result and print it; exit 1 if the task failed
+Waiting for the result (create-order, cancel-order, extend-order, set-spot-price, cancel-task, price-alert,
+status, task):
+  --wait                  wait for the task's result and print it; exit 1 if the task failed. The
+                          default for a local relay (npm start here: its card in .relay/), task excepted
+  --no-wait               print the queued task id and return at once
   --listen-port N         port of the local callback listener (default 0 = any free port)
   --listen-host H         address the listener binds (default 127.0.0.1)
   --public-url URL        URL the relay should call when it cannot reach this machine directly
@@ -184,7 +201,8 @@ Waiting for the result (create-order, cancel-order, extend-order, set-spot-price
 Exit codes: 0 success, 1 task failed or signature invalid, 2 usage or HTTP error.
 
 Examples:
-  export GPU_RELAY_URL=http://127.0.0.1:5000 GPU_RELAY_SECRET=...
+  eval "$(gpu-relay env)"      # the local relay's URL and secrets, for curl and scripts
+  export GPU_RELAY_URL=https://relay.example.com GPU_RELAY_SECRET=...
   gpu-relay create-order --gpu "RTX 4090" --max-price 0.5 --wait
   gpu-relay cancel-order 12345
   gpu-relay create-order --gpu "RTX 4090" --max-hours 4 --wait
@@ -192,6 +210,7 @@ Examples:
   gpu-relay extend-order 12345 --hours 2
   gpu-relay set-spot-price 12345 --price 1500
   gpu-relay task 6f1c0b1e-...
+  gpu-relay cancel-task 6f1c0b1e-...
   printf '%s' "$BODY" | gpu-relay verify --id "$WEBHOOK_ID" --timestamp "$WEBHOOK_TIMESTAMP" --signature "$WEBHOOK_SIGNATURE"
   gpu-relay keys create --name ci --scopes order,cancel,read --orders-per-hour 5 --budget-usd-per-day 20
   gpu-relay keys revoke ci

@@ -1,12 +1,15 @@
 /**
  * Where the CLI sends and with which secret: --url / GPU_RELAY_URL, --secret / GPU_RELAY_SECRET /
- * WEBHOOK_SECRET, --key / GPU_RELAY_KEY_ID. With none of the URL or secret set, the local relay's card
- * (cli/local-relay.ts) fills them in; its secrets only ever go to the card's own loopback URL.
+ * WEBHOOK_SECRET, --key / GPU_RELAY_KEY_ID. A local relay's card (cli/local-relay.ts) fills each value
+ * that is not set, independently: the card whose URL matches the URL set, or with no URL set the only
+ * running local relay (several: the user picks one with --url). A card's secrets only ever go to that
+ * card's own loopback URL, and its webhook secret never signs as another caller key.
  */
 import type { Values } from './args';
 import { parseUrl } from './args';
 import { DEFAULT_URL, usageError } from './commands';
-import { readLocalRelay } from './local-relay';
+import { sameLocalRelay } from '../contract/local-relay-file';
+import { readLocalRelays } from './local-relay';
 import type { LocalRelay } from './local-relay';
 import { err, hideSecret } from './output';
 
@@ -16,27 +19,40 @@ export interface Connection {
   readonly timestamped: boolean;
   readonly verbose: boolean;
   readonly keyId?: string;
-  /** The local relay's callback signing secret, when the card chose this connection. */
+  /** The local relay's callback signing secret, when the connection goes to a local relay's card. */
   readonly localCallbackSecret?: string;
+  /** True when the connection goes to a running local relay (its card): commands then wait by default. */
+  readonly local: boolean;
 }
 
-/** The local relay's card, when neither a URL nor a secret is set (environment variables and flags win). */
-const localRelayFor = (values: Values): LocalRelay | undefined => {
-  const env = process.env;
-  const urlSet = (values.url ?? env.GPU_RELAY_URL) !== undefined;
-  const secretSet = (values.secret ?? env.GPU_RELAY_SECRET ?? env.WEBHOOK_SECRET) !== undefined;
-  return urlSet || secretSet ? undefined : readLocalRelay();
+/** The card of the local relay this command talks to, if any. */
+export const localRelayFor = (command: string, url: string | undefined): LocalRelay | undefined => {
+  const cards = readLocalRelays();
+  if (url !== undefined) return cards.find((card) => sameLocalRelay(card.url, url));
+  if (cards.length > 1)
+    throw usageError(
+      command,
+      `${cards.length} local relays are running here (${cards.map((c) => c.url).join(', ')}): pick one with --url`,
+    );
+  return cards[0];
 };
 
 export const connectionOf = (command: string, values: Values): Connection => {
   const env = process.env;
-  const local = localRelayFor(values);
-  const secret = values.secret ?? env.GPU_RELAY_SECRET ?? env.WEBHOOK_SECRET ?? local?.secret;
-  hideSecret(secret);
-  const rawUrl = values.url ?? env.GPU_RELAY_URL ?? local?.url ?? DEFAULT_URL;
-  const base = parseUrl(command, values.url ? '--url' : local ? local.file : 'GPU_RELAY_URL', rawUrl);
+  const setUrl = values.url ?? env.GPU_RELAY_URL;
+  const local = localRelayFor(command, setUrl);
   const keyId = values.key ?? env.GPU_RELAY_KEY_ID;
-  if (local && values.verbose) err(`using the local relay at ${local.url} and its secrets (${local.file})`);
+  // The card holds the relay's webhook secret: it signs as the default key only, never as --key NAME.
+  const cardSecret = keyId === undefined || keyId === 'default' ? local?.secret : undefined;
+  const secret = values.secret ?? env.GPU_RELAY_SECRET ?? env.WEBHOOK_SECRET ?? cardSecret;
+  hideSecret(secret);
+  const rawUrl = setUrl ?? local?.url ?? DEFAULT_URL;
+  const base = parseUrl(
+    command,
+    values.url ? '--url' : setUrl ? 'GPU_RELAY_URL' : local ? local.file : '--url',
+    rawUrl,
+  );
+  if (local && values.verbose) err(`using the local relay at ${local.url} (${local.file})`);
   return {
     secret,
     base,
@@ -44,6 +60,7 @@ export const connectionOf = (command: string, values: Values): Connection => {
     verbose: Boolean(values.verbose),
     ...(keyId ? { keyId } : {}),
     ...(local ? { localCallbackSecret: local.callbackSecret } : {}),
+    local: local !== undefined,
   };
 };
 

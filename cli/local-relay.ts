@@ -1,12 +1,13 @@
 /**
- * The quick path: with no relay URL or secret set, the CLI talks to the relay `npm start` runs here,
- * from its address card `.relay/local.json` (contract/local-relay-file.ts), found in the current
- * directory or the nearest parent. The card is trusted only when its URL is loopback, its process
- * is alive and no one else may read it (mode 0600); otherwise it is ignored, with a warning.
+ * The quick path: the CLI talks to a relay `npm start` runs here, from its address card
+ * `.relay/local-<port>.json` (contract/local-relay-file.ts), found in the current directory or the
+ * nearest parent. A card is trusted only when its URL is loopback, its process is alive and no one
+ * else may read it (mode 0600); otherwise it is ignored, with a warning. cli/connection.ts decides
+ * which card applies and which of its values fill what the user did not set.
  */
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
 import * as path from 'node:path';
-import { LOCAL_RELAY_FILE, isLoopbackUrl } from '../contract/local-relay-file';
+import { LOCAL_RELAY_CARD_NAME, LOCAL_RELAY_DIR, isLoopbackUrl } from '../contract/local-relay-file';
 import type { LocalRelayCard } from '../contract/local-relay-file';
 import { err, hideCallbackSecret, hideSecret } from './output';
 
@@ -17,15 +18,19 @@ export interface LocalRelay {
   readonly callbackSecret: string;
 }
 
-const findCard = (from: string): string | undefined => {
+/** The card files of the nearest `.relay` folder holding any, from `from` upwards. */
+const findCards = (from: string): string[] => {
   for (let dir = path.resolve(from); ; dir = path.dirname(dir)) {
-    const file = path.join(dir, LOCAL_RELAY_FILE);
+    const folder = path.join(dir, LOCAL_RELAY_DIR);
     try {
-      if (statSync(file).isFile()) return file;
+      const names = readdirSync(folder)
+        .filter((name) => LOCAL_RELAY_CARD_NAME.test(name))
+        .sort();
+      if (names.length) return names.map((name) => path.join(folder, name));
     } catch {
       // Not here: look one folder up.
     }
-    if (path.dirname(dir) === dir) return undefined;
+    if (path.dirname(dir) === dir) return [];
   }
 };
 
@@ -40,23 +45,29 @@ const alive = (pid: number): boolean => {
 
 const nonEmpty = (value: unknown): value is string => typeof value === 'string' && value.length > 0;
 
-/** The local relay's card, read once per run; undefined when there is none to trust. */
-export const readLocalRelay = (() => {
-  let cached: { value: LocalRelay | undefined } | undefined;
-  return (cwd: string = process.cwd()): LocalRelay | undefined => {
-    cached ??= { value: load(cwd) };
-    return cached.value;
+/** The running local relays' cards, read once per run; empty when there is none to trust. */
+export const readLocalRelays = (() => {
+  let cached: LocalRelay[] | undefined;
+  return (cwd: string = process.cwd()): readonly LocalRelay[] => {
+    cached ??= findCards(cwd)
+      .map(load)
+      .filter((card): card is LocalRelay => card !== undefined);
+    return cached;
   };
 })();
 
-const load = (cwd: string): LocalRelay | undefined => {
-  const file = findCard(cwd);
-  if (!file) return undefined;
+const load = (file: string): LocalRelay | undefined => {
   const ignore = (why: string): undefined => {
     err(`gpu-relay: ignoring ${file}: ${why}`);
     return undefined;
   };
-  if (process.platform !== 'win32' && (statSync(file).mode & 0o077) !== 0)
+  let mode: number;
+  try {
+    mode = statSync(file).mode;
+  } catch {
+    return undefined; // Removed meanwhile: that relay just stopped.
+  }
+  if (process.platform !== 'win32' && (mode & 0o077) !== 0)
     return ignore('others may read it (chmod 600 it, or restart npm start)');
   let card: Partial<LocalRelayCard>;
   try {

@@ -10,6 +10,7 @@
  */
 import { parseCommandLine } from './args';
 import { HELP, commandSpec } from './commands';
+import { runEnv } from './env-command';
 import { runKeys } from './keys';
 import { CliError, EXIT_OK, EXIT_USAGE, err, hideCallbackSecret, hideSecret, out, progress } from './output';
 import { runMarketplace, runTask } from './read-commands';
@@ -56,6 +57,8 @@ export const main = async (argv: string[]): Promise<number> => {
       return runKeys(values, positionals);
     case 'spend':
       return runSpend(values, positionals);
+    case 'env':
+      return runEnv(values, positionals);
     default:
       return runTaskCommand(command, values, positionals);
   }

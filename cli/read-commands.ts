@@ -5,6 +5,8 @@ import { usageError } from './commands';
 import { connectionOf, requireSecret } from './connection';
 import { EXIT_OK, EXIT_TASK_FAILED, isFailedResult, out, pretty, printAnswer } from './output';
 import { send } from './signed-request';
+import { waitingWords } from './tables';
+import type { WaitState } from './wait';
 import { getTask, pollTask, waitWithProgress } from './wait';
 
 export const runMarketplace = async (values: Values, positionals: readonly string[]): Promise<number> => {
@@ -26,12 +28,12 @@ export const runTask = async (values: Values, positionals: readonly string[]): P
     out(pretty(await getTask(conn, taskId)));
     return EXIT_OK;
   }
-  const state = { current: 'unknown' };
+  const state: WaitState = { current: 'unknown' };
   const record = await waitWithProgress(
     pollTask(conn, taskId, parseSeconds('task', 'interval', values.interval, 2) * 1000, state),
     {
       timeoutMs: parseSeconds('task', 'timeout', values.timeout, 900) * 1000,
-      label: () => `waiting for task ${taskId}: ${state.current}`,
+      label: () => waitingWords(taskId, state.view),
     },
   );
   out(pretty(record));

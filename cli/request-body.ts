@@ -1,6 +1,6 @@
 /**
  * The JSON body of each task-starting command (create-order, cancel-order, extend-order,
- * set-spot-price, price-alert, status), built from its flags and checked before anything is sent.
+ * set-spot-price, cancel-task, price-alert, status), built from its flags and checked before anything is sent.
  */
 import { isOnOutbid, ON_OUTBID_VALUES, parseWaitDuration, WAIT_DURATION_RULE } from '../contract/wait-and-outbid';
 import type { Values } from './args';
@@ -9,6 +9,9 @@ import { usageError } from './commands';
 import { CliError } from './output';
 
 export type RequestBody = Record<string, unknown>;
+
+/** Task ids are UUIDs (the relay checks the same). */
+const TASK_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const noPositionals = (command: string, positionals: readonly string[]): void => {
   if (positionals.length) throw usageError(command, `unexpected argument '${positionals[0]}'`);
@@ -88,6 +91,12 @@ export const buildBody = (command: string, values: Values, positionals: readonly
       break;
     case 'status':
       noPositionals(command, positionals);
+      break;
+    case 'cancel-task':
+      if (positionals.length !== 1) throw usageError(command, 'expected exactly one TASK_ID');
+      if (!TASK_ID.test(positionals[0]))
+        throw usageError(command, `TASK_ID is the task id a create-order answered (a UUID), got '${positionals[0]}'`);
+      body.task_id = positionals[0];
       break;
     default:
       throw new CliError(`no body for ${command}`);

@@ -1,7 +1,8 @@
 /**
- * The task-starting commands (create-order, cancel-order, extend-order, set-spot-price, price-alert,
- * status): send the signed request, print the 202, and with --wait print the task's result, received
- * on a local callback listener or by polling the task record.
+ * The task-starting commands (create-order, cancel-order, extend-order, set-spot-price, cancel-task,
+ * price-alert, status): send the signed request, print the 202, and with --wait print the task's
+ * result, received on a local callback listener or by polling the task record. Against a local relay
+ * (its card) waiting is the default, --no-wait returns at once; status prints a table unless --json.
  */
 import type { Values } from './args';
 import { parseSeconds, parseUrl } from './args';
@@ -13,19 +14,38 @@ import { connectionOf, requireSecret } from './connection';
 import { CliError, EXIT_OK, EXIT_TASK_FAILED, err, isFailedResult, out, pretty, printAnswer } from './output';
 import { buildBody } from './request-body';
 import { send } from './signed-request';
-import { pollTask, waitWithProgress } from './wait';
+import { isStatusResult, statusTable, waitingWords } from './tables';
+import type { WaitState } from './wait';
+import { pollTask, waitWithProgress, watchTask } from './wait';
 
-const finishWithResult = (result: unknown, failed: boolean): number => {
-  out(pretty(result));
+const finishWithResult = (command: string, values: Values, result: unknown, failed: boolean): number => {
+  out(command === 'status' && !values.json && isStatusResult(result) ? statusTable(result) : pretty(result));
   return failed ? EXIT_TASK_FAILED : EXIT_OK;
 };
 
+/** How the command waits: not at all, on a callback listener, or by polling the task record. */
+type WaitMode = 'none' | 'listen' | 'poll';
+
+/**
+ * --wait waits; so does a command sent to a local relay (its card) unless --no-wait. The implicit wait
+ * polls when the caller gave a --callback (it stays theirs) and listens otherwise.
+ */
+const waitModeOf = (command: string, values: Values, local: boolean): WaitMode => {
+  if (values.wait && values['no-wait']) throw usageError(command, '--wait and --no-wait contradict each other');
+  const explicit = Boolean(values.wait);
+  const wait = explicit || (local && !values['no-wait']);
+  if (!wait) return 'none';
+  if (values.poll || (!explicit && values.callback !== undefined)) return 'poll';
+  return 'listen';
+};
+
 /** Flags that only make sense with --wait, and the combinations that contradict each other. */
-const checkWaitFlags = (command: string, values: Values): void => {
+const checkWaitFlags = (command: string, values: Values, mode: WaitMode): void => {
   for (const flag of ['poll', 'interval', 'timeout', 'listen-port', 'listen-host', 'public-url'] as const) {
-    if (values[flag] !== undefined && !values.wait) throw usageError(command, `--${flag} only makes sense with --wait`);
+    if (values[flag] !== undefined && mode === 'none')
+      throw usageError(command, `--${flag} only makes sense with --wait`);
   }
-  const listen = values.wait && !values.poll;
+  const listen = mode === 'listen';
   if (listen && values.callback !== undefined) {
     throw usageError(
       command,
@@ -68,10 +88,11 @@ export const runTaskCommand = async (
   const waitSeconds = typeof body.wait_seconds === 'number' ? body.wait_seconds : 0;
   const timeoutMs = parseSeconds(command, 'timeout', values.timeout, 900 + waitSeconds) * 1000;
   const intervalMs = parseSeconds(command, 'interval', values.interval, 2) * 1000;
-  checkWaitFlags(command, values);
+  const mode = waitModeOf(command, values, conn.local);
+  checkWaitFlags(command, values, mode);
 
   // The listener starts before the request: a fast task may call back before the 202 arrives.
-  const listener = values.wait && !values.poll ? await listenerFor(command, values, conn) : undefined;
+  const listener = mode === 'listen' ? await listenerFor(command, values, conn) : undefined;
   if (listener) body.callback_url = listener.callbackUrl;
   try {
     const res = await send(conn, {
@@ -81,26 +102,36 @@ export const runTaskCommand = async (
       signed: true,
       idempotencyKey: values['idempotency-key'],
     });
-    printAnswer(command, res, { quietBody: Boolean(values.wait) });
-    if (!values.wait) return EXIT_OK;
+    printAnswer(command, res, { quietBody: mode !== 'none' });
+    if (mode === 'none') return EXIT_OK;
     const taskId: unknown = res.json?.task_id;
     if (typeof taskId !== 'string') throw new CliError(`${command}: the relay's answer has no task_id`);
-    err(`queued task ${taskId}`);
+    err(`queued task ${taskId}${values.wait ? '' : ' (waiting for its result; --no-wait returns at once)'}`);
 
+    const state: WaitState = { current: 'queued' };
     if (listener) {
-      const result = await waitWithProgress(listener.next(), {
-        timeoutMs,
-        label: () =>
-          `waiting for task ${taskId} result on ${listener.callbackUrl.replace(/callback\/.*/, 'callback/…')}`,
-      });
-      return finishWithResult(result, isFailedResult(result));
+      // The result comes by callback; the task record, read meanwhile, words the progress line.
+      const watch = watchTask(conn, taskId, Math.max(intervalMs, 2000), state);
+      try {
+        const result = await waitWithProgress(listener.next(), {
+          timeoutMs,
+          label: () => waitingWords(taskId, state.view),
+        });
+        return finishWithResult(command, values, result, isFailedResult(result));
+      } finally {
+        watch.stop();
+      }
     }
-    const state = { current: 'queued' };
     const record = await waitWithProgress(pollTask(conn, taskId, intervalMs, state), {
       timeoutMs,
-      label: () => `waiting for task ${taskId}: ${state.current}`,
+      label: () => waitingWords(taskId, state.view),
     });
-    return finishWithResult(record.result ?? record, record.state === 'failed' || isFailedResult(record.result));
+    return finishWithResult(
+      command,
+      values,
+      record.result ?? record,
+      record.state === 'failed' || isFailedResult(record.result),
+    );
   } finally {
     await listener?.close();
   }

@@ -6,10 +6,18 @@ import type { Connection } from './connection';
 import { CliError, EXIT_TASK_FAILED, printAnswer, progress } from './output';
 import { send } from './signed-request';
 
-/** The task record as the relay shows it; only `state` and `result` are read here. */
+/** The task record as the relay shows it; only `state`, `result` and a waiting task's place are read here. */
 export interface TaskRecord {
   readonly state?: string;
   readonly result?: unknown;
+  readonly waiting_until?: number;
+  readonly position?: number;
+}
+
+/** What a wait knows of the task so far (for the progress line). */
+export interface WaitState {
+  current: string;
+  view?: TaskRecord;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -53,12 +61,45 @@ export const pollTask = async (
   conn: Connection,
   taskId: string,
   intervalMs: number,
-  state: { current: string },
+  state: WaitState,
 ): Promise<TaskRecord> => {
   for (;;) {
     const record = await getTask(conn, taskId);
     state.current = record?.state ?? 'unknown';
+    state.view = record;
     if (record && (record.state === 'succeeded' || record.state === 'failed')) return record;
     await sleep(intervalMs);
   }
+};
+
+/**
+ * Reads the task record every `intervalMs` into `state` until `stop()` (for the progress line while the
+ * result comes by callback). Quiet: a failed read just leaves the last state.
+ */
+export const watchTask = (conn: Connection, taskId: string, intervalMs: number, state: WaitState): { stop(): void } => {
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  const read = async (): Promise<void> => {
+    try {
+      const res = await send(conn, {
+        method: 'GET',
+        path: `/webhook/tasks/${encodeURIComponent(taskId)}`,
+        signed: true,
+      });
+      if (res.status === 200 && res.json && typeof res.json === 'object') {
+        state.view = res.json as TaskRecord;
+        state.current = state.view.state ?? state.current;
+      }
+    } catch {
+      // The next read may work; the result comes by callback anyway.
+    }
+    if (!stopped) timer = setTimeout(() => void read(), intervalMs);
+  };
+  void read();
+  return {
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+    },
+  };
 };

@@ -1,11 +1,12 @@
 /**
  * `npm start` publishes the local relay's address card (contract/local-relay-file.ts) for the CLI:
- * `.relay/local.json`, mode 0600 in a 0700 folder that ignores itself in git, written atomically,
- * and removed on stop unless another `npm start` has replaced it meanwhile.
+ * `.relay/local-<port>.json` (one card per running relay), mode 0600 in a 0700 folder that ignores
+ * itself in git, written atomically, and removed on stop unless another `npm start` has replaced it
+ * meanwhile.
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { LOCAL_RELAY_DIR, LOCAL_RELAY_FILE, isLoopbackUrl } from '../contract/local-relay-file';
+import { LOCAL_RELAY_DIR, isLoopbackUrl, localRelayFile, portOfUrl } from '../contract/local-relay-file';
 import type { LocalRelayCard } from '../contract/local-relay-file';
 
 export interface PublishedCard {
@@ -23,7 +24,7 @@ export const publishLocalRelay = (
   if (!isLoopbackUrl(runtime.url))
     throw new Error(`the local relay's URL must be loopback to publish it, got ${runtime.url}`);
   const folder = path.join(dir, LOCAL_RELAY_DIR);
-  const file = path.join(dir, LOCAL_RELAY_FILE);
+  const file = path.join(dir, localRelayFile(portOfUrl(runtime.url) ?? 0));
   mkdirSync(folder, { recursive: true, mode: 0o700 });
   chmodSync(folder, 0o700);
   // The folder keeps itself out of git even in a checkout whose .gitignore does not name it.

@@ -84,7 +84,7 @@ describe('CLI: gpu-relay against the local runtime', () => {
   });
 
   it('status --wait receives the real signed callback and prints the result', async () => {
-    const run = await runCli(['status', '--wait', '--timeout', '45'], { env: env(), timeoutMs: 50_000 });
+    const run = await runCli(['status', '--wait', '--json', '--timeout', '45'], { env: env(), timeoutMs: 50_000 });
     expect(run.code).toBe(0);
     expect(stdoutJson(run)).toMatchObject({ total_orders: expect.any(Number), orders: expect.any(Array) });
     expect(run.stderr).toContain('waiting for task');
@@ -115,7 +115,7 @@ describe('CLI: gpu-relay against the local runtime', () => {
   });
 
   it('status --wait --poll follows the task record to the end', async () => {
-    const run = await runCli(['status', '--wait', '--poll', '--interval', '0.2', '--timeout', '45'], {
+    const run = await runCli(['status', '--wait', '--json', '--poll', '--interval', '0.2', '--timeout', '45'], {
       env: env(),
       timeoutMs: 50_000,
     });

@@ -162,6 +162,15 @@ describe('CLI: gpu-relay', () => {
       });
     });
 
+    it('sends cancel-task with the task id of a standing order', async () => {
+      const taskId = '6f1c0b1e-2a3b-4c5d-8e9f-0a1b2c3d4e5f';
+      const run = await runCli(['cancel-task', taskId], { env: env() });
+      expect(run.code).toBe(0);
+      const [req] = relay.requests;
+      expect(req.url).toBe('/webhook/cancel-task');
+      expect(JSON.parse(req.body.toString('utf8'))).toEqual({ task_id: taskId });
+    });
+
     it('calls the marketplace summary unsigned', async () => {
       relay.respond(() => ({ status: 200, body: { status: 'ok', summary: {}, total_servers: 0, total_available: 0 } }));
       const run = await runCli(['marketplace'], { env: { GPU_RELAY_URL: relay.url } });
@@ -194,6 +203,9 @@ describe('CLI: gpu-relay', () => {
       [['status', '--callback', 'ftp://x'], '--callback must be an http(s) URL'],
       [['status', '--wait', '--callback', 'https://example.com/cb'], '--wait sets callback_url to its own listener'],
       [['status', '--poll'], '--poll only makes sense with --wait'],
+      [['status', '--wait', '--no-wait'], '--wait and --no-wait contradict each other'],
+      [['cancel-task'], 'expected exactly one TASK_ID'],
+      [['cancel-task', '12'], "TASK_ID is the task id a create-order answered (a UUID), got '12'"],
     ])('exits 2 with a clear message for %j and never prints the secret', async (args, message) => {
       // Act: the secret is both in the environment and on the command line
       const run = await runCli([...args, '--secret', SECRET], { env: env() });
@@ -292,7 +304,7 @@ describe('CLI: gpu-relay', () => {
         },
       );
       // Act
-      const run = await runCli(['status', '--wait'], { env: env() });
+      const run = await runCli(['status', '--wait', '--json'], { env: env() });
       // Assess
       expect(run.code).toBe(0);
       expect(callbackUrlOf(relay.requests[0])).toMatch(
@@ -345,6 +357,8 @@ describe('CLI: gpu-relay', () => {
 
     it('takes a callback that arrives before the 202 answer', async () => {
       relay.respond((req) => {
+        // The progress line reads the task record meanwhile.
+        if (req.method === 'GET') return { status: 200, body: { task_id: 'fast', state: 'running' } };
         // The relay calls back while the request is still open (a very fast task).
         void signedCallback(callbackUrlOf(req), { success: true, order_id: 3, status: 'cancelled' });
         return { status: 202, body: { status: 'queued', task_id: 'fast', message: 'queued' } };

@@ -1,14 +1,15 @@
 /**
- * The CLI's quick path (issue 22 item 2): with no URL or secret set it reads the card `npm start`
- * publishes (.relay/local.json), only for a loopback URL, a live process and a private file; the
- * environment and flags always win, and the card's secrets are never printed.
+ * The CLI's quick path (issue 22 item 2, issue 28): it reads the cards `npm start` publishes
+ * (.relay/local-<port>.json), only for a loopback URL, a live process and a private file; each value
+ * not set (URL, webhook secret, callback signing secret) comes from the card whose URL matches, the
+ * environment and flags always win, and the card's secrets are never printed (`env` excepted).
  */
 import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, existsSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { signatureMatches, signedBytes } from '../../../lambdas/domain/signing';
 import { publishLocalRelay } from '../../../local/local-relay-file';
-import { LOCAL_RELAY_FILE, isLoopbackUrl } from '../../../contract/local-relay-file';
+import { isLoopbackUrl, localRelayFile, portOfUrl } from '../../../contract/local-relay-file';
 import { runCli, startFakeRelay } from './run-cli';
 import type { FakeRelay } from './run-cli';
 
@@ -21,7 +22,7 @@ describe('CLI: the local relay card', () => {
 
   const writeCard = (card: Record<string, unknown>, mode = 0o600): string => {
     mkdirSync(path.join(dir, '.relay'), { recursive: true });
-    const file = path.join(dir, LOCAL_RELAY_FILE);
+    const file = path.join(dir, localRelayFile(portOfUrl(String(card.url)) ?? 0));
     writeFileSync(file, JSON.stringify(card));
     chmodSync(file, mode);
     return file;
@@ -50,7 +51,10 @@ describe('CLI: the local relay card', () => {
     const sub = path.join(dir, 'a', 'b');
     mkdirSync(sub, { recursive: true });
     // Act
-    const run = await runCli(['create-order', '--gpu', 'RTX 4090', '--max-price', '0.5'], { cwd: sub, env: {} });
+    const run = await runCli(['create-order', '--gpu', 'RTX 4090', '--max-price', '0.5', '--no-wait'], {
+      cwd: sub,
+      env: {},
+    });
     // Assess
     expect(run.code).toBe(0);
     const [req] = relay.requests;
@@ -97,6 +101,7 @@ describe('CLI: the local relay card', () => {
       cwd: dir,
       env: { GPU_RELAY_URL: relay.url, GPU_RELAY_SECRET: 'env-secret' },
     });
+    expect(run.stdout).toContain('t-1'); // no card for this URL: no wait by default, the 202 is printed
     // Assess
     expect(run.code).toBe(0);
     const [req] = relay.requests;
@@ -110,16 +115,166 @@ describe('CLI: the local relay card', () => {
   });
 
   it.each(['GPU_RELAY_SECRET', 'WEBHOOK_SECRET'])(
-    'ignores the card, URL included, when %s is set (the environment wins)',
+    "with only %s set, sends to the card's URL signed with that secret",
     async (name) => {
-      // Prepare: the card names the relay; with the card ignored the CLI goes to its default URL instead.
+      // Prepare
       writeCard(card());
       // Act
-      await runCli(['status'], { cwd: dir, env: { [name]: 'env-secret' } });
+      const run = await runCli(['status', '--no-wait'], { cwd: dir, env: { [name]: 'env-secret' } });
       // Assess
-      expect(relay.requests).toHaveLength(0);
+      expect(run.code).toBe(0);
+      const [req] = relay.requests;
+      expect(
+        signatureMatches(
+          ['env-secret'],
+          signedBytes(req.body, String(req.headers['x-webhook-timestamp'])),
+          String(req.headers['x-webhook-signature']),
+        ),
+      ).toBe(true);
     },
   );
+
+  /** Calls the CLI's --wait listener back with a result signed by the card's callback signing secret. */
+  const callBackSigned = async (req: { body: Buffer }, result: unknown): Promise<void> => {
+    const { Webhook } = await import('standardwebhooks');
+    const url = (JSON.parse(req.body.toString('utf8')) as { callback_url: string }).callback_url;
+    const raw = JSON.stringify(result);
+    const now = new Date();
+    await fetch(url, {
+      method: 'POST',
+      body: raw,
+      headers: {
+        'webhook-id': 'd-2',
+        'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+        'webhook-signature': new Webhook(CARD_CALLBACK_SECRET).sign('d-2', now, raw),
+      },
+    });
+  };
+
+  it("--key ci2 --secret S: sends to the card's URL as ci2 and verifies --wait with the card's callback secret", async () => {
+    // Prepare
+    writeCard(card());
+    relay.respond(
+      (req) =>
+        req.method === 'POST'
+          ? { status: 202, body: { status: 'queued', task_id: 't-3' } }
+          : { status: 200, body: { task_id: 't-3', state: 'running' } },
+      async (req) => {
+        if (req.method === 'POST') await callBackSigned(req, { success: true, order_id: 8 });
+      },
+    );
+    // Act
+    const run = await runCli(
+      ['create-order', '--gpu', 'RTX 4090', '--key', 'ci2', '--secret', 'rk_ci2_secret', '--wait'],
+      { cwd: dir, env: {} },
+    );
+    // Assess
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual({ success: true, order_id: 8 });
+    const [req] = relay.requests;
+    expect(req.headers['x-webhook-key-id']).toBe('ci2');
+    expect(
+      signatureMatches(
+        ['rk_ci2_secret'],
+        signedBytes(req.body, String(req.headers['x-webhook-timestamp'])),
+        String(req.headers['x-webhook-signature']),
+      ),
+    ).toBe(true);
+  });
+
+  it("--key ci2 without a secret never signs with the card's webhook secret", async () => {
+    writeCard(card());
+    const run = await runCli(['status', '--key', 'ci2'], { cwd: dir, env: {} });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('no webhook secret');
+    expect(relay.requests).toHaveLength(0);
+  });
+
+  it.each([
+    ['the same URL', (url: string) => url],
+    ['localhost for 127.0.0.1', (url: string) => url.replace('127.0.0.1', 'localhost')],
+  ])("--url naming a card's relay (%s) takes that card's secret", async (_what, urlOf) => {
+    // Prepare: two relays run here; the one asked for is not the first card.
+    writeCard(card({ url: 'http://127.0.0.1:1', webhook_secret: 'other-relay-secret' }));
+    writeCard(card());
+    // Act
+    const run = await runCli(['status', '--url', urlOf(relay.url), '--no-wait'], { cwd: dir, env: {} });
+    // Assess
+    expect(run.code).toBe(0);
+    const [req] = relay.requests;
+    expect(
+      signatureMatches(
+        [CARD_SECRET],
+        signedBytes(req.body, String(req.headers['x-webhook-timestamp'])),
+        String(req.headers['x-webhook-signature']),
+      ),
+    ).toBe(true);
+  });
+
+  it('with several local relays and no URL set, asks for --url', async () => {
+    writeCard(card({ url: 'http://127.0.0.1:1' }));
+    writeCard(card());
+    const run = await runCli(['status'], { cwd: dir, env: {} });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('2 local relays are running here');
+    expect(run.stderr).toContain('--url');
+    expect(relay.requests).toHaveLength(0);
+  });
+
+  it('waits for the result by default and prints status as a table; --no-wait returns at once', async () => {
+    // Prepare
+    writeCard(card());
+    const result = {
+      total_orders: 2,
+      active: 1,
+      creating: 1,
+      orders: [
+        { order_id: 41, status: 'running', ssh: 'ssh -p 2222 root@127.0.0.1', lease_expires_at: 1_900_000_000 },
+        { order_id: 42, status: 'creating_order', ssh: null },
+      ],
+    };
+    relay.respond(
+      (req) =>
+        req.method === 'POST'
+          ? { status: 202, body: { status: 'queued', task_id: 't-4' } }
+          : { status: 200, body: { task_id: 't-4', state: 'running' } },
+      async (req) => {
+        if (req.method === 'POST') await callBackSigned(req, result);
+      },
+    );
+    // Act
+    const waited = await runCli(['status'], { cwd: dir, env: {} });
+    const json = await runCli(['status', '--json'], { cwd: dir, env: {} });
+    const quick = await runCli(['status', '--no-wait'], { cwd: dir, env: {} });
+    // Assess
+    expect(waited.code).toBe(0);
+    const lines = waited.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/^ORDER\s+STATUS\s+LEASE ENDS\s+SSH$/);
+    expect(lines[1]).toMatch(/^41\s+running\s+2030-03-17 17:46 UTC\s+ssh -p 2222 root@127\.0\.0\.1$/);
+    expect(lines[2]).toMatch(/^42\s+creating_order\s+-\s+-$/);
+    expect(lines[3]).toBe('2 orders: 1 running, 1 being created');
+    expect(JSON.parse(json.stdout)).toEqual(result);
+    expect(quick.code).toBe(0);
+    expect(JSON.parse(quick.stdout)).toEqual({ status: 'queued', task_id: 't-4' });
+    const posts = relay.requests.filter((r) => r.method === 'POST');
+    expect(posts.map((r) => 'callback_url' in JSON.parse(r.body.toString('utf8')))).toEqual([true, true, false]);
+  });
+
+  it('env prints the export line of the local relay, secrets included', async () => {
+    writeCard(card());
+    const run = await runCli(['env'], { cwd: dir, env: {} });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe(
+      `export GPU_RELAY_URL=${relay.url} GPU_RELAY_SECRET=${CARD_SECRET} CALLBACK_SIGNING_SECRET=${CARD_CALLBACK_SECRET}\n`,
+    );
+  });
+
+  it('env without a running local relay says to start one', async () => {
+    const run = await runCli(['env'], { cwd: dir, env: {} });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('no local relay is running here');
+    expect(run.stdout).toBe('');
+  });
 
   it("never sends the card's secret to a URL set by the user", async () => {
     writeCard(card({ url: 'http://127.0.0.1:1' }));
@@ -141,7 +296,7 @@ describe('CLI: the local relay card', () => {
       'a file that is not JSON',
       () => {
         mkdirSync(path.join(dir, '.relay'), { recursive: true });
-        writeFileSync(path.join(dir, LOCAL_RELAY_FILE), '{', { mode: 0o600 });
+        writeFileSync(path.join(dir, localRelayFile(5000)), '{', { mode: 0o600 });
       },
       'not JSON',
     ],
@@ -204,9 +359,19 @@ describe('Function: publishLocalRelay', () => {
 
   it('leaves a card another npm start has written since', () => {
     const published = publishLocalRelay(runtime, dir);
-    writeFileSync(published.file, JSON.stringify({ url: 'http://127.0.0.1:5001', pid: process.pid }));
+    expect(path.basename(published.file)).toBe('local-5000.json');
+    writeFileSync(published.file, JSON.stringify({ url: 'http://127.0.0.1:5000', pid: process.pid + 1 }));
     published.remove();
     expect(existsSync(published.file)).toBe(true);
+  });
+
+  it('keeps one card per port: a second relay neither overwrites nor removes the first one', () => {
+    const first = publishLocalRelay(runtime, dir);
+    const second = publishLocalRelay({ ...runtime, url: 'http://127.0.0.1:5001' }, dir);
+    expect(second.file).not.toBe(first.file);
+    second.remove();
+    expect(existsSync(first.file)).toBe(true);
+    expect(existsSync(second.file)).toBe(false);
   });
 
   it('refuses to publish a relay that is not on a loopback address', () => {
