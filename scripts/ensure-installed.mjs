@@ -7,10 +7,12 @@
  * `npm ci` on the pinned Node 24 from the npm registry).
  *
  * Plain Node, no dependencies: it runs before anything is installed, on whatever Node starts it.
- * `GPU_RELAY_SKIP_INSTALL_CHECK=1` skips it (for a node_modules managed by other means).
+ * `GPU_RELAY_SKIP_INSTALL_CHECK=1` skips it (for a node_modules managed by other means), and so does a
+ * node_modules that is a symbolic link (shared with another checkout): `npm ci` there would first empty
+ * the folder it points to, under every checkout that shares it.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, lstatSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { installStamp, readStamp } from './install-stamp.mjs';
 
@@ -19,6 +21,20 @@ if (process.env.GPU_RELAY_SKIP_INSTALL_CHECK === '1') process.exit(0);
 const root = fileURLToPath(new URL('..', import.meta.url));
 const pinnedNode = `${root}node_modules/.bin/node`;
 if (existsSync(pinnedNode) && readStamp(root) === installStamp(root)) process.exit(0);
+
+const symlinked = (() => {
+  try {
+    return lstatSync(`${root}node_modules`).isSymbolicLink();
+  } catch {
+    return false;
+  }
+})();
+if (symlinked) {
+  console.error(
+    'install: node_modules is a symbolic link (shared with another checkout): not installing here; run npm run setup where it points if it is out of date',
+  );
+  process.exit(0);
+}
 
 console.error(
   existsSync(`${root}node_modules`)

@@ -1,6 +1,7 @@
 /**
- * The install stamp: what node_modules was installed from (package-lock.json, package.json and the
- * platform), hashed. scripts/setup.mjs writes it after a successful install; scripts/ensure-installed.mjs
+ * The install stamp: what node_modules was installed from (package-lock.json, the fields of package.json
+ * that decide an install, and the platform), hashed. Scripts, description and bin are left out: editing
+ * a script must not reinstall everything. scripts/setup.mjs writes it after a successful install; scripts/ensure-installed.mjs
  * compares it before `npm start` / `npm test`. Plain Node, no dependencies.
  */
 import { createHash } from 'node:crypto';
@@ -9,10 +10,23 @@ import { join } from 'node:path';
 
 const STAMP = 'node_modules/.gpu-relay-install';
 
+/** package.json's fields that change what `npm ci` installs. */
+const INSTALL_FIELDS = [
+  'engines',
+  'dependencies',
+  'devDependencies',
+  'optionalDependencies',
+  'peerDependencies',
+  'overrides',
+  'allowScripts',
+];
+
 /** The stamp the current package-lock.json and package.json call for on this platform. */
 export const installStamp = (root) => {
   const hash = createHash('sha256');
-  for (const file of ['package-lock.json', 'package.json']) hash.update(readFileSync(join(root, file)));
+  hash.update(readFileSync(join(root, 'package-lock.json')));
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+  hash.update(JSON.stringify(INSTALL_FIELDS.map((field) => [field, pkg[field] ?? null])));
   hash.update(`${process.platform}-${process.arch}`);
   return hash.digest('hex');
 };
