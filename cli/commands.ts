@@ -52,7 +52,7 @@ export const OPTIONS = {
 
 export type OptionName = keyof typeof OPTIONS;
 
-const CONNECTION: OptionName[] = ['url', 'secret', 'key', 'no-timestamp', 'verbose', 'help'];
+const CONNECTION: OptionName[] = ['url', 'secret', 'key', 'signature', 'no-timestamp', 'verbose', 'help'];
 const SEND: OptionName[] = [...CONNECTION, 'idempotency-key'];
 const WAIT: OptionName[] = [
   'wait',
@@ -175,7 +175,9 @@ Connection:
                           CALLBACK_SIGNING_SECRET): verifies callbacks (--wait, verify); never signs requests
   --key NAME              sign as this caller key (X-Webhook-Key-Id; env GPU_RELAY_KEY_ID); the
                           secret is then that key's secret
-  --no-timestamp          sign the body alone, without X-Webhook-Timestamp
+  --signature v1|v2       signature version (default v2: method, path and body; X-Webhook-Signature: v2=...);
+                          v1 signs the body alone (or <timestamp>.<body>) for relays older than v2
+  --no-timestamp          with --signature v1: sign the body alone, without X-Webhook-Timestamp
   --idempotency-key K     send Idempotency-Key: a repeat within 24 h returns the same task_id
   --verbose               show the request and answer lines on stderr (signature redacted)
 

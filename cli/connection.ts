@@ -1,9 +1,11 @@
 /**
  * Where the CLI sends and with which secret: --url / GPU_RELAY_URL, --secret / GPU_RELAY_SECRET /
- * WEBHOOK_SECRET, --key / GPU_RELAY_KEY_ID. A local relay's card (cli/local-relay.ts) fills each value
- * that is not set, independently: the card whose URL matches the URL set, or with no URL set the only
- * running local relay (several: the user picks one with --url). A card's secrets only ever go to that
- * card's own loopback URL, and its webhook secret never signs as another caller key.
+ * WEBHOOK_SECRET, --key / GPU_RELAY_KEY_ID, and how it signs: --signature v2 (the default) or v1
+ * (for relays older than signature v2; --no-timestamp only with v1). A local relay's card
+ * (cli/local-relay.ts) fills each value that is not set, independently: the card whose URL matches the
+ * URL set, or with no URL set the only running local relay (several: the user picks one with --url).
+ * A card's secrets only ever go to that card's own loopback URL, and its webhook secret never signs as
+ * another caller key.
  */
 import type { Values } from './args';
 import { parseUrl } from './args';
@@ -17,6 +19,8 @@ export interface Connection {
   readonly secret: string | undefined;
   readonly base: URL;
   readonly timestamped: boolean;
+  /** The signature version: v2 (method, path and body; the default) or v1 for old relays. */
+  readonly signature: 'v1' | 'v2';
   readonly verbose: boolean;
   readonly keyId?: string;
   /** The local relay's callback signing secret, when the connection goes to a local relay's card. */
@@ -52,11 +56,16 @@ export const connectionOf = (command: string, values: Values): Connection => {
     values.url ? '--url' : setUrl ? 'GPU_RELAY_URL' : local ? local.file : '--url',
     rawUrl,
   );
+  const signature = values.signature ?? 'v2';
+  if (signature !== 'v1' && signature !== 'v2') throw usageError(command, '--signature must be v1 or v2');
+  if (signature === 'v2' && values['no-timestamp'])
+    throw usageError(command, '--no-timestamp needs --signature v1 (a v2 signature always has a timestamp)');
   if (local && values.verbose) err(`using the local relay at ${local.url} (${local.file})`);
   return {
     secret,
     base,
     timestamped: !values['no-timestamp'],
+    signature,
     verbose: Boolean(values.verbose),
     ...(keyId ? { keyId } : {}),
     ...(local ? { localCallbackSecret: local.callbackSecret } : {}),

@@ -1,7 +1,9 @@
 /**
- * One signed request to the relay: X-Webhook-Signature is HMAC-SHA256 (lowercase hex) over the exact
+ * One signed request to the relay (the relay's check: lambdas/domain/signing.ts). Signature v2 (the
+ * default): `X-Webhook-Signature: v2=<hex>`, HMAC-SHA256 over `v2.<timestamp>.<METHOD>.<path with
+ * query>.<body>` (empty body for a GET). With --signature v1 (old relays): lowercase hex over the exact
  * body bytes sent, or over the path and query string when there is no body, prefixed by
- * `<timestamp>.` unless --no-timestamp (the relay's check: lambdas/domain/signing.ts).
+ * `<timestamp>.` unless --no-timestamp.
  */
 import { createHmac } from 'node:crypto';
 import type { Connection } from './connection';
@@ -18,6 +20,10 @@ export const signedBytes = (data: Buffer | string, timestamp: string | undefined
   const raw = Buffer.isBuffer(data) ? data : Buffer.from(data, 'utf8');
   return timestamp === undefined ? raw : Buffer.concat([Buffer.from(`${timestamp}.`, 'utf8'), raw]);
 };
+
+/** The bytes a v2 signature covers: `v2.<timestamp>.<METHOD>.<pathWithQuery>.<body>`. */
+export const signedBytesV2 = (timestamp: string, method: string, pathWithQuery: string, body?: Buffer): Buffer =>
+  Buffer.concat([Buffer.from(`v2.${timestamp}.${method}.${pathWithQuery}.`, 'utf8'), body ?? Buffer.alloc(0)]);
 
 const routeUrl = (base: URL, path: string): URL => new URL(base.pathname.replace(/\/+$/, '') + path, base);
 
@@ -38,7 +44,13 @@ export const send = async (
   const bytes = body === undefined ? undefined : Buffer.from(body, 'utf8');
   const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'gpu-relay-cli/1' };
   if (bytes) headers['content-type'] = 'application/json';
-  if (signed) {
+  if (signed && conn.signature === 'v2') {
+    const timestamp = String(Math.floor(Date.now() / 1000));
+    headers['x-webhook-timestamp'] = timestamp;
+    const covered = signedBytesV2(timestamp, method, url.pathname + url.search, method === 'GET' ? undefined : bytes);
+    headers['x-webhook-signature'] = `v2=${hmacHex(conn.secret ?? '', covered)}`;
+    if (conn.keyId) headers['x-webhook-key-id'] = conn.keyId;
+  } else if (signed) {
     const timestamp = conn.timestamped ? String(Math.floor(Date.now() / 1000)) : undefined;
     const covered = bytes ?? Buffer.from(url.pathname + url.search, 'utf8');
     if (timestamp) headers['x-webhook-timestamp'] = timestamp;

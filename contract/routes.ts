@@ -172,6 +172,7 @@ export const ROUTE_SCOPES: Readonly<Record<string, Scope>> = {
   ExtendOrder: 'order',
   SetSpotPrice: 'order',
   CancelOrder: 'cancel',
+  CancelTask: 'cancel',
   Status: 'read',
   GetTask: 'read',
   Spend: 'read',

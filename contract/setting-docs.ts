@@ -23,6 +23,8 @@ export const SETTING_DOCS: Readonly<Record<SettingKey, string>> = {
     'Slack workspaces (`team_id`, comma-separated) whose commands `/slack/command` accepts; others get an ephemeral refusal and nothing is queued. Unset = any workspace whose request passes the signature check (the deploy warns).',
   slackAllowedUserIds:
     'Slack users (`user_id`, comma-separated) allowed to send commands, on top of the team list; unset = every user of an allowed team.',
+  signatureVersions:
+    "Which X-Webhook-Signature versions the relay accepts: `v2` (method, path with query, timestamp and body signed: `v2=<hex>` over `v2.<timestamp>.<METHOD>.<path>.<body>`) or `v1,v2` (also the spec's body-only and `<timestamp>.<body>` signatures, for the spec's callers). `/admin/keys*` and every request with X-Webhook-Key-Id need v2 whatever this says. See [api.md](api.md#signing-a-request).",
   slackUnmappedUsers:
     'Slack commands from a user no caller key names (`keys create --slack-user`): `default` = they act as the default key, every scope (how Slack worked before caller keys, so existing deployments keep working), `deny` = an ephemeral refusal and nothing queued. A user mapped to a key always acts as that key.',
   marketplaceTimeoutMs: 'Timeout of one marketplace call.',

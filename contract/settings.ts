@@ -92,6 +92,14 @@ export const SETTINGS = {
     default: false,
     deployedDefault: true,
   },
+  // Signature versions (issue 29): v2 binds method and route; the admin routes and caller keys need it always.
+  signatureVersions: {
+    env: 'SIGNATURE_VERSIONS',
+    kind: 'choice',
+    choices: ['v2', 'v1,v2'],
+    default: 'v1,v2',
+    deployedDefault: 'v2',
+  },
   allowUnsignedSlack: {
     env: 'ALLOW_UNSIGNED_SLACK',
     kind: 'bool',

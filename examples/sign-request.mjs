@@ -4,8 +4,11 @@
 //   GPU_RELAY_URL=http://127.0.0.1:5000 GPU_RELAY_SECRET=... \
 //     node examples/sign-request.mjs /webhook/create-order '{"gpu_type":"RTX 4090","max_price":0.5}'
 //
-// X-Webhook-Signature = lowercase hex HMAC-SHA256, keyed with the webhook secret, of
-// "<timestamp>.<body>", where <timestamp> is the X-Webhook-Timestamp header (Unix seconds).
+// Signature v2: X-Webhook-Signature = "v2=" + lowercase hex HMAC-SHA256, keyed with the webhook secret,
+// of "v2.<timestamp>.POST.<path>.<body>", where <timestamp> is the X-Webhook-Timestamp header (Unix
+// seconds) and <path> the request path with its query string, exactly as sent.
+// GPU_RELAY_DRY_RUN=1 prints the two headers instead of sending; GPU_RELAY_TIMESTAMP fixes the timestamp
+// (the worked example in docs/api.md).
 import { createHmac } from 'node:crypto';
 
 const url = process.env.GPU_RELAY_URL;
@@ -19,9 +22,14 @@ const body = process.argv[3] ?? JSON.stringify({ gpu_type: 'RTX 4090', max_price
 
 // Sign the exact bytes that go on the wire: encode once, sign and send the same Buffer.
 const bytes = Buffer.from(body, 'utf8');
-const timestamp = String(Math.floor(Date.now() / 1000));
-const signature = createHmac('sha256', secret).update(`${timestamp}.`).update(bytes).digest('hex');
+const timestamp = process.env.GPU_RELAY_TIMESTAMP ?? String(Math.floor(Date.now() / 1000));
+const signature =
+  'v2=' + createHmac('sha256', secret).update(`v2.${timestamp}.POST.${path}.`).update(bytes).digest('hex');
 
+if (process.env.GPU_RELAY_DRY_RUN) {
+  console.log(`X-Webhook-Timestamp: ${timestamp}\nX-Webhook-Signature: ${signature}`);
+  process.exit(0);
+}
 const res = await fetch(`${url.replace(/\/+$/, '')}${path}`, {
   method: 'POST',
   headers: {

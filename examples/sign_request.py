@@ -4,8 +4,11 @@
     GPU_RELAY_URL=http://127.0.0.1:5000 GPU_RELAY_SECRET=... \\
       python3 examples/sign_request.py /webhook/create-order '{"gpu_type":"RTX 4090","max_price":0.5}'
 
-X-Webhook-Signature = lowercase hex HMAC-SHA256, keyed with the webhook secret, of
-b"<timestamp>.<body>", where <timestamp> is the X-Webhook-Timestamp header (Unix seconds).
+Signature v2: X-Webhook-Signature = "v2=" + lowercase hex HMAC-SHA256, keyed with the webhook secret,
+of b"v2.<timestamp>.POST.<path>.<body>", where <timestamp> is the X-Webhook-Timestamp header (Unix
+seconds) and <path> the request path with its query string, exactly as sent.
+GPU_RELAY_DRY_RUN=1 prints the two headers instead of sending; GPU_RELAY_TIMESTAMP fixes the timestamp
+(the worked example in docs/api.md).
 """
 import hashlib
 import hmac
@@ -24,8 +27,13 @@ path = sys.argv[1] if len(sys.argv) > 1 else "/webhook/create-order"
 body = (sys.argv[2] if len(sys.argv) > 2 else '{"gpu_type":"RTX 4090","max_price":0.5}').encode("utf-8")
 
 # Sign the exact bytes that are sent.
-timestamp = str(int(time.time()))
-signature = hmac.new(secret.encode("utf-8"), timestamp.encode("ascii") + b"." + body, hashlib.sha256).hexdigest()
+timestamp = os.environ.get("GPU_RELAY_TIMESTAMP") or str(int(time.time()))
+signed = f"v2.{timestamp}.POST.{path}.".encode("utf-8") + body
+signature = "v2=" + hmac.new(secret.encode("utf-8"), signed, hashlib.sha256).hexdigest()
+
+if os.environ.get("GPU_RELAY_DRY_RUN"):
+    print(f"X-Webhook-Timestamp: {timestamp}\nX-Webhook-Signature: {signature}")
+    sys.exit(0)
 
 request = urllib.request.Request(
     url.rstrip("/") + path,

@@ -87,6 +87,9 @@ export const mayTouchOrder = (caller: TaskCaller | undefined, owner: string | un
 export const notYourOrderText = (orderId: number, key: string): string =>
   `order ${orderId} is not an order of key ${key}`;
 
+/** The failure result text of a cancel-task on a task another key made (or no task at all, seen by such a key). */
+export const notYourTaskText = (taskId: string, key: string): string => `task ${taskId} is not a task of key ${key}`;
+
 /** Why a key cannot be used now, or undefined when it can. Never shown to the caller (all answer 401). */
 export const keyUnusableReason = (
   record: CallerKeyRecord | undefined,

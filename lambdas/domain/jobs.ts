@@ -7,7 +7,14 @@ import { RETRY_POLICY, retryDelaySecondsAfter } from '../../contract/retry-polic
 import { createHash } from 'node:crypto';
 import { SOFT_TIME_LIMIT_SECONDS } from '../../contract/limits';
 import { orderCancelledText, priceAlertMatchedText } from './chat-messages';
-import { keyNameOf, mayTouchOrder, notYourOrderText, seesAllOrders, type TaskCaller } from './caller-keys';
+import {
+  keyNameOf,
+  mayTouchOrder,
+  notYourOrderText,
+  notYourTaskText,
+  seesAllOrders,
+  type TaskCaller,
+} from './caller-keys';
 import { isBusinessOutcome, MarketplaceInvalidInputError, TaskAlreadyExistsError } from './errors';
 import { extendOrder, setSpotPrice, type ExtensionSpend } from './lease-jobs';
 import { hasLease, serverFitsLease } from './lease';
@@ -310,17 +317,24 @@ export const runPriceAlert = async (
 
 /**
  * Issue 24: a key that does not see every order may cancel, extend and re-price only orders its own
- * tasks placed (the lease book records the placing key). The refusal is the task's failure result;
- * nothing reaches the marketplace.
+ * tasks placed (the lease book records the placing key); issue 29: and cancel only standing orders
+ * (tasks) it made itself (the task record's origin names the key). The refusal is the task's failure
+ * result; nothing reaches the marketplace or the waiting queue.
  */
 const ownershipRefusal = async (
   message: TypedJobMessage,
-  deps: Pick<JobDeps, 'leases'>,
+  deps: Pick<JobDeps, 'leases' | 'tasks'>,
 ): Promise<TaskResult | undefined> => {
-  if (message.kind !== 'cancel-order' && message.kind !== 'extend-order' && message.kind !== 'set-spot-price')
-    return undefined;
   const caller = message.origin.caller;
   if (seesAllOrders(caller)) return undefined;
+  if (message.kind === 'cancel-task') {
+    const owner = (await deps.tasks.get(message.input.task_id))?.origin.caller?.key;
+    return mayTouchOrder(caller, owner)
+      ? undefined
+      : failure(notYourTaskText(message.input.task_id, keyNameOf(caller)));
+  }
+  if (message.kind !== 'cancel-order' && message.kind !== 'extend-order' && message.kind !== 'set-spot-price')
+    return undefined;
   const orderId = message.input.order_id;
   const tracked = await deps.leases.get(orderId);
   return mayTouchOrder(caller, tracked?.key) ? undefined : failure(notYourOrderText(orderId, keyNameOf(caller)));

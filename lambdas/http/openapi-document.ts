@@ -42,16 +42,17 @@ const errorResponse = (description: string, example: string, headers?: JsonObjec
 });
 const responseRef = (name: string): JsonObject => ({ $ref: `#/components/responses/${name}` });
 
-const SIGNING_DESCRIPTION = `Every signed route requires \`X-Webhook-Signature\`: the lowercase hex HMAC-SHA256 of the raw request body, keyed with the shared webhook secret.
+const SIGNING_DESCRIPTION = `Every signed route requires \`X-Webhook-Signature\` and, with signature v2, \`X-Webhook-Timestamp\` (Unix seconds).
 
-* With \`X-Webhook-Timestamp\` (Unix seconds) the signed bytes are \`<timestamp>.<body>\`, and a timestamp more than ${REPLAY_WINDOW_SECONDS} s from the relay's clock is refused (replay window). The relay may be configured to require it.
-* Bodiless signed GETs (\`/webhook/tasks/{task_id}\`) sign the request path with its query string instead of a body, e.g. \`<timestamp>./webhook/tasks/6f1c…\`.
-* Sign the exact bytes you send.
-* One signed request, one task: a timestamped signed POST sent again (same route, timestamp and signature) while its timestamp is accepted gets 202 with the first request's \`task_id\` and \`Idempotent-Replayed: true\`, and queues nothing.
+* Signature v2 (the default; the only one a deployed relay accepts): \`X-Webhook-Signature: v2=<hex>\`, the lowercase hex HMAC-SHA256, keyed with the shared webhook secret, of \`v2.<timestamp>.<METHOD>.<path with query>.<raw body>\` (the method in upper case, the path with its query string exactly as sent, the body empty for a GET). Example: secret \`example-secret\`, timestamp \`1700000000\`, \`POST /webhook/create-order\`, body \`{"gpu_type":"RTX 4090","max_price":0.5}\` → \`v2=9ff10db919ea09a300dbfcd0c1a4a58084b27fafe08b9b82c508e46b08fc8c7b\`.
+* Signature v1 (the original spec's; accepted only where SIGNATURE_VERSIONS is \`v1,v2\`, e.g. \`npm start\`): a bare hex digest of the raw body, or with \`X-Webhook-Timestamp\` of \`<timestamp>.<body>\`; bodiless GETs sign their path with its query string. \`/admin/keys*\` and every request with \`X-Webhook-Key-Id\` need v2 whatever the setting: a v1 signature there answers 401 \`signature v2 required for this route\`.
+* A timestamp more than ${REPLAY_WINDOW_SECONDS} s from the relay's clock is refused (replay window). Sign the exact bytes you send.
+* A signature is good once, on one route: the same signed request sent again to the same route while its timestamp is accepted gets 202 with the first request's \`task_id\` and \`Idempotent-Replayed: true\` and queues nothing; the same signature on another route answers 401 \`Invalid signature\`.
+* Unknown body fields answer 400 \`unknown field <name>\`.
 
-Missing signature: 401 \`Missing signature\`; wrong signature: 401 \`Invalid signature\`. The rate limit is checked before the signature.
+Missing signature: 401 \`Missing signature\`; missing timestamp with v2: 401 \`Missing timestamp\`; wrong signature: 401 \`Invalid signature\`. The rate limit is checked before the signature.
 
-Caller keys: with \`X-Webhook-Key-Id: <name>\` the request is signed with that key's secret instead (same bytes, same rules). An unknown, revoked or expired key answers 401 \`Invalid signature\` (no hint which); a key without the route's scope (${SCOPES.map((s) => `\`${s}\``).join(', ')}) answers 403 \`key <name> may not <scope>\` and nothing is queued. Without the header the shared secret acts as the \`default\` key with every scope.`;
+Caller keys: with \`X-Webhook-Key-Id: <name>\` the request is signed with that key's secret instead (v2, same bytes). An unknown, revoked or expired key answers 401 \`Invalid signature\` (no hint which); a key without the route's scope (${SCOPES.map((s) => `\`${s}\``).join(', ')}) answers 403 \`key <name> may not <scope>\` and nothing is queued. Without the header the shared secret acts as the \`default\` key with every scope.`;
 
 /**
  * Builds the OpenAPI 3.1 document of every route in `ROUTES`. Throws when a route has no operation
@@ -110,7 +111,7 @@ export const buildOpenApiDocument = (opts: OpenApiOptions = {}): JsonObject => {
           name: 'X-Webhook-Timestamp',
           in: 'header',
           required: false,
-          description: `Unix seconds. When present the signature covers \`<timestamp>.<body>\` (or \`<timestamp>.<path>\`), and the request is refused with 401 when the timestamp is more than ${REPLAY_WINDOW_SECONDS} s from the relay's clock. Required when the relay runs with REQUIRE_WEBHOOK_TIMESTAMP=true.`,
+          description: `Unix seconds, part of the signed bytes. Required with signature v2 (\`v2.<timestamp>.<METHOD>.<path>.<body>\`); with v1 optional (\`<timestamp>.<body>\`, or \`<timestamp>.<path>\`; required when the relay runs with REQUIRE_WEBHOOK_TIMESTAMP=true). Refused with 401 when more than ${REPLAY_WINDOW_SECONDS} s from the relay's clock.`,
           schema: { type: 'string', pattern: '^\\d{1,12}$' },
           example: '1767225600',
         },

@@ -120,7 +120,7 @@ export const operationDocs = (components: SchemaComponents): Record<string, Oper
       tag: 'Tasks',
       summary: 'End a waiting standing order',
       description:
-        'Queues a cancel-task task (issue 23). A create-order task that is `waiting` for a server (a standing order, `wait_seconds`) ends with the failure `cancelled while waiting for a server`, delivered to its own callback_url; this task\'s result is `{success: true, task_id, state: "cancelled"}`. A task that is not waiting (running, finished, unknown) is left alone and the result is a failure `task <id> is not waiting`. 400 `task_id required` / `Invalid task_id`.',
+        'Queues a cancel-task task (issue 23). A create-order task that is `waiting` for a server (a standing order, `wait_seconds`) ends with the failure `cancelled while waiting for a server`, delivered to its own callback_url; this task\'s result is `{success: true, task_id, state: "cancelled"}`. A task that is not waiting (running, finished, unknown) is left alone and the result is a failure `task <id> is not waiting`. Scope `cancel`; a caller key that does not see every order may end only its own tasks (else the failure `task <id> is not a task of key <name>`, nothing changed). 400 `task_id required` / `Invalid task_id`.',
       requestBody: body(CancelTaskBodySchema, 'CancelTaskRequest', { task_id: '5f2c1b0a-9e8d-4c7b-a6f5-e4d3c2b1a098' }),
       success: accepted({
         status: 'queued',
@@ -165,7 +165,7 @@ export const operationDocs = (components: SchemaComponents): Record<string, Oper
       tag: 'Tasks',
       summary: 'Look up a task: state, result and timestamps',
       description:
-        'Signed like the other routes; having no body, the signature covers the request path (with its query string), prefixed by `<timestamp>.` when `X-Webhook-Timestamp` is sent.',
+        'Signed like the other routes (v2: `v2.<timestamp>.GET.<path with query>.` with an empty body; v1 where allowed: the request path with its query string, prefixed by `<timestamp>.` when `X-Webhook-Timestamp` is sent).',
       parameters: [{ $ref: '#/components/parameters/TaskId' }],
       success: {
         '200': {
@@ -180,7 +180,7 @@ export const operationDocs = (components: SchemaComponents): Record<string, Oper
       tag: 'Read',
       summary: 'Spending per caller key and UTC day: reserved, settled, orders, GPU hours (scope read)',
       description:
-        'Signed like getTask (the signature covers the path with its query string). `from` and `to` are UTC dates `YYYY-MM-DD`, both included, default today; at most 400 days (400 otherwise, and on a date that is no date). `reserved_usd` is the worst case still held by orders that have not ended; `settled_usd` the actual cost of orders that ended (USD per hour × hours held), charged to the day each part was reserved; `orders` and `gpu_hours` count settled orders. A key sees only its own lines (and its own budget as `limit_usd_per_day`); the default key and admin keys see every key and SPEND_LIMIT_USD_PER_DAY. See docs/budgets.md.',
+        'Signed like getTask (v2 covers the method and the path with its query string). `from` and `to` are UTC dates `YYYY-MM-DD`, both included, default today; at most 400 days (400 otherwise, and on a date that is no date). `reserved_usd` is the worst case still held by orders that have not ended; `settled_usd` the actual cost of orders that ended (USD per hour × hours held), charged to the day each part was reserved; `orders` and `gpu_hours` count settled orders. A key sees only its own lines (and its own budget as `limit_usd_per_day`); the default key and admin keys see every key and SPEND_LIMIT_USD_PER_DAY. See docs/budgets.md.',
       parameters: [
         { name: 'from', in: 'query', required: false, schema: { type: 'string', format: 'date' } },
         { name: 'to', in: 'query', required: false, schema: { type: 'string', format: 'date' } },

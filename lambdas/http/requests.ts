@@ -1,7 +1,8 @@
 /**
  * Request shapes of the relay's HTTP routes (order-relay.md §4), as zod schemas. They validate the
  * signed bodies with the spec's exact 400 messages and also generate the OpenAPI document, so the two
- * cannot drift. Unknown fields are ignored (zod strips them). The rules they apply are pure and live in
+ * cannot drift. Unknown fields are refused with 400 `unknown field <name>` (issue 29: a body dropped
+ * silently of what it did not know is how one route's signed body passed as another's). The rules they apply are pure and live in
  * lambdas/domain (request-rules.ts, lease.ts, standing-orders.ts, caller-keys.ts).
  */
 import * as z from 'zod/mini';
@@ -54,6 +55,15 @@ export const refuse = (ctx: z.core.ParsePayload, message: string): never => {
   ctx.issues.push({ code: 'custom', message, input: ctx.value });
   return z.NEVER;
 };
+
+/** The 400 text of a body field no route schema names (issue 29). */
+export const unknownFieldText = (name: string): string => `unknown field ${name.slice(0, 100)}`;
+
+/** A request body: a strict object, whose first unknown field is refused with {@link unknownFieldText}. */
+export const bodyObject = <T extends z.core.$ZodLooseShape>(shape: T): z.ZodMiniObject<T, z.core.$strict> =>
+  z.strictObject(shape, {
+    error: (issue) => (issue.code === 'unrecognized_keys' ? unknownFieldText(String(issue.keys[0])) : undefined),
+  });
 
 /** Schema metadata for the OpenAPI document (classic zod's `.meta()`). */
 export const describe = <T extends z.ZodMiniType>(schema: T, meta: Record<string, unknown>): T =>
@@ -139,7 +149,7 @@ export const WaitSecondsSchema = describe(
 );
 
 /** POST /webhook/create-order. */
-export const CreateOrderBodySchema = z.object({
+export const CreateOrderBodySchema = bodyObject({
   gpu_type: describe(gpuType('gpu_type required'), {
     description: 'GPU model to match, e.g. "RTX 4090" (case-insensitive substring)',
   }),
@@ -216,7 +226,7 @@ export const OrderIdSchema = describe(
 );
 
 /** POST /webhook/cancel-order. */
-export const CancelOrderBodySchema = z.object({
+export const CancelOrderBodySchema = bodyObject({
   order_id: OrderIdSchema,
   callback_url: optional(CallbackUrlSchema),
 });
@@ -225,7 +235,7 @@ export type CancelOrderBody = z.infer<typeof CancelOrderBodySchema>;
 const PRICE_ALERT_REQUIRED = 'gpu_type and target_price required';
 
 /** POST /webhook/price-alert. */
-export const PriceAlertBodySchema = z.object({
+export const PriceAlertBodySchema = bodyObject({
   gpu_type: gpuType(PRICE_ALERT_REQUIRED),
   target_price: describe(
     z
@@ -244,13 +254,13 @@ export const PriceAlertBodySchema = z.object({
 export type PriceAlertBody = z.infer<typeof PriceAlertBodySchema>;
 
 /** POST /webhook/status: the body is optional; an empty body counts as `{}`. */
-export const StatusBodySchema = z.object({
+export const StatusBodySchema = bodyObject({
   callback_url: optional(CallbackUrlSchema),
 });
 export type StatusBody = z.infer<typeof StatusBodySchema>;
 
 /** POST /webhook/cancel-task. */
-export const CancelTaskBodySchema = z.object({
+export const CancelTaskBodySchema = bodyObject({
   task_id: z.pipe(
     z.unknown(),
     z.transform((value, ctx): string => {
@@ -264,7 +274,7 @@ export const CancelTaskBodySchema = z.object({
 // ---- caller keys (issue 24; the rules are in domain/caller-keys.ts) ---------------------------------
 
 /** POST /admin/keys body. */
-export const CreateKeyBodySchema = z.object({
+export const CreateKeyBodySchema = bodyObject({
   name: z.string().check(
     z.regex(KEY_NAME_PATTERN, 'name must be 1-64 lower-case letters, digits, - or _, starting with a letter or digit'),
     z.refine((name) => name !== DEFAULT_KEY_NAME, 'name "default" is the shared webhook secret\'s key'),
@@ -408,7 +418,7 @@ const DesiredPriceSchema = describe(
 );
 
 /** POST /webhook/extend-order. */
-export const ExtendOrderBodySchema = z.object({
+export const ExtendOrderBodySchema = bodyObject({
   order_id: requiredOrderId(EXTEND_REQUIRED_ERROR),
   hours: requiredNumber(EXTEND_REQUIRED_ERROR, HOURS_ERROR, isLeaseHours, {
     description: `Hours added to the lease (> 0, at most ${MAX_LEASE_HOURS}); the new end is max(now, current end) + hours`,
@@ -421,7 +431,7 @@ export const ExtendOrderBodySchema = z.object({
 export type ExtendOrderBody = z.infer<typeof ExtendOrderBodySchema>;
 
 /** POST /webhook/set-spot-price. */
-export const SetSpotPriceBodySchema = z.object({
+export const SetSpotPriceBodySchema = bodyObject({
   order_id: requiredOrderId(SPOT_PRICE_REQUIRED_ERROR),
   desired_price: DesiredPriceSchema,
   callback_url: optional(CallbackUrlSchema),

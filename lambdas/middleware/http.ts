@@ -5,6 +5,7 @@
 import { createError } from '@middy/util';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { Caller } from '../domain/caller-keys';
+import type { SignatureVersion } from '../domain/signing';
 
 /**
  * The API Gateway v2 event as it travels through the chain: `rawBody` is the decoded body bytes (set
@@ -16,6 +17,13 @@ export type RelayEvent = APIGatewayProxyEventV2 & {
   jsonBody?: Record<string, unknown>;
   /** The verified caller key (set by the signature middleware; issue 24). */
   caller?: Caller;
+  /** The verified X-Webhook-Signature (set by the signature middleware; the replay claim reads it). */
+  signature?: {
+    readonly version: SignatureVersion;
+    readonly hex: string;
+    readonly timestamp?: string;
+    readonly keyId?: string;
+  };
 };
 
 export type ApiResult = APIGatewayProxyStructuredResultV2;

@@ -96,8 +96,8 @@ export const TABLE_ACCESS: Readonly<Record<KeyFamily, FamilyAccess>> = {
   claim: { write: [...CLAIM_USERS, 'FleetWatch'] },
   cache: { write: MARKETPLACE_USERS },
   idempotency: { write: TASK_ROUTES },
-  // One task per signed request (issue 21 item 2): claimed by the routes that accept tasks.
-  signedRequest: { write: TASK_ROUTES },
+  // One task per signed request (issue 21 item 2), one route per signature (issue 29): every signed route claims.
+  signedRequest: { write: routesWhere((route) => route.signed) },
   lease: { write: LEASE_USERS },
   leaseDue: { write: LEASE_USERS },
   leaseDueCursor: { write: LEASE_USERS },

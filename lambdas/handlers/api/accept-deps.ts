@@ -9,8 +9,6 @@ export interface AcceptDeps extends ChainDeps {
   readonly workflow: WorkflowStarter;
   readonly queue: JobQueue;
   readonly idempotency?: IdempotencyStore;
-  /** Signed timestamped requests already accepted (one signed request, one task). */
-  readonly signedRequests?: IdempotencyStore;
   /** The caller keys, for the Slack route's user → key mapping (issue 24); unwired = no key names a Slack user. */
   readonly callerKeyRecords?: () => Promise<readonly CallerKeyRecord[]>;
   /** @default crypto.randomUUID */

@@ -14,6 +14,7 @@ import { DEFAULT_KEY_NAME, taskCallerOf, type TaskCaller } from '../../domain/ca
 import { callbackUrlProblem, parseBody } from '../../http/requests';
 import type { TaskKind, TaskOrigin, TaskRequest } from '../../domain/task';
 import { headerValue, httpError, jsonResponse, type ApiResult, type RelayEvent } from '../../middleware/http';
+import { SIGNED_REQUEST_CLOCK_MARGIN_SECONDS } from '../../middleware/signature-claim';
 import { SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../../middleware/verify-signature';
 import type { AcceptDeps } from './accept-deps';
 import { apiHandler, type ApiHandler, type RouteId } from './chain';
@@ -54,8 +55,8 @@ export const acceptRequest = async (
   return outcome;
 };
 
-/** Kept beyond the replay window, for clocks of different instances that disagree by up to this much. */
-export const SIGNED_REQUEST_CLOCK_MARGIN_SECONDS = 60;
+// The clock margin is the signature claim's (middleware/signature-claim.ts); kept importable from here.
+export { SIGNED_REQUEST_CLOCK_MARGIN_SECONDS };
 
 /**
  * The key of a signed request that carried X-Webhook-Timestamp (verified by the chain before the

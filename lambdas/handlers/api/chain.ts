@@ -1,7 +1,8 @@
 /**
  * The middleware chain every API route shares, driven by the route table (contract/routes.ts):
  * invocation budget → task scope → logger context → rate limit (rate-limited routes) → body
- * size/decoding → webhook signature (signed routes) or Slack signature → JSON parsing → handler;
+ * size/decoding → webhook signature, its one-route claim and the route's scope (signed routes) or
+ * Slack signature → JSON parsing → handler;
  * errors shaped last (JSON `{error}` bodies). Tracing is Lambda's own (no middleware).
  * The task-accepting routes build on it in accept-route.ts; their deps are in accept-deps.ts and the
  * Idempotency-Key header in idempotency-key.ts.
@@ -14,12 +15,13 @@ import type { RelayEnv } from '../../adapters/env';
 import { invocationBudget, withInvocationBudget } from '../../adapters/invocation-budget';
 import { logger, taskScopeMiddleware } from '../../adapters/observability';
 import type { SecretReadOptions } from '../../adapters/secrets';
-import type { SlidingWindow } from '../../domain/ports';
+import type { IdempotencyStore, SlidingWindow } from '../../domain/ports';
 import { decodeBody } from '../../middleware/body';
 import { errorHandler } from '../../middleware/error-handler';
 import type { ApiResult, RelayEvent } from '../../middleware/http';
 import { jsonBody } from '../../middleware/json-body';
 import { rateLimit } from '../../middleware/rate-limit';
+import { claimSignature } from '../../middleware/signature-claim';
 import { verifySlackSignature } from '../../middleware/slack-signature';
 import { requireScope, verifySignature, type ResolvedKey } from '../../middleware/verify-signature';
 
@@ -30,6 +32,11 @@ export interface ChainDeps {
   readonly window?: SlidingWindow;
   /** Required on signed routes: accepted webhook secrets, current first. */
   readonly webhookSecrets?: (read?: SecretReadOptions) => Promise<readonly string[]>;
+  /**
+   * Signed routes: signatures already used and the route each was used on (issue 29: one signature,
+   * one route), and on the accept routes the task each signed request made. Unwired = not checked.
+   */
+  readonly signedRequests?: IdempotencyStore;
   /** Signed routes: the usable caller key of an X-Webhook-Key-Id (issue 24); unwired = key ids refused. */
   readonly callerKeys?: (name: string) => Promise<ResolvedKey | undefined>;
   /** Slack route: the signing secret, or undefined when none is configured. */
@@ -51,6 +58,10 @@ export const routeById = (id: string): RouteDefinition => {
   if (!route) throw new Error(`unknown route ${id}`);
   return route;
 };
+
+/** The routes that need signature v2 whatever SIGNATURE_VERSIONS says (issue 29): `/admin/keys*`. */
+export const requiresSignatureV2 = (route: Pick<RouteDefinition, 'path'>): boolean =>
+  route.path === '/admin/keys' || route.path.startsWith('/admin/keys/');
 
 export interface ApiHandlerOptions<D extends ChainDeps> {
   readonly routeId: RouteId;
@@ -84,11 +95,14 @@ export const apiHandler = <D extends ChainDeps>(
       verifySignature({
         secrets: (read) => required(options.deps().webhookSecrets, 'the webhook secret')(read),
         requireTimestamp: () => options.deps().env.REQUIRE_WEBHOOK_TIMESTAMP,
-        // Bodiless signed GETs (task lookup) sign their path.
+        versions: () => options.deps().env.SIGNATURE_VERSIONS,
+        requireV2: requiresSignatureV2(route),
+        // Bodiless signed GETs (task lookup) sign their path (v1).
         covers: route.method === 'GET' ? 'path' : 'body',
         callerKeys: async (name) => options.deps().callerKeys?.(name),
         now,
       }),
+      claimSignature({ routeId: route.id, store: () => options.deps().signedRequests, now }),
     );
     const scope = ROUTE_SCOPES[route.id];
     if (scope !== undefined) chain.push(requireScope(scope));

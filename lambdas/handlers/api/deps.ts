@@ -84,6 +84,7 @@ export const taskLookupDepsFromEnv = (): (() => ChainDeps & {
       window: slidingWindowFromEnv(env),
       webhookSecrets: (read) => webhookSecrets(env, read),
       callerKeys: callerKeysFromEnv(env),
+      signedRequests: signedRequestStoreFromEnv(env),
       tasks: taskRepositoryFromEnv(env),
       waiting: waitingTasksFromEnv(env),
     };
@@ -98,6 +99,7 @@ export const adminKeysDepsFromEnv = (): (() => AdminKeysDeps) =>
       window: slidingWindowFromEnv(env),
       webhookSecrets: (read) => webhookSecrets(env, read),
       callerKeys: callerKeysFromEnv(env),
+      signedRequests: signedRequestStoreFromEnv(env),
       store: callerKeyStoreFromEnv(env),
       sealer: keySealerFromEnv(env),
     };

@@ -5,7 +5,7 @@
  * see every key's. Both dates default to today (UTC); at most MAX_SPEND_RANGE_DAYS days.
  */
 import { relayEnv } from '../../adapters/env';
-import { slidingWindowFromEnv } from '../../adapters/from-env';
+import { signedRequestStoreFromEnv, slidingWindowFromEnv } from '../../adapters/from-env';
 import { documentClient } from '../../adapters/aws-clients';
 import { DynamoDbSpendDays } from '../../adapters/dynamodb-spend-days';
 import { webhookSecrets } from '../../adapters/secrets';
@@ -51,6 +51,7 @@ export const handler = createSpendHandler(
       window: slidingWindowFromEnv(env),
       webhookSecrets: (read) => webhookSecrets(env, read),
       callerKeys: callerKeysFromEnv(env),
+      signedRequests: signedRequestStoreFromEnv(env),
       spend: new DynamoDbSpendDays(documentClient(), env.TABLE_NAME),
     };
   }),

@@ -1,5 +1,5 @@
 import { Webhook } from 'standardwebhooks';
-import { hmacHex, signatureMatches, signedBytes } from '../../../lambdas/domain/signing';
+import { hmacHex, signatureMatches, signatureV2, signedBytes } from '../../../lambdas/domain/signing';
 import { runCli, startFakeRelay, stdoutJson } from './run-cli';
 import type { FakeRelay, RecordedRequest } from './run-cli';
 
@@ -54,7 +54,7 @@ describe('CLI: gpu-relay', () => {
   });
 
   describe('signing', () => {
-    it('signs the exact body bytes it sends, prefixed by the timestamp it sends', async () => {
+    it('signs v2 by default: the method, the path and the exact body bytes it sends, with the timestamp it sends', async () => {
       // Act
       const run = await runCli(
         [
@@ -88,15 +88,34 @@ describe('CLI: gpu-relay', () => {
       const ts = String(req.headers['x-webhook-timestamp']);
       expect(ts).toMatch(/^\d+$/);
       expect(Math.abs(Number(ts) - Date.now() / 1000)).toBeLessThan(300);
-      expect(signatureMatches([SECRET], signedBytes(req.body, ts), String(req.headers['x-webhook-signature']))).toBe(
-        true,
+      expect(req.headers['x-webhook-signature']).toBe(
+        signatureV2(SECRET, ts, 'POST', '/webhook/create-order', req.body),
       );
       expect(req.headers['content-type']).toBe('application/json');
       expect(stdoutJson(run)).toEqual({ status: 'queued', task_id: 't-1', message: 'ok' });
     });
 
-    it('signs the body alone with --no-timestamp', async () => {
-      const run = await runCli(['status', '--no-timestamp'], { env: env() });
+    it('signs v1 with --signature v1: `<timestamp>.<body>` (old relays)', async () => {
+      const run = await runCli(['status', '--signature', 'v1'], { env: env() });
+      expect(run.code).toBe(0);
+      const [req] = relay.requests;
+      const ts = String(req.headers['x-webhook-timestamp']);
+      expect(signatureMatches([SECRET], signedBytes(req.body, ts), String(req.headers['x-webhook-signature']))).toBe(
+        true,
+      );
+    });
+
+    it('refuses --no-timestamp without --signature v1, and an unknown --signature (usage, nothing sent)', async () => {
+      const bare = await runCli(['status', '--no-timestamp'], { env: env() });
+      const unknown = await runCli(['status', '--signature', 'v3'], { env: env() });
+      expect([bare.code, unknown.code]).toEqual([2, 2]);
+      expect(bare.stderr).toContain('--no-timestamp needs --signature v1');
+      expect(unknown.stderr).toContain('--signature must be v1 or v2');
+      expect(relay.requests).toHaveLength(0);
+    });
+
+    it('signs the body alone with --signature v1 --no-timestamp', async () => {
+      const run = await runCli(['status', '--signature', 'v1', '--no-timestamp'], { env: env() });
       expect(run.code).toBe(0);
       const [req] = relay.requests;
       expect(req.headers['x-webhook-timestamp']).toBeUndefined();
@@ -104,9 +123,21 @@ describe('CLI: gpu-relay', () => {
       expect(req.headers['x-webhook-signature']).toBe(hmacHex(SECRET, '{}'));
     });
 
-    it('signs the path of a bodiless GET and keeps a base path of the relay URL', async () => {
+    it('signs a bodiless GET v2 over GET, its path as sent (a base path of the relay URL kept) and an empty body', async () => {
       relay.respond(() => ({ status: 200, body: { task_id: 'abc-1', state: 'running' } }));
       const run = await runCli(['task', 'abc-1'], { env: { ...env(), GPU_RELAY_URL: `${relay.url}/prod/` } });
+      expect(run.code).toBe(0);
+      const [req] = relay.requests;
+      expect(req.url).toBe('/prod/webhook/tasks/abc-1');
+      const ts = String(req.headers['x-webhook-timestamp']);
+      expect(req.headers['x-webhook-signature']).toBe(signatureV2(SECRET, ts, 'GET', '/prod/webhook/tasks/abc-1'));
+    });
+
+    it('signs the path of a bodiless GET with --signature v1 and keeps a base path of the relay URL', async () => {
+      relay.respond(() => ({ status: 200, body: { task_id: 'abc-1', state: 'running' } }));
+      const run = await runCli(['task', 'abc-1', '--signature', 'v1'], {
+        env: { ...env(), GPU_RELAY_URL: `${relay.url}/prod/` },
+      });
       expect(run.code).toBe(0);
       const [req] = relay.requests;
       expect(req.method).toBe('GET');
@@ -117,10 +148,10 @@ describe('CLI: gpu-relay', () => {
     });
 
     it('reads the secret from --secret, then GPU_RELAY_SECRET, then WEBHOOK_SECRET', async () => {
-      await runCli(['status', '--no-timestamp', '--secret', 'flag-secret'], {
+      await runCli(['status', '--signature', 'v1', '--no-timestamp', '--secret', 'flag-secret'], {
         env: { GPU_RELAY_URL: relay.url, GPU_RELAY_SECRET: 'env-secret' },
       });
-      await runCli(['status', '--no-timestamp'], {
+      await runCli(['status', '--signature', 'v1', '--no-timestamp'], {
         env: { GPU_RELAY_URL: relay.url, WEBHOOK_SECRET: 'fallback-secret' },
       });
       expect(relay.requests.map((r) => r.headers['x-webhook-signature'])).toEqual([

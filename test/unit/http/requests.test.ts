@@ -3,10 +3,15 @@ import { AcceptedSchema } from '../../../lambdas/http/response-schemas';
 import { normalizeCreateOrder, normalizePriceAlert } from '../../../lambdas/domain/request-rules';
 import {
   CancelOrderBodySchema,
+  CancelTaskBodySchema,
   callbackUrlProblem,
+  CreateKeyBodySchema,
   CreateOrderBodySchema,
+  CreateOrderLeaseBodySchema,
+  ExtendOrderBodySchema,
   parseBody,
   PriceAlertBodySchema,
+  SetSpotPriceBodySchema,
   StatusBodySchema,
 } from '../../../lambdas/http/requests';
 
@@ -56,7 +61,7 @@ describe('Function: parseBody (create-order)', () => {
     expect(errorOf(CreateOrderBodySchema, body)).toBe(message);
   });
 
-  it('accepts a full body, trims gpu_type, ignores unknown fields and treats null as absent', () => {
+  it('accepts a full body, trims gpu_type and treats null as absent', () => {
     const outcome = parseBody(CreateOrderBodySchema, {
       gpu_type: ' RTX 4090 ',
       max_price: 0.5,
@@ -64,8 +69,6 @@ describe('Function: parseBody (create-order)', () => {
       use_spot: false,
       callback_url: 'https://example.com/cb',
       env: { A: '1' },
-      extra: true,
-      max_price_typo: 1,
     });
     expect(outcome).toEqual({
       ok: true,
@@ -92,6 +95,25 @@ describe('Function: parseBody (create-order)', () => {
       ports: DEFAULTS.ports,
       use_spot: true,
     });
+  });
+});
+
+describe('Unknown body fields (issue 29)', () => {
+  it.each([
+    ['create-order', CreateOrderLeaseBodySchema, { gpu_type: 'A100', max_price_typo: 1 }, 'max_price_typo'],
+    ['cancel-order', CancelOrderBodySchema, { order_id: 5, hours: 2 }, 'hours'],
+    ['extend-order', ExtendOrderBodySchema, { order_id: 5, hours: 2, desired_price: 3 }, 'desired_price'],
+    ['set-spot-price', SetSpotPriceBodySchema, { order_id: 5, desired_price: 3, hours: 1 }, 'hours'],
+    ['price-alert', PriceAlertBodySchema, { gpu_type: 'A100', target_price: 1, order_id: 5 }, 'order_id'],
+    ['status', StatusBodySchema, { order_id: 5 }, 'order_id'],
+    ['cancel-task', CancelTaskBodySchema, { task_id: '6f1c0d9e-1111-4222-8333-444455556666', x: 1 }, 'x'],
+    ['admin keys create', CreateKeyBodySchema, { name: 'ci', scopes: ['read'], admin: true }, 'admin'],
+  ] as const)('%s refuses `unknown field <name>`, naming the first unknown field', (_route, schema, body, field) => {
+    expect(parseBody(schema, body)).toEqual({ ok: false, error: `unknown field ${field}` });
+  });
+
+  it("reports a field's own problem before an unknown field (the spec's texts first)", () => {
+    expect(parseBody(CancelOrderBodySchema, { hours: 2 })).toEqual({ ok: false, error: 'order_id required' });
   });
 });
 

@@ -3,7 +3,7 @@ import { decodeBody } from '../../../lambdas/middleware/body';
 import { errorHandler } from '../../../lambdas/middleware/error-handler';
 import type { RelayEvent } from '../../../lambdas/middleware/http';
 import { signedPath, verifySignature, type VerifySignatureOptions } from '../../../lambdas/middleware/verify-signature';
-import { apiEvent, lambdaContext, sign } from '../../fixtures/events/api-event';
+import { apiEvent, lambdaContext, sign, signV2, v2Headers } from '../../fixtures/events/api-event';
 import { parseResult } from '../../helpers/parse-result';
 
 const SECRET = 's3cret';
@@ -246,5 +246,85 @@ describe('Middleware: verifySignature', () => {
       const event = apiEvent({ method: 'GET', path, headers: { 'x-webhook-signature': sign(SECRET, other) } });
       expect((await run(event, { covers: 'path' })).statusCode).toBe(401);
     });
+  });
+});
+
+describe('Middleware: verifySignature, signature v2 (issue 29)', () => {
+  const body = '{"order_id":7,"hours":2}';
+  const path = '/webhook/extend-order';
+
+  it('passes a v2 signature over method, path and body with its timestamp', async () => {
+    expect((await run(apiEvent({ path, body, headers: v2Headers(SECRET, 'POST', path, body, TS) }))).statusCode).toBe(
+      204,
+    );
+  });
+
+  it('passes a v2-signed GET over its path with the query string and an empty body', async () => {
+    const event = apiEvent({
+      method: 'GET',
+      path: '/webhook/spend',
+      rawQueryString: 'from=2026-11-01',
+      headers: v2Headers(SECRET, 'GET', '/webhook/spend?from=2026-11-01', '', TS),
+    });
+    expect((await run(event)).statusCode).toBe(204);
+  });
+
+  it.each([
+    ['another path', { path: '/webhook/cancel-order' }],
+    ['another method', { method: 'GET' as const }],
+    ['another body', { body: '{"order_id":8,"hours":2}' }],
+    ['another query', { rawQueryString: 'x=1' }],
+  ])('refuses the same v2 signature sent with %s: 401 Invalid signature', async (_what, change) => {
+    const event = apiEvent({ path, body, headers: v2Headers(SECRET, 'POST', path, body, TS), ...change });
+    expect(await run(event)).toMatchObject({ statusCode: 401, body: { error: 'Invalid signature' } });
+  });
+
+  it('requires X-Webhook-Timestamp with v2 (401 Missing timestamp), and a fresh one', async () => {
+    const missing = apiEvent({
+      path,
+      body,
+      headers: { 'x-webhook-signature': signV2(SECRET, 'POST', path, body, TS) },
+    });
+    expect(await run(missing)).toMatchObject({ statusCode: 401, body: { error: 'Missing timestamp' } });
+    const old = String(NOW / 1000 - 301);
+    const stale = apiEvent({ path, body, headers: v2Headers(SECRET, 'POST', path, body, old) });
+    expect(await run(stale)).toMatchObject({ statusCode: 401, body: { error: 'Stale or invalid timestamp' } });
+  });
+
+  it('refuses a valid v1 signature where only v2 is accepted with `signature v2 required for this route`; a wrong one with `Invalid signature`', async () => {
+    const v1 = apiEvent({ path, body, headers: { 'x-webhook-signature': sign(SECRET, body) } });
+    expect(await run(v1, { versions: () => 'v2' })).toMatchObject({
+      statusCode: 401,
+      body: { error: 'signature v2 required for this route' },
+    });
+    expect(await run(v1, { requireV2: true })).toMatchObject({
+      statusCode: 401,
+      body: { error: 'signature v2 required for this route' },
+    });
+    expect((await run(v1, { versions: () => 'v1,v2' })).statusCode).toBe(204);
+    const wrong = apiEvent({ path, body, headers: { 'x-webhook-signature': sign('other', body) } });
+    expect(await run(wrong, { versions: () => 'v2' })).toMatchObject({
+      statusCode: 401,
+      body: { error: 'Invalid signature' },
+    });
+  });
+
+  it('refuses a v1 signature that names a caller key, whatever SIGNATURE_VERSIONS says', async () => {
+    const callerKeys = async () => ({ caller: { key: 'ci', scopes: ['read' as const] }, secret: 'ci-secret' });
+    const v1 = apiEvent({
+      path,
+      body,
+      headers: { 'x-webhook-signature': sign('ci-secret', body), 'x-webhook-key-id': 'ci' },
+    });
+    expect(await run(v1, { callerKeys, versions: () => 'v1,v2' })).toMatchObject({
+      statusCode: 401,
+      body: { error: 'signature v2 required for this route' },
+    });
+    const v2 = apiEvent({
+      path,
+      body,
+      headers: { ...v2Headers('ci-secret', 'POST', path, body, TS), 'x-webhook-key-id': 'ci' },
+    });
+    expect((await run(v2, { callerKeys })).statusCode).toBe(204);
   });
 });

@@ -17,7 +17,8 @@ import {
 } from '../../../lambdas/domain/caller-keys';
 import { reserveQuota } from '../../../lambdas/domain/create-order/reserve-quota';
 import type { WorkflowState } from '../../../lambdas/domain/create-order/workflow-state';
-import { runJob, type TypedJobMessage } from '../../../lambdas/domain/jobs';
+import { runJob, type JobDeps, type TypedJobMessage } from '../../../lambdas/domain/jobs';
+import type { TaskRecord } from '../../../lambdas/domain/task';
 import {
   createAdminKeysCreateHandler,
   createAdminKeysListHandler,
@@ -26,7 +27,7 @@ import {
 import { createCancelOrderHandler } from '../../../lambdas/handlers/api/cancel-order';
 import { createGetTaskHandler } from '../../../lambdas/handlers/api/get-task';
 import { createStatusHandler } from '../../../lambdas/handlers/api/status';
-import { apiEvent, lambdaContext, sign } from '../../fixtures/events/api-event';
+import { apiEvent, lambdaContext, sign, v2Headers } from '../../fixtures/events/api-event';
 import { anOrder } from '../../fakes/builders';
 import { FakeCallerKeyStore, fakeSealer } from '../../fakes/caller-keys';
 import { acceptFakes, jobFakes } from '../../fakes/deps';
@@ -117,7 +118,15 @@ const keyedFakes = async () => {
   };
   return { fakes, keyed, store };
 };
+/** A v2-signed POST (caller keys and the admin routes need v2: issue 29). */
 const post = (path: string, body: string, secret: string, keyId?: string) =>
+  apiEvent({
+    path,
+    body,
+    headers: { ...v2Headers(secret, 'POST', path, body), ...(keyId ? { 'x-webhook-key-id': keyId } : {}) },
+  });
+/** The same POST signed v1 (body only), as the spec signs. */
+const postV1 = (path: string, body: string, secret: string, keyId?: string) =>
   apiEvent({
     path,
     body,
@@ -200,7 +209,9 @@ describe('Caller keys: the signature chain', () => {
             method: 'GET',
             path,
             pathParameters: { task_id: id },
-            headers: { 'x-webhook-signature': sign(secret, path), ...(keyId ? { 'x-webhook-key-id': keyId } : {}) },
+            headers: keyId
+              ? { ...v2Headers(secret, 'GET', path), 'x-webhook-key-id': keyId }
+              : { 'x-webhook-signature': sign(secret, path) },
           }),
           lambdaContext(),
         ),
@@ -249,7 +260,7 @@ describe('Caller keys: admin routes', () => {
         apiEvent({
           method: 'GET',
           path: '/admin/keys',
-          headers: { 'x-webhook-signature': sign(SECRET, '/admin/keys') },
+          headers: v2Headers(SECRET, 'GET', '/admin/keys'),
         }),
         lambdaContext(),
       ),
@@ -274,6 +285,31 @@ describe('Caller keys: admin routes', () => {
       statusCode: 404,
       body: { error: 'no key nope' },
     });
+  });
+
+  it('401 `signature v2 required for this route` for a valid v1 signature on an admin route or with a key id; `Invalid signature` for a wrong one', async () => {
+    const { fakes, keyed, store } = await keyedFakes();
+    const create = createAdminKeysCreateHandler(() => keyed);
+    const body = JSON.stringify({ name: 'v1key', scopes: ['read'] });
+    expect(parseResult(await create(postV1('/admin/keys', body, SECRET), lambdaContext()))).toMatchObject({
+      statusCode: 401,
+      body: { error: 'signature v2 required for this route' },
+    });
+    expect(parseResult(await create(postV1('/admin/keys', body, 'wrong'), lambdaContext()))).toMatchObject({
+      statusCode: 401,
+      body: { error: 'Invalid signature' },
+    });
+    const cancel = createCancelOrderHandler(() => keyed);
+    expect(
+      parseResult(
+        await cancel(postV1('/webhook/cancel-order', '{"order_id":7}', 'ops-secret', 'ops'), lambdaContext()),
+      ),
+    ).toMatchObject({ statusCode: 401, body: { error: 'signature v2 required for this route' } });
+    expect(
+      parseResult(await cancel(postV1('/webhook/cancel-order', '{"order_id":7}', 'ci-secret', 'ops'), lambdaContext())),
+    ).toMatchObject({ statusCode: 401, body: { error: 'Invalid signature' } });
+    expect(store.records.has('v1key')).toBe(false);
+    expect(fakes.queue.sent).toHaveLength(0);
   });
 
   it('400 on bad bodies: default name, unknown scope, no scopes', async () => {
@@ -312,6 +348,46 @@ describe("Caller keys: jobs act only on the key's own orders", () => {
       success: true,
       order_id: 1,
     });
+  });
+
+  it("refuses to cancel another key's standing order (cancel-task, issue 29): nothing leaves the queue; its own and the default key's cancel", async () => {
+    const { deps, tasks } = jobFakes();
+    const removed: string[] = [];
+    // Only `remove` is used by cancel-task; a stub keeps this test off the queue's storage shape.
+    const waiting = {
+      remove: async (taskId: string) => {
+        removed.push(taskId);
+        return true;
+      },
+    } as unknown as JobDeps['waiting'];
+    const standing = (id: string, key: string): TaskRecord => ({
+      task_id: id,
+      kind: 'create-order',
+      state: 'waiting',
+      request: { gpu_type: 'A100' },
+      origin: { source: 'webhook', caller: { key, sees_all: false } },
+      created_at: '2023-11-14T22:13:20.000Z',
+      updated_at: '2023-11-14T22:13:20.000Z',
+    });
+    const a = '6f1c0d9e-1111-4222-8333-00000000000a';
+    const b = '6f1c0d9e-1111-4222-8333-00000000000b';
+    await tasks.create(standing(a, 'ops'));
+    await tasks.create(standing(b, 'ops'));
+    const cancel = (taskId: string, key?: string): TypedJobMessage =>
+      ({
+        task_id: 'c1',
+        kind: 'cancel-task',
+        input: { task_id: taskId },
+        origin: { source: 'webhook', ...(key ? { caller: { key, sees_all: false } } : {}) },
+      }) as TypedJobMessage;
+    expect(await runJob(cancel(a, 'ci'), { ...deps, waiting }, NOW_S * 1000)).toEqual({
+      success: false,
+      error: `task ${a} is not a task of key ci`,
+    });
+    expect(removed).toEqual([]);
+    expect(await runJob(cancel(a, 'ops'), { ...deps, waiting }, NOW_S * 1000)).toMatchObject({ success: true });
+    expect(await runJob(cancel(b), { ...deps, waiting }, NOW_S * 1000)).toMatchObject({ success: true });
+    expect(removed).toEqual([a, b]);
   });
 
   it("lists only the key's orders in status; the default key sees all", async () => {
