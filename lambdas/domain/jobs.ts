@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { SOFT_TIME_LIMIT_SECONDS } from '../../contract/limits';
 import { orderCancelledText, priceAlertMatchedText } from './chat-messages';
 import { keyNameOf, mayTouchOrder, notYourOrderText, seesAllOrders, type TaskCaller } from './caller-keys';
-import { isBusinessOutcome, MarketplaceInvalidInputError, TaskAlreadyExistsError } from './errors';
+import { callerSafeText, isBusinessOutcome, MarketplaceInvalidInputError, TaskAlreadyExistsError } from './errors';
 import { extendOrder, setSpotPrice, type ExtensionSpend } from './lease-jobs';
 import { hasLease, serverFitsLease } from './lease';
 import type { LeaseBook } from './lease-ports';
@@ -104,7 +104,7 @@ export const isRetryable = (error: unknown): boolean => !isBusinessOutcome(error
 /** The failure text sent to the caller: the exception text, as the spec's tasks report it. */
 export const errorText = (error: unknown): string =>
   error instanceof Error && error.message
-    ? error.message
+    ? callerSafeText(error.name, error.message)
     : typeof error === 'string' && error
       ? error
       : 'Unknown error';
