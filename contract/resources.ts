@@ -11,6 +11,18 @@ export const RELAY_TABLE = {
   partitionKey: 'pk',
   /** Epoch seconds; DynamoDB TTL removes expired windows, claims, caches and idempotency keys. */
   ttlAttribute: 'ttl',
+  /**
+   * The waiting queue's index (issue 29 §5): every standing order waiting for a server (`WAIT#<task>`
+   * items) under one index partition, sorted by GPU type and then arrival, so one Query reads the
+   * queue (a sweep) or one GPU type's part of it (a queue position). Projects every attribute.
+   */
+  waitingIndex: {
+    name: 'waiting',
+    partitionKey: 'wq',
+    sortKey: 'wq_order',
+    /** The one index partition value (an IAM LeadingKeys value of the index's Query grant). */
+    partition: 'WAITQ#all',
+  },
 } as const;
 
 /** Worker Lambda timeout: the hard limit; the soft limit is enforced inside the job. */
@@ -67,8 +79,13 @@ export const keys = {
   placementIntents: () => 'INTENT#open',
   /** Who keeps an order the relay placed: `task:<id>`, or `orphan` once the fleet watch cancelled it. */
   orderOwner: (orderId: number) => `OWNER#${orderId}`,
-  /** One item: every standing order waiting for a server (issue 23), one attribute per task. */
-  waiting: () => 'WAIT#tasks',
+  /** A standing order waiting for a server (issues 23, 29): one item per task, in the waiting index. */
+  waiting: (taskId: string) => `WAIT#${taskId}`,
+  /**
+   * The waiting queue's slots (issue 29 §5): `total`, and `key:<name>` per caller key, each with one
+   * attribute per waiting task and their count, so the caps are conditional writes.
+   */
+  waitingSlots: (scope: string) => `WAITSLOTS#${scope}`,
   /** One item: every outbid replacement under way (issue 23), one attribute per replacement round. */
   replacements: () => 'REPLACE#pending',
   /** One item: every caller key (issue 24: name, scopes, limits, the encrypted secret, revocation). */

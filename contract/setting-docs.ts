@@ -26,7 +26,7 @@ export const SETTING_DOCS: Readonly<Record<SettingKey, string>> = {
   signatureVersions:
     "Which X-Webhook-Signature versions the relay accepts: `v2` (method, path with query, timestamp and body signed: `v2=<hex>` over `v2.<timestamp>.<METHOD>.<path>.<body>`) or `v1,v2` (also the spec's body-only and `<timestamp>.<body>` signatures, for the spec's callers). `/admin/keys*` and every request with X-Webhook-Key-Id need v2 whatever this says. See [api.md](api.md#signing-a-request).",
   slackUnmappedUsers:
-    'Slack commands from a user no caller key names (`keys create --slack-user`): `default` = they act as the default key, every scope (how Slack worked before caller keys, so existing deployments keep working), `deny` = an ephemeral refusal and nothing queued. A user mapped to a key always acts as that key.',
+    'Slack commands from a user no caller key names (`keys create --slack-user`): `default` = they act as the default key, every scope (how Slack worked before caller keys; `npm start`), `deny` = an ephemeral refusal and nothing queued (the deployed default: an unmapped user must not get more rights than a mapped one; `-c slackUnmappedUsers=default` opts back in). A user mapped to a key always acts as that key.',
   marketplaceTimeoutMs: 'Timeout of one marketplace call.',
   marketplaceMinIntervalMs:
     'Minimum spacing of marketplace calls per API key (1 req/s); the pacing gate adds its own lateness margin.',
@@ -48,5 +48,11 @@ export const SETTING_DOCS: Readonly<Record<SettingKey, string>> = {
     'How long an instance reuses the caller keys it read (X-Webhook-Key-Id); a revocation takes effect everywhere within this. 0 reads them on every request.',
   spendLimitUsdPerDay:
     "The whole relay's spending limit per UTC day, in USD: each order reserves its worst case (USD per hour × lease hours) before it is placed and is refused over the limit (docs/budgets.md); the alarm SpendNearDailyLimit fires at 80 %. Unset = no limit.",
+  allowPrivateSshProbe:
+    "Let the ssh readiness probe (READINESS_PROBE=ssh) connect to private or loopback addresses. Off in AWS (a rented server's endpoint comes from the marketplace, so the probe must not reach into the relay's network); `npm start` turns it on so the simulator's servers on 127.0.0.1 can be probed. Separate from ALLOW_PRIVATE_CALLBACKS.",
+  maxWaitingTasksPerKey:
+    'Standing orders (`wait_seconds`) one caller key may have waiting at once; one more is refused 429 `too many waiting orders (20 for key ci)` and nothing is queued. The default key counts only against MAX_WAITING_TASKS.',
+  maxWaitingTasks:
+    'Standing orders the whole relay may have waiting at once; one more is refused 429 `too many waiting orders (1000)` and nothing is queued.',
   jobRetryBaseMs: 'Delay unit of job retries (2^retry × this, in ms); 1000 in production, smaller in tests.',
 };

@@ -120,6 +120,8 @@ export const SETTINGS = {
     kind: 'choice',
     choices: ['default', 'deny'],
     default: 'default',
+    // Issue 29 §7: an unmapped user must not get more rights than a mapped one where it is public.
+    deployedDefault: 'deny',
   },
   marketplaceTimeoutMs: { env: 'MARKETPLACE_TIMEOUT_MS', kind: 'int', deployed: false, default: 10_000 },
   marketplaceMinIntervalMs: {
@@ -183,6 +185,16 @@ export const SETTINGS = {
   // USD, a positive number (the `hours` kind decodes exactly that).
   spendLimitUsdPerDay: { env: 'SPEND_LIMIT_USD_PER_DAY', kind: 'hours', optional: true },
   jobRetryBaseMs: { env: 'JOB_RETRY_BASE_MS', kind: 'int', deployed: false, default: 1_000 },
+  // ---- issue 29 §5 and §7 (the waiting queue's caps, the ssh probe's own address policy) ----
+  allowPrivateSshProbe: { env: 'ALLOW_PRIVATE_SSH_PROBE', kind: 'bool', default: false },
+  maxWaitingTasksPerKey: { env: 'MAX_WAITING_TASKS_PER_KEY', kind: 'int', default: 20 },
+  maxWaitingTasks: {
+    env: 'MAX_WAITING_TASKS',
+    kind: 'int',
+    default: 1_000,
+    // One slot attribute per waiting task in the WAITSLOTS#total item (about 60 bytes each).
+    max: { value: 5_000, reason: 'the waiting slots of all tasks are counted in one DynamoDB item' },
+  },
 } as const satisfies Readonly<Record<string, Setting>>;
 
 export type SettingKey = keyof typeof SETTINGS;

@@ -66,8 +66,22 @@ export const startLocalDynamo = async (options: LocalDynamoOptions = {}): Promis
     await client.send(
       new CreateTableCommand({
         TableName: tableName,
-        AttributeDefinitions: [{ AttributeName: RELAY_TABLE.partitionKey, AttributeType: 'S' }],
+        AttributeDefinitions: [
+          { AttributeName: RELAY_TABLE.partitionKey, AttributeType: 'S' },
+          { AttributeName: RELAY_TABLE.waitingIndex.partitionKey, AttributeType: 'S' },
+          { AttributeName: RELAY_TABLE.waitingIndex.sortKey, AttributeType: 'S' },
+        ],
         KeySchema: [{ AttributeName: RELAY_TABLE.partitionKey, KeyType: 'HASH' }],
+        GlobalSecondaryIndexes: [
+          {
+            IndexName: RELAY_TABLE.waitingIndex.name,
+            KeySchema: [
+              { AttributeName: RELAY_TABLE.waitingIndex.partitionKey, KeyType: 'HASH' },
+              { AttributeName: RELAY_TABLE.waitingIndex.sortKey, KeyType: 'RANGE' },
+            ],
+            Projection: { ProjectionType: 'ALL' },
+          },
+        ],
         BillingMode: 'PAY_PER_REQUEST',
       }),
     );

@@ -162,6 +162,8 @@ const functionNameOf = (entry: string): string => `local-${path.basename(entry).
 const localDefaults = (): Record<string, string> => ({
   PORT: '5000',
   ALLOW_PRIVATE_CALLBACKS: 'true',
+  // The simulator's servers listen on 127.0.0.1: the ssh readiness probe must be allowed to reach them.
+  ALLOW_PRIVATE_SSH_PROBE: 'true',
   // The spec's single-host relay: /slack/command without a signing secret is not verified (AWS refuses it).
   ALLOW_UNSIGNED_SLACK: 'true',
   // Handlers log JSON through Powertools; metrics would only print EMF blobs locally and X-Ray has no daemon.

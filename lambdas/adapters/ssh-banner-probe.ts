@@ -2,12 +2,13 @@
  * The ssh readiness probe (READINESS_PROBE=ssh): one TCP connection to an order's ssh endpoint
  * (node:net), which must send `SSH-` as its first bytes (the identification string of RFC 4253
  * §4.2) within the timeout; then the socket is destroyed. Nothing is sent. Unless `allowPrivate`
- * (ALLOW_PRIVATE_CALLBACKS, so `npm start` may probe the simulator on loopback), the SSRF guard of
+ * (ALLOW_PRIVATE_SSH_PROBE, so `npm start` may probe the simulator on loopback), the SSRF guard of
  * the callbacks applies: private, loopback, link-local and reserved addresses are refused, IP
  * literals before connecting and names after DNS.
  */
 import { connect } from 'node:net';
 import type { SshEndpoint } from '../domain/ssh-endpoint';
+import type { RelayEnv } from './env';
 import type { SshProbe, SshProbeFailure, SshProbeResult } from '../domain/ports';
 import { connectLookup, isBlockedDestination, refusedLiteralHost, type Resolver } from './ssrf-guard';
 
@@ -98,3 +99,12 @@ export const probeSshBanner = (endpoint: SshEndpoint, options: SshBannerProbeOpt
 export const sshBannerProbe = (options: SshBannerProbeOptions): SshProbe => ({
   probe: (endpoint) => probeSshBanner(endpoint, options),
 });
+
+/**
+ * The readiness probe of READINESS_PROBE (`ssh`: the banner probe, `none`: none), under its own
+ * address policy ALLOW_PRIVATE_SSH_PROBE (issue 29 §7), never the callbacks' ALLOW_PRIVATE_CALLBACKS.
+ */
+export const sshProbeFromEnv = (
+  env: Pick<RelayEnv, 'READINESS_PROBE' | 'ALLOW_PRIVATE_SSH_PROBE'>,
+): SshProbe | undefined =>
+  env.READINESS_PROBE === 'ssh' ? sshBannerProbe({ allowPrivate: env.ALLOW_PRIVATE_SSH_PROBE }) : undefined;

@@ -8,12 +8,15 @@ import type {
   IdempotencyStore,
   JobQueue,
   TaskRepository,
+  WaitingCaps,
+  WaitingTasks,
   WorkflowOrderRequest,
   WorkflowOrigin,
   WorkflowStarter,
 } from './ports';
-import { HandOffError, TaskAlreadyExistsError } from './errors';
+import { HandOffError, TaskAlreadyExistsError, WaitingQueueFullError } from './errors';
 import { replaces } from './on-outbid';
+import { waitingEntry } from './waiting-entry';
 import type { CreateOrderInput, JobMessage, TaskOrigin, TaskRecord, TaskRequest } from './task';
 
 /** Idempotency keys bind for 24 h (hardening issue). */
@@ -30,6 +33,11 @@ export interface AcceptTaskDeps {
   readonly idempotency?: IdempotencyStore;
   /** Signed requests already accepted (`signedRequest` option); without a store, not checked. */
   readonly signedRequests?: IdempotencyStore;
+  /**
+   * The waiting queue and its caps (issue 29 §5): a standing order is admitted (its slots and a pending
+   * entry) before anything else is recorded, or refused with WaitingQueueFullError. Absent: not capped.
+   */
+  readonly standing?: { readonly waiting: Pick<WaitingTasks, 'admit' | 'remove'>; readonly caps: WaitingCaps };
 }
 
 /**
@@ -82,7 +90,8 @@ export const scopedIdempotencyKey = (kind: TaskRequest['kind'], key: string): st
  * request (`signedRequest`) while its timestamp is accepted. A copy that arrives while the first is
  * still being handed off gets the first's task id at once, as an Idempotency-Key repeat does. Throws
  * {@link HandOffError} when the task could not be recorded or handed off; by then the record is
- * removed and both keys released, so a retry runs for real.
+ * removed and both keys released, so a retry runs for real. Throws {@link WaitingQueueFullError} for a
+ * standing order over a cap of the waiting queue, with nothing recorded.
  */
 export const acceptTask = async (
   deps: AcceptTaskDeps,
@@ -133,6 +142,26 @@ export const acceptTask = async (
     }
   }
 
+  // A standing order takes its place under the waiting queue's caps first: over a cap nothing is recorded.
+  const admitted = request.kind === 'create-order' && deps.standing ? standingEntry(request, opts) : undefined;
+  if (admitted !== undefined && deps.standing) {
+    let refusal: string | undefined;
+    try {
+      refusal = await deps.standing.waiting.admit(admitted, deps.standing.caps);
+    } catch (cause) {
+      if (key !== undefined && deps.idempotency)
+        await deps.idempotency.release(key, opts.taskId).catch(() => undefined);
+      await releaseSigned();
+      throw new HandOffError({ cause });
+    }
+    if (refusal !== undefined) {
+      if (key !== undefined && deps.idempotency)
+        await deps.idempotency.release(key, opts.taskId).catch(() => undefined);
+      await releaseSigned();
+      throw new WaitingQueueFullError(refusal);
+    }
+  }
+
   const nowIso = new Date(opts.now).toISOString();
   const record: TaskRecord = {
     task_id: opts.taskId,
@@ -164,6 +193,8 @@ export const acceptTask = async (
   } catch (cause) {
     // Undo in reverse order; an undo that fails too must not hide the original failure.
     if (recorded) await deps.tasks.remove(opts.taskId).catch(() => undefined);
+    if (admitted !== undefined && deps.standing)
+      await deps.standing.waiting.remove(opts.taskId, 0).catch(() => undefined);
     if (key !== undefined && deps.idempotency) await deps.idempotency.release(key, opts.taskId).catch(() => undefined);
     await releaseSigned();
     throw new HandOffError({ cause });
@@ -209,20 +240,31 @@ export const workflowOrigin = (origin: TaskOrigin): WorkflowOrigin => ({
   ...(origin.caller ? { caller: origin.caller } : {}),
 });
 
+/** The create-order workflow's input for the accepted task. */
+const workflowInputOf = (
+  request: Extract<TaskRequest, { kind: 'create-order' }>,
+  opts: AcceptTaskOptions,
+): CreateOrderWorkflowInput => ({
+  task_id: opts.taskId,
+  request: workflowRequest(request.input),
+  origin: workflowOrigin(opts.origin),
+  timing: {
+    poll_interval_seconds: opts.timing.poll_interval_seconds,
+    ready_timeout_seconds: opts.timing.ready_timeout_seconds,
+    soft_deadline: Math.floor(opts.now / 1000) + opts.softLimitSeconds,
+    ...standingTiming(request.input.wait_seconds, opts.now),
+  },
+});
+
+/** A standing order's pending queue entry (round 0), or undefined for an order that does not wait. */
+const standingEntry = (request: Extract<TaskRequest, { kind: 'create-order' }>, opts: AcceptTaskOptions) => {
+  const input = workflowInputOf(request, opts);
+  return input.timing.waiting_until === undefined ? undefined : waitingEntry(input, 0);
+};
+
 const handOff = async (deps: AcceptTaskDeps, request: TaskRequest, opts: AcceptTaskOptions): Promise<void> => {
   if (request.kind === 'create-order') {
-    const input: CreateOrderWorkflowInput = {
-      task_id: opts.taskId,
-      request: workflowRequest(request.input),
-      origin: workflowOrigin(opts.origin),
-      timing: {
-        poll_interval_seconds: opts.timing.poll_interval_seconds,
-        ready_timeout_seconds: opts.timing.ready_timeout_seconds,
-        soft_deadline: Math.floor(opts.now / 1000) + opts.softLimitSeconds,
-        ...standingTiming(request.input.wait_seconds, opts.now),
-      },
-    };
-    await deps.workflow.start(opts.taskId, input);
+    await deps.workflow.start(opts.taskId, workflowInputOf(request, opts));
     return;
   }
   const message: JobMessage = { task_id: opts.taskId, kind: request.kind, input: request.input, origin: opts.origin };

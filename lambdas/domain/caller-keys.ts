@@ -101,6 +101,33 @@ export const keyUnusableReason = (
   return undefined;
 };
 
+/**
+ * Why work a key started that has not spent yet stops (issue 29 §4), or undefined while the key is
+ * usable: `key ci revoked` (also for a key deleted after its revocation), `key ci expired`. The
+ * waiting standing orders of the key fail with it; its outbid replacement rounds stop with it.
+ */
+export const keyStoppedText = (
+  name: string,
+  records: readonly CallerKeyRecord[],
+  nowSeconds: number,
+): string | undefined => {
+  const reason = keyUnusableReason(
+    records.find((r) => r.name === name),
+    nowSeconds,
+  );
+  if (reason === undefined) return undefined;
+  return reason === 'expired' ? `key ${name} expired` : `key ${name} revoked`;
+};
+
+/** The stop text of a key (see keyStoppedText) from the store the function has; undefined = usable. */
+export type KeyCheck = (name: string, nowSeconds: number) => Promise<string | undefined>;
+
+/** The KeyCheck of a caller key store (its per-instance cache applies: CALLER_KEY_CACHE_SECONDS). */
+export const keyCheckOf =
+  (store: Pick<CallerKeyStore, 'list'>): KeyCheck =>
+  async (name, nowSeconds) =>
+    keyStoppedText(name, await store.list(), nowSeconds);
+
 /** The 403 text of a missing scope, or undefined when the caller has it. */
 export const scopeRefusal = (caller: Caller, scope: Scope): string | undefined =>
   caller.scopes.includes(scope) ? undefined : `key ${caller.key} may not ${scope}`;

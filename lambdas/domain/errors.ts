@@ -187,6 +187,28 @@ export class HandOffError extends Error {
   }
 }
 
+/** What a caller is told instead of an AWS service's own error text (issue 29 §5). */
+export const INTERNAL_ERROR_TEXT = 'Internal error';
+
+/**
+ * The text a caller may see for an error named `name`: its message, unless it is an AWS service's
+ * exception (the SDK names them `…Exception`; the relay's own errors end in `Error`), whose text
+ * (table names, item sizes, ARNs) never reaches a caller: INTERNAL_ERROR_TEXT instead.
+ */
+export const callerSafeText = (name: string | undefined, message: string): string =>
+  name !== undefined && /Exception$/.test(name) ? INTERNAL_ERROR_TEXT : message;
+
+/**
+ * A standing order over a cap of the waiting queue (issue 29 §5: MAX_WAITING_TASKS_PER_KEY or
+ * MAX_WAITING_TASKS); nothing was queued. The API answers 429 with the message.
+ */
+export class WaitingQueueFullError extends Error {
+  public constructor(message: string) {
+    super(message);
+    this.name = 'WaitingQueueFullError';
+  }
+}
+
 /** A task record `create` found with the same id. Not transient: the id is already taken. */
 export class TaskAlreadyExistsError extends Error {
   public constructor(taskId: string) {

@@ -15,7 +15,7 @@ import {
   seesAllOrders,
   type TaskCaller,
 } from './caller-keys';
-import { isBusinessOutcome, MarketplaceInvalidInputError, TaskAlreadyExistsError } from './errors';
+import { callerSafeText, isBusinessOutcome, MarketplaceInvalidInputError, TaskAlreadyExistsError } from './errors';
 import { extendOrder, setSpotPrice, type ExtensionSpend } from './lease-jobs';
 import { hasLease, serverFitsLease } from './lease';
 import type { LeaseBook } from './lease-ports';
@@ -111,7 +111,7 @@ export const isRetryable = (error: unknown): boolean => !isBusinessOutcome(error
 /** The failure text sent to the caller: the exception text, as the spec's tasks report it. */
 export const errorText = (error: unknown): string =>
   error instanceof Error && error.message
-    ? error.message
+    ? callerSafeText(error.name, error.message)
     : typeof error === 'string' && error
       ? error
       : 'Unknown error';

@@ -12,6 +12,7 @@
  * which shares ./fleet-watch.ts, does not carry it. Pure use cases; time arrives as `now` (Unix seconds).
  */
 import { workflowOrigin, workflowRequest } from './accept-task';
+import type { KeyCheck } from './caller-keys';
 import { TaskAlreadyExistsError } from './errors';
 import { hasLease, spendTaskOf, type OutboundEvent, type TrackedOrder, type WatchedOrder } from './lease';
 import type { EventSender, LeaseStore } from './lease-ports';
@@ -106,6 +107,8 @@ export interface ReplacerDeps {
   readonly events: EventSender;
   /** Spending (issue 24): the lost order's reservation is settled when the watch cancels it. Absent: not settled. */
   readonly spend?: Pick<SpendStore, 'settle'>;
+  /** Issue 29 §4: no replacement round for a task whose caller key was revoked (or expired). Absent: not checked. */
+  readonly keys?: KeyCheck;
 }
 
 export interface ReplacerSettings {
@@ -155,6 +158,10 @@ export const createReplacer = (deps: ReplacerDeps, settings: ReplacerSettings): 
     const parent = await deps.tasks.get(order.task_id);
     if (!parent || parent.kind !== 'create-order')
       return { started: false, reason: `task ${order.task_id} is no longer stored` };
+    // A revoked key starts nothing more (issue 29 §4): order.recovery_failed says `key <name> revoked`.
+    const keyName = parent.origin.caller?.key;
+    const stopped = keyName !== undefined && deps.keys ? await deps.keys(keyName, now) : undefined;
+    if (stopped !== undefined) return { started: false, reason: stopped };
     const names = parent.request.env_names;
     const env = Array.isArray(names) && names.length > 0 ? await deps.tasks.replacementEnv?.(order.task_id) : undefined;
     if (Array.isArray(names) && names.length > 0 && env === undefined)

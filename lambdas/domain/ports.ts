@@ -283,15 +283,35 @@ export interface WaitingTask {
   readonly held_until?: number;
   /** The refusal's text: the failure when the wait ends while the task is held. */
   readonly held_by?: string;
+  /** The caller key whose task it is (issue 29: its per-key cap, and its revocation ends the wait); absent = the default key. */
+  readonly key_name?: string;
+  /**
+   * Admitted at acceptance, its first FindServer not done yet (issue 29 §5): it holds its slots under
+   * the caps, but the watch does not serve it and no later arrival queues behind it. Round 0.
+   */
+  readonly pending?: true;
 }
 
-/** The queue of standing orders (one item: the fleet watch reads it in one call each sweep). */
+/** The waiting queue's caps (MAX_WAITING_TASKS_PER_KEY, MAX_WAITING_TASKS). */
+export interface WaitingCaps {
+  readonly perKey: number;
+  readonly total: number;
+}
+
+/**
+ * The queue of standing orders: one entry per task, each holding a slot under the caps until it is
+ * removed. The fleet watch reads the whole queue in one listing each sweep.
+ */
 export interface WaitingTasks {
-  /** Adds or replaces the task's entry. */
+  /** Adds or replaces the task's entry; an entry new to the queue takes its slots beyond the caps (the task was admitted before). */
   add(task: WaitingTask): Promise<void>;
-  /** Every waiting task, in first-come-first-served order (accepted_at, then task id). */
-  list(): Promise<readonly WaitingTask[]>;
-  /** Removes the task's entry (only that round's when `round` is given); true for the one caller that removed it. */
+  /** Admits a new standing order under the caps: its slots and its entry, or the refusal text with nothing written. */
+  admit(task: WaitingTask, caps: WaitingCaps): Promise<string | undefined>;
+  /** The task's entry (read consistently), or undefined. */
+  get(taskId: string): Promise<WaitingTask | undefined>;
+  /** Every waiting task (or those for one GPU type), in first-come-first-served order (accepted_at, then task id). */
+  list(gpuType?: string): Promise<readonly WaitingTask[]>;
+  /** Removes the task's entry (only that round's when `round` is given) and frees its slots; true for the one caller that removed it. */
   remove(taskId: string, round?: number): Promise<boolean>;
 }
 

@@ -12,6 +12,7 @@
  */
 import { workflowOrigin, workflowRequest } from './accept-task';
 import { completeTask } from './complete-task';
+import type { KeyCheck } from './caller-keys';
 import { CLAIM_TTL_SECONDS } from './create-order/workflow-state';
 import { serverFitsLease } from './lease';
 import { findMatchingServers, noMatchMessage } from './matching';
@@ -48,13 +49,25 @@ export const queueKey = (gpuType: string): string => gpuType.trim().toLowerCase(
 export const byArrival = (a: WaitingTask, b: WaitingTask): number =>
   a.accepted_at - b.accepted_at || (a.task_id < b.task_id ? -1 : a.task_id > b.task_id ? 1 : 0);
 
+/**
+ * The refusal of a standing order over a cap of the waiting queue (issue 29 §5: 429, nothing queued):
+ * `too many waiting orders (20 for key ci)` for a caller key's cap, `too many waiting orders (1000)` for the relay's.
+ */
+export const waitingCapText = (over: { readonly cap: number; readonly keyName?: string }): string =>
+  over.keyName === undefined
+    ? `too many waiting orders (${over.cap})`
+    : `too many waiting orders (${over.cap} for key ${over.keyName})`;
+
+/** Entries the watch serves and new arrivals queue behind: admitted tasks whose first FindServer is still running are not. */
+export const queued = (waiting: readonly WaitingTask[]): WaitingTask[] => waiting.filter((w) => w.pending !== true);
+
 /** 1-based place of a task among the waiting tasks for the same GPU type, or undefined when it is not waiting. */
 export const queuePosition = (waiting: readonly WaitingTask[], taskId: string): number | undefined => {
-  const own = waiting.find((w) => w.task_id === taskId);
+  const own = queued(waiting).find((w) => w.task_id === taskId);
   if (!own) return undefined;
   const key = queueKey(own.request.gpu_type);
   return (
-    [...waiting]
+    queued(waiting)
       .filter((w) => queueKey(w.request.gpu_type) === key)
       .sort(byArrival)
       .findIndex((w) => w.task_id === taskId) + 1
@@ -67,24 +80,7 @@ export const mayWait = (input: Pick<CreateOrderWorkflowInput, 'request' | 'timin
   input.timing.waiting_until !== undefined &&
   nowMs < input.timing.waiting_until * 1000;
 
-/** The queue entry of a workflow's task, for its `round`-th wait. */
-export const waitingEntry = (input: CreateOrderWorkflowInput, round: number): WaitingTask => ({
-  task_id: input.task_id,
-  round,
-  accepted_at:
-    input.timing.accepted_at ??
-    (input.timing.waiting_until as number) * 1000 - (input.request.wait_seconds ?? 0) * 1000,
-  waiting_until: input.timing.waiting_until as number,
-  request: {
-    gpu_type: input.request.gpu_type,
-    ...(input.request.max_price !== undefined ? { max_price: input.request.max_price } : {}),
-    currency: input.request.currency,
-    use_spot: input.request.use_spot,
-    ...(input.request.max_hours !== undefined ? { max_hours: input.request.max_hours } : {}),
-  },
-  poll_interval_seconds: input.timing.poll_interval_seconds,
-  ready_timeout_seconds: input.timing.ready_timeout_seconds,
-});
+export { waitingEntry } from './waiting-entry';
 
 /** Servers that would serve `task` now, in marketplace order, without those in `taken`. */
 export const serversFor = (task: WaitingTask, servers: readonly Server[], taken: ReadonlySet<number>): Server[] =>
@@ -98,7 +94,7 @@ export const olderWaiting = (
   input: CreateOrderWorkflowInput,
   acceptedAt: number,
 ): WaitingTask[] =>
-  waiting.filter(
+  queued(waiting).filter(
     (w) =>
       w.task_id !== input.task_id &&
       queueKey(w.request.gpu_type) === queueKey(input.request.gpu_type) &&
@@ -109,6 +105,8 @@ export const olderWaiting = (
 
 export interface StandingOrderDeps {
   readonly waiting: WaitingTasks;
+  /** Issue 29 §4: a waiting task whose caller key was revoked (or expired) fails instead of being served. Absent: not checked. */
+  readonly keys?: KeyCheck;
   readonly marketplace: Pick<MarketplaceClient, 'listServers'>;
   readonly claims: Pick<ServerClaims, 'claim' | 'release'>;
   readonly tasks: TaskRepository;
@@ -122,6 +120,8 @@ export interface StandingOrderSweep {
   readonly resumed: number;
   /** Tasks whose wait ended (failed with the no-match text). */
   readonly expired: number;
+  /** Tasks failed because their caller key was revoked or expired (issue 29 §4). */
+  readonly keyStopped: number;
   /** listServers calls: 0 or 1 per sweep, whatever the number of waiting tasks. */
   readonly listingReads: number;
 }
@@ -178,12 +178,41 @@ export const serveWaitingTasks = async (
   opts: { readonly nowMs: number; readonly softLimitSeconds: number; readonly canContinue?: () => boolean },
 ): Promise<StandingOrderSweep> => {
   const waiting = [...(await deps.waiting.list())].sort(byArrival);
-  const report = { waiting: waiting.length, resumed: 0, expired: 0, listingReads: 0 };
+  const report = { waiting: waiting.length, resumed: 0, expired: 0, keyStopped: 0, listingReads: 0 };
   if (waiting.length === 0) return report;
   const { nowMs } = opts;
   const canContinue = opts.canContinue ?? (() => true);
 
-  for (const task of waiting.filter((w) => nowMs >= w.waiting_until * 1000)) {
+  // A revoked or expired key's waiting tasks fail with `key <name> revoked` (issue 29 §4): nothing it
+  // started that has not spent yet goes on. One key read per sweep (cached), only when keys wait.
+  const stopped = new Set<string>();
+  if (deps.keys) {
+    const names = [...new Set(waiting.flatMap((w) => (w.key_name !== undefined ? [w.key_name] : [])))];
+    const texts = new Map<string, string>();
+    for (const name of names) {
+      const text = await deps.keys(name, Math.floor(nowMs / 1000));
+      if (text !== undefined) texts.set(name, text);
+    }
+    for (const task of waiting) {
+      const text = task.key_name === undefined ? undefined : texts.get(task.key_name);
+      if (text === undefined) continue;
+      stopped.add(task.task_id);
+      if (!canContinue()) return report;
+      if (!(await deps.waiting.remove(task.task_id, task.round))) continue;
+      const record = await deps.tasks.get(task.task_id);
+      if (!record || FINAL_STATES.includes(record.state)) continue;
+      const url = typeof record.request.callback_url === 'string' ? record.request.callback_url : undefined;
+      await completeTask(
+        deps,
+        { task_id: task.task_id, origin: record.origin, callback_url: url },
+        failure(text),
+        nowMs,
+      );
+      report.keyStopped += 1;
+    }
+  }
+
+  for (const task of waiting.filter((w) => !stopped.has(w.task_id) && nowMs >= w.waiting_until * 1000)) {
     if (!canContinue()) return report;
     if (!(await deps.waiting.remove(task.task_id, task.round))) continue;
     const record = await deps.tasks.get(task.task_id);
@@ -199,7 +228,9 @@ export const serveWaitingTasks = async (
   }
 
   // A task the cap or a budget holds keeps its place but is not tried (no listing read for it, no resume).
-  const live = waiting.filter((w) => nowMs < w.waiting_until * 1000 && !isHeld(w, nowMs));
+  const live = queued(waiting).filter(
+    (w) => !stopped.has(w.task_id) && nowMs < w.waiting_until * 1000 && !isHeld(w, nowMs),
+  );
   if (live.length === 0) return report;
   report.listingReads += 1;
   const servers = await deps.marketplace.listServers();
@@ -210,8 +241,13 @@ export const serveWaitingTasks = async (
   for (const task of live) {
     if (!canContinue()) break;
     if (alone.has(queueKey(task.request.gpu_type))) continue;
+    const candidates = serversFor(task, servers, taken);
+    if (candidates.length === 0) continue;
+    // The listing is an index read (eventually consistent): the entry must still be this round's
+    // before a server is claimed for it (one consistent read per task about to be resumed).
+    if ((await deps.waiting.get(task.task_id))?.round !== task.round) continue;
     let claimed: number | undefined;
-    for (const server of serversFor(task, servers, taken)) {
+    for (const server of candidates) {
       taken.add(server.id);
       if (await deps.claims.claim(server.id, task.task_id, nowMs, CLAIM_TTL_SECONDS)) {
         claimed = server.id;
@@ -253,13 +289,20 @@ export const notWaitingText = (taskId: string): string => `task ${taskId} is not
  */
 export const runCancelTask = async (
   input: CancelTaskInput,
-  deps: { readonly waiting: Pick<WaitingTasks, 'remove'>; readonly tasks: TaskRepository; readonly notifier: Notifier },
+  deps: {
+    readonly waiting: Pick<WaitingTasks, 'get' | 'remove'>;
+    readonly tasks: TaskRepository;
+    readonly notifier: Notifier;
+  },
   nowMs: number,
 ): Promise<CancelTaskSuccess | FailureResult> => {
   const record = await deps.tasks.get(input.task_id);
   if (!record || record.kind !== 'create-order' || FINAL_STATES.includes(record.state))
     return failure(notWaitingText(input.task_id));
-  if (!(await deps.waiting.remove(input.task_id))) return failure(notWaitingText(input.task_id));
+  // An admitted task whose first search is still running is not waiting yet (issue 29 §5).
+  const entry = await deps.waiting.get(input.task_id);
+  if (!entry || entry.pending) return failure(notWaitingText(input.task_id));
+  if (!(await deps.waiting.remove(input.task_id, entry.round))) return failure(notWaitingText(input.task_id));
   const url = typeof record.request.callback_url === 'string' ? record.request.callback_url : undefined;
   await completeTask(
     deps,

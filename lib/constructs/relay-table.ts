@@ -31,6 +31,13 @@ export class RelayTable extends Construct {
       deletionProtection: props.deletionProtection ?? true,
       removalPolicy: RemovalPolicy.RETAIN,
     });
+    // The waiting queue (issue 29 §5): one Query reads every waiting standing order, in order.
+    this.table.addGlobalSecondaryIndex({
+      indexName: RELAY_TABLE.waitingIndex.name,
+      partitionKey: { name: RELAY_TABLE.waitingIndex.partitionKey, type: dynamodb.AttributeType.STRING },
+      sortKey: { name: RELAY_TABLE.waitingIndex.sortKey, type: dynamodb.AttributeType.STRING },
+      projectionType: dynamodb.ProjectionType.ALL,
+    });
   }
 }
 

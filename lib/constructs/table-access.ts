@@ -13,7 +13,7 @@
  */
 import { Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
-import { keyPattern, type KeyFamily } from '../../contract/resources';
+import { keyPattern, RELAY_TABLE, type KeyFamily } from '../../contract/resources';
 import { ROUTES, WORKFLOW_TASKS, type RouteDefinition, type WorkflowTaskName } from '../../contract/routes';
 
 /** A relay function, named as the monitoring construct names it: `Api<route id>`, `Workflow<step>`, `JobWorker`, `FleetWatch`. */
@@ -26,11 +26,15 @@ const workflowUser = (step: WorkflowTaskName | 'ExecutionEnded'): TableUser => `
 export const TABLE_READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem'] as const;
 /** Single-item writes (no Scan, Query or batch writes: no function can read or wipe the table in bulk). */
 export const TABLE_WRITE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'] as const;
+/** The one bulk read: Query on the waiting index (issue 29 §5), never on the table itself. */
+export const INDEX_READ_ACTIONS = ['dynamodb:Query'] as const;
 
 const routesWhere = (test: (route: RouteDefinition) => boolean): TableUser[] => ROUTES.filter(test).map(apiUser);
 
 /** Routes behind the per-address rate limit (lambdas/middleware/rate-limit.ts: RATE# windows). */
 const RATE_LIMITED = routesWhere((route) => route.rateLimited);
+/** Routes that start the create-order workflow: they accept standing orders, and admit them to the waiting queue (issue 29 §5). */
+const STANDING_ROUTES = routesWhere((route) => route.permissions.includes('startExecution'));
 /** Routes that accept tasks (acceptDepsFromEnv: task repository, idempotency store). */
 const TASK_ROUTES = routesWhere((route) => route.permissions.includes('writeTasks'));
 /** Functions that build the marketplace client (marketplaceFromEnv: DynamoDB pacing gate and read cache). */
@@ -108,17 +112,25 @@ export const TABLE_ACCESS: Readonly<Record<KeyFamily, FamilyAccess>> = {
   placementIntents: { write: [workflowUser('PlaceOrder'), 'FleetWatch'] },
   // A task keeps an order (PlaceOrder, CancelOrder's reconcile) or the watch claims it as an orphan.
   orderOwner: { write: [workflowUser('PlaceOrder'), workflowUser('CancelOrder'), 'FleetWatch'] },
-  // Standing orders (issue 23): FindServer queues a task (ReserveQuota again when the cap or a budget
-  // refuses it), the fleet watch serves or expires it, the job worker's cancel-task removes it; get-task
-  // reads its place in the queue.
+  // Standing orders (issues 23, 29): the create-order routes admit a task (its slots under the caps, a
+  // pending entry), FindServer queues it (ReserveQuota again when the cap or a budget refuses it), the
+  // fleet watch serves, expires or (revoked key) fails it, the job worker's cancel-task removes it;
+  // get-task reads its place in the queue. The slots change with the entries, by the same functions.
   waiting: {
-    write: [workflowUser('FindServer'), workflowUser('ReserveQuota'), 'FleetWatch', 'JobWorker'],
+    write: [...STANDING_ROUTES, workflowUser('FindServer'), workflowUser('ReserveQuota'), 'FleetWatch', 'JobWorker'],
     read: [apiUser(ROUTES.find((r) => r.id === 'GetTask')!)],
+  },
+  waitingSlots: {
+    write: [...STANDING_ROUTES, workflowUser('FindServer'), workflowUser('ReserveQuota'), 'FleetWatch', 'JobWorker'],
   },
   // Outbid replacements under way (issue 23): the fleet watch starts and settles them.
   replacements: { write: ['FleetWatch'] },
   // Caller keys (issue 24): every signed route looks a key up; the admin routes add and revoke.
-  callerKeys: { write: ['ApiAdminKeysCreate', 'ApiAdminKeysRevoke'], read: routesWhere((route) => route.signed) },
+  // The fleet watch reads them to stop a revoked key's waiting tasks and replacement rounds (issue 29 §4).
+  callerKeys: {
+    write: ['ApiAdminKeysCreate', 'ApiAdminKeysRevoke'],
+    read: [...routesWhere((route) => route.signed), 'FleetWatch'],
+  },
   keyQuota: { write: [workflowUser('ReserveQuota')] },
   // Budgets (issue 24): ReserveQuota reserves, the job worker's extend-order reserves more, ReportResult
   // and ExecutionEnded settle a failed task's, the fleet watch an ended order's; GET /webhook/spend reads the days.
@@ -126,6 +138,16 @@ export const TABLE_ACCESS: Readonly<Record<KeyFamily, FamilyAccess>> = {
   spendReservation: { write: SPEND_USERS },
   spendLedger: { write: [workflowUser('ReportResult'), workflowUser('ExecutionEnded'), 'FleetWatch'] },
 };
+
+/**
+ * Who may Query the waiting index (issue 29 §5): the fleet watch (a sweep), FindServer (the tasks
+ * ahead of a new standing order) and get-task (a queue position). Nobody may Query the table.
+ */
+export const WAITING_INDEX_READERS: readonly TableUser[] = [
+  workflowUser('FindServer'),
+  'FleetWatch',
+  apiUser(ROUTES.find((r) => r.id === 'GetTask')!),
+];
 
 /** Every function name the table may name (for the tests: a typo would grant nobody). */
 export const TABLE_USERS: readonly TableUser[] = [
@@ -165,4 +187,12 @@ export const grantTableAccess = (table: dynamodb.ITable, grantee: IGrantable, us
   };
   grant([...TABLE_READ_ACTIONS, ...TABLE_WRITE_ACTIONS], write);
   grant(TABLE_READ_ACTIONS, read);
+  if (WAITING_INDEX_READERS.includes(user))
+    Grant.addToPrincipal({
+      grantee,
+      actions: [...INDEX_READ_ACTIONS],
+      resourceArns: [`${table.tableArn}/index/${RELAY_TABLE.waitingIndex.name}`],
+      // The index's one partition: a Query names it as its partition key value.
+      conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [RELAY_TABLE.waitingIndex.partition] } },
+    });
 };

@@ -1,6 +1,6 @@
-/** The WaitingTasks port in memory, with the adapter's conditional removal (by round). */
-import type { WaitingTask, WaitingTasks } from '../../lambdas/domain/ports';
-import { byArrival } from '../../lambdas/domain/standing-orders';
+/** The WaitingTasks port in memory, with the adapter's conditional removal (by round) and its caps. */
+import type { WaitingCaps, WaitingTask, WaitingTasks } from '../../lambdas/domain/ports';
+import { byArrival, queueKey, waitingCapText } from '../../lambdas/domain/standing-orders';
 
 export class FakeWaitingTasks implements WaitingTasks {
   public readonly entries = new Map<string, WaitingTask>();
@@ -8,9 +8,22 @@ export class FakeWaitingTasks implements WaitingTasks {
   public async add(task: WaitingTask): Promise<void> {
     this.entries.set(task.task_id, task);
   }
-  public async list(): Promise<readonly WaitingTask[]> {
+  public async admit(task: WaitingTask, caps: WaitingCaps): Promise<string | undefined> {
+    const all = [...this.entries.values()].filter((e) => e.task_id !== task.task_id);
+    if (task.key_name !== undefined && all.filter((e) => e.key_name === task.key_name).length >= caps.perKey)
+      return waitingCapText({ cap: caps.perKey, keyName: task.key_name });
+    if (all.length >= caps.total) return waitingCapText({ cap: caps.total });
+    this.entries.set(task.task_id, task);
+    return undefined;
+  }
+  public async get(taskId: string): Promise<WaitingTask | undefined> {
+    return this.entries.get(taskId);
+  }
+  public async list(gpuType?: string): Promise<readonly WaitingTask[]> {
     this.lists += 1;
-    return [...this.entries.values()].sort(byArrival);
+    return [...this.entries.values()]
+      .filter((e) => gpuType === undefined || queueKey(e.request.gpu_type) === queueKey(gpuType))
+      .sort(byArrival);
   }
   public async remove(taskId: string, round?: number): Promise<boolean> {
     const entry = this.entries.get(taskId);

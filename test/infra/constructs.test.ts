@@ -62,12 +62,31 @@ describe('Constructs: RelayTable, WebhookApi, Monitoring', () => {
     it('keys the table on pk with TTL on ttl, on demand, with PITR and encryption', () => {
       template.hasResourceProperties('AWS::DynamoDB::Table', {
         KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
-        AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+        AttributeDefinitions: [
+          { AttributeName: 'pk', AttributeType: 'S' },
+          { AttributeName: 'wq', AttributeType: 'S' },
+          { AttributeName: 'wq_order', AttributeType: 'S' },
+        ],
         TimeToLiveSpecification: { AttributeName: 'ttl', Enabled: true },
         BillingMode: 'PAY_PER_REQUEST',
         PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
         SSESpecification: { SSEEnabled: true },
         DeletionProtectionEnabled: false,
+      });
+    });
+
+    it('has the one index, the waiting queue (issue 29 §5): one partition sorted by GPU type and arrival', () => {
+      template.hasResourceProperties('AWS::DynamoDB::Table', {
+        GlobalSecondaryIndexes: [
+          {
+            IndexName: 'waiting',
+            KeySchema: [
+              { AttributeName: 'wq', KeyType: 'HASH' },
+              { AttributeName: 'wq_order', KeyType: 'RANGE' },
+            ],
+            Projection: { ProjectionType: 'ALL' },
+          },
+        ],
       });
     });
 

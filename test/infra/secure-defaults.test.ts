@@ -36,6 +36,15 @@ describe('App: secure defaults when deployed', () => {
     }
   });
 
+  it('denies unmapped Slack users and keeps the ssh probe off private addresses by default (issue 29 §7)', () => {
+    const environments = environmentsOf({ marketplaceUrl: MARKETPLACE_URL });
+    expect(environments.length).toBeGreaterThan(10);
+    for (const vars of environments)
+      expect(vars).toMatchObject({ SLACK_UNMAPPED_USERS: 'deny', ALLOW_PRIVATE_SSH_PROBE: 'false' });
+    const optedIn = environmentsOf({ marketplaceUrl: MARKETPLACE_URL, slackUnmappedUsers: 'default' });
+    for (const vars of optedIn) expect(vars).toMatchObject({ SLACK_UNMAPPED_USERS: 'default' });
+  });
+
   it('relaxes both only when the operator opts in with context flags', () => {
     const environments = environmentsOf({
       marketplaceUrl: MARKETPLACE_URL,

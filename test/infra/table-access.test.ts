@@ -17,6 +17,7 @@ import {
   TABLE_WRITE_ACTIONS,
   tableAccessOf,
   type TableUser,
+  WAITING_INDEX_READERS,
 } from '../../lib/constructs/table-access';
 import { RelayStack } from '../../lib/relay-stack';
 import { keyPattern, keys, type KeyFamily } from '../../contract/resources';
@@ -180,9 +181,27 @@ describe('Table access: LeadingKeys grants per function', () => {
     expect(allows(dynamoStatementsOf('WorkflowReserveQuota'), 'dynamodb:UpdateItem', keys.quota())).toBe(true);
     // A standing order the cap refuses waits again (issue 23): ReserveQuota marks its task waiting and queues it.
     expect(allows(dynamoStatementsOf('WorkflowReserveQuota'), 'dynamodb:UpdateItem', keys.task('t1'))).toBe(true);
-    expect(allows(dynamoStatementsOf('WorkflowReserveQuota'), 'dynamodb:UpdateItem', keys.waiting())).toBe(true);
+    expect(allows(dynamoStatementsOf('WorkflowReserveQuota'), 'dynamodb:UpdateItem', keys.waiting('t1'))).toBe(true);
     expect(allows(dynamoStatementsOf('WorkflowCheckOrder'), 'dynamodb:GetItem', keys.task('t1'))).toBe(false);
     expect(allows(dynamoStatementsOf('FleetWatch'), 'dynamodb:BatchGetItem', keys.lease(1))).toBe(true);
+  });
+
+  it('lets only the fleet watch, FindServer and get-task Query, and only the waiting index (issue 29 §5)', () => {
+    const queries = (user: TableUser) =>
+      dynamoStatementsOf(user).filter((s) => asArray(s.Action).some((a) => stringLike(a, 'dynamodb:Query')));
+    for (const user of TABLE_USERS) {
+      const statements = queries(user);
+      expect({ user, query: statements.length > 0 }).toEqual({ user, query: WAITING_INDEX_READERS.includes(user) });
+      for (const statement of statements) {
+        expect(asArray(statement.Action)).toEqual(['dynamodb:Query']);
+        expect(JSON.stringify(statement.Resource)).toContain('/index/waiting');
+        expect(statement.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys']).toEqual(['WAITQ#all']);
+      }
+    }
+    // The create-order routes admit standing orders (their slots under the caps), nothing else does among the routes.
+    for (const user of ['ApiCreateOrder', 'ApiSlackCommand'] as const)
+      expect(allows(dynamoStatementsOf(user), 'dynamodb:UpdateItem', keys.waitingSlots('key:ci'))).toBe(true);
+    expect(allows(dynamoStatementsOf('ApiCancelOrder'), 'dynamodb:UpdateItem', keys.waitingSlots('total'))).toBe(false);
   });
 
   it('grants Health and OpenApi no table access', () => {

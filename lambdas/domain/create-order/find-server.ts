@@ -96,6 +96,9 @@ export const findServerOrWait = async (
     // A claim is a conditional write: a server another running task holds is skipped, so
     // "first match" means the first match nobody else is about to rent.
     if (await deps.claims.claim(server.id, state.task_id, now, CLAIM_TTL_SECONDS)) {
+      // A standing order admitted at acceptance (issue 29 §5) that finds its server at once leaves the
+      // queue here: its pending entry and its slots under the caps are given back.
+      if (standing && !state.resume && !state.search) await standing.remove(state.task_id, 0);
       const bid = request.use_spot ? spotBidFor(server, request.currency) : undefined;
       const usdPerHour = orderUsdPerHour(server, request);
       return {

@@ -46,7 +46,7 @@ export interface WaitForQuotaDeps extends ReserveQuotaDeps {
   readonly spend?: Pick<SpendStore, 'reserve' | 'settle'>;
   /** The standing-order queue and what going back to it touches. Absent: a refusal fails the task, as ReserveQuota alone. */
   readonly standing?: {
-    readonly waiting: Pick<WaitingTasks, 'add' | 'list'>;
+    readonly waiting: Pick<WaitingTasks, 'add' | 'get'>;
     readonly tasks: Pick<TaskRepository, 'update'>;
     readonly claims: Pick<ServerClaims, 'release'>;
   };
@@ -70,7 +70,8 @@ export const reserveQuotaOrWait = async (
   const round = (state.resume?.round ?? 0) + 1;
   const waitingUntil = state.timing.waiting_until as number;
   if (standing) {
-    const queued = (await standing.waiting.list()).find((w) => w.task_id === state.task_id && w.round === round);
+    const own = await standing.waiting.get(state.task_id);
+    const queued = own?.round === round ? own : undefined;
     if (queued?.held_until !== undefined) {
       await standing.tasks.update(state.task_id, { state: 'waiting', waiting_until: waitingUntil }, opts.now);
       return {

@@ -9,6 +9,7 @@ import { SOFT_TIME_LIMIT_SECONDS } from '../../../contract/limits';
 import type { RelayEnv } from '../../adapters/env';
 import { countMetric, logger, MetricName, tagTask } from '../../adapters/observability';
 import { acceptTask, type SignedRequestKey } from '../../domain/accept-task';
+import { WaitingQueueFullError } from '../../domain/errors';
 import { REPLAY_WINDOW_SECONDS } from '../../domain/signing';
 import { DEFAULT_KEY_NAME, taskCallerOf, type TaskCaller } from '../../domain/caller-keys';
 import { callbackUrlProblem, parseBody } from '../../http/requests';
@@ -136,7 +137,11 @@ export const acceptRoute = <K extends TaskKind, S extends AcceptBodySchema>(
         { source: 'webhook', ...(caller ? { caller } : {}) },
         idempotencyKey,
         signedRequest ? { signedRequest } : {},
-      );
+      ).catch((error: unknown) => {
+        // Over a cap of the waiting queue (issue 29 §5): 429 with the cap's text, nothing queued.
+        if (error instanceof WaitingQueueFullError) throw httpError(429, error.message);
+        throw error;
+      });
       return jsonResponse(
         202,
         { status: 'queued', task_id: taskId, ...(spec.message ? { message: spec.message(input) } : {}) },

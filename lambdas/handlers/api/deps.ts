@@ -69,6 +69,15 @@ export const acceptDepsFromEnv = (uses: HandOffs): (() => AcceptDeps) =>
       signedRequests: signedRequestStoreFromEnv(env),
       workflow: uses.workflow ? uses.workflow(env) : unavailablePort('the create-order workflow'),
       queue: uses.queue ? uses.queue(env) : unavailablePort('the job queue'),
+      // Routes that start create-orders admit standing orders under the waiting queue's caps (issue 29 §5).
+      ...(uses.workflow
+        ? {
+            standing: {
+              waiting: waitingTasksFromEnv(env),
+              caps: { perKey: env.MAX_WAITING_TASKS_PER_KEY, total: env.MAX_WAITING_TASKS },
+            },
+          }
+        : {}),
     };
   });
 

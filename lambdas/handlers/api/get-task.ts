@@ -10,8 +10,14 @@ import { taskLookupDepsFromEnv } from './deps';
 export interface GetTaskDeps extends ChainDeps {
   readonly tasks: TaskRepository;
   /** The standing-order queue (issue 23): a waiting task's position. */
-  readonly waiting?: Pick<WaitingTasks, 'list'>;
+  readonly waiting?: Pick<WaitingTasks, 'get' | 'list'>;
 }
+
+/** A waiting task's place: its entry, then its GPU type's part of the queue (one index Query, not the whole queue). */
+const positionOf = async (waiting: Pick<WaitingTasks, 'get' | 'list'>, taskId: string): Promise<number | undefined> => {
+  const own = await waiting.get(taskId);
+  return own ? queuePosition(await waiting.list(own.request.gpu_type), taskId) : undefined;
+};
 
 const getTask = async (event: RelayEvent, deps: GetTaskDeps): Promise<ApiResult> => {
   // API Gateway fills pathParameters; a hand-built event may only have the path.
@@ -22,7 +28,7 @@ const getTask = async (event: RelayEvent, deps: GetTaskDeps): Promise<ApiResult>
   if (!record || !mayTouchOrder(event.caller && taskCallerOf(event.caller), record.origin.caller?.key))
     throw httpError(404, 'Task not found');
   const position =
-    record.state === 'waiting' && deps.waiting ? queuePosition(await deps.waiting.list(), record.task_id) : undefined;
+    record.state === 'waiting' && deps.waiting ? await positionOf(deps.waiting, record.task_id) : undefined;
   return jsonResponse(200, toTaskView(record, position));
 };
 

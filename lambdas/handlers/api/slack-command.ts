@@ -14,7 +14,7 @@ import type { RelayEnv } from '../../adapters/env';
 import { onOutbidProblem } from '../../domain/on-outbid';
 import { logger } from '../../adapters/observability';
 import { HAND_OFF_FAILED_MESSAGE } from '../../domain/accept-task';
-import { HandOffError } from '../../domain/errors';
+import { HandOffError, WaitingQueueFullError } from '../../domain/errors';
 import { normalizeCreateOrder } from '../../domain/request-rules';
 import { callbackUrlProblem } from '../../http/requests';
 import { SlackCommandFormSchema } from '../../http/response-schemas';
@@ -185,6 +185,8 @@ const postSlackCommand = async (event: RelayEvent, deps: AcceptDeps): Promise<Ap
       logger.error('hand-off failed; nothing was queued', { error });
       return reply('ephemeral', HAND_OFF_FAILED_MESSAGE);
     }
+    // Over a cap of the waiting queue (issue 29 §5): the cap's text, nothing queued.
+    if (error instanceof WaitingQueueFullError) return reply('ephemeral', error.message);
     throw error;
   }
 };

@@ -14,10 +14,12 @@ import { awsCallGiveUpMs, documentClient } from '../../adapters/aws-clients';
 import { DynamoDbLeaseStore } from '../../adapters/dynamodb-lease-store';
 import { DynamoDbPendingReplacements } from '../../adapters/dynamodb-pending-replacements';
 import { createReplacer } from '../../domain/outbid-replacement';
+import { keyCheckOf } from '../../domain/caller-keys';
 import { relayEnv, type RelayEnv } from '../../adapters/env';
 import { callbackWorstCaseMs, chatWorstCaseMs } from '../../adapters/http-notifier';
 import { budgetedHandler, remainingMs, type BudgetContext } from '../../adapters/invocation-budget';
 import {
+  callerKeyStoreFromEnv,
   placementIntentsFromEnv,
   serverClaimsFromEnv,
   spendStoreFromEnv,
@@ -142,6 +144,8 @@ const deps = lazy<FleetWatchDeps>(() => {
   const tasks = taskRepositoryFromEnv(env);
   const leases = new DynamoDbLeaseStore(documentClient(), env.TABLE_NAME);
   const spend = spendStoreFromEnv(env);
+  // Issue 29 §4: a revoked or expired key's waiting tasks fail and its replacement rounds stop.
+  const keys = keyCheckOf(callerKeyStoreFromEnv(env));
   // Outbid recovery (issue 23): replacing starts a create-order workflow round (STATE_MACHINE_ARN set).
   const replacer = env.STATE_MACHINE_ARN
     ? createReplacer(
@@ -154,6 +158,7 @@ const deps = lazy<FleetWatchDeps>(() => {
           notifier,
           events: notifier,
           spend,
+          keys,
         },
         {
           poll_interval_seconds: env.ORDER_POLL_INTERVAL_SECONDS,
@@ -182,6 +187,7 @@ const deps = lazy<FleetWatchDeps>(() => {
       ? {
           standing: {
             waiting: waitingTasksFromEnv(env),
+            keys,
             marketplace,
             claims: serverClaimsFromEnv(env),
             tasks,

@@ -26,18 +26,15 @@ import {
 } from '../../adapters/from-env';
 import { lazy } from '../../adapters/lazy';
 import { marketplaceFromEnv } from '../../adapters/marketplace-from-env';
-import { sshBannerProbe } from '../../adapters/ssh-banner-probe';
+import { sshProbeFromEnv } from '../../adapters/ssh-banner-probe';
 
 /** The shared adapters, built on first use (also used by ./notifier-deps.ts). */
 export const marketplace = lazy<MarketplaceClient>(() => marketplaceFromEnv(relayEnv()));
 export const tasks = lazy<TaskRepository>(() => taskRepositoryFromEnv(relayEnv()));
 export const quota = lazy<SlidingWindow>(() => slidingWindowFromEnv(relayEnv()));
 export const claims = lazy<ServerClaims>(() => serverClaimsFromEnv(relayEnv()));
-/** READINESS_PROBE=ssh: the banner probe, under the callbacks' SSRF policy (ALLOW_PRIVATE_CALLBACKS); `none`: no probe. */
-const sshProbe = lazy<SshProbe | undefined>(() => {
-  const env = relayEnv();
-  return env.READINESS_PROBE === 'ssh' ? sshBannerProbe({ allowPrivate: env.ALLOW_PRIVATE_CALLBACKS }) : undefined;
-});
+/** READINESS_PROBE=ssh: the banner probe, under its own SSRF policy (ALLOW_PRIVATE_SSH_PROBE, issue 29 §7); `none`: no probe. */
+const sshProbe = lazy<SshProbe | undefined>(() => sshProbeFromEnv(relayEnv()));
 
 export const waiting = lazy<WaitingTasks>(() => waitingTasksFromEnv(relayEnv()));
 

@@ -4,7 +4,7 @@
  */
 import * as z from 'zod/mini';
 import { READINESS_PENDING, type WorkflowState } from '../../domain/create-order/workflow-state';
-import { InvalidWorkflowInputError } from '../../domain/errors';
+import { callerSafeText, InvalidWorkflowInputError } from '../../domain/errors';
 import { beginInvocation, tagTask } from '../../adapters/observability';
 import { PortsSchema } from '../../../contract/shapes';
 import { TaskOriginSchema } from '../../domain/task';
@@ -12,7 +12,7 @@ import { ENGLISH_TEXTS } from '../../domain/zod-texts';
 
 /** The error text of a caught Step Functions error: the Lambda errorMessage inside Cause, else the error name. */
 export const caughtErrorText = (error: { readonly Error: string; readonly Cause?: string }): string => {
-  if (!error.Cause) return error.Error;
+  if (!error.Cause) return callerSafeText(error.Error, error.Error);
   try {
     const cause: unknown = JSON.parse(error.Cause);
     if (
@@ -22,7 +22,9 @@ export const caughtErrorText = (error: { readonly Error: string; readonly Cause?
       typeof cause.errorMessage === 'string' &&
       cause.errorMessage.length > 0
     ) {
-      return cause.errorMessage;
+      // An AWS service's own text (e.g. DynamoDB's item size) never reaches the caller (issue 29 §5).
+      const type = 'errorType' in cause && typeof cause.errorType === 'string' ? cause.errorType : error.Error;
+      return callerSafeText(type, cause.errorMessage);
     }
   } catch {
     // Cause is plain text for non-Lambda errors (States.Timeout, States.Runtime ...).

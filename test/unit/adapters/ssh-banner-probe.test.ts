@@ -1,6 +1,6 @@
 /** The ssh readiness probe against real sockets on loopback (issue 20 item 6). */
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
-import { probeSshBanner, SSH_PROBE_TIMEOUT_MS } from '../../../lambdas/adapters/ssh-banner-probe';
+import { probeSshBanner, SSH_PROBE_TIMEOUT_MS, sshProbeFromEnv } from '../../../lambdas/adapters/ssh-banner-probe';
 import type { Resolver } from '../../../lambdas/adapters/ssrf-guard';
 
 interface TcpServer {
@@ -165,6 +165,18 @@ describe('Function: probeSshBanner', () => {
     expect(
       await probeSshBanner({ host: 'nowhere.example', port: 22 }, { allowPrivate: false, resolver: failing }),
     ).toEqual({ answered: false, reason: 'unreachable', detail: 'ENOTFOUND' });
+  });
+
+  it('follows ALLOW_PRIVATE_SSH_PROBE, never ALLOW_PRIVATE_CALLBACKS (issue 29 §7)', async () => {
+    const server = await serve((socket) => socket.write('SSH-2.0-OpenSSH_9.6\r\n'));
+    const endpoint = { host: '127.0.0.1', port: server.port };
+    // The callbacks' setting is not even part of what the probe reads: only its own decides.
+    const refused = await sshProbeFromEnv({ READINESS_PROBE: 'ssh', ALLOW_PRIVATE_SSH_PROBE: false })!.probe(endpoint);
+    expect(refused).toMatchObject({ answered: false, reason: 'address_refused' });
+    expect(server.accepted()).toBe(0);
+    const allowed = await sshProbeFromEnv({ READINESS_PROBE: 'ssh', ALLOW_PRIVATE_SSH_PROBE: true })!.probe(endpoint);
+    expect(allowed).toMatchObject({ answered: true });
+    expect(sshProbeFromEnv({ READINESS_PROBE: 'none', ALLOW_PRIVATE_SSH_PROBE: true })).toBeUndefined();
   });
 
   it('has a short default timeout, well under the 5 s poll interval', () => {

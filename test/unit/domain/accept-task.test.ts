@@ -4,6 +4,8 @@ import { FakeIdempotencyStore } from '../../fakes/idempotency';
 import { FakeQueue } from '../../fakes/job-queue';
 import { FakeTasks } from '../../fakes/tasks';
 import { FakeWorkflow } from '../../fakes/workflow-starter';
+import { FakeWaitingTasks } from '../../fakes/waiting-tasks';
+import { WaitingQueueFullError } from '../../../lambdas/domain/errors';
 
 const NOW = 1_700_000_000_500;
 const createOrder: CreateOrderInput = {
@@ -299,6 +301,59 @@ describe('Function: recordedRequest', () => {
       await acceptTask(deps, { kind: 'status', input: {} }, opts('t-1'));
       await acceptTask(deps, { kind: 'status', input: {} }, opts('t-2'));
       expect(deps.queue.sent).toHaveLength(2);
+    });
+  });
+
+  describe('the waiting queue caps (issue 29 §5)', () => {
+    const standing = (over: Partial<CreateOrderInput> = {}): TaskRequest => ({
+      kind: 'create-order',
+      input: { ...createOrder, wait_seconds: 600, ...over },
+    });
+    const ci = { source: 'webhook' as const, caller: { key: 'ci', sees_all: false } };
+
+    it('admits a standing order (a pending entry of its key) before anything is recorded', async () => {
+      const { deps, opts } = setup();
+      const waiting = new FakeWaitingTasks();
+      const outcome = await acceptTask(
+        { ...deps, standing: { waiting, caps: { perKey: 2, total: 10 } } },
+        standing(),
+        opts('t-1', { origin: ci }),
+      );
+      expect(outcome).toEqual({ taskId: 't-1', replayed: false });
+      expect(waiting.entries.get('t-1')).toMatchObject({ task_id: 't-1', round: 0, pending: true, key_name: 'ci' });
+      // An order that does not wait takes no place in the queue.
+      await acceptTask(
+        { ...deps, standing: { waiting, caps: { perKey: 2, total: 10 } } },
+        standing({ wait_seconds: undefined }),
+        opts('t-2'),
+      );
+      expect(waiting.entries.has('t-2')).toBe(false);
+    });
+
+    it("refuses the key's 3rd and the relay's 4th with the cap's text: nothing recorded, started or kept", async () => {
+      const { deps, opts } = setup();
+      const waiting = new FakeWaitingTasks();
+      const d = { ...deps, standing: { waiting, caps: { perKey: 2, total: 3 } } };
+      await acceptTask(d, standing(), opts('t-1', { origin: ci }));
+      await acceptTask(d, standing(), opts('t-2', { origin: ci }));
+      const third = acceptTask(d, standing(), opts('t-3', { origin: ci, idempotencyKey: 'k3' }));
+      await expect(third).rejects.toThrow(new WaitingQueueFullError('too many waiting orders (2 for key ci)'));
+      await acceptTask(d, standing(), opts('t-4'));
+      await expect(acceptTask(d, standing(), opts('t-5'))).rejects.toThrow('too many waiting orders (3)');
+      expect([...deps.tasks.records.keys()].sort()).toEqual(['t-1', 't-2', 't-4']);
+      expect(deps.workflow.started.map((s) => s.taskId).sort()).toEqual(['t-1', 't-2', 't-4']);
+      // The refused request's Idempotency-Key is released: a retry after a slot frees runs for real.
+      expect(deps.idempotency.keys.size).toBe(0);
+    });
+
+    it('gives the place back when the hand-off fails', async () => {
+      const { deps, opts } = setup();
+      const waiting = new FakeWaitingTasks();
+      deps.workflow.fail = new Error('sfn down');
+      await expect(
+        acceptTask({ ...deps, standing: { waiting, caps: { perKey: 2, total: 3 } } }, standing(), opts('t-1')),
+      ).rejects.toBeInstanceOf(HandOffError);
+      expect(waiting.entries.size).toBe(0);
     });
   });
 });

@@ -213,6 +213,27 @@ describe('Replacer.replace', () => {
     expect(deps.workflow.started).toHaveLength(0);
   });
 
+  it("starts no round for a revoked key's order: the reason is `key ci revoked` (issue 29 §4)", async () => {
+    const { deps } = setup();
+    const checked: { name: string; now: number }[] = [];
+    const replacer = createReplacer(
+      {
+        ...deps,
+        keys: async (name, now) => {
+          checked.push({ name, now });
+          return `key ${name} revoked`;
+        },
+      },
+      { poll_interval_seconds: 5, ready_timeout_seconds: 120, soft_limit_seconds: 300 },
+    );
+    const outcome = await replacer.replace(lease(), aPlacedOrder(LOST, LOST_SERVER, 0, 'paused'), NOW);
+    expect(outcome).toEqual({ started: false, reason: 'key ci revoked' });
+    expect(checked).toEqual([{ name: 'ci', now: NOW }]);
+    expect(deps.workflow.started).toHaveLength(0);
+    expect(deps.pending.entries.size).toBe(0);
+    expect(deps.tasks.records.has(childId)).toBe(false);
+  });
+
   it('a start that fails leaves nothing pending', async () => {
     const { replacer, deps } = setup();
     deps.workflow.fail = new Error('throttled');

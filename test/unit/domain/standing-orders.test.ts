@@ -178,7 +178,7 @@ describe('Function: serveWaitingTasks (the fleet watch)', () => {
     const report = await serveWaitingTasks(deps, { nowMs: NOW_MS, softLimitSeconds: 300 });
     // Assess: one read, the two oldest served, in order, each on its own server
     expect(listings()).toBe(1);
-    expect(report).toEqual({ waiting: 100, resumed: 2, expired: 0, listingReads: 1 });
+    expect(report).toEqual({ waiting: 100, resumed: 2, expired: 0, keyStopped: 0, listingReads: 1 });
     expect(deps.workflow.started.map((s) => [s.taskId, s.name, s.input.resume])).toEqual([
       ['t000', resumedExecutionName('t000', 1), { server_id: 1, round: 1 }],
       ['t001', resumedExecutionName('t001', 1), { server_id: 2, round: 1 }],
@@ -199,6 +199,31 @@ describe('Function: serveWaitingTasks (the fleet watch)', () => {
       accepted_at: NOW_MS - 2_000,
     });
     expect(queuePosition(await deps.waiting.list(), 'younger')).toBe(1);
+  });
+
+  it("fails a revoked key's waiting tasks with `key <name> revoked`, once, and serves the others (issue 29 §4)", async () => {
+    const { deps, queue } = watchDeps();
+    const asKey = (e: WaitingTask, key: string): WaitingTask => ({ ...e, key_name: key });
+    await queue(asKey(entry('temp-1', NOW_MS - 3_000), 'temp'), asKey(entry('ci-1', NOW_MS - 2_000), 'ci'));
+    await queue(asKey(entry('old-1', NOW_MS - 1_000), 'old'), entry('default-1', NOW_MS - 500, 600, 'A100'));
+    deps.marketplace.servers = [aServer(7), aServer(8)];
+    const checked: string[] = [];
+    const keys = async (name: string) => {
+      checked.push(name);
+      return name === 'temp' ? 'key temp revoked' : name === 'old' ? 'key old expired' : undefined;
+    };
+    const report = await serveWaitingTasks({ ...deps, keys }, { nowMs: NOW_MS, softLimitSeconds: 300 });
+    await serveWaitingTasks({ ...deps, keys }, { nowMs: NOW_MS + 1_000, softLimitSeconds: 300 });
+    expect(report).toMatchObject({ keyStopped: 2, resumed: 1 });
+    expect(deps.notifier.callbacks).toEqual([
+      { url: 'http://cb.example/temp-1', taskId: 'temp-1', result: { success: false, error: 'key temp revoked' } },
+      { url: 'http://cb.example/old-1', taskId: 'old-1', result: { success: false, error: 'key old expired' } },
+    ]);
+    // The revoked key's task is never placed: the one 4090 server goes to ci's task behind it.
+    expect(deps.workflow.started.map((s) => s.taskId)).toEqual(['ci-1']);
+    expect(await deps.waiting.get('temp-1')).toBeUndefined();
+    // One check per key name per sweep, none for the default key.
+    expect(checked.slice(0, 3).sort()).toEqual(['ci', 'old', 'temp']);
   });
 
   it('fails a task whose wait ended with the no-match text, once', async () => {
@@ -233,6 +258,7 @@ describe('Function: serveWaitingTasks (the fleet watch)', () => {
       waiting: 1,
       resumed: 0,
       expired: 0,
+      keyStopped: 0,
       listingReads: 0,
     });
     expect(listings()).toBe(0);
