@@ -170,7 +170,7 @@ const main = async (section: Section) => {
     results.bundles = b;
     const name = (entry: string) => entry.replace('lambdas/handlers/', '').replace(/\.ts$/, '');
     console.log(
-      `\n1. Bundles (minified ESM; load and first call = medians of fresh processes; reference bundle ${kb(b.reference.bytes)}, load ${b.reference.loadMsMedian.toFixed(1)} ms, first call ${b.reference.firstInvocationMsMedian.toFixed(1)} ms; tracing ${b.tracing ? 'on (Lambda-like)' : 'off'})`,
+      `\n1. Bundles (minified ESM; load and first call = medians of fresh processes; reference bundle ${kb(b.reference.bytes)}, load ${b.reference.loadCpuMsMedian.toFixed(1)} ms CPU / ${b.reference.loadMsMedian.toFixed(1)} ms wall, first call ${b.reference.firstInvocationMsMedian.toFixed(1)} ms; tracing ${b.tracing ? 'on (Lambda-like)' : 'off'})`,
     );
     console.table(
       b.bundles.map((x) => ({
@@ -178,6 +178,7 @@ const main = async (section: Section) => {
         size: kb(x.bytes),
         sdk: x.usesAwsSdk,
         budget: kb(x.budgetBytes),
+        'load CPU ms': x.loadCpuMsMedian.toFixed(1),
         'load ms': x.loadMsMedian.toFixed(1),
         '× reference': x.loadRatio.toFixed(2),
         '1st call ms': x.firstInvocationMsMedian.toFixed(1),
