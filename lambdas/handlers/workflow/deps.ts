@@ -29,17 +29,17 @@ import { marketplaceFromEnv } from '../../adapters/marketplace-from-env';
 import { sshBannerProbe } from '../../adapters/ssh-banner-probe';
 
 /** The shared adapters, built on first use (also used by ./notifier-deps.ts). */
-export const marketplace = lazy<MarketplaceClient>(() => marketplaceFromEnv(relayEnv()));
-export const tasks = lazy<TaskRepository>(() => taskRepositoryFromEnv(relayEnv()));
-export const quota = lazy<SlidingWindow>(() => slidingWindowFromEnv(relayEnv()));
-export const claims = lazy<ServerClaims>(() => serverClaimsFromEnv(relayEnv()));
+export const marketplace = /* @__PURE__ */ lazy<MarketplaceClient>(() => marketplaceFromEnv(relayEnv()));
+export const tasks = /* @__PURE__ */ lazy<TaskRepository>(() => taskRepositoryFromEnv(relayEnv()));
+export const quota = /* @__PURE__ */ lazy<SlidingWindow>(() => slidingWindowFromEnv(relayEnv()));
+export const claims = /* @__PURE__ */ lazy<ServerClaims>(() => serverClaimsFromEnv(relayEnv()));
 /** READINESS_PROBE=ssh: the banner probe, under the callbacks' SSRF policy (ALLOW_PRIVATE_CALLBACKS); `none`: no probe. */
-const sshProbe = lazy<SshProbe | undefined>(() => {
+const sshProbe = /* @__PURE__ */ lazy<SshProbe | undefined>(() => {
   const env = relayEnv();
   return env.READINESS_PROBE === 'ssh' ? sshBannerProbe({ allowPrivate: env.ALLOW_PRIVATE_CALLBACKS }) : undefined;
 });
 
-export const waiting = lazy<WaitingTasks>(() => waitingTasksFromEnv(relayEnv()));
+export const waiting = /* @__PURE__ */ lazy<WaitingTasks>(() => waitingTasksFromEnv(relayEnv()));
 
 export const findServerDeps = async () => ({
   marketplace: marketplace(),
@@ -48,7 +48,7 @@ export const findServerDeps = async () => ({
   waiting: waiting(),
 });
 /** Spending budgets and the ledger (issue 24): ReserveQuota reserves, ReportResult and ExecutionEnded settle. */
-export const spend = lazy(() => spendStoreFromEnv(relayEnv()));
+export const spend = /* @__PURE__ */ lazy(() => spendStoreFromEnv(relayEnv()));
 export const reserveQuotaDeps = async () => {
   const env = relayEnv();
   return {
@@ -60,7 +60,7 @@ export const reserveQuotaDeps = async () => {
     ...(env.SPEND_LIMIT_USD_PER_DAY !== undefined ? { spendLimitUsdPerDay: env.SPEND_LIMIT_USD_PER_DAY } : {}),
   };
 };
-export const intents = lazy<PlacementIntents>(() => placementIntentsFromEnv(relayEnv()));
+export const intents = /* @__PURE__ */ lazy<PlacementIntents>(() => placementIntentsFromEnv(relayEnv()));
 
 export const placeOrderDeps = async (): Promise<PlaceOrderDeps> => ({
   marketplace: marketplace(),
