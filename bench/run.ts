@@ -3,8 +3,9 @@
  * bench/results.json. Not part of `npm test`: figures on a shared machine are for reading, not
  * for asserting.
  */
-import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { benchAcceptPath } from './accept-path';
@@ -15,6 +16,7 @@ import { benchLeases } from './leases';
 import { benchMarketplace } from './marketplace';
 import { benchOutbidRecovery } from './outbid-recovery';
 import { benchStandingOrders } from './standing-orders';
+import { writeBenchmarksDoc } from './doc';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
@@ -22,57 +24,153 @@ process.env.AWS_REGION ??= 'us-east-1';
 
 const kb = (n: number) => `${(n / 1024).toFixed(1)} KB`;
 
-const SECTIONS = [
-  'bundles',
-  'accept',
-  'http',
-  'marketplace',
-  'marketplace-live',
-  'pacing',
-  'pacing-live',
-  'leases',
-  'outbid',
-  'outbid-live',
-  'outbid-replace',
-  'outbid-replace-live',
-  'standing',
-  'standing-live',
-  'cost',
-] as const;
+/**
+ * The sections, in the order a full run reports them. `kind` says how a full run schedules them:
+ * `cpu` sections measure time spent computing (bundle loads, the accept path, HTTP throughput, a
+ * sweep's own cost) and run one at a time with nothing else of the bench beside them; `wait`
+ * sections are bound by the simulated marketplace's rate limits, readiness delays and sweep
+ * intervals (they wait, not compute) and run side by side, BENCH_JOBS at a time; `derived` ones
+ * compute from the others' figures and run last.
+ */
+const SECTIONS = {
+  bundles: 'cpu',
+  accept: 'cpu',
+  http: 'cpu',
+  leases: 'cpu',
+  marketplace: 'wait',
+  'marketplace-live': 'wait',
+  pacing: 'wait',
+  'pacing-live': 'wait',
+  outbid: 'wait',
+  'outbid-live': 'wait',
+  'outbid-replace': 'wait',
+  'outbid-replace-live': 'wait',
+  standing: 'wait',
+  'standing-live': 'wait',
+  cost: 'derived',
+} as const;
+type Section = keyof typeof SECTIONS;
 const RESULTS = path.join(__dirname, 'results.json');
+/** Wait-bound sections run side by side in a full run (BENCH_JOBS=1: strictly one at a time). */
+const JOBS = Math.max(1, Number(process.env.BENCH_JOBS ?? 4));
+/** Set in a child: the one section it runs, and the file it writes its figures to. */
+const CHILD_SECTION = 'BENCH_SECTION';
+const CHILD_OUT = 'BENCH_SECTION_OUT';
+
+interface SectionRun {
+  readonly section: Section;
+  readonly figures: Record<string, unknown>;
+  readonly seconds: number;
+  readonly output: string;
+}
 
 /**
- * Each section runs in its own process: handlers cache their environment and clients per process,
- * so a second local runtime in the same process would talk to the first one's (closed) emulators.
+ * One section in a fresh process, whatever the command line names: handlers cache their environment
+ * and clients per process (the DynamoDB document client keeps the first local runtime's endpoint),
+ * so a second runtime in the same process would talk to the first one's closed emulators.
  */
-const runAll = () => {
-  writeFileSync(RESULTS, '{}\n');
-  for (const section of SECTIONS) {
-    execFileSync(process.execPath, [...process.execArgv, __filename, section], { stdio: 'inherit' });
+const runSection = (section: Section, tempDir: string, quiet: boolean): Promise<SectionRun> =>
+  new Promise((resolve, reject) => {
+    const out = path.join(tempDir, `${section}.json`);
+    const started = performance.now();
+    const child = spawn(process.execPath, [...process.execArgv, __filename], {
+      env: { ...process.env, [CHILD_SECTION]: section, [CHILD_OUT]: out },
+      stdio: quiet ? ['ignore', 'pipe', 'pipe'] : 'inherit',
+    });
+    let output = '';
+    child.stdout?.on('data', (d: Buffer) => {
+      output += d.toString();
+    });
+    child.stderr?.on('data', (d: Buffer) => {
+      output += d.toString();
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      const seconds = (performance.now() - started) / 1000;
+      if (code !== 0) {
+        reject(new Error(`section ${section} failed (exit ${code}) after ${seconds.toFixed(0)} s\n${output}`));
+        return;
+      }
+      resolve({ section, figures: JSON.parse(readFileSync(out, 'utf8')) as Record<string, unknown>, seconds, output });
+    });
+  });
+
+const readResults = (): Record<string, unknown> => {
+  try {
+    return JSON.parse(readFileSync(RESULTS, 'utf8')) as Record<string, unknown>;
+  } catch {
+    return {};
   }
 };
 
-const main = async () => {
-  const only = process.argv.slice(2);
-  if (only.length === 0) return runAll();
-  const want = (name: string) => only.length === 0 || only.includes(name);
-  const results: Record<string, unknown> = {
-    date: new Date().toISOString(),
-    machine: {
-      cpus: os.cpus().length,
-      cpuModel: os.cpus()[0]?.model,
-      memGiB: Math.round(os.totalmem() / 1024 ** 3),
-      node: process.version,
-      platform: `${os.platform()} ${os.arch()}`,
-    },
+const machine = () => ({
+  cpus: os.cpus().length,
+  cpuModel: os.cpus()[0]?.model,
+  memGiB: Math.round(os.totalmem() / 1024 ** 3),
+  node: process.version,
+  platform: `${os.platform()} ${os.arch()}`,
+});
+
+/**
+ * The parent: runs the named sections (all when none is named), each in its own process, adds each
+ * one's figures to bench/results.json as it finishes (with its date and wall time under `sections`),
+ * then regenerates BENCHMARKS.md's tables from the file.
+ */
+const runSections = async (names: string[]) => {
+  const unknown = names.filter((n) => !(n in SECTIONS));
+  if (unknown.length > 0)
+    throw new Error(`unknown section(s) ${unknown.join(', ')}; sections: ${Object.keys(SECTIONS).join(', ')}`);
+  const full = names.length === 0;
+  const wanted = (full ? Object.keys(SECTIONS) : [...new Set(names)]) as Section[];
+  const started = performance.now();
+  const results: Record<string, unknown> = full ? {} : readResults();
+  const sections = { ...((results.sections as Record<string, unknown> | undefined) ?? {}) };
+  const tempDir = mkdtempSync(path.join(os.tmpdir(), 'relay-bench-'));
+  const record = (run: SectionRun) => {
+    Object.assign(results, run.figures);
+    sections[run.section] = { date: new Date().toISOString(), seconds: Math.round(run.seconds * 10) / 10 };
+    results.date = new Date().toISOString();
+    results.machine = machine();
+    results.sections = sections;
+    writeFileSync(RESULTS, `${JSON.stringify(results, null, 2)}\n`);
   };
+  try {
+    const byKind = (kind: (typeof SECTIONS)[Section]) => wanted.filter((s) => SECTIONS[s] === kind);
+    for (const section of byKind('cpu')) record(await runSection(section, tempDir, false));
+    // Side by side: each child's tables are printed when it ends, in the order they end.
+    const waiting = [...byKind('wait')];
+    const worker = async () => {
+      for (let section = waiting.shift(); section; section = waiting.shift()) {
+        const run = await runSection(section, tempDir, JOBS > 1);
+        if (JOBS > 1) process.stdout.write(run.output);
+        console.log(`(${section}: ${run.seconds.toFixed(0)} s)`);
+        record(run);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(JOBS, waiting.length) }, worker));
+    for (const section of byKind('derived')) record(await runSection(section, tempDir, false));
+  } finally {
+    rmSync(tempDir, { recursive: true, force: true });
+  }
+  if (full) results.fullRunSeconds = Math.round((performance.now() - started) / 100) / 10;
+  writeFileSync(RESULTS, `${JSON.stringify(results, null, 2)}\n`);
+  writeBenchmarksDoc();
+  console.log(
+    `\nwrote bench/results.json and BENCHMARKS.md's tables (${wanted.join(', ')}; ${((performance.now() - started) / 1000).toFixed(0)} s)`,
+  );
+};
+
+/** A child: the one section BENCH_SECTION names; its figures go to BENCH_SECTION_OUT. */
+const main = async (section: Section) => {
+  const want = (name: Section) => name === section;
+  const results: Record<string, unknown> = {};
 
   if (want('bundles')) {
     const b = await benchBundles();
     results.bundles = b;
     const name = (entry: string) => entry.replace('lambdas/handlers/', '').replace(/\.ts$/, '');
     console.log(
-      `\n1. Bundles (minified ESM; load and first call = medians of fresh processes; baseline load ${b.baselineLoadMs.toFixed(1)} ms, first call ${b.baselineFirstInvocationMs.toFixed(1)} ms; tracing ${b.tracing ? 'on (Lambda-like)' : 'off'})`,
+      `\n1. Bundles (minified ESM; load and first call = medians of fresh processes; reference bundle ${kb(b.reference.bytes)}, load ${b.reference.loadCpuMsMedian.toFixed(1)} ms CPU / ${b.reference.loadMsMedian.toFixed(1)} ms wall, first call ${b.reference.firstInvocationMsMedian.toFixed(1)} ms; tracing ${b.tracing ? 'on (Lambda-like)' : 'off'})`,
     );
     console.table(
       b.bundles.map((x) => ({
@@ -80,8 +178,9 @@ const main = async () => {
         size: kb(x.bytes),
         sdk: x.usesAwsSdk,
         budget: kb(x.budgetBytes),
+        'load CPU ms': x.loadCpuMsMedian.toFixed(1),
         'load ms': x.loadMsMedian.toFixed(1),
-        '× baseline': x.loadRatio.toFixed(1),
+        '× reference': x.loadRatio.toFixed(2),
         '1st call ms': x.firstInvocationMsMedian.toFixed(1),
         'trace docs': x.traceDocuments,
         ok: x.withinBudget,
@@ -321,14 +420,11 @@ const main = async () => {
     console.log('\n5. Cost model (USD, us-east-1 list prices in bench/cost-model.ts)');
     console.table({ 'per 1,000 orders': orders, 'per 1M accepted webhooks (a status job each)': webhooks });
   }
-  // Every run adds its sections to the file (a full run starts from an empty one), so re-running one
-  // section never drops the others' figures.
-  const merged = { ...(JSON.parse(readFileSync(RESULTS, 'utf8')) as object), ...results };
-  writeFileSync(RESULTS, `${JSON.stringify(merged, null, 2)}\n`);
-  console.log('\nwrote bench/results.json');
+  writeFileSync(process.env[CHILD_OUT] as string, `${JSON.stringify(results)}\n`);
 };
 
-main().then(
+const child = process.env[CHILD_SECTION] as Section | undefined;
+(child ? main(child) : runSections(process.argv.slice(2))).then(
   () => process.exit(0),
   (error) => {
     console.error(error);

@@ -36,6 +36,15 @@ export const RELAY_BUNDLE_BANNER =
  */
 export const RELAY_BUNDLE_KEEP_NAMES = false;
 
+/**
+ * Bundle budgets (issue 32, BENCHMARKS.md "Last run"): minified size of a function with AWS SDK
+ * clients and without (`/health`, `/openapi.json`), and its module load as a multiple of the
+ * reference bundle's (bench/reference-handler.ts: DocumentClient and Powertools Logger only), measured
+ * in the same run. Checked by `npm run bench`; the size of the largest function also by
+ * test/infra/relay-function-bundle.test.ts.
+ */
+export const RELAY_BUNDLE_BUDGET = { sdkBytes: 350 * 1024, noSdkBytes: 50 * 1024, loadRatio: 1.5 } as const;
+
 /** The Node.js version Lambda runs the bundles on (RelayFunction's runtime), as an esbuild target. */
 export const RELAY_BUNDLE_TARGET = NODE_BUNDLE_TARGET;
 

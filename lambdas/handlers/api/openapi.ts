@@ -2,12 +2,14 @@
  * GET /openapi.json: the OpenAPI 3.1 document, generated at build time from the route table and the
  * request schemas (lambdas/http/openapi.json, `npm run openapi`) and served as it is, with the
  * configured rate limit filled in. Like /health, without the shared chain: no zod, no Powertools
- * (BENCHMARKS.md "Cold start budget": 309 → ~29 KB).
+ * (BENCHMARKS.md "Cold start budget": 309 → ~29 KB). The bundle carries the document Brotli-compressed
+ * (lambdas/http/openapi-brotli.ts; 62.5 → ~17 KB, issue 32), inflated once per instance.
  */
+import { brotliDecompressSync } from 'node:zlib';
 import middy from '@middy/core';
 import { SETTINGS } from '../../../contract/settings';
-import document from '../../http/openapi.json';
-import { renderOpenApi } from '../../http/render-openapi';
+import { OPENAPI_DOCUMENT_BROTLI_BASE64 } from '../../http/openapi-brotli';
+import { renderOpenApiText } from '../../http/render-openapi';
 import type { ApiResult, RelayEvent } from '../../middleware/http';
 import type { ApiHandler } from './chain';
 
@@ -23,7 +25,10 @@ export const createOpenApiHandler = (
 ): ApiHandler => {
   let body: string | undefined;
   return middy<RelayEvent, ApiResult>().handler(async () => {
-    body ??= renderOpenApi(document, deps().env.MAX_REQUESTS_PER_MINUTE);
+    body ??= renderOpenApiText(
+      brotliDecompressSync(Buffer.from(OPENAPI_DOCUMENT_BROTLI_BASE64, 'base64')).toString('utf8'),
+      deps().env.MAX_REQUESTS_PER_MINUTE,
+    );
     return { statusCode: 200, headers: { 'Content-Type': 'application/json' }, body };
   });
 };

@@ -29,14 +29,14 @@ import { marketplaceFromEnv } from '../../adapters/marketplace-from-env';
 import { sshProbeFromEnv } from '../../adapters/ssh-banner-probe';
 
 /** The shared adapters, built on first use (also used by ./notifier-deps.ts). */
-export const marketplace = lazy<MarketplaceClient>(() => marketplaceFromEnv(relayEnv()));
-export const tasks = lazy<TaskRepository>(() => taskRepositoryFromEnv(relayEnv()));
-export const quota = lazy<SlidingWindow>(() => slidingWindowFromEnv(relayEnv()));
-export const claims = lazy<ServerClaims>(() => serverClaimsFromEnv(relayEnv()));
+export const marketplace = /* @__PURE__ */ lazy<MarketplaceClient>(() => marketplaceFromEnv(relayEnv()));
+export const tasks = /* @__PURE__ */ lazy<TaskRepository>(() => taskRepositoryFromEnv(relayEnv()));
+export const quota = /* @__PURE__ */ lazy<SlidingWindow>(() => slidingWindowFromEnv(relayEnv()));
+export const claims = /* @__PURE__ */ lazy<ServerClaims>(() => serverClaimsFromEnv(relayEnv()));
 /** READINESS_PROBE=ssh: the banner probe, under its own SSRF policy (ALLOW_PRIVATE_SSH_PROBE, issue 29 §7); `none`: no probe. */
-const sshProbe = lazy<SshProbe | undefined>(() => sshProbeFromEnv(relayEnv()));
+const sshProbe = /* @__PURE__ */ lazy<SshProbe | undefined>(() => sshProbeFromEnv(relayEnv()));
 
-export const waiting = lazy<WaitingTasks>(() => waitingTasksFromEnv(relayEnv()));
+export const waiting = /* @__PURE__ */ lazy<WaitingTasks>(() => waitingTasksFromEnv(relayEnv()));
 
 export const findServerDeps = async () => ({
   marketplace: marketplace(),
@@ -45,7 +45,7 @@ export const findServerDeps = async () => ({
   waiting: waiting(),
 });
 /** Spending budgets and the ledger (issue 24): ReserveQuota reserves, ReportResult and ExecutionEnded settle. */
-export const spend = lazy(() => spendStoreFromEnv(relayEnv()));
+export const spend = /* @__PURE__ */ lazy(() => spendStoreFromEnv(relayEnv()));
 export const reserveQuotaDeps = async () => {
   const env = relayEnv();
   return {
@@ -57,7 +57,7 @@ export const reserveQuotaDeps = async () => {
     ...(env.SPEND_LIMIT_USD_PER_DAY !== undefined ? { spendLimitUsdPerDay: env.SPEND_LIMIT_USD_PER_DAY } : {}),
   };
 };
-export const intents = lazy<PlacementIntents>(() => placementIntentsFromEnv(relayEnv()));
+export const intents = /* @__PURE__ */ lazy<PlacementIntents>(() => placementIntentsFromEnv(relayEnv()));
 
 export const placeOrderDeps = async (): Promise<PlaceOrderDeps> => ({
   marketplace: marketplace(),

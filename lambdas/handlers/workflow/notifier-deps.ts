@@ -11,8 +11,8 @@ import { notifierFromEnv } from '../../adapters/notifier-from-env';
 import { lazy } from '../../adapters/lazy';
 import { claims, marketplace, spend, tasks } from './deps';
 
-const notifier = lazy<Notifier>(() => notifierFromEnv(relayEnv()));
-const leases = lazy<LeaseBook>(() => leaseBookFromEnv(relayEnv()));
+const notifier = /* @__PURE__ */ lazy<Notifier>(() => notifierFromEnv(relayEnv()));
+const leases = /* @__PURE__ */ lazy<LeaseBook>(() => leaseBookFromEnv(relayEnv()));
 
 export const reportResultDeps = async () => ({
   tasks: tasks(),

@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
+import { brotliDecompressSync } from 'node:zlib';
 import * as path from 'node:path';
 import { buildOpenApiDocument } from '../../../lambdas/http/openapi-document';
 import { openApiAssetText, RATE_LIMIT_PLACEHOLDER } from '../../../lambdas/http/openapi-asset';
+import { OPENAPI_DOCUMENT_BROTLI_BASE64 } from '../../../lambdas/http/openapi-brotli';
 import { RATE_LIMIT_PLACEHOLDER_TEXT, renderOpenApi } from '../../../lambdas/http/render-openapi';
 import { MAX_BODY_BYTES } from '../../../lambdas/middleware/body';
 
@@ -10,6 +12,11 @@ const ASSET = path.join(__dirname, '..', '..', '..', 'lambdas', 'http', 'openapi
 describe('OpenAPI build-time asset', () => {
   it('is what the zod schemas generate now (else: npm run openapi, and commit the result)', () => {
     expect(readFileSync(ASSET, 'utf8')).toBe(openApiAssetText(MAX_BODY_BYTES));
+  });
+
+  it('is what the function serves, compressed: lambdas/http/openapi-brotli.ts inflates to it (else: npm run openapi)', () => {
+    const served = brotliDecompressSync(Buffer.from(OPENAPI_DOCUMENT_BROTLI_BASE64, 'base64')).toString('utf8');
+    expect(served).toBe(JSON.stringify(JSON.parse(readFileSync(ASSET, 'utf8'))));
   });
 
   it.each([1, 42, 60, 600])('rendered with %i requests/minute equals the document built at runtime', (perMinute) => {
