@@ -57,6 +57,7 @@ const TaskRecordSchema = z.object({
   order_id: z.optional(z.int()),
   server_id: z.optional(z.int()),
   order_intent_at: z.optional(z.number()),
+  order_refused_at: z.optional(z.number()),
   order_cancelled: z.optional(z.boolean()),
   waiting_until: z.optional(z.number()),
   history: z.optional(z.array(z.looseObject({ at: z.number(), event: z.string(), order_id: z.int() }))),
@@ -170,6 +171,7 @@ export class DynamoDbTaskRepository implements TaskRepository {
       order_id?: number;
       server_id?: number;
       order_intent_at?: number;
+      order_refused_at?: number;
       order_cancelled?: boolean;
       waiting_until?: number;
     },
@@ -179,6 +181,7 @@ export class DynamoDbTaskRepository implements TaskRepository {
       order_id: fields.order_id,
       server_id: fields.server_id,
       order_intent_at: fields.order_intent_at,
+      order_refused_at: fields.order_refused_at,
       order_cancelled: fields.order_cancelled,
     };
     if (fields.waiting_until !== undefined) {

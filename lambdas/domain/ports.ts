@@ -141,6 +141,7 @@ export interface TaskRepository {
       order_id?: number;
       server_id?: number;
       order_intent_at?: number;
+      order_refused_at?: number;
       order_cancelled?: boolean;
       waiting_until?: number;
     },

@@ -187,6 +187,11 @@ export interface TaskRecord {
    * a retried PlaceOrder that finds it reconciles through my_orders instead of placing a second order.
    */
   readonly order_intent_at?: number;
+  /**
+   * Epoch ms of the create_order the marketplace refused with a result code (issue 31 §5): when it is
+   * not older than `order_intent_at`, that intent placed nothing and a retry places again at once.
+   */
+  readonly order_refused_at?: number;
   /** True once the workflow (or the safety net) cancelled `order_id`, so nobody cancels it twice. */
   readonly order_cancelled?: boolean;
   /** A standing order's end of waiting (Unix seconds), set when it first waits (issue 23). */

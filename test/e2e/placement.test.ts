@@ -45,6 +45,7 @@ describe(`Placing orders (${dialect} marketplace dialect)`, () => {
       dialect,
       env: { ORDER_VISIBLE_TIMEOUT_SECONDS: String((4 * LISTED_LATE_MS) / 1000) },
     });
+    sim().addServer(uniqueServer(9911, 'ZETA Z9100', sim().nativeCoin));
   });
   afterAll(async () => {
     await runtime?.close();
@@ -96,5 +97,26 @@ describe(`Placing orders (${dialect} marketplace dialect)`, () => {
       error: 'No ZETA Z9000 available; tried server 9901 (currency-not-allowed), server 9903 (server-offline)',
     });
     expect(sim().counters().ordersCreated).toBe(createdBefore);
+  });
+
+  it('retries a create answered with code 1 at once (issue 31 §5): one order, no wait for it to show in my_orders', async () => {
+    // Prepare: one server only this test's GPU type matches (added before the first listing was
+    // cached); its first create_order answers a database error (code 1), on HTTP 500 as production
+    // sends refusals.
+    sim().inject({ endpoint: 'create_order', kind: 'code', code: 1, status: 500 });
+    const createdBefore = sim().counters().ordersCreated;
+    const started = Date.now();
+    // Act
+    const result = await create('database-error', { gpu_type: 'ZETA Z9100' });
+    // Assess: success on the first retry with one order; the refused create placed nothing, so the
+    // relay never waited out the visibility window (ORDER_VISIBLE_TIMEOUT_SECONDS) for it.
+    expect(result).toMatchObject({ success: true, status: 'running', server_id: 9911 });
+    expect(sim().counters().ordersCreated - createdBefore).toBe(1);
+    expect(
+      sim()
+        .orders()
+        .filter((o) => o.renting_server === 9911),
+    ).toHaveLength(1);
+    expect(Date.now() - started).toBeLessThan(4 * LISTED_LATE_MS);
   });
 });

@@ -1,7 +1,6 @@
 /** PlaceOrder: places the order, never twice for one task (see ./workflow-state.ts for the workflow). */
 import {
   InvalidOrderRequestError,
-  MarketplaceDatabaseError,
   MarketplaceError,
   MarketplaceInvalidInputError,
   MarketplaceRejectedError,
@@ -50,15 +49,15 @@ export const SERVER_UNAVAILABLE: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * Errors after which create_order certainly placed nothing: a refusal with a result code, a request
- * refused before sending, or one the marketplace never processed (rate limited). After any other
- * failure (outcome unknown, code 1, a crash) the intent stays open for the fleet watch.
+ * Errors after which create_order certainly placed nothing: an answer with a result code 1–6,
+ * whatever its HTTP status (issue 31 §5: an error answer is an answer), a request refused before
+ * sending, or one never sent. Only no answer, an unreadable one, an HTTP 5xx without a JSON body
+ * (OrderOutcomeUnknownError) or code 0 without an order id leave the outcome unknown; then the intent
+ * stays open for the fleet watch.
  */
-const placedNothing = (error: unknown): boolean =>
+export const placedNothing = (error: unknown): boolean =>
   error instanceof InvalidOrderRequestError ||
-  (error instanceof MarketplaceError &&
-    !(error instanceof OrderOutcomeUnknownError) &&
-    !(error instanceof MarketplaceDatabaseError));
+  (error instanceof MarketplaceError && !(error instanceof OrderOutcomeUnknownError));
 
 /** The final failure after the last placement attempt: the spec's text and every server tried, and why. */
 export const triedServersText = (base: string, tried: readonly TriedServer[]): string =>
@@ -174,8 +173,13 @@ export const placeOrder = async (
     return found && (await deps.intents.claimOrder(found.order_id, owner, current())) ? found : undefined;
   };
 
+  // A refused create (order_refused_at not older than the intent) placed nothing: nothing to wait for.
+  const refused =
+    record?.order_refused_at !== undefined &&
+    record.order_intent_at !== undefined &&
+    record.order_refused_at >= record.order_intent_at;
   const earlier: PlacementIntent | undefined =
-    record?.server_id === server.id
+    record?.server_id === server.id && !refused
       ? { task_id: state.task_id, server_id: server.id, at: record.order_intent_at ?? Date.parse(record.updated_at) }
       : undefined;
   if (record?.order_id !== undefined) {
@@ -198,7 +202,11 @@ export const placeOrder = async (
   try {
     orderId = (await deps.marketplace.createOrder(orderRequest(state, server, env))).order_id;
   } catch (error) {
-    if (placedNothing(error)) await deps.intents.close(intent);
+    if (placedNothing(error)) {
+      // A refusal: the step's Retry (or a new search) places again at once, without a visibility wait.
+      await deps.intents.close(intent);
+      await deps.tasks.update(state.task_id, { order_refused_at: current() }, now);
+    }
     if (error instanceof MarketplaceRejectedError && SERVER_UNAVAILABLE.has(error.reason)) {
       // "Already rented" may mean rented by us: an earlier attempt's create_order (outcome unknown)
       // can land late. my_orders decides before the server is given up.

@@ -1,6 +1,7 @@
 import { placeOrder, type PlaceOrderDeps } from '../../../../lambdas/domain/create-order/place-order';
 import { MAX_PLACEMENT_ATTEMPTS, type SearchResult } from '../../../../lambdas/domain/create-order/workflow-state';
 import {
+  MarketplaceDatabaseError,
   MarketplaceRejectedError,
   MarketplaceUnavailableError,
   NoServerAvailableError,
@@ -278,5 +279,43 @@ describe('Function: placeOrder', () => {
     await expect(placeOrder(aState({ search: search() }), deps, NOW)).rejects.toBeInstanceOf(
       MarketplaceUnavailableError,
     );
+  });
+
+  it('takes a create answered with code 1 as a refusal: the retry places again at once, with no visibility wait', async () => {
+    // Prepare: the first create_order is refused with a database error (code 1).
+    const deps = setup();
+    deps.marketplace.createOutcomes = [
+      async () => {
+        throw new MarketplaceDatabaseError();
+      },
+    ];
+    // Act: the attempt fails (the step's Retry runs it again), and the retry places the order.
+    await expect(placeOrder(aState({ search: search() }), deps, NOW)).rejects.toBeInstanceOf(MarketplaceDatabaseError);
+    const openAfterRefusal = deps.intents.open_.size;
+    const { placement, placedNow } = await placeOrder(aState({ search: search() }), deps, NOW + 2_000);
+    // Assess: one order, no my_orders read, no sleep, and the refused intent closed at once.
+    expect(placedNow).toBe(true);
+    expect(placement).toMatchObject({ retry: false, order_id: 100 });
+    expect(deps.marketplace.created).toHaveLength(2); // both sends: the refused one and the placed one
+    expect(deps.marketplace.listCalls).toBe(0);
+    expect(deps.time.slept).toEqual([]);
+    expect(openAfterRefusal).toBe(0);
+  });
+
+  it('still waits for the order after an unknown outcome (a 5xx without a result code)', async () => {
+    // Prepare: the first create's outcome is unknown; the retry must reconcile before placing again.
+    const deps = setup();
+    deps.marketplace.createOutcomes = [
+      async () => {
+        throw new OrderOutcomeUnknownError('HTTP 502 without a result code');
+      },
+    ];
+    await expect(placeOrder(aState({ search: search() }), deps, NOW)).rejects.toBeInstanceOf(OrderOutcomeUnknownError);
+    // Act
+    await placeOrder(aState({ search: search() }), deps, NOW + 2_000);
+    // Assess: the retry read my_orders until the intent's window ended before it placed again.
+    expect(deps.time.slept.length).toBeGreaterThan(0);
+    expect(deps.time.now).toBeGreaterThanOrEqual(NOW + VISIBLE_MS);
+    expect(deps.marketplace.created).toHaveLength(2);
   });
 });
