@@ -112,7 +112,7 @@ describe('Examples: signing snippets against the local runtime', () => {
     it('gets 202 for another route and body', async () => {
       const result = await run(
         command,
-        [...args, '/webhook/cancel-order', '{"order_id": 4242, "note": "ünïcode"}'],
+        [...args, '/webhook/price-alert', '{"gpu_type": "ünïcode GPU", "target_price": 0.01}'],
         env(),
       );
       expect(result.stderr.trim()).toBe('HTTP 202');
