@@ -1,7 +1,8 @@
 /**
  * gpu-relay: command-line client of the GPU Order Relay (entry point; bin/gpu-relay.mjs loads it).
  *
- * Signs the exact bytes it sends (HMAC-SHA256, lowercase hex, over `<timestamp>.<body>` by default),
+ * Signs the exact bytes it sends (signature v2 by default: `v2=` + HMAC-SHA256 hex over
+ * `v2.<timestamp>.<METHOD>.<path>.<body>`; `--signature v1` for old relays),
  * prints the relay's answer, and can wait for the task's result through a callback to a local
  * listener (verified per Standard Webhooks with the callback signing secret) or by polling
  * GET /webhook/tasks/{task_id}.

@@ -63,7 +63,8 @@ describe('CLI: gpu-relay against the local runtime', () => {
 
   it.each([
     [['create-order', '--gpu', 'RTX 4090', '--max-price', '0.5']],
-    [['create-order', '--gpu', 'A100', '--on-demand', '--no-timestamp']],
+    [['create-order', '--gpu', 'A100', '--on-demand', '--signature', 'v1', '--no-timestamp']],
+    [['create-order', '--gpu', 'A100', '--on-demand', '--signature', 'v1']],
     [['cancel-order', '987654']],
     [['price-alert', '--gpu', 'RTX 3090', '--target', '0.01']],
     [['status']],

@@ -85,6 +85,8 @@ describe('Examples: signing snippets against the local runtime', () => {
       simulator: { minIntervalMs: 50 },
       env: {
         WEBHOOK_SECRET: SECRET,
+        // The deployed default (issue 29): the examples sign v2, so they work against AWS as they are.
+        SIGNATURE_VERSIONS: 'v2',
         MAX_REQUESTS_PER_MINUTE: '600',
         ALLOW_PRIVATE_CALLBACKS: 'true',
         JOB_RETRY_BASE_MS: '10',
@@ -112,7 +114,7 @@ describe('Examples: signing snippets against the local runtime', () => {
     it('gets 202 for another route and body', async () => {
       const result = await run(
         command,
-        [...args, '/webhook/cancel-order', '{"order_id": 4242, "note": "ünïcode"}'],
+        [...args, '/webhook/price-alert', '{"gpu_type": "ünïcode GPU", "target_price": 0.01}'],
         env(),
       );
       expect(result.stderr.trim()).toBe('HTTP 202');

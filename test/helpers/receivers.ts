@@ -6,7 +6,7 @@ import { createServer } from 'node:http';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import { hmacHex } from '../../lambdas/domain/signing';
+import { hmacHex, signatureV2 } from '../../lambdas/domain/signing';
 
 /**
  * The callback signing secret (Standard Webhooks, `whsec_` + base64 of 32 bytes) of every test runtime
@@ -183,10 +183,47 @@ export const request = async (url: string, init: RequestInit = {}): Promise<Http
   answerOf(await fetch(url, init));
 
 /**
- * POSTs `body` (an object is sent as JSON) to `${baseUrl}${path}` with `X-Webhook-Signature`, the hex
- * HMAC-SHA256 of the exact bytes sent, keyed with `secret`.
+ * The two headers of a v2-signed request (issue 29): X-Webhook-Timestamp (now, or `timestamp`) and
+ * X-Webhook-Signature `v2=<hex>` over `v2.<timestamp>.<METHOD>.<path with query>.<body>`.
+ */
+export const v2Headers = (
+  secret: string,
+  method: 'GET' | 'POST',
+  pathWithQuery: string,
+  body = '',
+  timestamp = String(Math.floor(Date.now() / 1000)),
+): Record<string, string> => ({
+  'x-webhook-timestamp': timestamp,
+  'x-webhook-signature': signatureV2(secret, timestamp, method, pathWithQuery, method === 'GET' ? '' : body),
+});
+
+/** Whether the relay needs signature v2 for this request whatever SIGNATURE_VERSIONS says (issue 29). */
+const needsV2 = (path: string, headers: Record<string, string>): boolean =>
+  path.startsWith('/admin/keys') || Object.keys(headers).some((h) => h.toLowerCase() === 'x-webhook-key-id');
+
+/**
+ * POSTs `body` (an object is sent as JSON) to `${baseUrl}${path}`, signed with `secret`: v1 (the hex
+ * HMAC-SHA256 of the exact bytes sent, the spec's scheme, accepted by the local runtime) by default;
+ * v2 (`signedPostV2`) where the relay requires it, on `/admin/keys*` and with X-Webhook-Key-Id.
  */
 export const signedPost = async (
+  baseUrl: string,
+  path: string,
+  body: unknown,
+  secret: string,
+  headers: Record<string, string> = {},
+): Promise<HttpAnswer> => {
+  if (needsV2(path, headers)) return signedPostV2(baseUrl, path, body, secret, headers);
+  const raw = typeof body === 'string' ? body : JSON.stringify(body);
+  return request(`${baseUrl}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-webhook-signature': hmacHex(secret, raw), ...headers },
+    body: raw,
+  });
+};
+
+/** POSTs `body` signed v2 (timestamp now): what deployed relays accept, and callers with a key id. */
+export const signedPostV2 = async (
   baseUrl: string,
   path: string,
   body: unknown,
@@ -196,7 +233,7 @@ export const signedPost = async (
   const raw = typeof body === 'string' ? body : JSON.stringify(body);
   return request(`${baseUrl}${path}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-webhook-signature': hmacHex(secret, raw), ...headers },
+    headers: { 'content-type': 'application/json', ...v2Headers(secret, 'POST', path, raw), ...headers },
     body: raw,
   });
 };

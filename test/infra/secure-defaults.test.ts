@@ -32,7 +32,12 @@ describe('App: secure defaults when deployed', () => {
     // Assess: every relay function, so a function added later cannot miss the settings.
     expect(environments.length).toBeGreaterThan(10);
     for (const vars of environments) {
-      expect(vars).toMatchObject({ MARKETPLACE_URL, REQUIRE_WEBHOOK_TIMESTAMP: 'true', ALLOW_UNSIGNED_SLACK: 'false' });
+      expect(vars).toMatchObject({
+        MARKETPLACE_URL,
+        REQUIRE_WEBHOOK_TIMESTAMP: 'true',
+        ALLOW_UNSIGNED_SLACK: 'false',
+        SIGNATURE_VERSIONS: 'v2',
+      });
     }
   });
 
