@@ -46,5 +46,9 @@ export const SETTING_DOCS: Readonly<Record<SettingKey, string>> = {
     'How long an instance reuses the caller keys it read (X-Webhook-Key-Id); a revocation takes effect everywhere within this. 0 reads them on every request.',
   spendLimitUsdPerDay:
     "The whole relay's spending limit per UTC day, in USD: each order reserves its worst case (USD per hour × lease hours) before it is placed and is refused over the limit (docs/budgets.md); the alarm SpendNearDailyLimit fires at 80 %. Unset = no limit.",
+  renterFeePercent:
+    "The marketplace's renter fee, in percent of an order's price: reservations (worst cases, raises, extensions) and settlements include it (docs/budgets.md). Production charges 5 %; `npm start` sets 0 when its simulator speaks the spec's dialect (which charges none).",
+  orderCreationFeeUsd:
+    "The marketplace's fee per order placed, in USD: reserved with each create-order and settled with it (production reports it as `creation_fee`). `npm start` sets 0 when its simulator speaks the spec's dialect.",
   jobRetryBaseMs: 'Delay unit of job retries (2^retry × this, in ms); 1000 in production, smaller in tests.',
 };
