@@ -31,6 +31,7 @@ const fromContext = (key: string, setting: Setting, value: ContextValue): unknow
   switch (setting.kind) {
     case 'int':
     case 'hours':
+    case 'amount':
       return toNumber(value);
     case 'bool':
       return toBoolean(value);

@@ -54,5 +54,9 @@ export const SETTING_DOCS: Readonly<Record<SettingKey, string>> = {
     'Standing orders (`wait_seconds`) one caller key may have waiting at once; one more is refused 429 `too many waiting orders (20 for key ci)` and nothing is queued. The default key counts only against MAX_WAITING_TASKS.',
   maxWaitingTasks:
     'Standing orders the whole relay may have waiting at once; one more is refused 429 `too many waiting orders (1000)` and nothing is queued.',
+  renterFeePercent:
+    "The marketplace's renter fee, in percent of an order's price: reservations (worst cases, raises, extensions) and settlements include it (docs/budgets.md). Production charges 5 %; `npm start` sets 0 when its simulator speaks the spec's dialect (which charges none).",
+  orderCreationFeeUsd:
+    "The marketplace's fee per order placed, in USD: reserved with each create-order and settled with it (production reports it as `creation_fee`). `npm start` sets 0 when its simulator speaks the spec's dialect.",
   jobRetryBaseMs: 'Delay unit of job retries (2^retry × this, in ms); 1000 in production, smaller in tests.',
 };

@@ -7,12 +7,13 @@
 import type { Ports } from './shapes';
 
 /**
- * How a value is written: `int`, `hours` (a positive number, fractions allowed) and `bool` are decoded
+ * How a value is written: `int`, `hours` (a positive number, fractions allowed), `amount` (zero or a
+ * positive number, fractions allowed) and `bool` are decoded
  * from env strings, `ports` from JSON, `ids` from a comma-separated list of Slack IDs (`T0123ABC,T0456DEF`),
  * `choice` is one of the setting's `choices`.
  */
-export type SettingKind = 'url' | 'text' | 'int' | 'hours' | 'bool' | 'ports' | 'ids' | 'choice';
-export type SettingValue<K extends SettingKind> = K extends 'int' | 'hours'
+export type SettingKind = 'url' | 'text' | 'int' | 'hours' | 'amount' | 'bool' | 'ports' | 'ids' | 'choice';
+export type SettingValue<K extends SettingKind> = K extends 'int' | 'hours' | 'amount'
   ? number
   : K extends 'bool'
     ? boolean
@@ -54,7 +55,7 @@ export interface Setting<K extends SettingKind = SettingKind> {
   readonly deployed?: boolean;
   /** `int` only: 0 allows zero. @default 1 */
   readonly min?: 0 | 1;
-  /** `int` and `hours`: the largest value, and why. */
+  /** `int`, `hours` and `amount`: the largest value, and why. */
   readonly max?: { readonly value: number; readonly reason: string };
   /** `choice` only: the values allowed. */
   readonly choices?: readonly [string, ...string[]];
@@ -184,6 +185,14 @@ export const SETTINGS = {
   },
   // USD, a positive number (the `hours` kind decodes exactly that).
   spendLimitUsdPerDay: { env: 'SPEND_LIMIT_USD_PER_DAY', kind: 'hours', optional: true },
+  // The marketplace's fees (issue 29 §3), in every reservation and settlement; `npm start` sets 0 for the spec dialect's simulator.
+  renterFeePercent: {
+    env: 'RENTER_FEE_PERCENT',
+    kind: 'amount',
+    default: 5,
+    max: { value: 100, reason: 'a fee is a percentage of the price' },
+  },
+  orderCreationFeeUsd: { env: 'ORDER_CREATION_FEE_USD', kind: 'amount', default: 0.1 },
   jobRetryBaseMs: { env: 'JOB_RETRY_BASE_MS', kind: 'int', deployed: false, default: 1_000 },
   // ---- issue 29 §5 and §7 (the waiting queue's caps, the ssh probe's own address policy) ----
   allowPrivateSshProbe: { env: 'ALLOW_PRIVATE_SSH_PROBE', kind: 'bool', default: false },

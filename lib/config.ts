@@ -31,6 +31,10 @@ const deployedSchema = (key: string, s: Setting): z.ZodType => {
       const base = s.min === 0 ? z.coerce.number().int().nonnegative() : z.coerce.number().int().positive();
       return s.max ? base.max(s.max.value, `${key} must be at most ${s.max.value} (${s.max.reason})`) : base;
     }
+    case 'amount': {
+      const base = z.coerce.number().nonnegative();
+      return s.max ? base.max(s.max.value, `${key} must be at most ${s.max.value} (${s.max.reason})`) : base;
+    }
     case 'hours': {
       const base = z.coerce.number().positive();
       return s.max ? base.max(s.max.value, `${key} must be at most ${s.max.value} (${s.max.reason})`) : base;

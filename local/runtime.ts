@@ -279,6 +279,8 @@ export const startLocalRuntime = async (opts: LocalRuntimeOptions = {}): Promise
       // The embedded simulator's create_order spacing (0 in the spec dialect, which has none; 5 s live).
       ...(simulator ? { MARKETPLACE_CREATE_INTERVAL_MS: String(simulator.createIntervalMs) } : {}),
       ...(live ? { DEFAULT_CURRENCY: LIVE_NATIVE_COIN } : {}),
+      // The spec dialect's simulator charges no fees (the live one charges production's: issue 29 §3).
+      ...(simulator && !live ? { RENTER_FEE_PERCENT: '0', ORDER_CREATION_FEE_USD: '0' } : {}),
       ...withoutSecretArns(definedEnv(process.env)),
       ...(simulator ? { MARKETPLACE_URL: simulator.url, MARKETPLACE_API_KEY: simulator.apiKey } : {}),
       TABLE_NAME: dynamo.tableName,

@@ -18,8 +18,12 @@
 import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { keys } from '../../contract/resources';
 import {
+  feesOf,
   hoursHeld,
+  raiseUsd,
+  reservedUsdPerHour,
   roundUsd,
+  settledCostUsd,
   settlementShares,
   utcDay,
   worstCaseUsd,
@@ -64,7 +68,8 @@ export const reserveOrder = async (
 ): Promise<ReserveOutcome> => {
   const segmentId = `s${reservation.server_id}`;
   const existing = await getReservation(t, reservation.task_id);
-  const usd = worstCaseUsd(reservation.usd_per_hour, reservation.hours);
+  // The order's worst case with the renter fee on every hour and the creation fee once (issue 29 §3).
+  const usd = worstCaseUsd(reservation.usd_per_hour, reservation.hours, reservation.fees, true);
   const day = utcDay(now * 1000);
   if (existing?.state === 'open' && existing.segments[segmentId])
     return { ok: true, usd: existing.segments[segmentId].usd, day: existing.segments[segmentId].day, tracked: true };
@@ -74,7 +79,7 @@ export const reserveOrder = async (
   }
   const outcome = await reserveSegment(t, reservation.task_id, reservation.key, { day, usd }, segmentId, limits);
   if (!outcome.ok) return outcome;
-  const { hours: _hours, ...rest } = reservation;
+  const { hours: _hours, fees, ...rest } = reservation;
   const segment: SpendSegment = { id: segmentId, day, usd, hours: reservation.hours, at: now };
   await t.doc.send(
     new PutCommand({
@@ -82,6 +87,7 @@ export const reserveOrder = async (
       Item: {
         pk: keys.spendReservation(reservation.task_id),
         ...rest,
+        ...(fees ? { renter_fee_percent: fees.renter_fee_percent, creation_fee_usd: fees.creation_fee_usd } : {}),
         segments: { [segmentId]: segment },
         state: 'open',
         ttl: now + RETENTION_SECONDS,
@@ -104,14 +110,36 @@ export const extendReservation = async (
   const segmentId = `x${extension.id}`;
   const done = existing.segments[segmentId];
   if (done) return { ok: true, usd: done.usd, day: done.day, tracked: true };
-  const usd = worstCaseUsd(existing.usd_per_hour, extension.hours);
-  const limits: BudgetLimits = {
-    ...(relayLimit !== undefined ? { relay: relayLimit } : {}),
-    ...(existing.key_budget_usd_per_day !== undefined ? { key: existing.key_budget_usd_per_day } : {}),
-  };
-  const outcome = await reserveSegment(t, taskId, existing.key, { day, usd }, segmentId, limits);
+  // At the highest price reserved for the order so far (a raise included), the renter fee on top.
+  const usd = worstCaseUsd(reservedUsdPerHour(existing), extension.hours, feesOf(existing));
+  return addSegment(t, existing, { id: segmentId, day, usd, hours: extension.hours, at: now }, relayLimit);
+};
+
+/** The limits an order's later reservations (extensions, price changes) are checked against. */
+const orderLimits = (existing: Reservation, relayLimit: number | undefined): BudgetLimits => ({
+  ...(relayLimit !== undefined ? { relay: relayLimit } : {}),
+  ...(existing.key_budget_usd_per_day !== undefined ? { key: existing.key_budget_usd_per_day } : {}),
+});
+
+/** Reserves one more segment of an open reservation on its day, then records it on the reservation. */
+const addSegment = async (
+  t: SpendTable,
+  existing: Reservation,
+  segment: SpendSegment,
+  relayLimit: number | undefined,
+): Promise<ReserveOutcome> => {
+  const taskId = existing.task_id;
+  const segmentId = segment.id;
+  const { day } = segment;
+  const outcome = await reserveSegment(
+    t,
+    taskId,
+    existing.key,
+    { day, usd: segment.usd },
+    segmentId,
+    orderLimits(existing, relayLimit),
+  );
   if (!outcome.ok) return outcome;
-  const segment: SpendSegment = { id: segmentId, day, usd, hours: extension.hours, at: now };
   try {
     await t.doc.send(
       new UpdateCommand({
@@ -130,6 +158,52 @@ export const extendReservation = async (
     return { ok: true, usd: 0, day, tracked: false };
   }
   return outcome;
+};
+
+export const repriceReservation = async (
+  t: SpendTable,
+  taskId: string,
+  change: { readonly id: string; readonly usd_per_hour: number; readonly hours_left: number },
+  relayLimit: number | undefined,
+  now: number,
+): Promise<ReserveOutcome> => {
+  const existing = await getReservation(t, taskId);
+  const day = utcDay(now * 1000);
+  if (existing?.state !== 'open') return { ok: true, usd: 0, day, tracked: false };
+  const segmentId = `r${change.id}`;
+  const done = existing.segments[segmentId];
+  if (done) return { ok: true, usd: done.usd, day: done.day, tracked: true };
+  const hours = Math.max(0, change.hours_left);
+  const usd = raiseUsd(reservedUsdPerHour(existing), change.usd_per_hour, hours, feesOf(existing));
+  return addSegment(
+    t,
+    existing,
+    { id: segmentId, day, usd, hours: roundUsd(hours), at: now, usd_per_hour: change.usd_per_hour },
+    relayLimit,
+  );
+};
+
+export const unpriceReservation = async (t: SpendTable, taskId: string, changeId: string): Promise<void> => {
+  const existing = await getReservation(t, taskId);
+  const segmentId = `r${changeId}`;
+  const segment = existing?.segments[segmentId];
+  if (existing?.state !== 'open' || !segment) return;
+  // The day's entry first (conditional on it being open), then the segment: a retry finishes either.
+  await closeSegment(t, existing, segment, 0, false);
+  try {
+    await t.doc.send(
+      new UpdateCommand({
+        TableName: t.tableName,
+        Key: { pk: keys.spendReservation(taskId) },
+        UpdateExpression: 'REMOVE #segments.#id',
+        ConditionExpression: '#state = :open',
+        ExpressionAttributeNames: { '#segments': 'segments', '#id': segmentId, '#state': 'state' },
+        ExpressionAttributeValues: { ':open': 'open' },
+      }),
+    );
+  } catch (error) {
+    if (!isConditionalCheckFailed(error)) throw error;
+  }
 };
 
 export const markStarted = async (
@@ -162,7 +236,7 @@ export const settleReservation = async (
   if (!reservation) return undefined;
   if (reservation.state === 'open') {
     const hours = hoursHeld(reservation, end);
-    const cost = reservation.order_id === undefined ? 0 : roundUsd(reservation.usd_per_hour * hours);
+    const cost = settledCostUsd(reservation, end);
     try {
       const { Attributes } = await t.doc.send(
         new UpdateCommand({
@@ -261,17 +335,39 @@ const reserveSegment = async (
     adds.push(`#${field} :usd`, `#k${field} :usd`);
   }
   const conditions = ['attribute_not_exists(#open)'];
-  const refusal = (scope: 'relay' | 'key', used: number, limit: number): ReserveOutcome => ({
+  const refusal = (scope: 'relay' | 'key', used: number, limit: number, keyUsed: number): ReserveOutcome => ({
     ok: false,
-    refusal: { scope, key, used, limit, needed: at.usd },
+    refusal: {
+      scope,
+      key,
+      used,
+      limit,
+      needed: at.usd,
+      key_used: keyUsed,
+      ...(limits.key !== undefined ? { key_limit: limits.key } : {}),
+    },
   });
-  if (limits.relay !== undefined) {
-    if (at.usd > limits.relay) return refusal('relay', 0, limits.relay);
+  const readDay = async () =>
+    (
+      await t.doc.send(
+        new GetCommand({ TableName: t.tableName, Key: { pk: keys.spendDay(at.day) }, ConsistentRead: true }),
+      )
+    ).Item;
+  // More than a whole limit: refused without a write, with the day's real figures (never "$0.00 of").
+  if ((limits.relay !== undefined && at.usd > limits.relay) || (limits.key !== undefined && at.usd > limits.key)) {
+    const item = await readDay();
+    const used = Number(item?.used ?? 0);
+    const keyUsed = Number(item?.[`used@${key}`] ?? 0);
+    return limits.relay !== undefined && at.usd > limits.relay
+      ? refusal('relay', used, limits.relay, keyUsed)
+      : refusal('key', keyUsed, limits.key as number, keyUsed);
+  }
+  // Nothing to add (a price decrease, a lease of 0 h): recorded whatever the day has used.
+  if (limits.relay !== undefined && at.usd > 0) {
     conditions.push('(attribute_not_exists(#used) OR #used <= :relayMax)');
     values[':relayMax'] = roundUsd(limits.relay - at.usd);
   }
-  if (limits.key !== undefined) {
-    if (at.usd > limits.key) return refusal('key', 0, limits.key);
+  if (limits.key !== undefined && at.usd > 0) {
     conditions.push('(attribute_not_exists(#kused) OR #kused <= :keyMax)');
     values[':keyMax'] = roundUsd(limits.key - at.usd);
   }
@@ -291,16 +387,15 @@ const reserveSegment = async (
     usedToday = typeof Attributes?.used === 'number' ? Attributes.used : undefined;
   } catch (error) {
     if (!isConditionalCheckFailed(error)) throw error;
-    const { Item } = await t.doc.send(
-      new GetCommand({ TableName: t.tableName, Key: { pk: keys.spendDay(at.day) }, ConsistentRead: true }),
-    );
+    const Item = await readDay();
     // Our own earlier attempt (a retried step, or a write whose answer was lost) reserved it.
     if (Item?.[openAttribute(taskId, segmentId)] !== undefined)
       return { ok: true, usd: Number(Item[openAttribute(taskId, segmentId)]), day: at.day, tracked: true };
     const used = Number(Item?.used ?? 0);
     const keyUsed = Number(Item?.[`used@${key}`] ?? 0);
-    if (limits.relay !== undefined && used + at.usd > limits.relay) return refusal('relay', used, limits.relay);
-    if (limits.key !== undefined) return refusal('key', keyUsed, limits.key);
+    if (limits.relay !== undefined && used + at.usd > limits.relay)
+      return refusal('relay', used, limits.relay, keyUsed);
+    if (limits.key !== undefined) return refusal('key', keyUsed, limits.key, keyUsed);
     throw error;
   }
   return {
@@ -387,6 +482,19 @@ export class DynamoDbSpendStore implements SpendStore {
     now: number,
   ): Promise<ReserveOutcome> {
     return extendReservation(this.t, taskId, extension, relayLimit, now);
+  }
+
+  public reprice(
+    taskId: string,
+    change: { readonly id: string; readonly usd_per_hour: number; readonly hours_left: number },
+    relayLimit: number | undefined,
+    now: number,
+  ): Promise<ReserveOutcome> {
+    return repriceReservation(this.t, taskId, change, relayLimit, now);
+  }
+
+  public unprice(taskId: string, changeId: string): Promise<void> {
+    return unpriceReservation(this.t, taskId, changeId);
   }
 
   public started(taskId: string, order: { readonly order_id: number; readonly started_at: number }): Promise<void> {

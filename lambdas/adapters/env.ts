@@ -55,6 +55,8 @@ const envSchema = (s: Setting): z.ZodMiniType => {
       return max(z.coerce.number().check(z.int(), s.min === 0 ? z.nonnegative() : z.positive()));
     case 'hours':
       return max(z.coerce.number().check(z.positive()));
+    case 'amount':
+      return max(z.coerce.number().check(z.nonnegative(`${s.env} must be zero or a positive number`)));
     case 'ids':
       return z.pipe(
         z.string(),

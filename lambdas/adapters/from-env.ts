@@ -9,7 +9,7 @@ import { DynamoDbLeaseBook } from './dynamodb-lease-book';
 import { DynamoDbPlacementIntents } from './dynamodb-placement-intents';
 import { DynamoDbServerClaims } from './dynamodb-server-claims';
 import { DynamoDbSlidingWindow } from './dynamodb-sliding-window';
-import { DynamoDbSpendStore, extendReservation } from './dynamodb-spend-store';
+import { DynamoDbSpendStore, extendReservation, repriceReservation, unpriceReservation } from './dynamodb-spend-store';
 import { DynamoDbTaskRepository } from './dynamodb-task-repository';
 import { DynamoDbWaitingTasks } from './dynamodb-waiting-tasks';
 import type { RelayEnv } from './env';
@@ -17,7 +17,7 @@ import { SfnWorkflowStarter } from './sfn-workflow-starter';
 import { SqsJobQueue } from './sqs-job-queue';
 import type { CallerKeyStore } from '../domain/caller-keys';
 import type { LeaseBook } from '../domain/lease-ports';
-import type { SpendStore } from '../domain/spend-budget';
+import type { MarketplaceFees, SpendStore } from '../domain/spend-budget';
 import { keys } from '../../contract/resources';
 import type {
   IdempotencyStore,
@@ -54,11 +54,19 @@ export const callerKeyStoreFromEnv = (env: RelayEnv): CallerKeyStore =>
 export const spendStoreFromEnv = (env: RelayEnv): DynamoDbSpendStore =>
   new DynamoDbSpendStore(documentClient(), env.TABLE_NAME);
 
+/** The marketplace's fees as configured (RENTER_FEE_PERCENT, ORDER_CREATION_FEE_USD): reserved and settled (issue 29 §3). */
+export const feesFromEnv = (env: RelayEnv): MarketplaceFees => ({
+  renter_fee_percent: env.RENTER_FEE_PERCENT,
+  creation_fee_usd: env.ORDER_CREATION_FEE_USD,
+});
+
 /** Only the extension's reservation (the job worker's extend-order): its bundle leaves the rest of the store out. */
-export const spendExtensionsFromEnv = (env: RelayEnv): Pick<SpendStore, 'extend'> => {
+export const spendExtensionsFromEnv = (env: RelayEnv): Pick<SpendStore, 'extend' | 'reprice' | 'unprice'> => {
   const table = { doc: documentClient(), tableName: env.TABLE_NAME };
   return {
     extend: (taskId, extension, relayLimit, now) => extendReservation(table, taskId, extension, relayLimit, now),
+    reprice: (taskId, change, relayLimit, now) => repriceReservation(table, taskId, change, relayLimit, now),
+    unprice: (taskId, changeId) => unpriceReservation(table, taskId, changeId),
   };
 };
 

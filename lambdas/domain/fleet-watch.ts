@@ -49,7 +49,7 @@ export interface FleetWatchDeps {
   /** Spending (issue 24): an order that ended is settled (./spend-settlement.ts). Absent: not settled. */
   readonly spend?: Pick<SpendStore, 'settle'>;
   /** Outbid recovery (issue 23, ./outbid-recovery.ts): what rebidding and replacing take. Absent: outbid orders are only reported. */
-  readonly recovery?: Pick<OutbidRecoveryDeps, 'marketplace' | 'history' | 'replacer'>;
+  readonly recovery?: Pick<OutbidRecoveryDeps, 'marketplace' | 'history' | 'replacer' | 'spend'>;
 }
 
 export interface SweepOptions {
@@ -257,7 +257,8 @@ export const sweepFleet = async (deps: FleetWatchDeps, options: SweepOptions): P
     }
     await deps.leases.endLease(lease.order_id, 'cancelled', now, lease.expires_at);
     report.cancelled += 1;
-    await settle.order(lease, { ended_at: now, billed_hours: active.get(lease.order_id)?.billed_hours });
+    // Cancelled by the relay just now: what the marketplace billed is read fresh (the listing before the cancel is short of it).
+    await settle.order(lease, { ended_at: now, ...(await settle.billed(lease.order_id)) });
     const entry = watched.get(lease.order_id);
     if (entry) await deps.leases.setStatus(lease.order_id, entry, undefined, now);
     await deps.notifier.chat(leaseExpiredText(lease.order_id, lease.hours));
@@ -288,7 +289,7 @@ export const sweepFleet = async (deps: FleetWatchDeps, options: SweepOptions): P
         change.terminal &&
         !(await settle.order(records.get(change.order_id), {
           ended_at: now,
-          billed_hours: await settle.billedHours(change.order_id),
+          ...(await settle.billed(change.order_id)),
         }))
       )
         continue;

@@ -364,9 +364,17 @@ export const runJob = async (message: TypedJobMessage, deps: JobDeps, now: numbe
       return runPriceAlert(message.input, deps, { task_id: message.task_id, origin: message.origin, now });
     // Business refusals come back as failure results; transient errors are thrown for the retry.
     case 'extend-order':
-      return extendOrder(message.input, { task_id: message.task_id, now: Math.floor(now / 1000) }, deps);
+      return extendOrder(
+        message.input,
+        { task_id: message.task_id, now: Math.floor(now / 1000), relayWide: seesAllOrders(message.origin.caller) },
+        deps,
+      );
     case 'set-spot-price':
-      return setSpotPrice(message.input, { now: Math.floor(now / 1000) }, deps);
+      return setSpotPrice(
+        message.input,
+        { now: Math.floor(now / 1000), task_id: message.task_id, relayWide: seesAllOrders(message.origin.caller) },
+        deps,
+      );
     case 'cancel-task':
       if (!deps.waiting) throw new Error('cancel-task needs the standing-order queue');
       return runCancelTask(message.input, { waiting: deps.waiting, tasks: deps.tasks, notifier: deps.notifier }, now);

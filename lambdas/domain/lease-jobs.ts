@@ -45,11 +45,15 @@ export interface ExtendOrderDeps {
   readonly spend?: ExtensionSpend;
 }
 
-/** What an extension's reservation needs: the store, SPEND_LIMIT_USD_PER_DAY, and a report of what was reserved. */
+/**
+ * What an extension's or a price change's reservation needs: the store, SPEND_LIMIT_USD_PER_DAY, and a
+ * report of what was reserved (the SpendReservedUsd / SpendUsedTodayUsd metrics, as a create's).
+ */
 export interface ExtensionSpend {
-  readonly store: Pick<SpendStore, 'extend'>;
+  readonly store: Pick<SpendStore, 'extend' | 'reprice' | 'unprice'>;
   readonly limitUsdPerDay?: number;
-  readonly onReserved?: (usd: number, usedToday: number | undefined) => void;
+  /** `key`: the caller key the order is charged to (`default` for the shared secret). */
+  readonly onReserved?: (usd: number, usedToday: number | undefined, key: string) => void;
 }
 
 /** Conditional-write attempts before an extension gives up to the job's retry (ConcurrentUpdateError is transient). */
@@ -62,7 +66,7 @@ const EXTEND_ATTEMPTS = 3;
  */
 export const extendOrder = async (
   input: ExtendOrderInput,
-  ctx: { readonly task_id: string; readonly now: number },
+  ctx: { readonly task_id: string; readonly now: number; readonly relayWide?: boolean },
   deps: ExtendOrderDeps,
 ): Promise<ExtendOrderSuccess | FailureResult> => {
   const order = activeOrdersById(await deps.marketplace.listOrders(FRESH_READ)).get(input.order_id);
@@ -80,8 +84,9 @@ export const extendOrder = async (
             deps.spend.limitUsdPerDay,
             ctx.now,
           );
-    if (reserved && !reserved.ok) return failure(budgetExceededText(reserved.refusal));
-    if (reserved?.tracked) deps.spend.onReserved?.(reserved.usd, reserved.used_today);
+    if (reserved && !reserved.ok)
+      return failure(budgetExceededText(reserved.refusal, { relayWide: ctx.relayWide !== false }));
+    if (reserved?.tracked) deps.spend.onReserved?.(reserved.usd, reserved.used_today, tracked?.key ?? 'default');
   }
   for (let attempt = 0; attempt < EXTEND_ATTEMPTS; attempt += 1) {
     const record = await deps.leases.get(input.order_id);
@@ -111,10 +116,52 @@ export const extendOrder = async (
 
 // ---- set-spot-price ---------------------------------------------------------------------------
 
+/**
+ * Reserves a set-spot-price on an order the relay placed (its reservation's task): the price segment
+ * from now on, and for a raise its extra cost over the hours left. A raise whose USD price cannot be
+ * told is refused; an order without a reservation (placed before budgets, or not by the relay) has nothing to reserve.
+ */
+const reservePriceChange = async (
+  input: SetSpotPriceInput,
+  currentPrice: number,
+  desiredUsdPerHour: number | null,
+  ctx: { readonly now: number; readonly task_id?: string; readonly relayWide?: boolean },
+  deps: SetSpotPriceDeps,
+): Promise<{ readonly refused?: FailureResult; readonly changeId?: string; readonly placedBy?: string }> => {
+  if (!deps.spend || !deps.leases.get || ctx.task_id === undefined) return {};
+  const record = await deps.leases.get(input.order_id);
+  if (!record) return {};
+  const placedBy = spendTaskOf(record);
+  if (desiredUsdPerHour === null) {
+    return input.desired_price > currentPrice ? { refused: failure(raiseNotReservableText(input.order_id)) } : {};
+  }
+  const reserved = await deps.spend.store.reprice(
+    placedBy,
+    { id: ctx.task_id, usd_per_hour: desiredUsdPerHour, hours_left: hoursLeft(record, ctx.now) },
+    deps.spend.limitUsdPerDay,
+    ctx.now,
+  );
+  if (!reserved.ok)
+    return { refused: failure(budgetExceededText(reserved.refusal, { relayWide: ctx.relayWide !== false })) };
+  if (!reserved.tracked) return {};
+  if (reserved.usd > 0) deps.spend.onReserved?.(reserved.usd, reserved.used_today, record.key ?? 'default');
+  return { changeId: ctx.task_id, placedBy };
+};
+
 export interface SetSpotPriceDeps {
-  readonly leases: Pick<LeaseStore, 'claimSpotDecrease' | 'releaseSpotDecrease'>;
+  readonly leases: Pick<LeaseStore, 'claimSpotDecrease' | 'releaseSpotDecrease'> & Partial<Pick<LeaseStore, 'get'>>;
   readonly marketplace: Pick<MarketplaceClient, 'listOrders' | 'setSpotPrice' | 'listServers'>;
+  /** Spending (issue 29 §3): a raise reserves its extra cost first. Absent: not reserved. */
+  readonly spend?: ExtensionSpend;
 }
+
+/** The refusal of a raise whose USD price cannot be told: nothing is spent that was not reserved first. */
+export const raiseNotReservableText = (orderId: number): string =>
+  `order ${orderId}: the raise cannot be reserved (the listing states no USD rate for the order's server); nothing was changed`;
+
+/** Lease hours left of an order at `now` (0 without a lease: its reservation covers no hours either). */
+const hoursLeft = (record: Awaited<ReturnType<LeaseStore['get']>>, now: number): number =>
+  hasLease(record) && !record.ended ? Math.max(0, record.expires_at - now) / 3600 : 0;
 
 /** The order's server as listed (for its USD rates), or undefined when the listing cannot be read. */
 const serverOf = async (marketplace: Pick<MarketplaceClient, 'listServers'>, serverId: number) => {
@@ -135,7 +182,7 @@ const serverOf = async (marketplace: Pick<MarketplaceClient, 'listServers'>, ser
  */
 export const setSpotPrice = async (
   input: SetSpotPriceInput,
-  ctx: { readonly now: number },
+  ctx: { readonly now: number; readonly task_id?: string; readonly relayWide?: boolean },
   deps: SetSpotPriceDeps,
 ): Promise<SetSpotPriceSuccess | FailureResult> => {
   const order = activeOrdersById(await deps.marketplace.listOrders(FRESH_READ)).get(input.order_id);
@@ -152,9 +199,19 @@ export const setSpotPrice = async (
   );
   if (raiseRefused) return failure(raiseRefused);
   const decrease = isSpotDecrease(order.price, input.desired_price);
+  // Issue 29 §3: the change is reserved before the marketplace call, charged to the order's key
+  // against its budget and the relay's limit: (new USD/h − reserved USD/h) × lease hours left.
+  const priced = await reservePriceChange(input, order.price, desired.usdPerHour, ctx, deps);
+  if (priced.refused) return priced.refused;
+  const changeId = priced.changeId;
+  const giveBack = async () => {
+    if (changeId && deps.spend && priced.placedBy)
+      await deps.spend.store.unprice(priced.placedBy, changeId).catch(() => undefined);
+  };
   if (decrease) {
     const claim = await deps.leases.claimSpotDecrease(input.order_id, ctx.now, SPOT_DECREASE_INTERVAL_SECONDS);
     if (!claim.claimed) {
+      await giveBack();
       return failure(
         spotDecreaseRefusal(input.order_id, claim.last_at, ctx.now) ??
           `spot price of order ${input.order_id} was lowered recently`,
@@ -166,6 +223,8 @@ export const setSpotPrice = async (
   } catch (error) {
     // A refused (or failed) decrease did not count against the marketplace's 600 s.
     if (decrease) await deps.leases.releaseSpotDecrease(input.order_id, ctx.now);
+    // A refusal changed nothing: its reservation (and price segment) is given back. A transient error keeps it for the retry.
+    if (error instanceof MarketplaceRejectedError || isBusinessOutcome(error)) await giveBack();
     if (error instanceof MarketplaceRejectedError)
       return failure(spotPriceRefusedText(input.order_id, input.desired_price, error.reason, error.details));
     if (isBusinessOutcome(error)) return failure(reasonOf(error));

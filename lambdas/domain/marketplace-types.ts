@@ -66,6 +66,10 @@ export interface Order {
   readonly started: number;
   /** Hours the marketplace has billed so far (production's `spend` over its per-day `price`); absent when it does not say. */
   readonly billed_hours?: number;
+  /** What the order has cost so far in its coin, the renter fee included (production's `spend`); absent when not said. */
+  readonly spend?: number;
+  /** The fee for placing the order, USD (production's `creation_fee`); absent when not said. */
+  readonly creation_fee?: number;
   readonly connection: {
     readonly ssh?: string;
     readonly jupyter?: string;

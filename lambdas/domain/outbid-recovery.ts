@@ -10,13 +10,22 @@
  * Pure rules and the use case; time arrives as `now` (Unix seconds).
  */
 import { MarketplaceRejectedError } from './errors';
-import { marketplacePriceText, type OrderEvent, type OutboundEvent, type TrackedOrder } from './lease';
+import {
+  hasLease,
+  marketplacePriceText,
+  spendTaskOf,
+  type OrderEvent,
+  type OutboundEvent,
+  type TrackedOrder,
+} from './lease';
+import type { ExtensionSpend } from './lease-jobs';
+import { budgetExceededText } from './spend-budget';
 import type { EventSender, LeaseStore } from './lease-ports';
 import type { Order, Server } from './marketplace-types';
 import { rebids, replaces } from './on-outbid';
 import type { MarketplaceClient, Notifier } from './ports';
 import type { TaskHistoryEntry } from './task';
-import { usdPerHourPerUnit } from './usd-per-hour';
+import { marketplacePriceUsdPerHour, usdPerHourPerUnit } from './usd-per-hour';
 
 /** The relay's own raise per step, as a fraction of the current bid (a smaller step the marketplace states wins). */
 export const REBID_STEP_FRACTION = 0.1;
@@ -160,6 +169,10 @@ export interface OutbidRecoveryDeps {
   readonly history?: (taskId: string, entry: TaskHistoryEntry) => Promise<void>;
   /** Absent: `replace` reports order.recovery_failed. */
   readonly replacer?: Replacer;
+  /** Spending (issue 29 §3): each raise of a rebid is reserved first, as a set-spot-price's. Absent: not reserved. */
+  readonly spend?: Pick<ExtensionSpend, 'limitUsdPerDay' | 'onReserved'> & {
+    readonly store: Pick<ExtensionSpend['store'], 'reprice' | 'unprice'>;
+  };
 }
 
 export interface RecoveryOutcome {
@@ -208,12 +221,33 @@ const rebid = async (
     };
   let price = lost.price;
   let step = price * REBID_STEP_FRACTION;
+  const placedBy = spendTaskOf(order);
+  const hoursLeft = hasLease(order) && !order.ended ? Math.max(0, order.expires_at - now) / 3600 : 0;
   while (calls < MAX_REBID_CALLS && price < ceiling) {
     const next = nextBid(price, step, ceiling);
+    // Each raise is reserved before the marketplace sees it (issue 29 §3): over a budget, no raise.
+    const changeId = `outbid-${lost.order_id}-${next}`;
+    if (deps.spend) {
+      const usdPerHour = marketplacePriceUsdPerHour(server, lost.currency, next) as number;
+      const reserved = await deps.spend.store.reprice(
+        placedBy,
+        { id: changeId, usd_per_hour: usdPerHour, hours_left: hoursLeft },
+        deps.spend.limitUsdPerDay,
+        now,
+      );
+      if (!reserved.ok) {
+        const relayWide = order.key === undefined || order.key === 'default';
+        return { running: false, reason: budgetExceededText(reserved.refusal, { relayWide }), calls, reads };
+      }
+      if (reserved.tracked && reserved.usd > 0)
+        deps.spend.onReserved?.(reserved.usd, reserved.used_today, order.key ?? 'default');
+    }
     calls += 1;
     try {
       await deps.marketplace.setSpotPrice(lost.order_id, next);
     } catch (error) {
+      // Not raised: its reservation is given back.
+      await deps.spend?.store.unprice(placedBy, changeId).catch(() => undefined);
       const maxStep = error instanceof MarketplaceRejectedError ? error.details.max_step : undefined;
       if (error instanceof MarketplaceRejectedError && error.reason === 'exceeded_max_step') {
         // The marketplace states its step: use it (half the relay's own when it does not say).

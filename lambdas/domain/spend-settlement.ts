@@ -6,6 +6,7 @@
  * once per sweep with completed orders included; otherwise readiness to the sweep that saw the end.
  */
 import { spendTaskOf, type TrackedOrder } from './lease';
+import type { Order } from './marketplace-types';
 import type { MarketplaceClient } from './ports';
 import type { OrderEnd, Settlement, SpendStore } from './spend-budget';
 
@@ -15,13 +16,26 @@ export interface SpendSettler {
   /** Fresh my_orders reads made for billed hours (0 or 1). */
   readonly reads: () => number;
   /** Settles the order's task; true when done or nothing to do, false when it failed (retry next sweep). */
-  order(
-    record: Pick<TrackedOrder, 'task_id' | 'spend_task_id'> | undefined,
-    end: { readonly ended_at: number; readonly billed_hours?: number | undefined },
-  ): Promise<boolean>;
-  /** The hours the marketplace billed for an ended order, if it says (one fresh read per sweep). */
-  billedHours(orderId: number): Promise<number | undefined>;
+  order(record: Pick<TrackedOrder, 'task_id' | 'spend_task_id'> | undefined, end: SweepEnd): Promise<boolean>;
+  /** What the marketplace billed for an ended order, if it says (one fresh read per sweep). */
+  billed(orderId: number): Promise<Billed | undefined>;
 }
+
+/** What the marketplace says an order cost (production's my_orders): hours, `spend` in its coin, creation fee. */
+export type Billed = Pick<Order, 'billed_hours' | 'spend' | 'creation_fee'>;
+
+/** An order's end as a sweep saw it, with what the marketplace billed when it said. */
+export type SweepEnd = { readonly ended_at: number } & { readonly [K in keyof Billed]?: Billed[K] | undefined };
+
+/** The marketplace's figures of an order listed in my_orders (none when it reports none). */
+export const billedOf = (order: Order | undefined): Billed | undefined =>
+  order && (order.spend !== undefined || order.billed_hours !== undefined)
+    ? {
+        ...(order.billed_hours !== undefined ? { billed_hours: order.billed_hours } : {}),
+        ...(order.spend !== undefined ? { spend: order.spend } : {}),
+        ...(order.creation_fee !== undefined ? { creation_fee: order.creation_fee } : {}),
+      }
+    : undefined;
 
 export const spendSettler = (deps: {
   readonly spend?: Pick<SpendStore, 'settle'>;
@@ -29,7 +43,7 @@ export const spendSettler = (deps: {
 }): SpendSettler => {
   const settled: Settlement[] = [];
   let reads = 0;
-  let billed: Promise<ReadonlyMap<number, number>> | undefined;
+  let billed: Promise<ReadonlyMap<number, Billed>> | undefined;
   return {
     settled,
     reads: () => reads,
@@ -41,6 +55,8 @@ export const spendSettler = (deps: {
           {
             ended_at: end.ended_at,
             ...(end.billed_hours !== undefined ? { billed_hours: end.billed_hours } : {}),
+            ...(end.spend !== undefined ? { spend: end.spend } : {}),
+            ...(end.creation_fee !== undefined ? { creation_fee: end.creation_fee } : {}),
           } satisfies OrderEnd,
           end.ended_at,
         );
@@ -50,18 +66,21 @@ export const spendSettler = (deps: {
         return false;
       }
     },
-    async billedHours(orderId) {
+    async billed(orderId) {
       if (!deps.spend) return undefined;
       billed ??= (async () => {
         reads += 1;
         try {
           const orders = await deps.marketplace.listOrders({ returnCompleted: true });
-          return new Map(
-            orders.filter((o) => o.billed_hours !== undefined).map((o) => [o.order_id, o.billed_hours as number]),
-          );
+          const map = new Map<number, Billed>();
+          for (const o of orders) {
+            const figures = billedOf(o);
+            if (figures && !map.has(o.order_id)) map.set(o.order_id, figures);
+          }
+          return map;
         } catch {
-          // Time held then comes from readiness to the end the sweep saw.
-          return new Map<number, number>();
+          // The cost then comes from the price steps × time held (readiness to the end the sweep saw).
+          return new Map<number, Billed>();
         }
       })();
       return (await billed).get(orderId);

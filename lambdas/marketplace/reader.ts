@@ -178,6 +178,11 @@ const readLiveOrder = (o: z.infer<typeof LiveOrderElementSchema>): Order => {
     started: ready ? Math.floor(o.ct) : 0,
     // Production bills per day (marketplace-live.md, S6: spend 2/1440 of a price of 2 after a minute).
     ...(typeof o.spend === 'number' && o.spend >= 0 && o.price > 0 ? { billed_hours: (o.spend / o.price) * 24 } : {}),
+    // What the order cost (its coin, fee included) and its creation fee (USD): the ledger's cost (issue 29 §3).
+    ...(typeof o.spend === 'number' && Number.isFinite(o.spend) && o.spend >= 0 ? { spend: o.spend } : {}),
+    ...(typeof o.creation_fee === 'number' && Number.isFinite(o.creation_fee) && o.creation_fee >= 0
+      ? { creation_fee: o.creation_fee }
+      : {}),
     connection: {
       ...(host && sshPort ? { ssh: `ssh root@${host} -p ${sshPort}` } : {}),
       ...(Object.keys(ports).length ? { ports } : {}),

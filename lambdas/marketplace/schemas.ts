@@ -186,8 +186,10 @@ export const LiveOrderElementSchema = z.looseObject({
   tcp_ports: z.catch(z.array(portText()), []),
   http_port: lenient(portText()),
   http_pub: lenient(z.string()),
-  /** What the order has cost so far, in its currency (per-day prices: spend / price = days held). */
+  /** What the order has cost so far, in its currency, the renter fee included (marketplace-live.md, third round). */
   spend: lenient(z.number()),
+  /** The fee charged for placing the order, USD (`0.1` recorded). */
+  creation_fee: lenient(z.number()),
 });
 
 export const WalletSchema = z.looseObject({

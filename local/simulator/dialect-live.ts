@@ -8,7 +8,7 @@
  */
 import { GPU_MODELS, seededRandom, USD_PER, type SimServer } from './catalogue';
 import { mappedPort, orderHost, SPEC_NATIVE_COIN, type DialectRenderer } from './dialect';
-import type { SimOrder } from './marketplace-state';
+import { chargedUnits, type SimOrder } from './marketplace-state';
 
 export const LIVE_NATIVE_COIN = 'CLORE-Blockchain';
 /** A coin the live marketplace does not know: the spec's native coin sent to it stays unknown. */
@@ -34,6 +34,9 @@ const POWER_LIMIT: Readonly<Record<string, number>> = {
   'RTX 3080': 320,
   'H100 80GB HBM3': 700,
 };
+/** Production's renter fee on every price unit, and its creation fee per order in USD (marketplace-live.md, third round). */
+export const LIVE_RENTER_FEE = 0.05;
+export const LIVE_CREATION_FEE_USD = 0.1;
 /** my_orders' `limit` (concurrent orders allowed to the account). */
 const ORDER_LIMIT = 16;
 
@@ -149,18 +152,17 @@ const liveOrder = (order: SimOrder, server: SimServer | undefined, now: number):
       .map(([port]) => port),
   ];
   const httpPort = Object.entries(order.ports).find(([, proto]) => proto === 'http')?.[0] ?? '8888';
-  const runEnd = order.endedMs ?? now;
-  const ranMs = order.startedAtMs !== undefined && runEnd > order.startedAtMs ? runEnd - order.startedAtMs : 0;
   const usd = server ? (order.type === 'spot' ? server.price.usd.spot : server.price.usd.on_demand_native) : undefined;
   return {
     id: order.order_id,
-    creation_fee: round(order.price * 0.01, 8),
+    creation_fee: LIVE_CREATION_FEE_USD,
     price: order.price,
     mrl: order.mrlHours * 3_600,
     image: order.image,
     currency: coinOut(order.currency),
     original_price_usd: usdPerDay(usd ?? 0),
-    spend: round((order.price * ranMs) / 86_400_000, 8),
+    // Each price step × the time run at it, per day, plus the renter fee (order 1957892: ≈ price/24 × hours × 1.05).
+    spend: round(chargedUnits(order, now, HOURS_PER_DAY * 3_600_000) * (1 + LIVE_RENTER_FEE), 8),
     ct: seconds(order.createdMs),
     specs: server ? liveSpecs(server) : {},
     si: order.renting_server,
@@ -184,6 +186,8 @@ const liveOrder = (order: SimOrder, server: SimServer | undefined, now: number):
 export const liveDialect: DialectRenderer = {
   name: 'live',
   nativeCoin: LIVE_NATIVE_COIN,
+  pricePeriodHours: HOURS_PER_DAY,
+  fees: { renter: LIVE_RENTER_FEE, creationUsd: LIVE_CREATION_FEE_USD },
   coinOut,
   coinIn,
   httpStatus: (code) => (code === 3 ? 401 : code === 5 ? 429 : 200),

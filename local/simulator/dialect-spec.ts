@@ -53,6 +53,8 @@ export const specOrderView = (order: SimOrder): SpecOrder => {
 export const specDialect: DialectRenderer = {
   name: 'spec',
   nativeCoin: 'NATIVE-Blockchain',
+  pricePeriodHours: 1,
+  fees: { renter: 0, creationUsd: 0 },
   coinOut: (coin) => coin,
   coinIn: (coin) => coin,
   httpStatus: () => 200,

@@ -29,6 +29,10 @@ export interface DialectRenderer {
   readonly name: Dialect;
   /** This dialect's name of the marketplace's own coin. */
   readonly nativeCoin: string;
+  /** Hours of one price unit: the spec prices per hour, production per day. */
+  readonly pricePeriodHours: number;
+  /** What the marketplace charges on top of the price (a fraction) and per order placed (USD): the spec none, production 5 % and $0.10. */
+  readonly fees: { readonly renter: number; readonly creationUsd: number };
   /** State (spec) coin name → this dialect's. */
   coinOut(coin: string): string;
   /** This dialect's coin name → the state's. A coin the dialect does not know stays unknown. */

@@ -15,7 +15,14 @@ import { performance } from 'node:perf_hooks';
 import { renameServerCoins, type Dialect, type DialectRenderer } from './dialect';
 import { liveDialect } from './dialect-live';
 import { specDialect, specOrderView } from './dialect-spec';
-import { MarketplaceState, OrderPatchSchema, type Outcome, type SimBody, type SimOrder } from './marketplace-state';
+import {
+  chargedUnits,
+  MarketplaceState,
+  OrderPatchSchema,
+  type Outcome,
+  type SimBody,
+  type SimOrder,
+} from './marketplace-state';
 import {
   FaultSchema,
   handleControlRoute,
@@ -164,6 +171,18 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
     return fault;
   };
 
+  /** USD per unit of the order's coin: the server's on-demand USD per period over its price in that coin. */
+  const usdPerCoin = (order: SimOrder): number => {
+    const server = state.allServers().find((s) => s.id === order.renting_server);
+    const coin = server?.price.on_demand[order.currency];
+    const usd = server?.price.usd.on_demand_native;
+    return coin && usd ? (usd * render.pricePeriodHours) / coin : 0;
+  };
+  const spendUsd = (order: SimOrder): number => {
+    const units = chargedUnits(order, now(), render.pricePeriodHours * 3_600_000);
+    return units * usdPerCoin(order) * (1 + render.fees.renter) + render.fees.creationUsd;
+  };
+
   const orderView = (order: SimOrder): SimOrderView => ({
     ...specOrderView(order),
     currency: render.coinOut(order.currency),
@@ -172,6 +191,7 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
     ...(order.endReason ? { end_reason: order.endReason } : {}),
     ...(order.endedMs !== undefined ? { ended_at: order.endedMs / 1000 } : {}),
     ...(order.startedAtMs !== undefined ? { started_at: order.startedAtMs / 1000 } : {}),
+    spend_usd: spendUsd(order),
     online: order.phase === 'running',
     expired: order.phase === 'expired',
     ssh_connections: ssh.connections(order.order_id),

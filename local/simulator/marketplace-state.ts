@@ -46,6 +46,8 @@ interface OrderRecord {
   readonly type: 'on-demand' | 'spot';
   readonly currency: string;
   price: number;
+  /** Every price the order had and from when (ms): what it is charged (`spend`) counts per step. */
+  readonly priceSteps: { readonly fromMs: number; readonly price: number }[];
   readonly image: string;
   readonly ports: Readonly<Record<string, 'tcp' | 'http'>>;
   readonly env: Readonly<Record<string, string>>;
@@ -80,6 +82,27 @@ export interface SpotPriceCall {
   /** The step a `raise-too-big` / `step-too-big` refusal stated. */
   readonly max_step?: number;
 }
+
+/**
+ * The price units an order was charged up to `now`: each price step × the time it ran at that price
+ * (readiness to its end), over the dialect's price period (`periodMs`). Fees are the dialect's to add.
+ */
+export const chargedUnits = (
+  order: Pick<SimOrder, 'priceSteps' | 'startedAtMs' | 'endedMs'>,
+  now: number,
+  periodMs: number,
+): number => {
+  if (order.startedAtMs === undefined) return 0;
+  const start = order.startedAtMs;
+  const end = order.endedMs ?? now;
+  let units = 0;
+  for (const [i, step] of order.priceSteps.entries()) {
+    const from = Math.max(start, step.fromMs);
+    const to = Math.min(end, order.priceSteps[i + 1]?.fromMs ?? Infinity);
+    if (to > from) units += (step.price * (to - from)) / periodMs;
+  }
+  return units;
+};
 
 /** A snapshot of an order with its phase at the time asked. */
 export interface SimOrder extends Readonly<Omit<OrderRecord, 'forcedPhase'>> {
@@ -216,6 +239,7 @@ export class MarketplaceState {
       type: req.type,
       currency: req.currency,
       price,
+      priceSteps: [{ fromMs: now, price }],
       image: req.image,
       ports: req.ports ?? {},
       env: req.env ?? {},
@@ -286,6 +310,7 @@ export class MarketplaceState {
       if (desired_price - order.price > maxStep * (1 + 1e-9)) return refuse({ kind: 'raise-too-big', maxStep });
     }
     order.price = desired_price;
+    order.priceSteps.push({ fromMs: now, price: desired_price });
     // Outbid: a bid above the other renter's takes the server back, and the order runs again.
     if (order.outbidBy !== undefined && desired_price > order.outbidBy) {
       order.outbidBy = undefined;

@@ -23,6 +23,12 @@ export interface SimOrderView extends SpecOrder {
   readonly ended_at?: number;
   /** When it started running (Unix seconds, fractions kept). */
   readonly started_at?: number;
+  /**
+   * What the marketplace charged for it so far in USD: each price step × the time run at it, at the
+   * server's USD rate of the order's coin, plus the dialect's renter and creation fees (the live
+   * dialect's `spend` and `creation_fee` in USD; the spec's marketplace charges no fees).
+   */
+  readonly spend_usd: number;
   /** Running now (the live dialect's `online`). */
   readonly online: boolean;
   /** Ended, cancelled or run out (the live dialect's `expired`). */

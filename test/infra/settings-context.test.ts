@@ -26,6 +26,8 @@ const sampleOf = (key: string, s: Setting): { context: string; value: string } =
     }
     case 'hours':
       return { context: '3.5', value: '3.5' };
+    case 'amount':
+      return { context: '2.5', value: '2.5' };
     case 'bool':
       return { context: String(!fallback), value: String(!fallback) };
     case 'ports':

@@ -3,7 +3,7 @@ import { NoServerAvailableError, SoftTimeoutError } from '../errors';
 import { serverFitsLease } from '../lease';
 import { findMatchingServers, noMatchMessage } from '../matching';
 import type { MarketplaceClient, ServerClaims, TaskRepository, WaitingTasks } from '../ports';
-import { orderUsdPerHour } from '../spend-budget';
+import { budgetApplies, orderUsdPerHour, SPEND_PERIOD_HOURS, usdPerCoin } from '../spend-budget';
 import { spotBidFor } from '../spot-bid';
 import { mayWait, olderWaiting, waitingEntry } from '../standing-orders';
 import { FINAL_STATES } from '../task';
@@ -16,7 +16,13 @@ export interface FindServerDeps {
   readonly tasks: Pick<TaskRepository, 'update'> & Partial<Pick<TaskRepository, 'get'>>;
   /** The standing-order queue (issue 23). Absent: a task never waits. */
   readonly waiting?: WaitingTasks;
+  /** SPEND_LIMIT_USD_PER_DAY: under a budget a server without a USD price for the order is skipped (issue 29 §3). */
+  readonly spendLimitUsdPerDay?: number;
 }
+
+/** Why a server is skipped under a budget: the order's USD price cannot be reserved. */
+export const noUsdPriceReason = (useSpot: boolean): string =>
+  useSpot ? 'no USD spot price to reserve under a budget' : 'no on-demand USD price to reserve under a budget';
 
 /** What FindServer answers for a standing order that now waits (the state machine ends the execution there). */
 export interface WaitingResult {
@@ -88,7 +94,14 @@ export const findServerOrWait = async (
     exclude: excluded,
   });
   // A leased order needs a server that may be rented that long (`mrl`, hours).
-  const candidates = matching.filter((server) => serverFitsLease(server, request.max_hours));
+  const fitting = matching.filter((server) => serverFitsLease(server, request.max_hours));
+  // Under a budget an order is reserved at its own USD price (on-demand: the on-demand one, never the
+  // spot one): a server that states none is skipped, and the failure text says so (issue 29 §3).
+  const budgeted = budgetApplies(deps.spendLimitUsdPerDay, state.origin.caller);
+  const candidates = budgeted ? fitting.filter((server) => orderUsdPerHour(server, request) !== undefined) : fitting;
+  const skipped = fitting
+    .filter((server) => !candidates.includes(server))
+    .map((server) => ({ server_id: server.id, reason: noUsdPriceReason(request.use_spot) }));
   // A resumed standing order tries the server the watch claimed for it first.
   const preferred = state.resume?.server_id;
   if (preferred !== undefined) candidates.sort((a, b) => Number(b.id === preferred) - Number(a.id === preferred));
@@ -101,6 +114,7 @@ export const findServerOrWait = async (
       if (standing && !state.resume && !state.search) await standing.remove(state.task_id, 0);
       const bid = request.use_spot ? spotBidFor(server, request.currency) : undefined;
       const usdPerHour = orderUsdPerHour(server, request);
+      const perCoin = usdPerCoin(server, request.currency, SPEND_PERIOD_HOURS);
       return {
         server: {
           id: server.id,
@@ -108,6 +122,7 @@ export const findServerOrWait = async (
           price_usd: typeof server.price.usd_per_hour.spot === 'number' ? server.price.usd_per_hour.spot : null,
           ...(bid !== undefined ? { spot_bid: bid } : {}),
           ...(usdPerHour !== undefined ? { usd_per_hour: usdPerHour } : {}),
+          ...(perCoin !== undefined && perCoin > 0 ? { usd_per_coin: perCoin } : {}),
         },
         attempt,
         excluded,
@@ -120,7 +135,9 @@ export const findServerOrWait = async (
   // A standing order waits for the fleet watch to find it a server (issue 23).
   if (standing) return wait(state, { ...deps, waiting: standing }, now);
   // After refusals the failure names each server tried and why (issue 20, item 2).
-  throw new NoServerAvailableError(triedServersText(noMatchMessage(request.gpu_type, request.max_price), tried));
+  throw new NoServerAvailableError(
+    triedServersText(noMatchMessage(request.gpu_type, request.max_price), [...tried, ...skipped]),
+  );
 };
 
 /** FindServer without the standing-order queue: a server, or NoServerAvailableError. */

@@ -1,8 +1,14 @@
 /** ReserveQuota: reserves the order's spending and counts it against the hourly cap (see ./workflow-state.ts for the workflow). */
-import { keyNameOf } from '../caller-keys';
+import { keyNameOf, seesAllOrders } from '../caller-keys';
 import { BudgetExceededError, InvalidOrderRequestError } from '../errors';
 import type { SlidingWindow } from '../ports';
-import { budgetApplies, budgetExceededText, MAX_HOURS_REQUIRED, type SpendStore } from '../spend-budget';
+import {
+  budgetApplies,
+  budgetExceededText,
+  MAX_HOURS_REQUIRED,
+  type MarketplaceFees,
+  type SpendStore,
+} from '../spend-budget';
 import { countAgainstHourlyCap } from './hourly-cap';
 import type { WorkflowState } from './workflow-state';
 
@@ -32,6 +38,7 @@ const reserveSpend = async (
   spend: Pick<SpendStore, 'reserve'>,
   relayLimit: number | undefined,
   now: number,
+  fees: MarketplaceFees | undefined,
 ): Promise<Reserved | undefined> => {
   const server = state.search?.server;
   if (!server) return undefined;
@@ -39,7 +46,8 @@ const reserveSpend = async (
   const budgeted = budgetApplies(relayLimit, caller);
   const hours = state.request.max_hours;
   if (budgeted && hours === undefined) throw new InvalidOrderRequestError(MAX_HOURS_REQUIRED);
-  const usdPerHour = server.usd_per_hour ?? server.price_usd ?? undefined;
+  // The order's own USD price only (on-demand: the on-demand one), never the spot price for an on-demand order (issue 29 §3).
+  const usdPerHour = server.usd_per_hour;
   if (budgeted && usdPerHour === undefined)
     throw new InvalidOrderRequestError(`server ${server.id} states no USD price; no order is placed under a budget`);
   const key = keyNameOf(caller);
@@ -52,6 +60,8 @@ const reserveSpend = async (
       gpus: server.gpu_array.length,
       usd_per_hour: usdPerHour ?? 0,
       hours: hours ?? 0,
+      ...(fees ? { fees } : {}),
+      ...(server.usd_per_coin !== undefined ? { usd_per_coin: server.usd_per_coin } : {}),
       ...(caller?.budget_usd_per_day !== undefined ? { key_budget_usd_per_day: caller.budget_usd_per_day } : {}),
     },
     {
@@ -60,7 +70,8 @@ const reserveSpend = async (
     },
     Math.floor(now / 1000),
   );
-  if (!outcome.ok) throw new BudgetExceededError(budgetExceededText(outcome.refusal));
+  if (!outcome.ok)
+    throw new BudgetExceededError(budgetExceededText(outcome.refusal, { relayWide: seesAllOrders(caller) }));
   return { key, usd: outcome.usd, ...(outcome.used_today !== undefined ? { used_today: outcome.used_today } : {}) };
 };
 
@@ -80,9 +91,13 @@ export const reserveQuota = async (
     readonly keyQuota?: (keyName: string) => string;
     /** SPEND_LIMIT_USD_PER_DAY. */
     readonly spendLimitUsdPerDay?: number;
+    /** RENTER_FEE_PERCENT and ORDER_CREATION_FEE_USD. Absent: no fees. */
+    readonly fees?: MarketplaceFees;
   },
 ): Promise<{ readonly count: number; readonly reserved?: Reserved }> => {
-  const reserved = deps.spend ? await reserveSpend(state, deps.spend, opts.spendLimitUsdPerDay, opts.now) : undefined;
+  const reserved = deps.spend
+    ? await reserveSpend(state, deps.spend, opts.spendLimitUsdPerDay, opts.now, opts.fees)
+    : undefined;
   const hit = await countAgainstHourlyCap(state, deps.quota, opts);
   return { count: hit.count, ...(reserved ? { reserved } : {}) };
 };

@@ -27,6 +27,11 @@ export interface ChosenServer {
   readonly spot_bid?: number;
   /** The most the order costs per hour in USD (on-demand price, or the spot bid): what a budget reserves (issue 24). */
   readonly usd_per_hour?: number;
+  /**
+   * USD per unit of the order's coin as the listing showed it (1 for USD-Blockchain): converts the
+   * marketplace's `spend` at settlement, never the price at that time (issue 29 §3).
+   */
+  readonly usd_per_coin?: number;
 }
 
 /** A server a placement attempt was refused on, and the marketplace's reason. */

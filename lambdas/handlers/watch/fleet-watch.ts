@@ -181,6 +181,12 @@ const deps = lazy<FleetWatchDeps>(() => {
       marketplace,
       history: (taskId, entry) => tasks.appendHistory?.(taskId, entry, Date.now()) ?? Promise.resolve(),
       ...(replacer ? { replacer } : {}),
+      // A rebid's raises are reserved first (issue 29 §3), reported like a create's reservations.
+      spend: {
+        store: spend,
+        ...(env.SPEND_LIMIT_USD_PER_DAY !== undefined ? { limitUsdPerDay: env.SPEND_LIMIT_USD_PER_DAY } : {}),
+        onReserved: (usd, usedToday, key) => spendMetric('SpendReservedUsd', key, usd, usedToday),
+      },
     },
     // Standing orders (issue 23): served when the watch may start workflows (STATE_MACHINE_ARN set).
     ...(env.STATE_MACHINE_ARN

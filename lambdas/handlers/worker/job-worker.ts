@@ -38,6 +38,7 @@ import {
   countMetric,
   logger,
   MetricName,
+  spendMetric,
   tagTask,
   tracedHandler,
   tracedSegment,
@@ -232,6 +233,8 @@ export const jobWorkerDepsFromEnv = (): JobWorkerDeps => {
     waiting: waitingTasksFromEnv(env),
     spend: {
       store: spendExtensionsFromEnv(env),
+      // Extensions and raises are reservations like a create's: the same metrics (the SpendNearDailyLimit alarm's).
+      onReserved: (usd, usedToday, key) => spendMetric('SpendReservedUsd', key, usd, usedToday),
       ...(env.SPEND_LIMIT_USD_PER_DAY !== undefined ? { limitUsdPerDay: env.SPEND_LIMIT_USD_PER_DAY } : {}),
     },
     visibility: new SqsMessageVisibility(sqsClient(), env.JOB_QUEUE_URL),

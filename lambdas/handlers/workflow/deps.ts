@@ -17,6 +17,7 @@ import type {
 } from '../../domain/ports';
 import { relayEnv } from '../../adapters/env';
 import {
+  feesFromEnv,
   placementIntentsFromEnv,
   serverClaimsFromEnv,
   slidingWindowFromEnv,
@@ -38,12 +39,16 @@ const sshProbe = /* @__PURE__ */ lazy<SshProbe | undefined>(() => sshProbeFromEn
 
 export const waiting = /* @__PURE__ */ lazy<WaitingTasks>(() => waitingTasksFromEnv(relayEnv()));
 
-export const findServerDeps = async () => ({
-  marketplace: marketplace(),
-  claims: claims(),
-  tasks: tasks(),
-  waiting: waiting(),
-});
+export const findServerDeps = async () => {
+  const limit = relayEnv().SPEND_LIMIT_USD_PER_DAY;
+  return {
+    marketplace: marketplace(),
+    claims: claims(),
+    tasks: tasks(),
+    waiting: waiting(),
+    ...(limit !== undefined ? { spendLimitUsdPerDay: limit } : {}),
+  };
+};
 /** Spending budgets and the ledger (issue 24): ReserveQuota reserves, ReportResult and ExecutionEnded settle. */
 export const spend = /* @__PURE__ */ lazy(() => spendStoreFromEnv(relayEnv()));
 export const reserveQuotaDeps = async () => {
@@ -55,6 +60,7 @@ export const reserveQuotaDeps = async () => {
     // A standing order the cap or a budget refuses goes back to waiting (issue 23, create-order/wait-for-quota.ts).
     standing: { waiting: waiting(), tasks: tasks(), claims: claims() },
     ...(env.SPEND_LIMIT_USD_PER_DAY !== undefined ? { spendLimitUsdPerDay: env.SPEND_LIMIT_USD_PER_DAY } : {}),
+    fees: feesFromEnv(env),
   };
 };
 export const intents = /* @__PURE__ */ lazy<PlacementIntents>(() => placementIntentsFromEnv(relayEnv()));

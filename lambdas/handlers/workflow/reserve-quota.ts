@@ -3,6 +3,7 @@ import { logger, spendMetric, tracedHandler } from '../../adapters/observability
 import { budgetedHandler } from '../../adapters/invocation-budget';
 import { reserveQuotaOrWait, type HeldResult, type WaitForQuotaDeps } from '../../domain/create-order/wait-for-quota';
 import { keys } from '../../../contract/resources';
+import type { MarketplaceFees } from '../../domain/spend-budget';
 import { reserveQuotaDeps } from './deps';
 import { parseWorkflowState, systemClock, type Clock } from './shared';
 
@@ -10,6 +11,8 @@ export interface ReserveQuotaHandlerDeps extends WaitForQuotaDeps {
   readonly maxOrdersPerHour: number;
   /** SPEND_LIMIT_USD_PER_DAY; undefined = no relay-wide limit. */
   readonly spendLimitUsdPerDay?: number;
+  /** RENTER_FEE_PERCENT and ORDER_CREATION_FEE_USD (issue 29 §3). Absent: no fees. */
+  readonly fees?: MarketplaceFees;
 }
 
 /** Builds the task handler around its dependencies (tests pass fakes). */
@@ -26,6 +29,7 @@ export const createReserveQuotaStepHandler = (
       key: keys.quota(),
       keyQuota: keys.keyQuota,
       ...(d.spendLimitUsdPerDay !== undefined ? { spendLimitUsdPerDay: d.spendLimitUsdPerDay } : {}),
+      ...(d.fees ? { fees: d.fees } : {}),
     });
     if ('waiting' in outcome) {
       logger.info('standing order refused for now, waits again', {

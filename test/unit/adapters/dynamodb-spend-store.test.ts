@@ -77,13 +77,17 @@ describe('Adapter: DynamoDbSpendStore (dynalite)', () => {
     });
   });
 
-  it("uses the marketplace's billed hours when reported, and releases everything for a task that placed nothing", async () => {
-    await store.reserve(reservation('t-billed', { key: 'billed' }), {}, NOW);
+  it("charges the marketplace's spend at the coin's USD rate kept with the reservation (never the price now), and releases everything for a task that placed nothing", async () => {
+    // 0.02 USD per coin when placed; the marketplace reports 30 coins spent (after a raise) and a $0.10 creation fee.
+    await store.reserve(reservation('t-billed', { key: 'billed', usd_per_coin: 0.02 }), {}, NOW);
     await store.started('t-billed', { order_id: 502, started_at: NOW });
-    expect(await store.settle('t-billed', { ended_at: NOW + 7200, billed_hours: 1 }, NOW + 7200)).toMatchObject({
-      cost_usd: 0.5,
-      hours_held: 1,
-    });
+    expect(
+      await store.settle(
+        't-billed',
+        { ended_at: NOW + 7200, billed_hours: 1, spend: 30, creation_fee: 0.1 },
+        NOW + 7200,
+      ),
+    ).toMatchObject({ cost_usd: 0.7, hours_held: 2 });
     await store.reserve(reservation('t-none', { key: 'none' }), {}, NOW);
     expect(await store.settle('t-none', { ended_at: NOW + 10 }, NOW + 10)).toMatchObject({
       cost_usd: 0,

@@ -28,9 +28,11 @@ describe('Spending budgets: pure rules', () => {
     expect(utcDay(Date.UTC(2026, 10, 25, 23, 59, 59))).toBe('2026-11-25');
   });
 
-  it("holds from readiness, or the marketplace's billed hours; charges segments in reservation order, the last takes any excess", () => {
+  it("holds from readiness (the marketplace's billed hours only without it); charges segments in reservation order, the last takes any excess", () => {
     expect(hoursHeld({ started_at: 0 }, { ended_at: 5400 })).toBe(1.5);
-    expect(hoursHeld({ started_at: 0 }, { ended_at: 5400, billed_hours: 1 })).toBe(1);
+    // Production's spend / current price is off after a raise and includes the fee: readiness wins.
+    expect(hoursHeld({ started_at: 0 }, { ended_at: 5400, billed_hours: 1 })).toBe(1.5);
+    expect(hoursHeld({}, { ended_at: 5400, billed_hours: 1 })).toBe(1);
     expect(hoursHeld({}, { ended_at: 5400 })).toBe(0);
     const a = { id: 's1', day: 'd1', usd: 4, hours: 8, at: 1 };
     const b = { id: 'x1', day: 'd2', usd: 2, hours: 4, at: 2 };

@@ -128,6 +128,9 @@ describe('live-v2 samples replayed through the client', () => {
         started: 1783703890,
         // `spend` 0.00138… USD at 2 USD a day: one billed minute (issue 24 settles with it).
         billed_hours: expect.closeTo(1 / 60, 10),
+        // What it cost so far in its coin (the ledger's cost, issue 29 §3).
+        spend: expect.closeTo(2 / 1440, 6),
+        creation_fee: expect.any(Number),
         connection: {
           ssh: 'ssh root@n1.us.clorecloud.net -p 1972',
           ports: { '22': 'tcp://n1.us.clorecloud.net:1972', '8080': 'https://2q8138x0hvvzh.us.clorecloud.net' },

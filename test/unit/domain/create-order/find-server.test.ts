@@ -30,12 +30,44 @@ describe('Function: findServer', () => {
     const result = await findServer(aState(), deps, NOW);
     // Assess
     expect(result).toEqual({
-      server: { id: 2, gpu_array: ['NVIDIA RTX 4090'], price_usd: 0.6, spot_bid: 5.5, usd_per_hour: 0.66 },
+      server: {
+        id: 2,
+        gpu_array: ['NVIDIA RTX 4090'],
+        price_usd: 0.6,
+        spot_bid: 5.5,
+        usd_per_hour: 0.66,
+        // The coin's USD rate as listed (1.2 USD/h for 10 a day), kept to convert the marketplace's spend.
+        usd_per_coin: expect.closeTo(2.88, 9),
+      },
       attempt: 1,
       excluded: [],
     });
     expect(deps.claims.holders.get(2)).toBe('task-1');
     expect(deps.tasks.records.get('task-1')?.state).toBe('running');
+  });
+
+  it('under a budget skips a server with no on-demand USD price for an on-demand order (never its spot price), and says so', async () => {
+    // Prepare: server 1 states a spot USD price but no on-demand one; server 2 both
+    const deps = setup();
+    const noOnDemandUsd = aServer(1, { price: { ...aServer(1).price, usd_per_hour: { on_demand: {}, spot: 0.6 } } });
+    deps.marketplace.servers = [noOnDemandUsd, aServer(2)];
+    const onDemand = aState({ request: { ...aState().request, use_spot: false, max_hours: 2 } });
+    deps.tasks.seed('task-2');
+    deps.tasks.seed('task-3');
+    // Act
+    const chosen = await findServer(onDemand, { ...deps, spendLimitUsdPerDay: 10 }, NOW);
+    const withoutBudget = await findServer({ ...onDemand, task_id: 'task-2' }, deps, NOW);
+    // Assess: server 2 under the budget; without one, the first server is fine
+    expect(chosen.server).toMatchObject({ id: 2, usd_per_hour: 1.2 });
+    expect(withoutBudget.server.id).toBe(1);
+    expect(withoutBudget.server.usd_per_hour).toBeUndefined();
+
+    // Only the server without an on-demand USD price: the failure names it and why
+    deps.marketplace.servers = [noOnDemandUsd];
+    deps.claims.holders.clear();
+    await expect(
+      findServer({ ...onDemand, task_id: 'task-3' }, { ...deps, spendLimitUsdPerDay: 10 }, NOW),
+    ).rejects.toThrow('No 4090 available; tried server 1 (no on-demand USD price to reserve under a budget)');
   });
 
   it('skips servers whose maximum rental time (mrl, hours) is below the lease; without a lease any mrl fits', async () => {
