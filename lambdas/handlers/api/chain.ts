@@ -84,8 +84,8 @@ export const apiHandler = <D extends ChainDeps>(
       verifySignature({
         secrets: (read) => required(options.deps().webhookSecrets, 'the webhook secret')(read),
         requireTimestamp: () => options.deps().env.REQUIRE_WEBHOOK_TIMESTAMP,
-        // Bodiless signed GETs (task lookup) sign their path.
-        covers: route.method === 'GET' ? 'path' : 'body',
+        // Bodiless signed GETs (task lookup) and DELETEs (a key) sign their path.
+        covers: route.method === 'POST' ? 'body' : 'path',
         callerKeys: async (name) => options.deps().callerKeys?.(name),
         now,
       }),
