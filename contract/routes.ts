@@ -5,7 +5,7 @@ import type { Scope } from './scopes';
  * are all built from it, so a route cannot exist in one and be missing from another.
  */
 export interface RouteDefinition {
-  readonly method: 'GET' | 'POST';
+  readonly method: 'GET' | 'POST' | 'DELETE';
   /** API Gateway path syntax, e.g. `/webhook/tasks/{task_id}`. */
   readonly path: string;
   /** Repo-relative handler file; it exports `handler`. */
@@ -146,6 +146,15 @@ export const ROUTES: readonly RouteDefinition[] = [
     permissions: [],
   },
   {
+    method: 'DELETE',
+    path: '/admin/keys/{name}',
+    entry: 'lambdas/handlers/api/admin-keys-delete.ts',
+    id: 'AdminKeysDelete',
+    signed: true,
+    rateLimited: true,
+    permissions: [],
+  },
+  {
     method: 'GET',
     path: '/health',
     entry: 'lambdas/handlers/api/health.ts',
@@ -179,6 +188,7 @@ export const ROUTE_SCOPES: Readonly<Record<string, Scope>> = {
   AdminKeysCreate: 'admin',
   AdminKeysList: 'admin',
   AdminKeysRevoke: 'admin',
+  AdminKeysDelete: 'admin',
 };
 
 /** Create-order workflow steps: state name → handler. The state machine and the local runtime share it. */

@@ -11,8 +11,16 @@
 import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { keys } from '../../contract/resources';
 import { SCOPES } from '../../contract/scopes';
-import { MAX_CALLER_KEYS, type CallerKeyRecord, type CallerKeyStore } from '../domain/caller-keys';
+import {
+  KeyLimitReachedError,
+  MAX_CALLER_KEYS,
+  type CallerKeyRecord,
+  type CallerKeyStore,
+} from '../domain/caller-keys';
 import { isConditionalCheckFailed } from './aws-clients';
+
+/** The map of deleted keys' names (name → Unix seconds deleted): a name is never reused. */
+export const DELETED_ATTRIBUTE = 'deleted';
 
 /** The least time between two cache-bypassing reads of one instance (unknown key ids). */
 export const FRESH_READ_FLOOR_MS = 100;
@@ -57,38 +65,77 @@ export class DynamoDbCallerKeys implements CallerKeyStore {
     return records;
   }
 
-  public async add(record: CallerKeyRecord): Promise<boolean> {
-    // The map must exist before one of its entries can be set.
+  /** Creates the item's maps (`keys`; `deleted`, the names of deleted keys) where missing: their entries can then be set. */
+  private async ensureMaps(): Promise<void> {
     await this.doc.send(
       new UpdateCommand({
         TableName: this.tableName,
         Key: { pk: keys.callerKeys() },
-        UpdateExpression: 'SET #keys = if_not_exists(#keys, :empty)',
-        ExpressionAttributeNames: { '#keys': 'keys' },
+        UpdateExpression: 'SET #keys = if_not_exists(#keys, :empty), #deleted = if_not_exists(#deleted, :empty)',
+        ExpressionAttributeNames: { '#keys': 'keys', '#deleted': DELETED_ATTRIBUTE },
         ExpressionAttributeValues: { ':empty': {} },
       }),
     );
+  }
+
+  public async add(record: CallerKeyRecord): Promise<boolean> {
+    await this.ensureMaps();
     try {
       await this.doc.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { pk: keys.callerKeys() },
           UpdateExpression: 'SET #keys.#name = :record',
-          ConditionExpression: 'attribute_not_exists(#keys.#name) AND size(#keys) < :max',
-          ExpressionAttributeNames: { '#keys': 'keys', '#name': record.name },
+          // A deleted key's name stays taken: it names that key's orders (issue 29 §7).
+          ConditionExpression:
+            'attribute_not_exists(#keys.#name) AND attribute_not_exists(#deleted.#name) AND size(#keys) < :max',
+          ExpressionAttributeNames: { '#keys': 'keys', '#deleted': DELETED_ATTRIBUTE, '#name': record.name },
           ExpressionAttributeValues: { ':record': record, ':max': MAX_CALLER_KEYS },
         }),
       );
     } catch (error) {
       if (!isConditionalCheckFailed(error)) throw error;
-      const existing = (await this.list({ fresh: true })).find((r) => r.name === record.name);
+      const { Item } = await this.doc.send(
+        new GetCommand({ TableName: this.tableName, Key: { pk: keys.callerKeys() }, ConsistentRead: true }),
+      );
+      const map = (Item?.keys ?? {}) as Record<string, unknown>;
+      const existing = map[record.name];
       // Our own write whose answer was lost (same sealed secret) counts as added.
-      if (existing?.secret === record.secret) return true;
-      if (existing) return false;
-      throw new Error(`at most ${MAX_CALLER_KEYS} caller keys; revoke and remove unused ones`);
+      if (isRecord(existing) && existing.secret === record.secret) return true;
+      if (existing !== undefined) return false;
+      if ((Item?.[DELETED_ATTRIBUTE] as Record<string, unknown> | undefined)?.[record.name] !== undefined) return false;
+      throw new KeyLimitReachedError(MAX_CALLER_KEYS);
     }
     this.cached = undefined;
     return true;
+  }
+
+  public async remove(name: string, nowSeconds: number): Promise<'deleted' | 'active' | 'unknown'> {
+    await this.ensureMaps();
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: keys.callerKeys() },
+          UpdateExpression: 'REMOVE #keys.#name SET #deleted.#name = :now',
+          ConditionExpression: 'attribute_exists(#keys.#name.#revoked)',
+          ExpressionAttributeNames: {
+            '#keys': 'keys',
+            '#deleted': DELETED_ATTRIBUTE,
+            '#name': name,
+            '#revoked': 'revoked_at',
+          },
+          ExpressionAttributeValues: { ':now': nowSeconds },
+        }),
+      );
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw error;
+      this.cached = undefined;
+      const existing = (await this.list({ fresh: true })).find((r) => r.name === name);
+      return existing ? 'active' : 'unknown';
+    }
+    this.cached = undefined;
+    return 'deleted';
   }
 
   public async revoke(name: string, nowSeconds: number): Promise<'revoked' | 'already' | 'unknown'> {

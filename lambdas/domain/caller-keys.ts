@@ -215,6 +215,22 @@ export interface CallerKeyStore {
   add(record: CallerKeyRecord): Promise<boolean>;
   /** Marks a key revoked; 'unknown' when there is none, 'already' when it was revoked before. */
   revoke(name: string, nowSeconds: number): Promise<'revoked' | 'already' | 'unknown'>;
+  /**
+   * Deletes a revoked key (issue 29 §7): it stops counting against MAX_CALLER_KEYS; its name stays
+   * taken. 'active' when the key is not revoked (nothing deleted), 'unknown' when there is none.
+   */
+  remove(name: string, nowSeconds: number): Promise<'deleted' | 'active' | 'unknown'>;
+}
+
+/** The 409 text of a create past MAX_CALLER_KEYS (issue 29 §7). */
+export const keyLimitText = (max: number = MAX_CALLER_KEYS): string => `key limit reached (${max})`;
+
+/** A create past MAX_CALLER_KEYS: the admin route answers 409 keyLimitText. */
+export class KeyLimitReachedError extends Error {
+  public constructor(max: number = MAX_CALLER_KEYS) {
+    super(keyLimitText(max));
+    this.name = 'KeyLimitReachedError';
+  }
 }
 
 /** Encrypts key secrets for storage and decrypts them to verify a signature. */

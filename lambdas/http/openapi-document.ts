@@ -174,7 +174,7 @@ export const buildOpenApiDocument = (opts: OpenApiOptions = {}): JsonObject => {
           'key ci may not cancel',
         ),
         Conflict: errorResponse(
-          'A key of this name exists (names are never reused).',
+          'A key of this name exists (names are never reused), the 200-key limit is reached (`key limit reached (200)`: delete revoked keys), or the key to delete is not revoked.',
           'key ci exists (names are never reused, even revoked)',
         ),
         PayloadTooLarge: errorResponse(
@@ -182,7 +182,7 @@ export const buildOpenApiDocument = (opts: OpenApiOptions = {}): JsonObject => {
           `Request body too large (max ${maxBody} bytes)`,
         ),
         TooManyRequests: errorResponse(
-          `More than ${perMinute} requests from one client address within 60 s.`,
+          `More than ${perMinute} requests from one client address within 60 s; or, for a standing order (\`wait_seconds\`), a cap of the waiting queue (\`too many waiting orders (20 for key ci)\`, \`too many waiting orders (1000)\`), nothing queued.`,
           'Rate limit exceeded',
           { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } },
         ),

@@ -301,6 +301,22 @@ export const operationDocs = (components: SchemaComponents): Record<string, Oper
       },
       extraErrors: ['404'],
     },
+    'DELETE /admin/keys/{name}': {
+      operationId: 'deleteKey',
+      tag: 'Admin',
+      summary:
+        'Delete a revoked caller key (scope admin): it stops counting against the 200 keys; its name is never reused',
+      parameters: [
+        { name: 'name', in: 'path', required: true, schema: { type: 'string', pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' } },
+      ],
+      success: {
+        '200': {
+          description: 'Deleted.',
+          content: json({ type: 'object' }, { name: 'ci', status: 'deleted' }),
+        },
+      },
+      extraErrors: ['404', '409'],
+    },
     'GET /health': {
       operationId: 'health',
       tag: 'Service',

@@ -128,7 +128,7 @@ export const TABLE_ACCESS: Readonly<Record<KeyFamily, FamilyAccess>> = {
   // Caller keys (issue 24): every signed route looks a key up; the admin routes add and revoke.
   // The fleet watch reads them to stop a revoked key's waiting tasks and replacement rounds (issue 29 §4).
   callerKeys: {
-    write: ['ApiAdminKeysCreate', 'ApiAdminKeysRevoke'],
+    write: ['ApiAdminKeysCreate', 'ApiAdminKeysRevoke', 'ApiAdminKeysDelete'],
     read: [...routesWhere((route) => route.signed), 'FleetWatch'],
   },
   keyQuota: { write: [workflowUser('ReserveQuota')] },

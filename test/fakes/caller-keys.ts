@@ -1,8 +1,16 @@
 /** In-memory caller keys (issue 24) and a reversible sealer, for unit tests of the admin routes and the signature chain. */
-import type { CallerKeyRecord, CallerKeyStore, KeySealer } from '../../lambdas/domain/caller-keys';
+import {
+  KeyLimitReachedError,
+  MAX_CALLER_KEYS,
+  type CallerKeyRecord,
+  type CallerKeyStore,
+  type KeySealer,
+} from '../../lambdas/domain/caller-keys';
 
 export class FakeCallerKeyStore implements CallerKeyStore {
   public readonly records = new Map<string, CallerKeyRecord>();
+  /** Names of deleted keys: never reused. */
+  public readonly deleted = new Set<string>();
   public reads = 0;
 
   public async list(): Promise<readonly CallerKeyRecord[]> {
@@ -11,9 +19,19 @@ export class FakeCallerKeyStore implements CallerKeyStore {
   }
 
   public async add(record: CallerKeyRecord): Promise<boolean> {
-    if (this.records.has(record.name)) return false;
+    if (this.records.has(record.name) || this.deleted.has(record.name)) return false;
+    if (this.records.size >= MAX_CALLER_KEYS) throw new KeyLimitReachedError(MAX_CALLER_KEYS);
     this.records.set(record.name, record);
     return true;
+  }
+
+  public async remove(name: string): Promise<'deleted' | 'active' | 'unknown'> {
+    const record = this.records.get(name);
+    if (!record) return 'unknown';
+    if (record.revoked_at === undefined) return 'active';
+    this.records.delete(name);
+    this.deleted.add(name);
+    return 'deleted';
   }
 
   public async revoke(name: string, nowSeconds: number): Promise<'revoked' | 'already' | 'unknown'> {

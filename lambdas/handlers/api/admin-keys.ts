@@ -1,10 +1,16 @@
 /**
  * The caller-key admin routes (issue 24), scope `admin`: create (the secret is in this answer only),
- * list (never a secret), revoke. Each route file exports one of these handlers.
+ * list (never a secret), revoke, delete (a revoked key). Each route file exports one of these handlers.
  */
 import { randomBytes } from 'node:crypto';
 import { logger } from '../../adapters/observability';
-import { keyView, newKeyRecord, type CallerKeyStore, type KeySealer } from '../../domain/caller-keys';
+import {
+  KeyLimitReachedError,
+  keyView,
+  newKeyRecord,
+  type CallerKeyStore,
+  type KeySealer,
+} from '../../domain/caller-keys';
 import { CreateKeyBodySchema, parseBody } from '../../http/requests';
 import { httpError, jsonResponse, type ApiResult, type RelayEvent } from '../../middleware/http';
 import { apiHandler, type ApiHandler, type ChainDeps } from './chain';
@@ -27,8 +33,12 @@ const createKey = async (event: RelayEvent, deps: AdminKeysDeps): Promise<ApiRes
   const secret = (deps.newSecret ?? newKeySecret)();
   const built = newKeyRecord(parsed.value, await deps.sealer.seal(secret), nowSeconds(deps));
   if (!built.ok) throw httpError(400, built.error);
-  if (!(await deps.store.add(built.record)))
-    throw httpError(409, `key ${built.record.name} exists (names are never reused, even revoked)`);
+  const added = await deps.store.add(built.record).catch((error: unknown) => {
+    // The 201st key (issue 29 §7): a 409 the operator can act on (delete revoked keys), never a 500.
+    if (error instanceof KeyLimitReachedError) throw httpError(409, error.message);
+    throw error;
+  });
+  if (!added) throw httpError(409, `key ${built.record.name} exists (names are never reused, even revoked)`);
   logger.info('caller key created', { key: built.record.name, scopes: built.record.scopes.join(',') });
   return jsonResponse(
     201,
@@ -55,9 +65,22 @@ const revokeKey = async (event: RelayEvent, deps: AdminKeysDeps): Promise<ApiRes
   return jsonResponse(200, { name, status: 'revoked', ...(outcome === 'already' ? { already: true } : {}) });
 };
 
+/** DELETE /admin/keys/{name}: a revoked key stops counting against the 200 (its name stays taken). */
+const deleteKey = async (event: RelayEvent, deps: AdminKeysDeps): Promise<ApiResult> => {
+  const name = event.pathParameters?.name ?? /^\/admin\/keys\/([^/]+)$/.exec(event.rawPath ?? '')?.[1];
+  if (!name || !/^[a-z0-9][a-z0-9_-]{0,63}$/.test(name)) throw httpError(400, 'Invalid key name');
+  const outcome = await deps.store.remove(name, nowSeconds(deps));
+  if (outcome === 'unknown') throw httpError(404, `no key ${name}`);
+  if (outcome === 'active') throw httpError(409, `key ${name} is not revoked (revoke it first)`);
+  logger.info('caller key deleted', { key: name });
+  return jsonResponse(200, { name, status: 'deleted' });
+};
+
 export const createAdminKeysCreateHandler = (deps: () => AdminKeysDeps): ApiHandler =>
   apiHandler({ routeId: 'AdminKeysCreate', deps, json: true }, createKey);
 export const createAdminKeysListHandler = (deps: () => AdminKeysDeps): ApiHandler =>
   apiHandler({ routeId: 'AdminKeysList', deps }, listKeys);
 export const createAdminKeysRevokeHandler = (deps: () => AdminKeysDeps): ApiHandler =>
   apiHandler({ routeId: 'AdminKeysRevoke', deps }, revokeKey);
+export const createAdminKeysDeleteHandler = (deps: () => AdminKeysDeps): ApiHandler =>
+  apiHandler({ routeId: 'AdminKeysDelete', deps }, deleteKey);

@@ -97,8 +97,8 @@ export const apiHandler = <D extends ChainDeps>(
         requireTimestamp: () => options.deps().env.REQUIRE_WEBHOOK_TIMESTAMP,
         versions: () => options.deps().env.SIGNATURE_VERSIONS,
         requireV2: requiresSignatureV2(route),
-        // Bodiless signed GETs (task lookup) sign their path (v1).
-        covers: route.method === 'GET' ? 'path' : 'body',
+        // Bodiless signed GETs (task lookup) and DELETEs (a key) sign their path (v1).
+        covers: route.method === 'POST' ? 'body' : 'path',
         callerKeys: async (name) => options.deps().callerKeys?.(name),
         now,
       }),

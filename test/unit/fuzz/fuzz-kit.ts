@@ -13,6 +13,7 @@ import {
   createAdminKeysCreateHandler,
   createAdminKeysListHandler,
   createAdminKeysRevokeHandler,
+  createAdminKeysDeleteHandler,
 } from '../../../lambdas/handlers/api/admin-keys';
 import { FakeCallerKeyStore, fakeSealer } from '../../fakes/caller-keys';
 import { createHmac } from 'node:crypto';
@@ -200,6 +201,10 @@ export const TARGETS: Readonly<Record<string, FuzzTarget>> = {
   AdminKeysRevoke: {
     kind: 'admin',
     build: (d) => createAdminKeysRevokeHandler(() => ({ ...d, store: new FakeCallerKeyStore(), sealer: fakeSealer })),
+  },
+  AdminKeysDelete: {
+    kind: 'admin',
+    build: (d) => createAdminKeysDeleteHandler(() => ({ ...d, store: new FakeCallerKeyStore(), sealer: fakeSealer })),
   },
   // The document is built once per handler (per Lambda instance): share one handler across cases.
   OpenApi: { kind: 'read', build: (d) => (openApiHandler ??= createOpenApiHandler(() => d)) },

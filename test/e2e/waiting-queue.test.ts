@@ -1,0 +1,180 @@
+/**
+ * The waiting queue's caps (issue 29 §5) and a revoked key's waiting tasks (§4), end to end against
+ * the local runtime (dynalite with the waiting index, local Step Functions, the fleet watch, the
+ * simulator over HTTP). Caps small enough to reach: MAX_WAITING_TASKS_PER_KEY=2, MAX_WAITING_TASKS=4.
+ * - a key's 3rd standing order: 429 `too many waiting orders (2 for key ci)`, no task recorded;
+ * - the relay's 5th: 429 `too many waiting orders (4)`, no task recorded;
+ * - revoking ci fails its waiting tasks with `key ci revoked` (callback_url), once; a matching server
+ *   that appears afterwards is not rented for them, and their places are free again;
+ * - DELETE /admin/keys/{name} deletes a revoked key (issue 29 §7): the 201st key is refused 409
+ *   `key limit reached (200)` until a revoked key is deleted; a deleted name is never reused.
+ * Waits are on conditions with deadlines (callbacks, sweep counts, task views), never fixed sleeps.
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { startTestRuntime, TEST_WEBHOOK_SECRET, testDialect, type LocalRuntime } from '../helpers/local-runtime';
+import { hmacHex } from '../../lambdas/domain/signing';
+import { request, signedPost, startReceiver, type Receiver } from '../helpers/receivers';
+import { uniqueServer } from '../helpers/sim-servers';
+import { e2eCalls, isResult, json } from '../helpers/e2e-calls';
+
+const dialect = testDialect();
+const WAIT_MS = 45_000;
+const GPU = 'ZETA Q1';
+
+describe(`Waiting queue caps and revoked keys (${dialect} marketplace dialect)`, () => {
+  let runtime: LocalRuntime;
+  let callbacks: Receiver;
+  let doc: DynamoDBDocumentClient;
+  const secrets: Record<string, string> = {};
+  const { sim, waitingView, moreSweeps } = e2eCalls(
+    () => runtime,
+    () => callbacks,
+    WAIT_MS,
+  );
+
+  const standing = (tag: string, key?: string) =>
+    signedPost(
+      runtime.url,
+      '/webhook/create-order',
+      { gpu_type: GPU, wait_seconds: 600, callback_url: `${callbacks.url}/${tag}` },
+      key ? secrets[key]! : TEST_WEBHOOK_SECRET,
+      key ? { 'x-webhook-key-id': key } : {},
+    );
+  const taskCount = async (): Promise<number> => {
+    const out = await doc.send(
+      new ScanCommand({
+        TableName: runtime.dynamo.tableName,
+        FilterExpression: 'begins_with(pk, :p)',
+        ExpressionAttributeValues: { ':p': 'TASK#' },
+      }),
+    );
+    return out.Count ?? 0;
+  };
+
+  beforeAll(async () => {
+    callbacks = await startReceiver();
+    runtime = await startTestRuntime({
+      dialect,
+      env: {
+        WATCH_INTERVAL_SECONDS: '1',
+        CALLER_KEY_CACHE_SECONDS: '1',
+        MAX_WAITING_TASKS_PER_KEY: '2',
+        MAX_WAITING_TASKS: '4',
+        // The key-limit test creates 200 keys from one address.
+        MAX_REQUESTS_PER_MINUTE: '600',
+      },
+    });
+    doc = DynamoDBDocumentClient.from(
+      new DynamoDBClient({
+        endpoint: runtime.dynamo.endpoint,
+        region: 'us-east-1',
+        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      }),
+    );
+    const created = await signedPost(
+      runtime.url,
+      '/admin/keys',
+      { name: 'ci', scopes: ['order', 'read', 'cancel'] },
+      TEST_WEBHOOK_SECRET,
+    );
+    expect(created.status).toBe(201);
+    secrets.ci = String(created.json?.secret);
+  });
+  afterAll(async () => {
+    doc?.destroy();
+    await runtime?.close();
+    await callbacks?.close();
+  });
+
+  const ciTasks: string[] = [];
+  const defaultTasks: string[] = [];
+
+  it("refuses a key's standing order over its cap and the relay's over its own with 429, recording nothing", async () => {
+    for (const tag of ['ci-1', 'ci-2']) {
+      const res = await standing(tag, 'ci');
+      expect(res.status).toBe(202);
+      ciTasks.push(String(res.json?.task_id));
+    }
+    for (const id of ciTasks) await waitingView(id);
+    const before = await taskCount();
+    const third = await standing('ci-3', 'ci');
+    expect(third).toMatchObject({ status: 429, json: { error: 'too many waiting orders (2 for key ci)' } });
+
+    // The default key is bounded by the relay's cap only.
+    for (const tag of ['d-1', 'd-2']) {
+      const res = await standing(tag);
+      expect(res.status).toBe(202);
+      defaultTasks.push(String(res.json?.task_id));
+    }
+    const fifth = await standing('d-3');
+    expect(fifth).toMatchObject({ status: 429, json: { error: 'too many waiting orders (4)' } });
+    expect(await taskCount()).toBe(before + 2);
+    expect(callbacks.requests.filter((r) => r.path === '/ci-3' || r.path === '/d-3')).toEqual([]);
+  }, 90_000);
+
+  it("fails a revoked key's waiting tasks with `key ci revoked`, once, and never rents a server for them", async () => {
+    const revoked = await signedPost(runtime.url, '/admin/keys/ci/revoke', '', TEST_WEBHOOK_SECRET);
+    expect(revoked.status).toBe(200);
+    for (const tag of ['ci-1', 'ci-2'])
+      expect(json(await callbacks.waitFor((r) => isResult(r, `/${tag}`), WAIT_MS))).toEqual({
+        success: false,
+        error: 'key ci revoked',
+      });
+    // A matching server appears afterwards: the default key's older standing order gets it, none of ci's.
+    sim().addServer(uniqueServer(9871, GPU, sim().nativeCoin));
+    expect(json(await callbacks.waitFor((r) => isResult(r, '/d-1'), WAIT_MS))).toMatchObject({ success: true });
+    await moreSweeps(2);
+    expect(callbacks.requests.filter((r) => isResult(r, '/ci-1') || isResult(r, '/ci-2'))).toHaveLength(2);
+    expect(
+      sim()
+        .orders()
+        .filter((o) => o.renting_server === 9871),
+    ).toHaveLength(1);
+    // Their places are free again: the relay takes new standing orders (d-2 waits; three free places).
+    const next = await standing('d-4');
+    expect(next.status).toBe(202);
+    // Clean up
+    for (const id of [defaultTasks[1]!, String(next.json?.task_id)])
+      await signedPost(runtime.url, '/webhook/cancel-task', { task_id: id }, TEST_WEBHOOK_SECRET);
+  }, 120_000);
+
+  it('deletes a revoked key (DELETE /admin/keys/{name}), and answers the 201st key 409 `key limit reached (200)`', async () => {
+    const admin = (method: string, path: string, body = '') =>
+      request(`${runtime.url}${path}`, {
+        method,
+        headers: {
+          'content-type': 'application/json',
+          'x-webhook-signature': hmacHex(TEST_WEBHOOK_SECRET, method === 'POST' ? body : path),
+        },
+        ...(body ? { body } : {}),
+      });
+    // ci was revoked above; an active key cannot be deleted.
+    const ops = await admin('POST', '/admin/keys', JSON.stringify({ name: 'ops', scopes: ['read'] }));
+    expect(ops.status).toBe(201);
+    expect(await admin('DELETE', '/admin/keys/ops')).toMatchObject({
+      status: 409,
+      json: { error: 'key ops is not revoked (revoke it first)' },
+    });
+    // Fill up to 200 keys (ci, ops and 198 more), then one more is refused with a 409, never a 500.
+    for (let i = 0; i < 198; i += 1)
+      expect((await admin('POST', '/admin/keys', JSON.stringify({ name: `bulk-${i}`, scopes: ['read'] }))).status).toBe(
+        201,
+      );
+    const extra = JSON.stringify({ name: 'extra', scopes: ['read'] });
+    expect(await admin('POST', '/admin/keys', extra)).toMatchObject({
+      status: 409,
+      json: { error: 'key limit reached (200)' },
+    });
+    // Deleting the revoked ci makes room; its name stays taken.
+    expect(await admin('DELETE', '/admin/keys/ci')).toMatchObject({
+      status: 200,
+      json: { name: 'ci', status: 'deleted' },
+    });
+    expect((await admin('POST', '/admin/keys', extra)).status).toBe(201);
+    expect(await admin('POST', '/admin/keys', JSON.stringify({ name: 'ci', scopes: ['read'] }))).toMatchObject({
+      status: 409,
+      json: { error: 'key ci exists (names are never reused, even revoked)' },
+    });
+  }, 120_000);
+});
