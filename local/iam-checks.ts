@@ -18,7 +18,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { appendFileSync } from 'node:fs';
 import { runSimulation } from '@cloud-copilot/iam-simulate';
-import { RELAY_TABLE } from '../contract/resources';
+import { keyPattern, keys, RELAY_TABLE, type KeyFamily } from '../contract/resources';
 import { placeholderFunctionArn } from './asl';
 import { roleArn, tableArn, tokenResolver, type LocalNames, type StackModel } from './stack-model';
 import { queueArnFromUrl } from './sqs-poller';
@@ -315,6 +315,20 @@ const dynamoRequests = (op: string, input: Record<string, unknown>, base: Record
   }
 };
 
+const FAMILY_PATTERNS = (Object.keys(keys) as KeyFamily[]).map(keyPattern);
+const familyPatternCache = new Map<string, string>();
+/** The LeadingKeys pattern of the item family a partition key belongs to (`TASK#*`, `KEYS#all`), or the key itself. */
+export const familyPatternOf = (key: string): string => {
+  if (FAMILY_PATTERNS.includes(key)) return key;
+  const prefix = key.includes('#') ? key.slice(0, key.indexOf('#') + 1) : key;
+  let pattern = familyPatternCache.get(prefix);
+  if (pattern === undefined) {
+    pattern = FAMILY_PATTERNS.find((p) => p.endsWith('*') && key.startsWith(p.slice(0, -1))) ?? key;
+    if (pattern !== key) familyPatternCache.set(prefix, pattern);
+  }
+  return pattern;
+};
+
 /** An error shaped like the one the SDK throws for AWS's AccessDeniedException. */
 export class AccessDeniedException extends Error {
   public readonly $fault = 'client';
@@ -365,6 +379,8 @@ export class IamChecker {
   private readonly scope = new AsyncLocalStorage<string>();
   private readonly memo = new Map<string, Promise<Decision>>();
   private readonly counts = new Map<string, number>();
+  /** Allowed DynamoDB calls per `principal\taction\tkey family pattern` (the mutation check picks tests by it). */
+  private readonly keyCounts = new Map<string, number>();
   private readonly denialList: IamDenial[] = [];
   private readonly told = new Set<string>();
   private readonly queueArns: Readonly<Record<string, string>>;
@@ -442,7 +458,13 @@ export class IamChecker {
     const identity = this.policies.identities.get(principal);
     if (!identity) throw new Error(`local IAM checks: unknown principal ${principal}`);
     const decision = await this.decide(principal, identity, request);
-    if (decision.allowed) return this.count(principal, decision, request.action);
+    if (decision.allowed) {
+      for (const key of asArray(request.context['dynamodb:LeadingKeys'])) {
+        const entry = `${principal}\t${request.action}\t${familyPatternOf(key)}`;
+        this.keyCounts.set(entry, (this.keyCounts.get(entry) ?? 0) + 1);
+      }
+      return this.count(principal, decision, request.action);
+    }
     const session = `arn:aws:sts::000000000000:assumed-role/${identity.roleLogicalId}/${principal}`;
     const statement: PolicyStatement = decision.deniedBy ?? {
       Effect: 'Allow',
@@ -508,7 +530,10 @@ export class IamChecker {
   public flush(): void {
     if (!this.opts.countsFile || this.mode === 'off') return;
     const line = JSON.stringify({
+      // The jest setup (test/setup-iam-checks.ts) names the test file that ran this runtime.
+      source: process.env.IAM_CHECKS_SOURCE ?? 'npm start',
       counts: Object.fromEntries(this.counts),
+      keys: Object.fromEntries(this.keyCounts),
       denials: this.denialList.map(({ principal, action, resource, context }) => ({
         principal,
         action,

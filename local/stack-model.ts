@@ -17,6 +17,7 @@ import { relayConfig } from '../lib/config';
 import { RelayStack } from '../lib/relay-stack';
 import { WORKFLOW_FUNCTION_ENTRIES } from '../lib/constructs/order-workflow';
 import { EXECUTION_ENDED_ENTRY, FLEET_WATCH_ENTRY, JOB_WORKER_ENTRY, ROUTES } from '../contract/routes';
+import { keyPattern, type KeyFamily } from '../contract/resources';
 import {
   aslFromTemplate,
   PLACEHOLDER_ACCOUNT,
@@ -93,6 +94,8 @@ export const synthesizeStackModel = (): StackModel => {
     );
     if (!Object.values(entryForFunction).includes(EXECUTION_ENDED_ENTRY))
       throw new Error('stack model: the ExecutionEnded function is missing');
+    const mutation = process.env.IAM_MUTATION;
+    if (mutation) applyMutation(template, functions, logicalIdOf(stack, stack.workflow.stateMachine), mutation);
     return {
       template,
       functions,
@@ -223,4 +226,69 @@ export const tokenResolver = (model: StackModel, local: LocalNames) => {
     return Object.fromEntries(Object.entries(obj).map(([k, v]) => [k, resolve(v)]));
   };
   return { resolve, arnOf, refOf };
+};
+
+interface MutableStatement {
+  Action?: string | string[];
+  Condition?: Record<string, Record<string, unknown>>;
+}
+
+/**
+ * Mutation testing only (scripts/iam-mutation-check.ts; unset in every normal run): IAM_MUTATION
+ * removes one grant from the synthesized template before the runtime enforces it, as if it had been
+ * deleted from lib/: `family:<key family>` drops that family's LeadingKeys pattern from every
+ * statement (deleting its line of lib/constructs/table-access.ts), `action:<function>:<action>`
+ * drops one action from that function's role (`StateMachine` names the state machine's role).
+ */
+export const applyMutation = (
+  template: StackTemplate,
+  functions: readonly ModelFunction[],
+  stateMachineLogicalId: string,
+  mutation: string,
+): void => {
+  const [kind, ...rest] = mutation.split(':');
+  const policies = Object.entries(template.Resources).filter(([, r]) => r.Type === 'AWS::IAM::Policy');
+  const statementsOf = (roleIds: readonly string[] | undefined) =>
+    policies
+      .filter(([, r]) => {
+        if (!roleIds) return true;
+        const roles = ((r.Properties?.Roles ?? []) as { Ref?: string }[]).map((role) => role.Ref ?? '');
+        return roles.some((role) => roleIds.includes(role));
+      })
+      .map(([, r]) => r.Properties?.PolicyDocument as { Statement: MutableStatement[] });
+  if (kind === 'family') {
+    const pattern = keyPattern(rest[0] as KeyFamily);
+    for (const document of statementsOf(undefined)) {
+      document.Statement = document.Statement.filter((statement) => {
+        const condition = statement.Condition?.['ForAllValues:StringLike'];
+        const patterns = condition?.['dynamodb:LeadingKeys'] as string[] | undefined;
+        if (!condition || !patterns?.includes(pattern)) return true;
+        condition['dynamodb:LeadingKeys'] = patterns.filter((p) => p !== pattern);
+        return (condition['dynamodb:LeadingKeys'] as string[]).length > 0;
+      });
+    }
+    return;
+  }
+  if (kind === 'action') {
+    const [principal, ...actionParts] = rest;
+    const action = actionParts.join(':');
+    const roleId =
+      principal === 'StateMachine'
+        ? (
+            template.Resources[stateMachineLogicalId]?.Properties?.RoleArn as {
+              'Fn::GetAtt'?: [string, string];
+            }
+          )?.['Fn::GetAtt']?.[0]
+        : functions.find((f) => f.name === principal)?.roleLogicalId;
+    if (!roleId) throw new Error(`IAM_MUTATION: no function ${principal}`);
+    for (const document of statementsOf([roleId])) {
+      document.Statement = document.Statement.filter((statement) => {
+        const actions = ([] as string[]).concat(statement.Action ?? []).filter((a) => a !== action);
+        statement.Action = actions;
+        return actions.length > 0;
+      });
+    }
+    return;
+  }
+  throw new Error(`IAM_MUTATION must be family:<key family> or action:<function>:<action>; got ${mutation}`);
 };

@@ -3,6 +3,8 @@
  * (IAM_CHECKS=enforce, test/setup-env.ts). The handler's own error path already runs; this also
  * catches a denial a handler swallows (a best-effort write), naming action, resource and role.
  */
+import * as path from 'node:path';
+
 const CHECKER = Symbol.for('gpu-relay.local.iam-checker');
 
 interface DenialSource {
@@ -25,3 +27,6 @@ afterEach(() => {
     );
   }
 });
+
+// Names this file in the statement counts (IAM_CHECKS_COUNTS, npm run iam:report).
+process.env.IAM_CHECKS_SOURCE = path.relative(process.cwd(), expect.getState().testPath ?? '');
