@@ -17,7 +17,12 @@ module.exports = {
     { ...base, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
     { ...base, displayName: 'infra', testMatch: ['<rootDir>/test/infra/**/*.test.ts'] },
     { ...base, displayName: 'workflow', testMatch: ['<rootDir>/test/workflow/**/*.test.ts'] },
-    { ...base, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
+    {
+      ...base,
+      displayName: 'e2e',
+      testMatch: ['<rootDir>/test/e2e/**/*.test.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/setup-iam-checks.ts'],
+    },
     {
       ...base,
       displayName: 'e2e-live',
@@ -48,6 +53,7 @@ module.exports = {
         '<rootDir>/test/e2e/orphan-orders.test.ts',
       ],
       setupFiles: [...base.setupFiles, '<rootDir>/test/setup-live-dialect.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/setup-iam-checks.ts'],
     },
   ],
   testTimeout: 60000,

@@ -103,12 +103,21 @@ const extractAsl = ({ app, stack, workflow }: ReturnType<typeof buildWorkflowSta
     entryForFunction[stack.getLogicalId(cfn)] =
       WORKFLOW_FUNCTION_ENTRIES[name as keyof typeof WORKFLOW_FUNCTION_ENTRIES];
   }
+  return aslFromTemplate(app.synth().getStackByName(stack.stackName).template as object, entryForFunction);
+};
 
-  const template = app.synth().getStackByName(stack.stackName).template as {
-    Resources: Record<string, { Type: string; Properties: { DefinitionString?: Token } }>;
-  };
-  const machines = Object.values(template.Resources).filter((r) => r.Type === 'AWS::StepFunctions::StateMachine');
-  if (machines.length !== 1 || !machines[0].Properties.DefinitionString)
+/**
+ * The ASL of the one state machine in `template` and the handler entry of each Task state, given
+ * the handler entry of each workflow function (by logical id).
+ */
+export const aslFromTemplate = (template: object, entryForFunction: Record<string, string>): WorkflowAsl => {
+  const resources = (
+    template as {
+      Resources: Record<string, { Type: string; Properties?: { DefinitionString?: Token } }>;
+    }
+  ).Resources;
+  const machines = Object.values(resources).filter((r) => r.Type === 'AWS::StepFunctions::StateMachine');
+  if (machines.length !== 1 || !machines[0].Properties?.DefinitionString)
     throw new Error('expected exactly one state machine with a DefinitionString');
   const asl = JSON.parse(resolveTokens(machines[0].Properties.DefinitionString)) as {
     States: Record<string, AslState>;

@@ -28,7 +28,9 @@ import type {
 import { parseDialect } from './simulator/dialect';
 import { LIVE_NATIVE_COIN } from './simulator/dialect-live';
 import type { startSqsPoller as StartSqsPoller, SqsPollerOptions } from './sqs-poller';
-import type { synthesizeWorkflowAsl as SynthesizeWorkflowAsl } from './asl';
+import type { synthesizeStackModel as SynthesizeStackModel, StackModel } from './stack-model';
+import { functionOfEntry, parseIamMode, startIamChecks, type IamDenial, type IamMode } from './iam-checks';
+import { queueArnFromUrl } from './sqs-poller';
 import { startWatchTimer } from './watch-timer';
 import { applyEnv, definedEnv, withoutSecretArns } from './process-env';
 import type { ExecutionStatusChangeEvent, LocalStepFunctions as LocalStepFunctionsClass } from './stepfunctions';
@@ -76,6 +78,14 @@ export interface LocalRuntimeOptions {
   readonly integrationTimeoutMs?: number;
 }
 
+/** The permission checks of a runtime (local/iam-checks.ts; docs/local-runtime.md "Permission checks"). */
+export interface LocalIamChecks {
+  /** IAM_CHECKS: `enforce`, `report` (the default) or `off`. */
+  readonly mode: IamMode;
+  /** Calls the synthesized policies refuse, so far (refused in `enforce`, only logged in `report`). */
+  readonly denials: () => readonly IamDenial[];
+}
+
 export interface LocalRuntime {
   /** Base URL of the API, e.g. `http://127.0.0.1:5000`. */
   readonly url: string;
@@ -90,6 +100,7 @@ export interface LocalRuntime {
   readonly timings: Readonly<Record<string, number>>;
   /** The fleet watch's timer: sweeps started so far (tests wait for sweeps instead of sleeping). */
   readonly watch: { readonly sweeps: () => number };
+  readonly iam: LocalIamChecks;
   close(): Promise<void>;
 }
 
@@ -197,13 +208,14 @@ export const startLocalRuntime = async (opts: LocalRuntimeOptions = {}): Promise
   const useSimulator = opts.simulator === undefined ? !requested.MARKETPLACE_URL : opts.simulator !== false;
   // Checked before anything starts: a misspelt dialect is a start-up error, not a silent `spec`.
   const dialect = parseDialect(requested.MARKETPLACE_DIALECT);
+  const iamMode = parseIamMode(requested.IAM_CHECKS);
   if (!useSimulator && !requested.MARKETPLACE_URL) {
     throw new Error('local runtime: MARKETPLACE_URL must be set when the simulator is disabled');
   }
 
   try {
     // Independent pieces start concurrently; the CDK synthesis behind the ASL dominates start-up.
-    const [dynamo, sqs, simulator, asl] = await Promise.all([
+    const [dynamo, sqs, simulator, stackModel] = await Promise.all([
       (async () => {
         const t = Date.now();
         const d: LocalDynamo = await startLocalDynamo({ tableName: requested.TABLE_NAME || undefined });
@@ -243,24 +255,16 @@ export const startLocalRuntime = async (opts: LocalRuntimeOptions = {}): Promise
       })(),
       (async () => {
         const t = Date.now();
-        const synthesize = await loadLocal<typeof SynthesizeWorkflowAsl>(
-          'asl',
-          'synthesizeWorkflowAsl',
-          'the ASL synthesizer',
+        // The whole stack as `cdk deploy` would send it: the ASL the local Step Functions runs and
+        // the policies the IAM checks enforce come from this one template.
+        const synthesize = await loadLocal<typeof SynthesizeStackModel>(
+          'stack-model',
+          'synthesizeStackModel',
+          'the stack synthesizer',
         );
-        // CDK's template schema validation costs seconds and tells nothing about the ASL: skip it
-        // (measured: synth 7-9 s with it, 0.3 s without, on 2 loaded cores).
-        const validation = process.env.CDK_VALIDATION;
-        process.env.CDK_VALIDATION = 'false';
-        let result: Awaited<ReturnType<typeof SynthesizeWorkflowAsl>>;
-        try {
-          result = await synthesize();
-        } finally {
-          if (validation === undefined) delete process.env.CDK_VALIDATION;
-          else process.env.CDK_VALIDATION = validation;
-        }
-        mark('asl', t);
-        return result;
+        const model: StackModel = synthesize();
+        mark('synth', t);
+        return model;
       })(),
     ]);
 
@@ -309,6 +313,18 @@ export const startLocalRuntime = async (opts: LocalRuntimeOptions = {}): Promise
     );
     const stateHandlers: Record<string, (input: unknown) => Promise<unknown>> = {};
     const late: { ended?: (event: unknown) => Promise<unknown> } = {};
+    const asl = stackModel.asl;
+    const iam = startIamChecks(stackModel, iamMode, {
+      tableName: dynamo.tableName,
+      jobQueueUrl: sqs.queueUrl,
+      jobQueueArn: sqs.queueArn,
+      deadLetterQueueUrl: sqs.dlqUrl,
+      deadLetterQueueArn: queueArnFromUrl(sqs.dlqUrl, LOCAL_REGION),
+      stateMachineArn: LOCAL_STATE_MACHINE_ARN,
+      countsFile: requested.IAM_CHECKS_COUNTS,
+      log: (message) => (opts.quiet && iamMode === 'report' ? undefined : console.warn(`[iam] ${message}`)),
+    });
+    closers.push({ name: 'iam checks', close: iam.close });
     const sfn = new LocalStepFunctions({
       asl: asl.asl,
       // Resolved lazily: the handler modules are imported below, after the environment is set.
@@ -337,16 +353,24 @@ export const startLocalRuntime = async (opts: LocalRuntimeOptions = {}): Promise
       loadHandler(EXECUTION_ENDED_ENTRY),
       loadHandler(FLEET_WATCH_ENTRY),
       ...Object.entries(asl.functionForState).map(async ([state, entry]) => {
-        stateHandlers[state] = invoker(await loadHandler(entry), functionNameOf(entry));
+        stateHandlers[state] = iam.task(
+          functionOfEntry(stackModel, entry),
+          invoker(await loadHandler(entry), functionNameOf(entry)),
+        );
       }),
       ...ROUTES.map(async (route) => {
         apiHandlers.set(
           route,
-          existsSync(path.join(REPO_ROOT, route.entry)) ? await loadHandler(route.entry) : missingRoute(route, log),
+          existsSync(path.join(REPO_ROOT, route.entry))
+            ? iam.route(route, await loadHandler(route.entry))
+            : missingRoute(route, log),
         );
       }),
     ]);
-    late.ended = invoker(ended as LambdaHandler, functionNameOf(EXECUTION_ENDED_ENTRY));
+    late.ended = iam.rule(
+      functionOfEntry(stackModel, EXECUTION_ENDED_ENTRY),
+      invoker(ended as LambdaHandler, functionNameOf(EXECUTION_ENDED_ENTRY)),
+    );
     mark('handlers', tHandlers);
 
     const startPoller = await loadLocal<typeof StartSqsPoller>('sqs-poller', 'startSqsPoller', 'the SQS poller');
@@ -355,15 +379,19 @@ export const startLocalRuntime = async (opts: LocalRuntimeOptions = {}): Promise
       region: LOCAL_REGION,
       credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
     });
-    const poller = startPoller({
-      client: sqsClient,
-      queueUrl: sqs.queueUrl,
-      handler: worker as SqsPollerOptions['handler'],
-      queueArn: sqs.queueArn,
-      functionName: functionNameOf(JOB_WORKER_ENTRY),
-      onError: (message, error) =>
-        log(`sqs poller: ${message}: ${error instanceof Error ? error.message : String(error)}`),
-    });
+    iam.attachTo(sqsClient);
+    // Lambda's event source mapping polls with the worker's role: its calls are the worker's.
+    const poller = iam.runAs(functionOfEntry(stackModel, JOB_WORKER_ENTRY), () =>
+      startPoller({
+        client: sqsClient,
+        queueUrl: sqs.queueUrl,
+        handler: worker as SqsPollerOptions['handler'],
+        queueArn: sqs.queueArn,
+        functionName: functionNameOf(JOB_WORKER_ENTRY),
+        onError: (message, error) =>
+          log(`sqs poller: ${message}: ${error instanceof Error ? error.message : String(error)}`),
+      }),
+    );
     closers.push({
       name: 'sqs poller',
       close: async () => {
@@ -386,12 +414,11 @@ export const startLocalRuntime = async (opts: LocalRuntimeOptions = {}): Promise
     closers.push({ name: 'api', close: api.close });
     // The fleet watch's schedule: the same handler on a timer, once everything it calls is up.
     const watchName = functionNameOf(FLEET_WATCH_ENTRY);
+    const scheduled = iam.rule(functionOfEntry(stackModel, FLEET_WATCH_ENTRY), (event: unknown) =>
+      watch(event, lambdaContext(watchName, randomUUID(), WATCH_TIMEOUT_SECONDS * 1_000)),
+    );
     const watchTimer = startWatchTimer({
-      run: () =>
-        watch(
-          { source: 'local.timer', 'detail-type': 'Scheduled Event' },
-          lambdaContext(watchName, randomUUID(), WATCH_TIMEOUT_SECONDS * 1_000),
-        ),
+      run: () => scheduled({ source: 'local.timer', 'detail-type': 'Scheduled Event' }),
       intervalMs: Number(env.WATCH_INTERVAL_SECONDS || '60') * 1_000,
       onError: (error) => log(`fleet watch: sweep failed: ${error instanceof Error ? error.message : String(error)}`),
     });
@@ -409,6 +436,7 @@ export const startLocalRuntime = async (opts: LocalRuntimeOptions = {}): Promise
       env,
       timings,
       watch: { sweeps: watchTimer.sweeps },
+      iam: { mode: iamMode, denials: iam.denials },
       close: async () => {
         if (closed) return;
         closed = true;

@@ -47,6 +47,7 @@ export const banner = (runtime: LocalRuntime, sources: Readonly<Record<string, E
     `               callback signing secret: ${generatedCallbackSecret ? 'GENERATED for this run (below)' : describe('CALLBACK_SIGNING_SECRET', sources.CALLBACK_SIGNING_SECRET ?? 'default', 'set')}`,
     `               ${chat('SLACK_WEBHOOK_URL', 'Slack')}; ${chat('DISCORD_WEBHOOK_URL', 'Discord')}`,
     `  Stand-ins    DynamoDB ${runtime.dynamo.endpoint} (dynalite) · SQS ${runtime.sqs.endpoint} (fauxqs) · Step Functions (local ASL)`,
+    `  IAM checks   ${runtime.iam.mode === 'enforce' ? 'enforce: calls the stack would refuse fail with AccessDeniedException' : runtime.iam.mode === 'report' ? 'report: calls the stack would refuse are logged ([iam]), not refused (IAM_CHECKS=enforce refuses them)' : 'off (IAM_CHECKS=off)'}`,
     `  Started in   ${runtime.timings.total} ms. Ctrl-C stops everything.`,
     '',
   ];

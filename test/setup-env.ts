@@ -6,3 +6,5 @@ process.env.POWERTOOLS_DEV ??= 'false';
 process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
 process.env.CDK_VALIDATION ??= 'false';
+// The local runtime enforces the synthesized stack's IAM policies in every test (docs/local-runtime.md).
+process.env.IAM_CHECKS ??= 'enforce';

@@ -67,11 +67,19 @@ class TaskScopedLogFormatter extends LogFormatter {
 export const logger = new Logger({ serviceName: SERVICE_NAME, logFormatter: new TaskScopedLogFormatter() });
 export const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME });
 
+/** Where the local runtime puts its client hook (local/iam-checks.ts: permission checks); never set in Lambda. */
+const LOCAL_CLIENT_HOOK = Symbol.for('gpu-relay.aws-client-hook');
+
 /**
  * An AWS SDK client as the adapters use it: the one seam where per-call tracing would go back
- * (Powertools `captureAWSv3Client`) if subsegments per SDK call are wanted again.
+ * (Powertools `captureAWSv3Client`) if subsegments per SDK call are wanted again, and where the local
+ * runtime adds its IAM check middleware to every client a handler builds.
  */
-export const traceClient = <T>(client: T): T => client;
+export const traceClient = <T>(client: T): T => {
+  const hook = (globalThis as Record<symbol, unknown>)[LOCAL_CLIENT_HOOK];
+  if (typeof hook === 'function') (hook as (client: T) => void)(client);
+  return client;
+};
 
 /** Emits one count immediately (its own EMF blob), with an optional dimension. */
 export const countMetric = (name: string, dimension?: { name: string; value: string }): void => {

@@ -7,9 +7,9 @@
  * Adding an item family is one line in TABLE_ACCESS below (typecheck fails until the family has
  * one). Derive it from the code: which adapter builds the family's keys (grep `keys.<family>` in
  * lambdas/) and which handlers build that adapter (their deps / *FromEnv factories). The local runtime
- * does not enforce IAM, so a function missing here fails only in AWS (AccessDeniedException):
- * test/infra/table-access.test.ts checks what it can (every family granted, no key built outside
- * `keys`, every table user granted).
+ * enforces these grants (local/iam-checks.ts; IAM_CHECKS=enforce in tests), so a function missing
+ * here fails an e2e test with an AccessDeniedException naming the action and the key;
+ * test/infra/table-access.test.ts checks the rest (every family granted, no key built outside `keys`).
  */
 import { Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
@@ -125,11 +125,12 @@ export const TABLE_ACCESS: Readonly<Record<KeyFamily, FamilyAccess>> = {
   },
   // Outbid replacements under way (issue 23): the fleet watch starts and settles them.
   replacements: { write: ['FleetWatch'] },
-  // Caller keys (issue 24): every signed route looks a key up; the admin routes add and revoke.
-  // The fleet watch reads them to stop a revoked key's waiting tasks and replacement rounds (issue 29 §4).
+  // Caller keys (issue 24): every signed route looks a key up, /slack/command maps its user to one
+  // (found missing by the local IAM checks, issue 30); the admin routes add, revoke and delete. The fleet
+  // watch reads them to stop a revoked key's waiting tasks and replacement rounds (issue 29 §4).
   callerKeys: {
     write: ['ApiAdminKeysCreate', 'ApiAdminKeysRevoke', 'ApiAdminKeysDelete'],
-    read: [...routesWhere((route) => route.signed), 'FleetWatch'],
+    read: [...routesWhere((route) => route.signed), 'ApiSlackCommand', 'FleetWatch'],
   },
   keyQuota: { write: [workflowUser('ReserveQuota')] },
   // Budgets (issue 24): ReserveQuota reserves, the job worker's extend-order reserves more, ReportResult
