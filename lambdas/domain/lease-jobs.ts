@@ -166,8 +166,26 @@ export const setSpotPrice = async (
   } catch (error) {
     // A refused (or failed) decrease did not count against the marketplace's 600 s.
     if (decrease) await deps.leases.releaseSpotDecrease(input.order_id, ctx.now);
-    if (error instanceof MarketplaceRejectedError)
-      return failure(spotPriceRefusedText(input.order_id, input.desired_price, error.reason, error.details));
+    if (error instanceof MarketplaceRejectedError) {
+      // too_low_price: production sends the minimum (the server's spot price); the spec's dialect does
+      // not, and words a too-big step the same way, so the listed spot price is named only when the
+      // bid is under it.
+      const listed = server?.price.spot[order.currency];
+      const least =
+        error.reason !== 'too_low_price'
+          ? undefined
+          : (error.details.min_price ??
+            (typeof listed === 'number' && listed > input.desired_price ? listed : undefined));
+      return failure(
+        spotPriceRefusedText(
+          input.order_id,
+          input.desired_price,
+          error.reason,
+          error.details,
+          least === undefined ? undefined : { price: least, currency: order.currency, usdPerHour: usdPerHour(least) },
+        ),
+      );
+    }
     if (isBusinessOutcome(error)) return failure(reasonOf(error));
     throw error;
   }
