@@ -58,15 +58,27 @@ export const parseUrl = (command: string, flag: string, raw: string): URL => {
   return url;
 };
 
+/**
+ * node:util's "Option '--max-price' argument is ambiguous" (a value starting with a dash) in words:
+ * a negative number is a bad value, anything else looks like a forgotten value.
+ */
+const ambiguousValue = (message: string, argv: readonly string[]): string | undefined => {
+  const flag = /^Option '(--[a-z-]+)' argument is ambiguous/.exec(message)?.[1];
+  if (!flag) return undefined;
+  const value = argv[argv.indexOf(flag) + 1];
+  if (value !== undefined && value.trim() !== '' && Number.isFinite(Number(value)))
+    return `${flag} must be a positive number, got '${value}'`;
+  return `${flag} needs a value, got the option '${value}' (write ${flag}=${value} if that is the value)`;
+};
+
 /** Parses argv into { command, values, positionals }; throws CliError (exit 2) on bad flags. */
 export const parseCommandLine = (argv: string[]): CommandLine => {
   let parsed: ReturnType<typeof parseWithOptions>;
   try {
     parsed = parseWithOptions(argv);
   } catch (error) {
-    const message = String((error as Error).message)
-      .split('\n')[0]
-      .replace(/\. To specify a positional.*$/, '');
+    const raw = String((error as Error).message);
+    const message = ambiguousValue(raw, argv) ?? raw.split('\n')[0].replace(/\. To specify a positional.*$/, '');
     throw usageError(
       argv.find((a) => !a.startsWith('-')),
       message,

@@ -124,9 +124,9 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
     summary: "list the account's orders as a table, or --json (POST /webhook/status)",
   },
   marketplace: {
-    options: ['url', 'verbose', 'help'],
-    usage: 'marketplace',
-    summary: 'GPU availability and prices (GET /webhook/marketplace, unsigned)',
+    options: ['url', 'verbose', 'help', 'json'],
+    usage: 'marketplace [--json]',
+    summary: 'GPU models to rent (the --gpu value), availability and lowest USD/h prices (GET /webhook/marketplace)',
   },
   task: {
     options: [...CONNECTION, 'wait', 'interval', 'timeout'],

@@ -1,18 +1,22 @@
-/** The read-only commands: `marketplace` (unsigned summary) and `task` (one task record, optionally --wait). */
+/** The read-only commands: `marketplace` (unsigned summary: a table of GPU models, or --json) and `task` (one task record, optionally --wait). */
 import type { Values } from './args';
 import { parseSeconds } from './args';
 import { usageError } from './commands';
 import { connectionOf, requireSecret } from './connection';
 import { EXIT_OK, EXIT_TASK_FAILED, isFailedResult, out, pretty, printAnswer } from './output';
 import { send } from './signed-request';
-import { waitingWords } from './tables';
+import { marketplaceTable, waitingWords } from './tables';
 import type { WaitState } from './wait';
 import { getTask, pollTask, waitWithProgress } from './wait';
 
 export const runMarketplace = async (values: Values, positionals: readonly string[]): Promise<number> => {
   if (positionals.length) throw usageError('marketplace', `unexpected argument '${positionals[0]}'`);
   const conn = connectionOf('marketplace', values);
-  printAnswer('marketplace', await send(conn, { method: 'GET', path: '/webhook/marketplace', signed: false }));
+  const res = await send(conn, { method: 'GET', path: '/webhook/marketplace', signed: false });
+  // A table of the models (issue 28) unless --json, or when the relay is older and sends none.
+  const table = !values.json && res.status === 200 && res.json?.models !== undefined;
+  printAnswer('marketplace', res, { quietBody: table });
+  if (table) out(marketplaceTable(res.json));
   return EXIT_OK;
 };
 

@@ -71,3 +71,34 @@ export const waitingWords = (taskId: string, view: TaskViewLike | undefined, now
   }
   return `waiting for task ${taskId}${view?.state ? `: ${view.state}` : ''}`;
 };
+
+interface ModelRow {
+  readonly available?: unknown;
+  readonly total?: unknown;
+  readonly min_price_usd_per_hour?: { readonly spot?: unknown; readonly on_demand?: unknown };
+}
+
+const usd = (value: unknown): string => (typeof value === 'number' ? `$${value.toFixed(value < 1 ? 3 : 2)}` : '-');
+const priceKey = (m: ModelRow): number => {
+  const { spot, on_demand: onDemand } = m.min_price_usd_per_hour ?? {};
+  return typeof spot === 'number' ? spot : typeof onDemand === 'number' ? onDemand : Number.POSITIVE_INFINITY;
+};
+
+/** GET /webhook/marketplace's `models` as a table, cheapest first; the totals below. */
+export const marketplaceTable = (answer: {
+  readonly models?: Readonly<Record<string, ModelRow>>;
+  readonly total_servers?: unknown;
+  readonly total_available?: unknown;
+}): string => {
+  const rows = Object.entries(answer.models ?? {})
+    .sort(([an, a], [bn, b]) => priceKey(a) - priceKey(b) || an.localeCompare(bn))
+    .map(([name, m]) => [
+      name,
+      String(m.available ?? '-'),
+      String(m.total ?? '-'),
+      usd(m.min_price_usd_per_hour?.spot),
+      usd(m.min_price_usd_per_hour?.on_demand),
+    ]);
+  const totals = `${String(answer.total_available ?? '?')} of ${String(answer.total_servers ?? '?')} servers available; rent one with --gpu "<GPU TYPE>"`;
+  return `${table(['GPU TYPE', 'AVAILABLE', 'TOTAL', 'SPOT FROM', 'ON-DEMAND FROM'], rows)}\n${totals}`;
+};

@@ -93,7 +93,11 @@ const main = async (): Promise<void> => {
     throw new Error(`PORT must be an integer 0-65535, got ${process.env.PORT}`);
   parseDialect(process.env.MARKETPLACE_DIALECT);
 
-  const runtime = await startLocalRuntime({ port });
+  // The embedded simulator (no MARKETPLACE_URL) lists the servers the docs' examples rent (issue 28).
+  const runtime = await startLocalRuntime({
+    port,
+    ...(process.env.MARKETPLACE_URL ? {} : { simulator: { docsServers: true } }),
+  });
   // The CLI's quick path: `npx gpu-relay …` with nothing set reads the URL and secrets from this card.
   const card = publishLocalRelay(runtime, process.cwd());
   process.on('exit', () => card.remove());

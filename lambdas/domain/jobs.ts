@@ -133,18 +133,23 @@ export const runCancel = async (
     await deps.marketplace.cancelOrder(input.order_id);
   } catch (error) {
     // A retry after an attempt whose answer was lost (the order WAS cancelled) is told "invalid
-    // input". my_orders is the source of truth: an order that shows as ended is what was asked for.
-    if (!(error instanceof MarketplaceInvalidInputError) || !(await orderEnded(input.order_id, deps))) throw error;
+    // input". my_orders is the source of truth: an order that shows as ended is what was asked for;
+    // one it does not list at all is not this account's (a typo, another account's id).
+    if (!(error instanceof MarketplaceInvalidInputError)) throw error;
+    const listed = await listedOrder(input.order_id, deps);
+    if (!listed) throw new MarketplaceInvalidInputError(notAccountOrderText(input.order_id));
+    if (listed.status !== 'expired') throw error;
   }
   await deps.notifier.chat(orderCancelledText(input.order_id));
   return { success: true, order_id: input.order_id, status: 'cancelled' };
 };
 
-/** True when my_orders (completed ones included, a fresh read) shows the order as ended. */
-const orderEnded = async (orderId: number, deps: Pick<JobDeps, 'marketplace'>): Promise<boolean> =>
-  (await deps.marketplace.listOrders({ returnCompleted: true })).some(
-    (o) => o.order_id === orderId && o.status === 'expired',
-  );
+/** The order as my_orders lists it (completed ones included, a fresh read), or undefined. */
+const listedOrder = async (orderId: number, deps: Pick<JobDeps, 'marketplace'>): Promise<Order | undefined> =>
+  (await deps.marketplace.listOrders({ returnCompleted: true })).find((o) => o.order_id === orderId);
+
+/** cancel-order of an id my_orders does not list (issue 28). */
+export const notAccountOrderText = (orderId: number): string => `order ${orderId} is not one of this account's orders`;
 
 // ---- status --------------------------------------------------------------------------------
 

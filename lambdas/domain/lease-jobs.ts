@@ -225,8 +225,26 @@ export const setSpotPrice = async (
     if (decrease) await deps.leases.releaseSpotDecrease(input.order_id, ctx.now);
     // A refusal changed nothing: its reservation (and price segment) is given back. A transient error keeps it for the retry.
     if (error instanceof MarketplaceRejectedError || isBusinessOutcome(error)) await giveBack();
-    if (error instanceof MarketplaceRejectedError)
-      return failure(spotPriceRefusedText(input.order_id, input.desired_price, error.reason, error.details));
+    if (error instanceof MarketplaceRejectedError) {
+      // too_low_price: production sends the minimum (the server's spot price); the spec's dialect does
+      // not, and words a too-big step the same way, so the listed spot price is named only when the
+      // bid is under it.
+      const listed = server?.price.spot[order.currency];
+      const least =
+        error.reason !== 'too_low_price'
+          ? undefined
+          : (error.details.min_price ??
+            (typeof listed === 'number' && listed > input.desired_price ? listed : undefined));
+      return failure(
+        spotPriceRefusedText(
+          input.order_id,
+          input.desired_price,
+          error.reason,
+          error.details,
+          least === undefined ? undefined : { price: least, currency: order.currency, usdPerHour: usdPerHour(least) },
+        ),
+      );
+    }
     if (isBusinessOutcome(error)) return failure(reasonOf(error));
     throw error;
   }

@@ -351,9 +351,14 @@ export const spotPriceRefusedText = (
   desiredPrice: number,
   reason: string,
   details: { readonly min_price?: number; readonly max_step?: number; readonly time_to_lowering?: number } = {},
+  /** too_low_price: the lowest price the server takes, in the order's currency per day, and as USD per hour. */
+  minimum?: { readonly price: number; readonly currency: string; readonly usdPerHour: number | null },
 ): string => {
   const numbers = (['min_price', 'max_step', 'time_to_lowering'] as const)
     .filter((k) => typeof details[k] === 'number')
     .map((k) => `${k} ${details[k]}`);
-  return `marketplace refused spot price ${desiredPrice} for order ${orderId}: ${reason}${numbers.length ? ` (${numbers.join(', ')})` : ''}`;
+  const least = minimum
+    ? `; the minimum is ${minimum.price} ${minimum.currency} per day${minimum.usdPerHour === null ? '' : ` ($${minimum.usdPerHour}/h)`}`
+    : '';
+  return `marketplace refused spot price ${desiredPrice} for order ${orderId}: ${reason}${numbers.length ? ` (${numbers.join(', ')})` : ''}${least}`;
 };

@@ -2,6 +2,7 @@
  * Server matching for create-order and price-alert (DESIGN.md "Server matching"). Pure: the
  * listing comes in, the chosen server goes out; the order of the listing is the marketplace's.
  */
+import { listedModels } from './marketplace-summary';
 import type { Server } from './marketplace-types';
 import { spotBidFor } from './spot-bid';
 
@@ -57,3 +58,20 @@ export const findMatchingServer = (servers: readonly Server[], criteria: MatchCr
 /** The spec's no-match text: "No <gpu_type> available under $<max_price>/hr", without the price part when uncapped. */
 export const noMatchMessage = (gpuType: string, maxPrice?: number): string =>
   maxPrice === undefined ? `No ${gpuType} available` : `No ${gpuType} available under $${maxPrice}/hr`;
+
+/** How many model names a no-match text lists before `…`. */
+const MODELS_IN_TEXT = 12;
+
+/**
+ * The no-match text (issue 28), with `; models listed now: RTX 4090, RTX 3090, …` when no listed
+ * server has that GPU at all (a typo or a model nobody offers), so the caller sees what to ask for.
+ */
+export const noMatchText = (servers: readonly Server[], gpuType: string, maxPrice?: number): string => {
+  const text = noMatchMessage(gpuType, maxPrice);
+  const wanted = gpuType.trim().toLowerCase();
+  if (servers.some((s) => s.gpu_array.some((gpu) => gpu.toLowerCase().includes(wanted)))) return text;
+  const models = listedModels(servers);
+  if (models.length === 0) return text;
+  const shown = models.slice(0, MODELS_IN_TEXT).join(', ');
+  return `${text}; models listed now: ${shown}${models.length > MODELS_IN_TEXT ? ', …' : ''}`;
+};

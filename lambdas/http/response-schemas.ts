@@ -35,11 +35,26 @@ export const MarketplaceGroupSchema = z.object({
   }),
 });
 
-/** GET /webhook/marketplace (order-relay.md §4.1). */
+export const MarketplaceModelSchema = z.object({
+  available: z.int(),
+  total: z.int(),
+  min_price_usd_per_hour: describe(z.object({ spot: z.nullable(z.number()), on_demand: z.nullable(z.number()) }), {
+    description:
+      "Lowest prices among the model's available servers, in USD per hour: spot, and on-demand in any currency; null when none states one",
+  }),
+});
+
+/** GET /webhook/marketplace (order-relay.md §4.1; `models`: issue 28). */
 export const MarketplaceSummarySchema = describe(
   z.object({
     status: z.literal('ok'),
-    summary: z.record(z.string(), MarketplaceGroupSchema),
+    summary: describe(z.record(z.string(), MarketplaceGroupSchema), {
+      description: "Servers grouped by the first word of the first GPU's name (the spec's summary: `NVIDIA`, `RTX`)",
+    }),
+    models: describe(z.record(z.string(), MarketplaceModelSchema), {
+      description:
+        'Servers grouped by the model name to pass as `gpu_type` (`RTX 4090`: the GPU name without its maker words), cheapest spot price first',
+    }),
     total_servers: z.int(),
     total_available: z.int(),
   }),

@@ -82,6 +82,8 @@ export interface SimulatorOptions {
   readonly now?: () => number;
   /** @default 40 */
   readonly serverCount?: number;
+  /** Also list the servers the documented examples rent (./docs-servers.ts); npm start sets it. @default false */
+  readonly docsServers?: boolean;
 }
 
 export interface MarketplaceSimulator {
@@ -124,6 +126,7 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
   const state = new MarketplaceState({
     seed: opts.seed ?? 1,
     serverCount: opts.serverCount,
+    docsServers: opts.docsServers,
     readyDelayMs: opts.readyDelayMs ?? 3_000,
     visibleDelayMs: opts.visibleDelayMs ?? 0,
     onOrderEnded: (id) => ssh.close(id),

@@ -7,6 +7,7 @@
  */
 import * as z from 'zod';
 import { buildCatalogue, DEFAULT_SERVER_COUNT, INITIAL_WALLETS, type SimServer } from './catalogue';
+import { documentedExampleServers } from './docs-servers';
 
 /** One decrease of a spot price per this many ms (marketplace-api.md §8). */
 export const SPOT_DECREASE_INTERVAL_MS = 600_000;
@@ -146,6 +147,8 @@ const clone = <T>(value: T): T => structuredClone(value);
 export interface MarketplaceStateOptions {
   readonly seed: number;
   readonly serverCount?: number;
+  /** List the servers the documented examples rent (./docs-servers.ts) after the seeded ones. @default false */
+  readonly docsServers?: boolean;
   readonly readyDelayMs: number;
   /** Called once when an order ends (cancelled or expired), e.g. to close its ssh endpoint. */
   readonly onOrderEnded?: (orderId: number) => void;
@@ -177,7 +180,10 @@ export class MarketplaceState {
   }
 
   public reset(): void {
-    this.servers = buildCatalogue(this.options.seed, this.options.serverCount ?? DEFAULT_SERVER_COUNT);
+    this.servers = [
+      ...buildCatalogue(this.options.seed, this.options.serverCount ?? DEFAULT_SERVER_COUNT),
+      ...(this.options.docsServers ? documentedExampleServers() : []),
+    ];
     this.wallets = new Map(Object.entries(INITIAL_WALLETS));
     this.orders = [];
     // Order ids go on across resets, as a marketplace's do: a relay that outlives a reset (the tests'

@@ -1,7 +1,7 @@
 /** FindServer: picks and claims a server for the task (see ./workflow-state.ts for the workflow). */
 import { NoServerAvailableError, SoftTimeoutError } from '../errors';
 import { serverFitsLease } from '../lease';
-import { findMatchingServers, noMatchMessage } from '../matching';
+import { findMatchingServers, noMatchText } from '../matching';
 import type { MarketplaceClient, ServerClaims, TaskRepository, WaitingTasks } from '../ports';
 import { budgetApplies, orderUsdPerHour, SPEND_PERIOD_HOURS, usdPerCoin } from '../spend-budget';
 import { spotBidFor } from '../spot-bid';
@@ -136,7 +136,7 @@ export const findServerOrWait = async (
   if (standing) return wait(state, { ...deps, waiting: standing }, now);
   // After refusals the failure names each server tried and why (issue 20, item 2).
   throw new NoServerAvailableError(
-    triedServersText(noMatchMessage(request.gpu_type, request.max_price), [...tried, ...skipped]),
+    triedServersText(noMatchText(servers, request.gpu_type, request.max_price), [...tried, ...skipped]),
   );
 };
 

@@ -235,6 +235,8 @@ describe('CLI: gpu-relay', () => {
       [['status', '--wait', '--callback', 'https://example.com/cb'], '--wait sets callback_url to its own listener'],
       [['status', '--poll'], '--poll only makes sense with --wait'],
       [['status', '--wait', '--no-wait'], '--wait and --no-wait contradict each other'],
+      [['create-order', '--gpu', 'A100', '--max-price', '-1'], "--max-price must be a positive number, got '-1'"],
+      [['create-order', '--gpu', '--wait'], "--gpu needs a value, got the option '--wait'"],
       [['cancel-task'], 'expected exactly one TASK_ID'],
       [['cancel-task', '12'], "TASK_ID is the task id a create-order answered (a UUID), got '12'"],
     ])('exits 2 with a clear message for %j and never prints the secret', async (args, message) => {

@@ -449,10 +449,42 @@ describe('Function: setSpotPrice', () => {
     marketplace.spotPriceFailure = new MarketplaceRejectedError('too_low_price', { min_price: 0.7 });
     expect(await setSpotPrice({ order_id: 6, desired_price: 0.5 }, { now: NOW }, deps)).toEqual({
       success: false,
-      error: 'marketplace refused spot price 0.5 for order 6: too_low_price (min_price 0.7)',
+      error:
+        'marketplace refused spot price 0.5 for order 6: too_low_price (min_price 0.7); the minimum is 0.7 bitcoin per day',
     });
     marketplace.spotPriceFailure = undefined;
     expect((await setSpotPrice({ order_id: 6, desired_price: 0.8 }, { now: NOW + 10 }, deps)).success).toBe(true);
+  });
+
+  it.each([
+    [
+      'production: min_price sent',
+      { min_price: 0.0002 },
+      ' (min_price 0.0002); the minimum is 0.0002 bitcoin per day ($0.5/h)',
+    ],
+    ["the spec's dialect: the server's listed spot price", {}, '; the minimum is 0.0002 bitcoin per day ($0.5/h)'],
+  ])('too_low_price names the minimum in the order currency per day and USD/h (%s)', async (_what, details, tail) => {
+    // Prepare: the server's spot price is 0.0002 BTC a day = $0.5/h at its rates.
+    const { deps, marketplace } = setup();
+    marketplace.orders = [anOrder(6, { type: 'spot', price: 0.0003 })];
+    marketplace.servers = [
+      aServer(1006, {
+        allowed_coins: ['bitcoin'],
+        price: {
+          on_demand: { bitcoin: 0.0004 },
+          spot: { bitcoin: 0.0002 },
+          usd_per_hour: { on_demand: { bitcoin: 1 } },
+        },
+      }),
+    ];
+    marketplace.spotPriceFailure = new MarketplaceRejectedError('too_low_price', details);
+    // Act
+    const refused = await setSpotPrice({ order_id: 6, desired_price: 0.0001 }, { now: NOW }, deps);
+    // Assess
+    expect(refused).toEqual({
+      success: false,
+      error: `marketplace refused spot price 0.0001 for order 6: too_low_price${tail}`,
+    });
   });
 
   it('throws transient errors for the job retry', async () => {

@@ -11,6 +11,7 @@ import {
   summarizeOrders,
 } from '../../../lambdas/domain/jobs';
 import {
+  MarketplaceInvalidInputError,
   MarketplaceRejectedError,
   MarketplaceUnavailableError,
   SoftTimeoutError,
@@ -42,6 +43,29 @@ describe('Function: runCancel', () => {
     // Act + Assess
     await expect(runCancel({ order_id: 1 }, deps)).rejects.toThrow('status 503');
     expect(notifier.chats).toEqual([]);
+  });
+
+  it("names an order my_orders does not list as not this account's (issue 28), not retried", async () => {
+    // Prepare
+    const { deps, marketplace, notifier } = jobFakes();
+    marketplace.orders = [anOrder(7, { status: 'running' })];
+    marketplace.failures.push(new MarketplaceInvalidInputError('marketplace rejected the input of cancel_order'));
+    // Act
+    const outcome = runCancel({ order_id: 99999 }, deps);
+    // Assess
+    await expect(outcome).rejects.toThrow(
+      new MarketplaceInvalidInputError("order 99999 is not one of this account's orders"),
+    );
+    expect(notifier.chats).toEqual([]);
+  });
+
+  it('keeps the marketplace refusal for a listed order that is still active, and succeeds for one already ended', async () => {
+    const { deps, marketplace } = jobFakes();
+    marketplace.orders = [anOrder(7, { status: 'running' }), anOrder(8, { status: 'expired' })];
+    marketplace.failures.push(new MarketplaceInvalidInputError('marketplace rejected the input of cancel_order'));
+    await expect(runCancel({ order_id: 7 }, deps)).rejects.toThrow('marketplace rejected the input of cancel_order');
+    marketplace.failures.push(new MarketplaceInvalidInputError('marketplace rejected the input of cancel_order'));
+    expect(await runCancel({ order_id: 8 }, deps)).toEqual({ success: true, order_id: 8, status: 'cancelled' });
   });
 });
 

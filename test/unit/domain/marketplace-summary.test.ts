@@ -1,4 +1,9 @@
-import { gpuGroupKey, summarizeMarketplace } from '../../../lambdas/domain/marketplace-summary';
+import {
+  gpuGroupKey,
+  gpuModelName,
+  listedModels,
+  summarizeMarketplace,
+} from '../../../lambdas/domain/marketplace-summary';
 import type { Server } from '../../../lambdas/domain/marketplace-types';
 
 const server = (id: number, gpus: string[], rented: boolean, spot?: number): Server => ({
@@ -33,6 +38,12 @@ describe('Function: summarizeMarketplace', () => {
     expect(summary).toEqual({
       status: 'ok',
       summary: { NVIDIA: { available: 2, total: 3, min_price: 0.3 }, AMD: { available: 1, total: 1, min_price: null } },
+      models: {
+        'RTX 4090': { available: 1, total: 1, min_price_usd_per_hour: { spot: 0.5, on_demand: 1 } },
+        H100: { available: 1, total: 1, min_price_usd_per_hour: { spot: 0.9, on_demand: 1 } },
+        MI250: { available: 1, total: 1, min_price_usd_per_hour: { spot: null, on_demand: 1 } },
+        A100: { available: 0, total: 1, min_price_usd_per_hour: { spot: null, on_demand: null } },
+      },
       total_servers: 4,
       total_available: 3,
     });
@@ -46,19 +57,54 @@ describe('Function: summarizeMarketplace', () => {
     expect(summary).toEqual({
       status: 'ok',
       summary: { Tesla: { available: 0, total: 1, min_price: 0.2 } },
+      models: { 'Tesla V100': { available: 0, total: 1, min_price_usd_per_hour: { spot: null, on_demand: null } } },
       total_servers: 1,
       total_available: 0,
     });
   });
 
   it('returns empty totals for an empty marketplace', () => {
-    expect(summarizeMarketplace([])).toEqual({ status: 'ok', summary: {}, total_servers: 0, total_available: 0 });
+    expect(summarizeMarketplace([])).toEqual({
+      status: 'ok',
+      summary: {},
+      models: {},
+      total_servers: 0,
+      total_available: 0,
+    });
   });
 
   it('keeps a GPU word like __proto__ as an ordinary key', () => {
     const summary = summarizeMarketplace([server(1, ['__proto__ X'], false, 1)]);
     expect(Object.keys(summary.summary)).toEqual(['__proto__']);
     expect(JSON.parse(JSON.stringify(summary)).summary.__proto__).toEqual({ available: 1, total: 1, min_price: 1 });
+  });
+
+  it.each([
+    ['NVIDIA GeForce RTX 4090', 'RTX 4090'],
+    ['NVIDIA A100 80GB PCIe', 'A100 80GB PCIe'],
+    ['NVIDIA RTX A6000', 'RTX A6000'],
+    ['  NVIDIA   L40S ', 'L40S'],
+    ['AMD Radeon RX 7900 XTX', 'RX 7900 XTX'],
+    ['NVIDIA', 'NVIDIA'],
+    ['   ', undefined],
+  ])('the model name of %j is %j (what a caller passes as gpu_type)', (gpu, model) => {
+    expect(gpuModelName(gpu)).toBe(model);
+  });
+
+  it('sorts models by the lowest available spot price, on-demand when there is none', () => {
+    const summary = summarizeMarketplace([
+      server(1, ['NVIDIA H100'], false, 2),
+      server(2, ['NVIDIA GeForce RTX 3090'], false, 0.1),
+      server(3, ['NVIDIA GeForce RTX 4090'], false, 0.3),
+      server(4, ['NVIDIA GeForce RTX 4090'], false, 0.2),
+    ]);
+    expect(Object.keys(summary.models)).toEqual(['RTX 3090', 'RTX 4090', 'H100']);
+    expect(summary.models['RTX 4090']).toEqual({
+      available: 2,
+      total: 2,
+      min_price_usd_per_hour: { spot: 0.2, on_demand: 1 },
+    });
+    expect(listedModels([server(1, ['NVIDIA H100', 'NVIDIA H100'], false), server(2, [], false)])).toEqual(['H100']);
   });
 
   it('splits on any whitespace', () => {

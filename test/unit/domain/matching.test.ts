@@ -2,6 +2,7 @@ import {
   findMatchingServer,
   findMatchingServers,
   noMatchMessage,
+  noMatchText,
   serverMatches,
 } from '../../../lambdas/domain/matching';
 import type { Server } from '../../../lambdas/domain/marketplace-types';
@@ -109,5 +110,27 @@ describe('Function: noMatchMessage', () => {
 
   it('leaves out the price part without a cap', () => {
     expect(noMatchMessage('H100')).toBe('No H100 available');
+  });
+});
+
+describe('Function: noMatchText', () => {
+  const listing = [
+    server(1, { gpu_array: ['NVIDIA GeForce RTX 4090'], rented: true }),
+    server(2, { gpu_array: ['NVIDIA GeForce RTX 3090'] }),
+    server(3, { gpu_array: ['NVIDIA GeForce RTX 4090'] }),
+    server(4, { gpu_array: [] }),
+  ];
+
+  it('lists the models on offer when no server has that GPU at all (issue 28)', () => {
+    expect(noMatchText(listing, 'RTX 9999')).toBe('No RTX 9999 available; models listed now: RTX 4090, RTX 3090');
+  });
+
+  it('keeps the plain text when some server has the GPU (rented, or over the cap)', () => {
+    expect(noMatchText(listing, 'rtx 4090', 0.01)).toBe('No rtx 4090 available under $0.01/hr');
+  });
+
+  it('lists at most 12 models, then …', () => {
+    const many = Array.from({ length: 14 }, (_, i) => server(i + 10, { gpu_array: [`NVIDIA Model ${i}`] }));
+    expect(noMatchText(many, 'X1')).toMatch(/; models listed now: Model 0, .*, Model 11, …$/);
   });
 });
