@@ -16,7 +16,7 @@ import {
   type SettingValueOf,
 } from '../../contract/settings';
 import { PortsSchema } from '../../contract/shapes';
-import { refuse } from '../http/requests';
+import { refuse } from '../http/refuse';
 import { ENGLISH_TEXTS } from '../domain/zod-texts';
 
 const bool = z.pipe(

@@ -32,6 +32,7 @@ import {
 } from '../domain/request-rules';
 import { CANCEL_TASK_REQUIRED } from '../domain/standing-orders';
 import { isTaskId } from '../domain/task-view';
+import { refuse } from './refuse';
 
 /** Longest callback_url accepted; long enough for any real receiver, short enough to bound storage. */
 export const MAX_URL_LENGTH = 2048;
@@ -50,11 +51,7 @@ export const optional = <T extends z.core.SomeType>(
     z.transform((v: z.output<T> | null | undefined): z.output<T> | undefined => v ?? undefined),
   );
 
-/** Fails a `z.transform` with `message` (classic zod's `ctx.addIssue` + `z.NEVER`). */
-export const refuse = (ctx: z.core.ParsePayload, message: string): never => {
-  ctx.issues.push({ code: 'custom', message, input: ctx.value });
-  return z.NEVER;
-};
+export { refuse };
 
 /** The 400 text of a body field no route schema names (issue 29). */
 export const unknownFieldText = (name: string): string => `unknown field ${name.slice(0, 100)}`;

@@ -45,6 +45,19 @@ export const RELAY_BUNDLE_KEEP_NAMES = false;
  */
 export const RELAY_BUNDLE_BUDGET = { sdkBytes: 350 * 1024, noSdkBytes: 50 * 1024, loadRatio: 1.5 } as const;
 
+/**
+ * The functions still over RELAY_BUNDLE_BUDGET.sdkBytes, each with a ceiling a little above its
+ * measured size (2026-11-27) so that it cannot grow unnoticed while it waits for its fix (BENCHMARKS.md
+ * "Over budget": the worker and the fleet watch need the SDK floor lowered or a split, the Slack
+ * route one client fewer). The infra test holds every other function to the budget; this list is
+ * meant to end empty.
+ */
+export const OVER_BUDGET_CEILING_BYTES: Readonly<Record<string, number>> = {
+  'lambdas/handlers/worker/job-worker.ts': 410 * 1024,
+  'lambdas/handlers/watch/fleet-watch.ts': 397 * 1024,
+  'lambdas/handlers/api/slack-command.ts': 377 * 1024,
+};
+
 /** The Node.js version Lambda runs the bundles on (RelayFunction's runtime), as an esbuild target. */
 export const RELAY_BUNDLE_TARGET = NODE_BUNDLE_TARGET;
 
