@@ -53,7 +53,7 @@ describe('CLI: gpu-relay against the local runtime', () => {
   });
 
   it('marketplace prints the summary', async () => {
-    const run = await runCli(['marketplace'], { env: env() });
+    const run = await runCli(['marketplace', '--json'], { env: env() });
     expect(run.code).toBe(0);
     const summary = stdoutJson(run) as { status: string; total_servers: number; summary: Record<string, unknown> };
     expect(summary.status).toBe('ok');

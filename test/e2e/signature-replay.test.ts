@@ -26,7 +26,7 @@ const V2_ONLY = (route: RouteDefinition): boolean => route.path.startsWith('/adm
 interface Captured {
   readonly route: string;
   readonly version: 'v1' | 'v2';
-  readonly method: 'GET' | 'POST';
+  readonly method: RouteDefinition['method'];
   readonly path: string;
   readonly body: string;
   readonly headers: Record<string, string>;
@@ -64,7 +64,7 @@ describe(`Signature v2 and one route per signature (${dialect} marketplace diale
       }),
     );
 
-  const send = (c: Captured, method: 'GET' | 'POST', path: string, body?: string): Promise<HttpAnswer> =>
+  const send = (c: Captured, method: RouteDefinition['method'], path: string, body?: string): Promise<HttpAnswer> =>
     request(`${runtime.url}${path}`, {
       method,
       headers: { ...(method === 'POST' ? { 'content-type': 'application/json' } : {}), ...c.headers },
@@ -86,16 +86,16 @@ describe(`Signature v2 and one route per signature (${dialect} marketplace diale
     };
     const path = route.path
       .replace('{task_id}', seenTask)
-      .replace('{name}', `sacrificial-${version}`)
+      .replace('{name}', route.id === 'AdminKeysDelete' ? `deletable-${version}` : `sacrificial-${version}`)
       .concat(route.id === 'Spend' ? `?from=2026-01-01&n=${n}` : '');
-    const body = route.method === 'GET' || route.id === 'AdminKeysRevoke' ? '' : JSON.stringify(bodies[route.id]);
+    const body = route.method !== 'POST' || route.id === 'AdminKeysRevoke' ? '' : JSON.stringify(bodies[route.id]);
     const ts = String(Math.floor(Date.now() / 1000));
     const headers =
       version === 'v2'
         ? v2Headers(TEST_WEBHOOK_SECRET, route.method, path, body, ts)
         : {
             'x-webhook-timestamp': ts,
-            'x-webhook-signature': hmacHex(TEST_WEBHOOK_SECRET, signedBytes(route.method === 'GET' ? path : body, ts)),
+            'x-webhook-signature': hmacHex(TEST_WEBHOOK_SECRET, signedBytes(route.method === 'POST' ? body : path, ts)),
           };
     return { route: route.id, version, method: route.method, path, body, headers };
   };
@@ -127,10 +127,14 @@ describe(`Signature v2 and one route per signature (${dialect} marketplace diale
     const result = await callbacks.waitFor((r) => r.path === '/victim' && json(r).event === undefined, WAIT_MS);
     expect(json(result)).toMatchObject({ success: true });
     victimOrder = json(result).order_id as number;
-    for (const name of ['victim', 'sacrificial-v1', 'sacrificial-v2']) {
+    for (const name of ['victim', 'sacrificial-v1', 'sacrificial-v2', 'deletable-v1', 'deletable-v2']) {
       expect(
         (await signedPost(runtime.url, '/admin/keys', { name, scopes: ['read'] }, TEST_WEBHOOK_SECRET)).status,
       ).toBe(201);
+    }
+    // DELETE /admin/keys/{name} takes a revoked key only: its captures delete these.
+    for (const name of ['deletable-v1', 'deletable-v2']) {
+      expect((await signedPost(runtime.url, `/admin/keys/${name}/revoke`, '', TEST_WEBHOOK_SECRET)).status).toBe(200);
     }
   }, 120_000);
   afterAll(async () => {
@@ -164,8 +168,8 @@ describe(`Signature v2 and one route per signature (${dialect} marketplace diale
     const answers: { from: string; version: string; to: string; status: number; error: unknown }[] = [];
     for (const c of captures) {
       for (const target of SIGNED.filter((t) => t.id !== c.route)) {
-        // A v1 GET signed its path: as a POST, the path is the body its signature covers.
-        const body = c.method === 'GET' && c.version === 'v1' ? c.path : c.body;
+        // A v1 GET or DELETE signed its path: as a POST, the path is the body its signature covers.
+        const body = c.method !== 'POST' && c.version === 'v1' ? c.path : c.body;
         const res = await send(c, target.method, targetPath(target), body);
         answers.push({ from: c.route, version: c.version, to: target.id, status: res.status, error: res.json?.error });
       }

@@ -13,8 +13,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { startTestRuntime, TEST_WEBHOOK_SECRET, testDialect, type LocalRuntime } from '../helpers/local-runtime';
-import { hmacHex } from '../../lambdas/domain/signing';
-import { request, signedPost, startReceiver, type Receiver } from '../helpers/receivers';
+import { request, signedPost, startReceiver, v2Headers, type Receiver } from '../helpers/receivers';
 import { uniqueServer } from '../helpers/sim-servers';
 import { e2eCalls, isResult, json } from '../helpers/e2e-calls';
 
@@ -140,13 +139,11 @@ describe(`Waiting queue caps and revoked keys (${dialect} marketplace dialect)`,
   }, 120_000);
 
   it('deletes a revoked key (DELETE /admin/keys/{name}), and answers the 201st key 409 `key limit reached (200)`', async () => {
-    const admin = (method: string, path: string, body = '') =>
+    // The admin routes need signature v2 whatever SIGNATURE_VERSIONS says (issue 29 §1).
+    const admin = (method: 'POST' | 'DELETE', path: string, body = '') =>
       request(`${runtime.url}${path}`, {
         method,
-        headers: {
-          'content-type': 'application/json',
-          'x-webhook-signature': hmacHex(TEST_WEBHOOK_SECRET, method === 'POST' ? body : path),
-        },
+        headers: { 'content-type': 'application/json', ...v2Headers(TEST_WEBHOOK_SECRET, method, path, body) },
         ...(body ? { body } : {}),
       });
     // ci was revoked above; an active key cannot be deleted.

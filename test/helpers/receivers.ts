@@ -188,13 +188,13 @@ export const request = async (url: string, init: RequestInit = {}): Promise<Http
  */
 export const v2Headers = (
   secret: string,
-  method: 'GET' | 'POST',
+  method: 'GET' | 'POST' | 'DELETE',
   pathWithQuery: string,
   body = '',
   timestamp = String(Math.floor(Date.now() / 1000)),
 ): Record<string, string> => ({
   'x-webhook-timestamp': timestamp,
-  'x-webhook-signature': signatureV2(secret, timestamp, method, pathWithQuery, method === 'GET' ? '' : body),
+  'x-webhook-signature': signatureV2(secret, timestamp, method, pathWithQuery, method === 'POST' ? body : ''),
 });
 
 /** Whether the relay needs signature v2 for this request whatever SIGNATURE_VERSIONS says (issue 29). */
