@@ -61,6 +61,7 @@ const OWNERSHIP: Readonly<Record<string, Ownership>> = {
   AdminKeysCreate: { via: 'none', why: 'scope admin; names a key, not a task or an order' },
   AdminKeysList: { via: 'none', why: 'scope admin' },
   AdminKeysRevoke: { via: 'none', why: 'scope admin; names a key, not a task or an order' },
+  AdminKeysDelete: { via: 'none', why: 'scope admin; names a key, not a task or an order' },
   CancelOrder: {
     via: 'job',
     names: 'order',

@@ -353,8 +353,9 @@ describe("Caller keys: jobs act only on the key's own orders", () => {
   it("refuses to cancel another key's standing order (cancel-task, issue 29): nothing leaves the queue; its own and the default key's cancel", async () => {
     const { deps, tasks } = jobFakes();
     const removed: string[] = [];
-    // Only `remove` is used by cancel-task; a stub keeps this test off the queue's storage shape.
+    // Only `get` and `remove` are used by cancel-task; a stub keeps this test off the queue's storage shape.
     const waiting = {
+      get: async (taskId: string) => ({ task_id: taskId, round: 1 }),
       remove: async (taskId: string) => {
         removed.push(taskId);
         return true;

@@ -15,7 +15,7 @@ import {
   createAdminKeysDeleteHandler,
   createAdminKeysRevokeHandler,
 } from '../../../lambdas/handlers/api/admin-keys';
-import { apiEvent, lambdaContext, sign } from '../../fixtures/events/api-event';
+import { apiEvent, lambdaContext, v2Headers } from '../../fixtures/events/api-event';
 import { FakeCallerKeyStore, fakeSealer } from '../../fakes/caller-keys';
 import { acceptFakes } from '../../fakes/deps';
 import { SECRET } from '../../fakes/env';
@@ -51,7 +51,7 @@ describe('Admin routes: the key limit and DELETE /admin/keys/{name}', () => {
       const body = JSON.stringify({ name, scopes: ['order'] });
       return parseResult(
         await create(
-          apiEvent({ path: '/admin/keys', body, headers: { 'x-webhook-signature': sign(SECRET, body) } }),
+          apiEvent({ path: '/admin/keys', body, headers: v2Headers(SECRET, 'POST', '/admin/keys', body) }),
           lambdaContext(),
         ),
       );
@@ -61,7 +61,7 @@ describe('Admin routes: the key limit and DELETE /admin/keys/{name}', () => {
       return parseResult(
         await revoke(
           {
-            ...apiEvent({ path, body: '', headers: { 'x-webhook-signature': sign(SECRET, '') } }),
+            ...apiEvent({ path, body: '', headers: v2Headers(SECRET, 'POST', path, '') }),
             pathParameters: { name },
           },
           lambdaContext(),
@@ -76,7 +76,7 @@ describe('Admin routes: the key limit and DELETE /admin/keys/{name}', () => {
             ...apiEvent({
               method: 'DELETE',
               path,
-              headers: { 'x-webhook-signature': sign(secret, path), ...(keyId ? { 'x-webhook-key-id': keyId } : {}) },
+              headers: { ...v2Headers(secret, 'DELETE', path), ...(keyId ? { 'x-webhook-key-id': keyId } : {}) },
             }),
             pathParameters: { name },
           },
