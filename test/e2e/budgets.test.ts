@@ -336,7 +336,6 @@ describe(`Spending budgets and the ledger (${dialect} marketplace dialect)`, () 
     // The same without the creation fee (which both count once): the error of the hours' part alone.
     const hoursError =
       Math.abs(settled.settled_usd - CREATION_FEE_USD - (charged - CREATION_FEE_USD)) / (charged - CREATION_FEE_USD);
-    // eslint-disable-next-line no-console
     console.log(
       `[issue 29 §3] ${dialect}: ledger $${settled.settled_usd} vs marketplace $${charged.toFixed(6)}: error ${(error * 100).toFixed(3)} % (hours' part alone ${(hoursError * 100).toFixed(3)} %)`,
     );
@@ -360,7 +359,6 @@ describe(`Spending budgets and the ledger (${dialect} marketplace dialect)`, () 
         return b > a ? usd + (step.usd_per_hour * (b - a)) / 3600 : usd;
       }, 0);
       const sameTimeError = Math.abs(settled.settled_usd - overSameTime) / overSameTime;
-      // eslint-disable-next-line no-console
       console.log(
         `[issue 29 §3] spec: over the relay's held time the simulator charges $${overSameTime.toFixed(6)}: error ${(sameTimeError * 100).toFixed(3)} %`,
       );
@@ -418,7 +416,6 @@ describe(`Spending budgets and the ledger (${dialect} marketplace dialect)`, () 
     expect(runtime.simulator!.control.orders().filter((o) => placedIds.includes(o.order_id))).toHaveLength(
       placedIds.length,
     );
-    // eslint-disable-next-line no-console
     console.log(
       `[issue 29 §3] ${dialect}: budget $${budget}, used $${used}; raises ok ${accepted.length}/10, creates ok ${placedIds.length}/10`,
     );
