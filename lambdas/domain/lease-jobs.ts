@@ -135,7 +135,12 @@ const reservePriceChange = async (
   if (!record) return {};
   const placedBy = spendTaskOf(record);
   if (desiredUsdPerHour === null) {
-    return input.desired_price > currentPrice ? { refused: failure(raiseNotReservableText(input.order_id)) } : {};
+    // No USD figure to reserve: a raise is refused where a budget may apply (the relay's limit, or an
+    // order of a caller key, whose budget travels with its reservation); otherwise it is not reserved.
+    const budgetMayApply = deps.spend.limitUsdPerDay !== undefined || (record.key ?? 'default') !== 'default';
+    return input.desired_price > currentPrice && budgetMayApply
+      ? { refused: failure(raiseNotReservableText(input.order_id)) }
+      : {};
   }
   const reserved = await deps.spend.store.reprice(
     placedBy,
