@@ -206,6 +206,29 @@ export const unpriceReservation = async (t: SpendTable, taskId: string, changeId
   }
 };
 
+export const markRepriced = async (t: SpendTable, taskId: string, changeId: string, at: number): Promise<void> => {
+  try {
+    await t.doc.send(
+      new UpdateCommand({
+        TableName: t.tableName,
+        Key: { pk: keys.spendReservation(taskId) },
+        UpdateExpression: 'SET #segments.#id.#from = :at',
+        ConditionExpression: '#state = :open AND attribute_exists(#segments.#id)',
+        ExpressionAttributeNames: {
+          '#segments': 'segments',
+          '#id': `r${changeId}`,
+          '#from': 'from',
+          '#state': 'state',
+        },
+        ExpressionAttributeValues: { ':at': at, ':open': 'open' },
+      }),
+    );
+  } catch (error) {
+    // Settled meanwhile, or no such change: nothing to move.
+    if (!isConditionalCheckFailed(error)) throw error;
+  }
+};
+
 export const markStarted = async (
   t: SpendTable,
   taskId: string,
@@ -495,6 +518,10 @@ export class DynamoDbSpendStore implements SpendStore {
 
   public unprice(taskId: string, changeId: string): Promise<void> {
     return unpriceReservation(this.t, taskId, changeId);
+  }
+
+  public repriced(taskId: string, changeId: string, at: number): Promise<void> {
+    return markRepriced(this.t, taskId, changeId, at);
   }
 
   public started(taskId: string, order: { readonly order_id: number; readonly started_at: number }): Promise<void> {

@@ -9,7 +9,13 @@ import { DynamoDbLeaseBook } from './dynamodb-lease-book';
 import { DynamoDbPlacementIntents } from './dynamodb-placement-intents';
 import { DynamoDbServerClaims } from './dynamodb-server-claims';
 import { DynamoDbSlidingWindow } from './dynamodb-sliding-window';
-import { DynamoDbSpendStore, extendReservation, repriceReservation, unpriceReservation } from './dynamodb-spend-store';
+import {
+  DynamoDbSpendStore,
+  extendReservation,
+  markRepriced,
+  repriceReservation,
+  unpriceReservation,
+} from './dynamodb-spend-store';
 import { DynamoDbTaskRepository } from './dynamodb-task-repository';
 import { DynamoDbWaitingTasks } from './dynamodb-waiting-tasks';
 import type { RelayEnv } from './env';
@@ -61,12 +67,15 @@ export const feesFromEnv = (env: RelayEnv): MarketplaceFees => ({
 });
 
 /** Only the extension's reservation (the job worker's extend-order): its bundle leaves the rest of the store out. */
-export const spendExtensionsFromEnv = (env: RelayEnv): Pick<SpendStore, 'extend' | 'reprice' | 'unprice'> => {
+export const spendExtensionsFromEnv = (
+  env: RelayEnv,
+): Pick<SpendStore, 'extend' | 'reprice' | 'unprice' | 'repriced'> => {
   const table = { doc: documentClient(), tableName: env.TABLE_NAME };
   return {
     extend: (taskId, extension, relayLimit, now) => extendReservation(table, taskId, extension, relayLimit, now),
     reprice: (taskId, change, relayLimit, now) => repriceReservation(table, taskId, change, relayLimit, now),
     unprice: (taskId, changeId) => unpriceReservation(table, taskId, changeId),
+    repriced: (taskId, changeId, at) => markRepriced(table, taskId, changeId, at),
   };
 };
 

@@ -377,7 +377,12 @@ export const runJob = async (message: TypedJobMessage, deps: JobDeps, now: numbe
     case 'set-spot-price':
       return setSpotPrice(
         message.input,
-        { now: Math.floor(now / 1000), task_id: message.task_id, relayWide: seesAllOrders(message.origin.caller) },
+        {
+          now: Math.floor(now / 1000),
+          at: now / 1000,
+          task_id: message.task_id,
+          relayWide: seesAllOrders(message.origin.caller),
+        },
         deps,
       );
     case 'cancel-task':

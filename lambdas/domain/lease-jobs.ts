@@ -50,7 +50,9 @@ export interface ExtendOrderDeps {
  * report of what was reserved (the SpendReservedUsd / SpendUsedTodayUsd metrics, as a create's).
  */
 export interface ExtensionSpend {
-  readonly store: Pick<SpendStore, 'extend' | 'reprice' | 'unprice'>;
+  readonly store: Pick<SpendStore, 'extend' | 'reprice' | 'unprice' | 'repriced'>;
+  /** The clock with its fraction (Unix seconds): when the marketplace took a price change. @default the job's time */
+  readonly clock?: () => number;
   readonly limitUsdPerDay?: number;
   /** `key`: the caller key the order is charged to (`default` for the shared secret). */
   readonly onReserved?: (usd: number, usedToday: number | undefined, key: string) => void;
@@ -125,7 +127,7 @@ const reservePriceChange = async (
   input: SetSpotPriceInput,
   currentPrice: number,
   desiredUsdPerHour: number | null,
-  ctx: { readonly now: number; readonly task_id?: string; readonly relayWide?: boolean },
+  ctx: { readonly now: number; readonly task_id?: string; readonly relayWide?: boolean; readonly at?: number },
   deps: SetSpotPriceDeps,
 ): Promise<{ readonly refused?: FailureResult; readonly changeId?: string; readonly placedBy?: string }> => {
   if (!deps.spend || !deps.leases.get || ctx.task_id === undefined) return {};
@@ -133,13 +135,18 @@ const reservePriceChange = async (
   if (!record) return {};
   const placedBy = spendTaskOf(record);
   if (desiredUsdPerHour === null) {
-    return input.desired_price > currentPrice ? { refused: failure(raiseNotReservableText(input.order_id)) } : {};
+    // No USD figure to reserve: a raise is refused where a budget may apply (the relay's limit, or an
+    // order of a caller key, whose budget travels with its reservation); otherwise it is not reserved.
+    const budgetMayApply = deps.spend.limitUsdPerDay !== undefined || (record.key ?? 'default') !== 'default';
+    return input.desired_price > currentPrice && budgetMayApply
+      ? { refused: failure(raiseNotReservableText(input.order_id)) }
+      : {};
   }
   const reserved = await deps.spend.store.reprice(
     placedBy,
     { id: ctx.task_id, usd_per_hour: desiredUsdPerHour, hours_left: hoursLeft(record, ctx.now) },
     deps.spend.limitUsdPerDay,
-    ctx.now,
+    ctx.at ?? ctx.now,
   );
   if (!reserved.ok)
     return { refused: failure(budgetExceededText(reserved.refusal, { relayWide: ctx.relayWide !== false })) };
@@ -182,7 +189,13 @@ const serverOf = async (marketplace: Pick<MarketplaceClient, 'listServers'>, ser
  */
 export const setSpotPrice = async (
   input: SetSpotPriceInput,
-  ctx: { readonly now: number; readonly task_id?: string; readonly relayWide?: boolean },
+  ctx: {
+    readonly now: number;
+    readonly task_id?: string;
+    readonly relayWide?: boolean;
+    /** The instant with its fraction (Unix seconds): where the new price segment starts. @default now */
+    readonly at?: number;
+  },
   deps: SetSpotPriceDeps,
 ): Promise<SetSpotPriceSuccess | FailureResult> => {
   const order = activeOrdersById(await deps.marketplace.listOrders(FRESH_READ)).get(input.order_id);
@@ -248,6 +261,11 @@ export const setSpotPrice = async (
     if (isBusinessOutcome(error)) return failure(reasonOf(error));
     throw error;
   }
+  // The new price segment starts when the marketplace took it (the reservation was made before the paced call).
+  if (changeId && deps.spend && priced.placedBy)
+    await deps.spend.store
+      .repriced(priced.placedBy, changeId, deps.spend.clock?.() ?? ctx.at ?? ctx.now)
+      .catch(() => undefined);
   return {
     success: true,
     order_id: input.order_id,

@@ -170,8 +170,8 @@ export interface OutbidRecoveryDeps {
   /** Absent: `replace` reports order.recovery_failed. */
   readonly replacer?: Replacer;
   /** Spending (issue 29 §3): each raise of a rebid is reserved first, as a set-spot-price's. Absent: not reserved. */
-  readonly spend?: Pick<ExtensionSpend, 'limitUsdPerDay' | 'onReserved'> & {
-    readonly store: Pick<ExtensionSpend['store'], 'reprice' | 'unprice'>;
+  readonly spend?: Pick<ExtensionSpend, 'limitUsdPerDay' | 'onReserved' | 'clock'> & {
+    readonly store: Pick<ExtensionSpend['store'], 'reprice' | 'unprice' | 'repriced'>;
   };
 }
 
@@ -256,6 +256,7 @@ const rebid = async (
       }
       return { running: false, reason: `set_spot_price ${next} refused: ${reasonOf(error)}`, calls, reads };
     }
+    await deps.spend?.store.repriced(placedBy, changeId, deps.spend.clock?.() ?? now).catch(() => undefined);
     await report(
       rebidEvent(order, price, next, lost.currency, now),
       rebidText(lost.order_id, price, next, lost.currency),

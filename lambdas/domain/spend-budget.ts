@@ -132,8 +132,9 @@ export const priceSteps = (
   const start = r.started_at ?? 0;
   const steps = Object.values(r.segments)
     .filter((s) => s.usd_per_hour !== undefined)
-    .sort((a, b) => a.at - b.at || a.id.localeCompare(b.id))
-    .map((s) => ({ from: Math.max(start, s.at), usd_per_hour: s.usd_per_hour as number }));
+    .map((s) => ({ from: Math.max(start, s.from ?? s.at), usd_per_hour: s.usd_per_hour as number, id: s.id }))
+    .sort((a, b) => a.from - b.from || a.id.localeCompare(b.id))
+    .map(({ from, usd_per_hour }) => ({ from, usd_per_hour }));
   return [{ from: start, usd_per_hour: r.usd_per_hour }, ...steps];
 };
 
@@ -184,8 +185,10 @@ export interface SpendSegment {
   readonly hours: number;
   /** When it was reserved (settlement charges the cost to segments in this order). */
   readonly at: number;
-  /** A price change: the order's USD per hour from `at` on (a new price segment). */
+  /** A price change: the order's USD per hour from `from` (else `at`) on (a new price segment). */
   readonly usd_per_hour?: number;
+  /** When the marketplace took the price change (Unix seconds, fractions kept): its price segment starts here. */
+  readonly from?: number;
 }
 
 /** An order's reservation, as stored (one per create-order task). */
@@ -310,6 +313,8 @@ export interface SpendStore {
   ): Promise<ReserveOutcome>;
   /** Gives a price change back (the marketplace refused it): its reservation and its price segment. */
   unprice(taskId: string, changeId: string): Promise<void>;
+  /** Records when the marketplace took a reserved price change: its price segment starts there (else at the reservation). */
+  repriced(taskId: string, changeId: string, at: number): Promise<void>;
   /** Records the order and its readiness on the reservation (time held counts from here). */
   started(taskId: string, order: { readonly order_id: number; readonly started_at: number }): Promise<void>;
   /** Settles the task's reservation to the actual cost and releases the rest; undefined when it has none. */

@@ -195,6 +195,10 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
     ...(order.endedMs !== undefined ? { ended_at: order.endedMs / 1000 } : {}),
     ...(order.startedAtMs !== undefined ? { started_at: order.startedAtMs / 1000 } : {}),
     spend_usd: spendUsd(order),
+    price_steps: order.priceSteps.map((step) => ({
+      from: step.fromMs / 1000,
+      usd_per_hour: (step.price * usdPerCoin(order)) / render.pricePeriodHours,
+    })),
     online: order.phase === 'running',
     expired: order.phase === 'expired',
     ssh_connections: ssh.connections(order.order_id),

@@ -29,6 +29,8 @@ export interface SimOrderView extends SpecOrder {
    * dialect's `spend` and `creation_fee` in USD; the spec's marketplace charges no fees).
    */
   readonly spend_usd: number;
+  /** Its prices from when (Unix seconds), each in USD per hour at the server's rate (no fees). */
+  readonly price_steps: readonly { readonly from: number; readonly usd_per_hour: number }[];
   /** Running now (the live dialect's `online`). */
   readonly online: boolean;
   /** Ended, cancelled or run out (the live dialect's `expired`). */

@@ -186,6 +186,7 @@ const deps = lazy<FleetWatchDeps>(() => {
         store: spend,
         ...(env.SPEND_LIMIT_USD_PER_DAY !== undefined ? { limitUsdPerDay: env.SPEND_LIMIT_USD_PER_DAY } : {}),
         onReserved: (usd, usedToday, key) => spendMetric('SpendReservedUsd', key, usd, usedToday),
+        clock: () => Date.now() / 1000,
       },
     },
     // Standing orders (issue 23): served when the watch may start workflows (STATE_MACHINE_ARN set).

@@ -235,6 +235,7 @@ export const jobWorkerDepsFromEnv = (): JobWorkerDeps => {
       store: spendExtensionsFromEnv(env),
       // Extensions and raises are reservations like a create's: the same metrics (the SpendNearDailyLimit alarm's).
       onReserved: (usd, usedToday, key) => spendMetric('SpendReservedUsd', key, usd, usedToday),
+      clock: () => Date.now() / 1000,
       ...(env.SPEND_LIMIT_USD_PER_DAY !== undefined ? { limitUsdPerDay: env.SPEND_LIMIT_USD_PER_DAY } : {}),
     },
     visibility: new SqsMessageVisibility(sqsClient(), env.JOB_QUEUE_URL),
