@@ -3,6 +3,7 @@
  * ports back, so they never name a technology. Clients are the shared, traced singletons.
  */
 import { documentClient, sfnClient, sqsClient } from './aws-clients';
+import { replacementEnvSealerFromEnv } from './caller-key-sealer';
 import { DynamoDbCallerKeys } from './dynamodb-caller-keys';
 import { DynamoDbIdempotencyStore } from './dynamodb-idempotency-store';
 import { DynamoDbLeaseBook } from './dynamodb-lease-book';
@@ -30,8 +31,9 @@ import type {
   WorkflowStarter,
 } from '../domain/ports';
 
+/** Task records; the replacement env a replaceable task keeps is sealed (issue 29 §6; the key is read on first use). */
 export const taskRepositoryFromEnv = (env: RelayEnv): TaskRepository =>
-  new DynamoDbTaskRepository(documentClient(), env.TABLE_NAME);
+  new DynamoDbTaskRepository(documentClient(), env.TABLE_NAME, replacementEnvSealerFromEnv(env));
 
 export const slidingWindowFromEnv = (env: RelayEnv): SlidingWindow =>
   new DynamoDbSlidingWindow(documentClient(), env.TABLE_NAME);

@@ -141,7 +141,7 @@ export const expiredResult = (task: WaitingTask) =>
 export const isHeld = (task: WaitingTask, nowMs: number): boolean =>
   task.held_until !== undefined && nowMs < task.held_until * 1000;
 
-/** The workflow input of a resumed task, rebuilt from its record (the request as recorded, env values stay sealed). */
+/** The workflow input of a resumed task, rebuilt from its record (the request as recorded, env values stay beside the record). */
 export const resumedInput = (
   record: TaskRecord,
   task: WaitingTask,
