@@ -29,7 +29,7 @@ import {
   leaseBookFromEnv,
   spendExtensionsFromEnv,
   taskRepositoryFromEnv,
-  waitingTasksFromEnv,
+  waitingEntriesFromEnv,
   workflowStarterFromEnv,
 } from '../../adapters/from-env';
 import { marketplaceFromEnv } from '../../adapters/marketplace-from-env';
@@ -229,7 +229,7 @@ export const jobWorkerDepsFromEnv = (): JobWorkerDeps => {
     notifier: notifierFromEnv(env),
     workflow: workflowStarterFromEnv(env),
     leases: leaseBookFromEnv(env),
-    waiting: waitingTasksFromEnv(env),
+    waiting: waitingEntriesFromEnv(env),
     spend: {
       store: spendExtensionsFromEnv(env),
       ...(env.SPEND_LIMIT_USD_PER_DAY !== undefined ? { limitUsdPerDay: env.SPEND_LIMIT_USD_PER_DAY } : {}),
