@@ -18,11 +18,13 @@ import type { RelayEnv } from './env';
 import { getSecretString } from './secrets';
 
 const INFO = 'gpu-relay caller keys v1';
+/** Issue 29 §6: the container env a replaceable task keeps is sealed under its own key (another HKDF label, same secret). */
+export const REPLACEMENT_ENV_INFO = 'gpu-relay replacement env v1';
 
-/** The AES key from the caller-keys secret. */
-export const deriveSealingKey = (secret: string): Buffer =>
+/** The AES key from the caller-keys secret (`info`: what the key seals; caller key secrets by default). */
+export const deriveSealingKey = (secret: string, info: string = INFO): Buffer =>
   Buffer.from(
-    hkdfSync('sha256', Buffer.from(secret, 'utf8'), Buffer.from('gpu-relay', 'utf8'), Buffer.from(INFO, 'utf8'), 32),
+    hkdfSync('sha256', Buffer.from(secret, 'utf8'), Buffer.from('gpu-relay', 'utf8'), Buffer.from(info, 'utf8'), 32),
   );
 
 export class AesGcmKeySealer implements KeySealer {
@@ -50,18 +52,24 @@ export class AesGcmKeySealer implements KeySealer {
   }
 }
 
-/** The sealer from the environment (see the module comment for where its key comes from). */
-export const keySealerFromEnv = (env: RelayEnv): KeySealer =>
+/** The sealer from the environment (see the module comment for where its key comes from); `info` names what it seals. */
+export const keySealerFromEnv = (env: RelayEnv, info: string = INFO): KeySealer =>
   new AesGcmKeySealer(async () => {
     if (env.CALLER_KEYS_SECRET_ARN) {
       const value = await getSecretString(env.CALLER_KEYS_SECRET_ARN);
       if (!value) throw new Error('the caller-keys secret is empty');
-      return deriveSealingKey(value);
+      return deriveSealingKey(value, info);
     }
     const local = env.CALLER_KEYS_SECRET || env.WEBHOOK_SECRET;
     if (!local)
       throw new Error(
         'no caller-keys secret configured (CALLER_KEYS_SECRET_ARN, CALLER_KEYS_SECRET or WEBHOOK_SECRET)',
       );
-    return deriveSealingKey(env.CALLER_KEYS_SECRET ? local : `caller-keys:${local}`);
+    return deriveSealingKey(env.CALLER_KEYS_SECRET ? local : `caller-keys:${local}`, info);
   });
+
+/**
+ * The sealer of the container env a replaceable task keeps (issue 29 §6): AES-256-GCM under a key
+ * derived from the same KMS-protected data key as caller key secrets, with its own label.
+ */
+export const replacementEnvSealerFromEnv = (env: RelayEnv): KeySealer => keySealerFromEnv(env, REPLACEMENT_ENV_INFO);

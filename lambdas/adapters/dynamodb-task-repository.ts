@@ -4,12 +4,18 @@
  * then, so GET /webhook/tasks/{id} answers for 30 days after a task ends.
  *
  * A create-order's container env values live in the same item as `order_env`, not in the workflow
- * input (execution history, EventBridge events). The table is encrypted at rest with KMS (the
- * AWS-managed `aws/dynamodb` key, lib/constructs/relay-table.ts). `get` never returns them; only
- * `orderEnv` (PlaceOrder) reads them, and `finish` removes them in the same write that makes the
- * task final, so they live no longer than the task (the record's TTL covers a task that never ends).
- * A task whose on_outbid may replace its order keeps a copy as `replacement_env` until the record's
- * TTL (30 days after its last change): a replacement round (issue 23) seals it into its own task.
+ * input (execution history, EventBridge events): in clear within the item, which the table encrypts
+ * at rest with KMS (the AWS-managed `aws/dynamodb` key, lib/constructs/relay-table.ts). `get` never
+ * returns them; only `orderEnv` (PlaceOrder) reads them, and `finish` removes them in the same write
+ * that makes the task final, so they live no longer than the task (the record's TTL covers a task
+ * that never ends).
+ *
+ * A task whose on_outbid may replace its order keeps a copy as `replacement_env` (issue 23), and that
+ * copy is sealed (issue 29 §6): AES-256-GCM under the KMS-protected data key of the caller keys (its
+ * own HKDF label, lambdas/adapters/caller-key-sealer.ts), so the ~18 roles that may read task items
+ * read only ciphertext. Without a sealer nothing is kept. It is dropped when the task fails (no order
+ * to replace), when the fleet watch ends the order's lease (`dropReplacementEnv`), and at the latest
+ * with the record (TTL). A copy stored in clear before issue 29 is still read, never written again.
  *
  * The final write also stores a `finish_token` (random, or the finisher's name): when its answer is
  * lost (timeout, reset) the SDK sends it again, and the repeat fails its own condition although the
@@ -28,6 +34,7 @@ import * as z from 'zod/mini';
 import { ENGLISH_TEXTS } from '../domain/zod-texts';
 import { isConditionalCheckFailed, storedAttributes } from './aws-clients';
 import { TaskAlreadyExistsError } from '../domain/errors';
+import type { KeySealer } from '../domain/caller-keys';
 import type { SealedTaskInput, TaskRepository } from '../domain/ports';
 import {
   TaskKindSchema,
@@ -63,9 +70,9 @@ const TaskRecordSchema = z.object({
   history: z.optional(z.array(z.looseObject({ at: z.number(), event: z.string(), order_id: z.int() }))),
 });
 
-/** The item attribute holding the sealed container env. */
+/** The item attribute holding the container env until the task ends (clear inside the KMS-encrypted table). */
 export const ORDER_ENV_ATTRIBUTE = 'order_env';
-/** The sealed container env a task with an on_outbid replace mode keeps after it ends (issue 23): `finish` leaves it. */
+/** The container env a task with an on_outbid replace mode keeps after it ends (issue 23), sealed (issue 29 §6): a successful `finish` leaves it. */
 export const REPLACEMENT_ENV_ATTRIBUTE = 'replacement_env';
 /** The item attribute naming the `finish` call whose write made the task final. */
 export const FINISH_TOKEN_ATTRIBUTE = 'finish_token';
@@ -82,19 +89,25 @@ const FINAL_VALUES = { ':succeeded': 'succeeded', ':failed': 'failed' } as const
 
 /** Task records in DynamoDB with exactly-once finishing. */
 export class DynamoDbTaskRepository implements TaskRepository {
+  /** `envSealer`: seals the kept replacement env; without one, none is kept. */
   public constructor(
     private readonly doc: DynamoDBDocumentClient,
     private readonly tableName: string,
+    private readonly envSealer?: KeySealer,
   ) {}
 
   /** Throws TaskAlreadyExistsError when the id is taken. */
   public async create(record: TaskRecord, sealed: SealedTaskInput = {}): Promise<void> {
     const createdMs = Date.parse(record.created_at);
     const hasEnv = sealed.orderEnv !== undefined && Object.keys(sealed.orderEnv).length > 0;
+    const kept =
+      hasEnv && sealed.keepForReplacement && this.envSealer
+        ? await this.envSealer.seal(JSON.stringify(sealed.orderEnv))
+        : undefined;
     const orderEnv = hasEnv
       ? {
           [ORDER_ENV_ATTRIBUTE]: sealed.orderEnv,
-          ...(sealed.keepForReplacement ? { [REPLACEMENT_ENV_ATTRIBUTE]: sealed.orderEnv } : {}),
+          ...(kept !== undefined ? { [REPLACEMENT_ENV_ATTRIBUTE]: kept } : {}),
         }
       : {};
     try {
@@ -141,9 +154,39 @@ export class DynamoDbTaskRepository implements TaskRepository {
     return this.sealedEnv(taskId, ORDER_ENV_ATTRIBUTE);
   }
 
-  /** The env kept for a replacement round (on_outbid replace modes), also after the task ended. */
+  /** The env kept for a replacement round (on_outbid replace modes), also after the task ended; opened from its seal. */
   public async replacementEnv(taskId: string): Promise<Readonly<Record<string, string>> | undefined> {
-    return this.sealedEnv(taskId, REPLACEMENT_ENV_ATTRIBUTE);
+    const { Item } = await this.doc.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: keys.task(taskId) },
+        ConsistentRead: true,
+        ProjectionExpression: '#env',
+        ExpressionAttributeNames: { '#env': REPLACEMENT_ENV_ATTRIBUTE },
+      }),
+    );
+    const stored: unknown = Item?.[REPLACEMENT_ENV_ATTRIBUTE];
+    if (stored === undefined) return undefined;
+    if (typeof stored !== 'string') return OrderEnvSchema.parse(stored, ENGLISH_TEXTS); // kept in clear before issue 29
+    if (!this.envSealer) return undefined;
+    return OrderEnvSchema.parse(JSON.parse(await this.envSealer.open(stored)), ENGLISH_TEXTS);
+  }
+
+  /** Drops the kept replacement env (the order's lease ended: nothing will be replaced any more). */
+  public async dropReplacementEnv(taskId: string): Promise<void> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: keys.task(taskId) },
+          UpdateExpression: 'REMOVE #env',
+          ConditionExpression: 'attribute_exists(#pk)',
+          ExpressionAttributeNames: { '#env': REPLACEMENT_ENV_ATTRIBUTE, '#pk': 'pk' },
+        }),
+      );
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw error;
+    }
   }
 
   private async sealedEnv(taskId: string, attribute: string): Promise<Readonly<Record<string, string>> | undefined> {
@@ -251,7 +294,8 @@ export class DynamoDbTaskRepository implements TaskRepository {
         },
         NOT_FINAL,
         FINAL_VALUES,
-        [ORDER_ENV_ATTRIBUTE],
+        // A failed task placed no order to replace: its kept env goes too (issue 29 §6).
+        state === 'failed' ? [ORDER_ENV_ATTRIBUTE, REPLACEMENT_ENV_ATTRIBUTE] : [ORDER_ENV_ATTRIBUTE],
       );
       return true;
     } catch (error) {

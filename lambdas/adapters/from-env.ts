@@ -17,11 +17,12 @@ import {
   unpriceReservation,
 } from './dynamodb-spend-store';
 import { DynamoDbTaskRepository } from './dynamodb-task-repository';
+import { DynamoDbWaitingEntries } from './dynamodb-waiting-entries';
 import { DynamoDbWaitingTasks } from './dynamodb-waiting-tasks';
 import type { RelayEnv } from './env';
 import { SfnWorkflowStarter } from './sfn-workflow-starter';
 import { SqsJobQueue } from './sqs-job-queue';
-import type { CallerKeyStore } from '../domain/caller-keys';
+import type { CallerKeyStore, KeySealer } from '../domain/caller-keys';
 import type { LeaseBook } from '../domain/lease-ports';
 import type { MarketplaceFees, SpendStore } from '../domain/spend-budget';
 import { keys } from '../../contract/resources';
@@ -36,8 +37,13 @@ import type {
   WorkflowStarter,
 } from '../domain/ports';
 
-export const taskRepositoryFromEnv = (env: RelayEnv): TaskRepository =>
-  new DynamoDbTaskRepository(documentClient(), env.TABLE_NAME);
+/**
+ * Task records. `envSealer` (lambdas/adapters/caller-key-sealer.ts `replacementEnvSealerFromEnv`):
+ * what seals the replacement env a replaceable task keeps (issue 29 §6), for the functions that keep
+ * or read it (the create-order routes, the fleet watch); without it none is kept or read.
+ */
+export const taskRepositoryFromEnv = (env: RelayEnv, envSealer?: KeySealer): TaskRepository =>
+  new DynamoDbTaskRepository(documentClient(), env.TABLE_NAME, envSealer);
 
 export const slidingWindowFromEnv = (env: RelayEnv): SlidingWindow =>
   new DynamoDbSlidingWindow(documentClient(), env.TABLE_NAME);
@@ -48,6 +54,10 @@ export const placementIntentsFromEnv = (env: RelayEnv): PlacementIntents =>
 /** The standing-order queue (issue 23). */
 export const waitingTasksFromEnv = (env: RelayEnv): WaitingTasks =>
   new DynamoDbWaitingTasks(documentClient(), env.TABLE_NAME);
+
+/** The queue's entries without the listing (the job worker's cancel-task: no Query in its bundle). */
+export const waitingEntriesFromEnv = (env: RelayEnv): Omit<WaitingTasks, 'list'> =>
+  new DynamoDbWaitingEntries(documentClient(), env.TABLE_NAME);
 
 export const serverClaimsFromEnv = (env: RelayEnv): ServerClaims =>
   new DynamoDbServerClaims(documentClient(), env.TABLE_NAME);

@@ -68,7 +68,7 @@ export interface AcceptTaskOptions {
 /**
  * The request as stored in the task record: without secrets. Environment variable values are
  * dropped (their names are kept, so an operator can see what was asked for, and PlaceOrder knows
- * the order needs them); the values are sealed beside the record until the task ends.
+ * the order needs them); the values are kept beside the record (in the KMS-encrypted table) until the task ends.
  */
 export const recordedRequest = (request: TaskRequest): Record<string, unknown> => {
   if (request.kind === 'create-order') {
@@ -225,7 +225,7 @@ export const sealRequest = (
 };
 
 /**
- * The create-order request as the workflow input carries it: no env values (sealed beside the record)
+ * The create-order request as the workflow input carries it: no env values (kept beside the record)
  * and no callback_url (in the record, read by the deliverers). Caller URLs may carry tokens, and the
  * input is kept in the execution history for 90 days and sent in EventBridge status-change events.
  */

@@ -43,7 +43,7 @@ export interface FleetWatchDeps {
   readonly events: EventSender;
   /** Placement intents and the tasks behind them: orders nobody kept (./orphan-orders.ts). Absent: not swept. */
   readonly intents?: PlacementIntents;
-  readonly tasks?: Pick<TaskRepository, 'get'>;
+  readonly tasks?: Pick<TaskRepository, 'get'> & Partial<Pick<TaskRepository, 'dropReplacementEnv'>>;
   /** The standing-order queue and what serving it takes (issue 23). Absent: not served. */
   readonly standing?: StandingOrderDeps;
   /** Spending (issue 24): an order that ended is settled (./spend-settlement.ts). Absent: not settled. */
@@ -257,6 +257,8 @@ export const sweepFleet = async (deps: FleetWatchDeps, options: SweepOptions): P
     }
     await deps.leases.endLease(lease.order_id, 'cancelled', now, lease.expires_at);
     report.cancelled += 1;
+    // The lease ended: the order will not be replaced any more, so its kept env goes (issue 29 §6).
+    await deps.tasks?.dropReplacementEnv?.(lease.task_id).catch(() => undefined);
     // Cancelled by the relay just now: what the marketplace billed is read fresh (the listing before the cancel is short of it).
     await settle.order(lease, { ended_at: now, ...(await settle.billed(lease.order_id)) });
     const entry = watched.get(lease.order_id);

@@ -73,7 +73,7 @@ export interface JobDeps {
   readonly leases: Pick<LeaseBook, 'get' | 'getMany' | 'extend' | 'claimSpotDecrease' | 'releaseSpotDecrease'>;
   readonly config: JobConfig;
   /** The standing-order queue (issue 23): cancel-task. */
-  readonly waiting?: WaitingTasks;
+  readonly waiting?: Pick<WaitingTasks, 'get' | 'remove'>;
   /** Spending budgets (issue 24): extend-order reserves its hours first. */
   readonly spend?: ExtensionSpend;
 }

@@ -64,7 +64,7 @@ export const remainingLeaseHours = (order: TrackedOrder, now: number): number | 
 
 /**
  * The replacement round's request, from the replaced task's recorded one: the same GPU type, image,
- * ports, env (names here; values sealed), price, currency and on_outbid; the lease that is left; no
+ * ports, env (names here; values kept beside the record, the replacement's copy sealed), price, currency and on_outbid; the lease that is left; no
  * wait (a replacement that finds no server fails at once); no callback_url (the watch reports).
  */
 export const replacementRequest = (

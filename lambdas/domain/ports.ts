@@ -133,6 +133,8 @@ export interface TaskRepository {
    * the fleet watch seals it into the replacement round (issue 23). Undefined when none is kept.
    */
   replacementEnv?(taskId: string): Promise<Readonly<Record<string, string>> | undefined>;
+  /** Drops the kept replacement env (issue 29 §6: the order's lease ended). */
+  dropReplacementEnv?(taskId: string): Promise<void>;
   /** Moves a non-final task to `state` (running) and merges fields like order_id. */
   update(
     taskId: string,
@@ -194,7 +196,7 @@ export interface JobQueue {
 /**
  * The create-order request as the workflow carries it: without callback_url, and `env` is never set by
  * the relay. Both stay out of the execution history (kept 90 days) and EventBridge events: env values
- * are sealed beside the task record (PlaceOrder reads them with `TaskRepository.orderEnv`), and the
+ * are kept beside the task record (PlaceOrder reads them with `TaskRepository.orderEnv`), and the
  * deliverers (ReportResult, ExecutionEnded) read callback_url from the record.
  */
 export type WorkflowOrderRequest = Omit<CreateOrderInput, 'callback_url'> & { readonly callback_url?: never };

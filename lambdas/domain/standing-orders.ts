@@ -141,7 +141,7 @@ export const expiredResult = (task: WaitingTask) =>
 export const isHeld = (task: WaitingTask, nowMs: number): boolean =>
   task.held_until !== undefined && nowMs < task.held_until * 1000;
 
-/** The workflow input of a resumed task, rebuilt from its record (the request as recorded, env values stay sealed). */
+/** The workflow input of a resumed task, rebuilt from its record (the request as recorded, env values stay beside the record). */
 export const resumedInput = (
   record: TaskRecord,
   task: WaitingTask,
@@ -212,7 +212,11 @@ export const serveWaitingTasks = async (
     }
   }
 
-  for (const task of waiting.filter((w) => !stopped.has(w.task_id) && nowMs >= w.waiting_until * 1000)) {
+  // A pending entry (its first search still running) is not expired with its wait: only once that
+  // first execution must have ended (its soft limit later), so an order it is placing is never left
+  // to a task this sweep failed. Its place is given back then.
+  const endsAt = (w: WaitingTask): number => (w.waiting_until + (w.pending ? opts.softLimitSeconds : 0)) * 1000;
+  for (const task of waiting.filter((w) => !stopped.has(w.task_id) && nowMs >= endsAt(w))) {
     if (!canContinue()) return report;
     if (!(await deps.waiting.remove(task.task_id, task.round))) continue;
     const record = await deps.tasks.get(task.task_id);

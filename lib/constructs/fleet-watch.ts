@@ -40,7 +40,8 @@ export interface FleetWatchProps {
 }
 
 /** The watch reads the marketplace key (my_orders, cancel_order), signs events and posts to chat. */
-export const WATCH_SECRETS: readonly SecretName[] = ['apiKey', 'callback', 'chat'];
+/** `callerKeys`: the data key that seals a replaceable task's kept env (issue 29 §6), which a replacement round opens and seals again. */
+export const WATCH_SECRETS: readonly SecretName[] = ['apiKey', 'callback', 'chat', 'callerKeys'];
 
 /**
  * The schedule's period for WATCH_INTERVAL_SECONDS. Below 60 s, or not a whole number of minutes,

@@ -14,6 +14,8 @@
  * - on_outbid `rebid` without a spot order or without max_price is a 400; so is `replace` without a spot order.
  * Waits are on conditions with deadlines (callbacks, sweep counts), never fixed sleeps.
  */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { bidCeiling } from '../../lambdas/domain/outbid-recovery';
 import { startTestRuntime, TEST_WEBHOOK_SECRET, testDialect, type LocalRuntime } from '../helpers/local-runtime';
 import { signedPost, startReceiver, type Receiver } from '../helpers/receivers';
@@ -65,6 +67,25 @@ describe(`Outbid recovery (${dialect} marketplace dialect)`, () => {
       maxPrice,
     );
     return ceiling as number;
+  };
+
+  /** One attribute of a task's raw item in the runtime's table (what any role that may read task items sees). */
+  const rawTaskAttribute = async (taskId: string, name: string): Promise<unknown> => {
+    const doc = DynamoDBDocumentClient.from(
+      new DynamoDBClient({
+        endpoint: runtime.dynamo.endpoint,
+        region: 'us-east-1',
+        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      }),
+    );
+    try {
+      const { Item } = await doc.send(
+        new GetCommand({ TableName: runtime.dynamo.tableName, Key: { pk: `TASK#${taskId}` } }),
+      );
+      return Item?.[name];
+    } finally {
+      doc.destroy();
+    }
   };
 
   beforeAll(async () => {
@@ -171,6 +192,10 @@ describe(`Outbid recovery (${dialect} marketplace dialect)`, () => {
       max_hours: 2,
       env: { REPLACE_TOKEN: 'kept' },
     });
+    // The env kept for a replacement is sealed in the task item (issue 29 §6): ciphertext, never the value.
+    const kept = await rawTaskAttribute(taskId, 'replacement_env');
+    expect(kept).toEqual(expect.stringMatching(/^v1\./));
+    expect(JSON.stringify(kept)).not.toContain('kept');
     sim().addServer(uniqueServer(9914, gpu, sim().nativeCoin));
     const placed = sim()
       .orders()

@@ -91,10 +91,16 @@ describe('Construct: FleetWatch', () => {
       Object.keys(variables)
         .filter((k) => k.endsWith('_ARN'))
         .sort(),
-    ).toEqual(['CALLBACK_SIGNING_SECRET_ARN', 'CHAT_WEBHOOKS_SECRET_ARN', 'MARKETPLACE_API_KEY_ARN']);
+    ).toEqual([
+      'CALLBACK_SIGNING_SECRET_ARN',
+      // The data key that seals a replaceable task's kept env (issue 29 §6).
+      'CALLER_KEYS_SECRET_ARN',
+      'CHAT_WEBHOOKS_SECRET_ARN',
+      'MARKETPLACE_API_KEY_ARN',
+    ]);
   });
 
-  it('grants item actions on the table (BatchGetItem for the due index) and reads of its three secrets only', () => {
+  it('grants item actions on the table (BatchGetItem for the due index), Query on the waiting index only, and reads of its four secrets only', () => {
     const actions = [...actionsOf(template, 'FleetWatchFunction')];
     const dynamo = actions.filter((a) => a.startsWith('dynamodb:')).sort();
     expect(dynamo).toEqual([
@@ -102,14 +108,21 @@ describe('Construct: FleetWatch', () => {
       'dynamodb:DeleteItem',
       'dynamodb:GetItem',
       'dynamodb:PutItem',
+      'dynamodb:Query',
       'dynamodb:UpdateItem',
     ]);
     expect(actions).not.toEqual(expect.arrayContaining(['dynamodb:Scan']));
-    expect(actions).not.toEqual(expect.arrayContaining(['dynamodb:Query']));
+    // Query: the waiting queue's index (issue 29 §5), never the table.
+    expect(resourcesFor(template, 'FleetWatchFunction', 'dynamodb:Query').join()).toContain('/index/waiting');
     const tableId = logicalIdOf(template, 'AWS::DynamoDB::Table', 'RelayTable');
     expect(resourcesFor(template, 'FleetWatchFunction', 'dynamodb:BatchGetItem').join()).toContain(tableId);
     const secretReads = resourcesFor(template, 'FleetWatchFunction', 'secretsmanager:GetSecretValue').join();
-    for (const name of ['SecretsMarketplaceApiKey', 'SecretsCallbackSigningSecret', 'SecretsChatWebhooks'])
+    for (const name of [
+      'SecretsMarketplaceApiKey',
+      'SecretsCallbackSigningSecret',
+      'SecretsChatWebhooks',
+      'SecretsCallerKeysSecret',
+    ])
       expect(secretReads).toContain(name);
     expect(secretReads).not.toContain('SecretsSlackSigningSecret');
     expect(secretReads).not.toContain('SecretsWebhookSecret');

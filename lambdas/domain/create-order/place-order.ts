@@ -63,7 +63,7 @@ export const placedNothing = (error: unknown): boolean =>
 export const triedServersText = (base: string, tried: readonly TriedServer[]): string =>
   tried.length === 0 ? base : `${base}; tried ${tried.map((t) => `server ${t.server_id} (${t.reason})`).join(', ')}`;
 
-/** The create_order body for the chosen server; `env` is the task's sealed container env. */
+/** The create_order body for the chosen server; `env` is the task's container env, kept beside its record. */
 export const orderRequest = (
   state: WorkflowState,
   server: ChosenServer,
@@ -82,10 +82,10 @@ export const orderRequest = (
 };
 
 /**
- * The order's container env. The values are sealed beside the task record (never in the workflow
+ * The order's container env. The values are kept beside the task record (never in the workflow
  * input); the record's `request.env_names` says the caller asked for some. Missing values (the task
  * ended meanwhile) fail the task rather than place an order without them. An execution started
- * before env was sealed still carries it in `request.env`.
+ * before env was kept beside the record still carries it in `request.env`.
  */
 const sealedOrderEnv = async (
   state: WorkflowState,

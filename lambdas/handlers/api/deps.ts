@@ -11,7 +11,7 @@ import {
   taskRepositoryFromEnv,
   waitingTasksFromEnv,
 } from '../../adapters/from-env';
-import { keySealerFromEnv } from '../../adapters/caller-key-sealer';
+import { keySealerFromEnv, replacementEnvSealerFromEnv } from '../../adapters/caller-key-sealer';
 import { resolveCallerKey, type CallerKeyRecord } from '../../domain/caller-keys';
 import type { ResolvedKey } from '../../middleware/verify-signature';
 import { marketplaceFromEnv } from '../../adapters/marketplace-from-env';
@@ -64,7 +64,8 @@ export const acceptDepsFromEnv = (uses: HandOffs): (() => AcceptDeps) =>
       ...(uses.slack
         ? { slackSigningSecret: (read) => slackSigningSecret(env, read), callerKeyRecords: slackCallerKeysFromEnv(env) }
         : {}),
-      tasks: taskRepositoryFromEnv(env),
+      // The create-order routes keep a replaceable task's env, sealed (issue 29 §6).
+      tasks: taskRepositoryFromEnv(env, uses.workflow ? replacementEnvSealerFromEnv(env) : undefined),
       idempotency: idempotencyStoreFromEnv(env),
       signedRequests: signedRequestStoreFromEnv(env),
       workflow: uses.workflow ? uses.workflow(env) : unavailablePort('the create-order workflow'),

@@ -15,6 +15,7 @@ import { DynamoDbLeaseStore } from '../../adapters/dynamodb-lease-store';
 import { DynamoDbPendingReplacements } from '../../adapters/dynamodb-pending-replacements';
 import { createReplacer } from '../../domain/outbid-replacement';
 import { keyCheckOf } from '../../domain/caller-keys';
+import { replacementEnvSealerFromEnv } from '../../adapters/caller-key-sealer';
 import { relayEnv, type RelayEnv } from '../../adapters/env';
 import { callbackWorstCaseMs, chatWorstCaseMs } from '../../adapters/http-notifier';
 import { budgetedHandler, remainingMs, type BudgetContext } from '../../adapters/invocation-budget';
@@ -141,7 +142,7 @@ const deps = lazy<FleetWatchDeps>(() => {
   const env = relayEnv();
   const notifier = notifierFromEnv(env);
   const marketplace = marketplaceFromEnv(env);
-  const tasks = taskRepositoryFromEnv(env);
+  const tasks = taskRepositoryFromEnv(env, replacementEnvSealerFromEnv(env));
   const leases = new DynamoDbLeaseStore(documentClient(), env.TABLE_NAME);
   const spend = spendStoreFromEnv(env);
   // Issue 29 §4: a revoked or expired key's waiting tasks fail and its replacement rounds stop.

@@ -29,7 +29,7 @@ import {
   leaseBookFromEnv,
   spendExtensionsFromEnv,
   taskRepositoryFromEnv,
-  waitingTasksFromEnv,
+  waitingEntriesFromEnv,
   workflowStarterFromEnv,
 } from '../../adapters/from-env';
 import { marketplaceFromEnv } from '../../adapters/marketplace-from-env';
@@ -230,7 +230,7 @@ export const jobWorkerDepsFromEnv = (): JobWorkerDeps => {
     notifier: notifierFromEnv(env),
     workflow: workflowStarterFromEnv(env),
     leases: leaseBookFromEnv(env),
-    waiting: waitingTasksFromEnv(env),
+    waiting: waitingEntriesFromEnv(env),
     spend: {
       store: spendExtensionsFromEnv(env),
       // Extensions and raises are reservations like a create's: the same metrics (the SpendNearDailyLimit alarm's).

@@ -1,4 +1,7 @@
-/** DynamoDbTaskRepository: the sealed container env (order_env) beside a task record, on dynalite. */
+/**
+ * DynamoDbTaskRepository: the container env (order_env) beside a task record, and the replacement
+ * env a replaceable task keeps, sealed (issue 29 §6), on dynalite.
+ */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import {
   DynamoDbTaskRepository,
@@ -6,10 +9,13 @@ import {
   REPLACEMENT_ENV_ATTRIBUTE,
 } from '../../../lambdas/adapters/dynamodb-task-repository';
 import type { TaskRecord } from '../../../lambdas/domain/task';
+import { AesGcmKeySealer, deriveSealingKey, REPLACEMENT_ENV_INFO } from '../../../lambdas/adapters/caller-key-sealer';
 import { keys } from '../../../contract/resources';
 import { startDynalite, type LocalDynamo } from '../../helpers/dynalite';
 
 const NOW = 1_700_000_000_000;
+/** The real AES-256-GCM sealer with the replacement env's own label. */
+const SEALER = new AesGcmKeySealer(async () => deriveSealingKey('test-caller-keys-secret', REPLACEMENT_ENV_INFO));
 const ENV = { API_TOKEN: 'tok-sEcReT-1' };
 
 const aRecord = (taskId: string): TaskRecord => ({
@@ -30,7 +36,7 @@ describe('Adapter: DynamoDbTaskRepository order env', () => {
 
   beforeAll(async () => {
     dynamo = await startDynalite();
-    repo = new DynamoDbTaskRepository(dynamo.doc, dynamo.tableName);
+    repo = new DynamoDbTaskRepository(dynamo.doc, dynamo.tableName, SEALER);
   });
   afterAll(async () => dynamo.close());
 
@@ -94,6 +100,35 @@ describe('Adapter: DynamoDbTaskRepository order env', () => {
     expect(await repo.replacementEnv('t-5')).toEqual(ENV);
     expect(await repo.replacementEnv('t-6')).toBeUndefined();
     expect(await rawItem('t-6')).not.toHaveProperty(REPLACEMENT_ENV_ATTRIBUTE);
+  });
+
+  it('seals the kept copy (issue 29 §6): only ciphertext in the item; dropped when the task fails or the lease ends', async () => {
+    await repo.create(aRecord('t-7'), { orderEnv: ENV, keepForReplacement: true });
+    const stored = (await rawItem('t-7'))?.[REPLACEMENT_ENV_ATTRIBUTE];
+    expect(stored).toEqual(expect.stringMatching(/^v1\./));
+    expect(JSON.stringify(stored)).not.toContain(ENV.API_TOKEN);
+    expect(await repo.replacementEnv('t-7')).toEqual(ENV);
+    // Another key (another label or secret) cannot open it.
+    const other = new DynamoDbTaskRepository(
+      dynamo.doc,
+      dynamo.tableName,
+      new AesGcmKeySealer(async () => deriveSealingKey('test-caller-keys-secret')),
+    );
+    await expect(other.replacementEnv('t-7')).rejects.toThrow();
+    // Without a sealer nothing is kept at all (never in clear).
+    await new DynamoDbTaskRepository(dynamo.doc, dynamo.tableName).create(aRecord('t-8'), {
+      orderEnv: ENV,
+      keepForReplacement: true,
+    });
+    expect(await rawItem('t-8')).not.toHaveProperty(REPLACEMENT_ENV_ATTRIBUTE);
+    // The lease ended: dropped.
+    await repo.dropReplacementEnv('t-7');
+    expect(await rawItem('t-7')).not.toHaveProperty(REPLACEMENT_ENV_ATTRIBUTE);
+    // A task that fails placed no order to replace: dropped in its final write.
+    await repo.create(aRecord('t-9'), { orderEnv: ENV, keepForReplacement: true });
+    expect(await repo.finish('t-9', 'failed', { success: false, error: 'no server' }, NOW + 2)).toBe(true);
+    expect(await rawItem('t-9')).not.toHaveProperty(REPLACEMENT_ENV_ATTRIBUTE);
+    expect(await rawItem('t-9')).not.toHaveProperty(ORDER_ENV_ATTRIBUTE);
   });
 
   it('stores no attribute for a task without env (or an empty one)', async () => {

@@ -6,6 +6,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbWaitingTasks, keyScope, TOTAL_SCOPE } from '../../../lambdas/adapters/dynamodb-waiting-tasks';
+import { slotsHeld } from '../../../lambdas/adapters/dynamodb-waiting-entries';
 import type { WaitingTask } from '../../../lambdas/domain/ports';
 import { startDynalite, type LocalDynamo } from '../../helpers/dynalite';
 
@@ -56,6 +57,7 @@ const meteredClient = (db: LocalDynamo) => {
 
 describe('Adapter: DynamoDbWaitingTasks (dynalite)', () => {
   let db: LocalDynamo;
+  const held = (scope: string) => slotsHeld(db.doc, db.tableName, scope);
   beforeEach(async () => {
     db = await startDynalite();
   });
@@ -72,11 +74,11 @@ describe('Adapter: DynamoDbWaitingTasks (dynalite)', () => {
     // Replacing an entry (a later round) keeps one item and one slot.
     await queue.add(entry(2, { round: 2 }));
     expect(await queue.list()).toHaveLength(3);
-    expect(await queue.slotsHeld(TOTAL_SCOPE)).toBe(3);
+    expect(await held(TOTAL_SCOPE)).toBe(3);
     expect(await queue.remove(entry(2).task_id, 1)).toBe(false);
     expect(await queue.remove(entry(2).task_id, 2)).toBe(true);
     expect(await queue.remove(entry(2).task_id)).toBe(false);
-    expect(await queue.slotsHeld(TOTAL_SCOPE)).toBe(2);
+    expect(await held(TOTAL_SCOPE)).toBe(2);
     expect(await queue.get(entry(2).task_id)).toBeUndefined();
   });
 
@@ -91,11 +93,11 @@ describe('Adapter: DynamoDbWaitingTasks (dynalite)', () => {
       new Set(['too many waiting orders (20 for key ci)']),
     );
     expect(await queue.list()).toHaveLength(20);
-    expect(await queue.slotsHeld(keyScope('ci'))).toBe(20);
-    expect(await queue.slotsHeld(TOTAL_SCOPE)).toBe(20);
+    expect(await held(keyScope('ci'))).toBe(20);
+    expect(await held(TOTAL_SCOPE)).toBe(20);
     // A repeat of an admitted task takes nothing twice.
     expect(await queue.admit(entry(0, { key_name: 'ci', round: 0, pending: true }), CAPS)).toBeUndefined();
-    expect(await queue.slotsHeld(keyScope('ci'))).toBe(20);
+    expect(await held(keyScope('ci'))).toBe(20);
     // Another key is not held back by ci's cap; the relay-wide cap holds for everyone.
     const small = { perKey: 20, total: 25 };
     const others = await Promise.all(
@@ -104,12 +106,12 @@ describe('Adapter: DynamoDbWaitingTasks (dynalite)', () => {
     expect(others.filter((o) => o === undefined)).toHaveLength(5);
     expect(others.filter((o) => o !== undefined)[0]).toBe('too many waiting orders (25)');
     // The refused ones gave their key slot back: ops holds exactly its 5.
-    expect(await queue.slotsHeld(keyScope('ops'))).toBe(5);
-    expect(await queue.slotsHeld(TOTAL_SCOPE)).toBe(25);
+    expect(await held(keyScope('ops'))).toBe(5);
+    expect(await held(TOTAL_SCOPE)).toBe(25);
     // One removal frees one slot of each scope.
     const admitted = (await queue.list()).find((w) => w.key_name === 'ci')!;
     expect(await queue.remove(admitted.task_id)).toBe(true);
-    expect(await queue.slotsHeld(keyScope('ci'))).toBe(19);
+    expect(await held(keyScope('ci'))).toBe(19);
     expect(await queue.admit(entry(200, { key_name: 'ci', round: 0 }), CAPS)).toBeUndefined();
   });
 

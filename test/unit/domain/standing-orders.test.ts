@@ -226,6 +226,19 @@ describe('Function: serveWaitingTasks (the fleet watch)', () => {
     expect(checked.slice(0, 3).sort()).toEqual(['ci', 'old', 'temp']);
   });
 
+  it('does not expire a pending entry (its first search still running) before that execution must have ended', async () => {
+    const { deps, queue } = watchDeps();
+    await queue({ ...entry('fresh', NOW_MS - 2_000, 1), round: 0, pending: true });
+    deps.marketplace.servers = [aServer(7)];
+    // Its 1 s wait is over, but its own first execution may be placing an order right now: left alone, not served.
+    const first = await serveWaitingTasks(deps, { nowMs: NOW_MS, softLimitSeconds: 300 });
+    expect(first).toMatchObject({ expired: 0, resumed: 0 });
+    expect(deps.notifier.callbacks).toEqual([]);
+    // Past its soft limit the execution has ended: the place is given back (the task failed or succeeded already).
+    await serveWaitingTasks(deps, { nowMs: NOW_MS + 300_000, softLimitSeconds: 300 });
+    expect(await deps.waiting.get('fresh')).toBeUndefined();
+  });
+
   it('fails a task whose wait ended with the no-match text, once', async () => {
     const { deps, queue } = watchDeps();
     await queue({ ...entry('late', NOW_MS - 61_000, 60), request: { ...entry('late').request, max_price: 0.5 } });
