@@ -196,21 +196,22 @@ export interface TaskRecord {
 }
 
 /** One step of a create-order task's outbid recovery, as GET /webhook/tasks/{id} lists it. */
-export interface TaskHistoryEntry {
+export const TaskHistoryEntrySchema = z.object({
   /** Unix seconds. */
-  readonly at: number;
+  at: z.number(),
   /** The lifecycle event's name (`order.outbid`, `order.rebid`, `order.replaced`, `order.recovery_failed`). */
-  readonly event: string;
+  event: z.string(),
   /** The order the step is about (order.replaced: the new one). */
-  readonly order_id: number;
-  readonly old_price?: number;
-  readonly new_price?: number;
-  readonly currency?: string;
-  readonly from_order_id?: number;
-  readonly to_order_id?: number;
-  readonly ssh_connection?: string;
-  readonly reason?: string;
-}
+  order_id: z.number(),
+  old_price: z.optional(z.number()),
+  new_price: z.optional(z.number()),
+  currency: z.optional(z.string()),
+  from_order_id: z.optional(z.number()),
+  to_order_id: z.optional(z.number()),
+  ssh_connection: z.optional(z.string()),
+  reason: z.optional(z.string()),
+});
+export type TaskHistoryEntry = Readonly<z.infer<typeof TaskHistoryEntrySchema>>;
 
 /** A job on the SQS queue (cancel-order, status, price-alert, extend-order, set-spot-price). */
 export interface JobMessage {
