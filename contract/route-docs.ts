@@ -13,7 +13,7 @@ export interface RouteDoc {
 /** Keyed `METHOD path`, as in ROUTES. */
 export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {
   'POST /webhook/create-order': {
-    body: '`gpu_type` (required), `max_price` (USD per hour), `image`, `use_spot` (default `true`), `env` (values without `&`), `max_hours`, `wait_seconds`, `on_outbid`, `callback_url`',
+    body: '`gpu_type` (required), `max_price` (USD per hour), `image`, `use_spot` (default `true`), `env` (values without `&`), `max_hours`, `wait_seconds`, `on_outbid`, `callback_url`, `lifecycle_events` (`false`: the callback gets the result only)',
   },
   'POST /webhook/cancel-order': { body: '`order_id` (required), `callback_url`' },
   'POST /webhook/extend-order': { body: '`order_id`, `hours` (both required), `callback_url`' },

@@ -44,6 +44,11 @@ export interface CreateOrderInput {
   readonly wait_seconds?: number;
   /** Outbid recovery (issue 23, on-outbid.ts); absent = notify. */
   readonly on_outbid?: 'rebid' | 'replace' | 'rebid_then_replace';
+  /**
+   * false (issue 28): callback_url receives the task's result only, not the order's later lifecycle
+   * events (the CLI's --wait listener, which is gone once the result arrived). Absent = events too.
+   */
+  readonly lifecycle_events?: false;
 }
 export interface CancelOrderInput {
   readonly order_id: number;
