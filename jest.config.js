@@ -7,8 +7,10 @@ const base = {
   testEnvironment: 'node',
   // middy >= 5 ships ESM only; let ts-jest transform it.
   transformIgnorePatterns: ['/node_modules/(?!@middy/)'],
+  // Transpile only (tsc --noEmit type-checks): isolatedModules as a compiler option, where ts-jest 29.2+
+  // wants it (its own isolatedModules option is deprecated and warned about once per worker).
   transform: {
-    '^.+\\.[tj]sx?$': ['ts-jest', { isolatedModules: true, tsconfig: { allowJs: true, module: 'commonjs' } }],
+    '^.+\\.[tj]sx?$': ['ts-jest', { tsconfig: { allowJs: true, module: 'commonjs', isolatedModules: true } }],
   },
   setupFiles: ['<rootDir>/test/setup-env.ts'],
 };

@@ -95,4 +95,14 @@ export const buildApp = (app: App = new App()): { app: App; stack: RelayStack } 
 };
 
 // Imported by the tests for configFromContext/buildApp; synthesized only when run as the CDK app.
-if (require.main === module) buildApp().app.synth();
+// A configuration mistake is the operator's to fix: its message alone, not a stack trace (issue 28).
+if (require.main === module) {
+  try {
+    buildApp().app.synth();
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    if (message !== MISSING_MARKETPLACE_URL_MESSAGE && !/^(relay config|context )/i.test(message)) throw error;
+    console.error(`cdk: ${message}`);
+    process.exit(1);
+  }
+}

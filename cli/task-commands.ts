@@ -94,6 +94,9 @@ export const runTaskCommand = async (
   // The listener starts before the request: a fast task may call back before the 202 arrives.
   const listener = mode === 'listen' ? await listenerFor(command, values, conn) : undefined;
   if (listener) body.callback_url = listener.callbackUrl;
+  // The listener is for the result only: the order's later lifecycle events have nowhere to go once
+  // the CLI has exited (issue 28), so the relay sends them only to a callback the caller gave.
+  if (listener && command === 'create-order') body.lifecycle_events = false;
   try {
     const res = await send(conn, {
       method: 'POST',

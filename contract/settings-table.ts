@@ -19,13 +19,17 @@ const valueOf = (s: Setting, value: unknown): string =>
 /** The markdown table: env name, CDK context key, default in the functions and `npm start`, deployed default, meaning. */
 export const settingsTable = (): string => {
   const rows = (Object.entries(SETTINGS) as [string, Setting][]).map(([key, s]) => {
-    const local = s.optional && s.default === undefined ? 'unset (off)' : valueOf(s, s.default);
+    const local =
+      (s.optional && s.default === undefined ? 'unset (off)' : valueOf(s, s.default)) +
+      (s.localDefault !== undefined ? ` (\`npm start\`: ${valueOf(s, s.localDefault)})` : '');
     const deployed =
       s.deployed === false
         ? 'not deployed (function default)'
-        : s.deployedDefault !== undefined
-          ? valueOf(s, s.deployedDefault)
-          : 'same';
+        : s.deployedRequired
+          ? `required (\`-c ${key}=…\`)`
+          : s.deployedDefault !== undefined
+            ? valueOf(s, s.deployedDefault)
+            : 'same';
     const limits = s.max ? ` At most ${s.max.value}: ${s.max.reason}.` : '';
     return `| ${code(s.env)} | ${s.deployed === false ? '–' : code(key)} | ${local} | ${deployed} | ${cell(SETTING_DOCS[key as SettingKey])}${cell(limits)} |`;
   });

@@ -51,6 +51,10 @@ export interface Setting<K extends SettingKind = SettingKind> {
   readonly optional?: true;
   /** Default of the deployed stack's RelayConfig when it differs from `default`. */
   readonly deployedDefault?: SettingValue<K>;
+  /** True: `cdk synth` / `cdk deploy` refuse to run without it (bin/relay.ts); `deployedDefault` serves tests only. */
+  readonly deployedRequired?: true;
+  /** Default under `npm start` (local/runtime.ts) when it differs from `default`. */
+  readonly localDefault?: SettingValue<K>;
   /** False: a function setting the stack does not configure (the function default applies). @default true */
   readonly deployed?: boolean;
   /** `int` only: 0 allows zero. @default 1 */
@@ -72,6 +76,7 @@ export const SETTINGS = {
     env: 'MARKETPLACE_URL',
     kind: 'url',
     deployedDefault: 'https://marketplace.example.invalid',
+    deployedRequired: true,
   },
   defaultImage: { env: 'DEFAULT_IMAGE', kind: 'text', default: 'nvidia/cuda:12.4.1-base-ubuntu22.04' },
   defaultCurrency: { env: 'DEFAULT_CURRENCY', kind: 'text', default: 'NATIVE-Blockchain' },
@@ -86,7 +91,7 @@ export const SETTINGS = {
   },
   orderReadyTimeoutSeconds: { env: 'ORDER_READY_TIMEOUT_SECONDS', kind: 'int', default: 120 },
   orderPollIntervalSeconds: { env: 'ORDER_POLL_INTERVAL_SECONDS', kind: 'int', default: 5 },
-  allowPrivateCallbacks: { env: 'ALLOW_PRIVATE_CALLBACKS', kind: 'bool', default: false },
+  allowPrivateCallbacks: { env: 'ALLOW_PRIVATE_CALLBACKS', kind: 'bool', default: false, localDefault: true },
   requireWebhookTimestamp: {
     env: 'REQUIRE_WEBHOOK_TIMESTAMP',
     kind: 'bool',
@@ -105,6 +110,8 @@ export const SETTINGS = {
     env: 'ALLOW_UNSIGNED_SLACK',
     kind: 'bool',
     default: false,
+    // The spec's single-host relay: /slack/command without a signing secret is not verified locally.
+    localDefault: true,
   },
   slackAllowedTeamIds: {
     env: 'SLACK_ALLOWED_TEAM_IDS',
@@ -195,7 +202,7 @@ export const SETTINGS = {
   orderCreationFeeUsd: { env: 'ORDER_CREATION_FEE_USD', kind: 'amount', default: 0.1 },
   jobRetryBaseMs: { env: 'JOB_RETRY_BASE_MS', kind: 'int', deployed: false, default: 1_000 },
   // ---- issue 29 §5 and §7 (the waiting queue's caps, the ssh probe's own address policy) ----
-  allowPrivateSshProbe: { env: 'ALLOW_PRIVATE_SSH_PROBE', kind: 'bool', default: false },
+  allowPrivateSshProbe: { env: 'ALLOW_PRIVATE_SSH_PROBE', kind: 'bool', default: false, localDefault: true },
   maxWaitingTasksPerKey: { env: 'MAX_WAITING_TASKS_PER_KEY', kind: 'int', default: 20 },
   maxWaitingTasks: {
     env: 'MAX_WAITING_TASKS',

@@ -15,6 +15,8 @@ import { EXECUTION_ENDED_ENTRY, FLEET_WATCH_ENTRY, JOB_WORKER_ENTRY, ROUTES } fr
 import { WATCH_TIMEOUT_SECONDS } from '../contract/resources';
 import type { RouteDefinition } from '../contract/routes';
 import { SERVICE_NAME } from '../contract/telemetry';
+import { encodeSetting, SETTINGS } from '../contract/settings';
+import type { Setting } from '../contract/settings';
 import { lambdaContext, startApiGateway } from './api-gateway';
 import type { LambdaHandler, LocalApiGateway } from './api-gateway';
 import { startLocalDynamo } from './dynalite';
@@ -172,11 +174,15 @@ const functionNameOf = (entry: string): string => `local-${path.basename(entry).
 /** Local defaults (DESIGN.md configuration contract); the shell, `.env` and `opts.env` override them. */
 const localDefaults = (): Record<string, string> => ({
   PORT: '5000',
-  ALLOW_PRIVATE_CALLBACKS: 'true',
-  // The simulator's servers listen on 127.0.0.1: the ssh readiness probe must be allowed to reach them.
-  ALLOW_PRIVATE_SSH_PROBE: 'true',
-  // The spec's single-host relay: /slack/command without a signing secret is not verified (AWS refuses it).
-  ALLOW_UNSIGNED_SLACK: 'true',
+  // Settings whose `npm start` default differs from the functions' (contract/settings.ts `localDefault`):
+  // ALLOW_PRIVATE_CALLBACKS, ALLOW_PRIVATE_SSH_PROBE (the simulator's servers listen on 127.0.0.1), and
+  // ALLOW_UNSIGNED_SLACK (the spec's single-host relay: /slack/command without a signing secret is not
+  // verified locally; AWS refuses it).
+  ...Object.fromEntries(
+    (Object.values(SETTINGS) as Setting[])
+      .filter((s) => s.localDefault !== undefined)
+      .map((s) => [s.env, encodeSetting(s.kind, s.localDefault)]),
+  ),
   // Handlers log JSON through Powertools; metrics would only print EMF blobs locally and X-Ray has no daemon.
   POWERTOOLS_METRICS_DISABLED: 'true',
   POWERTOOLS_TRACE_ENABLED: 'false',

@@ -61,9 +61,19 @@ export const marketplaceFromEnv = (env: RelayEnv, options: { cacheMaxAgeMs?: num
       countMetric(MetricName.MarketplaceIntervalWidened);
     },
     onPacingError: (error) => logger.warn('marketplace pacing: rate-limited answer not recorded', { error }),
-    // One element the reader cannot use is left out, never the whole answer; the operator sees which.
-    onSkipped: (endpoint, skipped) =>
-      logger.warn('marketplace answer element skipped', { endpoint, index: skipped.index, reason: skipped.reason }),
+    // An element the reader cannot use is left out, never the whole answer: one line per answer with
+    // the count per reason. Servers without GPUs are ordinary listings (INFO); anything else is WARN.
+    onSkipped: (endpoint, skipped) => {
+      const reasons: Record<string, number> = {};
+      for (const s of skipped) reasons[s.reason] = (reasons[s.reason] ?? 0) + 1;
+      const ordinary = skipped.every((s) => s.reason.startsWith('no GPU names'));
+      (ordinary ? logger.info : logger.warn).call(logger, 'marketplace answer elements skipped', {
+        endpoint,
+        count: skipped.length,
+        reasons,
+        indexes: skipped.slice(0, 20).map((s) => s.index),
+      });
+    },
   });
   return new CachedMarketplaceClient({
     inner: http,

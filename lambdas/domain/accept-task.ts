@@ -230,7 +230,7 @@ export const sealRequest = (
  * input is kept in the execution history for 90 days and sent in EventBridge status-change events.
  */
 export const workflowRequest = (input: CreateOrderInput): WorkflowOrderRequest => {
-  const { env: _env, callback_url: _callbackUrl, ...rest } = input;
+  const { env: _env, callback_url: _callbackUrl, lifecycle_events: _events, ...rest } = input;
   return rest;
 };
 

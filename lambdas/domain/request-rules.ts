@@ -47,6 +47,8 @@ export interface CreateOrderFields {
   readonly wait_seconds?: number;
   /** Outbid recovery (issue 23; validated by OnOutbidSchema in lambdas/http/requests.ts); absent = notify. */
   readonly on_outbid?: CreateOrderInput['on_outbid'] | 'notify';
+  /** false: callback_url gets the result only, no lifecycle events (issue 28). */
+  readonly lifecycle_events?: boolean;
 }
 
 /** Create-order fields + config defaults → the workflow's request (use_spot defaults to true). */
@@ -62,6 +64,7 @@ export const normalizeCreateOrder = (body: CreateOrderFields, defaults: RequestD
   ...((body.max_hours ?? defaults.maxHours) !== undefined ? { max_hours: body.max_hours ?? defaults.maxHours } : {}),
   ...(body.wait_seconds !== undefined && body.wait_seconds > 0 ? { wait_seconds: body.wait_seconds } : {}),
   ...(body.on_outbid !== undefined && body.on_outbid !== 'notify' ? { on_outbid: body.on_outbid } : {}),
+  ...(body.lifecycle_events === false ? { lifecycle_events: false as const } : {}),
 });
 
 export const normalizeCancelOrder = (body: {

@@ -44,6 +44,11 @@ export interface CreateOrderInput {
   readonly wait_seconds?: number;
   /** Outbid recovery (issue 23, on-outbid.ts); absent = notify. */
   readonly on_outbid?: 'rebid' | 'replace' | 'rebid_then_replace';
+  /**
+   * false (issue 28): callback_url receives the task's result only, not the order's later lifecycle
+   * events (the CLI's --wait listener, which is gone once the result arrived). Absent = events too.
+   */
+  readonly lifecycle_events?: false;
 }
 export interface CancelOrderInput {
   readonly order_id: number;
@@ -201,21 +206,22 @@ export interface TaskRecord {
 }
 
 /** One step of a create-order task's outbid recovery, as GET /webhook/tasks/{id} lists it. */
-export interface TaskHistoryEntry {
+export const TaskHistoryEntrySchema = z.object({
   /** Unix seconds. */
-  readonly at: number;
+  at: z.number(),
   /** The lifecycle event's name (`order.outbid`, `order.rebid`, `order.replaced`, `order.recovery_failed`). */
-  readonly event: string;
+  event: z.string(),
   /** The order the step is about (order.replaced: the new one). */
-  readonly order_id: number;
-  readonly old_price?: number;
-  readonly new_price?: number;
-  readonly currency?: string;
-  readonly from_order_id?: number;
-  readonly to_order_id?: number;
-  readonly ssh_connection?: string;
-  readonly reason?: string;
-}
+  order_id: z.number(),
+  old_price: z.optional(z.number()),
+  new_price: z.optional(z.number()),
+  currency: z.optional(z.string()),
+  from_order_id: z.optional(z.number()),
+  to_order_id: z.optional(z.number()),
+  ssh_connection: z.optional(z.string()),
+  reason: z.optional(z.string()),
+});
+export type TaskHistoryEntry = Readonly<z.infer<typeof TaskHistoryEntrySchema>>;
 
 /** A job on the SQS queue (cancel-order, status, price-alert, extend-order, set-spot-price). */
 export interface JobMessage {

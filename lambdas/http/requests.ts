@@ -344,6 +344,12 @@ export const CreateOrderLeaseBodySchema = z
     max_hours: z.optional(MaxHoursSchema),
     wait_seconds: z.optional(WaitSecondsSchema),
     on_outbid: z.optional(OnOutbidSchema),
+    lifecycle_events: z.optional(
+      describe(z.boolean('lifecycle_events must be true or false'), {
+        description:
+          "false: `callback_url` receives the task's result only, not the order's later lifecycle events (what the CLI's --wait listener asks: it is gone once the result arrived). Default true",
+      }),
+    ),
   })
   .check((ctx) => {
     const problem = onOutbidProblem(ctx.value);

@@ -5,7 +5,7 @@
  */
 import * as z from 'zod/mini';
 import { describe, MAX_URL_LENGTH } from './requests';
-import { TaskKindSchema, TaskStateSchema } from '../domain/task';
+import { TaskViewShape } from '../domain/task-view';
 
 /** Every error answer: `{ "error": "<text>" }`. */
 export const ErrorSchema = describe(z.object({ error: z.string() }), { id: 'Error' });
@@ -77,18 +77,29 @@ export const SlackResponseSchema = describe(
   { id: 'SlackResponse' },
 );
 
-/** GET /webhook/tasks/{task_id}. */
+/**
+ * GET /webhook/tasks/{task_id}: the domain's one declaration of the view (TaskViewShape), with the
+ * OpenAPI descriptions of its fields added here (descriptions only: every field comes from the shape).
+ */
+const taskViewField = <K extends keyof typeof TaskViewShape.shape>(key: K, description: string) =>
+  describe(TaskViewShape.shape[key], { description });
+
 export const TaskViewSchema = describe(
-  z.object({
-    task_id: z.string(),
-    kind: TaskKindSchema,
-    state: TaskStateSchema,
-    result: describe(z.optional(z.record(z.string(), z.unknown())), {
-      description: 'The result payload (order-relay.md §2.3) once the task ended',
-    }),
-    created_at: z.string(),
-    updated_at: z.string(),
-    finished_at: z.optional(z.string()),
+  z.extend(TaskViewShape, {
+    result: taskViewField('result', 'The result payload (order-relay.md §2.3) once the task ended'),
+    waiting_until: taskViewField(
+      'waiting_until',
+      'A waiting standing order (state `waiting`): when its wait ends, Unix seconds',
+    ),
+    position: taskViewField(
+      'position',
+      'A waiting standing order: its 1-based place among the tasks waiting for the same GPU type',
+    ),
+    order_id: taskViewField(
+      'order_id',
+      "Outbid recovery, once the task has history: the task's current order (a replacement moves it)",
+    ),
+    history: taskViewField('history', 'Outbid recovery: each step, oldest first'),
   }),
   { id: 'TaskView' },
 );

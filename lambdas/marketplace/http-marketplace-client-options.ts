@@ -47,8 +47,8 @@ export interface HttpMarketplaceClientOptions {
   readonly maxLatenessMs?: number;
   /** Called once per marketplace error (a non-zero result code, or 'network' for anything else). */
   readonly onError?: (code: number | 'network') => void;
-  /** Called once per list element the reader could not use (it is left out of the answer). */
-  readonly onSkipped?: (endpoint: string, skipped: SkippedElement) => void;
+  /** Called once per answer that had list elements the reader could not use (they are left out of it). */
+  readonly onSkipped?: (endpoint: string, skipped: readonly SkippedElement[]) => void;
   /** MARKETPLACE_PRICE_PERIOD: the period of `price.usd.*`. @default each listing element's dialect (reader.ts) */
   readonly pricePeriod?: PricePeriod;
   /** Spacing of create_order calls per API key, on top of `minIntervalMs` (production: 1 per 5 s). @default 5000 */

@@ -101,7 +101,7 @@ export class HttpMarketplaceClient implements MarketplaceClient {
   public async listServers(): Promise<readonly Server[]> {
     const res = await this.call({ endpoint: 'marketplace', method: 'GET', schema: MarketplaceResponseSchema });
     const { items, skipped } = readServers(res.servers, { pricePeriod: this.options.pricePeriod });
-    for (const s of skipped) this.options.onSkipped?.('marketplace', s);
+    if (skipped.length) this.options.onSkipped?.('marketplace', skipped);
     return items;
   }
 
@@ -120,7 +120,7 @@ export class HttpMarketplaceClient implements MarketplaceClient {
     const query = options.returnCompleted ? { return_completed: 'true' } : undefined;
     const res = await this.call({ endpoint: 'my_orders', method: 'GET', schema: MyOrdersResponseSchema, query });
     const { items, skipped } = readOrders(res.orders);
-    for (const s of skipped) this.options.onSkipped?.('my_orders', s);
+    if (skipped.length) this.options.onSkipped?.('my_orders', skipped);
     return items;
   }
 

@@ -52,13 +52,33 @@ describe('CLI: gpu-relay against the local runtime', () => {
     for (const route of ROUTES) expect(doc.paths[route.path]?.[route.method.toLowerCase()]).toBeDefined();
   });
 
-  it('marketplace prints the summary', async () => {
+  it('marketplace --json prints the summary and the models', async () => {
     const run = await runCli(['marketplace', '--json'], { env: env() });
     expect(run.code).toBe(0);
-    const summary = stdoutJson(run) as { status: string; total_servers: number; summary: Record<string, unknown> };
+    const summary = stdoutJson(run) as {
+      status: string;
+      total_servers: number;
+      summary: Record<string, unknown>;
+      models: Record<string, { available: number; total: number }>;
+    };
     expect(summary.status).toBe('ok');
     expect(summary.total_servers).toBeGreaterThan(0);
     expect(Object.keys(summary.summary).length).toBeGreaterThan(0);
+    expect(summary.models['RTX 4090']).toMatchObject({ total: expect.any(Number) });
+  });
+
+  it('marketplace prints the models as a table, cheapest first, each name a --gpu value that rents', async () => {
+    const run = await runCli(['marketplace'], { env: env() });
+    expect(run.code).toBe(0);
+    const lines = run.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/^GPU TYPE\s+AVAILABLE\s+TOTAL\s+SPOT FROM\s+ON-DEMAND FROM$/);
+    expect(lines.map((l) => l.split(/\s{2,}/)[0])).toContain('RTX 4090');
+    const spot = lines
+      .slice(1, -1)
+      .map((l) => l.split(/\s{2,}/)[3])
+      .filter((p) => p !== '-')
+      .map((p) => Number(p.slice(1)));
+    expect(spot).toEqual([...spot].sort((a, b) => a - b));
   });
 
   it.each([

@@ -1,4 +1,6 @@
 /** bin/relay.ts: CDK context → validated RelayConfig (the app's only context reader). */
+import { spawnSync } from 'node:child_process';
+import * as path from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { configFromContext, MISSING_MARKETPLACE_URL_MESSAGE } from '../../bin/relay';
 
@@ -136,5 +138,19 @@ describe('Function: configFromContext', () => {
     ['slackAllowedUserIds', 'U0ALICE;U0BOB'],
   ])('throws on an invalid %s (%j), naming it', (key, value) => {
     expect(() => configOf({ ...URL_ONLY, [key]: value })).toThrow(new RegExp(key));
+  });
+});
+
+describe('The CDK app without marketplaceUrl (npm run synth, issue 28)', () => {
+  it('exits 1 with the one-line message, no stack trace', () => {
+    // Act: the app as cdk runs it, with no context at all
+    const run = spawnSync(path.resolve(__dirname, '../../node_modules/.bin/tsx'), ['bin/relay.ts'], {
+      cwd: path.resolve(__dirname, '../..'),
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
+      encoding: 'utf8',
+    });
+    // Assess
+    expect(run.status).toBe(1);
+    expect(run.stderr.trim()).toBe(`cdk: ${MISSING_MARKETPLACE_URL_MESSAGE}`);
   });
 });

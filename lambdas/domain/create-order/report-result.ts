@@ -78,10 +78,14 @@ export const workflowResult = (state: WorkflowState): CreateOrderSuccess | Failu
 export const deliveryTargets = (
   record: Pick<TaskRecord, 'request' | 'origin'> | undefined,
   fallbackOrigin: TaskOrigin,
-): { readonly callbackUrl?: string; readonly origin: TaskOrigin } => {
+): { readonly callbackUrl?: string; readonly eventsUrl?: string; readonly origin: TaskOrigin } => {
   const url = record?.request.callback_url;
+  const callbackUrl = typeof url === 'string' && url.length > 0 ? url : undefined;
+  // lifecycle_events false (issue 28): the callback is for the result only (the CLI's --wait listener).
+  const eventsUrl = record?.request.lifecycle_events === false ? undefined : callbackUrl;
   return {
-    ...(typeof url === 'string' && url.length > 0 ? { callbackUrl: url } : {}),
+    ...(callbackUrl !== undefined ? { callbackUrl } : {}),
+    ...(eventsUrl !== undefined ? { eventsUrl } : {}),
     origin: record?.origin ?? fallbackOrigin,
   };
 };
@@ -148,7 +152,7 @@ export const reportResult = async (
   // Before the final write, like the lease: a failing write fails the step, which is retried (both are idempotent).
   const settled = deps.spend ? await settleTaskSpend(state, deps.spend, result.success, now) : undefined;
   // Caller URLs are not in the workflow input (execution history): they are read from the task record.
-  const { callbackUrl, origin } = deliveryTargets(await deps.tasks.get(state.task_id), state.origin);
+  const { callbackUrl, eventsUrl, origin } = deliveryTargets(await deps.tasks.get(state.task_id), state.origin);
   // A replacement round (issue 23): the fleet watch tracks its order under the replaced task and reports it.
   if (result.success && !state.replaces) {
     const { max_hours: maxHours, use_spot: spot, on_outbid: onOutbid, max_price: maxPrice } = state.request;
@@ -156,7 +160,8 @@ export const reportResult = async (
       {
         order_id: result.order_id,
         task_id: state.task_id,
-        ...(callbackUrl !== undefined ? { callback_url: callbackUrl } : {}),
+        // Where the fleet watch sends the order's lifecycle events (the result goes to callbackUrl below).
+        ...(eventsUrl !== undefined ? { callback_url: eventsUrl } : {}),
         spot,
         ...(state.origin.caller ? { key: state.origin.caller.key } : {}),
         // Outbid recovery (issue 23): the fleet watch acts on what the request asked for.

@@ -161,6 +161,8 @@ describe('CLI: the local relay card', () => {
     expect(JSON.parse(run.stdout)).toEqual({ success: true, order_id: 8 });
     const [req] = relay.requests;
     expect(req.headers['x-webhook-key-id']).toBe('ci2');
+    // The listener takes the result only: no lifecycle events to it once the CLI has exited.
+    expect(JSON.parse(req.body.toString('utf8'))).toMatchObject({ lifecycle_events: false });
     expect(req.headers['x-webhook-signature']).toBe(
       signatureV2('rk_ci2_secret', String(req.headers['x-webhook-timestamp']), 'POST', req.url, req.body),
     );

@@ -380,9 +380,13 @@ describe('HttpMarketplaceClient', () => {
       const broken = JSON.parse(fixture('marketplace.json')) as { servers: Record<string, unknown>[] };
       delete broken.servers[0]?.id;
       const skipped: [string, number, string][] = [];
+      let reports = 0;
       const c = client({
         fetchFn: async () => jsonResponse(JSON.stringify(broken)),
-        onSkipped: (endpoint, s) => skipped.push([endpoint, s.index, s.reason]),
+        onSkipped: (endpoint, list) => {
+          reports += 1;
+          list.forEach((s) => skipped.push([endpoint, s.index, s.reason]));
+        },
       });
       const servers = await c.listServers();
       expect(servers.map((s) => s.id)).not.toContain(undefined);
@@ -391,6 +395,8 @@ describe('HttpMarketplaceClient', () => {
         ['marketplace', 0, expect.stringContaining('id')],
         ['marketplace', 2, expect.stringContaining('gpu_array')],
       ]);
+      // One report per answer (the operator's log gets one line with the count, issue 28).
+      expect(reports).toBe(1);
     });
 
     it('refuses an answer whose envelope is broken (no list at all)', async () => {

@@ -259,7 +259,7 @@ describe('one bad element never sinks an answer', () => {
     const { client } = harness(
       () => answer(JSON.stringify({ code: 0, servers: [noGpuArray, noUsd, noGpus, base, 'junk'] })),
       {
-        onSkipped: (endpoint, s) => skipped.push([endpoint, s.index]),
+        onSkipped: (endpoint, list) => list.forEach((s) => skipped.push([endpoint, s.index])),
       },
     );
     const servers = await client.listServers();
@@ -285,7 +285,7 @@ describe('one bad element never sinks an answer', () => {
     };
     const skipped: number[] = [];
     const { client } = harness(() => answer(JSON.stringify({ code: 0, orders: [{ si: 1 }, live, spec] })), {
-      onSkipped: (_e, s) => skipped.push(s.index),
+      onSkipped: (_e, list) => list.forEach((s) => skipped.push(s.index)),
     });
     expect((await client.listOrders()).map((o) => [o.order_id, o.status])).toEqual([
       [58991, 'running'],

@@ -134,6 +134,20 @@ describe('Function: reportResult', () => {
     expect((await leases.watched()).get(9)).toMatchObject({ status: 'running' });
   });
 
+  it('with lifecycle_events false (the CLI --wait listener) the result goes to callback_url, later events nowhere (issue 28)', async () => {
+    // Prepare
+    const tasks = new FakeTasks();
+    tasks.seed('task-1', { request: { ...RECORDED.request, lifecycle_events: false } });
+    const leases = new FakeLeaseStore();
+    const notifier = new FakeNotifier();
+    // Act
+    await reportResult(ready, { tasks, notifier, claims: new FakeClaims(), leases }, NOW);
+    // Assess: the result is delivered, the watched order has no callback_url for its events
+    expect(notifier.callbacks).toHaveLength(1);
+    expect(notifier.callbacks[0]).toMatchObject({ url: 'http://cb.example/hook' });
+    expect(await leases.get(9)).toEqual({ order_id: 9, task_id: 'task-1', spot: true });
+  });
+
   it('records a leased order with its end counted from readiness, and adds lease_expires_at to the result', async () => {
     // Prepare: ready at 5 000 000 ms (5 000 s), a 1.5 h lease; the report runs later
     const tasks = new FakeTasks();
