@@ -45,6 +45,14 @@ export const NOT_MODELLED: readonly { readonly prefix: string; readonly reason: 
   },
   { prefix: 'kms:', reason: 'used by Secrets Manager on the function’s behalf (kms:ViaService), not by the code' },
   { prefix: 'logs:', reason: 'CloudWatch Logs delivery of the state machine, done by Step Functions' },
+  {
+    prefix: 'sqs:GetQueueAttributes',
+    reason: "called by Lambda's event source mapping with the worker's role, not by the local poller",
+  },
+  {
+    prefix: 'sqs:GetQueueUrl',
+    reason: "part of CDK's SqsEventSource grant (grantConsumeMessages) for Lambda's event source mapping",
+  },
 ];
 
 export const notModelledReason = (action: string): string | undefined =>
@@ -186,6 +194,14 @@ export const formatReport = (rows: readonly StatementRow[], lines: readonly Coun
     `Statements: ${s.statements} total, ${s.exercised} exercised, ${s.notModelled} not modelled locally, ${s.unexercised.length} never exercised.`,
     `Actions in them: ${s.actions} total, ${s.actionsExercised} exercised, ${s.actionsNotModelled} not modelled locally.`,
     ...NOT_MODELLED.map((n) => `  not modelled: ${n.prefix}* — ${n.reason}`),
+    ...(s.unexercised.length > 0
+      ? [
+          'Never exercised (remove the grant or cover it with a test):',
+          ...s.unexercised.map(
+            (r) => `  ${r.principal}: ${r.policy}#${r.statement} ${r.actions.map((a) => a.action).join(', ')}`,
+          ),
+        ]
+      : []),
     ...(denials.length > 0
       ? [
           '',
