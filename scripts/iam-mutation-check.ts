@@ -61,7 +61,7 @@ for (const row of statementRows(model, lines)) {
   if (row.role.startsWith('(')) continue; // Lambda permissions: no role to take an action from
   for (const { action } of row.actions) {
     const id = `action:${row.principal}:${action}`;
-    if (notModelledReason(action) || seen.has(id)) continue;
+    if (notModelledReason(action, row.resources) || seen.has(id)) continue;
     seen.add(id);
     mutations.push({
       id,
