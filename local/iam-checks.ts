@@ -315,6 +315,23 @@ const dynamoRequests = (op: string, input: Record<string, unknown>, base: Record
   }
 };
 
+const globCache = new Map<string, RegExp>();
+/** IAM StringLike matching: `*` any run, `?` one character, case-sensitive. */
+const globMatches = (pattern: string, value: string): boolean => {
+  let re = globCache.get(pattern);
+  if (!re) {
+    re = new RegExp(
+      `^${pattern
+        .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+        .replace(/\*/g, '.*')
+        .replace(/\?/g, '.')}$`,
+      's',
+    );
+    globCache.set(pattern, re);
+  }
+  return re.test(value);
+};
+
 const FAMILY_PATTERNS = (Object.keys(keys) as KeyFamily[]).map(keyPattern);
 const familyPatternCache = new Map<string, string>();
 /** The LeadingKeys pattern of the item family a partition key belongs to (`TASK#*`, `KEYS#all`), or the key itself. */
@@ -383,6 +400,7 @@ export class IamChecker {
   private readonly keyCounts = new Map<string, number>();
   private readonly denialList: IamDenial[] = [];
   private readonly told = new Set<string>();
+  private readonly patternsOf = new Map<string, readonly string[] | undefined>();
   private readonly queueArns: Readonly<Record<string, string>>;
 
   public constructor(private readonly opts: IamCheckerOptions) {
@@ -564,8 +582,48 @@ export class IamChecker {
     if (this.mode === 'enforce') throw new AccessDeniedException(denial.message);
   }
 
+  /**
+   * The LeadingKeys patterns of a principal's policies, when every condition on the key is a string
+   * match (StringLike/StringEquals, with or without a set qualifier): then the decision depends on
+   * a key only through the patterns it matches, so keys matching the same ones share a memo entry
+   * (`TASK#<every id>` is evaluated once). Undefined when another operator appears: raw keys then.
+   */
+  private leadingPatterns(identity: IamIdentity | undefined): readonly string[] | undefined {
+    if (!identity) return undefined;
+    const cached = this.patternsOf.get(identity.name);
+    if (cached !== undefined || this.patternsOf.has(identity.name)) return cached;
+    let patterns: string[] | undefined = [];
+    for (const policy of identity.policies)
+      for (const statement of policy.document.Statement)
+        for (const [operator, keys] of Object.entries(statement.Condition ?? {})) {
+          const values = (keys as Record<string, unknown>)['dynamodb:LeadingKeys'];
+          if (values === undefined) continue;
+          if (!/^(ForAllValues:|ForAnyValue:)?String(Like|Equals)$/.test(operator)) patterns = undefined;
+          else patterns?.push(...asArray(values as string | string[]));
+        }
+    const result = patterns ? [...new Set(patterns)] : undefined;
+    this.patternsOf.set(identity.name, result);
+    return result;
+  }
+
+  private memoKey(principal: string, identity: IamIdentity | undefined, request: IamRequest): string {
+    const leading = request.context['dynamodb:LeadingKeys'];
+    const patterns = leading === undefined ? undefined : this.leadingPatterns(identity);
+    let context: Readonly<Record<string, string | string[]>> = request.context;
+    if (leading !== undefined && patterns !== undefined) {
+      const classes = asArray(leading).map((key) =>
+        patterns
+          .map((pattern, i) => (globMatches(pattern, key) ? i : -1))
+          .filter((i) => i >= 0)
+          .join(','),
+      );
+      context = { ...request.context, 'dynamodb:LeadingKeys': [...new Set(classes)].sort() };
+    }
+    return `${principal}|${request.action}|${request.resource}|${JSON.stringify(context)}`;
+  }
+
   private decide(principal: string, identity: IamIdentity | undefined, request: IamRequest): Promise<Decision> {
-    const key = `${principal}|${request.action}|${request.resource}|${JSON.stringify(request.context)}`;
+    const key = this.memoKey(principal, identity, request);
     let decision = this.memo.get(key);
     if (!decision) {
       decision = this.simulate(identity, principal, request);

@@ -37,18 +37,35 @@ export const REPORT_LOCAL_NAMES: LocalNames = {
  * Actions the local runtime cannot exercise, and why: the calls are made by AWS services or by
  * parts the local runtime replaces, so no local test can prove or refute these grants.
  */
-export const NOT_MODELLED: readonly { readonly prefix: string; readonly reason: string }[] = [
-  { prefix: 'xray:', reason: 'X-Ray: no daemon locally (tracing off); the Lambda runtime sends segments' },
-  {
-    prefix: 'secretsmanager:',
-    reason: 'locally secrets are environment variables (local/process-env.ts), never read from Secrets Manager',
-  },
-  { prefix: 'kms:', reason: 'used by Secrets Manager on the function’s behalf (kms:ViaService), not by the code' },
-  { prefix: 'logs:', reason: 'CloudWatch Logs delivery of the state machine, done by Step Functions' },
-];
+export const NOT_MODELLED: readonly { readonly prefix: string; readonly resource?: string; readonly reason: string }[] =
+  [
+    { prefix: 'xray:', reason: 'X-Ray: no daemon locally (tracing off); the Lambda runtime sends segments' },
+    {
+      prefix: 'secretsmanager:',
+      reason: 'locally secrets are environment variables (local/process-env.ts), never read from Secrets Manager',
+    },
+    { prefix: 'kms:', reason: 'used by Secrets Manager on the function’s behalf (kms:ViaService), not by the code' },
+    { prefix: 'logs:', reason: 'CloudWatch Logs delivery of the state machine, done by Step Functions' },
+    {
+      prefix: 'sqs:GetQueueAttributes',
+      reason: "called by Lambda's event source mapping with the worker's role, not by the local poller",
+    },
+    {
+      prefix: 'sqs:SendMessage',
+      resource: 'SafetyNetDeadLetterQueue',
+      reason:
+        "the safety net's on-failure destination: Lambda sends a failed async invocation there with the function's role",
+    },
+    {
+      prefix: 'sqs:GetQueueUrl',
+      reason: "part of CDK's SqsEventSource grant (grantConsumeMessages) for Lambda's event source mapping",
+    },
+  ];
 
-export const notModelledReason = (action: string): string | undefined =>
-  NOT_MODELLED.find((n) => action.startsWith(n.prefix))?.reason;
+export const notModelledReason = (action: string, resources: readonly string[] = []): string | undefined =>
+  NOT_MODELLED.find(
+    (n) => action.startsWith(n.prefix) && (!n.resource || resources.some((r) => r.includes(n.resource!))),
+  )?.reason;
 
 export interface StatementRow {
   readonly principal: string;
@@ -106,7 +123,7 @@ export const statementRows = (model: StackModel, lines: readonly CountsLine[]): 
       }
       return { action: pattern, calls, files: [...files].sort() };
     });
-    const reasons = actions.map((a) => notModelledReason(a.action));
+    const reasons = actions.map((a) => notModelledReason(a.action, asArray(s.Resource)));
     rows.push({
       principal,
       role,
@@ -156,7 +173,9 @@ export const summarize = (rows: readonly StatementRow[]): ReportSummary => {
     unexercised: rows.filter((r) => !exercised.includes(r) && !notModelled.includes(r)),
     actions: actions.length,
     actionsExercised: actions.filter((a) => a.calls > 0).length,
-    actionsNotModelled: actions.filter((a) => a.calls === 0 && notModelledReason(a.action)).length,
+    actionsNotModelled: rows
+      .flatMap((r) => r.actions.map((a) => ({ a, resources: r.resources })))
+      .filter(({ a, resources }) => a.calls === 0 && notModelledReason(a.action, resources)).length,
   };
 };
 
@@ -173,7 +192,12 @@ export const formatReport = (rows: readonly StatementRow[], lines: readonly Coun
     const condition = row.condition ? `  if ${row.condition}` : '';
     out.push(`  ${row.policy}#${row.statement} on ${resources}${condition}`);
     for (const a of row.actions) {
-      const why = a.calls === 0 ? (notModelledReason(a.action) ? '  (not modelled locally)' : '  ← NOT EXERCISED') : '';
+      const why =
+        a.calls === 0
+          ? notModelledReason(a.action, row.resources)
+            ? '  (not modelled locally)'
+            : '  ← NOT EXERCISED'
+          : '';
       out.push(`      ${a.action.padEnd(34)} ${String(a.calls).padStart(6)}${why}`);
     }
   }
@@ -185,7 +209,15 @@ export const formatReport = (rows: readonly StatementRow[], lines: readonly Coun
     `Runs counted: ${lines.length} runtimes from ${sources.size} test files.`,
     `Statements: ${s.statements} total, ${s.exercised} exercised, ${s.notModelled} not modelled locally, ${s.unexercised.length} never exercised.`,
     `Actions in them: ${s.actions} total, ${s.actionsExercised} exercised, ${s.actionsNotModelled} not modelled locally.`,
-    ...NOT_MODELLED.map((n) => `  not modelled: ${n.prefix}* — ${n.reason}`),
+    ...NOT_MODELLED.map((n) => `  not modelled: ${n.prefix}*${n.resource ? ` on ${n.resource}` : ''} — ${n.reason}`),
+    ...(s.unexercised.length > 0
+      ? [
+          'Never exercised (remove the grant or cover it with a test):',
+          ...s.unexercised.map(
+            (r) => `  ${r.principal}: ${r.policy}#${r.statement} ${r.actions.map((a) => a.action).join(', ')}`,
+          ),
+        ]
+      : []),
     ...(denials.length > 0
       ? [
           '',

@@ -28,5 +28,7 @@ afterEach(() => {
   }
 });
 
-// Names this file in the statement counts (IAM_CHECKS_COUNTS, npm run iam:report).
-process.env.IAM_CHECKS_SOURCE = path.relative(process.cwd(), expect.getState().testPath ?? '');
+// Names this file (and the live-dialect project) in the statement counts (IAM_CHECKS_COUNTS, npm run iam:report).
+process.env.IAM_CHECKS_SOURCE =
+  path.relative(process.cwd(), expect.getState().testPath ?? '') +
+  (process.env.MARKETPLACE_DIALECT === 'live' ? '#live' : '');

@@ -106,6 +106,19 @@ describe('Local runtime: /slack/command allowlists and rate limit', () => {
     expect(await itemsWithPrefix('TASK#')).toBe(1);
   });
 
+  it('starts the create-order workflow for a rent command of a listed user', async () => {
+    // Act: the route's own Step Functions grant (states:StartExecution), checked by the local IAM checks
+    const res = await slash({ text: 'rent A100', team_id: 'T0OURS', user_id: 'U0BOB', trigger_id: 'trig-5' });
+
+    // Assert
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({
+      response_type: 'in_channel',
+      text: expect.stringMatching(/^Renting A100: queued\. Task ID: /),
+    });
+    expect(await itemsWithPrefix('TASK#')).toBe(2);
+  });
+
   it('answers 429 Rate limit exceeded with Retry-After once the address has its limit, refused commands included', async () => {
     while (sent < LIMIT) {
       const res = await slash({ text: 'status', team_id: 'T0OTHER', user_id: 'U0ALICE' });
