@@ -3,7 +3,7 @@ import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { relayConfig } from '../../lib/config';
 import { DEFAULT_MEMORY_MB } from '../../lib/constructs/relay-function';
-import { TABLE_READ_ACTIONS, TABLE_WRITE_ACTIONS } from '../../lib/constructs/table-access';
+import { INDEX_READ_ACTIONS, TABLE_READ_ACTIONS, TABLE_WRITE_ACTIONS } from '../../lib/constructs/table-access';
 import { API_MEMORY_MB } from '../../lib/constructs/webhook-api';
 import { RelayStack } from '../../lib/relay-stack';
 
@@ -55,15 +55,25 @@ describe('RelayStack: production defaults', () => {
     });
   });
 
-  it("grants DynamoDB item actions (and BatchGetItem, the lease store's reads by key) only: no Scan, Query or batch writes", () => {
+  it("grants DynamoDB item actions (and BatchGetItem, the lease store's reads by key) only, and Query on the waiting index alone: no Scan or batch writes", () => {
     const dynamoActions = new Set<string>();
+    const queried = new Set<string>();
     for (const policy of Object.values(template.findResources('AWS::IAM::Policy')) as Resource[]) {
       for (const statement of (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement) {
-        for (const action of ([] as string[]).concat(statement.Action))
-          if (action.startsWith('dynamodb:')) dynamoActions.add(action);
+        const actions = ([] as string[]).concat(statement.Action);
+        for (const action of actions) if (action.startsWith('dynamodb:')) dynamoActions.add(action);
+        if (actions.includes('dynamodb:Query')) {
+          for (const resource of ([] as unknown[]).concat((statement as { Resource?: unknown }).Resource))
+            queried.add(JSON.stringify(resource));
+        }
       }
     }
-    expect([...dynamoActions].sort()).toEqual([...TABLE_READ_ACTIONS, ...TABLE_WRITE_ACTIONS].sort());
+    expect([...dynamoActions].sort()).toEqual(
+      [...TABLE_READ_ACTIONS, ...TABLE_WRITE_ACTIONS, ...INDEX_READ_ACTIONS].sort(),
+    );
+    // Query (issue 29 §5) names the waiting index, never the table itself.
+    expect(queried.size).toBeGreaterThan(0);
+    for (const resource of queried) expect(resource).toContain('/index/waiting');
   });
 
   it("lets only this account's CloudWatch alarms use the alarm topic key", () => {
