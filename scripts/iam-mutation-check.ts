@@ -25,7 +25,10 @@ const option = (name: string): string | undefined => {
 const countsFile = path.resolve(option('counts') ?? process.env.IAM_CHECKS_COUNTS ?? '.iam-counts.jsonl');
 const sample = option('sample') ? Number(option('sample')) : undefined;
 const only = option('only');
-const timeoutSeconds = Number(option('timeout') ?? 400);
+const timeoutSeconds = Number(option('timeout') ?? 240);
+/** A test waiting for a result the denied call never produces fails at this timeout instead of its own deadline. */
+const testTimeoutMs = Number(option('test-timeout') ?? 30_000);
+const JEST = path.join(__dirname, '..', 'node_modules', 'jest', 'bin', 'jest.js');
 
 if (!existsSync(countsFile)) {
   console.error(`iam:mutations: no counts at ${countsFile}; run the e2e files with IAM_CHECKS_COUNTS first`);
@@ -75,10 +78,15 @@ for (const row of statementRows(model, lines)) {
   }
 }
 
+/** `n` entries spread evenly over `list`. */
+const spread = <T>(list: readonly T[], n: number): T[] =>
+  n >= list.length ? [...list] : Array.from({ length: n }, (_, i) => list[Math.floor((i * list.length) / n)]);
+const families = mutations.filter((m) => m.id.startsWith('family:'));
+const actions = mutations.filter((m) => m.id.startsWith('action:'));
 const chosen = only
   ? mutations.filter((m) => m.id === only)
   : sample
-    ? mutations.filter((_, i) => i % Math.max(1, Math.floor(mutations.length / sample)) === 0).slice(0, sample)
+    ? [...spread(families, Math.ceil(sample / 2)), ...spread(actions, Math.floor(sample / 2))]
     : mutations;
 
 console.log(
@@ -94,9 +102,19 @@ for (const mutation of chosen) {
   }
   const [testPath, dialect] = file.split('#');
   const started = Date.now();
+  // jest itself (not through npx), so the timeout's signal ends the test run and nothing is left behind.
   const run = spawnSync(
-    'npx',
-    ['jest', testPath, '--selectProjects', dialect === 'live' ? 'e2e-live' : 'e2e', '--silent'],
+    process.execPath,
+    [
+      JEST,
+      testPath,
+      '--selectProjects',
+      dialect === 'live' ? 'e2e-live' : 'e2e',
+      '--silent',
+      '--testTimeout',
+      String(testTimeoutMs),
+      '--forceExit',
+    ],
     {
       encoding: 'utf8',
       env: { ...process.env, IAM_MUTATION: mutation.id, IAM_CHECKS: 'enforce', IAM_CHECKS_COUNTS: '' },
@@ -105,10 +123,11 @@ for (const mutation of chosen) {
   );
   const output = `${run.stdout}${run.stderr}`;
   const denial = /AccessDeniedException: .*/.exec(output)?.[0];
+  const timedOut = run.signal !== null;
   const killed = run.status !== 0;
   results.push({ id: mutation.id, outcome: killed ? 'killed' : 'SURVIVED', file, ...(denial ? { why: denial } : {}) });
   console.log(
-    `${mutation.id}: ${killed ? 'killed' : 'SURVIVED'} by ${file} in ${Math.round((Date.now() - started) / 1000)} s${denial ? `\n    ${denial.slice(0, 300)}` : ''}`,
+    `${mutation.id}: ${killed ? 'killed' : 'SURVIVED'} by ${file}${timedOut ? ' (run timed out)' : ''} in ${Math.round((Date.now() - started) / 1000)} s${denial ? `\n    ${denial.slice(0, 300)}` : ''}`,
   );
 }
 const survived = results.filter((r) => r.outcome !== 'killed');
