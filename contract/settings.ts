@@ -165,6 +165,26 @@ export const SETTINGS = {
     choices: ['ssh', 'none'],
     default: 'ssh',
   },
+  // Host filters and choice (issue 31): a positive number with a ceiling (the `hours` kind decodes exactly that).
+  defaultMinReliability: {
+    env: 'DEFAULT_MIN_RELIABILITY',
+    kind: 'hours',
+    optional: true,
+    max: { value: 1, reason: "the marketplace's reliability runs from 0 to 1" },
+  },
+  defaultMinRating: {
+    env: 'DEFAULT_MIN_RATING',
+    kind: 'hours',
+    optional: true,
+    max: { value: 5, reason: "the marketplace's rating runs from 0 to 5" },
+  },
+  defaultMinRatingCount: { env: 'DEFAULT_MIN_RATING_COUNT', kind: 'int', optional: true },
+  defaultPrefer: {
+    env: 'DEFAULT_PREFER',
+    kind: 'choice',
+    choices: ['first', 'cheapest', 'reliable'],
+    default: 'first',
+  },
   callerKeyCacheSeconds: {
     env: 'CALLER_KEY_CACHE_SECONDS',
     kind: 'int',

@@ -1,7 +1,15 @@
 /** FindServer: picks and claims a server for the task (see ./workflow-state.ts for the workflow). */
 import { NoServerAvailableError, SoftTimeoutError } from '../errors';
 import { serverFitsLease } from '../lease';
-import { findMatchingServers, noMatchMessage } from '../matching';
+import {
+  chosenText,
+  comparablePriceUsd,
+  filteredNoMatchMessage,
+  findMatchingServers,
+  leftOutBy,
+  orderByPreference,
+  type MatchCriteria,
+} from '../matching';
 import type { MarketplaceClient, ServerClaims, TaskRepository, WaitingTasks } from '../ports';
 import { orderUsdPerHour } from '../spend-budget';
 import { spotBidFor } from '../spot-bid';
@@ -80,15 +88,25 @@ export const findServerOrWait = async (
 
   const { request } = state;
   const servers = await deps.marketplace.listServers();
-  const matching = findMatchingServers(servers, {
+  const criteria: MatchCriteria = {
     gpu_type: request.gpu_type,
     max_price: request.max_price,
     currency: request.currency,
     use_spot: request.use_spot,
     exclude: excluded,
-  });
-  // A leased order needs a server that may be rented that long (`mrl`, hours).
-  const candidates = matching.filter((server) => serverFitsLease(server, request.max_hours));
+    ...(request.min_reliability !== undefined ? { min_reliability: request.min_reliability } : {}),
+    ...(request.min_rating !== undefined ? { min_rating: request.min_rating } : {}),
+    ...(request.min_rating_count !== undefined ? { min_rating_count: request.min_rating_count } : {}),
+    ...(request.exclude_servers !== undefined ? { exclude_servers: request.exclude_servers } : {}),
+  };
+  const matching = findMatchingServers(servers, criteria);
+  // A leased order needs a server that may be rented that long (`mrl`, hours); `prefer` (issue 31 §3)
+  // decides the order in which the matches are tried.
+  const candidates = orderByPreference(
+    matching.filter((server) => serverFitsLease(server, request.max_hours)),
+    request.prefer,
+    request,
+  );
   // A resumed standing order tries the server the watch claimed for it first.
   const preferred = state.resume?.server_id;
   if (preferred !== undefined) candidates.sort((a, b) => Number(b.id === preferred) - Number(a.id === preferred));
@@ -98,6 +116,7 @@ export const findServerOrWait = async (
     if (await deps.claims.claim(server.id, state.task_id, now, CLAIM_TTL_SECONDS)) {
       const bid = request.use_spot ? spotBidFor(server, request.currency) : undefined;
       const usdPerHour = orderUsdPerHour(server, request);
+      const price = comparablePriceUsd(server, request.use_spot, request.currency);
       return {
         server: {
           id: server.id,
@@ -109,6 +128,7 @@ export const findServerOrWait = async (
         attempt,
         excluded,
         ...(tried.length ? { tried } : {}),
+        chosen: chosenText(request.prefer, candidates.length, typeof price === 'number' ? price : undefined),
       };
     }
   }
@@ -117,7 +137,13 @@ export const findServerOrWait = async (
   // A standing order waits for the fleet watch to find it a server (issue 23).
   if (standing) return wait(state, { ...deps, waiting: standing }, now);
   // After refusals the failure names each server tried and why (issue 20, item 2).
-  throw new NoServerAvailableError(triedServersText(noMatchMessage(request.gpu_type, request.max_price), tried));
+  // The text names the filters that emptied the list (issue 31 §1).
+  throw new NoServerAvailableError(
+    triedServersText(
+      filteredNoMatchMessage(request.gpu_type, request.max_price, request, leftOutBy(servers, criteria)),
+      tried,
+    ),
+  );
 };
 
 /** FindServer without the standing-order queue: a server, or NoServerAvailableError. */

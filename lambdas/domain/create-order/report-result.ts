@@ -58,6 +58,7 @@ export const workflowResult = (state: WorkflowState): CreateOrderSuccess | Failu
       gpu: state.search.server.gpu_array,
       price_usd: state.search.server.price_usd,
       ...(leaseEnd !== undefined ? { lease_expires_at: leaseEnd } : {}),
+      ...(state.search.chosen !== undefined ? { chosen: state.search.chosen } : {}),
     };
   }
   if (check?.timedOut) {

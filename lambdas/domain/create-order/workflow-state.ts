@@ -44,6 +44,8 @@ export interface SearchResult {
   readonly excluded: readonly number[];
   /** The same servers with the reason each was refused (absent in executions started before it existed). */
   readonly tried?: readonly TriedServer[];
+  /** Why this server (issue 31 §3): `cheapest of 7 matches at $0.31/h`. */
+  readonly chosen?: string;
 }
 
 /** Output of PlaceOrder, at `$.placement`: an order, or a request to search again without the server. */
