@@ -35,7 +35,8 @@ module.exports = {
       // - budgets: USD per hour from per-day prices, production's `spend` for billed hours (issue 24);
       // - standing-orders (issue 23), teams (issue 24) and orphan-orders (issue 20): their issues ask for
       //   both dialects, although their rules run on orders and servers already parsed by the reader;
-      // - host-choice (issue 31): reliability, rating and prices read from either dialect's listing.
+      // - host-choice (issue 31): reliability, rating and prices read from either dialect's listing;
+      // - ssh-login (issue 31): the login readiness probe against either dialect's order shapes.
       testMatch: [
         '<rootDir>/test/e2e/relay.test.ts',
         '<rootDir>/test/e2e/fleet-watch.test.ts',
@@ -48,6 +49,7 @@ module.exports = {
         '<rootDir>/test/e2e/teams.test.ts',
         '<rootDir>/test/e2e/orphan-orders.test.ts',
         '<rootDir>/test/e2e/host-choice.test.ts',
+        '<rootDir>/test/e2e/ssh-login.test.ts',
       ],
       setupFiles: [...base.setupFiles, '<rootDir>/test/setup-live-dialect.ts'],
     },

@@ -162,8 +162,8 @@ export const SETTINGS = {
   readinessProbe: {
     env: 'READINESS_PROBE',
     kind: 'choice',
-    choices: ['ssh', 'none'],
-    default: 'ssh',
+    choices: ['ssh-login', 'ssh', 'none'],
+    default: 'ssh-login',
   },
   // Host filters and choice (issue 31): a positive number with a ceiling (the `hours` kind decodes exactly that).
   defaultMinReliability: {

@@ -23,6 +23,13 @@ export const relayEsbuildAliases = (repoRoot: string): Readonly<Record<string, s
   '@stablelib/base64': path.join(repoRoot, 'lambdas', 'adapters', 'native-webhook-crypto.ts'),
 });
 
+/**
+ * Left out of every bundle: ssh2's optional native parts (its `sshcrypto.node` binding and
+ * `cpu-features`), which it requires inside try/catch and replaces with pure JavaScript when absent.
+ * ssh2 itself is imported by the CheckOrder handler only (READINESS_PROBE=ssh-login, issue 31 §4).
+ */
+export const RELAY_BUNDLE_EXTERNALS: readonly string[] = ['*.node', 'cpu-features'];
+
 /** ESM bundles need a real `require` for the CommonJS parts of the SDK. */
 export const RELAY_BUNDLE_BANNER =
   "import { createRequire } from 'module';const require = createRequire(import.meta.url);";
@@ -54,4 +61,5 @@ export const relayBuildOptions = (repoRoot: string) => ({
   mainFields: ['module', 'main'],
   banner: { js: RELAY_BUNDLE_BANNER },
   alias: { ...relayEsbuildAliases(repoRoot) },
+  external: [...RELAY_BUNDLE_EXTERNALS],
 });

@@ -33,6 +33,8 @@ export interface PlaceOrderDeps {
   /** Epoch ms now, and a pause: the visibility wait reads my_orders again with backoff. */
   readonly clock: () => number;
   readonly sleep: (ms: number) => Promise<void>;
+  /** READINESS_PROBE=ssh-login (issue 31 §4): the order's ssh_password, sent with create_order. */
+  readonly sshPassword?: (taskId: string) => Promise<string>;
 }
 
 /** Pauses between fresh my_orders reads while a placed order is not listed yet: 1, 2, 4, then every 8 s. */
@@ -68,6 +70,7 @@ export const orderRequest = (
   state: WorkflowState,
   server: ChosenServer,
   env = state.request.env,
+  sshPassword?: string,
 ): CreateOrderRequest => {
   const { request } = state;
   return {
@@ -77,6 +80,7 @@ export const orderRequest = (
     image: request.image,
     ports: request.ports,
     ...(env ? { env } : {}),
+    ...(sshPassword !== undefined ? { ssh_password: sshPassword } : {}),
     ...(request.use_spot && server.spot_bid !== undefined ? { spotprice: server.spot_bid } : {}),
   };
 };
@@ -200,7 +204,8 @@ export const placeOrder = async (
   await deps.tasks.update(state.task_id, { server_id: server.id, order_intent_at: placedAt }, now);
   let orderId: number | undefined;
   try {
-    orderId = (await deps.marketplace.createOrder(orderRequest(state, server, env))).order_id;
+    const sshPassword = deps.sshPassword ? await deps.sshPassword(state.task_id) : undefined;
+    orderId = (await deps.marketplace.createOrder(orderRequest(state, server, env, sshPassword))).order_id;
   } catch (error) {
     if (placedNothing(error)) {
       // A refusal: the step's Retry (or a new search) places again at once, without a visibility wait.

@@ -11,6 +11,7 @@ import type {
   PlacementIntents,
   ServerClaims,
   SlidingWindow,
+  SshLoginProbe,
   SshProbe,
   TaskRepository,
   WaitingTasks,
@@ -27,6 +28,8 @@ import {
 import { lazy } from '../../adapters/lazy';
 import { marketplaceFromEnv } from '../../adapters/marketplace-from-env';
 import { sshBannerProbe } from '../../adapters/ssh-banner-probe';
+import { marketplaceApiKey } from '../../adapters/secrets';
+import { orderSshPassword } from '../../domain/ssh-password';
 
 /** The shared adapters, built on first use (also used by ./notifier-deps.ts). */
 export const marketplace = lazy<MarketplaceClient>(() => marketplaceFromEnv(relayEnv()));
@@ -38,6 +41,12 @@ const sshProbe = lazy<SshProbe | undefined>(() => {
   const env = relayEnv();
   return env.READINESS_PROBE === 'ssh' ? sshBannerProbe({ allowPrivate: env.ALLOW_PRIVATE_CALLBACKS }) : undefined;
 });
+/** READINESS_PROBE=ssh-login (issue 31 §4): the order's password, derived from the task id with the API key. */
+const sshPassword = (): ((taskId: string) => Promise<string>) | undefined => {
+  const env = relayEnv();
+  if (env.READINESS_PROBE !== 'ssh-login') return undefined;
+  return async (taskId) => orderSshPassword(await marketplaceApiKey(env), taskId);
+};
 
 export const waiting = lazy<WaitingTasks>(() => waitingTasksFromEnv(relayEnv()));
 
@@ -70,9 +79,19 @@ export const placeOrderDeps = async (): Promise<PlaceOrderDeps> => ({
   visibleTimeoutMs: relayEnv().ORDER_VISIBLE_TIMEOUT_SECONDS * 1000,
   clock: Date.now,
   sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+  ...(sshPassword() ? { sshPassword: sshPassword() } : {}),
 });
-export const checkOrderDeps = async () => {
+/**
+ * CheckOrder's deps. `loginProbe` (READINESS_PROBE=ssh-login) is passed in by check-order.ts, the
+ * one handler that imports ssh2, so no other function's bundle carries it.
+ */
+export const checkOrderDeps = async (loginProbe?: () => SshLoginProbe) => {
   const probe = sshProbe();
-  return { marketplace: marketplace(), ...(probe ? { sshProbe: probe } : {}) };
+  const password = sshPassword();
+  return {
+    marketplace: marketplace(),
+    ...(probe ? { sshProbe: probe } : {}),
+    ...(password && loginProbe ? { sshLogin: { probe: loginProbe(), password } } : {}),
+  };
 };
 export const cancelOrderDeps = async () => ({ marketplace: marketplace(), tasks: tasks(), intents: intents() });

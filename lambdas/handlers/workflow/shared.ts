@@ -97,6 +97,7 @@ export const WorkflowStateSchema = z.object({
       ssh_probe: z.optional(z.string()),
       order: z.optional(z.object({ order_id: z.int(), status: z.string(), ssh_connection: z.nullable(z.string()) })),
       ready_at: z.optional(z.number()),
+      ssh_host_key_sha256: z.optional(z.string()),
     }),
   ),
   cancel: z.optional(
