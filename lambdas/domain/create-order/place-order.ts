@@ -61,6 +61,18 @@ export const placedNothing = (error: unknown): boolean =>
   error instanceof InvalidOrderRequestError ||
   (error instanceof MarketplaceError && !(error instanceof OrderOutcomeUnknownError));
 
+/**
+ * An answer with a result code 1–6: the marketplace processed the request and refused it, so a
+ * retry need not look for the order first. A failure without a code (a connection never made, a
+ * reset) keeps the earlier intent's reconciliation, as before.
+ */
+const refusedWithCode = (error: unknown): boolean =>
+  error instanceof MarketplaceError &&
+  !(error instanceof OrderOutcomeUnknownError) &&
+  error.code !== undefined &&
+  error.code >= 1 &&
+  error.code <= 6;
+
 /** The final failure after the last placement attempt: the spec's text and every server tried, and why. */
 export const triedServersText = (base: string, tried: readonly TriedServer[]): string =>
   tried.length === 0 ? base : `${base}; tried ${tried.map((t) => `server ${t.server_id} (${t.reason})`).join(', ')}`;
@@ -207,11 +219,9 @@ export const placeOrder = async (
     const sshPassword = deps.sshPassword ? await deps.sshPassword(state.task_id) : undefined;
     orderId = (await deps.marketplace.createOrder(orderRequest(state, server, env, sshPassword))).order_id;
   } catch (error) {
-    if (placedNothing(error)) {
-      // A refusal: the step's Retry (or a new search) places again at once, without a visibility wait.
-      await deps.intents.close(intent);
-      await deps.tasks.update(state.task_id, { order_refused_at: current() }, now);
-    }
+    if (placedNothing(error)) await deps.intents.close(intent);
+    // A refusal: the step's Retry (or a new search) places again at once, without a visibility wait.
+    if (refusedWithCode(error)) await deps.tasks.update(state.task_id, { order_refused_at: current() }, now);
     if (error instanceof MarketplaceRejectedError && SERVER_UNAVAILABLE.has(error.reason)) {
       // "Already rented" may mean rented by us: an earlier attempt's create_order (outcome unknown)
       // can land late. my_orders decides before the server is given up.
