@@ -71,6 +71,13 @@ export interface BundlesResult {
   readonly bundles: BundleFigure[];
 }
 
+/**
+ * Size budget of one bundle: 400 KB with the AWS SDK, 60 KB without; CheckOrder carries ssh2's client
+ * for READINESS_PROBE=ssh-login (issue 31 §4: 352,843 → 692,597 bytes), so its budget is 720 KB.
+ */
+export const bundleBudgetBytes = (entry: string, usesAwsSdk: boolean): number =>
+  entry.endsWith('workflow/check-order.ts') ? 720 * KB : usesAwsSdk ? 400 * KB : 60 * KB;
+
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /** The package (or our folder) an esbuild input path belongs to. */
@@ -293,7 +300,7 @@ export const benchBundles = async (): Promise<BundlesResult> => {
     for (const [i, entry] of entries.entries()) {
       const { bytes, usesAwsSdk, topModules: top } = built[i];
       const m = await measure(outfileOf(entry), (r) => firstInvocation(entry, r, ctx));
-      const budgetBytes = usesAwsSdk ? 400 * KB : 60 * KB;
+      const budgetBytes = bundleBudgetBytes(entry, usesAwsSdk);
       const loadRatio = m.loadMs / baseline.loadMs;
       bundles.push({
         entry,

@@ -30,9 +30,13 @@ export const relayEsbuildAliases = (repoRoot: string): Readonly<Record<string, s
  */
 export const RELAY_BUNDLE_EXTERNALS: readonly string[] = ['*.node', 'cpu-features'];
 
-/** ESM bundles need a real `require` for the CommonJS parts of the SDK. */
+/**
+ * ESM bundles need a real `require` for the CommonJS parts of the SDK, and `__dirname` for ssh2
+ * (its poly1305 module reads it at load: without it the CheckOrder bundle fails to load with
+ * "__dirname is not defined in ES module scope").
+ */
 export const RELAY_BUNDLE_BANNER =
-  "import { createRequire } from 'module';const require = createRequire(import.meta.url);";
+  "import{createRequire}from'module';const require=createRequire(import.meta.url),__dirname=import.meta.dirname;";
 
 /**
  * Minified without `keepNames` (BENCHMARKS.md §7, "Names"): keeping every function's and class's
