@@ -41,7 +41,9 @@ module.exports = {
       //   max-step refusal and prices per day (issue 23: e2e in both dialects);
       // - budgets: USD per hour from per-day prices, production's `spend` for billed hours (issue 24);
       // - standing-orders (issue 23), teams (issue 24) and orphan-orders (issue 20): their issues ask for
-      //   both dialects, although their rules run on orders and servers already parsed by the reader.
+      //   both dialects, although their rules run on orders and servers already parsed by the reader;
+      // - host-choice (issue 31): reliability, rating and prices read from either dialect's listing;
+      // - ssh-login (issue 31): the login readiness probe against either dialect's order shapes.
       testMatch: [
         '<rootDir>/test/e2e/relay.test.ts',
         '<rootDir>/test/e2e/fleet-watch.test.ts',
@@ -53,6 +55,8 @@ module.exports = {
         '<rootDir>/test/e2e/standing-orders-cap.test.ts',
         '<rootDir>/test/e2e/teams.test.ts',
         '<rootDir>/test/e2e/orphan-orders.test.ts',
+        '<rootDir>/test/e2e/host-choice.test.ts',
+        '<rootDir>/test/e2e/ssh-login.test.ts',
       ],
       setupFiles: [...base.setupFiles, '<rootDir>/test/setup-live-dialect.ts'],
       setupFilesAfterEnv: ['<rootDir>/test/setup-iam-checks.ts'],

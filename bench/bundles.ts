@@ -91,6 +91,17 @@ export interface BundlesResult {
   readonly bundles: BundleFigure[];
 }
 
+/**
+ * Size budget of one bundle: 400 KB with the AWS SDK, 60 KB without; CheckOrder carries ssh2's client
+ * for READINESS_PROBE=ssh-login (issue 31 §4: 352,843 → 692,597 bytes), so its budget is 720 KB.
+ */
+export const bundleBudgetBytes = (entry: string, usesAwsSdk: boolean): number =>
+  entry.endsWith('workflow/check-order.ts')
+    ? 720 * KB
+    : usesAwsSdk
+      ? RELAY_BUNDLE_BUDGET.sdkBytes
+      : RELAY_BUNDLE_BUDGET.noSdkBytes;
+
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /** The package (or our folder) an esbuild input path belongs to. */
@@ -333,7 +344,7 @@ export const benchBundles = async (): Promise<BundlesResult> => {
     for (const [i, m] of measured.entries()) {
       const { entry } = m;
       const { bytes, usesAwsSdk, topModules: top } = built[i];
-      const budgetBytes = usesAwsSdk ? RELAY_BUNDLE_BUDGET.sdkBytes : RELAY_BUNDLE_BUDGET.noSdkBytes;
+      const budgetBytes = bundleBudgetBytes(entry, usesAwsSdk);
       const loadRatio = m.loadCpuMs / referenceLoadCpuMs;
       bundles.push({
         entry,

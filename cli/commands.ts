@@ -46,6 +46,11 @@ export const OPTIONS = {
   'slack-user': { type: 'string' },
   'wait-for': { type: 'string' },
   'on-outbid': { type: 'string' },
+  'min-reliability': { type: 'string' },
+  'min-rating': { type: 'string' },
+  'min-rating-count': { type: 'string' },
+  'exclude-server': { type: 'string', multiple: true },
+  prefer: { type: 'string' },
   from: { type: 'string' },
   to: { type: 'string' },
 } as const satisfies NonNullable<ParseArgsConfig['options']>;
@@ -65,6 +70,9 @@ const WAIT: OptionName[] = [
   'public-url',
   'callback-secret',
 ];
+
+/** Host filters (issue 31 §1), of create-order and price-alert. */
+const HOST_FILTERS: OptionName[] = ['min-reliability', 'min-rating', 'min-rating-count', 'exclude-server'];
 
 export interface CommandSpec {
   readonly options: readonly OptionName[];
@@ -87,9 +95,11 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
       'callback',
       'wait-for',
       'on-outbid',
+      ...HOST_FILTERS,
+      'prefer',
     ],
     usage:
-      'create-order --gpu TYPE [--max-price USD_PER_HOUR] [--max-hours H] [--on-demand] [--image IMAGE] [--env NAME=VALUE]... [--wait-for 2h] [--on-outbid notify|rebid|replace|rebid_then_replace] [--callback URL] [--wait [--poll]]',
+      'create-order --gpu TYPE [--max-price USD_PER_HOUR] [--max-hours H] [--on-demand] [--image IMAGE] [--env NAME=VALUE]... [--min-reliability 0.99] [--min-rating 4.5 [--min-rating-count 3]] [--exclude-server ID]... [--prefer first|cheapest|reliable] [--wait-for 2h] [--on-outbid notify|rebid|replace|rebid_then_replace] [--callback URL] [--wait [--poll]]',
     summary: 'rent the first matching server (POST /webhook/create-order)',
   },
   'cancel-order': {
@@ -113,9 +123,9 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
     summary: 'end a standing order that is still waiting for a server (POST /webhook/cancel-task)',
   },
   'price-alert': {
-    options: [...SEND, ...WAIT, 'gpu', 'target', 'image', 'callback', 'wait-for'],
+    options: [...SEND, ...WAIT, 'gpu', 'target', 'image', 'callback', 'wait-for', ...HOST_FILTERS],
     usage:
-      'price-alert --gpu TYPE --target USD_PER_HOUR [--image IMAGE] [--wait-for 2h] [--callback URL] [--wait [--poll]]',
+      'price-alert --gpu TYPE --target USD_PER_HOUR [--image IMAGE] [--min-reliability 0.99] [--min-rating 4.5 [--min-rating-count 3]] [--exclude-server ID]... [--wait-for 2h] [--callback URL] [--wait [--poll]]',
     summary: 'one price check; rents at or under the target (POST /webhook/price-alert)',
   },
   status: {
@@ -187,6 +197,13 @@ Standing orders and outbid recovery (create-order; price-alert takes --wait-for 
   --on-outbid POLICY      what the relay does when someone outbids the spot order: notify (default),
                           rebid, replace or rebid_then_replace: on_outbid in the request
 
+Choosing a host (create-order; price-alert takes the filters too):
+  --min-reliability R     leave out servers whose reliability (0-1) is below R: min_reliability
+  --min-rating A          leave out servers whose average rating (0-5) is below A: min_rating
+  --min-rating-count N    with --min-rating: at least N ratings (default 1): min_rating_count
+  --exclude-server ID     never rent this server (repeatable, at most 100): exclude_servers
+  --prefer RULE           first (default: the marketplace's order), cheapest, or reliable: prefer
+
 Waiting for the result (create-order, cancel-order, extend-order, set-spot-price, cancel-task, price-alert,
 status, task):
   --wait                  wait for the task's result and print it; exit 1 if the task failed. The
@@ -209,6 +226,7 @@ Examples:
   gpu-relay cancel-order 12345
   gpu-relay create-order --gpu "RTX 4090" --max-hours 4 --wait
   gpu-relay create-order --gpu "RTX 4090" --max-price 0.5 --wait-for 2h --on-outbid replace
+  gpu-relay create-order --gpu "RTX 4090" --max-price 0.5 --min-reliability 0.99 --prefer cheapest --wait
   gpu-relay extend-order 12345 --hours 2
   gpu-relay set-spot-price 12345 --price 1500
   gpu-relay task 6f1c0b1e-...

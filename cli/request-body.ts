@@ -36,6 +36,38 @@ const onOutbid = (command: string, values: Values, body: RequestBody): void => {
   body.on_outbid = policy;
 };
 
+/** A number in [min, max] for --FLAG, checked before anything is sent (the relay refuses it too). */
+const boundedNumber = (command: string, flag: string, raw: string, min: number, max: number): number => {
+  const n = /^\s*(\d+(\.\d+)?|\.\d+)\s*$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!(n >= min && n <= max))
+    throw usageError(command, `--${flag} takes a number between ${min} and ${max}, got '${raw}'`);
+  return n;
+};
+
+/** The host filters (issue 31 §1): --min-reliability, --min-rating, --min-rating-count, --exclude-server. */
+const hostFilters = (command: string, values: Values, body: RequestBody): void => {
+  if (values['min-reliability'] !== undefined)
+    body.min_reliability = boundedNumber(command, 'min-reliability', values['min-reliability'], 0, 1);
+  if (values['min-rating'] !== undefined)
+    body.min_rating = boundedNumber(command, 'min-rating', values['min-rating'], 0, 5);
+  if (values['min-rating-count'] !== undefined) {
+    const raw = values['min-rating-count'];
+    if (!/^\d+$/.test(raw.trim()) || Number(raw) < 1)
+      throw usageError(command, `--min-rating-count takes a whole number of at least 1, got '${raw}'`);
+    body.min_rating_count = Number(raw);
+  }
+  const excluded = values['exclude-server'];
+  if (excluded !== undefined && excluded.length > 0) {
+    const ids = excluded.flatMap((raw) => raw.split(',')).map((raw) => raw.trim());
+    const bad = ids.find((id) => !/^\d+$/.test(id) || !Number.isSafeInteger(Number(id)) || Number(id) < 1);
+    if (bad !== undefined) throw usageError(command, `--exclude-server takes a server id, got '${bad}'`);
+    if (ids.length > 100) throw usageError(command, '--exclude-server: at most 100 servers');
+    body.exclude_servers = ids.map(Number);
+  }
+};
+
+const PREFER_VALUES = ['first', 'cheapest', 'reliable'];
+
 const createOrderBody = (command: string, values: Values, positionals: readonly string[], body: RequestBody): void => {
   noPositionals(command, positionals);
   if (!values.gpu?.trim()) throw usageError(command, '--gpu is required (e.g. --gpu "RTX 4090")');
@@ -54,6 +86,13 @@ const createOrderBody = (command: string, values: Values, positionals: readonly 
   }
   waitFor(command, values, body);
   onOutbid(command, values, body);
+  hostFilters(command, values, body);
+  if (values.prefer !== undefined) {
+    const prefer = values.prefer.trim().toLowerCase();
+    if (!PREFER_VALUES.includes(prefer))
+      throw usageError(command, `--prefer must be one of ${PREFER_VALUES.join(', ')}, got '${values.prefer}'`);
+    body.prefer = prefer;
+  }
 };
 
 /** Builds the request body of a task-starting command from its flags. */
@@ -88,6 +127,7 @@ export const buildBody = (command: string, values: Values, positionals: readonly
       body.target_price = parsePositiveNumber(command, 'target', values.target);
       if (values.image !== undefined) body.image = values.image;
       waitFor(command, values, body);
+      hostFilters(command, values, body);
       break;
     case 'status':
       noPositionals(command, positionals);

@@ -43,7 +43,15 @@ export const SETTING_DOCS: Readonly<Record<SettingKey, string>> = {
   orderVisibleTimeoutSeconds:
     'How long the relay looks for a just-placed order in my_orders (fresh reads, backoff) before it concludes that none was placed; production lists new orders up to ~20 s late. The fleet watch cancels an order that appears later and nobody kept.',
   readinessProbe:
-    'What makes a running order ready: `ssh` = its ssh endpoint answers with an SSH banner (within ORDER_READY_TIMEOUT_SECONDS), `none` = the marketplace status alone.',
+    "What makes a running order ready: `ssh-login` = the relay logs in over SSH (ssh2) with the order's `ssh_password`, which it derives per task and sends with create_order; a refused login is polled again until ORDER_READY_TIMEOUT_SECONDS ends, then the order is cancelled (`…: ssh login refused`); the success result reports `ssh_host_key_sha256`. `ssh` = its ssh endpoint answers with an SSH banner, `none` = the marketplace status alone.",
+  defaultMinReliability:
+    'Leave out servers whose marketplace `reliability` (0–1) is below this, for every create-order and price-alert that names no `min_reliability`; unset = no filter.',
+  defaultMinRating:
+    'Leave out servers whose average `rating` (0–5) is below this, for every create-order and price-alert that names no `min_rating`; unset = no filter.',
+  defaultMinRatingCount:
+    'With a rating floor: the fewest ratings a server must have when the request names no `min_rating_count`; unset = 1 when a rating floor applies.',
+  defaultPrefer:
+    "Which matching server a create-order that names no `prefer` rents: `first` (the marketplace's order, the spec's rule), `cheapest` (lowest USD/h of the order type), `reliable` (highest reliability, then rating, then price).",
   callerKeyCacheSeconds:
     'How long an instance reuses the caller keys it read (X-Webhook-Key-Id); a revocation takes effect everywhere within this. 0 reads them on every request.',
   spendLimitUsdPerDay:

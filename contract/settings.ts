@@ -180,8 +180,28 @@ export const SETTINGS = {
   readinessProbe: {
     env: 'READINESS_PROBE',
     kind: 'choice',
-    choices: ['ssh', 'none'],
-    default: 'ssh',
+    choices: ['ssh-login', 'ssh', 'none'],
+    default: 'ssh-login',
+  },
+  // Host filters and choice (issue 31): a positive number with a ceiling (the `hours` kind decodes exactly that).
+  defaultMinReliability: {
+    env: 'DEFAULT_MIN_RELIABILITY',
+    kind: 'hours',
+    optional: true,
+    max: { value: 1, reason: "the marketplace's reliability runs from 0 to 1" },
+  },
+  defaultMinRating: {
+    env: 'DEFAULT_MIN_RATING',
+    kind: 'hours',
+    optional: true,
+    max: { value: 5, reason: "the marketplace's rating runs from 0 to 5" },
+  },
+  defaultMinRatingCount: { env: 'DEFAULT_MIN_RATING_COUNT', kind: 'int', optional: true },
+  defaultPrefer: {
+    env: 'DEFAULT_PREFER',
+    kind: 'choice',
+    choices: ['first', 'cheapest', 'reliable'],
+    default: 'first',
   },
   callerKeyCacheSeconds: {
     env: 'CALLER_KEY_CACHE_SECONDS',

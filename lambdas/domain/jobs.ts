@@ -19,7 +19,7 @@ import { callerSafeText, isBusinessOutcome, MarketplaceInvalidInputError, TaskAl
 import { extendOrder, setSpotPrice, type ExtensionSpend } from './lease-jobs';
 import { hasLease, serverFitsLease } from './lease';
 import type { LeaseBook } from './lease-ports';
-import { findMatchingServer } from './matching';
+import { findMatchingServer, type HostFilters } from './matching';
 import { workflowOrigin, workflowRequest } from './accept-task';
 import type { Order, PortProtocol, Server } from './marketplace-types';
 import type {
@@ -213,6 +213,14 @@ export const priceAlertOrderTaskId = (alertTaskId: string): string => {
 
 export const PRICE_NOT_MET = 'Price not met';
 
+/** The host filters (issue 31 §1) of an input, without absent fields. */
+const hostFiltersOf = (input: HostFilters): HostFilters => ({
+  ...(input.min_reliability !== undefined ? { min_reliability: input.min_reliability } : {}),
+  ...(input.min_rating !== undefined ? { min_rating: input.min_rating } : {}),
+  ...(input.min_rating_count !== undefined ? { min_rating_count: input.min_rating_count } : {}),
+  ...(input.exclude_servers !== undefined ? { exclude_servers: input.exclude_servers } : {}),
+});
+
 /**
  * A single price check (not a watch). When a server matches `gpu_type` at or under `target_price`
  * (the workflow's matching rules, spot, default currency), a create-order task is recorded (queued),
@@ -238,6 +246,7 @@ export const runPriceAlert = async (
     ...(maxHours !== undefined ? { max_hours: maxHours } : {}),
     ...(input.callback_url ? { callback_url: input.callback_url } : {}),
     ...(input.wait_seconds ? { wait_seconds: input.wait_seconds } : {}),
+    ...hostFiltersOf(input),
   };
   // callback_url and a Slack response_url stay in the record (the workflow's deliverers read them there).
   const workflowInput = (createdMs: number): CreateOrderWorkflowInput => ({
@@ -275,6 +284,7 @@ export const runPriceAlert = async (
     max_price: input.target_price,
     currency,
     use_spot: true,
+    ...hostFiltersOf(input),
   });
   if (!server) return { success: false, message: PRICE_NOT_MET };
 

@@ -36,10 +36,17 @@ export type SshProbeFailure =
   /** The host is (or resolves to) a private, loopback, link-local or reserved address, which a deployed relay never connects to. */
   | 'address_refused'
   /** DNS or network failure. */
-  | 'unreachable';
+  | 'unreachable'
+  /** READINESS_PROBE=ssh-login: the ssh server answered, but refused the order's password (issue 31 §4). */
+  | 'login_refused';
 
 export type SshProbeResult =
-  | { readonly answered: true; readonly banner: string }
+  | {
+      readonly answered: true;
+      readonly banner: string;
+      /** READINESS_PROBE=ssh-login: the host key's fingerprint seen at the successful login, `SHA256:<base64>`. */
+      readonly host_key_sha256?: string;
+    }
   | { readonly answered: false; readonly reason: SshProbeFailure; readonly detail?: string };
 
 /**
@@ -48,6 +55,11 @@ export type SshProbeResult =
  */
 export interface SshProbe {
   probe(endpoint: SshEndpoint): Promise<SshProbeResult>;
+}
+
+/** READINESS_PROBE=ssh-login (issue 31 §4): an SSH login with the order's password. Never throws. */
+export interface SshLoginProbe {
+  login(endpoint: SshEndpoint, password: string): Promise<SshProbeResult>;
 }
 
 /**

@@ -3,6 +3,7 @@
  * HTTP request schemas (lambdas/http/requests.ts), the Slack command and the marketplace's order
  * check. No schema and no OpenAPI text here: those live in lambdas/http/.
  */
+import type { HostFilters, Prefer } from './matching';
 import type { PortProtocol } from './marketplace-types';
 import type { CancelOrderInput, CreateOrderInput, PriceAlertInput, StatusInput } from './task';
 
@@ -31,7 +32,34 @@ export interface RequestDefaults {
   readonly ports: Readonly<Record<string, PortProtocol>>;
   /** DEFAULT_MAX_HOURS: the lease of an order that names no max_hours; undefined = no lease. */
   readonly maxHours?: number;
+  /** DEFAULT_MIN_RELIABILITY, DEFAULT_MIN_RATING, DEFAULT_MIN_RATING_COUNT (issue 31 §1); undefined = no filter. */
+  readonly minReliability?: number;
+  readonly minRating?: number;
+  readonly minRatingCount?: number;
+  /** DEFAULT_PREFER (issue 31 §3). */
+  readonly prefer?: Prefer;
 }
+
+/**
+ * A request's host filters completed with the relay's defaults (issue 31 §1): each field the request
+ * leaves out takes its setting; `min_rating_count` is 1 when a rating floor applies and neither sets it.
+ */
+export const hostFilters = (
+  body: HostFilters,
+  defaults: Omit<RequestDefaults, 'image' | 'currency' | 'ports'>,
+): HostFilters => {
+  const minReliability = body.min_reliability ?? defaults.minReliability;
+  const minRating = body.min_rating ?? defaults.minRating;
+  const minRatingCount = body.min_rating_count ?? defaults.minRatingCount ?? (minRating !== undefined ? 1 : undefined);
+  return {
+    ...(minReliability !== undefined ? { min_reliability: minReliability } : {}),
+    ...(minRating !== undefined ? { min_rating: minRating } : {}),
+    ...(minRatingCount !== undefined ? { min_rating_count: minRatingCount } : {}),
+    ...(body.exclude_servers !== undefined && body.exclude_servers.length > 0
+      ? { exclude_servers: body.exclude_servers }
+      : {}),
+  };
+};
 
 /** The create-order fields a caller may set (the parsed body, or a Slack `rent`). */
 export interface CreateOrderFields {
@@ -49,6 +77,12 @@ export interface CreateOrderFields {
   readonly on_outbid?: CreateOrderInput['on_outbid'] | 'notify';
   /** false: callback_url gets the result only, no lifecycle events (issue 28). */
   readonly lifecycle_events?: boolean;
+  /** Host filters and choice (issue 31; validated in lambdas/http/requests.ts). */
+  readonly min_reliability?: number;
+  readonly min_rating?: number;
+  readonly min_rating_count?: number;
+  readonly exclude_servers?: readonly number[];
+  readonly prefer?: Prefer;
 }
 
 /** Create-order fields + config defaults → the workflow's request (use_spot defaults to true). */
@@ -65,7 +99,13 @@ export const normalizeCreateOrder = (body: CreateOrderFields, defaults: RequestD
   ...(body.wait_seconds !== undefined && body.wait_seconds > 0 ? { wait_seconds: body.wait_seconds } : {}),
   ...(body.on_outbid !== undefined && body.on_outbid !== 'notify' ? { on_outbid: body.on_outbid } : {}),
   ...(body.lifecycle_events === false ? { lifecycle_events: false as const } : {}),
+  ...hostFilters(body, defaults),
+  ...preferOf(body.prefer ?? defaults.prefer),
 });
+
+/** `prefer` as the task input carries it: absent for `first`, the spec's rule. */
+const preferOf = (prefer: Prefer | undefined): { prefer?: 'cheapest' | 'reliable' } =>
+  prefer === undefined || prefer === 'first' ? {} : { prefer };
 
 export const normalizeCancelOrder = (body: {
   readonly order_id: number;
@@ -83,14 +123,15 @@ export const normalizePriceAlert = (
     readonly image?: string;
     readonly callback_url?: string;
     readonly wait_seconds?: number;
-  },
-  defaults: Pick<RequestDefaults, 'image'>,
+  } & HostFilters,
+  defaults: Omit<RequestDefaults, 'currency' | 'ports'>,
 ): PriceAlertInput => ({
   gpu_type: body.gpu_type,
   target_price: body.target_price,
   image: body.image ?? defaults.image,
   ...(body.callback_url !== undefined ? { callback_url: body.callback_url } : {}),
   ...(body.wait_seconds !== undefined && body.wait_seconds > 0 ? { wait_seconds: body.wait_seconds } : {}),
+  ...hostFilters(body, defaults),
 });
 
 export const normalizeStatus = (body: { readonly callback_url?: string }): StatusInput =>

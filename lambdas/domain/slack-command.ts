@@ -16,6 +16,9 @@ export type SlackCommand =
       readonly wait_seconds?: number;
       /** `notify`, `rebid`, `replace` or `rebid_then_replace` (issue 23). */
       readonly on_outbid?: OnOutbid;
+      /** Host filters (issue 31 §1): `rel=0.99` → min_reliability, `rating=4.5` → min_rating. */
+      readonly min_reliability?: number;
+      readonly min_rating?: number;
     }
   | { readonly kind: 'cancel'; readonly order_id: number }
   | { readonly kind: 'status' }
@@ -29,6 +32,7 @@ export const usageText = (command = '/gpu'): string =>
   [
     'Usage:',
     `• \`${command} rent <gpu_type> [max_price]\` rent the first available server with that GPU (max_price in USD/hour), e.g. \`${command} rent RTX_4090 0.5\` (write \`_\` for a space)`,
+    `    add \`rel=<0-1>\` and \`rating=<0-5>\` to leave out servers below that reliability or rating, e.g. \`${command} rent RTX_4090 0.5 rel=0.99 rating=4.5\``,
     `    add \`wait=<n>s|m|h\` to keep waiting for a match up to that long (at most 24h), and \`rebid\`, \`replace\` or \`rebid_then_replace\` to recover a spot order someone outbids (default \`notify\`), e.g. \`${command} rent RTX_4090 0.5 wait=2h rebid\``,
     `• \`${command} cancel <order_id>\` cancel an order`,
     `• \`${command} status\` list your orders`,
@@ -40,8 +44,8 @@ export const usageText = (command = '/gpu'): string =>
 const MAX_GPU_TYPE_LENGTH = 100;
 
 const RENT_USAGE = (command: string) =>
-  `Usage: \`${command} rent <gpu_type> [max_price] [wait=<n>s|m|h] [notify|rebid|replace|rebid_then_replace]\`, e.g. \`${command} rent RTX_4090 0.5\`, \`${command} rent A100\` or \`${command} rent RTX_4090 0.5 wait=2h rebid\`` +
-  ' (write `_` for a space in the GPU name; max_price is a number, USD/hour, right after the GPU; wait= keeps the request waiting for a match' +
+  `Usage: \`${command} rent <gpu_type> [max_price] [wait=<n>s|m|h] [notify|rebid|replace|rebid_then_replace] [rel=<0-1>] [rating=<0-5>]\`, e.g. \`${command} rent RTX_4090 0.5\`, \`${command} rent A100\`, \`${command} rent RTX_4090 0.5 rel=0.99 rating=4.5\` or \`${command} rent RTX_4090 0.5 wait=2h rebid\`` +
+  ' (write `_` for a space in the GPU name; max_price is a number, USD/hour, right after the GPU; rel= and rating= leave out servers below that reliability (0-1) or average rating (0-5); wait= keeps the request waiting for a match' +
   ' up to that long, at most 24h; the last word says what to do when someone outbids the spot order, notify by default)';
 
 const CANCEL_USAGE = (command: string) => `Usage: \`${command} cancel <order_id>\` (order_id is a positive integer)`;
@@ -89,16 +93,34 @@ const echo = (word: string): string =>
  */
 const parseRent = (args: readonly string[], command: string): SlackCommand => {
   const usage: SlackCommand = { kind: 'usage', text: RENT_USAGE(command) };
-  if (args.length < 1 || args.length > 4) return usage;
+  if (args.length < 1 || args.length > 6) return usage;
   const [gpuWord, ...rest] = args;
   const gpuType = gpuTypeOf(gpuWord);
   if (gpuType.length === 0 || gpuType.length > MAX_GPU_TYPE_LENGTH) return usage;
   let maxPrice: number | undefined;
   let waitSeconds: number | undefined;
   let onOutbid: OnOutbid | undefined;
+  let minReliability: number | undefined;
+  let minRating: number | undefined;
   for (const [i, word] of rest.entries()) {
     const lower = word.toLowerCase();
-    if (lower.startsWith('wait=')) {
+    if (lower.startsWith('rel=') || lower.startsWith('rating=')) {
+      const [name, value] = lower.split('=', 2) as [string, string];
+      const max = name === 'rel' ? 1 : 5;
+      const n = /^(\d+(\.\d+)?|\.\d+)$/.test(value) ? Number(value) : Number.NaN;
+      if (!(n >= 0 && n <= max))
+        return {
+          kind: 'usage',
+          text: `\`${echo(word)}\`: ${name}= takes a number from 0 to ${max}.\n${RENT_USAGE(command)}`,
+        };
+      if (name === 'rel') {
+        if (minReliability !== undefined) return usage;
+        minReliability = n;
+      } else {
+        if (minRating !== undefined) return usage;
+        minRating = n;
+      }
+    } else if (lower.startsWith('wait=')) {
       const seconds = parseWaitDuration(word.slice('wait='.length));
       if (seconds === undefined)
         return { kind: 'usage', text: `\`${echo(word)}\`: wait= takes ${WAIT_DURATION_RULE}.\n${RENT_USAGE(command)}` };
@@ -120,6 +142,8 @@ const parseRent = (args: readonly string[], command: string): SlackCommand => {
     ...(maxPrice !== undefined ? { max_price: maxPrice } : {}),
     ...(waitSeconds !== undefined ? { wait_seconds: waitSeconds } : {}),
     ...(onOutbid !== undefined ? { on_outbid: onOutbid } : {}),
+    ...(minReliability !== undefined ? { min_reliability: minReliability } : {}),
+    ...(minRating !== undefined ? { min_rating: minRating } : {}),
   };
 };
 

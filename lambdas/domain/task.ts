@@ -28,6 +28,14 @@ export const TaskOriginSchema = z.object({
 });
 export type TaskOrigin = Readonly<z.infer<typeof TaskOriginSchema>>;
 
+/** The host filters (issue 31 §1) as stored inputs carry them: the workflow state and the job message. */
+export const HostFilterShape = {
+  min_reliability: z.optional(z.number().check(z.gte(0), z.lte(1))),
+  min_rating: z.optional(z.number().check(z.gte(0), z.lte(5))),
+  min_rating_count: z.optional(z.int().check(z.positive())),
+  exclude_servers: z.optional(z.array(z.int())),
+};
+
 /** Normalized create-order input: request plus defaults from config. This is the workflow input's `request`. */
 export interface CreateOrderInput {
   readonly gpu_type: string;
@@ -49,6 +57,13 @@ export interface CreateOrderInput {
    * events (the CLI's --wait listener, which is gone once the result arrived). Absent = events too.
    */
   readonly lifecycle_events?: false;
+  /** Host filters (issue 31 §1), the request's or the relay's defaults; absent = no filter. */
+  readonly min_reliability?: number;
+  readonly min_rating?: number;
+  readonly min_rating_count?: number;
+  readonly exclude_servers?: readonly number[];
+  /** Which match is rented (issue 31 §3); absent = `first`. */
+  readonly prefer?: 'cheapest' | 'reliable';
 }
 export interface CancelOrderInput {
   readonly order_id: number;
@@ -69,6 +84,11 @@ export interface PriceAlertInput {
   readonly callback_url?: string;
   /** The queued create-order's `wait_seconds` (issue 23). */
   readonly wait_seconds?: number;
+  /** Host filters (issue 31 §1), for the check and the queued create-order. */
+  readonly min_reliability?: number;
+  readonly min_rating?: number;
+  readonly min_rating_count?: number;
+  readonly exclude_servers?: readonly number[];
 }
 
 /** Task inputs of the two new job kinds (what the queue carries). */
@@ -121,6 +141,10 @@ export interface CreateOrderSuccess {
   readonly price_usd: number | null;
   /** Unix seconds at which the relay cancels the order (a leased order only), counted from readiness. */
   readonly lease_expires_at?: number;
+  /** Why this server was chosen (issue 31 §3): `cheapest of 7 matches at $0.31/h`. */
+  readonly chosen?: string;
+  /** READINESS_PROBE=ssh-login (issue 31 §4): the host key's SHA-256 fingerprint seen at login. */
+  readonly ssh_host_key_sha256?: string;
 }
 export interface CancelSuccess {
   readonly success: true;

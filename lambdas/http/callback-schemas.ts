@@ -24,6 +24,14 @@ const CreateOrderSuccessSchema = describe(
       description:
         'Leased orders only (`max_hours` or DEFAULT_MAX_HOURS): Unix seconds at which the relay cancels the order, counted from readiness',
     }),
+    chosen: describe(z.optional(z.string()), {
+      description:
+        'Why this server (issue 31 §3): the `prefer` rule, how many servers matched and the USD/h of the order type, e.g. `cheapest of 7 matches at $0.31/h`',
+    }),
+    ssh_host_key_sha256: describe(z.optional(z.string()), {
+      description:
+        'READINESS_PROBE=ssh-login: the SHA-256 fingerprint of the host key seen at the first successful login (`SHA256:<base64>`), to pin it',
+    }),
   }),
   { title: 'CreateOrderSuccess' },
 );

@@ -33,6 +33,7 @@ import {
 import { CANCEL_TASK_REQUIRED } from '../domain/standing-orders';
 import { isTaskId } from '../domain/task-view';
 import { refuse } from './refuse';
+import { PREFER_MODES, type Prefer } from '../domain/matching';
 
 /** Longest callback_url accepted; long enough for any real receiver, short enough to bound storage. */
 export const MAX_URL_LENGTH = 2048;
@@ -145,6 +146,104 @@ export const WaitSecondsSchema = describe(
   },
 );
 
+// ---- host filters and choice (issue 31; the rules are in domain/matching.ts) -----------------------
+
+/** The most server ids `exclude_servers` may list. */
+export const MAX_EXCLUDE_SERVERS = 100;
+
+/** A number in [min, max]: absent/null → undefined; else the 400 text naming the field and its range. */
+const boundedNumber = (field: string, min: number, max: number, description: string, integer = false) =>
+  z.optional(
+    describe(
+      z.pipe(
+        z.unknown(),
+        z.transform((value, ctx): number | undefined => {
+          if (value === undefined || value === null) return undefined;
+          if (
+            typeof value === 'number' &&
+            Number.isFinite(value) &&
+            value >= min &&
+            value <= max &&
+            (!integer || Number.isInteger(value))
+          )
+            return value;
+          return refuse(ctx, `${field} must be ${integer ? 'a whole number' : 'a number'} between ${min} and ${max}`);
+        }),
+      ),
+      { description, type: integer ? 'integer' : 'number', minimum: min, maximum: max },
+    ),
+  );
+
+export const EXCLUDE_SERVERS_ERROR = `exclude_servers must be a list of at most ${MAX_EXCLUDE_SERVERS} server ids (positive integers)`;
+
+/** The host filters of create-order and price-alert (issue 31 §1). */
+export const HostFilterFields = {
+  min_reliability: boundedNumber(
+    'min_reliability',
+    0,
+    1,
+    'Leave out servers whose marketplace `reliability` (0–1) is below this; default DEFAULT_MIN_RELIABILITY (unset: no filter)',
+  ),
+  min_rating: boundedNumber(
+    'min_rating',
+    0,
+    5,
+    'Leave out servers whose average `rating` (0–5) is below this; default DEFAULT_MIN_RATING (unset: no filter)',
+  ),
+  min_rating_count: boundedNumber(
+    'min_rating_count',
+    1,
+    1_000_000,
+    'With min_rating: the fewest ratings a server must have; default DEFAULT_MIN_RATING_COUNT, else 1 when min_rating is set',
+    true,
+  ),
+  exclude_servers: z.optional(
+    describe(
+      z.pipe(
+        z.unknown(),
+        z.transform((value, ctx): number[] | undefined => {
+          if (value === undefined || value === null) return undefined;
+          if (
+            Array.isArray(value) &&
+            value.length <= MAX_EXCLUDE_SERVERS &&
+            value.every((id) => typeof id === 'number' && Number.isSafeInteger(id) && id > 0)
+          )
+            return [...new Set(value as number[])];
+          return refuse(ctx, EXCLUDE_SERVERS_ERROR);
+        }),
+      ),
+      {
+        description: `Server ids never to rent (at most ${MAX_EXCLUDE_SERVERS})`,
+        type: 'array',
+        items: { type: 'integer', minimum: 1 },
+        maxItems: MAX_EXCLUDE_SERVERS,
+      },
+    ),
+  ),
+};
+
+export const PREFER_ERROR = `prefer must be one of ${PREFER_MODES.join(', ')}`;
+
+/** `prefer` of create-order (issue 31 §3). */
+export const PreferSchema = describe(
+  z.pipe(
+    z.unknown(),
+    z.transform((value, ctx): Prefer | undefined => {
+      if (value === undefined || value === null) return undefined;
+      return typeof value === 'string' && (PREFER_MODES as readonly string[]).includes(value)
+        ? (value as Prefer)
+        : refuse(ctx, PREFER_ERROR);
+    }),
+  ),
+  {
+    description:
+      "Which matching server is rented: `first` (the marketplace's order, the spec's rule), `cheapest` (lowest USD/h of the order type), " +
+      '`reliable` (highest reliability, then rating, then price); default DEFAULT_PREFER. The result says why (`chosen`).',
+    type: 'string',
+    enum: [...PREFER_MODES],
+  },
+);
+
 /** POST /webhook/create-order. */
 export const CreateOrderBodySchema = bodyObject({
   gpu_type: describe(gpuType('gpu_type required'), {
@@ -247,6 +346,7 @@ export const PriceAlertBodySchema = bodyObject({
   callback_url: optional(CallbackUrlSchema),
   /** The queued create-order's wait (issue 23): it may stand when the matched server is gone by then. */
   wait_seconds: optional(WaitSecondsSchema),
+  ...HostFilterFields,
 });
 export type PriceAlertBody = z.infer<typeof PriceAlertBodySchema>;
 
@@ -350,6 +450,8 @@ export const CreateOrderLeaseBodySchema = z
           "false: `callback_url` receives the task's result only, not the order's later lifecycle events (what the CLI's --wait listener asks: it is gone once the result arrived). Default true",
       }),
     ),
+    ...HostFilterFields,
+    prefer: z.optional(PreferSchema),
   })
   .check((ctx) => {
     const problem = onOutbidProblem(ctx.value);

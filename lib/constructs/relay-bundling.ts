@@ -23,9 +23,20 @@ export const relayEsbuildAliases = (repoRoot: string): Readonly<Record<string, s
   '@stablelib/base64': path.join(repoRoot, 'lambdas', 'adapters', 'native-webhook-crypto.ts'),
 });
 
-/** ESM bundles need a real `require` for the CommonJS parts of the SDK. */
+/**
+ * Left out of every bundle: ssh2's optional native parts (its `sshcrypto.node` binding and
+ * `cpu-features`), which it requires inside try/catch and replaces with pure JavaScript when absent.
+ * ssh2 itself is imported by the CheckOrder handler only (READINESS_PROBE=ssh-login, issue 31 §4).
+ */
+export const RELAY_BUNDLE_EXTERNALS: readonly string[] = ['*.node', 'cpu-features'];
+
+/**
+ * ESM bundles need a real `require` for the CommonJS parts of the SDK, and `__dirname` for ssh2
+ * (its poly1305 module reads it at load: without it the CheckOrder bundle fails to load with
+ * "__dirname is not defined in ES module scope").
+ */
 export const RELAY_BUNDLE_BANNER =
-  "import { createRequire } from 'module';const require = createRequire(import.meta.url);";
+  "import{createRequire}from'module';const require=createRequire(import.meta.url),__dirname=import.meta.dirname;";
 
 /**
  * Minified without `keepNames` (BENCHMARKS.md §7, "Names"): keeping every function's and class's
@@ -76,4 +87,5 @@ export const relayBuildOptions = (repoRoot: string) => ({
   mainFields: ['module', 'main'],
   banner: { js: RELAY_BUNDLE_BANNER },
   alias: { ...relayEsbuildAliases(repoRoot) },
+  external: [...RELAY_BUNDLE_EXTERNALS],
 });

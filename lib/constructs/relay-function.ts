@@ -12,6 +12,7 @@ import { Construct } from 'constructs';
 import { METRICS_NAMESPACE, SERVICE_NAME } from '../../contract/telemetry';
 import {
   RELAY_BUNDLE_BANNER,
+  RELAY_BUNDLE_EXTERNALS,
   RELAY_BUNDLE_KEEP_NAMES,
   RELAY_BUNDLE_TARGET,
   relayEsbuildAliases,
@@ -78,7 +79,7 @@ export class RelayFunction extends Construct {
         mainFields: ['module', 'main'],
         banner: RELAY_BUNDLE_BANNER,
         // Bundle everything (Powertools, middy, SDK v3) rather than rely on the runtime's copy.
-        externalModules: [],
+        externalModules: [...RELAY_BUNDLE_EXTERNALS],
         esbuildArgs: Object.fromEntries(
           Object.entries(relayEsbuildAliases(REPO_ROOT)).map(([from, to]) => [`--alias:${from}`, to]),
         ),

@@ -67,6 +67,11 @@ export interface SimulatorOptions {
    * after the order started; before, connections are reset (production: `online` while ssh is refused). @default 0
    */
   readonly sshDelayMs?: number;
+  /**
+   * Its ssh server accepts a login with the order's ssh_password this long after its ssh started
+   * answering; before, "Permission denied" (issue 31 §4). null: never. @default 0
+   */
+  readonly sshLoginDelayMs?: number | null;
   /** A new order shows in my_orders only this long after create_order (production: up to 20 s). @default 0 */
   readonly visibleDelayMs?: number;
   /** Enforce the per-key request rate (code 5). @default true */
@@ -119,10 +124,30 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
   const clock = opts.now ?? Date.now;
   const initialSshDelayMs = opts.sshDelayMs ?? 0;
   let sshDelayMs = initialSshDelayMs;
-  const ssh = new SimSshEndpoints((orderId) => {
+  const initialSshLoginDelayMs = opts.sshLoginDelayMs === undefined ? 0 : opts.sshLoginDelayMs;
+  let sshLoginDelayMs = initialSshLoginDelayMs;
+  /** When the order's ssh answers (a banner), or undefined while it does not run. */
+  const sshAnswersAt = (orderId: number): number | undefined => {
     const order = state.allOrders(now()).find((o) => o.order_id === orderId);
-    return order?.phase === 'running' && now() >= (order.startedAtMs ?? order.readyAtMs) + sshDelayMs;
-  });
+    return order?.phase === 'running' ? (order.startedAtMs ?? order.readyAtMs) + sshDelayMs : undefined;
+  };
+  const ssh = new SimSshEndpoints(
+    (orderId) => {
+      const at = sshAnswersAt(orderId);
+      return at !== undefined && now() >= at;
+    },
+    (orderId, password) => {
+      const at = sshAnswersAt(orderId);
+      const order = state.allOrders(now()).find((o) => o.order_id === orderId);
+      return (
+        at !== undefined &&
+        sshLoginDelayMs !== null &&
+        order?.ssh_password !== undefined &&
+        order.ssh_password === password &&
+        now() >= at + sshLoginDelayMs
+      );
+    },
+  );
   const state = new MarketplaceState({
     seed: opts.seed ?? 1,
     serverCount: opts.serverCount,
@@ -211,6 +236,7 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
       void ssh.closeAll();
       state.reset();
       sshDelayMs = initialSshDelayMs;
+      sshLoginDelayMs = initialSshLoginDelayMs;
       rateLimit = initialRateLimit;
       clockOffsetMs = 0;
       faults = [];
@@ -225,6 +251,9 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
     },
     setSshDelay: (ms) => {
       sshDelayMs = ms;
+    },
+    setSshLoginDelay: (ms) => {
+      sshLoginDelayMs = ms;
     },
     setVisibleDelay: (ms) => {
       state.visibleDelayMs = ms;

@@ -52,6 +52,8 @@ interface OrderRecord {
   readonly image: string;
   readonly ports: Readonly<Record<string, 'tcp' | 'http'>>;
   readonly env: Readonly<Record<string, string>>;
+  /** The password its ssh server accepts (issue 31 §4); never shown in my_orders. */
+  readonly ssh_password?: string;
   readonly createdMs: number;
   /** Before this the order exists (the server is rented) but my_orders does not list it yet. */
   readonly visibleAtMs: number;
@@ -249,6 +251,7 @@ export class MarketplaceState {
       image: req.image,
       ports: req.ports ?? {},
       env: req.env ?? {},
+      ...(req.ssh_password !== undefined ? { ssh_password: req.ssh_password } : {}),
       createdMs: now,
       visibleAtMs: now + this.visibleDelayMs,
       readyAtMs: now + this.readyDelayMs,

@@ -91,6 +91,8 @@ export interface SimulatorControl {
   setReadyDelay(ms: number): void;
   /** How long after an order starts its ssh answers (see SimulatorOptions.sshDelayMs); applies to running orders too. */
   setSshDelay(ms: number): void;
+  /** How long after its ssh answers an order's ssh server accepts its password (null: never); applies to running orders too. */
+  setSshLoginDelay(ms: number | null): void;
   /** New orders show in my_orders this long after create_order (production: up to 20 s late). */
   setVisibleDelay(ms: number): void;
   /** Orders not listed yet (setVisibleDelay) show in my_orders now: a test ends the delay when it has seen what it needs. */
@@ -148,6 +150,8 @@ export const handleControlRoute = (
     if (route === 'POST /_sim/reset') control.reset();
     else if (route === 'POST /_sim/ready-delay') control.setReadyDelay(z.number().int().nonnegative().parse(input.ms));
     else if (route === 'POST /_sim/ssh-delay') control.setSshDelay(z.number().int().nonnegative().parse(input.ms));
+    else if (route === 'POST /_sim/ssh-login-delay')
+      control.setSshLoginDelay(z.nullable(z.number().int().nonnegative()).parse(input.ms));
     else if (route === 'POST /_sim/visible-delay')
       control.setVisibleDelay(z.number().int().nonnegative().parse(input.ms));
     else if (route === 'POST /_sim/rate-limit') control.setRateLimit(z.boolean().parse(input.enabled));

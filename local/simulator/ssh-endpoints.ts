@@ -3,9 +3,13 @@
  * created and closed when it ends (and on the simulator's close). A connection gets an SSH banner
  * once the order's ssh answers (it runs and `sshDelayMs` has passed since it started, decided by the
  * simulator), else it is reset, as production's freshly `online` orders do for minutes
- * (marketplace-live.md, S6). The banner is all it says: it reads nothing and waits for the client to close.
+ * (marketplace-live.md, S6). An answered connection is a real SSH server (ssh2's, one generated
+ * ed25519 host key per simulator): its banner is what READINESS_PROBE=ssh reads, and a password
+ * login as any user succeeds only with the order's ssh_password once `accepts` says so (issue 31 §4:
+ * a banner before the password works, "Permission denied" until then). A session is closed at once.
  */
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { Server as SshServer, utils as sshUtils } from 'ssh2';
 
 /** Where an order's ssh answers. */
 export interface SimSshEndpoint {
@@ -20,6 +24,8 @@ export interface SimSshConnections {
 }
 
 export const SIM_SSH_BANNER = 'SSH-2.0-OpenSSH_9.6 gpu-order-relay-simulator\r\n';
+/** The software part of SIM_SSH_BANNER, as ssh2's server takes it (`SSH-2.0-` is its own). */
+const SIM_SSH_IDENT = 'OpenSSH_9.6 gpu-order-relay-simulator';
 const SSH_HOST = '127.0.0.1';
 
 interface Listener {
@@ -28,6 +34,8 @@ interface Listener {
   readonly endpoint: SimSshEndpoint;
   answered: number;
   reset: number;
+  logins: number;
+  refusedLogins: number;
 }
 
 export class SimSshEndpoints {
@@ -41,8 +49,43 @@ export class SimSshEndpoints {
   private generation = 0;
   private readonly closing = new Set<Promise<void>>();
 
-  /** @param answers whether order `id`'s ssh answers now (a banner) or not (the connection is reset) */
-  public constructor(private readonly answers: (orderId: number) => boolean) {}
+  /** One host key for every endpoint of this simulator, generated once. */
+  private readonly ssh: SshServer;
+
+  /**
+   * @param answers whether order `id`'s ssh answers now (a banner) or not (the connection is reset)
+   * @param accepts whether a login with `password` works on order `id` now
+   */
+  public constructor(
+    private readonly answers: (orderId: number) => boolean,
+    private readonly accepts: (orderId: number, password: string) => boolean = () => false,
+  ) {
+    const key = sshUtils.generateKeyPairSync('ed25519');
+    this.ssh = new SshServer({ hostKeys: [key.private], ident: SIM_SSH_IDENT }, (client) => {
+      // The order is the listener's that took the socket (ssh2 keeps the socket as `_sock`).
+      const orderId = (client as unknown as { _sock?: { simOrderId?: number } })._sock?.simOrderId;
+      client.on('error', () => undefined);
+      client.on('authentication', (ctx) => {
+        const listener = orderId === undefined ? undefined : this.listeners.get(orderId);
+        if (ctx.method === 'password' && orderId !== undefined && this.accepts(orderId, ctx.password)) {
+          if (listener) listener.logins += 1;
+          ctx.accept();
+          return;
+        }
+        if (ctx.method === 'password' && listener) listener.refusedLogins += 1;
+        ctx.reject(['password']);
+      });
+      // Logged in: nothing to run; the session ends when the client closes.
+      client.on('ready', () => client.on('session', (accept) => accept().on('close', () => client.end())));
+    });
+    this.ssh.on('error', () => undefined);
+  }
+
+  /** Password logins the order's endpoint accepted and refused. */
+  public logins(orderId: number): { readonly accepted: number; readonly refused: number } {
+    const listener = this.listeners.get(orderId);
+    return listener ? { accepted: listener.logins, refused: listener.refusedLogins } : { accepted: 0, refused: 0 };
+  }
 
   /** Opens the order's listener (once); resolves with its endpoint. */
   public open(orderId: number): Promise<SimSshEndpoint> {
@@ -114,8 +157,9 @@ export class SimSshEndpoints {
       listener.answered += 1;
       sockets.add(socket);
       socket.once('close', () => sockets.delete(socket));
-      socket.resume(); // what the client sends is read and dropped
-      socket.write(SIM_SSH_BANNER);
+      // ssh2's server takes the connection: the banner, then the login rules of `accepts`.
+      (socket as Socket & { simOrderId?: number }).simOrderId = orderId;
+      this.ssh.injectSocket(socket);
     });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -130,6 +174,8 @@ export class SimSshEndpoints {
       endpoint: { host: SSH_HOST, port: (server.address() as AddressInfo).port },
       answered: 0,
       reset: 0,
+      logins: 0,
+      refusedLogins: 0,
     };
     if (generation !== this.generation) {
       this.stop(listener);

@@ -25,7 +25,7 @@ describe('Function: configFromContext', () => {
     // Secure defaults of a public endpoint (issue 13 item 3).
     expect(config).toMatchObject({ requireWebhookTimestamp: true, allowUnsignedSlack: false });
     // Issue 20 item 6: ready means ssh answers.
-    expect(config.readinessProbe).toBe('ssh');
+    expect(config.readinessProbe).toBe('ssh-login');
   });
 
   it('reads readinessProbe none, which turns the ssh check off', () => {

@@ -24,8 +24,11 @@ const sampleOf = (key: string, s: Setting): { context: string; value: string } =
       if (value === fallback) throw new Error(`no non-default sample for ${key}`);
       return { context: String(value), value: String(value) };
     }
-    case 'hours':
-      return { context: '3.5', value: '3.5' };
+    case 'hours': {
+      // Under the setting's ceiling (DEFAULT_MIN_RELIABILITY is at most 1).
+      const value = s.max && s.max.value < 3.5 ? String(s.max.value / 2) : '3.5';
+      return { context: value, value };
+    }
     case 'amount':
       return { context: '2.5', value: '2.5' };
     case 'bool':

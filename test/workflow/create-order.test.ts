@@ -53,6 +53,7 @@ describe('Workflow: create-order', () => {
       ssh_connection: expect.stringContaining('ssh'),
       gpu: ['ZETA Z9000', 'ZETA Z9000'],
       price_usd: 0.45,
+      chosen: 'first of 1 match at $0.45/h',
     });
     // Signed per Standard Webhooks with the callback signing secret, never like a request.
     expect(callback && deliveryVerifies(callback, TEST_CALLBACK_SECRET)).toBe(true);

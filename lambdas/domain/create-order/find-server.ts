@@ -1,7 +1,16 @@
 /** FindServer: picks and claims a server for the task (see ./workflow-state.ts for the workflow). */
 import { NoServerAvailableError, SoftTimeoutError } from '../errors';
 import { serverFitsLease } from '../lease';
-import { findMatchingServers, noMatchText } from '../matching';
+import {
+  chosenText,
+  comparablePriceUsd,
+  filteredNoMatchMessage,
+  findMatchingServers,
+  leftOutBy,
+  noMatchText,
+  orderByPreference,
+  type MatchCriteria,
+} from '../matching';
 import type { MarketplaceClient, ServerClaims, TaskRepository, WaitingTasks } from '../ports';
 import { budgetApplies, orderUsdPerHour, SPEND_PERIOD_HOURS, usdPerCoin } from '../spend-budget';
 import { spotBidFor } from '../spot-bid';
@@ -86,22 +95,29 @@ export const findServerOrWait = async (
 
   const { request } = state;
   const servers = await deps.marketplace.listServers();
-  const matching = findMatchingServers(servers, {
+  const criteria: MatchCriteria = {
     gpu_type: request.gpu_type,
     max_price: request.max_price,
     currency: request.currency,
     use_spot: request.use_spot,
     exclude: excluded,
-  });
+    ...(request.min_reliability !== undefined ? { min_reliability: request.min_reliability } : {}),
+    ...(request.min_rating !== undefined ? { min_rating: request.min_rating } : {}),
+    ...(request.min_rating_count !== undefined ? { min_rating_count: request.min_rating_count } : {}),
+    ...(request.exclude_servers !== undefined ? { exclude_servers: request.exclude_servers } : {}),
+  };
+  const matching = findMatchingServers(servers, criteria);
   // A leased order needs a server that may be rented that long (`mrl`, hours).
   const fitting = matching.filter((server) => serverFitsLease(server, request.max_hours));
   // Under a budget an order is reserved at its own USD price (on-demand: the on-demand one, never the
   // spot one): a server that states none is skipped, and the failure text says so (issue 29 §3).
   const budgeted = budgetApplies(deps.spendLimitUsdPerDay, state.origin.caller);
-  const candidates = budgeted ? fitting.filter((server) => orderUsdPerHour(server, request) !== undefined) : fitting;
+  const priced = budgeted ? fitting.filter((server) => orderUsdPerHour(server, request) !== undefined) : fitting;
   const skipped = fitting
-    .filter((server) => !candidates.includes(server))
+    .filter((server) => !priced.includes(server))
     .map((server) => ({ server_id: server.id, reason: noUsdPriceReason(request.use_spot) }));
+  // `prefer` (issue 31 §3) decides the order in which the matches are tried.
+  const candidates = orderByPreference(priced, request.prefer, request);
   // A resumed standing order tries the server the watch claimed for it first.
   const preferred = state.resume?.server_id;
   if (preferred !== undefined) candidates.sort((a, b) => Number(b.id === preferred) - Number(a.id === preferred));
@@ -115,6 +131,7 @@ export const findServerOrWait = async (
       const bid = request.use_spot ? spotBidFor(server, request.currency) : undefined;
       const usdPerHour = orderUsdPerHour(server, request);
       const perCoin = usdPerCoin(server, request.currency, SPEND_PERIOD_HOURS);
+      const price = comparablePriceUsd(server, request.use_spot, request.currency);
       return {
         server: {
           id: server.id,
@@ -127,6 +144,7 @@ export const findServerOrWait = async (
         attempt,
         excluded,
         ...(tried.length ? { tried } : {}),
+        chosen: chosenText(request.prefer, candidates.length, typeof price === 'number' ? price : undefined),
       };
     }
   }
@@ -135,8 +153,15 @@ export const findServerOrWait = async (
   // A standing order waits for the fleet watch to find it a server (issue 23).
   if (standing) return wait(state, { ...deps, waiting: standing }, now);
   // After refusals the failure names each server tried and why (issue 20, item 2).
+  // The text names the filters that emptied the list (issue 31 §1), or the models listed now when
+  // no server has that GPU at all (issue 28).
+  const leftOut = leftOutBy(servers, criteria);
+  const noMatch =
+    leftOut.reliability + leftOut.rating + leftOut.excluded > 0
+      ? filteredNoMatchMessage(request.gpu_type, request.max_price, request, leftOut)
+      : noMatchText(servers, request.gpu_type, request.max_price);
   throw new NoServerAvailableError(
-    triedServersText(noMatchText(servers, request.gpu_type, request.max_price), [...tried, ...skipped]),
+    triedServersText(noMatch, [...tried, ...skipped]),
   );
 };
 

@@ -33,6 +33,8 @@ export interface PlaceOrderDeps {
   /** Epoch ms now, and a pause: the visibility wait reads my_orders again with backoff. */
   readonly clock: () => number;
   readonly sleep: (ms: number) => Promise<void>;
+  /** READINESS_PROBE=ssh-login (issue 31 §4): the order's ssh_password, sent with create_order. */
+  readonly sshPassword?: (taskId: string) => Promise<string>;
 }
 
 /** Pauses between fresh my_orders reads while a placed order is not listed yet: 1, 2, 4, then every 8 s. */
@@ -59,6 +61,18 @@ export const placedNothing = (error: unknown): boolean =>
   error instanceof InvalidOrderRequestError ||
   (error instanceof MarketplaceError && !(error instanceof OrderOutcomeUnknownError));
 
+/**
+ * An answer with a result code 1–6: the marketplace processed the request and refused it, so a
+ * retry need not look for the order first. A failure without a code (a connection never made, a
+ * reset) keeps the earlier intent's reconciliation, as before.
+ */
+const refusedWithCode = (error: unknown): boolean =>
+  error instanceof MarketplaceError &&
+  !(error instanceof OrderOutcomeUnknownError) &&
+  error.code !== undefined &&
+  error.code >= 1 &&
+  error.code <= 6;
+
 /** The final failure after the last placement attempt: the spec's text and every server tried, and why. */
 export const triedServersText = (base: string, tried: readonly TriedServer[]): string =>
   tried.length === 0 ? base : `${base}; tried ${tried.map((t) => `server ${t.server_id} (${t.reason})`).join(', ')}`;
@@ -68,6 +82,7 @@ export const orderRequest = (
   state: WorkflowState,
   server: ChosenServer,
   env = state.request.env,
+  sshPassword?: string,
 ): CreateOrderRequest => {
   const { request } = state;
   return {
@@ -77,6 +92,7 @@ export const orderRequest = (
     image: request.image,
     ports: request.ports,
     ...(env ? { env } : {}),
+    ...(sshPassword !== undefined ? { ssh_password: sshPassword } : {}),
     ...(request.use_spot && server.spot_bid !== undefined ? { spotprice: server.spot_bid } : {}),
   };
 };
@@ -200,13 +216,12 @@ export const placeOrder = async (
   await deps.tasks.update(state.task_id, { server_id: server.id, order_intent_at: placedAt }, now);
   let orderId: number | undefined;
   try {
-    orderId = (await deps.marketplace.createOrder(orderRequest(state, server, env))).order_id;
+    const sshPassword = deps.sshPassword ? await deps.sshPassword(state.task_id) : undefined;
+    orderId = (await deps.marketplace.createOrder(orderRequest(state, server, env, sshPassword))).order_id;
   } catch (error) {
-    if (placedNothing(error)) {
-      // A refusal: the step's Retry (or a new search) places again at once, without a visibility wait.
-      await deps.intents.close(intent);
-      await deps.tasks.update(state.task_id, { order_refused_at: current() }, now);
-    }
+    if (placedNothing(error)) await deps.intents.close(intent);
+    // A refusal: the step's Retry (or a new search) places again at once, without a visibility wait.
+    if (refusedWithCode(error)) await deps.tasks.update(state.task_id, { order_refused_at: current() }, now);
     if (error instanceof MarketplaceRejectedError && SERVER_UNAVAILABLE.has(error.reason)) {
       // "Already rented" may mean rented by us: an earlier attempt's create_order (outcome unknown)
       // can land late. my_orders decides before the server is given up.

@@ -1,6 +1,6 @@
 /** The readiness wait: CheckOrder's one poll, whether a placed order is ready (the WaitForReady loop around it is in lib/constructs/order-workflow.ts; see ./workflow-state.ts). */
 import { MarketplaceInvalidInputError } from '../errors';
-import type { MarketplaceClient, SshProbe, SshProbeFailure } from '../ports';
+import type { MarketplaceClient, SshLoginProbe, SshProbe, SshProbeFailure, SshProbeResult } from '../ports';
 import { parseSshEndpoint } from '../ssh-endpoint';
 import { softDeadlinePassed, type CheckResult, type ReadinessPending, type WorkflowState } from './workflow-state';
 
@@ -8,20 +8,38 @@ export interface CheckOrderDeps {
   readonly marketplace: Pick<MarketplaceClient, 'listOrders'>;
   /** READINESS_PROBE=ssh: a running order is ready only once its ssh endpoint answers. Absent = the marketplace status alone. */
   readonly sshProbe?: SshProbe;
+  /** READINESS_PROBE=ssh-login (issue 31 §4): ready only once a login with the order's password works. */
+  readonly sshLogin?: { readonly probe: SshLoginProbe; readonly password: (taskId: string) => Promise<string> };
 }
 
 type SshVerdict =
-  | { readonly ready: true }
+  | { readonly ready: true; readonly host_key_sha256?: string }
   | { readonly ready: false; readonly pending: ReadinessPending; readonly ssh_probe?: SshProbeFailure };
 
 /** Whether the running order's ssh endpoint answers (production shows orders `online` while ssh is refused for minutes). */
-const sshVerdict = async (probe: SshProbe, sshConnection: string | null): Promise<SshVerdict> => {
+const sshVerdict = async (
+  probe: (endpoint: NonNullable<ReturnType<typeof parseSshEndpoint>>) => Promise<SshProbeResult>,
+  sshConnection: string | null,
+): Promise<SshVerdict> => {
   const endpoint = parseSshEndpoint(sshConnection);
   if (!endpoint) return { ready: false, pending: 'ssh_endpoint_unknown' };
-  const result = await probe.probe(endpoint);
-  if (result.answered) return { ready: true };
+  const result = await probe(endpoint);
+  if (result.answered)
+    return { ready: true, ...(result.host_key_sha256 ? { host_key_sha256: result.host_key_sha256 } : {}) };
   if (result.reason === 'address_refused') return { ready: false, pending: 'ssh_address_refused' };
+  // A banner with a refused password (issue 31 §4): polled again until the readiness window ends.
+  if (result.reason === 'login_refused') return { ready: false, pending: 'ssh_login_refused' };
   return { ready: false, pending: 'ssh_not_answering', ssh_probe: result.reason };
+};
+
+/** The probe of this task's readiness: a login (ssh-login), a banner (ssh), or none. */
+const probeOf = (deps: CheckOrderDeps, taskId: string) => {
+  const login = deps.sshLogin;
+  if (login)
+    return async (endpoint: NonNullable<ReturnType<typeof parseSshEndpoint>>) =>
+      login.probe.login(endpoint, await login.password(taskId));
+  const banner = deps.sshProbe;
+  return banner ? (endpoint: NonNullable<ReturnType<typeof parseSshEndpoint>>) => banner.probe(endpoint) : undefined;
 };
 
 /**
@@ -39,9 +57,16 @@ export const checkOrder = async (state: WorkflowState, deps: CheckOrderDeps, now
     ? { order_id: order.order_id, status: order.status, ssh_connection: order.connection?.ssh ?? null }
     : undefined;
   const running = summary?.status === 'running';
-  const ssh: SshVerdict | undefined =
-    running && deps.sshProbe ? await sshVerdict(deps.sshProbe, summary.ssh_connection) : undefined;
-  if (running && (!ssh || ssh.ready)) return { ready: true, timedOut: false, order: summary, ready_at: now };
+  const probe = probeOf(deps, state.task_id);
+  const ssh: SshVerdict | undefined = running && probe ? await sshVerdict(probe, summary.ssh_connection) : undefined;
+  if (running && (!ssh || ssh.ready))
+    return {
+      ready: true,
+      timedOut: false,
+      order: summary,
+      ready_at: now,
+      ...(ssh?.ready && ssh.host_key_sha256 ? { ssh_host_key_sha256: ssh.host_key_sha256 } : {}),
+    };
   const readyTimeout = now > placement.placed_at + state.timing.ready_timeout_seconds * 1000;
   const soft = softDeadlinePassed(state, now);
   const reason = readyTimeout ? 'ready_timeout' : soft ? 'soft_deadline' : undefined;

@@ -19,6 +19,8 @@ const PENDING_TEXT: Readonly<Record<ReadinessPending, string>> = {
   ssh_address_refused:
     'the order was running but its ssh address is private, loopback or reserved, which the relay does not connect to',
   ssh_endpoint_unknown: 'the order was running but its ssh endpoint could not be read',
+  // READINESS_PROBE=ssh-login (issue 31 §4): a banner answered but the order's password never worked.
+  ssh_login_refused: 'ssh login refused',
 };
 
 /** The spec's timeout text, with the configured readiness window, and what was missing when the order ran. */
@@ -58,6 +60,8 @@ export const workflowResult = (state: WorkflowState): CreateOrderSuccess | Failu
       gpu: state.search.server.gpu_array,
       price_usd: state.search.server.price_usd,
       ...(leaseEnd !== undefined ? { lease_expires_at: leaseEnd } : {}),
+      ...(state.search.chosen !== undefined ? { chosen: state.search.chosen } : {}),
+      ...(check.ssh_host_key_sha256 !== undefined ? { ssh_host_key_sha256: check.ssh_host_key_sha256 } : {}),
     };
   }
   if (check?.timedOut) {

@@ -49,6 +49,8 @@ export interface SearchResult {
   readonly excluded: readonly number[];
   /** The same servers with the reason each was refused (absent in executions started before it existed). */
   readonly tried?: readonly TriedServer[];
+  /** Why this server (issue 31 §3): `cheapest of 7 matches at $0.31/h`. */
+  readonly chosen?: string;
 }
 
 /** Output of PlaceOrder, at `$.placement`: an order, or a request to search again without the server. */
@@ -60,8 +62,10 @@ export type PlacementResult =
  * Why a `running` order is not ready yet (READINESS_PROBE=ssh): its ssh endpoint did not answer with
  * a banner, is an address a deployed relay never connects to, or cannot be read from its ssh line.
  */
-export type ReadinessPending = 'ssh_not_answering' | 'ssh_address_refused' | 'ssh_endpoint_unknown';
+export type ReadinessPending =
+  'ssh_not_answering' | 'ssh_address_refused' | 'ssh_endpoint_unknown' | 'ssh_login_refused';
 export const READINESS_PENDING = [
+  'ssh_login_refused',
   'ssh_not_answering',
   'ssh_address_refused',
   'ssh_endpoint_unknown',
@@ -79,6 +83,8 @@ export interface CheckResult {
   readonly order?: { readonly order_id: number; readonly status: string; readonly ssh_connection: string | null };
   /** Epoch ms of the poll that found the order running: a lease counts from here. */
   readonly ready_at?: number;
+  /** READINESS_PROBE=ssh-login: the host key seen at the login (`SHA256:<base64>`). */
+  readonly ssh_host_key_sha256?: string;
 }
 
 /** Output of CancelOrder, at `$.cancel`. */

@@ -1,5 +1,6 @@
 /** POST /webhook/create-order: signed; queues the create-order workflow (Step Functions). */
 import { normalizeCreateOrder } from '../../domain/request-rules';
+import { hostDefaults } from '../../adapters/host-defaults';
 import { CreateOrderLeaseBodySchema } from '../../http/requests';
 import { budgetApplies, MAX_HOURS_REQUIRED } from '../../domain/spend-budget';
 import type { AcceptDeps } from './accept-deps';
@@ -20,6 +21,7 @@ export const createCreateOrderHandler = (deps?: () => AcceptDeps): ApiHandler =>
           currency: env.DEFAULT_CURRENCY,
           ports: env.DEFAULT_PORTS,
           maxHours: env.DEFAULT_MAX_HOURS,
+          ...hostDefaults(env),
         }),
       // Under a budget (SPEND_LIMIT_USD_PER_DAY, or the key's own) the worst case must be bounded (issue 24).
       refuse: (input, env, caller) =>

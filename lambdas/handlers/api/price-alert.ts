@@ -1,5 +1,6 @@
 /** POST /webhook/price-alert: signed; queues a single price check (SQS). */
 import { normalizePriceAlert } from '../../domain/request-rules';
+import { hostDefaults } from '../../adapters/host-defaults';
 import { PriceAlertBodySchema } from '../../http/requests';
 import type { AcceptDeps } from './accept-deps';
 import { acceptRoute } from './accept-route';
@@ -13,7 +14,7 @@ export const createPriceAlertHandler = (deps?: () => AcceptDeps): ApiHandler =>
       routeId: 'PriceAlert',
       kind: 'price-alert',
       body: PriceAlertBodySchema,
-      input: (body, env) => normalizePriceAlert(body, { image: env.DEFAULT_IMAGE }),
+      input: (body, env) => normalizePriceAlert(body, { image: env.DEFAULT_IMAGE, ...hostDefaults(env) }),
       message: (input) => `Price alert for ${input.gpu_type} at or under $${input.target_price}/hr queued`,
       handOff: { queue: jobQueueFromEnv },
     },

@@ -16,6 +16,7 @@ import { logger } from '../../adapters/observability';
 import { HAND_OFF_FAILED_MESSAGE } from '../../domain/accept-task';
 import { HandOffError, WaitingQueueFullError } from '../../domain/errors';
 import { normalizeCreateOrder } from '../../domain/request-rules';
+import { hostDefaults } from '../../adapters/host-defaults';
 import { callbackUrlProblem } from '../../http/requests';
 import { SlackCommandFormSchema } from '../../http/response-schemas';
 import { parseSlackCommand, unknownCommandText, usageText } from '../../domain/slack-command';
@@ -112,12 +113,15 @@ const postSlackCommand = async (event: RelayEvent, deps: AcceptDeps): Promise<Ap
           max_price: parsed.max_price,
           wait_seconds: parsed.wait_seconds,
           on_outbid: parsed.on_outbid,
+          min_reliability: parsed.min_reliability,
+          min_rating: parsed.min_rating,
         },
         {
           image: deps.env.DEFAULT_IMAGE,
           currency: deps.env.DEFAULT_CURRENCY,
           ports: deps.env.DEFAULT_PORTS,
           maxHours: deps.env.DEFAULT_MAX_HOURS,
+          ...hostDefaults(deps.env),
         },
       );
       // The body schema's cross-field rule, for the same words typed in Slack (rebid needs a price).
@@ -126,6 +130,8 @@ const postSlackCommand = async (event: RelayEvent, deps: AcceptDeps): Promise<Ap
       request = { kind: 'create-order', input };
       const details = [
         ...(parsed.max_price !== undefined ? [`max $${parsed.max_price}/hr`] : []),
+        ...(parsed.min_reliability !== undefined ? [`reliability >= ${parsed.min_reliability}`] : []),
+        ...(parsed.min_rating !== undefined ? [`rating >= ${parsed.min_rating}`] : []),
         ...(parsed.wait_seconds !== undefined ? [`waiting up to ${durationText(parsed.wait_seconds)}`] : []),
         ...(parsed.on_outbid !== undefined ? [`if outbid: ${parsed.on_outbid.replace(/_/g, ' ')}`] : []),
       ];

@@ -22,7 +22,7 @@ import { InvalidJobMessageError } from '../../domain/errors';
 import { SOFT_TIME_LIMIT_SECONDS } from '../../../contract/limits';
 import { errorText, isFinalAttempt, isRetryable, runJob, type JobDeps, type TypedJobMessage } from '../../domain/jobs';
 import { MAX_LEASE_HOURS } from '../../domain/lease';
-import { FINAL_STATES, failure, TaskOriginSchema, type TaskResult } from '../../domain/task';
+import { FINAL_STATES, failure, HostFilterShape, TaskOriginSchema, type TaskResult } from '../../domain/task';
 import { sqsClient } from '../../adapters/aws-clients';
 import { relayEnv } from '../../adapters/env';
 import {
@@ -71,6 +71,7 @@ export const JobMessageSchema = z.discriminatedUnion('kind', [
       image: z.string().check(z.minLength(1)),
       callback_url: CallbackUrl,
       wait_seconds: z.optional(z.int().check(z.nonnegative())),
+      ...HostFilterShape,
     }),
   }),
   z.object({

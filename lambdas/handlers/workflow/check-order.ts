@@ -4,6 +4,9 @@ import type { CheckResult } from '../../domain/create-order/workflow-state';
 import { logger, tracedHandler } from '../../adapters/observability';
 import { budgetedHandler } from '../../adapters/invocation-budget';
 import { checkOrderDeps } from './deps';
+import { relayEnv } from '../../adapters/env';
+import { lazy } from '../../adapters/lazy';
+import { sshLoginProbe } from '../../adapters/ssh-login-probe';
 import { parseWorkflowState, systemClock, type Clock } from './shared';
 
 /** Builds the task handler around its dependencies (tests pass fakes). */
@@ -30,4 +33,7 @@ export const createCheckOrderStepHandler = (
     return check;
   };
 
-export const handler = budgetedHandler(tracedHandler(createCheckOrderStepHandler(checkOrderDeps)));
+/** READINESS_PROBE=ssh-login: ssh2's client, imported here only (the other functions' bundles stay without it). */
+const loginProbe = lazy(() => sshLoginProbe({ allowPrivate: relayEnv().ALLOW_PRIVATE_SSH_PROBE }));
+
+export const handler = budgetedHandler(tracedHandler(createCheckOrderStepHandler(() => checkOrderDeps(loginProbe))));

@@ -11,6 +11,7 @@ import type {
   PlacementIntents,
   ServerClaims,
   SlidingWindow,
+  SshLoginProbe,
   SshProbe,
   TaskRepository,
   WaitingTasks,
@@ -28,14 +29,22 @@ import {
 import { lazy } from '../../adapters/lazy';
 import { marketplaceFromEnv } from '../../adapters/marketplace-from-env';
 import { sshProbeFromEnv } from '../../adapters/ssh-banner-probe';
+import { marketplaceApiKey } from '../../adapters/secrets';
+import { orderSshPassword } from '../../domain/ssh-password';
 
 /** The shared adapters, built on first use (also used by ./notifier-deps.ts). */
 export const marketplace = /* @__PURE__ */ lazy<MarketplaceClient>(() => marketplaceFromEnv(relayEnv()));
 export const tasks = /* @__PURE__ */ lazy<TaskRepository>(() => taskRepositoryFromEnv(relayEnv()));
 export const quota = /* @__PURE__ */ lazy<SlidingWindow>(() => slidingWindowFromEnv(relayEnv()));
 export const claims = /* @__PURE__ */ lazy<ServerClaims>(() => serverClaimsFromEnv(relayEnv()));
-/** READINESS_PROBE=ssh: the banner probe, under its own SSRF policy (ALLOW_PRIVATE_SSH_PROBE, issue 29 §7); `none`: no probe. */
+/** READINESS_PROBE=ssh: the banner probe, under its own SSRF policy (ALLOW_PRIVATE_SSH_PROBE, issue 29 §7); otherwise none here. */
 const sshProbe = /* @__PURE__ */ lazy<SshProbe | undefined>(() => sshProbeFromEnv(relayEnv()));
+/** READINESS_PROBE=ssh-login (issue 31 §4): the order's password, derived from the task id with the API key. */
+const sshPassword = (): ((taskId: string) => Promise<string>) | undefined => {
+  const env = relayEnv();
+  if (env.READINESS_PROBE !== 'ssh-login') return undefined;
+  return async (taskId) => orderSshPassword(await marketplaceApiKey(env), taskId);
+};
 
 export const waiting = /* @__PURE__ */ lazy<WaitingTasks>(() => waitingTasksFromEnv(relayEnv()));
 
@@ -73,9 +82,19 @@ export const placeOrderDeps = async (): Promise<PlaceOrderDeps> => ({
   visibleTimeoutMs: relayEnv().ORDER_VISIBLE_TIMEOUT_SECONDS * 1000,
   clock: Date.now,
   sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+  ...(sshPassword() ? { sshPassword: sshPassword() } : {}),
 });
-export const checkOrderDeps = async () => {
+/**
+ * CheckOrder's deps. `loginProbe` (READINESS_PROBE=ssh-login) is passed in by check-order.ts, the
+ * one handler that imports ssh2, so no other function's bundle carries it.
+ */
+export const checkOrderDeps = async (loginProbe?: () => SshLoginProbe) => {
   const probe = sshProbe();
-  return { marketplace: marketplace(), ...(probe ? { sshProbe: probe } : {}) };
+  const password = sshPassword();
+  return {
+    marketplace: marketplace(),
+    ...(probe ? { sshProbe: probe } : {}),
+    ...(password && loginProbe ? { sshLogin: { probe: loginProbe(), password } } : {}),
+  };
 };
 export const cancelOrderDeps = async () => ({ marketplace: marketplace(), tasks: tasks(), intents: intents() });

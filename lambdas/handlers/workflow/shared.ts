@@ -7,7 +7,7 @@ import { READINESS_PENDING, type WorkflowState } from '../../domain/create-order
 import { callerSafeText, InvalidWorkflowInputError } from '../../domain/errors';
 import { beginInvocation, tagTask } from '../../adapters/observability';
 import { PortsSchema } from '../../../contract/shapes';
-import { TaskOriginSchema } from '../../domain/task';
+import { HostFilterShape, TaskOriginSchema } from '../../domain/task';
 import { ENGLISH_TEXTS } from '../../domain/zod-texts';
 
 /** The error text of a caught Step Functions error: the Lambda errorMessage inside Cause, else the error name. */
@@ -60,6 +60,9 @@ export const WorkflowStateSchema = z.object({
     wait_seconds: z.optional(z.int().check(z.nonnegative())),
     /** Outbid recovery (issue 23): carried to the fleet watch with the ready order. */
     on_outbid: z.optional(z.enum(['rebid', 'replace', 'rebid_then_replace'])),
+    /** Host filters and choice (issue 31). */
+    ...HostFilterShape,
+    prefer: z.optional(z.enum(['cheapest', 'reliable'])),
   }),
   // The source only: Slack's response_url stays in the task record.
   origin: z.object({ source: TaskOriginSchema.shape.source, caller: TaskOriginSchema.shape.caller }),
@@ -79,6 +82,7 @@ export const WorkflowStateSchema = z.object({
       attempt: z.int().check(z.positive()),
       excluded: z.array(z.int()),
       tried: z.optional(z.array(z.object({ server_id: z.int(), reason: z.string() }))),
+      chosen: z.optional(z.string()),
     }),
   ),
   placement: z.optional(
@@ -96,6 +100,7 @@ export const WorkflowStateSchema = z.object({
       ssh_probe: z.optional(z.string()),
       order: z.optional(z.object({ order_id: z.int(), status: z.string(), ssh_connection: z.nullable(z.string()) })),
       ready_at: z.optional(z.number()),
+      ssh_host_key_sha256: z.optional(z.string()),
     }),
   ),
   cancel: z.optional(

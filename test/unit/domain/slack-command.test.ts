@@ -26,6 +26,12 @@ describe('Function: parseSlackCommand', () => {
       { kind: 'rent', gpu_type: 'RTX 4090', on_outbid: 'replace', wait_seconds: 5400 },
     ],
     ['rent A100 wait=45s', { kind: 'rent', gpu_type: 'A100', wait_seconds: 45 }],
+    // Issue 31: host filters.
+    [
+      'rent RTX_4090 0.5 rel=0.99 rating=4.5',
+      { kind: 'rent', gpu_type: 'RTX 4090', max_price: 0.5, min_reliability: 0.99, min_rating: 4.5 },
+    ],
+    ['rent A100 RATING=4 wait=1h', { kind: 'rent', gpu_type: 'A100', min_rating: 4, wait_seconds: 3600 }],
     ['rent A100 wait=24h', { kind: 'rent', gpu_type: 'A100', wait_seconds: 86_400 }],
     ['rent A100 wait=1.5h', { kind: 'rent', gpu_type: 'A100', wait_seconds: 5400 }],
     [
@@ -92,7 +98,7 @@ describe('Function: parseSlackCommand', () => {
   ])('returns the rent usage for a misplaced, repeated or unknown option: %j', (text) => {
     const parsed = parseSlackCommand(text, '/relay');
     expect(parsed.kind === 'usage' && parsed.text).toMatch(
-      /^Usage: `\/relay rent <gpu_type> \[max_price\] \[wait=<n>s\|m\|h\] \[notify\|rebid\|replace\|rebid_then_replace\]`/,
+      /^Usage: `\/relay rent <gpu_type> \[max_price\] \[wait=<n>s\|m\|h\] \[notify\|rebid\|replace\|rebid_then_replace\] \[rel=<0-1>\] \[rating=<0-5>\]`/,
     );
   });
 

@@ -9,6 +9,7 @@ import {
   CreateOrderBodySchema,
   CreateOrderLeaseBodySchema,
   ExtendOrderBodySchema,
+  EXCLUDE_SERVERS_ERROR,
   parseBody,
   PriceAlertBodySchema,
   SetSpotPriceBodySchema,
@@ -244,5 +245,53 @@ describe('Response schemas', () => {
     };
     expect(cancel.properties.order_id.anyOf).toHaveLength(2);
     expect(AcceptedSchema.safeParse({ status: 'queued', task_id: 't', message: 'm' }).success).toBe(true);
+  });
+});
+
+describe('Host filters and prefer (issue 31)', () => {
+  it.each([
+    [{ min_reliability: 1.5 }, 'min_reliability must be a number between 0 and 1'],
+    [{ min_reliability: -0.1 }, 'min_reliability must be a number between 0 and 1'],
+    [{ min_reliability: '0.9' }, 'min_reliability must be a number between 0 and 1'],
+    [{ min_rating: 6 }, 'min_rating must be a number between 0 and 5'],
+    [{ min_rating_count: 0 }, 'min_rating_count must be a whole number between 1 and 1000000'],
+    [{ min_rating_count: 2.5 }, 'min_rating_count must be a whole number between 1 and 1000000'],
+    [{ exclude_servers: [1, 'x'] }, EXCLUDE_SERVERS_ERROR],
+    [{ exclude_servers: Array.from({ length: 101 }, (_, i) => i + 1) }, EXCLUDE_SERVERS_ERROR],
+    [{ prefer: 'fastest' }, 'prefer must be one of first, cheapest, reliable'],
+  ])('refuses %j with the field and its range', (fields, message) => {
+    expect(errorOf(CreateOrderLeaseBodySchema, { gpu_type: 'A100', ...fields })).toBe(message);
+  });
+
+  it('refuses out-of-range filters on price-alert too', () => {
+    expect(errorOf(PriceAlertBodySchema, { gpu_type: 'A100', target_price: 1, min_rating: 9 })).toBe(
+      'min_rating must be a number between 0 and 5',
+    );
+  });
+
+  it('completes a request with the relay defaults; min_rating_count is 1 when a rating floor applies', () => {
+    const body = parseBody(CreateOrderLeaseBodySchema, {
+      gpu_type: 'A100',
+      min_rating: 4.5,
+      exclude_servers: [7, 7, 9],
+    });
+    if (!body.ok) throw new Error(body.error);
+    expect(normalizeCreateOrder(body.value, { ...DEFAULTS, minReliability: 0.98, prefer: 'cheapest' })).toMatchObject({
+      min_reliability: 0.98,
+      min_rating: 4.5,
+      min_rating_count: 1,
+      exclude_servers: [7, 9],
+      prefer: 'cheapest',
+    });
+    // Nothing set anywhere: no filter, `first` (absent)
+    const plain = normalizeCreateOrder({ gpu_type: 'A100' }, { ...DEFAULTS, prefer: 'first' });
+    expect(plain).not.toHaveProperty('min_reliability');
+    expect(plain).not.toHaveProperty('min_rating_count');
+    expect(plain).not.toHaveProperty('prefer');
+    expect(normalizePriceAlert({ gpu_type: 'A100', target_price: 1 }, { image: 'i', minRatingCount: 3 })).toMatchObject(
+      {
+        min_rating_count: 3,
+      },
+    );
   });
 });

@@ -41,6 +41,7 @@ describe('Function: findServer', () => {
       },
       attempt: 1,
       excluded: [],
+      chosen: 'first of 2 matches at $0.6/h',
     });
     expect(deps.claims.holders.get(2)).toBe('task-1');
     expect(deps.tasks.records.get('task-1')?.state).toBe('running');
@@ -136,5 +137,77 @@ describe('Function: findServer', () => {
         NOW,
       ),
     ).rejects.toBeInstanceOf(SoftTimeoutError);
+  });
+
+  const priced = (id: number, spotUsd: number, patch: Parameters<typeof aServer>[1] = {}) =>
+    aServer(id, {
+      price: {
+        on_demand: { [NATIVE]: 10 },
+        spot: { [NATIVE]: 5 },
+        usd_per_hour: { on_demand: { [NATIVE]: 1.2 }, spot: spotUsd },
+      },
+      ...patch,
+    });
+
+  it('leaves out servers below the reliability and rating floors, and the failure text counts them (issue 31 §1)', async () => {
+    // Prepare: three unreliable servers, one rated too low, none left
+    const deps = setup();
+    deps.marketplace.servers = [
+      aServer(1, { reliability: 0.9 }),
+      aServer(2, { reliability: 0.95 }),
+      aServer(3, { reliability: 0.5 }),
+      aServer(4, { rating: { avg: 4.9, cnt: 0 } }),
+    ];
+    const state = aState();
+    const request = {
+      ...state.request,
+      gpu_type: 'RTX 4090',
+      max_price: 0.7,
+      min_reliability: 0.99,
+      min_rating: 4.5,
+      min_rating_count: 1,
+    };
+    // Act
+    const act = findServer({ ...state, request }, deps, NOW);
+    // Assess
+    await expect(act).rejects.toThrow(
+      new NoServerAvailableError(
+        'No RTX 4090 available under $0.7/hr with reliability >= 0.99 and rating >= 4.5 (3 servers left out by reliability, 1 by rating)',
+      ),
+    );
+  });
+
+  it('takes a server that passes the floors, and never one exclude_servers names', async () => {
+    const deps = setup();
+    deps.marketplace.servers = [aServer(1, { reliability: 0.9 }), aServer(2), aServer(3)];
+    const state = aState();
+    const result = await findServer(
+      { ...state, request: { ...state.request, min_reliability: 0.99, exclude_servers: [2] } },
+      deps,
+      NOW,
+    );
+    expect(result.server.id).toBe(3);
+  });
+
+  it('prefer cheapest takes the lowest USD/h among all matches and says why', async () => {
+    const deps = setup();
+    deps.marketplace.servers = [priced(1, 0.6), priced(2, 0.31), priced(3, 0.45)];
+    const state = aState();
+    const result = await findServer({ ...state, request: { ...state.request, prefer: 'cheapest' } }, deps, NOW);
+    expect(result.server.id).toBe(2);
+    expect(result.chosen).toBe('cheapest of 3 matches at $0.31/h');
+  });
+
+  it('prefer reliable takes the highest reliability, then rating, then price', async () => {
+    const deps = setup();
+    deps.marketplace.servers = [
+      priced(1, 0.3, { reliability: 0.97 }),
+      priced(2, 0.6, { reliability: 0.999, rating: { avg: 4.5, cnt: 9 } }),
+      priced(3, 0.5, { reliability: 0.999, rating: { avg: 4.9, cnt: 9 } }),
+      priced(4, 0.4, { reliability: 0.999, rating: { avg: 4.9, cnt: 2 } }),
+    ];
+    const state = aState();
+    const result = await findServer({ ...state, request: { ...state.request, prefer: 'reliable' } }, deps, NOW);
+    expect(result.server.id).toBe(4);
   });
 });

@@ -169,4 +169,57 @@ describe('Function: checkOrder', () => {
       ).toMatchObject({ ready: true });
     });
   });
+
+  describe('with the login probe (READINESS_PROBE=ssh-login, issue 31 §4)', () => {
+    const running = () => {
+      const marketplace = new FakeMarketplace();
+      marketplace.orders = [
+        { ...aPlacedOrder(5, 1, 1, 'running'), connection: { ssh: 'ssh root@n1.example -p 1277' } },
+      ];
+      return marketplace;
+    };
+    const loginProbe = (...answers: SshProbeResult[]) => {
+      const asked: { endpoint: SshEndpoint; password: string }[] = [];
+      return {
+        asked,
+        probe: {
+          login: async (endpoint: SshEndpoint, password: string) => {
+            asked.push({ endpoint, password });
+            return answers.shift() ?? ({ answered: false, reason: 'login_refused' } as const);
+          },
+        },
+      };
+    };
+
+    it('is not ready while the banner answers but the password is refused, then ready with the host key', async () => {
+      // Prepare: refused once, then accepted
+      const login = loginProbe(
+        { answered: false, reason: 'login_refused' },
+        { answered: true, banner: 'SSH-2.0-x', host_key_sha256: 'SHA256:abc' },
+      );
+      const sshLogin = { probe: login.probe, password: async (taskId: string) => `pw-${taskId}` };
+      const state = aState({ placement: placed });
+      // Act
+      const first = await checkOrder(state, { marketplace: running(), sshLogin }, NOW + 1000);
+      const second = await checkOrder(state, { marketplace: running(), sshLogin }, NOW + 6000);
+      // Assess
+      expect(first).toMatchObject({ ready: false, timedOut: false, pending: 'ssh_login_refused' });
+      expect(second).toMatchObject({ ready: true, ssh_host_key_sha256: 'SHA256:abc' });
+      expect(login.asked.map((a) => a.password)).toEqual(['pw-task-1', 'pw-task-1']);
+    });
+
+    it('times out with the spec text plus `ssh login refused` when the password never works', async () => {
+      const sshLogin = { probe: loginProbe().probe, password: async () => 'pw' };
+      const state = aState({ placement: placed });
+      const check = await checkOrder(state, { marketplace: running(), sshLogin }, NOW + 120_001);
+      expect(check).toMatchObject({ timedOut: true, pending: 'ssh_login_refused' });
+      expect(workflowResult({ ...state, check })).toEqual({
+        success: false,
+        error: readyTimeoutMessage(120, 'ssh_login_refused'),
+      });
+      expect(readyTimeoutMessage(120, 'ssh_login_refused')).toBe(
+        'Order creation timed out after 120 s: ssh login refused',
+      );
+    });
+  });
 });

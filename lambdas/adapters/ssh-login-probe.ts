@@ -1,0 +1,106 @@
+/**
+ * The ssh login probe (READINESS_PROBE=ssh-login, issue 31 §4): an SSH login (ssh2's client) with the
+ * order's password, within the probe's timeout; the session is closed at once, nothing is run. A
+ * banner without a working login is not ready: "Permission denied" is `login_refused`, polled again
+ * by the next readiness poll. The host key seen at the login is reported (`SHA256:<base64>`, as
+ * OpenSSH prints it) so callers can pin it. The same SSRF guard as the banner probe: unless
+ * `allowPrivate`, private, loopback, link-local and reserved addresses are refused, IP literals before
+ * connecting and names after DNS (the socket is opened here, through the guarded lookup, and handed
+ * to ssh2).
+ */
+import { createHash } from 'node:crypto';
+import { connect, type Socket } from 'node:net';
+import { Client } from 'ssh2';
+import type { SshEndpoint } from '../domain/ssh-endpoint';
+import type { SshLoginProbe, SshProbeFailure, SshProbeResult } from '../domain/ports';
+import { SSH_PROBE_TIMEOUT_MS } from './ssh-banner-probe';
+import { connectLookup, isBlockedDestination, refusedLiteralHost, type Resolver } from './ssrf-guard';
+
+/** The user the relay logs in as: the marketplace's containers take the order's password for root. */
+export const SSH_LOGIN_USER = 'root';
+
+export interface SshLoginProbeOptions {
+  /** True: loopback and private hosts may be probed (local runtime). False: the SSRF guard applies (deployed). */
+  readonly allowPrivate: boolean;
+  /** The order's ssh_password for an endpoint's order. */
+  readonly password: string;
+  /** @default SSH_PROBE_TIMEOUT_MS */
+  readonly timeoutMs?: number;
+  /** DNS stand-in for tests. @default node:dns lookup */
+  readonly resolver?: Resolver;
+}
+
+const failed = (reason: SshProbeFailure, detail?: string): SshProbeResult => ({
+  answered: false,
+  reason,
+  ...(detail ? { detail } : {}),
+});
+
+/** A failure's kind from a socket or ssh2 error; the code is the detail (never a message with data in it). */
+const failureOf = (error: NodeJS.ErrnoException & { level?: string }): SshProbeResult => {
+  if (isBlockedDestination(error)) return failed('address_refused');
+  if (error.level === 'client-authentication') return failed('login_refused', 'authentication failed');
+  const code = error.code ?? error.level ?? 'error';
+  if (code === 'ECONNREFUSED') return failed('refused', code);
+  if (code === 'ECONNRESET' || code === 'EPIPE' || code === 'ECONNABORTED') return failed('reset', code);
+  if (code === 'ETIMEDOUT' || error.level === 'client-timeout') return failed('timeout', String(code));
+  if (error.level === 'protocol') return failed('not_ssh', 'protocol');
+  return failed('unreachable', String(code));
+};
+
+/** `SHA256:<base64 without padding>` of a raw host key, as `ssh-keygen -l` prints it. */
+export const hostKeySha256 = (key: Buffer): string =>
+  `SHA256:${createHash('sha256').update(key).digest('base64').replace(/=+$/, '')}`;
+
+/** Logs in once; resolves (never rejects) with the host key or why there was no login. */
+export const probeSshLogin = (endpoint: SshEndpoint, options: SshLoginProbeOptions): Promise<SshProbeResult> => {
+  const host = endpoint.host.replace(/^\[|\]$/g, '');
+  if (!options.allowPrivate && refusedLiteralHost(host)) return Promise.resolve(failed('address_refused'));
+  const timeoutMs = options.timeoutMs ?? SSH_PROBE_TIMEOUT_MS;
+  const lookup = connectLookup(options.allowPrivate, options.resolver);
+  return new Promise<SshProbeResult>((resolve) => {
+    let settled = false;
+    let hostKey: string | undefined;
+    let banner = '';
+    const client = new Client();
+    const socket: Socket = connect({ host, port: endpoint.port, ...(lookup ? { lookup } : {}) });
+    const finish = (result: SshProbeResult): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      client.end();
+      socket.destroy();
+      resolve(result);
+    };
+    const timer = setTimeout(() => finish(failed('timeout', `no login within ${timeoutMs} ms`)), timeoutMs);
+    socket.on('error', (error: NodeJS.ErrnoException) => finish(failureOf(error)));
+    socket.once('connect', () => {
+      client.on('ready', () =>
+        finish({ answered: true, banner, ...(hostKey !== undefined ? { host_key_sha256: hostKey } : {}) }),
+      );
+      client.on('handshake', () => undefined);
+      client.on('error', (error) => finish(failureOf(error as NodeJS.ErrnoException & { level?: string })));
+      client.on('close', () => finish(failed('reset', 'closed before a login')));
+      client.connect({
+        sock: socket,
+        username: SSH_LOGIN_USER,
+        password: options.password,
+        tryKeyboard: false,
+        readyTimeout: timeoutMs,
+        // Records the key; pinning is the caller's (the result reports it).
+        hostVerifier: (key: Buffer) => {
+          hostKey = hostKeySha256(key);
+          return true;
+        },
+      });
+      (client as unknown as { on(event: 'greeting', fn: (text: string) => void): void }).on('greeting', (text) => {
+        banner = text.replace(/[^\x20-\x7e]/g, '').slice(0, 255);
+      });
+    });
+  });
+};
+
+/** The SshProbe port over ssh2: `passwordFor` gives the order's password for each probe. */
+export const sshLoginProbe = (options: Omit<SshLoginProbeOptions, 'password'>): SshLoginProbe => ({
+  login: (endpoint, password) => probeSshLogin(endpoint, { ...options, password }),
+});
