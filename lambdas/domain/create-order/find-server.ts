@@ -160,9 +160,7 @@ export const findServerOrWait = async (
     leftOut.reliability + leftOut.rating + leftOut.excluded > 0
       ? filteredNoMatchMessage(request.gpu_type, request.max_price, request, leftOut)
       : noMatchText(servers, request.gpu_type, request.max_price);
-  throw new NoServerAvailableError(
-    triedServersText(noMatch, [...tried, ...skipped]),
-  );
+  throw new NoServerAvailableError(triedServersText(noMatch, [...tried, ...skipped]));
 };
 
 /** FindServer without the standing-order queue: a server, or NoServerAvailableError. */
