@@ -201,13 +201,14 @@ describe(`Local runtime (${dialect} marketplace dialect): replayed requests`, ()
         ),
       );
       for (const route of ROUTES.filter((r) => r.signed)) {
-        const path = route.path.replace(
-          '{task_id}',
-          String(json(delivery).task_id ?? '6f1c0b1e-8a57-4f0e-9b38-0d6c2f4c9a11'),
-        );
+        const path = route.path
+          .replace('{task_id}', String(json(delivery).task_id ?? '6f1c0b1e-8a57-4f0e-9b38-0d6c2f4c9a11'))
+          .replace('{name}', 'ci');
         const res = await request(
           `${runtime.url}${path}`,
-          route.method === 'GET' ? { headers } : { method: 'POST', headers, body: delivery.body },
+          route.method === 'POST'
+            ? { method: 'POST', headers, body: delivery.body }
+            : { method: route.method, headers },
         );
         answers.push({ kind, route: route.id, status: res.status, error: res.json?.error });
       }
