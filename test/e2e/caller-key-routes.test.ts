@@ -3,8 +3,8 @@
  * IAM checks (issue 30): each route's function looks the key up in the caller-key item (`KEYS#all`)
  * with its own role. Before this file no e2e test sent a key-signed request to extend-order,
  * set-spot-price, cancel-task or price-alert, so their caller-key grant was proven nowhere. The
- * bodies are invalid on purpose: a 400 shows the signature passed and nothing was queued (status,
- * which takes no fields, queues its job).
+ * bodies are invalid on purpose: a 400 shows the signature passed and nothing was queued (an unknown
+ * field is refused on every signed route since issue 29 §1, status included).
  */
 import { ROUTES } from '../../contract/routes';
 import { startTestRuntime, TEST_WEBHOOK_SECRET } from '../helpers/local-runtime';
@@ -40,8 +40,9 @@ describe('Local runtime: caller-key signatures on every signed POST route', () =
         'x-webhook-key-id': 'every-route',
       });
 
-      // Assert: status takes no fields (it ignores the stray one and queues); every other route refuses the body
-      if (path === '/webhook/status') expect(res.status).toBe(202);
+      // Assert: past the signature, the body is refused (status takes no fields: the unknown one is named)
+      if (path === '/webhook/status')
+        expect(res).toMatchObject({ status: 400, json: { error: 'unknown field not_a_field' } });
       else expect(res).toMatchObject({ status: 400, json: { error: expect.any(String) } });
     },
   );
