@@ -38,6 +38,21 @@ interface Listener {
   refusedLogins: number;
 }
 
+/**
+ * The simulator's ssh host key, one per process. ssh2's generateKeyPairSync('ed25519') now and then
+ * returns a key its own parser refuses ("Malformed OpenSSH private key", seen once in a CI run), so a
+ * key is kept only once ssh2 parses it back.
+ */
+let hostKey: string | undefined;
+const simHostKey = (): string => {
+  for (let attempt = 0; hostKey === undefined; attempt += 1) {
+    const candidate = sshUtils.generateKeyPairSync('ed25519').private;
+    if (!(sshUtils.parseKey(candidate) instanceof Error)) hostKey = candidate;
+    else if (attempt >= 9) throw new Error('could not generate an ssh host key ssh2 can parse');
+  }
+  return hostKey;
+};
+
 export class SimSshEndpoints {
   private readonly listeners = new Map<number, Listener>();
   private readonly opening = new Map<number, Promise<SimSshEndpoint>>();
@@ -60,8 +75,7 @@ export class SimSshEndpoints {
     private readonly answers: (orderId: number) => boolean,
     private readonly accepts: (orderId: number, password: string) => boolean = () => false,
   ) {
-    const key = sshUtils.generateKeyPairSync('ed25519');
-    this.ssh = new SshServer({ hostKeys: [key.private], ident: SIM_SSH_IDENT }, (client) => {
+    this.ssh = new SshServer({ hostKeys: [simHostKey()], ident: SIM_SSH_IDENT }, (client) => {
       // The order is the listener's that took the socket (ssh2 keeps the socket as `_sock`).
       const orderId = (client as unknown as { _sock?: { simOrderId?: number } })._sock?.simOrderId;
       client.on('error', () => undefined);
