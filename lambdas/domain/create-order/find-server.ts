@@ -12,7 +12,7 @@ import {
   type MatchCriteria,
 } from '../matching';
 import type { MarketplaceClient, ServerClaims, TaskRepository, WaitingTasks } from '../ports';
-import { budgetApplies, orderUsdPerHour, SPEND_PERIOD_HOURS, usdPerCoin } from '../spend-budget';
+import { budgetApplies, orderUsdPerHour, SPEND_PERIOD_HOURS, usdPerCoin, type MarketplaceFees } from '../spend-budget';
 import { spotBidFor } from '../spot-bid';
 import { mayWait, olderWaiting, waitingEntry } from '../standing-orders';
 import { FINAL_STATES } from '../task';
@@ -27,6 +27,8 @@ export interface FindServerDeps {
   readonly waiting?: WaitingTasks;
   /** SPEND_LIMIT_USD_PER_DAY: under a budget a server without a USD price for the order is skipped (issue 29 §3). */
   readonly spendLimitUsdPerDay?: number;
+  /** RENTER_FEE_PERCENT and ORDER_CREATION_FEE_USD: the chosen line shows the all-in price (issue 31 §6). Absent: none shown. */
+  readonly fees?: MarketplaceFees;
 }
 
 /** Why a server is skipped under a budget: the order's USD price cannot be reserved. */
@@ -144,7 +146,7 @@ export const findServerOrWait = async (
         attempt,
         excluded,
         ...(tried.length ? { tried } : {}),
-        chosen: chosenText(request.prefer, candidates.length, typeof price === 'number' ? price : undefined),
+        chosen: chosenText(request.prefer, candidates.length, typeof price === 'number' ? price : undefined, deps.fees),
       };
     }
   }
@@ -160,9 +162,7 @@ export const findServerOrWait = async (
     leftOut.reliability + leftOut.rating + leftOut.excluded > 0
       ? filteredNoMatchMessage(request.gpu_type, request.max_price, request, leftOut)
       : noMatchText(servers, request.gpu_type, request.max_price);
-  throw new NoServerAvailableError(
-    triedServersText(noMatch, [...tried, ...skipped]),
-  );
+  throw new NoServerAvailableError(triedServersText(noMatch, [...tried, ...skipped]));
 };
 
 /** FindServer without the standing-order queue: a server, or NoServerAvailableError. */

@@ -56,6 +56,7 @@ export const findServerDeps = async () => {
     tasks: tasks(),
     waiting: waiting(),
     ...(limit !== undefined ? { spendLimitUsdPerDay: limit } : {}),
+    fees: feesFromEnv(relayEnv()),
   };
 };
 /** Spending budgets and the ledger (issue 24): ReserveQuota reserves, ReportResult and ExecutionEnded settle. */

@@ -198,6 +198,14 @@ describe('Function: findServer', () => {
     expect(result.chosen).toBe('cheapest of 3 matches at $0.31/h');
   });
 
+  it('the chosen line shows the all-in price and the creation fee when the marketplace charges fees (issue 31 §6)', async () => {
+    const deps = { ...setup(), fees: { renter_fee_percent: 5, creation_fee_usd: 0.1 } };
+    deps.marketplace.servers = [priced(1, 0.6), priced(2, 0.31), priced(3, 0.45)];
+    const state = aState();
+    const result = await findServer({ ...state, request: { ...state.request, prefer: 'cheapest' } }, deps, NOW);
+    expect(result.chosen).toBe('cheapest of 3 matches at $0.31/h ($0.33/h with the 5 % renter fee, + $0.10 per order)');
+  });
+
   it('prefer reliable takes the highest reliability, then rating, then price', async () => {
     const deps = setup();
     deps.marketplace.servers = [
