@@ -32,6 +32,10 @@ export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {
     signing: 'yes (v2: method, path and query, empty body)',
     body: 'none; query `from`, `to` (YYYY-MM-DD, UTC)',
   },
+  'GET /webhook/hosts': {
+    signing: 'yes (v2: method and path, empty body)',
+    body: "none; the relay's record of each host with a score, avoided hosts first (docs/hosts.md)",
+  },
   'GET /webhook/marketplace': { body: 'none' },
   'POST /slack/command': {
     signing: 'Slack signature when configured (AWS without one: 403 unless `allowUnsignedSlack`)',

@@ -102,6 +102,15 @@ export const ROUTES: readonly RouteDefinition[] = [
   },
   {
     method: 'GET',
+    path: '/webhook/hosts',
+    entry: 'lambdas/handlers/api/hosts.ts',
+    id: 'Hosts',
+    signed: true,
+    rateLimited: true,
+    permissions: [],
+  },
+  {
+    method: 'GET',
     path: '/webhook/marketplace',
     entry: 'lambdas/handlers/api/marketplace-summary.ts',
     id: 'MarketplaceSummary',
@@ -185,6 +194,7 @@ export const ROUTE_SCOPES: Readonly<Record<string, Scope>> = {
   Status: 'read',
   GetTask: 'read',
   Spend: 'read',
+  Hosts: 'read',
   AdminKeysCreate: 'admin',
   AdminKeysList: 'admin',
   AdminKeysRevoke: 'admin',

@@ -202,6 +202,43 @@ export const operationDocs = (components: SchemaComponents): Record<string, Oper
         },
       },
     },
+    'GET /webhook/hosts': {
+      operationId: 'hosts',
+      tag: 'Read',
+      summary: "The relay's own record of each host, with a score (scope read)",
+      description:
+        'Signed like getTask. One line per host the relay placed an order on in the last 30 days: orders `placed`, `ready`, `readiness_timeouts`, `ssh_never_answered`, `login_refused`, create refusals by reason, `outbids`, `ready_seconds_median`, `failures_24h` (failed starts: readiness or login), and while the host is avoided `avoided_until` (Unix seconds), `avoided_reason`, `avoided_by` (`auto` after HOST_AVOID_AFTER_FAILURES failed starts in 24 h, for HOST_AVOID_HOURS). `score` is (ready + 1) / (placed + 2), halved while avoided. Avoided hosts first, then the lowest scores. See docs/hosts.md.',
+      success: {
+        '200': {
+          description: 'The host records.',
+          content: json(
+            { type: 'object' },
+            {
+              hosts: [
+                {
+                  server_id: 4242,
+                  score: 0.125,
+                  placed: 2,
+                  ready: 0,
+                  readiness_timeouts: 0,
+                  ssh_never_answered: 0,
+                  login_refused: 2,
+                  refusals: {},
+                  outbids: 0,
+                  ready_seconds_median: null,
+                  failures_24h: 2,
+                  avoided_until: 1764302400,
+                  avoided_reason: '2 failed starts in 24 h (login refused)',
+                  avoided_by: 'auto',
+                  updated_at: 1764216000,
+                },
+              ],
+              avoided: 1,
+            },
+          ),
+        },
+      },
+    },
     'GET /webhook/marketplace': {
       operationId: 'marketplaceSummary',
       tag: 'Read',

@@ -138,6 +138,10 @@ export const TABLE_ACCESS: Readonly<Record<KeyFamily, FamilyAccess>> = {
   spendDay: { write: SPEND_USERS, read: ['ApiSpend'] },
   spendReservation: { write: SPEND_USERS },
   spendLedger: { write: [workflowUser('ReportResult'), workflowUser('ExecutionEnded'), 'FleetWatch'] },
+  // Host records (issue 31 §2): ReportResult records a task's outcomes (record and index); FindServer and
+  // the fleet watch's standing-order sweep read the index for avoided hosts; GET /webhook/hosts reads both.
+  host: { write: [workflowUser('ReportResult')], read: ['ApiHosts'] },
+  hostIndex: { write: [workflowUser('ReportResult')], read: [workflowUser('FindServer'), 'FleetWatch', 'ApiHosts'] },
 };
 
 /**
@@ -164,7 +168,7 @@ export const TABLE_USERS: readonly TableUser[] = [
  * the single-item actions only (measured: no other function called BatchGetItem in any e2e run,
  * `npm run iam:report`, issue 30).
  */
-export const BATCH_READERS: readonly TableUser[] = ['JobWorker', 'FleetWatch', 'ApiSpend'];
+export const BATCH_READERS: readonly TableUser[] = ['JobWorker', 'FleetWatch', 'ApiSpend', 'ApiHosts'];
 
 /** The LeadingKeys patterns `user` may write and those it may only read (sorted, without duplicates). */
 export const tableAccessOf = (user: TableUser): { write: string[]; read: string[] } => {

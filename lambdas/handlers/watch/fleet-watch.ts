@@ -27,6 +27,7 @@ import {
   taskRepositoryFromEnv,
   waitingTasksFromEnv,
   workflowStarterFromEnv,
+  hostRecordsFromEnv,
 } from '../../adapters/from-env';
 import { SOFT_TIME_LIMIT_SECONDS } from '../../../contract/limits';
 import { lazy } from '../../adapters/lazy';
@@ -201,6 +202,7 @@ const deps = lazy<FleetWatchDeps>(() => {
             tasks,
             notifier,
             workflow: workflowStarterFromEnv(env),
+            hosts: hostRecordsFromEnv(env),
           },
         }
       : {}),

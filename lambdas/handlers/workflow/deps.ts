@@ -19,6 +19,7 @@ import type {
 import { relayEnv } from '../../adapters/env';
 import {
   feesFromEnv,
+  hostRecordsFromEnv,
   placementIntentsFromEnv,
   serverClaimsFromEnv,
   slidingWindowFromEnv,
@@ -48,9 +49,13 @@ const sshPassword = (): ((taskId: string) => Promise<string>) | undefined => {
 
 export const waiting = /* @__PURE__ */ lazy<WaitingTasks>(() => waitingTasksFromEnv(relayEnv()));
 
+/** The relay's host records (issue 31 §2): FindServer leaves avoided hosts out, ReportResult records outcomes. */
+export const hosts = /* @__PURE__ */ lazy(() => hostRecordsFromEnv(relayEnv()));
+
 export const findServerDeps = async () => {
   const limit = relayEnv().SPEND_LIMIT_USD_PER_DAY;
   return {
+    hosts: hosts(),
     marketplace: marketplace(),
     claims: claims(),
     tasks: tasks(),

@@ -1,0 +1,95 @@
+/**
+ * The relay's own record of each host (issue 31 §2), end to end in both dialects (jest projects
+ * `e2e` and `e2e-live`): a host whose orders failed login twice (the simulator's ssh endpoint never
+ * accepts the order's password) is avoided by the third order, which places nothing and says so in
+ * its failure text, and GET /webhook/hosts lists the host with its failed starts and avoidance.
+ * The host carries a GPU name no catalogue server has, added before the relay's first listing read.
+ */
+import { startTestRuntime, TEST_WEBHOOK_SECRET, testDialect, type LocalRuntime } from '../helpers/local-runtime';
+import { e2eCalls, isResult, json, type Json } from '../helpers/e2e-calls';
+import { request, startReceiver, v2Headers, type Receiver } from '../helpers/receivers';
+import { uniqueServer } from '../helpers/sim-servers';
+
+const dialect = testDialect();
+const WAIT_MS = 60_000;
+/** A short readiness window: each failed start takes this long. */
+const READY_TIMEOUT_SECONDS = 3;
+const HOST = 9961;
+
+describe(`The relay's record of each host (${dialect} marketplace dialect)`, () => {
+  let runtime: LocalRuntime;
+  let callbacks: Receiver;
+  const calls = e2eCalls(
+    () => runtime,
+    () => callbacks,
+    WAIT_MS,
+  );
+  const result = async (tag: string, body: Json): Promise<Json> => {
+    await calls.create(tag, body);
+    return json(await callbacks.waitFor((r) => isResult(r, `/${tag}`), WAIT_MS));
+  };
+  const hosts = async (): Promise<{ status: number; json: Json }> => {
+    const path = '/webhook/hosts';
+    const res = await request(`${runtime.url}${path}`, { headers: v2Headers(TEST_WEBHOOK_SECRET, 'GET', path) });
+    return { status: res.status, json: (res.json ?? {}) as Json };
+  };
+
+  beforeAll(async () => {
+    callbacks = await startReceiver();
+    runtime = await startTestRuntime({
+      dialect,
+      env: {
+        READINESS_PROBE: 'ssh-login',
+        ORDER_READY_TIMEOUT_SECONDS: String(READY_TIMEOUT_SECONDS),
+        HOST_AVOID_AFTER_FAILURES: '2',
+      },
+    });
+    calls.sim().addServer(uniqueServer(HOST, 'ZETA L1', calls.sim().nativeCoin));
+  });
+  afterAll(async () => {
+    calls.sim()?.setSshLoginDelay(0);
+    await runtime?.close();
+    await callbacks?.close();
+  });
+
+  it('avoids a host that failed login twice on the third order, and lists it with its record', async () => {
+    // Prepare: the only ZETA L1 host never accepts the order's password
+    calls.sim().setSshLoginDelay(null);
+    // Act: two orders fail to start on it
+    for (const tag of ['first', 'second']) {
+      const failed = await result(tag, { gpu_type: 'ZETA L1' });
+      expect(failed).toEqual({
+        success: false,
+        error: `Order creation timed out after ${READY_TIMEOUT_SECONDS} s: ssh login refused`,
+      });
+    }
+    const placedBefore = calls.sim().counters().ordersCreated;
+    const third = await result('third', { gpu_type: 'ZETA L1' });
+    // Assess: the third order is not placed on the avoided host, and the failure text says why
+    expect(third).toEqual({
+      success: false,
+      error: 'No ZETA L1 available; avoided 1 host after failed starts',
+    });
+    expect(calls.sim().counters().ordersCreated).toBe(placedBefore);
+    const listed = await hosts();
+    expect(listed.status).toBe(200);
+    const line = (listed.json.hosts as Json[]).find((h) => h.server_id === HOST);
+    expect(line).toMatchObject({
+      placed: 2,
+      ready: 0,
+      login_refused: 2,
+      failures_24h: 2,
+      avoided_by: 'auto',
+      avoided_reason: '2 failed starts in 24 h (login refused)',
+      ready_seconds_median: null,
+    });
+    expect(Number(line?.avoided_until)).toBeGreaterThan(Date.now() / 1000 + 23 * 3600);
+    expect(Number(line?.score)).toBeLessThan(0.5);
+    expect(listed.json.avoided).toBeGreaterThanOrEqual(1);
+  });
+
+  it('refuses GET /webhook/hosts without a signature', async () => {
+    const res = await request(`${runtime.url}/webhook/hosts`, {});
+    expect(res.status).toBe(401);
+  });
+});
