@@ -51,6 +51,14 @@ export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {
     signing: 'yes, v2 only (a key with scope `admin`)',
     body: 'none (deletes a revoked key; 409 for an active one)',
   },
+  'POST /admin/hosts/{server_id}/avoid': {
+    signing: 'yes, v2 only (a key with scope `admin`)',
+    body: '`hours` (default HOST_AVOID_HOURS, at most 720), `reason` (default `operator`)',
+  },
+  'POST /admin/hosts/{server_id}/clear': {
+    signing: 'yes, v2 only (a key with scope `admin`)',
+    body: 'none (ends the avoidance and forgets the failed starts counted towards the next one)',
+  },
   'GET /health': { body: 'none' },
   'GET /openapi.json': { body: 'none' },
 };

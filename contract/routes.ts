@@ -155,6 +155,24 @@ export const ROUTES: readonly RouteDefinition[] = [
     permissions: [],
   },
   {
+    method: 'POST',
+    path: '/admin/hosts/{server_id}/avoid',
+    entry: 'lambdas/handlers/api/admin-hosts-avoid.ts',
+    id: 'AdminHostsAvoid',
+    signed: true,
+    rateLimited: true,
+    permissions: [],
+  },
+  {
+    method: 'POST',
+    path: '/admin/hosts/{server_id}/clear',
+    entry: 'lambdas/handlers/api/admin-hosts-clear.ts',
+    id: 'AdminHostsClear',
+    signed: true,
+    rateLimited: true,
+    permissions: [],
+  },
+  {
     method: 'DELETE',
     path: '/admin/keys/{name}',
     entry: 'lambdas/handlers/api/admin-keys-delete.ts',
@@ -199,6 +217,8 @@ export const ROUTE_SCOPES: Readonly<Record<string, Scope>> = {
   AdminKeysList: 'admin',
   AdminKeysRevoke: 'admin',
   AdminKeysDelete: 'admin',
+  AdminHostsAvoid: 'admin',
+  AdminHostsClear: 'admin',
 };
 
 /** Create-order workflow steps: state name → handler. The state machine and the local runtime share it. */

@@ -19,6 +19,7 @@ import {
   DEFAULT_AVOID_POLICY,
   emptyHostRecord,
   HOST_RECORD_DAYS,
+  withAvoidance,
   withOutcome,
   type AvoidPolicy,
   type HostAvoidance,
@@ -79,6 +80,25 @@ export class DynamoDbHostRecords implements HostRecords {
   ) {}
 
   public async record(serverId: number, outcome: HostOutcome, nowMs: number): Promise<HostAvoidance | undefined> {
+    let avoided: HostAvoidance | undefined;
+    await this.update(serverId, nowMs, (current) => {
+      const next = withOutcome(current, outcome, nowMs, this.policy);
+      avoided = next.avoided;
+      return next.record;
+    });
+    return avoided;
+  }
+
+  public async setAvoidance(serverId: number, avoided: HostAvoidance | undefined, nowMs: number): Promise<HostRecord> {
+    return this.update(serverId, nowMs, (current) => withAvoidance(current, avoided, nowMs));
+  }
+
+  /** Read, change, write back conditional on the version read (retried when another write came between). */
+  private async update(
+    serverId: number,
+    nowMs: number,
+    change: (record: HostRecord) => HostRecord,
+  ): Promise<HostRecord> {
     const pk = keys.host(serverId);
     for (let attempt = 1; ; attempt += 1) {
       const answer = await this.doc.send(
@@ -88,7 +108,7 @@ export class DynamoDbHostRecords implements HostRecords {
       const current = answer.Item
         ? readHostRecord(serverId, answer.Item)
         : emptyHostRecord(serverId, Math.floor(nowMs / 1000));
-      const { record, avoided } = withOutcome(current, outcome, nowMs, this.policy);
+      const record = change(current);
       try {
         await this.doc.send(
           new PutCommand({
@@ -108,7 +128,7 @@ export class DynamoDbHostRecords implements HostRecords {
         throw error;
       }
       await this.index(record);
-      return avoided;
+      return record;
     }
   }
 

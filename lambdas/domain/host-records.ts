@@ -259,4 +259,16 @@ export interface HostRecords {
   avoided(nowMs: number): Promise<ReadonlySet<number>>;
   /** Every host with a record. */
   list(): Promise<HostRecord[]>;
+  /**
+   * An operator's avoidance (`avoided`) or its end (undefined: the avoidance and the failed starts
+   * counted towards the next one are cleared). Answers the record as it now is.
+   */
+  setAvoidance(serverId: number, avoided: HostAvoidance | undefined, nowMs: number): Promise<HostRecord>;
 }
+
+/** The record after an operator avoids its host, or clears it (the failures counted towards avoidance go too). */
+export const withAvoidance = (record: HostRecord, avoided: HostAvoidance | undefined, nowMs: number): HostRecord => {
+  const { avoided: _old, ...rest } = record;
+  const base = { ...rest, updated_at: Math.floor(nowMs / 1000) };
+  return avoided ? { ...base, avoided } : { ...base, failures: [] };
+};

@@ -6,6 +6,7 @@ import type * as z from 'zod/mini';
 import {
   CancelOrderBodySchema,
   CancelTaskBodySchema,
+  AvoidHostBodySchema,
   CreateKeyBodySchema,
   CreateOrderLeaseBodySchema,
   ExtendOrderBodySchema,
@@ -353,6 +354,49 @@ export const operationDocs = (components: SchemaComponents): Record<string, Oper
         },
       },
       extraErrors: ['404', '409'],
+    },
+    'POST /admin/hosts/{server_id}/avoid': {
+      operationId: 'avoidHost',
+      tag: 'Admin',
+      summary: 'Avoid a host in every search (scope admin), for `hours` (default HOST_AVOID_HOURS)',
+      parameters: [{ name: 'server_id', in: 'path', required: true, schema: { type: 'integer', minimum: 1 } }],
+      requestBody: {
+        required: false,
+        content: json(components.convert(AvoidHostBodySchema, 'input', 'AvoidHostBody'), {
+          hours: 48,
+          reason: 'never comes up on ssh',
+        }),
+      },
+      success: {
+        '200': {
+          description: "The host's record as GET /webhook/hosts lists it; `host.avoided` is logged and posted to chat.",
+          content: json(
+            { type: 'object' },
+            {
+              server_id: 4242,
+              score: 0.25,
+              placed: 2,
+              ready: 0,
+              login_refused: 2,
+              avoided_until: 1764302400,
+              avoided_reason: 'operator',
+              avoided_by: 'operator',
+            },
+          ),
+        },
+      },
+    },
+    'POST /admin/hosts/{server_id}/clear': {
+      operationId: 'clearHost',
+      tag: 'Admin',
+      summary: "End a host's avoidance (scope admin); the failed starts counted towards the next one are forgotten",
+      parameters: [{ name: 'server_id', in: 'path', required: true, schema: { type: 'integer', minimum: 1 } }],
+      success: {
+        '200': {
+          description: "The host's record as GET /webhook/hosts lists it.",
+          content: json({ type: 'object' }, { server_id: 4242, score: 0.25, placed: 2, ready: 0, failures_24h: 0 }),
+        },
+      },
     },
     'GET /health': {
       operationId: 'health',

@@ -7,7 +7,7 @@
  */
 import { startTestRuntime, TEST_WEBHOOK_SECRET, testDialect, type LocalRuntime } from '../helpers/local-runtime';
 import { e2eCalls, isResult, json, type Json } from '../helpers/e2e-calls';
-import { request, startReceiver, v2Headers, type Receiver } from '../helpers/receivers';
+import { request, signedPost, signedPostV2, startReceiver, v2Headers, type Receiver } from '../helpers/receivers';
 import { uniqueServer } from '../helpers/sim-servers';
 
 const dialect = testDialect();
@@ -15,6 +15,8 @@ const WAIT_MS = 60_000;
 /** A short readiness window: each failed start takes this long. */
 const READY_TIMEOUT_SECONDS = 3;
 const HOST = 9961;
+/** A host the operator avoids and clears. */
+const OPERATOR_HOST = 9962;
 
 describe(`The relay's record of each host (${dialect} marketplace dialect)`, () => {
   let runtime: LocalRuntime;
@@ -45,6 +47,7 @@ describe(`The relay's record of each host (${dialect} marketplace dialect)`, () 
       },
     });
     calls.sim().addServer(uniqueServer(HOST, 'ZETA L1', calls.sim().nativeCoin));
+    calls.sim().addServer(uniqueServer(OPERATOR_HOST, 'ZETA L2', calls.sim().nativeCoin));
   });
   afterAll(async () => {
     calls.sim()?.setSshLoginDelay(0);
@@ -86,6 +89,46 @@ describe(`The relay's record of each host (${dialect} marketplace dialect)`, () 
     expect(Number(line?.avoided_until)).toBeGreaterThan(Date.now() / 1000 + 23 * 3600);
     expect(Number(line?.score)).toBeLessThan(0.5);
     expect(listed.json.avoided).toBeGreaterThanOrEqual(1);
+  });
+
+  it('lets an operator avoid a host in every search and clear it again', async () => {
+    // Prepare
+    calls.sim().setSshLoginDelay(0);
+    const admin = (action: string, body: Json = {}) =>
+      signedPostV2(runtime.url, `/admin/hosts/${OPERATOR_HOST}/${action}`, body, TEST_WEBHOOK_SECRET);
+    // Act: avoid it for 2 hours
+    const avoided = await admin('avoid', { hours: 2, reason: 'maintenance' });
+    const refused = await result('operator-avoided', { gpu_type: 'ZETA L2' });
+    // Assess
+    expect(avoided.status).toBe(200);
+    expect(avoided.json).toMatchObject({
+      server_id: OPERATOR_HOST,
+      avoided_by: 'operator',
+      avoided_reason: 'maintenance',
+    });
+    expect(refused).toEqual({ success: false, error: 'No ZETA L2 available; avoided 1 host after failed starts' });
+    // Act: clear it, and the next order is placed there
+    const cleared = await admin('clear');
+    const rented = await result('operator-cleared', { gpu_type: 'ZETA L2' });
+    // Assess
+    expect(cleared.status).toBe(200);
+    expect(cleared.json?.avoided_until).toBeUndefined();
+    expect(rented).toMatchObject({ success: true, server_id: OPERATOR_HOST });
+  });
+
+  it('refuses a bad avoidance with a 400 naming the field, and a v1 signature on an admin route', async () => {
+    const bad = await signedPostV2(
+      runtime.url,
+      `/admin/hosts/${OPERATOR_HOST}/avoid`,
+      { hours: 0 },
+      TEST_WEBHOOK_SECRET,
+    );
+    expect(bad.status).toBe(400);
+    expect(bad.json).toEqual({ error: 'hours must be a number greater than 0 and at most 720' });
+    const badId = await signedPostV2(runtime.url, '/admin/hosts/abc/avoid', {}, TEST_WEBHOOK_SECRET);
+    expect(badId.status).toBe(400);
+    const v1 = await signedPost(runtime.url, `/admin/hosts/${OPERATOR_HOST}/avoid`, {}, TEST_WEBHOOK_SECRET);
+    expect(v1.status).toBe(401);
   });
 
   it('refuses GET /webhook/hosts without a signature', async () => {
