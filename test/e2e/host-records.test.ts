@@ -9,6 +9,7 @@ import { startTestRuntime, TEST_WEBHOOK_SECRET, testDialect, type LocalRuntime }
 import { e2eCalls, isResult, json, type Json } from '../helpers/e2e-calls';
 import { request, signedPost, signedPostV2, startReceiver, v2Headers, type Receiver } from '../helpers/receivers';
 import { uniqueServer } from '../helpers/sim-servers';
+import { runCli } from '../unit/cli/run-cli';
 
 const dialect = testDialect();
 const WAIT_MS = 60_000;
@@ -89,6 +90,22 @@ describe(`The relay's record of each host (${dialect} marketplace dialect)`, () 
     expect(Number(line?.avoided_until)).toBeGreaterThan(Date.now() / 1000 + 23 * 3600);
     expect(Number(line?.score)).toBeLessThan(0.5);
     expect(listed.json.avoided).toBeGreaterThanOrEqual(1);
+  });
+
+  it('gpu-relay hosts prints the records as a table', async () => {
+    // Act
+    const printed = await runCli(['hosts'], {
+      env: { GPU_RELAY_URL: runtime.url, GPU_RELAY_SECRET: TEST_WEBHOOK_SECRET },
+    });
+    // Assess: the host of the first test, avoided after its 2 refused logins
+    expect(printed).toMatchObject({ code: 0 });
+    expect(printed.stdout).toMatch(/^SERVER\s+SCORE\s+PLACED\s+READY\s+TIMEOUTS\s+NO_SSH\s+LOGIN_REFUSED\s+/m);
+    expect(printed.stdout).toMatch(
+      new RegExp(
+        `^${HOST}\\s+0\\.\\d{3}\\s+2\\s+0\\s+0\\s+0\\s+2\\s+0\\s+0\\s+-\\s+2\\s+until .*: 2 failed starts in 24 h \\(login refused\\)$`,
+        'm',
+      ),
+    );
   });
 
   it('lets an operator avoid a host in every search and clear it again', async () => {
