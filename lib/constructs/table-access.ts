@@ -138,13 +138,16 @@ export const TABLE_ACCESS: Readonly<Record<KeyFamily, FamilyAccess>> = {
   spendDay: { write: SPEND_USERS, read: ['ApiSpend'] },
   spendReservation: { write: SPEND_USERS },
   spendLedger: { write: [workflowUser('ReportResult'), workflowUser('ExecutionEnded'), 'FleetWatch'] },
-  // Host records (issue 31 §2): ReportResult records a task's outcomes (record and index); FindServer and
-  // the fleet watch's standing-order sweep read the index for avoided hosts; GET /webhook/hosts reads both;
-  // the operator's avoid and clear routes write both.
-  host: { write: [workflowUser('ReportResult'), 'ApiAdminHostsAvoid', 'ApiAdminHostsClear'], read: ['ApiHosts'] },
+  // Host records (issue 31 §2): ReportResult records a task's outcomes (record and index), the fleet watch
+  // an outbid order's; FindServer and the fleet watch's standing-order sweep read the index for avoided
+  // hosts; GET /webhook/hosts reads both; the operator's avoid and clear routes write both.
+  host: {
+    write: [workflowUser('ReportResult'), 'FleetWatch', 'ApiAdminHostsAvoid', 'ApiAdminHostsClear'],
+    read: ['ApiHosts'],
+  },
   hostIndex: {
-    write: [workflowUser('ReportResult'), 'ApiAdminHostsAvoid', 'ApiAdminHostsClear'],
-    read: [workflowUser('FindServer'), 'FleetWatch', 'ApiHosts'],
+    write: [workflowUser('ReportResult'), 'FleetWatch', 'ApiAdminHostsAvoid', 'ApiAdminHostsClear'],
+    read: [workflowUser('FindServer'), 'ApiHosts'],
   },
 };
 

@@ -148,6 +148,8 @@ const deps = lazy<FleetWatchDeps>(() => {
   const spend = spendStoreFromEnv(env);
   // Issue 29 §4: a revoked or expired key's waiting tasks fail and its replacement rounds stop.
   const keys = keyCheckOf(callerKeyStoreFromEnv(env));
+  // Issue 31 §2: outbids are counted per host; standing-order sweeps leave avoided hosts out.
+  const hosts = hostRecordsFromEnv(env);
   // Outbid recovery (issue 23): replacing starts a create-order workflow round (STATE_MACHINE_ARN set).
   const replacer = env.STATE_MACHINE_ARN
     ? createReplacer(
@@ -183,6 +185,7 @@ const deps = lazy<FleetWatchDeps>(() => {
       marketplace,
       history: (taskId, entry) => tasks.appendHistory?.(taskId, entry, Date.now()) ?? Promise.resolve(),
       ...(replacer ? { replacer } : {}),
+      hosts,
       // A rebid's raises are reserved first (issue 29 §3), reported like a create's reservations.
       spend: {
         store: spend,
@@ -202,7 +205,7 @@ const deps = lazy<FleetWatchDeps>(() => {
             tasks,
             notifier,
             workflow: workflowStarterFromEnv(env),
-            hosts: hostRecordsFromEnv(env),
+            hosts,
           },
         }
       : {}),
