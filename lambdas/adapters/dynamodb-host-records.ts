@@ -28,6 +28,7 @@ import {
   type HostRecords,
 } from '../domain/host-records';
 import { isConditionalCheckFailed } from './aws-clients';
+import { avoidedInIndex, indexedHosts, readHostIndex } from './dynamodb-avoided-hosts';
 
 /** Optimistic write attempts per outcome before giving up (concurrent outcomes on one host). */
 const WRITE_ATTEMPTS = 5;
@@ -149,25 +150,12 @@ export class DynamoDbHostRecords implements HostRecords {
     );
   }
 
-  private async indexItem(): Promise<Record<string, unknown>> {
-    const answer = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: { pk: keys.hostIndex() } }));
-    return answer.Item ?? {};
-  }
-
   public async avoided(nowMs: number): Promise<ReadonlySet<number>> {
-    const ids = new Set<number>();
-    for (const [name, value] of Object.entries(await this.indexItem())) {
-      if (!/^h\d+$/.test(name) || !value || typeof value !== 'object') continue;
-      const until = (value as { until?: unknown }).until;
-      if (typeof until === 'number' && until * 1000 > nowMs) ids.add(Number(name.slice(1)));
-    }
-    return ids;
+    return avoidedInIndex(await readHostIndex(this.doc, this.tableName), nowMs);
   }
 
   public async list(): Promise<HostRecord[]> {
-    const ids = Object.keys(await this.indexItem())
-      .filter((name) => /^h\d+$/.test(name))
-      .map((name) => Number(name.slice(1)));
+    const ids = indexedHosts(await readHostIndex(this.doc, this.tableName));
     const records: HostRecord[] = [];
     const byKey = new Map(ids.map((id) => [keys.host(id), id]));
     for (let i = 0; i < ids.length; i += 100) {

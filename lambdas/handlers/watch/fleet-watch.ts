@@ -27,6 +27,7 @@ import {
   taskRepositoryFromEnv,
   waitingTasksFromEnv,
   workflowStarterFromEnv,
+  avoidedHostsFromEnv,
   hostRecordsFromEnv,
 } from '../../adapters/from-env';
 import { SOFT_TIME_LIMIT_SECONDS } from '../../../contract/limits';
@@ -148,7 +149,7 @@ const deps = lazy<FleetWatchDeps>(() => {
   const spend = spendStoreFromEnv(env);
   // Issue 29 §4: a revoked or expired key's waiting tasks fail and its replacement rounds stop.
   const keys = keyCheckOf(callerKeyStoreFromEnv(env));
-  // Issue 31 §2: outbids are counted per host; standing-order sweeps leave avoided hosts out.
+  // Issue 31 §2: outbids are counted per host (standing-order sweeps read the avoided hosts only).
   const hosts = hostRecordsFromEnv(env);
   // Outbid recovery (issue 23): replacing starts a create-order workflow round (STATE_MACHINE_ARN set).
   const replacer = env.STATE_MACHINE_ARN
@@ -205,7 +206,7 @@ const deps = lazy<FleetWatchDeps>(() => {
             tasks,
             notifier,
             workflow: workflowStarterFromEnv(env),
-            hosts,
+            hosts: avoidedHostsFromEnv(env),
           },
         }
       : {}),

@@ -19,6 +19,7 @@ import type {
 import { relayEnv } from '../../adapters/env';
 import {
   feesFromEnv,
+  avoidedHostsFromEnv,
   hostRecordsFromEnv,
   placementIntentsFromEnv,
   serverClaimsFromEnv,
@@ -52,10 +53,13 @@ export const waiting = /* @__PURE__ */ lazy<WaitingTasks>(() => waitingTasksFrom
 /** The relay's host records (issue 31 §2): FindServer leaves avoided hosts out, ReportResult records outcomes. */
 export const hosts = /* @__PURE__ */ lazy(() => hostRecordsFromEnv(relayEnv()));
 
+/** What FindServer reads of them: the avoided hosts only. */
+const avoidedHosts = /* @__PURE__ */ lazy(() => avoidedHostsFromEnv(relayEnv()));
+
 export const findServerDeps = async () => {
   const limit = relayEnv().SPEND_LIMIT_USD_PER_DAY;
   return {
-    hosts: hosts(),
+    hosts: avoidedHosts(),
     marketplace: marketplace(),
     claims: claims(),
     tasks: tasks(),
