@@ -126,6 +126,16 @@ describe('Function: findServer', () => {
     await expect(act).rejects.toThrow(new NoServerAvailableError('No 4090 available under $2/hr'));
   });
 
+  it('leaves out hosts the relay avoids and counts them in the failure text (issue 31 §2)', async () => {
+    const deps = { ...setup(), hosts: { avoided: async () => new Set([1, 2]) } };
+    deps.marketplace.servers = [aServer(1), aServer(2), aServer(3)];
+    expect((await findServer(aState(), deps, NOW)).server.id).toBe(3);
+    deps.marketplace.servers = [aServer(1), aServer(2)];
+    await expect(findServer(aState({ task_id: 't2' }), deps, NOW)).rejects.toThrow(
+      new NoServerAvailableError('No 4090 available; avoided 2 hosts after failed starts'),
+    );
+  });
+
   it('throws SoftTimeoutError past the soft deadline', async () => {
     const deps = setup();
     await expect(
