@@ -43,7 +43,8 @@ module.exports = {
       // - standing-orders (issue 23), teams (issue 24) and orphan-orders (issue 20): their issues ask for
       //   both dialects, although their rules run on orders and servers already parsed by the reader;
       // - host-choice (issue 31): reliability, rating and prices read from either dialect's listing;
-      // - ssh-login (issue 31): the login readiness probe against either dialect's order shapes.
+      // - ssh-login (issue 31): the login readiness probe against either dialect's order shapes;
+      // - host-records (issue 31 §2): a host avoided after failed logins, in either dialect.
       testMatch: [
         '<rootDir>/test/e2e/relay.test.ts',
         '<rootDir>/test/e2e/fleet-watch.test.ts',
@@ -57,6 +58,7 @@ module.exports = {
         '<rootDir>/test/e2e/orphan-orders.test.ts',
         '<rootDir>/test/e2e/host-choice.test.ts',
         '<rootDir>/test/e2e/ssh-login.test.ts',
+        '<rootDir>/test/e2e/host-records.test.ts',
       ],
       setupFiles: [...base.setupFiles, '<rootDir>/test/setup-live-dialect.ts'],
       setupFilesAfterEnv: ['<rootDir>/test/setup-iam-checks.ts'],

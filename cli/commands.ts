@@ -160,6 +160,12 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
     usage: 'spend [--from YYYY-MM-DD] [--to YYYY-MM-DD]',
     summary: 'the spend ledger per key and UTC day: reserved, settled, orders, GPU hours (GET /webhook/spend)',
   },
+  hosts: {
+    options: [...CONNECTION],
+    usage: 'hosts',
+    summary:
+      "the relay's record of each host: score, orders placed and ready, failed starts, refusals, outbids, avoidance (GET /webhook/hosts)",
+  },
   env: {
     options: ['url', 'verbose', 'help'],
     usage: 'env [--url URL]',

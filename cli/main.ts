@@ -16,6 +16,7 @@ import { runKeys } from './keys';
 import { CliError, EXIT_OK, EXIT_USAGE, err, hideCallbackSecret, hideSecret, out, progress } from './output';
 import { runMarketplace, runTask } from './read-commands';
 import { runSpend } from './spend';
+import { runHosts } from './hosts';
 import { runTaskCommand } from './task-commands';
 import { runVerify } from './verify';
 
@@ -58,6 +59,8 @@ export const main = async (argv: string[]): Promise<number> => {
       return runKeys(values, positionals);
     case 'spend':
       return runSpend(values, positionals);
+    case 'hosts':
+      return runHosts(values, positionals);
     case 'env':
       return runEnv(values, positionals);
     default:

@@ -98,6 +98,10 @@ export const keys = {
   spendReservation: (taskId: string) => `SPENDRES#${taskId}`,
   /** The ledger: one item per settled order, kept 400 days. */
   spendLedger: (orderId: number) => `LEDGER#${orderId}`,
+  /** The relay's record of a host (issue 31 §2): its outcomes, time to ready, avoidance; kept 30 days after the last. */
+  host: (serverId: number) => `HOST#${serverId}`,
+  /** One item: every host with a record and its avoidance (one attribute per host), read by every search. */
+  hostIndex: () => 'HOSTS#index',
 } as const;
 
 /** An item family of the relay table (a `keys` entry). */

@@ -32,6 +32,10 @@ export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {
     signing: 'yes (v2: method, path and query, empty body)',
     body: 'none; query `from`, `to` (YYYY-MM-DD, UTC)',
   },
+  'GET /webhook/hosts': {
+    signing: 'yes (v2: method and path, empty body)',
+    body: "none; the relay's record of each host with a score, avoided hosts first (docs/hosts.md)",
+  },
   'GET /webhook/marketplace': { body: 'none' },
   'POST /slack/command': {
     signing: 'Slack signature when configured (AWS without one: 403 unless `allowUnsignedSlack`)',
@@ -46,6 +50,14 @@ export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {
   'DELETE /admin/keys/{name}': {
     signing: 'yes, v2 only (a key with scope `admin`)',
     body: 'none (deletes a revoked key; 409 for an active one)',
+  },
+  'POST /admin/hosts/{server_id}/avoid': {
+    signing: 'yes, v2 only (a key with scope `admin`)',
+    body: '`hours` (default HOST_AVOID_HOURS, at most 720), `reason` (default `operator`)',
+  },
+  'POST /admin/hosts/{server_id}/clear': {
+    signing: 'yes, v2 only (a key with scope `admin`)',
+    body: 'none (ends the avoidance and forgets the failed starts counted towards the next one)',
   },
   'GET /health': { body: 'none' },
   'GET /openapi.json': { body: 'none' },

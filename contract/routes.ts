@@ -102,6 +102,15 @@ export const ROUTES: readonly RouteDefinition[] = [
   },
   {
     method: 'GET',
+    path: '/webhook/hosts',
+    entry: 'lambdas/handlers/api/hosts.ts',
+    id: 'Hosts',
+    signed: true,
+    rateLimited: true,
+    permissions: [],
+  },
+  {
+    method: 'GET',
     path: '/webhook/marketplace',
     entry: 'lambdas/handlers/api/marketplace-summary.ts',
     id: 'MarketplaceSummary',
@@ -146,6 +155,24 @@ export const ROUTES: readonly RouteDefinition[] = [
     permissions: [],
   },
   {
+    method: 'POST',
+    path: '/admin/hosts/{server_id}/avoid',
+    entry: 'lambdas/handlers/api/admin-hosts-avoid.ts',
+    id: 'AdminHostsAvoid',
+    signed: true,
+    rateLimited: true,
+    permissions: [],
+  },
+  {
+    method: 'POST',
+    path: '/admin/hosts/{server_id}/clear',
+    entry: 'lambdas/handlers/api/admin-hosts-clear.ts',
+    id: 'AdminHostsClear',
+    signed: true,
+    rateLimited: true,
+    permissions: [],
+  },
+  {
     method: 'DELETE',
     path: '/admin/keys/{name}',
     entry: 'lambdas/handlers/api/admin-keys-delete.ts',
@@ -185,10 +212,13 @@ export const ROUTE_SCOPES: Readonly<Record<string, Scope>> = {
   Status: 'read',
   GetTask: 'read',
   Spend: 'read',
+  Hosts: 'read',
   AdminKeysCreate: 'admin',
   AdminKeysList: 'admin',
   AdminKeysRevoke: 'admin',
   AdminKeysDelete: 'admin',
+  AdminHostsAvoid: 'admin',
+  AdminHostsClear: 'admin',
 };
 
 /** Create-order workflow steps: state name → handler. The state machine and the local runtime share it. */

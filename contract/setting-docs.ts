@@ -62,6 +62,9 @@ export const SETTING_DOCS: Readonly<Record<SettingKey, string>> = {
     'Standing orders (`wait_seconds`) one caller key may have waiting at once; one more is refused 429 `too many waiting orders (20 for key ci)` and nothing is queued. The default key counts only against MAX_WAITING_TASKS.',
   maxWaitingTasks:
     'Standing orders the whole relay may have waiting at once; one more is refused 429 `too many waiting orders (1000)` and nothing is queued.',
+  hostAvoidAfterFailures:
+    'A host whose orders failed readiness or login this many times within 24 h is avoided by every search (create-order, standing orders, replacements) for HOST_AVOID_HOURS; the failure text adds `; avoided 2 hosts after failed starts` (issue 31 §2, docs/hosts.md).',
+  hostAvoidHours: 'How long a host is avoided after HOST_AVOID_AFTER_FAILURES failed starts, in hours.',
   renterFeePercent:
     "The marketplace's renter fee, in percent of an order's price: reservations (worst cases, raises, extensions) and settlements include it (docs/budgets.md). Production charges 5 %; `npm start` sets 0 when its simulator speaks the spec's dialect (which charges none).",
   orderCreationFeeUsd:

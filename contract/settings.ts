@@ -231,6 +231,15 @@ export const SETTINGS = {
     // One slot attribute per waiting task in the WAITSLOTS#total item (about 60 bytes each).
     max: { value: 5_000, reason: 'the waiting slots of all tasks are counted in one DynamoDB item' },
   },
+  // ---- issue 31 §2 (the relay's record of each host) ----
+  hostAvoidAfterFailures: {
+    env: 'HOST_AVOID_AFTER_FAILURES',
+    kind: 'int',
+    default: 2,
+    // The record keeps the latest 20 failure times (lambdas/domain/host-records.ts FAILURE_SAMPLE_SIZE).
+    max: { value: 20, reason: "a host's record keeps its latest 20 failed starts" },
+  },
+  hostAvoidHours: { env: 'HOST_AVOID_HOURS', kind: 'hours', default: 24 },
 } as const satisfies Readonly<Record<string, Setting>>;
 
 export type SettingKey = keyof typeof SETTINGS;

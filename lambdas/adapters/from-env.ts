@@ -2,6 +2,8 @@
  * Adapter factories from the parsed environment: handlers call these once at cold start and get
  * ports back, so they never name a technology. Clients are the shared, traced singletons.
  */
+import { DynamoDbAvoidedHosts } from './dynamodb-avoided-hosts';
+import { DynamoDbHostRecords } from './dynamodb-host-records';
 import { documentClient, sfnClient, sqsClient } from './aws-clients';
 import { DynamoDbCallerKeys } from './dynamodb-caller-keys';
 import { DynamoDbIdempotencyStore } from './dynamodb-idempotency-store';
@@ -69,6 +71,17 @@ export const callerKeyStoreFromEnv = (env: RelayEnv): CallerKeyStore =>
 /** Spending budgets and the ledger (issue 24). */
 export const spendStoreFromEnv = (env: RelayEnv): DynamoDbSpendStore =>
   new DynamoDbSpendStore(documentClient(), env.TABLE_NAME);
+
+/** The relay's host records (issue 31 §2), with the avoidance settings. */
+export const hostRecordsFromEnv = (env: RelayEnv): DynamoDbHostRecords =>
+  new DynamoDbHostRecords(documentClient(), env.TABLE_NAME, {
+    afterFailures: env.HOST_AVOID_AFTER_FAILURES,
+    hours: env.HOST_AVOID_HOURS,
+  });
+
+/** Only the avoided hosts (issue 31 §2): what every search reads, without the rest of the store in its bundle. */
+export const avoidedHostsFromEnv = (env: RelayEnv): DynamoDbAvoidedHosts =>
+  new DynamoDbAvoidedHosts(documentClient(), env.TABLE_NAME);
 
 /** The marketplace's fees as configured (RENTER_FEE_PERCENT, ORDER_CREATION_FEE_USD): reserved and settled (issue 29 §3). */
 export const feesFromEnv = (env: RelayEnv): MarketplaceFees => ({

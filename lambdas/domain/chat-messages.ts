@@ -11,6 +11,18 @@ const usd = (price: number | null | undefined): string =>
 export const orderReadyText = (result: Pick<CreateOrderSuccess, 'order_id' | 'gpu' | 'ssh_connection'>): string =>
   `Order ${result.order_id} is ready: ${result.gpu.join(', ') || 'no GPU listed'}. Connect with: ${result.ssh_connection}`;
 
+/** A host the relay now avoids (issue 31 §2): the event's fields, as in the log event `host.avoided`. */
+export interface HostAvoided {
+  readonly server_id: number;
+  readonly reason: string;
+  /** Epoch seconds. */
+  readonly until: number;
+}
+
+/** The chat line of a host the relay now avoids: `host.avoided {"server_id":…,"reason":…,"until":…}`. */
+export const hostAvoidedText = (avoided: HostAvoided): string =>
+  `host.avoided ${JSON.stringify({ server_id: avoided.server_id, reason: avoided.reason, until: avoided.until })}`;
+
 /** An order was cancelled. */
 export const orderCancelledText = (orderId: number): string => `Order ${orderId} cancelled`;
 

@@ -49,7 +49,7 @@ export interface FleetWatchDeps {
   /** Spending (issue 24): an order that ended is settled (./spend-settlement.ts). Absent: not settled. */
   readonly spend?: Pick<SpendStore, 'settle'>;
   /** Outbid recovery (issue 23, ./outbid-recovery.ts): what rebidding and replacing take. Absent: outbid orders are only reported. */
-  readonly recovery?: Pick<OutbidRecoveryDeps, 'marketplace' | 'history' | 'replacer' | 'spend'>;
+  readonly recovery?: Pick<OutbidRecoveryDeps, 'marketplace' | 'history' | 'replacer' | 'spend' | 'hosts'>;
 }
 
 export interface SweepOptions {

@@ -3,6 +3,7 @@
  * servers keyed by the model name a caller passes as `gpu_type`. Pure.
  */
 import type { Server } from './marketplace-types';
+import { allInUsdPerHour, NO_FEES, type MarketplaceFees } from './spend-budget';
 
 export interface MarketplaceGroup {
   readonly available: number;
@@ -17,6 +18,10 @@ export interface MarketplaceModel {
   readonly total: number;
   /** Lowest prices in USD per hour among the model's available servers, null when none states one. */
   readonly min_price_usd_per_hour: { readonly spot: number | null; readonly on_demand: number | null };
+  /** The same prices with the renter fee (RENTER_FEE_PERCENT): price × (1 + fee), per hour (issue 31 §6). */
+  readonly all_in_usd_per_hour: { readonly spot: number | null; readonly on_demand: number | null };
+  /** ORDER_CREATION_FEE_USD: charged once per order placed, beside the hourly price (issue 31 §6). */
+  readonly creation_fee_usd: number;
 }
 
 export interface MarketplaceSummary {
@@ -73,7 +78,11 @@ const lowest = (current: number | null, value: unknown): number | null =>
  * available servers (what a caller could rent now), spot and on-demand (any currency) in USD per hour.
  * Sorted by the lowest spot price, then on-demand, then name; a model with no price comes last.
  */
-export const summarizeModels = (servers: readonly Server[]): Record<string, MarketplaceModel> => {
+export const summarizeModels = (
+  servers: readonly Server[],
+  fees: MarketplaceFees = NO_FEES,
+): Record<string, MarketplaceModel> => {
+  const allIn = (usd: number | null): number | null => (usd === null ? null : allInUsdPerHour(usd, fees));
   const models = new Map<string, { available: number; total: number; spot: number | null; on_demand: number | null }>();
   for (const server of servers) {
     const first = Array.isArray(server.gpu_array) ? server.gpu_array[0] : undefined;
@@ -103,6 +112,8 @@ export const summarizeModels = (servers: readonly Server[]): Record<string, Mark
           available: m.available,
           total: m.total,
           min_price_usd_per_hour: { spot: m.spot, on_demand: m.on_demand },
+          all_in_usd_per_hour: { spot: allIn(m.spot), on_demand: allIn(m.on_demand) },
+          creation_fee_usd: fees.creation_fee_usd,
         },
       ]),
   );
@@ -116,7 +127,10 @@ export const summarizeModels = (servers: readonly Server[]): Record<string, Mark
  * equal the sums over `summary`; a server that cannot be grouped is not a GPU offer a caller could
  * rent through this relay, and counting it would make the totals disagree with the groups.
  */
-export const summarizeMarketplace = (servers: readonly Server[]): MarketplaceSummary => {
+export const summarizeMarketplace = (
+  servers: readonly Server[],
+  fees: MarketplaceFees = NO_FEES,
+): MarketplaceSummary => {
   const groups = new Map<string, { available: number; total: number; min_price: number | null }>();
   let totalServers = 0;
   let totalAvailable = 0;
@@ -140,7 +154,7 @@ export const summarizeMarketplace = (servers: readonly Server[]): MarketplaceSum
   return {
     status: 'ok',
     summary: Object.fromEntries(groups),
-    models: summarizeModels(servers),
+    models: summarizeModels(servers, fees),
     total_servers: totalServers,
     total_available: totalAvailable,
   };

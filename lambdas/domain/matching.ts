@@ -4,6 +4,7 @@
  */
 import { listedModels } from './marketplace-summary';
 import type { Server } from './marketplace-types';
+import { feesNote, NO_FEES, type MarketplaceFees } from './spend-budget';
 import { spotBidFor } from './spot-bid';
 
 /** What a caller asks for. `max_price` is USD per hour. */
@@ -177,9 +178,22 @@ export const orderByPreference = (
   return list;
 };
 
-/** Why a server was chosen (issue 31 §3): `cheapest of 7 matches at $0.31/h`. */
-export const chosenText = (prefer: Prefer | undefined, matches: number, priceUsd: number | undefined): string =>
-  `${prefer ?? 'first'} of ${plural(matches, 'match', 'matches')}${priceUsd !== undefined ? ` at $${priceUsd}/h` : ''}`;
+/**
+ * Why a server was chosen (issue 31 §3): `cheapest of 7 matches at $0.31/h`; with the marketplace's
+ * fees (issue 31 §6) the all-in price and the creation fee follow:
+ * `cheapest of 7 matches at $0.31/h ($0.33/h with the 5 % renter fee, + $0.10 per order)`.
+ */
+export const chosenText = (
+  prefer: Prefer | undefined,
+  matches: number,
+  priceUsd: number | undefined,
+  fees: MarketplaceFees = NO_FEES,
+): string => {
+  const text = `${prefer ?? 'first'} of ${plural(matches, 'match', 'matches')}`;
+  if (priceUsd === undefined) return text;
+  const note = feesNote(priceUsd, fees);
+  return `${text} at $${priceUsd}/h${note ? ` ${note}` : ''}`;
+};
 
 /** The first matching server in marketplace order, or undefined. Shared by create-order and price-alert. */
 export const findMatchingServer = (servers: readonly Server[], criteria: MatchCriteria): Server | undefined =>

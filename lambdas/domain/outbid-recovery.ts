@@ -9,6 +9,7 @@
  *
  * Pure rules and the use case; time arrives as `now` (Unix seconds).
  */
+import type { HostRecords } from './host-records';
 import { MarketplaceRejectedError } from './errors';
 import {
   hasLease,
@@ -169,6 +170,8 @@ export interface OutbidRecoveryDeps {
   readonly history?: (taskId: string, entry: TaskHistoryEntry) => Promise<void>;
   /** Absent: `replace` reports order.recovery_failed. */
   readonly replacer?: Replacer;
+  /** The relay's host records (issue 31 §2): the outbid is counted on the lost order's host. Absent: not counted. */
+  readonly hosts?: Pick<HostRecords, 'record'>;
   /** Spending (issue 29 §3): each raise of a rebid is reserved first, as a set-spot-price's. Absent: not reserved. */
   readonly spend?: Pick<ExtensionSpend, 'limitUsdPerDay' | 'onReserved' | 'clock'> & {
     readonly store: Pick<ExtensionSpend['store'], 'reprice' | 'unprice' | 'repriced'>;
@@ -300,6 +303,8 @@ export const recoverOutbid = async (
     if (await deps.events.send(order.callback_url, e.id, e.body)) eventsSent += 1;
   };
   await report(outbidEvent(order, opts.since, now), outbidText(order.order_id, mode));
+  // Once per outbid order (after the recovery claim); best effort, like the history.
+  await deps.hosts?.record(lost.renting_server, { kind: 'outbid' }, now * 1000).catch(() => undefined);
 
   let calls = 0;
   let reads = 0;

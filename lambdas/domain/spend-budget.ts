@@ -72,6 +72,18 @@ export const allInPrice = (
 });
 
 /**
+ * The fees beside a price, as a listing shows them (issue 31 §6): `($0.33/h with the 5 % renter fee,
+ * + $0.10 per order)`; only the fees that are not zero; empty when both are.
+ */
+export const feesNote = (usdPerHour: number, fees: MarketplaceFees): string => {
+  const parts: string[] = [];
+  if (fees.renter_fee_percent > 0)
+    parts.push(`${usdText(allInUsdPerHour(usdPerHour, fees))}/h with the ${fees.renter_fee_percent} % renter fee`);
+  if (fees.creation_fee_usd > 0) parts.push(`+ ${usdText(fees.creation_fee_usd)} per order`);
+  return parts.length ? `(${parts.join(', ')})` : '';
+};
+
+/**
  * The most an order on `server` can cost per hour, in USD: the on-demand price in the order currency,
  * or for a spot order its bid (1.1 × the spot price) in USD. Undefined when the server states neither.
  */

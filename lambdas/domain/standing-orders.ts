@@ -15,6 +15,7 @@ import { completeTask } from './complete-task';
 import type { KeyCheck } from './caller-keys';
 import { CLAIM_TTL_SECONDS } from './create-order/workflow-state';
 import { serverFitsLease } from './lease';
+import type { HostRecords } from './host-records';
 import { findMatchingServers, noMatchMessage } from './matching';
 import type { Server } from './marketplace-types';
 import type {
@@ -83,8 +84,13 @@ export const mayWait = (input: Pick<CreateOrderWorkflowInput, 'request' | 'timin
 export { waitingEntry } from './waiting-entry';
 
 /** Servers that would serve `task` now, in marketplace order, without those in `taken`. */
-export const serversFor = (task: WaitingTask, servers: readonly Server[], taken: ReadonlySet<number>): Server[] =>
-  findMatchingServers(servers, { ...task.request, claimed: taken }).filter((s) =>
+export const serversFor = (
+  task: WaitingTask,
+  servers: readonly Server[],
+  taken: ReadonlySet<number>,
+  avoided: ReadonlySet<number> = new Set(),
+): Server[] =>
+  findMatchingServers(servers, { ...task.request, claimed: taken, avoided }).filter((s) =>
     serverFitsLease(s, task.request.max_hours),
   );
 
@@ -112,6 +118,8 @@ export interface StandingOrderDeps {
   readonly tasks: TaskRepository;
   readonly notifier: Notifier;
   readonly workflow: WorkflowStarter;
+  /** The relay's host records (issue 31 §2): hosts avoided after failed starts are never served. Absent: none avoided. */
+  readonly hosts?: Pick<HostRecords, 'avoided'>;
 }
 
 export interface StandingOrderSweep {
@@ -238,6 +246,7 @@ export const serveWaitingTasks = async (
   if (live.length === 0) return report;
   report.listingReads += 1;
   const servers = await deps.marketplace.listServers();
+  const avoided = deps.hosts ? await deps.hosts.avoided(nowMs) : new Set<number>();
   const taken = new Set<number>();
   // GPU types whose queue resumed a task back from a hold: it goes alone this sweep, so the tasks
   // behind it do not race it for the one order the cap may allow (first come, first served).
@@ -245,7 +254,7 @@ export const serveWaitingTasks = async (
   for (const task of live) {
     if (!canContinue()) break;
     if (alone.has(queueKey(task.request.gpu_type))) continue;
-    const candidates = serversFor(task, servers, taken);
+    const candidates = serversFor(task, servers, taken, avoided);
     if (candidates.length === 0) continue;
     // The listing is an index read (eventually consistent): the entry must still be this round's
     // before a server is claimed for it (one consistent read per task about to be resumed).

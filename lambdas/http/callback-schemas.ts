@@ -26,7 +26,7 @@ const CreateOrderSuccessSchema = describe(
     }),
     chosen: describe(z.optional(z.string()), {
       description:
-        'Why this server (issue 31 §3): the `prefer` rule, how many servers matched and the USD/h of the order type, e.g. `cheapest of 7 matches at $0.31/h`',
+        'Why this server (issue 31 §3): the `prefer` rule, how many servers matched and the USD/h of the order type, e.g. `cheapest of 7 matches at $0.31/h`; with fees (issue 31 §6) the all-in price and the creation fee follow: `($0.33/h with the 5 % renter fee, + $0.10 per order)`',
     }),
     ssh_host_key_sha256: describe(z.optional(z.string()), {
       description:

@@ -6,6 +6,7 @@ import type * as z from 'zod/mini';
 import {
   CancelOrderBodySchema,
   CancelTaskBodySchema,
+  AvoidHostBodySchema,
   CreateKeyBodySchema,
   CreateOrderLeaseBodySchema,
   ExtendOrderBodySchema,
@@ -202,6 +203,43 @@ export const operationDocs = (components: SchemaComponents): Record<string, Oper
         },
       },
     },
+    'GET /webhook/hosts': {
+      operationId: 'hosts',
+      tag: 'Read',
+      summary: "The relay's own record of each host, with a score (scope read)",
+      description:
+        'Signed like getTask. One line per host the relay placed an order on in the last 30 days: orders `placed`, `ready`, `readiness_timeouts`, `ssh_never_answered`, `login_refused`, create refusals by reason, `outbids`, `ready_seconds_median`, `failures_24h` (failed starts: readiness or login), and while the host is avoided `avoided_until` (Unix seconds), `avoided_reason`, `avoided_by` (`auto` after HOST_AVOID_AFTER_FAILURES failed starts in 24 h, for HOST_AVOID_HOURS). `score` is (ready + 1) / (placed + 2), halved while avoided. Avoided hosts first, then the lowest scores. See docs/hosts.md.',
+      success: {
+        '200': {
+          description: 'The host records.',
+          content: json(
+            { type: 'object' },
+            {
+              hosts: [
+                {
+                  server_id: 4242,
+                  score: 0.125,
+                  placed: 2,
+                  ready: 0,
+                  readiness_timeouts: 0,
+                  ssh_never_answered: 0,
+                  login_refused: 2,
+                  refusals: {},
+                  outbids: 0,
+                  ready_seconds_median: null,
+                  failures_24h: 2,
+                  avoided_until: 1764302400,
+                  avoided_reason: '2 failed starts in 24 h (login refused)',
+                  avoided_by: 'auto',
+                  updated_at: 1764216000,
+                },
+              ],
+              avoided: 1,
+            },
+          ),
+        },
+      },
+    },
     'GET /webhook/marketplace': {
       operationId: 'marketplaceSummary',
       tag: 'Read',
@@ -316,6 +354,49 @@ export const operationDocs = (components: SchemaComponents): Record<string, Oper
         },
       },
       extraErrors: ['404', '409'],
+    },
+    'POST /admin/hosts/{server_id}/avoid': {
+      operationId: 'avoidHost',
+      tag: 'Admin',
+      summary: 'Avoid a host in every search (scope admin), for `hours` (default HOST_AVOID_HOURS)',
+      parameters: [{ name: 'server_id', in: 'path', required: true, schema: { type: 'integer', minimum: 1 } }],
+      requestBody: {
+        required: false,
+        content: json(components.convert(AvoidHostBodySchema, 'input', 'AvoidHostBody'), {
+          hours: 48,
+          reason: 'never comes up on ssh',
+        }),
+      },
+      success: {
+        '200': {
+          description: "The host's record as GET /webhook/hosts lists it; `host.avoided` is logged and posted to chat.",
+          content: json(
+            { type: 'object' },
+            {
+              server_id: 4242,
+              score: 0.25,
+              placed: 2,
+              ready: 0,
+              login_refused: 2,
+              avoided_until: 1764302400,
+              avoided_reason: 'operator',
+              avoided_by: 'operator',
+            },
+          ),
+        },
+      },
+    },
+    'POST /admin/hosts/{server_id}/clear': {
+      operationId: 'clearHost',
+      tag: 'Admin',
+      summary: "End a host's avoidance (scope admin); the failed starts counted towards the next one are forgotten",
+      parameters: [{ name: 'server_id', in: 'path', required: true, schema: { type: 'integer', minimum: 1 } }],
+      success: {
+        '200': {
+          description: "The host's record as GET /webhook/hosts lists it.",
+          content: json({ type: 'object' }, { server_id: 4242, score: 0.25, placed: 2, ready: 0, failures_24h: 0 }),
+        },
+      },
     },
     'GET /health': {
       operationId: 'health',

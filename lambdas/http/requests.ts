@@ -395,6 +395,23 @@ export const CreateKeyBodySchema = bodyObject({
   ),
 });
 
+/** POST /admin/hosts/{server_id}/avoid (issue 31 §2): for how long and why; both optional. */
+export const AvoidHostBodySchema = bodyObject({
+  hours: z.optional(
+    z
+      .number('hours must be a number greater than 0 and at most 720')
+      .check(
+        z.positive('hours must be a number greater than 0 and at most 720'),
+        z.lte(720, 'hours must be a number greater than 0 and at most 720'),
+      ),
+  ),
+  reason: z.optional(
+    z
+      .string('reason must be a text of at most 200 characters')
+      .check(z.maxLength(200, 'reason must be a text of at most 200 characters')),
+  ),
+});
+
 // ---- leases (issue 14; the rules are in domain/lease.ts) ----------------------------------------
 
 /** `max_hours` as a create-order body field, to add with `z.extend(CreateOrderBodySchema, { max_hours: z.optional(MaxHoursSchema) })`. */

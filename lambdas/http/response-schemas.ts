@@ -42,6 +42,14 @@ export const MarketplaceModelSchema = z.object({
     description:
       "Lowest prices among the model's available servers, in USD per hour: spot, and on-demand in any currency; null when none states one",
   }),
+  all_in_usd_per_hour: describe(z.object({ spot: z.nullable(z.number()), on_demand: z.nullable(z.number()) }), {
+    description:
+      'The same lowest prices with the renter fee (RENTER_FEE_PERCENT): price × (1 + fee), in USD per hour (issue 31 §6)',
+  }),
+  creation_fee_usd: describe(z.number(), {
+    description:
+      'The fee charged once per order placed (ORDER_CREATION_FEE_USD), beside the hourly price (issue 31 §6)',
+  }),
 });
 
 /** GET /webhook/marketplace (order-relay.md §4.1; `models`: issue 28). */

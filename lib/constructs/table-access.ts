@@ -138,6 +138,17 @@ export const TABLE_ACCESS: Readonly<Record<KeyFamily, FamilyAccess>> = {
   spendDay: { write: SPEND_USERS, read: ['ApiSpend'] },
   spendReservation: { write: SPEND_USERS },
   spendLedger: { write: [workflowUser('ReportResult'), workflowUser('ExecutionEnded'), 'FleetWatch'] },
+  // Host records (issue 31 §2): ReportResult records a task's outcomes (record and index), the fleet watch
+  // an outbid order's; FindServer and the fleet watch's standing-order sweep read the index for avoided
+  // hosts; GET /webhook/hosts reads both; the operator's avoid and clear routes write both.
+  host: {
+    write: [workflowUser('ReportResult'), 'FleetWatch', 'ApiAdminHostsAvoid', 'ApiAdminHostsClear'],
+    read: ['ApiHosts'],
+  },
+  hostIndex: {
+    write: [workflowUser('ReportResult'), 'FleetWatch', 'ApiAdminHostsAvoid', 'ApiAdminHostsClear'],
+    read: [workflowUser('FindServer'), 'ApiHosts'],
+  },
 };
 
 /**
@@ -164,7 +175,7 @@ export const TABLE_USERS: readonly TableUser[] = [
  * the single-item actions only (measured: no other function called BatchGetItem in any e2e run,
  * `npm run iam:report`, issue 30).
  */
-export const BATCH_READERS: readonly TableUser[] = ['JobWorker', 'FleetWatch', 'ApiSpend'];
+export const BATCH_READERS: readonly TableUser[] = ['JobWorker', 'FleetWatch', 'ApiSpend', 'ApiHosts'];
 
 /** The LeadingKeys patterns `user` may write and those it may only read (sorted, without duplicates). */
 export const tableAccessOf = (user: TableUser): { write: string[]; read: string[] } => {

@@ -89,6 +89,27 @@ describe(`Choosing a host (${dialect} marketplace dialect)`, () => {
     const rented = await result('cheapest', { gpu_type: 'ZETA P1', prefer: 'cheapest' });
     // Assess: server 9952 is the cheapest; the result and the task view say why
     expect(rented).toMatchObject({ success: true, server_id: 9952 });
-    expect(String(rented.chosen)).toMatch(/^cheapest of 3 matches at \$0\.\d+\/h$/);
+    // The live dialect's relay charges production's fees (5 %, $0.10 per order); npm start's spec one none (issue 31 §6).
+    expect(String(rented.chosen)).toMatch(
+      dialect === 'live'
+        ? /^cheapest of 3 matches at \$0\.\d+\/h \(\$0\.\d\d\/h with the 5 % renter fee, \+ \$0\.10 per order\)$/
+        : /^cheapest of 3 matches at \$0\.\d+\/h$/,
+    );
+  });
+
+  it('the marketplace listing shows the all-in price per hour and the creation fee beside the prices', async () => {
+    // Act
+    const res = await fetch(`${runtime.url}/webhook/marketplace`);
+    const body = (await res.json()) as { models: Record<string, Record<string, unknown>> };
+    // Assess: the same fee settings as budgets (RENTER_FEE_PERCENT, ORDER_CREATION_FEE_USD)
+    expect(res.status).toBe(200);
+    const model = body.models['ZETA P1'] as {
+      min_price_usd_per_hour: { spot: number; on_demand: number | null };
+      all_in_usd_per_hour: { spot: number; on_demand: number | null };
+      creation_fee_usd: number;
+    };
+    const fee = dialect === 'live' ? 1.05 : 1;
+    expect(model.all_in_usd_per_hour.spot).toBeCloseTo(model.min_price_usd_per_hour.spot * fee, 6);
+    expect(model.creation_fee_usd).toBe(dialect === 'live' ? 0.1 : 0);
   });
 });

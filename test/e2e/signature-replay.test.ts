@@ -20,7 +20,7 @@ import { request, signedPost, startReceiver, v2Headers, type HttpAnswer, type Re
 const dialect = testDialect();
 const WAIT_MS = 45_000;
 const SIGNED = ROUTES.filter((r) => r.signed);
-const V2_ONLY = (route: RouteDefinition): boolean => route.path.startsWith('/admin/keys');
+const V2_ONLY = (route: RouteDefinition): boolean => route.path.startsWith('/admin/');
 
 /** One request as its caller sent it: method, path with query, body bytes and headers. */
 interface Captured {
@@ -83,10 +83,13 @@ describe(`Signature v2 and one route per signature (${dialect} marketplace diale
       Status: {},
       AdminKeysCreate: { name: `captured-${version}-${n}`, scopes: ['read'] },
       AdminKeysRevoke: {},
+      AdminHostsAvoid: { hours: 1, reason: `captured-${version}-${n}` },
+      AdminHostsClear: {},
     };
     const path = route.path
       .replace('{task_id}', seenTask)
       .replace('{name}', route.id === 'AdminKeysDelete' ? `deletable-${version}` : `sacrificial-${version}`)
+      .replace('{server_id}', '424242')
       .concat(route.id === 'Spend' ? `?from=2026-01-01&n=${n}` : '');
     const body = route.method !== 'POST' || route.id === 'AdminKeysRevoke' ? '' : JSON.stringify(bodies[route.id]);
     const ts = String(Math.floor(Date.now() / 1000));
@@ -102,7 +105,7 @@ describe(`Signature v2 and one route per signature (${dialect} marketplace diale
 
   /** Where a replay to `target` goes: its own path with another task or key than the capture's. */
   const targetPath = (target: RouteDefinition): string =>
-    target.path.replace('{task_id}', seenTask).replace('{name}', 'victim');
+    target.path.replace('{task_id}', seenTask).replace('{name}', 'victim').replace('{server_id}', '434343');
 
   beforeAll(async () => {
     callbacks = await startReceiver();

@@ -58,10 +58,13 @@ const OWNERSHIP: Readonly<Record<string, Ownership>> = {
   PriceAlert: { via: 'none', why: 'queues a new create-order of the same key' },
   Status: { via: 'none', why: "lists only the key's own orders (jobs.ts runStatus)" },
   Spend: { via: 'none', why: "shows only the key's own lines (spend.ts)" },
+  Hosts: { via: 'none', why: "the relay's record of marketplace hosts: names no task and no order" },
   AdminKeysCreate: { via: 'none', why: 'scope admin; names a key, not a task or an order' },
   AdminKeysList: { via: 'none', why: 'scope admin' },
   AdminKeysRevoke: { via: 'none', why: 'scope admin; names a key, not a task or an order' },
   AdminKeysDelete: { via: 'none', why: 'scope admin; names a key, not a task or an order' },
+  AdminHostsAvoid: { via: 'none', why: 'scope admin; names a marketplace host, not a task or an order' },
+  AdminHostsClear: { via: 'none', why: 'scope admin; names a marketplace host, not a task or an order' },
   CancelOrder: {
     via: 'job',
     names: 'order',

@@ -1,5 +1,6 @@
 /** FindServer: picks and claims a server for the task (see ./workflow-state.ts for the workflow). */
 import { NoServerAvailableError, SoftTimeoutError } from '../errors';
+import type { HostRecords } from '../host-records';
 import { serverFitsLease } from '../lease';
 import {
   chosenText,
@@ -12,7 +13,7 @@ import {
   type MatchCriteria,
 } from '../matching';
 import type { MarketplaceClient, ServerClaims, TaskRepository, WaitingTasks } from '../ports';
-import { budgetApplies, orderUsdPerHour, SPEND_PERIOD_HOURS, usdPerCoin } from '../spend-budget';
+import { budgetApplies, orderUsdPerHour, SPEND_PERIOD_HOURS, usdPerCoin, type MarketplaceFees } from '../spend-budget';
 import { spotBidFor } from '../spot-bid';
 import { mayWait, olderWaiting, waitingEntry } from '../standing-orders';
 import { FINAL_STATES } from '../task';
@@ -27,6 +28,10 @@ export interface FindServerDeps {
   readonly waiting?: WaitingTasks;
   /** SPEND_LIMIT_USD_PER_DAY: under a budget a server without a USD price for the order is skipped (issue 29 §3). */
   readonly spendLimitUsdPerDay?: number;
+  /** The relay's host records (issue 31 §2): hosts avoided after failed starts are left out. Absent: none avoided. */
+  readonly hosts?: Pick<HostRecords, 'avoided'>;
+  /** RENTER_FEE_PERCENT and ORDER_CREATION_FEE_USD: the chosen line shows the all-in price (issue 31 §6). Absent: none shown. */
+  readonly fees?: MarketplaceFees;
 }
 
 /** Why a server is skipped under a budget: the order's USD price cannot be reserved. */
@@ -105,6 +110,7 @@ export const findServerOrWait = async (
     ...(request.min_rating !== undefined ? { min_rating: request.min_rating } : {}),
     ...(request.min_rating_count !== undefined ? { min_rating_count: request.min_rating_count } : {}),
     ...(request.exclude_servers !== undefined ? { exclude_servers: request.exclude_servers } : {}),
+    ...(deps.hosts ? { avoided: await deps.hosts.avoided(now) } : {}),
   };
   const matching = findMatchingServers(servers, criteria);
   // A leased order needs a server that may be rented that long (`mrl`, hours).
@@ -144,7 +150,7 @@ export const findServerOrWait = async (
         attempt,
         excluded,
         ...(tried.length ? { tried } : {}),
-        chosen: chosenText(request.prefer, candidates.length, typeof price === 'number' ? price : undefined),
+        chosen: chosenText(request.prefer, candidates.length, typeof price === 'number' ? price : undefined, deps.fees),
       };
     }
   }
@@ -157,7 +163,7 @@ export const findServerOrWait = async (
   // no server has that GPU at all (issue 28).
   const leftOut = leftOutBy(servers, criteria);
   const noMatch =
-    leftOut.reliability + leftOut.rating + leftOut.excluded > 0
+    leftOut.reliability + leftOut.rating + leftOut.excluded + leftOut.avoided > 0
       ? filteredNoMatchMessage(request.gpu_type, request.max_price, request, leftOut)
       : noMatchText(servers, request.gpu_type, request.max_price);
   throw new NoServerAvailableError(triedServersText(noMatch, [...tried, ...skipped]));

@@ -1,5 +1,6 @@
 /** ReportResult: ends the task with its one result (see ./workflow-state.ts for the workflow). */
-import { orderReadyText } from '../chat-messages';
+import { hostAvoidedText, orderReadyText, type HostAvoided } from '../chat-messages';
+import { outcomesOfTask, type HostRecords } from '../host-records';
 import { completeTask } from '../complete-task';
 import { SoftTimeoutError } from '../errors';
 import { leaseExpiresAt } from '../lease';
@@ -102,7 +103,41 @@ export interface ReportResultDeps {
   readonly leases: Pick<LeaseBook, 'track'>;
   /** Spending (issue 24): a ready order's readiness is recorded; a failed task's reservation is settled. Absent: nothing. */
   readonly spend?: Pick<SpendStore, 'started' | 'settle'>;
+  /** The relay's host records (issue 31 §2): the task's outcomes per host. Absent: nothing recorded. */
+  readonly hosts?: Pick<HostRecords, 'record'>;
+  /** Where the `host.avoided` event and a failure to record a host outcome are logged (recording never fails the step). */
+  readonly log?: {
+    info(message: string, detail: Record<string, unknown>): void;
+    warn(message: string, detail: Record<string, unknown>): void;
+  };
 }
+
+/**
+ * Records what the task saw on its hosts (issue 31 §2), once: by the step that delivered the result.
+ * A host whose failed starts reach HOST_AVOID_AFTER_FAILURES is announced in chat
+ * (`host.avoided {server_id, reason, until}`). Best effort: a failing write is logged, never retried.
+ */
+export const recordHostOutcomes = async (
+  state: WorkflowState,
+  deps: Pick<ReportResultDeps, 'hosts' | 'notifier' | 'log'>,
+  now: number,
+): Promise<HostAvoided[]> => {
+  const avoided: HostAvoided[] = [];
+  if (!deps.hosts) return avoided;
+  for (const { server_id, outcome } of outcomesOfTask(state)) {
+    try {
+      const started = await deps.hosts.record(server_id, outcome, now);
+      if (started) avoided.push({ server_id, reason: started.reason, until: started.until });
+    } catch (error) {
+      deps.log?.warn('host outcome not recorded', { server_id, outcome: outcome.kind, error });
+    }
+  }
+  for (const line of avoided) {
+    deps.log?.info('host.avoided', { ...line });
+    await deps.notifier.chat(hostAvoidedText(line));
+  }
+  return avoided;
+};
 
 /**
  * The spending side of a task's end (issue 24). A ready order: its readiness is recorded on the
@@ -192,6 +227,7 @@ export const reportResult = async (
     REPORT_RESULT_FINISHER,
   );
   if (delivered && result.success && !state.replaces) await deps.notifier.chat(orderReadyText(result));
+  if (delivered) await recordHostOutcomes(state, deps, now);
   if (state.search) await deps.claims.release(state.search.server.id, state.task_id);
   return { success: result.success, delivered, result, ...(settled ? { settled } : {}) };
 };

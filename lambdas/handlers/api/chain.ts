@@ -61,7 +61,7 @@ export const routeById = (id: string): RouteDefinition => {
 
 /** The routes that need signature v2 whatever SIGNATURE_VERSIONS says (issue 29): `/admin/keys*`. */
 export const requiresSignatureV2 = (route: Pick<RouteDefinition, 'path'>): boolean =>
-  route.path === '/admin/keys' || route.path.startsWith('/admin/keys/');
+  route.path === '/admin/keys' || route.path.startsWith('/admin/');
 
 export interface ApiHandlerOptions<D extends ChainDeps> {
   readonly routeId: RouteId;

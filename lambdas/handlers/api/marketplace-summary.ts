@@ -27,7 +27,9 @@ const getMarketplaceSummary = async (_event: unknown, deps: MarketplaceSummaryDe
     // The spec's answer to an internal failure here is a 500 with an error text.
     throw httpError(500, `Marketplace unavailable: ${shortReason(error)}`);
   }
-  return jsonResponse(200, summarizeMarketplace(servers));
+  // The marketplace's fees as budgets reserve them (issue 31 §6): RENTER_FEE_PERCENT, ORDER_CREATION_FEE_USD.
+  const fees = { renter_fee_percent: deps.env.RENTER_FEE_PERCENT, creation_fee_usd: deps.env.ORDER_CREATION_FEE_USD };
+  return jsonResponse(200, summarizeMarketplace(servers, fees));
 };
 
 /** The handler with injected deps (tests); `handler` wires the real adapters. */

@@ -27,6 +27,8 @@ import {
   taskRepositoryFromEnv,
   waitingTasksFromEnv,
   workflowStarterFromEnv,
+  avoidedHostsFromEnv,
+  hostRecordsFromEnv,
 } from '../../adapters/from-env';
 import { SOFT_TIME_LIMIT_SECONDS } from '../../../contract/limits';
 import { lazy } from '../../adapters/lazy';
@@ -147,6 +149,8 @@ const deps = lazy<FleetWatchDeps>(() => {
   const spend = spendStoreFromEnv(env);
   // Issue 29 §4: a revoked or expired key's waiting tasks fail and its replacement rounds stop.
   const keys = keyCheckOf(callerKeyStoreFromEnv(env));
+  // Issue 31 §2: outbids are counted per host (standing-order sweeps read the avoided hosts only).
+  const hosts = hostRecordsFromEnv(env);
   // Outbid recovery (issue 23): replacing starts a create-order workflow round (STATE_MACHINE_ARN set).
   const replacer = env.STATE_MACHINE_ARN
     ? createReplacer(
@@ -182,6 +186,7 @@ const deps = lazy<FleetWatchDeps>(() => {
       marketplace,
       history: (taskId, entry) => tasks.appendHistory?.(taskId, entry, Date.now()) ?? Promise.resolve(),
       ...(replacer ? { replacer } : {}),
+      hosts,
       // A rebid's raises are reserved first (issue 29 §3), reported like a create's reservations.
       spend: {
         store: spend,
@@ -201,6 +206,7 @@ const deps = lazy<FleetWatchDeps>(() => {
             tasks,
             notifier,
             workflow: workflowStarterFromEnv(env),
+            hosts: avoidedHostsFromEnv(env),
           },
         }
       : {}),

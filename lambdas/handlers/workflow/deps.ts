@@ -19,6 +19,8 @@ import type {
 import { relayEnv } from '../../adapters/env';
 import {
   feesFromEnv,
+  avoidedHostsFromEnv,
+  hostRecordsFromEnv,
   placementIntentsFromEnv,
   serverClaimsFromEnv,
   slidingWindowFromEnv,
@@ -48,14 +50,22 @@ const sshPassword = (): ((taskId: string) => Promise<string>) | undefined => {
 
 export const waiting = /* @__PURE__ */ lazy<WaitingTasks>(() => waitingTasksFromEnv(relayEnv()));
 
+/** The relay's host records (issue 31 §2): FindServer leaves avoided hosts out, ReportResult records outcomes. */
+export const hosts = /* @__PURE__ */ lazy(() => hostRecordsFromEnv(relayEnv()));
+
+/** What FindServer reads of them: the avoided hosts only. */
+const avoidedHosts = /* @__PURE__ */ lazy(() => avoidedHostsFromEnv(relayEnv()));
+
 export const findServerDeps = async () => {
   const limit = relayEnv().SPEND_LIMIT_USD_PER_DAY;
   return {
+    hosts: avoidedHosts(),
     marketplace: marketplace(),
     claims: claims(),
     tasks: tasks(),
     waiting: waiting(),
     ...(limit !== undefined ? { spendLimitUsdPerDay: limit } : {}),
+    fees: feesFromEnv(relayEnv()),
   };
 };
 /** Spending budgets and the ledger (issue 24): ReserveQuota reserves, ReportResult and ExecutionEnded settle. */

@@ -9,7 +9,7 @@ import { relayEnv } from '../../adapters/env';
 import { leaseBookFromEnv } from '../../adapters/from-env';
 import { notifierFromEnv } from '../../adapters/notifier-from-env';
 import { lazy } from '../../adapters/lazy';
-import { claims, marketplace, spend, tasks } from './deps';
+import { claims, hosts, marketplace, spend, tasks } from './deps';
 
 const notifier = /* @__PURE__ */ lazy<Notifier>(() => notifierFromEnv(relayEnv()));
 const leases = /* @__PURE__ */ lazy<LeaseBook>(() => leaseBookFromEnv(relayEnv()));
@@ -20,6 +20,7 @@ export const reportResultDeps = async () => ({
   claims: claims(),
   leases: leases(),
   spend: spend(),
+  hosts: hosts(),
 });
 export const executionEndedDeps = async () => ({
   marketplace: marketplace(),

@@ -49,7 +49,7 @@ export const createReportResultStepHandler = (
     const d = await deps();
     const { success, delivered, result, settled } = await reportResult(
       state,
-      { ...d, claims: releaseBestEffort(d.claims), leases: trackCounted(d.leases) },
+      { ...d, claims: releaseBestEffort(d.claims), leases: trackCounted(d.leases), log: logger },
       clock(),
     );
     if (settled) spendMetric('SpendSettledUsd', settled.key, settled.cost_usd);

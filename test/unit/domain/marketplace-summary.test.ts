@@ -39,10 +39,34 @@ describe('Function: summarizeMarketplace', () => {
       status: 'ok',
       summary: { NVIDIA: { available: 2, total: 3, min_price: 0.3 }, AMD: { available: 1, total: 1, min_price: null } },
       models: {
-        'RTX 4090': { available: 1, total: 1, min_price_usd_per_hour: { spot: 0.5, on_demand: 1 } },
-        H100: { available: 1, total: 1, min_price_usd_per_hour: { spot: 0.9, on_demand: 1 } },
-        MI250: { available: 1, total: 1, min_price_usd_per_hour: { spot: null, on_demand: 1 } },
-        A100: { available: 0, total: 1, min_price_usd_per_hour: { spot: null, on_demand: null } },
+        'RTX 4090': {
+          available: 1,
+          total: 1,
+          min_price_usd_per_hour: { spot: 0.5, on_demand: 1 },
+          all_in_usd_per_hour: { spot: 0.5, on_demand: 1 },
+          creation_fee_usd: 0,
+        },
+        H100: {
+          available: 1,
+          total: 1,
+          min_price_usd_per_hour: { spot: 0.9, on_demand: 1 },
+          all_in_usd_per_hour: { spot: 0.9, on_demand: 1 },
+          creation_fee_usd: 0,
+        },
+        MI250: {
+          available: 1,
+          total: 1,
+          min_price_usd_per_hour: { spot: null, on_demand: 1 },
+          all_in_usd_per_hour: { spot: null, on_demand: 1 },
+          creation_fee_usd: 0,
+        },
+        A100: {
+          available: 0,
+          total: 1,
+          min_price_usd_per_hour: { spot: null, on_demand: null },
+          all_in_usd_per_hour: { spot: null, on_demand: null },
+          creation_fee_usd: 0,
+        },
       },
       total_servers: 4,
       total_available: 3,
@@ -57,7 +81,15 @@ describe('Function: summarizeMarketplace', () => {
     expect(summary).toEqual({
       status: 'ok',
       summary: { Tesla: { available: 0, total: 1, min_price: 0.2 } },
-      models: { 'Tesla V100': { available: 0, total: 1, min_price_usd_per_hour: { spot: null, on_demand: null } } },
+      models: {
+        'Tesla V100': {
+          available: 0,
+          total: 1,
+          min_price_usd_per_hour: { spot: null, on_demand: null },
+          all_in_usd_per_hour: { spot: null, on_demand: null },
+          creation_fee_usd: 0,
+        },
+      },
       total_servers: 1,
       total_available: 0,
     });
@@ -103,8 +135,26 @@ describe('Function: summarizeMarketplace', () => {
       available: 2,
       total: 2,
       min_price_usd_per_hour: { spot: 0.2, on_demand: 1 },
+      all_in_usd_per_hour: { spot: 0.2, on_demand: 1 },
+      creation_fee_usd: 0,
     });
     expect(listedModels([server(1, ['NVIDIA H100', 'NVIDIA H100'], false), server(2, [], false)])).toEqual(['H100']);
+  });
+
+  it('shows the all-in price per hour (price × (1 + renter fee)) and the creation fee beside the prices (issue 31 §6)', () => {
+    // Prepare: 5 % renter fee and $0.10 per order, as production charges
+    const fees = { renter_fee_percent: 5, creation_fee_usd: 0.1 };
+    // Act
+    const summary = summarizeMarketplace([server(1, ['NVIDIA H100'], false, 2), server(2, ['AMD MI250'], false)], fees);
+    // Assess: the spec's fields are unchanged, the fees come beside them
+    expect(summary.models.H100).toEqual({
+      available: 1,
+      total: 1,
+      min_price_usd_per_hour: { spot: 2, on_demand: 1 },
+      all_in_usd_per_hour: { spot: 2.1, on_demand: 1.05 },
+      creation_fee_usd: 0.1,
+    });
+    expect(summary.models.MI250.all_in_usd_per_hour).toEqual({ spot: null, on_demand: 1.05 });
   });
 
   it('splits on any whitespace', () => {

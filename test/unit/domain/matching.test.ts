@@ -1,4 +1,5 @@
 import {
+  chosenText,
   findMatchingServer,
   findMatchingServers,
   noMatchMessage,
@@ -132,5 +133,26 @@ describe('Function: noMatchText', () => {
   it('lists at most 12 models, then …', () => {
     const many = Array.from({ length: 14 }, (_, i) => server(i + 10, { gpu_array: [`NVIDIA Model ${i}`] }));
     expect(noMatchText(many, 'X1')).toMatch(/; models listed now: Model 0, .*, Model 11, …$/);
+  });
+});
+
+describe('Function: chosenText', () => {
+  it('names the rule, the matches and the price, without fees when the marketplace charges none', () => {
+    expect(chosenText('cheapest', 7, 0.31)).toBe('cheapest of 7 matches at $0.31/h');
+    expect(chosenText(undefined, 1, undefined)).toBe('first of 1 match');
+  });
+
+  it('adds the all-in price per hour and the creation fee, each only when it is not zero (issue 31 §6)', () => {
+    const fees = { renter_fee_percent: 5, creation_fee_usd: 0.1 };
+    expect(chosenText('cheapest', 7, 0.31, fees)).toBe(
+      'cheapest of 7 matches at $0.31/h ($0.33/h with the 5 % renter fee, + $0.10 per order)',
+    );
+    expect(chosenText('reliable', 2, 2, { ...fees, creation_fee_usd: 0 })).toBe(
+      'reliable of 2 matches at $2/h ($2.10/h with the 5 % renter fee)',
+    );
+    expect(chosenText('first', 2, 2, { ...fees, renter_fee_percent: 0 })).toBe(
+      'first of 2 matches at $2/h (+ $0.10 per order)',
+    );
+    expect(chosenText('first', 2, undefined, fees)).toBe('first of 2 matches');
   });
 });

@@ -155,6 +155,27 @@ describe('recoverOutbid: rebid', () => {
     ).toBe('skipped');
     expect(market.spotPriceCalls.length).toBe(calls);
   });
+
+  it("counts the outbid once on the lost order's host record (issue 31 §2)", async () => {
+    const market = new BiddingMarket(100);
+    const recorded: [number, string, number][] = [];
+    const hosts = {
+      record: async (serverId: number, outcome: { kind: string }, nowMs: number) => {
+        recorded.push([serverId, outcome.kind, nowMs]);
+        return undefined;
+      },
+    };
+    const deps = {
+      leases: new FakeLeaseStore(),
+      marketplace: market,
+      notifier: new FakeNotifier(),
+      events: new FakeEventSender(),
+      hosts,
+    };
+    await recoverOutbid(deps, tracked(), market.orders[0] as Order, { now: NOW, since: NOW });
+    await recoverOutbid(deps, tracked(), market.orders[0] as Order, { now: NOW + 60, since: NOW + 60 });
+    expect(recorded).toEqual([[SERVER, 'outbid', NOW * 1000]]);
+  });
 });
 
 describe('recoverOutbid: replacing', () => {

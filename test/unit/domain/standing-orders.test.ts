@@ -186,6 +186,15 @@ describe('Function: serveWaitingTasks (the fleet watch)', () => {
     expect(deps.waiting.entries.size).toBe(98);
   });
 
+  it('never serves a waiting task on a host the relay avoids (issue 31 §2)', async () => {
+    const { deps, queue } = watchDeps();
+    await queue(entry('a', NOW_MS - 1_000));
+    deps.marketplace.servers = [aServer(7), aServer(8)];
+    const hosts = { avoided: async () => new Set([7]) };
+    await serveWaitingTasks({ ...deps, hosts }, { nowMs: NOW_MS, softLimitSeconds: 300 });
+    expect(deps.workflow.started.map((s) => s.input.resume?.server_id)).toEqual([8]);
+  });
+
   it('serves first come, first served per GPU type: the older task gets the one server', async () => {
     const { deps, queue } = watchDeps();
     await queue(entry('younger', NOW_MS - 1_000), entry('older', NOW_MS - 2_000));

@@ -126,6 +126,16 @@ describe('Function: findServer', () => {
     await expect(act).rejects.toThrow(new NoServerAvailableError('No 4090 available under $2/hr'));
   });
 
+  it('leaves out hosts the relay avoids and counts them in the failure text (issue 31 §2)', async () => {
+    const deps = { ...setup(), hosts: { avoided: async () => new Set([1, 2]) } };
+    deps.marketplace.servers = [aServer(1), aServer(2), aServer(3)];
+    expect((await findServer(aState(), deps, NOW)).server.id).toBe(3);
+    deps.marketplace.servers = [aServer(1), aServer(2)];
+    await expect(findServer(aState({ task_id: 't2' }), deps, NOW)).rejects.toThrow(
+      new NoServerAvailableError('No 4090 available; avoided 2 hosts after failed starts'),
+    );
+  });
+
   it('throws SoftTimeoutError past the soft deadline', async () => {
     const deps = setup();
     await expect(
@@ -196,6 +206,14 @@ describe('Function: findServer', () => {
     const result = await findServer({ ...state, request: { ...state.request, prefer: 'cheapest' } }, deps, NOW);
     expect(result.server.id).toBe(2);
     expect(result.chosen).toBe('cheapest of 3 matches at $0.31/h');
+  });
+
+  it('the chosen line shows the all-in price and the creation fee when the marketplace charges fees (issue 31 §6)', async () => {
+    const deps = { ...setup(), fees: { renter_fee_percent: 5, creation_fee_usd: 0.1 } };
+    deps.marketplace.servers = [priced(1, 0.6), priced(2, 0.31), priced(3, 0.45)];
+    const state = aState();
+    const result = await findServer({ ...state, request: { ...state.request, prefer: 'cheapest' } }, deps, NOW);
+    expect(result.chosen).toBe('cheapest of 3 matches at $0.31/h ($0.33/h with the 5 % renter fee, + $0.10 per order)');
   });
 
   it('prefer reliable takes the highest reliability, then rating, then price', async () => {

@@ -1,0 +1,78 @@
+/**
+ * The operator's host avoidance (issue 31 §2), scope `admin`, signature v2: POST
+ * /admin/hosts/{server_id}/avoid (`hours`, default HOST_AVOID_HOURS; `reason`, default `operator`)
+ * and POST /admin/hosts/{server_id}/clear (ends the avoidance and forgets the failed starts counted
+ * towards the next one). Each answers the host's record as GET /webhook/hosts lists it.
+ */
+import { relayEnv } from '../../adapters/env';
+import { hostRecordsFromEnv, signedRequestStoreFromEnv, slidingWindowFromEnv } from '../../adapters/from-env';
+import { webhookSecrets } from '../../adapters/secrets';
+import { lazy } from '../../adapters/lazy';
+import { logger } from '../../adapters/observability';
+import { hostAvoidedText } from '../../domain/chat-messages';
+import { hostView, type HostRecords } from '../../domain/host-records';
+import type { Notifier } from '../../domain/ports';
+import { AvoidHostBodySchema, parseBody } from '../../http/requests';
+import { httpError, jsonResponse, type ApiResult, type RelayEvent } from '../../middleware/http';
+import { apiHandler, type ApiHandler, type ChainDeps } from './chain';
+import { callerKeysFromEnv } from './deps';
+
+export interface AdminHostsDeps extends ChainDeps {
+  readonly hosts: Pick<HostRecords, 'setAvoidance'>;
+  /** Where `host.avoided` is announced. Absent: the log only. */
+  readonly chat?: Pick<Notifier, 'chat'>['chat'];
+}
+
+/** The server id of the path, or a 400. */
+const serverIdOf = (event: RelayEvent, action: 'avoid' | 'clear'): number => {
+  const raw =
+    event.pathParameters?.server_id ?? new RegExp(`^/admin/hosts/([^/]+)/${action}$`).exec(event.rawPath ?? '')?.[1];
+  const id = raw !== undefined && /^\d{1,15}$/.test(raw) ? Number(raw) : undefined;
+  if (id === undefined || !Number.isSafeInteger(id) || id <= 0)
+    throw httpError(400, 'server_id must be a positive integer');
+  return id;
+};
+
+const avoidHost = async (event: RelayEvent, deps: AdminHostsDeps): Promise<ApiResult> => {
+  const serverId = serverIdOf(event, 'avoid');
+  const parsed = parseBody(AvoidHostBodySchema, event.jsonBody ?? {});
+  if (!parsed.ok) throw httpError(400, parsed.error);
+  const now = (deps.now ?? Date.now)();
+  const hours = parsed.value.hours ?? deps.env.HOST_AVOID_HOURS;
+  const avoided = {
+    until: Math.floor(now / 1000) + Math.round(hours * 3600),
+    reason: parsed.value.reason ?? 'operator',
+    by: 'operator' as const,
+  };
+  const record = await deps.hosts.setAvoidance(serverId, avoided, now);
+  const line = { server_id: serverId, reason: avoided.reason, until: avoided.until };
+  logger.info('host.avoided', line);
+  await deps.chat?.(hostAvoidedText(line));
+  return jsonResponse(200, hostView(record, now), { 'Cache-Control': 'no-store' });
+};
+
+const clearHost = async (event: RelayEvent, deps: AdminHostsDeps): Promise<ApiResult> => {
+  const serverId = serverIdOf(event, 'clear');
+  const now = (deps.now ?? Date.now)();
+  const record = await deps.hosts.setAvoidance(serverId, undefined, now);
+  logger.info('host avoidance cleared', { server_id: serverId });
+  return jsonResponse(200, hostView(record, now), { 'Cache-Control': 'no-store' });
+};
+
+export const createAdminHostsAvoidHandler = (deps: () => AdminHostsDeps): ApiHandler =>
+  apiHandler({ routeId: 'AdminHostsAvoid', deps, json: true }, avoidHost);
+export const createAdminHostsClearHandler = (deps: () => AdminHostsDeps): ApiHandler =>
+  apiHandler({ routeId: 'AdminHostsClear', deps, json: true }, clearHost);
+
+export const adminHostsDepsFromEnv = (): (() => AdminHostsDeps) =>
+  lazy(() => {
+    const env = relayEnv();
+    return {
+      env,
+      window: slidingWindowFromEnv(env),
+      webhookSecrets: (read) => webhookSecrets(env, read),
+      callerKeys: callerKeysFromEnv(env),
+      signedRequests: signedRequestStoreFromEnv(env),
+      hosts: hostRecordsFromEnv(env),
+    };
+  });
