@@ -203,7 +203,8 @@ describe(`Local runtime (${dialect} marketplace dialect): replayed requests`, ()
       for (const route of ROUTES.filter((r) => r.signed)) {
         const path = route.path
           .replace('{task_id}', String(json(delivery).task_id ?? '6f1c0b1e-8a57-4f0e-9b38-0d6c2f4c9a11'))
-          .replace('{name}', 'ci');
+          .replace('{name}', 'ci')
+          .replace('{server_id}', '1');
         const res = await request(
           `${runtime.url}${path}`,
           route.method === 'POST'

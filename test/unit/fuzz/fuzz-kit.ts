@@ -16,6 +16,9 @@ import {
   createAdminKeysDeleteHandler,
 } from '../../../lambdas/handlers/api/admin-keys';
 import { FakeCallerKeyStore, fakeSealer } from '../../fakes/caller-keys';
+import { createAdminHostsAvoidHandler, createAdminHostsClearHandler } from '../../../lambdas/handlers/api/admin-hosts';
+import { createHostsHandler } from '../../../lambdas/handlers/api/hosts';
+import { emptyHostRecord, type HostAvoidance } from '../../../lambdas/domain/host-records';
 import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
 import type { Context } from 'aws-lambda';
@@ -165,6 +168,13 @@ export const freshCase = (config: CaseConfig) => {
 
 let openApiHandler: ApiHandler | undefined;
 
+const fakeHostAvoidance = {
+  setAvoidance: async (serverId: number, avoided: HostAvoidance | undefined, nowMs: number) => ({
+    ...emptyHostRecord(serverId, Math.floor(nowMs / 1000)),
+    ...(avoided ? { avoided } : {}),
+  }),
+};
+
 /** `admin`: the caller-key routes; their rules are unit-tested in test/unit/handlers/api/admin-keys.test.ts. */
 export type TargetKind = 'accept-json' | 'lookup' | 'read' | 'slack' | 'admin';
 
@@ -205,6 +215,16 @@ export const TARGETS: Readonly<Record<string, FuzzTarget>> = {
   AdminKeysDelete: {
     kind: 'admin',
     build: (d) => createAdminKeysDeleteHandler(() => ({ ...d, store: new FakeCallerKeyStore(), sealer: fakeSealer })),
+  },
+  // Host records (issue 31 §2): the store is a fake answering an empty list and echoing avoidance.
+  Hosts: { kind: 'lookup', build: (d) => createHostsHandler(() => ({ ...d, hosts: { list: async () => [] } })) },
+  AdminHostsAvoid: {
+    kind: 'admin',
+    build: (d) => createAdminHostsAvoidHandler(() => ({ ...d, hosts: fakeHostAvoidance })),
+  },
+  AdminHostsClear: {
+    kind: 'admin',
+    build: (d) => createAdminHostsClearHandler(() => ({ ...d, hosts: fakeHostAvoidance })),
   },
   // The document is built once per handler (per Lambda instance): share one handler across cases.
   OpenApi: { kind: 'read', build: (d) => (openApiHandler ??= createOpenApiHandler(() => d)) },
