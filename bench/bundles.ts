@@ -34,7 +34,7 @@ import { startLocalSqs } from '../local/fauxqs';
 import { startSimulator } from '../local/simulator/marketplace-simulator';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { DynamoDbTaskRepository } from '../lambdas/adapters/dynamodb-task-repository';
+import { DynamoDbTaskRepository } from '../lambdas/adapters/dynamodb/dynamodb-task-repository';
 import { firstInvocation, type EventContext, type FirstInvocation } from './cold-start-events';
 import { startFakeAws } from './fake-aws';
 

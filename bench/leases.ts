@@ -7,9 +7,9 @@
  * client's pacing (MARKETPLACE_MIN_INTERVAL_MS), computed from the measured time and the call count.
  */
 import { performance } from 'node:perf_hooks';
-import { bucketStart } from '../lambdas/adapters/dynamodb-lease-items';
-import { DynamoDbLeaseStore } from '../lambdas/adapters/dynamodb-lease-store';
-import { sweepFleet } from '../lambdas/domain/fleet-watch';
+import { bucketStart } from '../lambdas/adapters/dynamodb/dynamodb-lease-items';
+import { DynamoDbLeaseStore } from '../lambdas/adapters/dynamodb/dynamodb-lease-store';
+import { sweepFleet } from '../lambdas/domain/leases/fleet-watch';
 import { SETTINGS } from '../contract/settings';
 import { startDynalite } from '../test/helpers/dynalite';
 import { FakeEventSender, FakeMarketplace, FakeNotifier, seedLeases } from '../test/unit/domain/lease-fakes';

@@ -170,7 +170,7 @@ export const benchMarketplace = async (
   }
 };
 
-/** The API key's shared pacing item as the run left it (lambdas/adapters/dynamodb-pacing-gate.ts). */
+/** The API key's shared pacing item as the run left it (lambdas/adapters/dynamodb/dynamodb-pacing-gate.ts). */
 const pacingItem = async (
   dynamo: { endpoint: string; tableName: string },
   apiKey: string,

@@ -2,7 +2,7 @@
  * The retry policy, in one place (issue 22, item 3): order-relay.md §3 says a failed task step is
  * "retried up to 3 times, delay of 2 to the power of the retry count seconds". The state machine's
  * Retry (lib/constructs/order-workflow.ts), the job worker's SQS visibility delays
- * (lambdas/domain/jobs.ts) and the queue's redrive (`maxReceiveCount`, contract/resources.ts) all read
+ * (lambdas/domain/requests/jobs.ts) and the queue's redrive (`maxReceiveCount`, contract/resources.ts) all read
  * it from here; so do the rolling windows of the rate limit and the hourly order cap.
  */
 

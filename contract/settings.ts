@@ -236,7 +236,7 @@ export const SETTINGS = {
     env: 'HOST_AVOID_AFTER_FAILURES',
     kind: 'int',
     default: 2,
-    // The record keeps the latest 20 failure times (lambdas/domain/host-records.ts FAILURE_SAMPLE_SIZE).
+    // The record keeps the latest 20 failure times (lambdas/domain/hosts/host-records.ts FAILURE_SAMPLE_SIZE).
     max: { value: 20, reason: "a host's record keeps its latest 20 failed starts" },
   },
   hostAvoidHours: { env: 'HOST_AVOID_HOURS', kind: 'hours', default: 24 },

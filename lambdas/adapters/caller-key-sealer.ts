@@ -13,7 +13,7 @@
  * is refused like an unknown key.
  */
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
-import type { KeySealer } from '../domain/caller-keys';
+import type { KeySealer } from '../domain/teams/caller-keys';
 import type { RelayEnv } from './env';
 import { getSecretString } from './secrets';
 

@@ -2,31 +2,31 @@
  * Adapter factories from the parsed environment: handlers call these once at cold start and get
  * ports back, so they never name a technology. Clients are the shared, traced singletons.
  */
-import { DynamoDbAvoidedHosts } from './dynamodb-avoided-hosts';
-import { DynamoDbHostRecords } from './dynamodb-host-records';
+import { DynamoDbAvoidedHosts } from './dynamodb/dynamodb-avoided-hosts';
+import { DynamoDbHostRecords } from './dynamodb/dynamodb-host-records';
 import { documentClient, sfnClient, sqsClient } from './aws-clients';
-import { DynamoDbCallerKeys } from './dynamodb-caller-keys';
-import { DynamoDbIdempotencyStore } from './dynamodb-idempotency-store';
-import { DynamoDbLeaseBook } from './dynamodb-lease-book';
-import { DynamoDbPlacementIntents } from './dynamodb-placement-intents';
-import { DynamoDbServerClaims } from './dynamodb-server-claims';
-import { DynamoDbSlidingWindow } from './dynamodb-sliding-window';
+import { DynamoDbCallerKeys } from './dynamodb/dynamodb-caller-keys';
+import { DynamoDbIdempotencyStore } from './dynamodb/dynamodb-idempotency-store';
+import { DynamoDbLeaseBook } from './dynamodb/dynamodb-lease-book';
+import { DynamoDbPlacementIntents } from './dynamodb/dynamodb-placement-intents';
+import { DynamoDbServerClaims } from './dynamodb/dynamodb-server-claims';
+import { DynamoDbSlidingWindow } from './dynamodb/dynamodb-sliding-window';
 import {
   DynamoDbSpendStore,
   extendReservation,
   markRepriced,
   repriceReservation,
   unpriceReservation,
-} from './dynamodb-spend-store';
-import { DynamoDbTaskRepository } from './dynamodb-task-repository';
-import { DynamoDbWaitingEntries } from './dynamodb-waiting-entries';
-import { DynamoDbWaitingTasks } from './dynamodb-waiting-tasks';
+} from './dynamodb/dynamodb-spend-store';
+import { DynamoDbTaskRepository } from './dynamodb/dynamodb-task-repository';
+import { DynamoDbWaitingEntries } from './dynamodb/dynamodb-waiting-entries';
+import { DynamoDbWaitingTasks } from './dynamodb/dynamodb-waiting-tasks';
 import type { RelayEnv } from './env';
 import { SfnWorkflowStarter } from './sfn-workflow-starter';
 import { SqsJobQueue } from './sqs-job-queue';
-import type { CallerKeyStore, KeySealer } from '../domain/caller-keys';
-import type { LeaseBook } from '../domain/lease-ports';
-import type { MarketplaceFees, SpendStore } from '../domain/spend-budget';
+import type { CallerKeyStore, KeySealer } from '../domain/teams/caller-keys';
+import type { LeaseBook } from '../domain/leases/lease-ports';
+import type { MarketplaceFees, SpendStore } from '../domain/teams/spend-budget';
 import { keys } from '../../contract/resources';
 import type {
   IdempotencyStore,

@@ -1,5 +1,5 @@
 /** The relay's host-filter and choice defaults (issue 31) from the environment, as RequestDefaults take them. */
-import type { RequestDefaults } from '../domain/request-rules';
+import type { RequestDefaults } from '../domain/requests/request-rules';
 import type { RelayEnv } from './env';
 
 export const hostDefaults = (

@@ -5,11 +5,11 @@
  * callback URLs may carry tokens, so logs name only the callback host and the chat channel.
  */
 import { createHash } from 'node:crypto';
-import { discordContent } from '../domain/chat-messages';
+import { discordContent } from '../domain/requests/chat-messages';
 import { DeliveryTimeoutError } from '../domain/errors';
 import { NOT_HTTP_URL_REASON, refusedUrlReason } from '../domain/address-policy';
-import type { EventSender } from '../domain/lease-ports';
-import type { OrderEvent } from '../domain/lease';
+import type { EventSender } from '../domain/leases/lease-ports';
+import type { OrderEvent } from '../domain/leases/lease';
 import type { Notifier } from '../domain/ports';
 import { Webhook } from 'standardwebhooks';
 import type { TaskResult } from '../domain/task';

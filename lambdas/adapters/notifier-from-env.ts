@@ -6,7 +6,7 @@ import type { RelayEnv } from './env';
 import { HttpNotifier } from './http-notifier';
 import { remainingMs } from './invocation-budget';
 import { callbackSigningSecrets, chatWebhooks } from './secrets';
-import type { EventSender } from '../domain/lease-ports';
+import type { EventSender } from '../domain/leases/lease-ports';
 import type { Notifier } from '../domain/ports';
 
 export const notifierFromEnv = (env: RelayEnv): Notifier & EventSender =>

@@ -7,7 +7,7 @@
  * literals before connecting and names after DNS.
  */
 import { connect } from 'node:net';
-import type { SshEndpoint } from '../domain/ssh-endpoint';
+import type { SshEndpoint } from '../domain/leases/ssh-endpoint';
 import type { RelayEnv } from './env';
 import type { SshProbe, SshProbeFailure, SshProbeResult } from '../domain/ports';
 import { connectLookup, isBlockedDestination, refusedLiteralHost, type Resolver } from './ssrf-guard';

@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import { Client } from 'ssh2';
-import type { SshEndpoint } from '../domain/ssh-endpoint';
+import type { SshEndpoint } from '../domain/leases/ssh-endpoint';
 import type { SshLoginProbe, SshProbeFailure, SshProbeResult } from '../domain/ports';
 import { SSH_PROBE_TIMEOUT_MS } from './ssh-banner-probe';
 import { connectLookup, isBlockedDestination, refusedLiteralHost, type Resolver } from './ssrf-guard';

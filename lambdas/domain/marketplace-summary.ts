@@ -3,7 +3,7 @@
  * servers keyed by the model name a caller passes as `gpu_type`. Pure.
  */
 import type { Server } from './marketplace-types';
-import { allInUsdPerHour, NO_FEES, type MarketplaceFees } from './spend-budget';
+import { allInUsdPerHour, NO_FEES, type MarketplaceFees } from './teams/spend-budget';
 
 export interface MarketplaceGroup {
   readonly available: number;

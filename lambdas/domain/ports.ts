@@ -9,7 +9,7 @@ import type {
   TaskOrigin,
   TaskHistoryEntry,
 } from './task';
-import type { SshEndpoint } from './ssh-endpoint';
+import type { SshEndpoint } from './leases/ssh-endpoint';
 
 /** The marketplace API (lambdas/marketplace implements it over HTTP). */
 export interface MarketplaceClient {

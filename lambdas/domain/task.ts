@@ -1,6 +1,6 @@
 /** Tasks: what a caller asked for, where it stands, and how it ended. */
 import * as z from 'zod/mini';
-import { TaskCallerSchema } from './caller-keys';
+import { TaskCallerSchema } from './teams/caller-keys';
 import type { PortProtocol } from './marketplace-types';
 
 export const TaskKindSchema = z.enum([

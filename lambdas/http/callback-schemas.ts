@@ -3,7 +3,7 @@
  * and an order's lifecycle event. The document is built in openapi-document.ts.
  */
 import * as z from 'zod/mini';
-import type { OrderEvent } from '../domain/lease';
+import type { OrderEvent } from '../domain/leases/lease';
 import type { TaskResult } from '../domain/task';
 import { describe } from './requests';
 

@@ -12,7 +12,7 @@ import { ROUTE_SCOPES, ROUTES } from '../../contract/routes';
 import { SCOPES } from '../../contract/scopes';
 import type { RouteDefinition } from '../../contract/routes';
 import { REPLAY_WINDOW_SECONDS } from '../domain/signing';
-import { TASK_ID_PATTERN } from '../domain/task-view';
+import { TASK_ID_PATTERN } from '../domain/requests/task-view';
 import { OrderEventSchema, TaskResultSchema } from './callback-schemas';
 import {
   CALLBACK_DESCRIPTION,

@@ -8,8 +8,8 @@
 import * as z from 'zod/mini';
 import { SCOPES } from '../../contract/scopes';
 import { refusedUrlReason } from '../domain/address-policy';
-import { DEFAULT_KEY_NAME, endOfUtcDay, KEY_NAME_PATTERN } from '../domain/caller-keys';
-import { ON_OUTBID_ERROR, ON_OUTBID_MODES, onOutbidProblem, type OnOutbid } from '../domain/on-outbid';
+import { DEFAULT_KEY_NAME, endOfUtcDay, KEY_NAME_PATTERN } from '../domain/teams/caller-keys';
+import { ON_OUTBID_ERROR, ON_OUTBID_MODES, onOutbidProblem, type OnOutbid } from '../domain/recovery/on-outbid';
 import {
   DESIRED_PRICE_ERROR,
   DESIRED_PRICE_RANGE_ERROR,
@@ -22,18 +22,18 @@ import {
   MIN_DESIRED_PRICE,
   parseMaxHours,
   SPOT_PRICE_REQUIRED_ERROR,
-} from '../domain/lease';
+} from '../domain/leases/lease';
 import {
   ENV_AMPERSAND_ERROR,
   isSendableEnvValue,
   MAX_WAIT_SECONDS,
   WAIT_SECONDS_ERROR,
   type ParseOutcome,
-} from '../domain/request-rules';
-import { CANCEL_TASK_REQUIRED } from '../domain/standing-orders';
-import { isTaskId } from '../domain/task-view';
+} from '../domain/requests/request-rules';
+import { CANCEL_TASK_REQUIRED } from '../domain/recovery/standing-orders';
+import { isTaskId } from '../domain/requests/task-view';
 import { refuse } from './refuse';
-import { PREFER_MODES, type Prefer } from '../domain/matching';
+import { PREFER_MODES, type Prefer } from '../domain/hosts/matching';
 
 /** Longest callback_url accepted; long enough for any real receiver, short enough to bound storage. */
 export const MAX_URL_LENGTH = 2048;
@@ -146,7 +146,7 @@ export const WaitSecondsSchema = describe(
   },
 );
 
-// ---- host filters and choice (issue 31; the rules are in domain/matching.ts) -----------------------
+// ---- host filters and choice (issue 31; the rules are in domain/hosts/matching.ts) -----------------------
 
 /** The most server ids `exclude_servers` may list. */
 export const MAX_EXCLUDE_SERVERS = 100;
@@ -368,7 +368,7 @@ export const CancelTaskBodySchema = bodyObject({
   callback_url: optional(CallbackUrlSchema),
 });
 
-// ---- caller keys (issue 24; the rules are in domain/caller-keys.ts) ---------------------------------
+// ---- caller keys (issue 24; the rules are in domain/teams/caller-keys.ts) ---------------------------------
 
 /** POST /admin/keys body. */
 export const CreateKeyBodySchema = bodyObject({
@@ -412,7 +412,7 @@ export const AvoidHostBodySchema = bodyObject({
   ),
 });
 
-// ---- leases (issue 14; the rules are in domain/lease.ts) ----------------------------------------
+// ---- leases (issue 14; the rules are in domain/leases/lease.ts) ----------------------------------------
 
 /** `max_hours` as a create-order body field, to add with `z.extend(CreateOrderBodySchema, { max_hours: z.optional(MaxHoursSchema) })`. */
 export const MaxHoursSchema = describe(

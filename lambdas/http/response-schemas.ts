@@ -5,7 +5,7 @@
  */
 import * as z from 'zod/mini';
 import { describe, MAX_URL_LENGTH } from './requests';
-import { TaskViewShape } from '../domain/task-view';
+import { TaskViewShape } from '../domain/requests/task-view';
 
 /** Every error answer: `{ "error": "<text>" }`. */
 export const ErrorSchema = describe(z.object({ error: z.string() }), { id: 'Error' });

@@ -6,7 +6,7 @@ import * as z from 'zod/mini';
 import { PortsSchema } from '../../contract/shapes';
 import { InvalidOrderRequestError } from '../domain/errors';
 import type { CreateOrderRequest } from '../domain/marketplace-types';
-import { ENV_AMPERSAND_ERROR, isSendableEnvValue } from '../domain/request-rules';
+import { ENV_AMPERSAND_ERROR, isSendableEnvValue } from '../domain/requests/request-rules';
 import { ENGLISH_TEXTS } from '../domain/zod-texts';
 
 export const CreateOrderRequestSchema = z.object({

@@ -4,7 +4,7 @@
  */
 import { createError } from '@middy/util';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import type { Caller } from '../domain/caller-keys';
+import type { Caller } from '../domain/teams/caller-keys';
 import type { SignatureVersion } from '../domain/signing';
 
 /**

@@ -22,7 +22,7 @@
  * (signature-claim.ts). Neither the signature nor the secrets are ever logged.
  */
 import type middy from '@middy/core';
-import { DEFAULT_CALLER, scopeRefusal, type Caller, type Scope } from '../domain/caller-keys';
+import { DEFAULT_CALLER, scopeRefusal, type Caller, type Scope } from '../domain/teams/caller-keys';
 import { parseSignatureHeader, signatureMatches, signedBytes, signedBytesV2, timestampFresh } from '../domain/signing';
 import { countMetric, logger, MetricName } from '../adapters/observability';
 import type { SecretReadOptions } from '../adapters/secrets';

@@ -71,7 +71,7 @@ const CLAIM_USERS: TableUser[] = [
  */
 const LEASE_USERS: TableUser[] = [workflowUser('ReportResult'), 'JobWorker', 'FleetWatch'];
 
-/** Functions that reserve or settle spending (the spend store: lambdas/adapters/dynamodb-spend-store.ts). */
+/** Functions that reserve or settle spending (the spend store: lambdas/adapters/dynamodb/dynamodb-spend-store.ts). */
 const SPEND_USERS: TableUser[] = [
   workflowUser('ReserveQuota'),
   workflowUser('ReportResult'),
@@ -108,7 +108,7 @@ export const TABLE_ACCESS: Readonly<Record<KeyFamily, FamilyAccess>> = {
   watch: { write: LEASE_USERS },
   leaseEvent: { write: ['FleetWatch'] },
   spotDecrease: { write: LEASE_USERS },
-  // PlaceOrder opens and closes intents; the fleet watch lists and closes them (domain/orphan-orders.ts).
+  // PlaceOrder opens and closes intents; the fleet watch lists and closes them (domain/leases/orphan-orders.ts).
   placementIntents: { write: [workflowUser('PlaceOrder'), 'FleetWatch'] },
   // A task keeps an order (PlaceOrder, CancelOrder's reconcile) or the watch claims it as an orphan.
   orderOwner: { write: [workflowUser('PlaceOrder'), workflowUser('CancelOrder'), 'FleetWatch'] },

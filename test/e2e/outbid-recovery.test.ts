@@ -16,7 +16,7 @@
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { bidCeiling } from '../../lambdas/domain/outbid-recovery';
+import { bidCeiling } from '../../lambdas/domain/recovery/outbid-recovery';
 import { startTestRuntime, TEST_WEBHOOK_SECRET, testDialect, type LocalRuntime } from '../helpers/local-runtime';
 import { signedPost, startReceiver, type Receiver } from '../helpers/receivers';
 import { uniqueServer } from '../helpers/sim-servers';

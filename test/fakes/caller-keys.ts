@@ -5,7 +5,7 @@ import {
   type CallerKeyRecord,
   type CallerKeyStore,
   type KeySealer,
-} from '../../lambdas/domain/caller-keys';
+} from '../../lambdas/domain/teams/caller-keys';
 
 export class FakeCallerKeyStore implements CallerKeyStore {
   public readonly records = new Map<string, CallerKeyRecord>();

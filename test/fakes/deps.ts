@@ -1,5 +1,5 @@
 /** Ready-made dependency sets of fakes: an accepting API handler's, and the jobs'. */
-import type { JobConfig, JobDeps } from '../../lambdas/domain/jobs';
+import type { JobConfig, JobDeps } from '../../lambdas/domain/requests/jobs';
 import { apiEnv, SECRET } from './env';
 import { FakeIdempotencyStore } from './idempotency';
 import { FakeQueue } from './job-queue';

@@ -1,6 +1,6 @@
 /** The EventSender port in memory: records sent events, or reports them undelivered when `fail`. */
-import type { OrderEvent } from '../../lambdas/domain/lease';
-import type { EventSender } from '../../lambdas/domain/lease-ports';
+import type { OrderEvent } from '../../lambdas/domain/leases/lease';
+import type { EventSender } from '../../lambdas/domain/leases/lease-ports';
 import { tick } from './tick';
 
 export class FakeEventSender implements EventSender {

@@ -1,6 +1,6 @@
 /** The LeaseStore port in memory, with the adapter's conditional semantics and a read counter. */
-import type { Lease, LeaseEnd, TrackedOrder, WatchedOrder, WatchEntry } from '../../lambdas/domain/lease';
-import type { LeaseStore, LeaseTerms, SpotDecreaseClaim } from '../../lambdas/domain/lease-ports';
+import type { Lease, LeaseEnd, TrackedOrder, WatchedOrder, WatchEntry } from '../../lambdas/domain/leases/lease';
+import type { LeaseStore, LeaseTerms, SpotDecreaseClaim } from '../../lambdas/domain/leases/lease-ports';
 import { tick } from './tick';
 
 interface StoredOrder {

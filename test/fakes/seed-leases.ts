@@ -1,5 +1,5 @@
 /** Seeds leases for the fleet-watch tests and bench (`sweepFleet` over N leases of which some are due). */
-import type { LeaseStore } from '../../lambdas/domain/lease-ports';
+import type { LeaseStore } from '../../lambdas/domain/leases/lease-ports';
 import { anOrder } from './builders';
 import type { FakeMarketplace } from './marketplace';
 

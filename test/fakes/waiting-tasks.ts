@@ -1,6 +1,6 @@
 /** The WaitingTasks port in memory, with the adapter's conditional removal (by round) and its caps. */
 import type { WaitingCaps, WaitingTask, WaitingTasks } from '../../lambdas/domain/ports';
-import { byArrival, queueKey, waitingCapText } from '../../lambdas/domain/standing-orders';
+import { byArrival, queueKey, waitingCapText } from '../../lambdas/domain/recovery/standing-orders';
 
 export class FakeWaitingTasks implements WaitingTasks {
   public readonly entries = new Map<string, WaitingTask>();

@@ -10,8 +10,8 @@
  * an order or task of key `owner` and must be refused with the job's ownership text, nothing done.
  */
 import { ROUTE_SCOPES, ROUTES } from '../../contract/routes';
-import { resolveCallerKey } from '../../lambdas/domain/caller-keys';
-import { runJob, type JobDeps, type TypedJobMessage } from '../../lambdas/domain/jobs';
+import { resolveCallerKey } from '../../lambdas/domain/teams/caller-keys';
+import { runJob, type JobDeps, type TypedJobMessage } from '../../lambdas/domain/requests/jobs';
 import type { TaskRecord } from '../../lambdas/domain/task';
 import type { AcceptDeps } from '../../lambdas/handlers/api/accept-deps';
 import { createCancelOrderHandler } from '../../lambdas/handlers/api/cancel-order';

@@ -2,7 +2,7 @@
  * The synthesized create-order state machine, run by aws-local-stepfunctions with the real task
  * handlers against the marketplace simulator, dynalite and real HTTP receivers.
  */
-import { DynamoDbServerClaims } from '../../lambdas/adapters/dynamodb-server-claims';
+import { DynamoDbServerClaims } from '../../lambdas/adapters/dynamodb/dynamodb-server-claims';
 import { logger } from '../../lambdas/adapters/observability';
 import { MarketplaceUnavailableError } from '../../lambdas/domain/errors';
 import { hmacHex } from '../../lambdas/domain/signing';

@@ -14,10 +14,10 @@ import { LocalStepFunctions } from '../../local/stepfunctions';
 import { startSimulator, type Fault, type MarketplaceSimulator } from '../../local/simulator/marketplace-simulator';
 import { HttpMarketplaceClient } from '../../lambdas/marketplace/http-marketplace-client';
 import { InMemoryPacingGate } from '../../lambdas/marketplace/in-memory-pacing-gate';
-import { DynamoDbTaskRepository } from '../../lambdas/adapters/dynamodb-task-repository';
-import { DynamoDbLeaseStore } from '../../lambdas/adapters/dynamodb-lease-store';
-import { DynamoDbServerClaims } from '../../lambdas/adapters/dynamodb-server-claims';
-import { DynamoDbSlidingWindow } from '../../lambdas/adapters/dynamodb-sliding-window';
+import { DynamoDbTaskRepository } from '../../lambdas/adapters/dynamodb/dynamodb-task-repository';
+import { DynamoDbLeaseStore } from '../../lambdas/adapters/dynamodb/dynamodb-lease-store';
+import { DynamoDbServerClaims } from '../../lambdas/adapters/dynamodb/dynamodb-server-claims';
+import { DynamoDbSlidingWindow } from '../../lambdas/adapters/dynamodb/dynamodb-sliding-window';
 import { HttpNotifier } from '../../lambdas/adapters/http-notifier';
 import { budgetedHandler, remainingMs } from '../../lambdas/adapters/invocation-budget';
 import { createFindServerStepHandler } from '../../lambdas/handlers/workflow/find-server';
@@ -33,9 +33,9 @@ import type { CreateOrderWorkflowInput, MarketplaceClient } from '../../lambdas/
 import { startDynalite, type LocalDynamo } from '../helpers/dynalite';
 import { startReceiver, TEST_CALLBACK_SECRET, type Receiver } from '../helpers/receivers';
 import { NATIVE, nextTaskId, testServer } from './harness';
-import { workflowRequest } from '../../lambdas/domain/accept-task';
+import { workflowRequest } from '../../lambdas/domain/requests/accept-task';
 import { placementWaits } from '../fakes/placement-intents';
-import { DynamoDbPlacementIntents } from '../../lambdas/adapters/dynamodb-placement-intents';
+import { DynamoDbPlacementIntents } from '../../lambdas/adapters/dynamodb/dynamodb-placement-intents';
 
 /** Scaled-down Lambda timeouts (ms): shorter than each function's unbudgeted worst case below. */
 const TIMEOUT_MS: Record<WorkflowTaskName, number> = {

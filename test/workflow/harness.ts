@@ -9,10 +9,10 @@ import { LocalStepFunctions, type ExecutionDescription } from '../../local/stepf
 import { startSimulator, type MarketplaceSimulator, type SimServer } from '../../local/simulator/marketplace-simulator';
 import { HttpMarketplaceClient } from '../../lambdas/marketplace/http-marketplace-client';
 import { InMemoryPacingGate } from '../../lambdas/marketplace/in-memory-pacing-gate';
-import { DynamoDbTaskRepository } from '../../lambdas/adapters/dynamodb-task-repository';
-import { DynamoDbLeaseStore } from '../../lambdas/adapters/dynamodb-lease-store';
-import { DynamoDbServerClaims } from '../../lambdas/adapters/dynamodb-server-claims';
-import { DynamoDbSlidingWindow } from '../../lambdas/adapters/dynamodb-sliding-window';
+import { DynamoDbTaskRepository } from '../../lambdas/adapters/dynamodb/dynamodb-task-repository';
+import { DynamoDbLeaseStore } from '../../lambdas/adapters/dynamodb/dynamodb-lease-store';
+import { DynamoDbServerClaims } from '../../lambdas/adapters/dynamodb/dynamodb-server-claims';
+import { DynamoDbSlidingWindow } from '../../lambdas/adapters/dynamodb/dynamodb-sliding-window';
 import { HttpNotifier } from '../../lambdas/adapters/http-notifier';
 import { createFindServerStepHandler } from '../../lambdas/handlers/workflow/find-server';
 import { createReserveQuotaStepHandler } from '../../lambdas/handlers/workflow/reserve-quota';
@@ -27,9 +27,9 @@ import type { CreateOrderInput, TaskRecord } from '../../lambdas/domain/task';
 import type { CreateOrderWorkflowInput, MarketplaceClient } from '../../lambdas/domain/ports';
 import { startDynalite, type LocalDynamo } from '../helpers/dynalite';
 import { startReceiver, TEST_CALLBACK_SECRET, type Receiver } from '../helpers/receivers';
-import { workflowRequest } from '../../lambdas/domain/accept-task';
+import { workflowRequest } from '../../lambdas/domain/requests/accept-task';
 import { placementWaits } from '../fakes/placement-intents';
-import { DynamoDbPlacementIntents } from '../../lambdas/adapters/dynamodb-placement-intents';
+import { DynamoDbPlacementIntents } from '../../lambdas/adapters/dynamodb/dynamodb-placement-intents';
 
 export const NATIVE = 'NATIVE-Blockchain';
 export const WEBHOOK_SECRET = 'workflow-test-secret';

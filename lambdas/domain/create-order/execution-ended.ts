@@ -1,7 +1,7 @@
 /** ExecutionEnded: the safety net for executions that ended outside the workflow's Catch (see ./workflow-state.ts). */
-import { completeTask } from '../complete-task';
+import { completeTask } from '../requests/complete-task';
 import type { Notifier, ServerClaims, TaskRepository } from '../ports';
-import type { SpendStore } from '../spend-budget';
+import type { SpendStore } from '../teams/spend-budget';
 import { FINAL_STATES, failure } from '../task';
 import { cancelTaskOrder, type CancelOrderDeps } from './cancel-order';
 import { deliveryTargets } from './report-result';

@@ -1,7 +1,7 @@
 /** FindServer: picks and claims a server for the task (see ./workflow-state.ts for the workflow). */
 import { NoServerAvailableError, SoftTimeoutError } from '../errors';
-import type { HostRecords } from '../host-records';
-import { serverFitsLease } from '../lease';
+import type { HostRecords } from '../hosts/host-records';
+import { serverFitsLease } from '../leases/lease';
 import {
   chosenText,
   comparablePriceUsd,
@@ -11,11 +11,17 @@ import {
   noMatchText,
   orderByPreference,
   type MatchCriteria,
-} from '../matching';
+} from '../hosts/matching';
 import type { MarketplaceClient, ServerClaims, TaskRepository, WaitingTasks } from '../ports';
-import { budgetApplies, orderUsdPerHour, SPEND_PERIOD_HOURS, usdPerCoin, type MarketplaceFees } from '../spend-budget';
-import { spotBidFor } from '../spot-bid';
-import { mayWait, olderWaiting, waitingEntry } from '../standing-orders';
+import {
+  budgetApplies,
+  orderUsdPerHour,
+  SPEND_PERIOD_HOURS,
+  usdPerCoin,
+  type MarketplaceFees,
+} from '../teams/spend-budget';
+import { spotBidFor } from '../leases/spot-bid';
+import { mayWait, olderWaiting, waitingEntry } from '../recovery/standing-orders';
 import { FINAL_STATES } from '../task';
 import { triedServersText } from './place-order';
 import { CLAIM_TTL_SECONDS, softDeadlinePassed, type SearchResult, type WorkflowState } from './workflow-state';

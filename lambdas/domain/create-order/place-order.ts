@@ -9,7 +9,7 @@ import {
   OrderOutcomeUnknownError,
   SoftTimeoutError,
 } from '../errors';
-import { noMatchMessage } from '../matching';
+import { noMatchMessage } from '../hosts/matching';
 import type { CreateOrderRequest, Order } from '../marketplace-types';
 import type { MarketplaceClient, PlacementIntent, PlacementIntents, ServerClaims, TaskRepository } from '../ports';
 import type { TaskRecord } from '../task';

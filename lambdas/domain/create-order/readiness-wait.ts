@@ -1,7 +1,7 @@
 /** The readiness wait: CheckOrder's one poll, whether a placed order is ready (the WaitForReady loop around it is in lib/constructs/order-workflow.ts; see ./workflow-state.ts). */
 import { MarketplaceInvalidInputError } from '../errors';
 import type { MarketplaceClient, SshLoginProbe, SshProbe, SshProbeFailure, SshProbeResult } from '../ports';
-import { parseSshEndpoint } from '../ssh-endpoint';
+import { parseSshEndpoint } from '../leases/ssh-endpoint';
 import { softDeadlinePassed, type CheckResult, type ReadinessPending, type WorkflowState } from './workflow-state';
 
 export interface CheckOrderDeps {

@@ -1,14 +1,14 @@
 /** ReportResult: ends the task with its one result (see ./workflow-state.ts for the workflow). */
-import { hostAvoidedText, orderReadyText, type HostAvoided } from '../chat-messages';
-import { outcomesOfTask, type HostRecords } from '../host-records';
-import { completeTask } from '../complete-task';
+import { hostAvoidedText, orderReadyText, type HostAvoided } from '../requests/chat-messages';
+import { outcomesOfTask, type HostRecords } from '../hosts/host-records';
+import { completeTask } from '../requests/complete-task';
 import { SoftTimeoutError } from '../errors';
-import { leaseExpiresAt } from '../lease';
-import type { LeaseBook } from '../lease-ports';
+import { leaseExpiresAt } from '../leases/lease';
+import type { LeaseBook } from '../leases/lease-ports';
 import type { Notifier, ServerClaims, TaskRepository } from '../ports';
 import { failure } from '../task';
 import type { CreateOrderSuccess, FailureResult, TaskOrigin, TaskRecord, TaskResult } from '../task';
-import type { Settlement, SpendStore } from '../spend-budget';
+import type { Settlement, SpendStore } from '../teams/spend-budget';
 import type { ReadinessPending, WorkflowState } from './workflow-state';
 
 /** The name ReportResult finishes tasks under (TaskRepository.finish). */

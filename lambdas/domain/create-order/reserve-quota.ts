@@ -1,5 +1,5 @@
 /** ReserveQuota: reserves the order's spending and counts it against the hourly cap (see ./workflow-state.ts for the workflow). */
-import { keyNameOf, seesAllOrders } from '../caller-keys';
+import { keyNameOf, seesAllOrders } from '../teams/caller-keys';
 import { BudgetExceededError, InvalidOrderRequestError } from '../errors';
 import type { SlidingWindow } from '../ports';
 import {
@@ -8,7 +8,7 @@ import {
   MAX_HOURS_REQUIRED,
   type MarketplaceFees,
   type SpendStore,
-} from '../spend-budget';
+} from '../teams/spend-budget';
 import { countAgainstHourlyCap } from './hourly-cap';
 import type { WorkflowState } from './workflow-state';
 

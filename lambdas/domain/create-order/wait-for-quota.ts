@@ -11,8 +11,8 @@
  */
 import { BudgetExceededError, QuotaExceededError } from '../errors';
 import type { ServerClaims, TaskRepository, WaitingTasks } from '../ports';
-import type { SpendStore } from '../spend-budget';
-import { mayWait, waitingEntry } from '../standing-orders';
+import type { SpendStore } from '../teams/spend-budget';
+import { mayWait, waitingEntry } from '../recovery/standing-orders';
 import { reserveQuota, type ReserveQuotaDeps, type Reserved } from './reserve-quota';
 import type { WorkflowState } from './workflow-state';
 

@@ -1,5 +1,5 @@
 /** The deps of the task-accepting routes (the four webhook task routes, extend/spot-price and Slack). */
-import type { CallerKeyRecord } from '../../domain/caller-keys';
+import type { CallerKeyRecord } from '../../domain/teams/caller-keys';
 import type { IdempotencyStore, JobQueue, TaskRepository, WorkflowStarter } from '../../domain/ports';
 import type { ChainDeps } from './chain';
 

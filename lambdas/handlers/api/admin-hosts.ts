@@ -9,8 +9,8 @@ import { hostRecordsFromEnv, signedRequestStoreFromEnv, slidingWindowFromEnv } f
 import { webhookSecrets } from '../../adapters/secrets';
 import { lazy } from '../../adapters/lazy';
 import { logger } from '../../adapters/observability';
-import { hostAvoidedText } from '../../domain/chat-messages';
-import { hostView, type HostRecords } from '../../domain/host-records';
+import { hostAvoidedText } from '../../domain/requests/chat-messages';
+import { hostView, type HostRecords } from '../../domain/hosts/host-records';
 import type { Notifier } from '../../domain/ports';
 import { AvoidHostBodySchema, parseBody } from '../../http/requests';
 import { httpError, jsonResponse, type ApiResult, type RelayEvent } from '../../middleware/http';

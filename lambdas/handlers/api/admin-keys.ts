@@ -10,7 +10,7 @@ import {
   newKeyRecord,
   type CallerKeyStore,
   type KeySealer,
-} from '../../domain/caller-keys';
+} from '../../domain/teams/caller-keys';
 import { CreateKeyBodySchema, parseBody } from '../../http/requests';
 import { httpError, jsonResponse, type ApiResult, type RelayEvent } from '../../middleware/http';
 import { apiHandler, type ApiHandler, type ChainDeps } from './chain';

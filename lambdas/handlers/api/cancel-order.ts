@@ -1,5 +1,5 @@
 /** POST /webhook/cancel-order: signed; queues a cancel job (SQS). */
-import { normalizeCancelOrder } from '../../domain/request-rules';
+import { normalizeCancelOrder } from '../../domain/requests/request-rules';
 import { CancelOrderBodySchema } from '../../http/requests';
 import type { AcceptDeps } from './accept-deps';
 import { acceptRoute } from './accept-route';

@@ -1,8 +1,8 @@
 /** POST /webhook/create-order: signed; queues the create-order workflow (Step Functions). */
-import { normalizeCreateOrder } from '../../domain/request-rules';
+import { normalizeCreateOrder } from '../../domain/requests/request-rules';
 import { hostDefaults } from '../../adapters/host-defaults';
 import { CreateOrderLeaseBodySchema } from '../../http/requests';
-import { budgetApplies, MAX_HOURS_REQUIRED } from '../../domain/spend-budget';
+import { budgetApplies, MAX_HOURS_REQUIRED } from '../../domain/teams/spend-budget';
 import type { AcceptDeps } from './accept-deps';
 import { acceptRoute } from './accept-route';
 import type { ApiHandler } from './chain';

@@ -12,7 +12,7 @@ import {
   waitingTasksFromEnv,
 } from '../../adapters/from-env';
 import { keySealerFromEnv, replacementEnvSealerFromEnv } from '../../adapters/caller-key-sealer';
-import { resolveCallerKey, type CallerKeyRecord } from '../../domain/caller-keys';
+import { resolveCallerKey, type CallerKeyRecord } from '../../domain/teams/caller-keys';
 import type { ResolvedKey } from '../../middleware/verify-signature';
 import { marketplaceFromEnv } from '../../adapters/marketplace-from-env';
 import { slackSigningSecret, webhookSecrets } from '../../adapters/secrets';

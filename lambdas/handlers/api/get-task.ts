@@ -1,8 +1,8 @@
 /** GET /webhook/tasks/{task_id}: signed (over the path), rate limited; the task's state, result and times. */
-import { mayTouchOrder, taskCallerOf } from '../../domain/caller-keys';
+import { mayTouchOrder, taskCallerOf } from '../../domain/teams/caller-keys';
 import type { TaskRepository, WaitingTasks } from '../../domain/ports';
-import { queuePosition } from '../../domain/standing-orders';
-import { isTaskId, toTaskView } from '../../domain/task-view';
+import { queuePosition } from '../../domain/recovery/standing-orders';
+import { isTaskId, toTaskView } from '../../domain/requests/task-view';
 import { httpError, jsonResponse, type ApiResult, type RelayEvent } from '../../middleware/http';
 import { apiHandler, type ApiHandler, type ChainDeps } from './chain';
 import { taskLookupDepsFromEnv } from './deps';

@@ -7,7 +7,7 @@ import { relayEnv } from '../../adapters/env';
 import { hostRecordsFromEnv, signedRequestStoreFromEnv, slidingWindowFromEnv } from '../../adapters/from-env';
 import { webhookSecrets } from '../../adapters/secrets';
 import { lazy } from '../../adapters/lazy';
-import { hostViews, type HostRecords } from '../../domain/host-records';
+import { hostViews, type HostRecords } from '../../domain/hosts/host-records';
 import { jsonResponse, type ApiResult } from '../../middleware/http';
 import { apiHandler, type ApiHandler, type ChainDeps } from './chain';
 import { callerKeysFromEnv } from './deps';

@@ -1,5 +1,5 @@
 /** POST /webhook/price-alert: signed; queues a single price check (SQS). */
-import { normalizePriceAlert } from '../../domain/request-rules';
+import { normalizePriceAlert } from '../../domain/requests/request-rules';
 import { hostDefaults } from '../../adapters/host-defaults';
 import { PriceAlertBodySchema } from '../../http/requests';
 import type { AcceptDeps } from './accept-deps';

@@ -8,20 +8,20 @@
  * (429 before anything else). With SLACK_ALLOWED_TEAM_IDS / SLACK_ALLOWED_USER_IDS set, a command from
  * another workspace or user gets an ephemeral refusal before it is even parsed, and nothing is queued.
  * A Slack user a caller key names acts as that key (scopes, own orders: issue 24); others act as the
- * default key only under SLACK_UNMAPPED_USERS=default (lambdas/domain/slack-callers.ts).
+ * default key only under SLACK_UNMAPPED_USERS=default (lambdas/domain/teams/slack-callers.ts).
  */
 import type { RelayEnv } from '../../adapters/env';
-import { onOutbidProblem } from '../../domain/on-outbid';
+import { onOutbidProblem } from '../../domain/recovery/on-outbid';
 import { logger } from '../../adapters/observability';
-import { HAND_OFF_FAILED_MESSAGE } from '../../domain/accept-task';
+import { HAND_OFF_FAILED_MESSAGE } from '../../domain/requests/accept-task';
 import { HandOffError, WaitingQueueFullError } from '../../domain/errors';
-import { normalizeCreateOrder } from '../../domain/request-rules';
+import { normalizeCreateOrder } from '../../domain/requests/request-rules';
 import { hostDefaults } from '../../adapters/host-defaults';
 import { callbackUrlProblem } from '../../http/requests';
 import { SlackCommandFormSchema } from '../../http/response-schemas';
-import { parseSlackCommand, unknownCommandText, usageText } from '../../domain/slack-command';
-import { SLACK_COMMAND_SCOPES, slackCallerFor } from '../../domain/slack-callers';
-import { scopeRefusal, taskCallerOf } from '../../domain/caller-keys';
+import { parseSlackCommand, unknownCommandText, usageText } from '../../domain/requests/slack-command';
+import { SLACK_COMMAND_SCOPES, slackCallerFor } from '../../domain/teams/slack-callers';
+import { scopeRefusal, taskCallerOf } from '../../domain/teams/caller-keys';
 import type { TaskOrigin, TaskRequest } from '../../domain/task';
 import { jsonResponse, rawBodyOf, type ApiResult, type RelayEvent } from '../../middleware/http';
 import { SLACK_WINDOW_SECONDS } from '../../middleware/slack-signature';

@@ -7,12 +7,12 @@
 import { relayEnv } from '../../adapters/env';
 import { signedRequestStoreFromEnv, slidingWindowFromEnv } from '../../adapters/from-env';
 import { documentClient } from '../../adapters/aws-clients';
-import { DynamoDbSpendDays } from '../../adapters/dynamodb-spend-days';
+import { DynamoDbSpendDays } from '../../adapters/dynamodb/dynamodb-spend-days';
 import { webhookSecrets } from '../../adapters/secrets';
 import { lazy } from '../../adapters/lazy';
-import { seesAllOrders, taskCallerOf } from '../../domain/caller-keys';
-import { utcDay } from '../../domain/spend-budget';
-import { spendRange, spendReport, type SpendDays } from '../../domain/spend-ledger';
+import { seesAllOrders, taskCallerOf } from '../../domain/teams/caller-keys';
+import { utcDay } from '../../domain/teams/spend-budget';
+import { spendRange, spendReport, type SpendDays } from '../../domain/teams/spend-ledger';
 import { httpError, jsonResponse, type ApiResult, type RelayEvent } from '../../middleware/http';
 import { apiHandler, type ApiHandler, type ChainDeps } from './chain';
 import { callerKeysFromEnv } from './deps';

@@ -1,5 +1,5 @@
 /** POST /webhook/status: signed; the body is optional (empty = `{}`); queues a status job (SQS). */
-import { normalizeStatus } from '../../domain/request-rules';
+import { normalizeStatus } from '../../domain/requests/request-rules';
 import { StatusBodySchema } from '../../http/requests';
 import type { AcceptDeps } from './accept-deps';
 import { acceptRoute } from './accept-route';

@@ -1,6 +1,6 @@
 /**
  * The fleet watch (issue 14): invoked by the EventBridge schedule every WATCH_INTERVAL_SECONDS (and by
- * the local runtime's timer), it runs one sweep (domain/fleet-watch.ts `sweepFleet`): due leases are
+ * the local runtime's timer), it runs one sweep (domain/leases/fleet-watch.ts `sweepFleet`): due leases are
  * warned or cancelled once, and one my_orders read through the shared read cache covers every watched
  * order's status. The SweepReport becomes metrics and one log line.
  *
@@ -9,12 +9,17 @@
  * infrastructure failure (the table or my_orders unreadable) throws, after counting WatchErrors.
  */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { sweepFleet, DEFAULT_SWEEP_LIMIT, type FleetWatchDeps, type SweepReport } from '../../domain/fleet-watch';
+import {
+  sweepFleet,
+  DEFAULT_SWEEP_LIMIT,
+  type FleetWatchDeps,
+  type SweepReport,
+} from '../../domain/leases/fleet-watch';
 import { awsCallGiveUpMs, documentClient } from '../../adapters/aws-clients';
-import { DynamoDbLeaseStore } from '../../adapters/dynamodb-lease-store';
-import { DynamoDbPendingReplacements } from '../../adapters/dynamodb-pending-replacements';
-import { createReplacer } from '../../domain/outbid-replacement';
-import { keyCheckOf } from '../../domain/caller-keys';
+import { DynamoDbLeaseStore } from '../../adapters/dynamodb/dynamodb-lease-store';
+import { DynamoDbPendingReplacements } from '../../adapters/dynamodb/dynamodb-pending-replacements';
+import { createReplacer } from '../../domain/recovery/outbid-replacement';
+import { keyCheckOf } from '../../domain/teams/caller-keys';
 import { replacementEnvSealerFromEnv } from '../../adapters/caller-key-sealer';
 import { relayEnv, type RelayEnv } from '../../adapters/env';
 import { callbackWorstCaseMs, chatWorstCaseMs } from '../../adapters/http-notifier';

@@ -17,11 +17,18 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import * as z from 'zod/mini';
-import { completeTask, isSuccessResult } from '../../domain/complete-task';
+import { completeTask, isSuccessResult } from '../../domain/requests/complete-task';
 import { InvalidJobMessageError } from '../../domain/errors';
 import { SOFT_TIME_LIMIT_SECONDS } from '../../../contract/limits';
-import { errorText, isFinalAttempt, isRetryable, runJob, type JobDeps, type TypedJobMessage } from '../../domain/jobs';
-import { MAX_LEASE_HOURS } from '../../domain/lease';
+import {
+  errorText,
+  isFinalAttempt,
+  isRetryable,
+  runJob,
+  type JobDeps,
+  type TypedJobMessage,
+} from '../../domain/requests/jobs';
+import { MAX_LEASE_HOURS } from '../../domain/leases/lease';
 import { FINAL_STATES, failure, HostFilterShape, TaskOriginSchema, type TaskResult } from '../../domain/task';
 import { sqsClient } from '../../adapters/aws-clients';
 import { relayEnv } from '../../adapters/env';

@@ -1,6 +1,6 @@
 /** Moves a received job message's next appearance: the worker's retry delay (2^retry s) on SQS. */
 import { ChangeMessageVisibilityCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { retryDelaySeconds } from '../../domain/jobs';
+import { retryDelaySeconds } from '../../domain/requests/jobs';
 
 /** SQS caps a message's visibility timeout at 12 hours. */
 const MAX_VISIBILITY_SECONDS = 43_200;

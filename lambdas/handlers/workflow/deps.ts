@@ -32,7 +32,7 @@ import { lazy } from '../../adapters/lazy';
 import { marketplaceFromEnv } from '../../adapters/marketplace-from-env';
 import { sshProbeFromEnv } from '../../adapters/ssh-banner-probe';
 import { marketplaceApiKey } from '../../adapters/secrets';
-import { orderSshPassword } from '../../domain/ssh-password';
+import { orderSshPassword } from '../../domain/hosts/ssh-password';
 
 /** The shared adapters, built on first use (also used by ./notifier-deps.ts). */
 export const marketplace = /* @__PURE__ */ lazy<MarketplaceClient>(() => marketplaceFromEnv(relayEnv()));

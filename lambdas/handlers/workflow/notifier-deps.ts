@@ -3,7 +3,7 @@
  * own so that the other task handlers never import the notifier: esbuild bundles whatever a module
  * imports, so keeping it out of ./deps.ts is what keeps it out of their bundles.
  */
-import type { LeaseBook } from '../../domain/lease-ports';
+import type { LeaseBook } from '../../domain/leases/lease-ports';
 import type { Notifier } from '../../domain/ports';
 import { relayEnv } from '../../adapters/env';
 import { leaseBookFromEnv } from '../../adapters/from-env';

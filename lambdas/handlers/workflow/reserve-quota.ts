@@ -3,7 +3,7 @@ import { logger, spendMetric, tracedHandler } from '../../adapters/observability
 import { budgetedHandler } from '../../adapters/invocation-budget';
 import { reserveQuotaOrWait, type HeldResult, type WaitForQuotaDeps } from '../../domain/create-order/wait-for-quota';
 import { keys } from '../../../contract/resources';
-import type { MarketplaceFees } from '../../domain/spend-budget';
+import type { MarketplaceFees } from '../../domain/teams/spend-budget';
 import { reserveQuotaDeps } from './deps';
 import { parseWorkflowState, systemClock, type Clock } from './shared';
 

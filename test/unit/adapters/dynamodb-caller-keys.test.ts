@@ -4,8 +4,8 @@
  * revocation times: never used past TTL after the revocation), and a new key found at once.
  */
 import fc from 'fast-check';
-import { DynamoDbCallerKeys } from '../../../lambdas/adapters/dynamodb-caller-keys';
-import { keyUnusableReason, type CallerKeyRecord } from '../../../lambdas/domain/caller-keys';
+import { DynamoDbCallerKeys } from '../../../lambdas/adapters/dynamodb/dynamodb-caller-keys';
+import { keyUnusableReason, type CallerKeyRecord } from '../../../lambdas/domain/teams/caller-keys';
 import { startDynalite, type LocalDynamo } from '../../helpers/dynalite';
 
 const record = (name: string, secret = `sealed-${name}`): CallerKeyRecord => ({

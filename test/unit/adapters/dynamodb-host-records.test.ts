@@ -1,6 +1,6 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { DynamoDbAvoidedHosts } from '../../../lambdas/adapters/dynamodb-avoided-hosts';
-import { DynamoDbHostRecords } from '../../../lambdas/adapters/dynamodb-host-records';
+import { DynamoDbAvoidedHosts } from '../../../lambdas/adapters/dynamodb/dynamodb-avoided-hosts';
+import { DynamoDbHostRecords } from '../../../lambdas/adapters/dynamodb/dynamodb-host-records';
 import { startDynalite, type LocalDynamo } from '../../helpers/dynalite';
 
 const NOW = Date.UTC(2026, 10, 27, 12);

@@ -1,6 +1,6 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { createHash } from 'node:crypto';
-import { DynamoDbIdempotencyStore } from '../../../lambdas/adapters/dynamodb-idempotency-store';
+import { DynamoDbIdempotencyStore } from '../../../lambdas/adapters/dynamodb/dynamodb-idempotency-store';
 import { keys } from '../../../contract/resources';
 import { startDynalite, type LocalDynamo } from '../../helpers/dynalite';
 import { lostAnswerClient } from '../../helpers/lost-answer';

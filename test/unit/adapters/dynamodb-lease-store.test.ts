@@ -1,7 +1,11 @@
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { LEASE_DUE_BUCKET_SECONDS, bucketStart, leaseKeys } from '../../../lambdas/adapters/dynamodb-lease-items';
-import { DynamoDbLeaseStore } from '../../../lambdas/adapters/dynamodb-lease-store';
-import { sweepFleet } from '../../../lambdas/domain/fleet-watch';
+import {
+  LEASE_DUE_BUCKET_SECONDS,
+  bucketStart,
+  leaseKeys,
+} from '../../../lambdas/adapters/dynamodb/dynamodb-lease-items';
+import { DynamoDbLeaseStore } from '../../../lambdas/adapters/dynamodb/dynamodb-lease-store';
+import { sweepFleet } from '../../../lambdas/domain/leases/fleet-watch';
 import { startDynalite, type LocalDynamo } from '../../helpers/dynalite';
 import { lostAnswerClient, type LostAnswerClient } from '../../helpers/lost-answer';
 import { anOrder } from '../../fakes/builders';

@@ -1,4 +1,4 @@
-import { DynamoDbPlacementIntents } from '../../../lambdas/adapters/dynamodb-placement-intents';
+import { DynamoDbPlacementIntents } from '../../../lambdas/adapters/dynamodb/dynamodb-placement-intents';
 import { startDynalite, type LocalDynamo } from '../../helpers/dynalite';
 import { lostAnswerClient } from '../../helpers/lost-answer';
 

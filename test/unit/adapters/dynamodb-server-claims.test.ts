@@ -1,4 +1,4 @@
-import { DynamoDbServerClaims } from '../../../lambdas/adapters/dynamodb-server-claims';
+import { DynamoDbServerClaims } from '../../../lambdas/adapters/dynamodb/dynamodb-server-claims';
 import { startDynalite, type LocalDynamo } from '../../helpers/dynalite';
 import { lostAnswerClient } from '../../helpers/lost-answer';
 

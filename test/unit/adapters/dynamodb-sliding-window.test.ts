@@ -1,6 +1,6 @@
 import { GetItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { DynamoDbSlidingWindow } from '../../../lambdas/adapters/dynamodb-sliding-window';
+import { DynamoDbSlidingWindow } from '../../../lambdas/adapters/dynamodb/dynamodb-sliding-window';
 import { RelayEnvSchema } from '../../../lambdas/adapters/env';
 import { REQUIRED_ENV } from '../../fakes/env';
 import { RATE_WINDOW_MS } from '../../../lambdas/middleware/rate-limit';

@@ -1,6 +1,6 @@
-import { DynamoDbSpendDays } from '../../../lambdas/adapters/dynamodb-spend-days';
-import { DynamoDbSpendStore } from '../../../lambdas/adapters/dynamodb-spend-store';
-import type { NewReservation } from '../../../lambdas/domain/spend-budget';
+import { DynamoDbSpendDays } from '../../../lambdas/adapters/dynamodb/dynamodb-spend-days';
+import { DynamoDbSpendStore } from '../../../lambdas/adapters/dynamodb/dynamodb-spend-store';
+import type { NewReservation } from '../../../lambdas/domain/teams/spend-budget';
 import { startDynalite, type LocalDynamo } from '../../helpers/dynalite';
 
 /** 2026-11-25T10:00:00Z */

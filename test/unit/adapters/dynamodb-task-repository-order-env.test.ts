@@ -7,7 +7,7 @@ import {
   DynamoDbTaskRepository,
   ORDER_ENV_ATTRIBUTE,
   REPLACEMENT_ENV_ATTRIBUTE,
-} from '../../../lambdas/adapters/dynamodb-task-repository';
+} from '../../../lambdas/adapters/dynamodb/dynamodb-task-repository';
 import type { TaskRecord } from '../../../lambdas/domain/task';
 import { AesGcmKeySealer, deriveSealingKey, REPLACEMENT_ENV_INFO } from '../../../lambdas/adapters/caller-key-sealer';
 import { keys } from '../../../contract/resources';

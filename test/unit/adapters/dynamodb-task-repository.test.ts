@@ -1,5 +1,8 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { DynamoDbTaskRepository, TASK_RETENTION_SECONDS } from '../../../lambdas/adapters/dynamodb-task-repository';
+import {
+  DynamoDbTaskRepository,
+  TASK_RETENTION_SECONDS,
+} from '../../../lambdas/adapters/dynamodb/dynamodb-task-repository';
 import { TaskAlreadyExistsError } from '../../../lambdas/domain/errors';
 import type { TaskRecord } from '../../../lambdas/domain/task';
 import { keys } from '../../../contract/resources';

@@ -5,8 +5,8 @@
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { DynamoDbWaitingTasks, keyScope, TOTAL_SCOPE } from '../../../lambdas/adapters/dynamodb-waiting-tasks';
-import { slotsHeld } from '../../../lambdas/adapters/dynamodb-waiting-entries';
+import { DynamoDbWaitingTasks, keyScope, TOTAL_SCOPE } from '../../../lambdas/adapters/dynamodb/dynamodb-waiting-tasks';
+import { slotsHeld } from '../../../lambdas/adapters/dynamodb/dynamodb-waiting-entries';
 import type { WaitingTask } from '../../../lambdas/domain/ports';
 import { startDynalite, type LocalDynamo } from '../../helpers/dynalite';
 

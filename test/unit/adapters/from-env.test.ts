@@ -1,7 +1,7 @@
-import { DynamoDbIdempotencyStore } from '../../../lambdas/adapters/dynamodb-idempotency-store';
-import { DynamoDbServerClaims } from '../../../lambdas/adapters/dynamodb-server-claims';
-import { DynamoDbSlidingWindow } from '../../../lambdas/adapters/dynamodb-sliding-window';
-import { DynamoDbTaskRepository } from '../../../lambdas/adapters/dynamodb-task-repository';
+import { DynamoDbIdempotencyStore } from '../../../lambdas/adapters/dynamodb/dynamodb-idempotency-store';
+import { DynamoDbServerClaims } from '../../../lambdas/adapters/dynamodb/dynamodb-server-claims';
+import { DynamoDbSlidingWindow } from '../../../lambdas/adapters/dynamodb/dynamodb-sliding-window';
+import { DynamoDbTaskRepository } from '../../../lambdas/adapters/dynamodb/dynamodb-task-repository';
 import { RelayEnvSchema } from '../../../lambdas/adapters/env';
 import { REQUIRED_ENV } from '../../fakes/env';
 import {

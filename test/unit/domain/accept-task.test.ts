@@ -1,4 +1,9 @@
-import { acceptTask, HandOffError, recordedRequest, type AcceptTaskOptions } from '../../../lambdas/domain/accept-task';
+import {
+  acceptTask,
+  HandOffError,
+  recordedRequest,
+  type AcceptTaskOptions,
+} from '../../../lambdas/domain/requests/accept-task';
 import type { CreateOrderInput, TaskRequest } from '../../../lambdas/domain/task';
 import { FakeIdempotencyStore } from '../../fakes/idempotency';
 import { FakeQueue } from '../../fakes/job-queue';

@@ -3,7 +3,7 @@ import {
   orderCancelledText,
   orderReadyText,
   priceAlertMatchedText,
-} from '../../../lambdas/domain/chat-messages';
+} from '../../../lambdas/domain/requests/chat-messages';
 
 describe('Module: chat-messages', () => {
   it('names the order, its GPUs and the ssh command when an order is ready', () => {

@@ -1,4 +1,4 @@
-import { resultText } from '../../../lambdas/domain/complete-task';
+import { resultText } from '../../../lambdas/domain/requests/complete-task';
 
 describe('Function: resultText (set-spot-price)', () => {
   it('names the price in the marketplace unit and in USD per hour', () => {

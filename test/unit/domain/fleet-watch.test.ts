@@ -3,8 +3,8 @@ import {
   MarketplaceRejectedError,
   MarketplaceUnavailableError,
 } from '../../../lambdas/domain/errors';
-import { sweepFleet, type FleetWatchDeps } from '../../../lambdas/domain/fleet-watch';
-import { extendOrder, setSpotPrice } from '../../../lambdas/domain/lease-jobs';
+import { sweepFleet, type FleetWatchDeps } from '../../../lambdas/domain/leases/fleet-watch';
+import { extendOrder, setSpotPrice } from '../../../lambdas/domain/leases/lease-jobs';
 import { anOrder, aServer } from '../../fakes/builders';
 import { FakeEventSender } from '../../fakes/event-sender';
 import { FakeLeaseStore } from '../../fakes/lease-store';

@@ -7,7 +7,7 @@ import {
   outcomesOfTask,
   withOutcome,
   type HostRecord,
-} from '../../../lambdas/domain/host-records';
+} from '../../../lambdas/domain/hosts/host-records';
 
 const NOW = Date.UTC(2026, 10, 27, 12);
 const S = NOW / 1000;

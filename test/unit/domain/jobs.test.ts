@@ -9,7 +9,7 @@ import {
   runPriceAlert,
   runStatus,
   summarizeOrders,
-} from '../../../lambdas/domain/jobs';
+} from '../../../lambdas/domain/requests/jobs';
 import {
   MarketplaceInvalidInputError,
   MarketplaceRejectedError,

@@ -2,9 +2,9 @@
  * Issue 29: what a revoked or expired key stops (§4), and that no AWS service's own error text
  * reaches a caller (§5: DynamoDB's "Item size to update has exceeded the maximum allowed size").
  */
-import { keyCheckOf, keyStoppedText, type CallerKeyRecord } from '../../../lambdas/domain/caller-keys';
+import { keyCheckOf, keyStoppedText, type CallerKeyRecord } from '../../../lambdas/domain/teams/caller-keys';
 import { callerSafeText, INTERNAL_ERROR_TEXT } from '../../../lambdas/domain/errors';
-import { errorText } from '../../../lambdas/domain/jobs';
+import { errorText } from '../../../lambdas/domain/requests/jobs';
 import { caughtErrorText } from '../../../lambdas/handlers/workflow/shared';
 
 const NOW = 1_800_000_000;

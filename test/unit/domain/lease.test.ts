@@ -26,14 +26,14 @@ import {
   statusEventId,
   type Lease,
   type WatchEntry,
-} from '../../../lambdas/domain/lease';
+} from '../../../lambdas/domain/leases/lease';
 import {
   ExtendOrderBodySchema,
   MaxHoursSchema,
   parseBody,
   SetSpotPriceBodySchema,
 } from '../../../lambdas/http/requests';
-import { planLeaseSweep } from '../../../lambdas/domain/lease-sweep';
+import { planLeaseSweep } from '../../../lambdas/domain/leases/lease-sweep';
 import { anOrder } from '../../fakes/builders';
 
 const lease = (orderId: number, expiresAt: number, fields: Partial<Lease> = {}): Lease => ({

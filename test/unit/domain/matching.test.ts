@@ -5,7 +5,7 @@ import {
   noMatchMessage,
   noMatchText,
   serverMatches,
-} from '../../../lambdas/domain/matching';
+} from '../../../lambdas/domain/hosts/matching';
 import type { Server } from '../../../lambdas/domain/marketplace-types';
 
 const NATIVE = 'NATIVE-Blockchain';

@@ -5,14 +5,14 @@
  * gives its reservation back; a replacement round reserves as a new order (ReserveQuota on its input);
  * settlement by price steps and by the marketplace's spend; budget texts show a key only its own figures.
  */
-import { DynamoDbSpendDays } from '../../../lambdas/adapters/dynamodb-spend-days';
-import { DynamoDbSpendStore } from '../../../lambdas/adapters/dynamodb-spend-store';
+import { DynamoDbSpendDays } from '../../../lambdas/adapters/dynamodb/dynamodb-spend-days';
+import { DynamoDbSpendStore } from '../../../lambdas/adapters/dynamodb/dynamodb-spend-store';
 import { reserveQuota } from '../../../lambdas/domain/create-order/reserve-quota';
 import type { WorkflowState } from '../../../lambdas/domain/create-order/workflow-state';
 import { BudgetExceededError, MarketplaceRejectedError } from '../../../lambdas/domain/errors';
-import type { TrackedOrder } from '../../../lambdas/domain/lease';
-import { setSpotPrice } from '../../../lambdas/domain/lease-jobs';
-import { recoverOutbid } from '../../../lambdas/domain/outbid-recovery';
+import type { TrackedOrder } from '../../../lambdas/domain/leases/lease';
+import { setSpotPrice } from '../../../lambdas/domain/leases/lease-jobs';
+import { recoverOutbid } from '../../../lambdas/domain/recovery/outbid-recovery';
 import {
   allInPrice,
   allInUsdPerHour,
@@ -20,7 +20,7 @@ import {
   raiseUsd,
   settledCostUsd,
   type NewReservation,
-} from '../../../lambdas/domain/spend-budget';
+} from '../../../lambdas/domain/teams/spend-budget';
 import { aServer, anOrder, aState, NATIVE } from '../../fakes/builders';
 import { FakeEventSender } from '../../fakes/event-sender';
 import { FakeLeaseStore } from '../../fakes/lease-store';

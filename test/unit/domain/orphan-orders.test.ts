@@ -1,6 +1,6 @@
-import { sweepFleet, type FleetWatchDeps } from '../../../lambdas/domain/fleet-watch';
+import { sweepFleet, type FleetWatchDeps } from '../../../lambdas/domain/leases/fleet-watch';
 import { MarketplaceUnavailableError } from '../../../lambdas/domain/errors';
-import { ORPHAN_GRACE_SECONDS, INTENT_WATCH_SECONDS } from '../../../lambdas/domain/orphan-orders';
+import { ORPHAN_GRACE_SECONDS, INTENT_WATCH_SECONDS } from '../../../lambdas/domain/leases/orphan-orders';
 import { aPlacedOrder } from '../../fakes/builders';
 import { FakeEventSender } from '../../fakes/event-sender';
 import { FakeLeaseStore } from '../../fakes/lease-store';

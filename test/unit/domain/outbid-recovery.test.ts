@@ -1,24 +1,24 @@
 /**
- * Outbid recovery's rules (issue 23 item 1, lambdas/domain/outbid-recovery.ts and on-outbid.ts): the
+ * Outbid recovery's rules (issue 23 item 1, lambdas/domain/recovery/outbid-recovery.ts and on-outbid.ts): the
  * ceiling conversion, the steps (the marketplace's stated step after `exceeded_max_step`), the stop
  * at the ceiling, and which mode falls back to a replacement.
  */
 import { MarketplaceRejectedError } from '../../../lambdas/domain/errors';
-import type { TrackedOrder } from '../../../lambdas/domain/lease';
+import type { TrackedOrder } from '../../../lambdas/domain/leases/lease';
 import type { Order } from '../../../lambdas/domain/marketplace-types';
 import {
   onOutbidProblem,
   REBID_NEEDS_MAX_PRICE_ERROR,
   REBID_NEEDS_SPOT_ERROR,
   REPLACE_NEEDS_SPOT_ERROR,
-} from '../../../lambdas/domain/on-outbid';
+} from '../../../lambdas/domain/recovery/on-outbid';
 import {
   bidCeiling,
   MAX_REBID_CALLS,
   nextBid,
   recoverOutbid,
   type Replacer,
-} from '../../../lambdas/domain/outbid-recovery';
+} from '../../../lambdas/domain/recovery/outbid-recovery';
 import { aServer, anOrder, NATIVE } from '../../fakes/builders';
 import { FakeEventSender } from '../../fakes/event-sender';
 import { FakeLeaseStore } from '../../fakes/lease-store';

@@ -1,13 +1,13 @@
 /**
- * Outbid replacement (issue 23 item 1, lambdas/domain/outbid-replacement.ts): the replacement round's
+ * Outbid replacement (issue 23 item 1, lambdas/domain/recovery/outbid-replacement.ts): the replacement round's
  * request and start, and the settling of ended rounds (the new order takes over the lease, the lost
  * one is cancelled, order.replaced / order.recovery_failed once). Also the workflow's two hooks:
  * FindServer never picks the lost server, ReportResult leaves tracking and chat to the watch.
  */
 import { findServer } from '../../../lambdas/domain/create-order/find-server';
-import { sweepFleet } from '../../../lambdas/domain/fleet-watch';
+import { sweepFleet } from '../../../lambdas/domain/leases/fleet-watch';
 import { reportResult } from '../../../lambdas/domain/create-order/report-result';
-import type { Lease, TrackedOrder } from '../../../lambdas/domain/lease';
+import type { Lease, TrackedOrder } from '../../../lambdas/domain/leases/lease';
 import {
   createReplacer,
   remainingLeaseHours,
@@ -16,8 +16,8 @@ import {
   type PendingReplacement,
   type PendingReplacements,
   type ReplacerDeps,
-} from '../../../lambdas/domain/outbid-replacement';
-import { spendSettler } from '../../../lambdas/domain/spend-settlement';
+} from '../../../lambdas/domain/recovery/outbid-replacement';
+import { spendSettler } from '../../../lambdas/domain/teams/spend-settlement';
 import type { TaskHistoryEntry } from '../../../lambdas/domain/task';
 import { aPlacedOrder, aServer, aState, aTaskRecord } from '../../fakes/builders';
 import { FakeClaims } from '../../fakes/claims';

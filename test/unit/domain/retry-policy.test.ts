@@ -13,7 +13,7 @@ import {
   QuotaExceededError,
   SoftTimeoutError,
 } from '../../../lambdas/domain/errors';
-import { isRetryable } from '../../../lambdas/domain/jobs';
+import { isRetryable } from '../../../lambdas/domain/requests/jobs';
 import { NOT_RETRIED_ERRORS } from '../../../lib/constructs/order-workflow';
 
 describe('Retry policy: every exception but a named business outcome (order-relay.md §3)', () => {

@@ -1,6 +1,6 @@
-import type { CallerKeyRecord } from '../../../lambdas/domain/caller-keys';
-import { DEFAULT_CALLER } from '../../../lambdas/domain/caller-keys';
-import { SLACK_UNMAPPED_REFUSED_MESSAGE, slackCallerFor } from '../../../lambdas/domain/slack-callers';
+import type { CallerKeyRecord } from '../../../lambdas/domain/teams/caller-keys';
+import { DEFAULT_CALLER } from '../../../lambdas/domain/teams/caller-keys';
+import { SLACK_UNMAPPED_REFUSED_MESSAGE, slackCallerFor } from '../../../lambdas/domain/teams/slack-callers';
 
 const NOW = 1_800_000_000;
 const key = (name: string, over: Partial<CallerKeyRecord> = {}): CallerKeyRecord => ({

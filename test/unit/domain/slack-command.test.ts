@@ -1,4 +1,4 @@
-import { parseSlackCommand, unknownCommandText, usageText } from '../../../lambdas/domain/slack-command';
+import { parseSlackCommand, unknownCommandText, usageText } from '../../../lambdas/domain/requests/slack-command';
 
 describe('Function: parseSlackCommand', () => {
   it.each([

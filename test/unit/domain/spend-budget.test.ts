@@ -5,8 +5,8 @@ import {
   settlementShares,
   usdText,
   utcDay,
-} from '../../../lambdas/domain/spend-budget';
-import { readSpendDay, spendRange, spendReport } from '../../../lambdas/domain/spend-ledger';
+} from '../../../lambdas/domain/teams/spend-budget';
+import { readSpendDay, spendRange, spendReport } from '../../../lambdas/domain/teams/spend-ledger';
 
 describe('Spending budgets: pure rules', () => {
   it('formats money with two decimals and names the limit that refused', () => {

@@ -1,4 +1,4 @@
-import { spotBid, spotBidFor } from '../../../lambdas/domain/spot-bid';
+import { spotBid, spotBidFor } from '../../../lambdas/domain/leases/spot-bid';
 import type { Server } from '../../../lambdas/domain/marketplace-types';
 
 describe('Function: spotBid', () => {

@@ -1,5 +1,5 @@
 /** Reading an order's ssh endpoint from its ssh command line (issue 20 item 6). */
-import { parseSshEndpoint } from '../../../lambdas/domain/ssh-endpoint';
+import { parseSshEndpoint } from '../../../lambdas/domain/leases/ssh-endpoint';
 
 describe('Function: parseSshEndpoint', () => {
   it.each([

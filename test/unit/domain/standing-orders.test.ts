@@ -7,8 +7,8 @@ import {
   serveWaitingTasks,
   waitingEntry,
   WAIT_SECONDS_ERROR,
-} from '../../../lambdas/domain/standing-orders';
-import { toTaskView } from '../../../lambdas/domain/task-view';
+} from '../../../lambdas/domain/recovery/standing-orders';
+import { toTaskView } from '../../../lambdas/domain/requests/task-view';
 import { aServer, aState, aTaskRecord } from '../../fakes/builders';
 import { FakeClaims } from '../../fakes/claims';
 import { FakeMarketplace } from '../../fakes/marketplace';

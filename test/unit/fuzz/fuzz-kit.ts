@@ -18,7 +18,7 @@ import {
 import { FakeCallerKeyStore, fakeSealer } from '../../fakes/caller-keys';
 import { createAdminHostsAvoidHandler, createAdminHostsClearHandler } from '../../../lambdas/handlers/api/admin-hosts';
 import { createHostsHandler } from '../../../lambdas/handlers/api/hosts';
-import { emptyHostRecord, type HostAvoidance } from '../../../lambdas/domain/host-records';
+import { emptyHostRecord, type HostAvoidance } from '../../../lambdas/domain/hosts/host-records';
 import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
 import type { Context } from 'aws-lambda';

@@ -37,7 +37,7 @@ import {
   type BodySpec,
 } from './fuzz-kit';
 import { createHmac } from 'node:crypto';
-import { spendRange } from '../../../lambdas/domain/spend-ledger';
+import { spendRange } from '../../../lambdas/domain/teams/spend-ledger';
 
 /** Answers per route and status in this process: the tests check every outcome was reached. */
 export const outcomes: Record<string, Record<string, number>> = {};

@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { AcceptedSchema } from '../../../lambdas/http/response-schemas';
-import { normalizeCreateOrder, normalizePriceAlert } from '../../../lambdas/domain/request-rules';
+import { normalizeCreateOrder, normalizePriceAlert } from '../../../lambdas/domain/requests/request-rules';
 import {
   CancelOrderBodySchema,
   CancelTaskBodySchema,

@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import Ajv2020 from 'ajv/dist/2020';
-import { toTaskView } from '../../../lambdas/domain/task-view';
+import { toTaskView } from '../../../lambdas/domain/requests/task-view';
 import { aTaskRecord } from '../../fakes/builders';
 
 const served = JSON.parse(readFileSync(path.resolve(__dirname, '../../../lambdas/http/openapi.json'), 'utf8')) as {

@@ -5,7 +5,7 @@
  */
 import * as fc from 'fast-check';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { DynamoDbPacingGate } from '../../../lambdas/adapters/dynamodb-pacing-gate';
+import { DynamoDbPacingGate } from '../../../lambdas/adapters/dynamodb/dynamodb-pacing-gate';
 import { MarketplaceRateLimitedError } from '../../../lambdas/domain/errors';
 import type { AdaptivePacingPolicy, PacingGate, RateLimitReport } from '../../../lambdas/domain/ports';
 import { HttpMarketplaceClient } from '../../../lambdas/marketplace/http-marketplace-client';

@@ -1,5 +1,5 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { DynamoDbReadCache, MAX_CACHED_BYTES } from '../../../lambdas/adapters/dynamodb-read-cache';
+import { DynamoDbReadCache, MAX_CACHED_BYTES } from '../../../lambdas/adapters/dynamodb/dynamodb-read-cache';
 import { MarketplaceUnavailableError, OrderOutcomeUnknownError } from '../../../lambdas/domain/errors';
 import type { CreateOrderRequest, Order, Server } from '../../../lambdas/domain/marketplace-types';
 import type { MarketplaceClient } from '../../../lambdas/domain/ports';

@@ -12,7 +12,7 @@ import {
   OrderOutcomeUnknownError,
 } from '../../../lambdas/domain/errors';
 import { REJECTION_REASONS, type CreateOrderRequest } from '../../../lambdas/domain/marketplace-types';
-import { findMatchingServer } from '../../../lambdas/domain/matching';
+import { findMatchingServer } from '../../../lambdas/domain/hosts/matching';
 import {
   HttpMarketplaceClient,
   USER_AGENT,

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { PricePeriod } from '../../../contract/settings';
 import { MarketplaceDatabaseError, MarketplaceRejectedError } from '../../../lambdas/domain/errors';
 import type { CreateOrderRequest } from '../../../lambdas/domain/marketplace-types';
-import { findMatchingServer, findMatchingServers } from '../../../lambdas/domain/matching';
+import { findMatchingServer, findMatchingServers } from '../../../lambdas/domain/hosts/matching';
 import { HttpMarketplaceClient } from '../../../lambdas/marketplace/http-marketplace-client';
 import { InMemoryPacingGate } from '../../../lambdas/marketplace/in-memory-pacing-gate';
 

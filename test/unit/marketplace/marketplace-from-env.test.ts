@@ -25,7 +25,7 @@ describe('Function: marketplaceFromEnv', () => {
   it('builds a paced, cached client from the env contract', async () => {
     // Prepare
     const { marketplaceFromEnv } = await import('../../../lambdas/adapters/marketplace-from-env');
-    const { DynamoDbPacingGate } = await import('../../../lambdas/adapters/dynamodb-pacing-gate');
+    const { DynamoDbPacingGate } = await import('../../../lambdas/adapters/dynamodb/dynamodb-pacing-gate');
     const minIntervalMs = 40;
     const env = RelayEnvSchema.parse({
       TABLE_NAME: 'relay-test',

@@ -1,5 +1,5 @@
 import * as fc from 'fast-check';
-import { DynamoDbPacingGate } from '../../../lambdas/adapters/dynamodb-pacing-gate';
+import { DynamoDbPacingGate } from '../../../lambdas/adapters/dynamodb/dynamodb-pacing-gate';
 import type { PacingGate } from '../../../lambdas/domain/ports';
 import { InMemoryPacingGate } from '../../../lambdas/marketplace/in-memory-pacing-gate';
 import {

@@ -1,5 +1,5 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { DynamoDbPacingGate } from '../../../lambdas/adapters/dynamodb-pacing-gate';
+import { DynamoDbPacingGate } from '../../../lambdas/adapters/dynamodb/dynamodb-pacing-gate';
 import { MarketplaceRateLimitedError } from '../../../lambdas/domain/errors';
 import type { PacingGate } from '../../../lambdas/domain/ports';
 import { HttpMarketplaceClient } from '../../../lambdas/marketplace/http-marketplace-client';

@@ -12,7 +12,7 @@ import {
 } from '../../../local/simulator/marketplace-simulator';
 import { SIM_SSH_BANNER } from '../../../local/simulator/ssh-endpoints';
 import { probeSshBanner } from '../../../lambdas/adapters/ssh-banner-probe';
-import { parseSshEndpoint, type SshEndpoint } from '../../../lambdas/domain/ssh-endpoint';
+import { parseSshEndpoint, type SshEndpoint } from '../../../lambdas/domain/leases/ssh-endpoint';
 
 type ApiOrder = Record<string, unknown>;
 

@@ -14,10 +14,10 @@ import {
   scopeRefusal,
   taskCallerOf,
   type CallerKeyRecord,
-} from '../../../lambdas/domain/caller-keys';
+} from '../../../lambdas/domain/teams/caller-keys';
 import { reserveQuota } from '../../../lambdas/domain/create-order/reserve-quota';
 import type { WorkflowState } from '../../../lambdas/domain/create-order/workflow-state';
-import { runJob, type JobDeps, type TypedJobMessage } from '../../../lambdas/domain/jobs';
+import { runJob, type JobDeps, type TypedJobMessage } from '../../../lambdas/domain/requests/jobs';
 import type { TaskRecord } from '../../../lambdas/domain/task';
 import {
   createAdminKeysCreateHandler,

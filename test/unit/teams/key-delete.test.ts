@@ -3,13 +3,13 @@
  * its name is never reused), and the 201st create answers 409 `key limit reached (200)`, never 500.
  * The admin handlers over an in-memory store, and the DynamoDB store itself on dynalite.
  */
-import { DynamoDbCallerKeys } from '../../../lambdas/adapters/dynamodb-caller-keys';
+import { DynamoDbCallerKeys } from '../../../lambdas/adapters/dynamodb/dynamodb-caller-keys';
 import {
   KeyLimitReachedError,
   MAX_CALLER_KEYS,
   resolveCallerKey,
   type CallerKeyRecord,
-} from '../../../lambdas/domain/caller-keys';
+} from '../../../lambdas/domain/teams/caller-keys';
 import {
   createAdminKeysCreateHandler,
   createAdminKeysDeleteHandler,

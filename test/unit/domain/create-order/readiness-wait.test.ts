@@ -1,7 +1,7 @@
 import { checkOrder } from '../../../../lambdas/domain/create-order/readiness-wait';
 import { readyTimeoutMessage, workflowResult } from '../../../../lambdas/domain/create-order/report-result';
 import type { SshProbe, SshProbeResult } from '../../../../lambdas/domain/ports';
-import type { SshEndpoint } from '../../../../lambdas/domain/ssh-endpoint';
+import type { SshEndpoint } from '../../../../lambdas/domain/leases/ssh-endpoint';
 import { aPlacedOrder, aState } from '../../../fakes/builders';
 import { FakeMarketplace } from '../../../fakes/marketplace';
 

@@ -1,6 +1,6 @@
 import { reportResult, workflowResult } from '../../../../lambdas/domain/create-order/report-result';
 import type { SearchResult } from '../../../../lambdas/domain/create-order/workflow-state';
-import { orderReadyText } from '../../../../lambdas/domain/chat-messages';
+import { orderReadyText } from '../../../../lambdas/domain/requests/chat-messages';
 import { aState } from '../../../fakes/builders';
 import { FakeClaims } from '../../../fakes/claims';
 import { FakeLeaseStore } from '../../../fakes/lease-store';

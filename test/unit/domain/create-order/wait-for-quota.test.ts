@@ -5,7 +5,7 @@ import {
   reserveQuotaOrWait,
 } from '../../../../lambdas/domain/create-order/wait-for-quota';
 import { BudgetExceededError, QuotaExceededError } from '../../../../lambdas/domain/errors';
-import type { NewReservation, ReserveOutcome } from '../../../../lambdas/domain/spend-budget';
+import type { NewReservation, ReserveOutcome } from '../../../../lambdas/domain/teams/spend-budget';
 import { aState } from '../../../fakes/builders';
 import { FakeClaims } from '../../../fakes/claims';
 import { FakeSlidingWindow } from '../../../fakes/sliding-window';

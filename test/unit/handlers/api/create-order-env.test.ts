@@ -7,8 +7,11 @@
 import { SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
-import { DynamoDbIdempotencyStore } from '../../../../lambdas/adapters/dynamodb-idempotency-store';
-import { DynamoDbTaskRepository, ORDER_ENV_ATTRIBUTE } from '../../../../lambdas/adapters/dynamodb-task-repository';
+import { DynamoDbIdempotencyStore } from '../../../../lambdas/adapters/dynamodb/dynamodb-idempotency-store';
+import {
+  DynamoDbTaskRepository,
+  ORDER_ENV_ATTRIBUTE,
+} from '../../../../lambdas/adapters/dynamodb/dynamodb-task-repository';
 import { SfnWorkflowStarter } from '../../../../lambdas/adapters/sfn-workflow-starter';
 import { InvalidOrderRequestError } from '../../../../lambdas/domain/errors';
 import type { CreateOrderRequest } from '../../../../lambdas/domain/marketplace-types';

@@ -6,8 +6,8 @@ import {
   SLACK_TRIGGER_ID_TTL_SECONDS,
   SLACK_USER_REFUSED_MESSAGE,
 } from '../../../../lambdas/handlers/api/slack-command';
-import type { CallerKeyRecord } from '../../../../lambdas/domain/caller-keys';
-import { SLACK_UNMAPPED_REFUSED_MESSAGE } from '../../../../lambdas/domain/slack-callers';
+import type { CallerKeyRecord } from '../../../../lambdas/domain/teams/caller-keys';
+import { SLACK_UNMAPPED_REFUSED_MESSAGE } from '../../../../lambdas/domain/teams/slack-callers';
 import { UNSIGNED_SLACK_REFUSED_MESSAGE } from '../../../../lambdas/middleware/slack-signature';
 import { apiEvent, lambdaContext } from '../../../fixtures/events/api-event';
 import slackFixture from '../../../fixtures/events/slack-command.json';

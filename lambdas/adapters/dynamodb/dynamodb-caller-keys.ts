@@ -1,0 +1,162 @@
+/**
+ * Caller keys in the relay table (issue 24): one item `KEYS#all` with a map `keys` of name → record
+ * (sealed secret included), so listing needs no Scan (no function may Scan the table) and a lookup
+ * is one GetItem. At most MAX_CALLER_KEYS keys (about 400 bytes each, far under 400 KB).
+ *
+ * Reads are cached per instance for `cacheSeconds` (CALLER_KEY_CACHE_SECONDS, at most 60): that is
+ * how long a revocation may take to reach a warm instance. A name the cache does not know is read
+ * again at once (at most every FRESH_READ_FLOOR_MS per instance; the per-address rate limit bounds a
+ * flood of made-up names further), so a key works as soon as it is created.
+ */
+import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { keys } from '../../../contract/resources';
+import { SCOPES } from '../../../contract/scopes';
+import {
+  KeyLimitReachedError,
+  MAX_CALLER_KEYS,
+  type CallerKeyRecord,
+  type CallerKeyStore,
+} from '../../domain/teams/caller-keys';
+import { isConditionalCheckFailed } from '../aws-clients';
+
+/** The map of deleted keys' names (name → Unix seconds deleted): a name is never reused. */
+export const DELETED_ATTRIBUTE = 'deleted';
+
+/** The least time between two cache-bypassing reads of one instance (unknown key ids). */
+export const FRESH_READ_FLOOR_MS = 100;
+
+const isRecord = (value: unknown): value is CallerKeyRecord => {
+  const v = value as Partial<CallerKeyRecord> | null;
+  return (
+    typeof v?.name === 'string' &&
+    typeof v.secret === 'string' &&
+    typeof v.created_at === 'number' &&
+    Array.isArray(v.scopes) &&
+    v.scopes.every((s) => (SCOPES as readonly string[]).includes(s))
+  );
+};
+
+export class DynamoDbCallerKeys implements CallerKeyStore {
+  private cached: { readonly at: number; readonly records: readonly CallerKeyRecord[] } | undefined;
+  private lastFreshAt = -Infinity;
+
+  public constructor(
+    private readonly doc: DynamoDBDocumentClient,
+    private readonly tableName: string,
+    private readonly cacheSeconds: number,
+    private readonly clock: () => number = Date.now,
+  ) {}
+
+  public async list(options: { readonly fresh?: boolean } = {}): Promise<readonly CallerKeyRecord[]> {
+    const now = this.clock();
+    const cached = this.cached;
+    const age = cached === undefined ? Infinity : now - cached.at;
+    const fresh = options.fresh === true && now - this.lastFreshAt >= FRESH_READ_FLOOR_MS;
+    if (cached !== undefined && age < this.cacheSeconds * 1000 && !fresh) return cached.records;
+    if (fresh) this.lastFreshAt = now;
+    const { Item } = await this.doc.send(
+      new GetCommand({ TableName: this.tableName, Key: { pk: keys.callerKeys() }, ConsistentRead: true }),
+    );
+    const map = (Item?.keys ?? {}) as Record<string, unknown>;
+    const records = Object.values(map)
+      .filter(isRecord)
+      .sort((a, b) => a.name.localeCompare(b.name));
+    this.cached = { at: now, records };
+    return records;
+  }
+
+  /** Creates the item's maps (`keys`; `deleted`, the names of deleted keys) where missing: their entries can then be set. */
+  private async ensureMaps(): Promise<void> {
+    await this.doc.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: { pk: keys.callerKeys() },
+        UpdateExpression: 'SET #keys = if_not_exists(#keys, :empty), #deleted = if_not_exists(#deleted, :empty)',
+        ExpressionAttributeNames: { '#keys': 'keys', '#deleted': DELETED_ATTRIBUTE },
+        ExpressionAttributeValues: { ':empty': {} },
+      }),
+    );
+  }
+
+  public async add(record: CallerKeyRecord): Promise<boolean> {
+    await this.ensureMaps();
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: keys.callerKeys() },
+          UpdateExpression: 'SET #keys.#name = :record',
+          // A deleted key's name stays taken: it names that key's orders (issue 29 §7).
+          ConditionExpression:
+            'attribute_not_exists(#keys.#name) AND attribute_not_exists(#deleted.#name) AND size(#keys) < :max',
+          ExpressionAttributeNames: { '#keys': 'keys', '#deleted': DELETED_ATTRIBUTE, '#name': record.name },
+          ExpressionAttributeValues: { ':record': record, ':max': MAX_CALLER_KEYS },
+        }),
+      );
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw error;
+      const { Item } = await this.doc.send(
+        new GetCommand({ TableName: this.tableName, Key: { pk: keys.callerKeys() }, ConsistentRead: true }),
+      );
+      const map = (Item?.keys ?? {}) as Record<string, unknown>;
+      const existing = map[record.name];
+      // Our own write whose answer was lost (same sealed secret) counts as added.
+      if (isRecord(existing) && existing.secret === record.secret) return true;
+      if (existing !== undefined) return false;
+      if ((Item?.[DELETED_ATTRIBUTE] as Record<string, unknown> | undefined)?.[record.name] !== undefined) return false;
+      throw new KeyLimitReachedError(MAX_CALLER_KEYS);
+    }
+    this.cached = undefined;
+    return true;
+  }
+
+  public async remove(name: string, nowSeconds: number): Promise<'deleted' | 'active' | 'unknown'> {
+    await this.ensureMaps();
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: keys.callerKeys() },
+          UpdateExpression: 'REMOVE #keys.#name SET #deleted.#name = :now',
+          ConditionExpression: 'attribute_exists(#keys.#name.#revoked)',
+          ExpressionAttributeNames: {
+            '#keys': 'keys',
+            '#deleted': DELETED_ATTRIBUTE,
+            '#name': name,
+            '#revoked': 'revoked_at',
+          },
+          ExpressionAttributeValues: { ':now': nowSeconds },
+        }),
+      );
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw error;
+      this.cached = undefined;
+      const existing = (await this.list({ fresh: true })).find((r) => r.name === name);
+      return existing ? 'active' : 'unknown';
+    }
+    this.cached = undefined;
+    return 'deleted';
+  }
+
+  public async revoke(name: string, nowSeconds: number): Promise<'revoked' | 'already' | 'unknown'> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: keys.callerKeys() },
+          UpdateExpression: 'SET #keys.#name.#revoked = :now',
+          ConditionExpression: 'attribute_exists(#keys.#name) AND attribute_not_exists(#keys.#name.#revoked)',
+          ExpressionAttributeNames: { '#keys': 'keys', '#name': name, '#revoked': 'revoked_at' },
+          ExpressionAttributeValues: { ':now': nowSeconds },
+        }),
+      );
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw error;
+      this.cached = undefined;
+      const existing = (await this.list({ fresh: true })).find((r) => r.name === name);
+      return existing ? 'already' : 'unknown';
+    }
+    this.cached = undefined;
+    return 'revoked';
+  }
+}

@@ -1,0 +1,383 @@
+/**
+ * TaskRepository in the relay table (pk = TASK#<id>). Records carry created_at / updated_at /
+ * finished_at as ISO strings and a `ttl` 30 days after their last change: DynamoDB deletes them
+ * then, so GET /webhook/tasks/{id} answers for 30 days after a task ends.
+ *
+ * A create-order's container env values live in the same item as `order_env`, not in the workflow
+ * input (execution history, EventBridge events): in clear within the item, which the table encrypts
+ * at rest with KMS (the AWS-managed `aws/dynamodb` key, lib/constructs/relay-table.ts). `get` never
+ * returns them; only `orderEnv` (PlaceOrder) reads them, and `finish` removes them in the same write
+ * that makes the task final, so they live no longer than the task (the record's TTL covers a task
+ * that never ends).
+ *
+ * A task whose on_outbid may replace its order keeps a copy as `replacement_env` (issue 23), and that
+ * copy is sealed (issue 29 §6): AES-256-GCM under the KMS-protected data key of the caller keys (its
+ * own HKDF label, lambdas/adapters/caller-key-sealer.ts), so the ~18 roles that may read task items
+ * read only ciphertext. Without a sealer nothing is kept. It is dropped when the task fails (no order
+ * to replace), when the fleet watch ends the order's lease (`dropReplacementEnv`), and at the latest
+ * with the record (TTL). A copy stored in clear before issue 29 is still read, never written again.
+ *
+ * The final write also stores a `finish_token` (random, or the finisher's name): when its answer is
+ * lost (timeout, reset) the SDK sends it again, and the repeat fails its own condition although the
+ * write landed. `finish` then reads the record back and still answers true if the token is its own,
+ * so the result that call recorded is delivered (by it, and by no other caller).
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod/mini';
+import { ENGLISH_TEXTS } from '../../domain/zod-texts';
+import { isConditionalCheckFailed, storedAttributes } from '../aws-clients';
+import { TaskAlreadyExistsError } from '../../domain/errors';
+import type { KeySealer } from '../../domain/teams/caller-keys';
+import type { SealedTaskInput, TaskRepository } from '../../domain/ports';
+import {
+  TaskKindSchema,
+  TaskOriginSchema,
+  TaskStateSchema,
+  type TaskHistoryEntry,
+  type TaskRecord,
+  type TaskResult,
+  type TaskState,
+} from '../../domain/task';
+import { keys } from '../../../contract/resources';
+
+/** How long a task record is kept after its last change. */
+export const TASK_RETENTION_SECONDS = 30 * 24 * 3600;
+
+const TaskRecordSchema = z.object({
+  task_id: z.string().check(z.minLength(1)),
+  kind: TaskKindSchema,
+  state: TaskStateSchema,
+  request: z.record(z.string(), z.unknown()),
+  origin: TaskOriginSchema,
+  created_at: z.string(),
+  updated_at: z.string(),
+  finished_at: z.optional(z.string()),
+  // Results are written only by this adapter from typed TaskResult values; check the shape loosely.
+  result: z.optional(z.record(z.string(), z.unknown())),
+  order_id: z.optional(z.int()),
+  server_id: z.optional(z.int()),
+  order_intent_at: z.optional(z.number()),
+  order_refused_at: z.optional(z.number()),
+  order_cancelled: z.optional(z.boolean()),
+  waiting_until: z.optional(z.number()),
+  history: z.optional(z.array(z.looseObject({ at: z.number(), event: z.string(), order_id: z.int() }))),
+});
+
+/** The item attribute holding the container env until the task ends (clear inside the KMS-encrypted table). */
+export const ORDER_ENV_ATTRIBUTE = 'order_env';
+/** The container env a task with an on_outbid replace mode keeps after it ends (issue 23), sealed (issue 29 §6): a successful `finish` leaves it. */
+export const REPLACEMENT_ENV_ATTRIBUTE = 'replacement_env';
+/** The item attribute naming the `finish` call whose write made the task final. */
+export const FINISH_TOKEN_ATTRIBUTE = 'finish_token';
+/** When a named finisher's result went out (markDelivered). */
+export const DELIVERED_ATTRIBUTE = 'delivered_at';
+
+const OrderEnvSchema = z.record(z.string(), z.string());
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+const ttlFrom = (ms: number): number => Math.floor(ms / 1000) + TASK_RETENTION_SECONDS;
+
+const NOT_FINAL = 'attribute_exists(#pk) AND NOT (#state IN (:succeeded, :failed))';
+const FINAL_VALUES = { ':succeeded': 'succeeded', ':failed': 'failed' } as const;
+
+/** Task records in DynamoDB with exactly-once finishing. */
+export class DynamoDbTaskRepository implements TaskRepository {
+  /** `envSealer`: seals the kept replacement env; without one, none is kept. */
+  public constructor(
+    private readonly doc: DynamoDBDocumentClient,
+    private readonly tableName: string,
+    private readonly envSealer?: KeySealer,
+  ) {}
+
+  /** Throws TaskAlreadyExistsError when the id is taken. */
+  public async create(record: TaskRecord, sealed: SealedTaskInput = {}): Promise<void> {
+    const createdMs = Date.parse(record.created_at);
+    const hasEnv = sealed.orderEnv !== undefined && Object.keys(sealed.orderEnv).length > 0;
+    const kept =
+      hasEnv && sealed.keepForReplacement && this.envSealer
+        ? await this.envSealer.seal(JSON.stringify(sealed.orderEnv))
+        : undefined;
+    const orderEnv = hasEnv
+      ? {
+          [ORDER_ENV_ATTRIBUTE]: sealed.orderEnv,
+          ...(kept !== undefined ? { [REPLACEMENT_ENV_ATTRIBUTE]: kept } : {}),
+        }
+      : {};
+    try {
+      await this.doc.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: {
+            ...record,
+            ...orderEnv,
+            pk: keys.task(record.task_id),
+            ttl: ttlFrom(Number.isNaN(createdMs) ? Date.now() : createdMs),
+          },
+          ConditionExpression: 'attribute_not_exists(#pk)',
+          ExpressionAttributeNames: { '#pk': 'pk' },
+        }),
+      );
+    } catch (error) {
+      if (isConditionalCheckFailed(error)) throw new TaskAlreadyExistsError(record.task_id);
+      throw error;
+    }
+  }
+
+  /** The record, or undefined when absent. Throws when the stored item is not a valid task. */
+  public async get(taskId: string): Promise<TaskRecord | undefined> {
+    const { Item } = await this.doc.send(
+      new GetCommand({ TableName: this.tableName, Key: { pk: keys.task(taskId) }, ConsistentRead: true }),
+    );
+    if (!Item) return undefined;
+    const {
+      pk: _pk,
+      ttl: _ttl,
+      [ORDER_ENV_ATTRIBUTE]: _sealed,
+      [REPLACEMENT_ENV_ATTRIBUTE]: _kept,
+      [FINISH_TOKEN_ATTRIBUTE]: _token,
+      [DELIVERED_ATTRIBUTE]: _delivered,
+      ...rest
+    } = Item;
+    const parsed = TaskRecordSchema.parse(rest, ENGLISH_TEXTS);
+    return { ...parsed, result: parsed.result as TaskResult | undefined } as TaskRecord;
+  }
+
+  /** The sealed container env of a task that is not final yet; undefined when none is stored. */
+  public async orderEnv(taskId: string): Promise<Readonly<Record<string, string>> | undefined> {
+    return this.sealedEnv(taskId, ORDER_ENV_ATTRIBUTE);
+  }
+
+  /** The env kept for a replacement round (on_outbid replace modes), also after the task ended; opened from its seal. */
+  public async replacementEnv(taskId: string): Promise<Readonly<Record<string, string>> | undefined> {
+    const { Item } = await this.doc.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: keys.task(taskId) },
+        ConsistentRead: true,
+        ProjectionExpression: '#env',
+        ExpressionAttributeNames: { '#env': REPLACEMENT_ENV_ATTRIBUTE },
+      }),
+    );
+    const stored: unknown = Item?.[REPLACEMENT_ENV_ATTRIBUTE];
+    if (stored === undefined) return undefined;
+    if (typeof stored !== 'string') return OrderEnvSchema.parse(stored, ENGLISH_TEXTS); // kept in clear before issue 29
+    if (!this.envSealer) return undefined;
+    return OrderEnvSchema.parse(JSON.parse(await this.envSealer.open(stored)), ENGLISH_TEXTS);
+  }
+
+  /** Drops the kept replacement env (the order's lease ended: nothing will be replaced any more). */
+  public async dropReplacementEnv(taskId: string): Promise<void> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: keys.task(taskId) },
+          UpdateExpression: 'REMOVE #env',
+          ConditionExpression: 'attribute_exists(#pk)',
+          ExpressionAttributeNames: { '#env': REPLACEMENT_ENV_ATTRIBUTE, '#pk': 'pk' },
+        }),
+      );
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw error;
+    }
+  }
+
+  private async sealedEnv(taskId: string, attribute: string): Promise<Readonly<Record<string, string>> | undefined> {
+    const { Item } = await this.doc.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: keys.task(taskId) },
+        ConsistentRead: true,
+        ProjectionExpression: '#env',
+        ExpressionAttributeNames: { '#env': attribute },
+      }),
+    );
+    const stored: unknown = Item?.[attribute];
+    return stored === undefined ? undefined : OrderEnvSchema.parse(stored, ENGLISH_TEXTS);
+  }
+
+  /**
+   * Moves a non-final task to `state` and merges order_id / server_id. A final task keeps its state,
+   * but still records order_id / server_id: a dangling order must stay findable. Missing task: no-op.
+   */
+  public async update(
+    taskId: string,
+    fields: {
+      state?: TaskState;
+      order_id?: number;
+      server_id?: number;
+      order_intent_at?: number;
+      order_refused_at?: number;
+      order_cancelled?: boolean;
+      waiting_until?: number;
+    },
+    now: number,
+  ): Promise<void> {
+    const facts = {
+      order_id: fields.order_id,
+      server_id: fields.server_id,
+      order_intent_at: fields.order_intent_at,
+      order_refused_at: fields.order_refused_at,
+      order_cancelled: fields.order_cancelled,
+    };
+    if (fields.waiting_until !== undefined) {
+      // Not a fact a final task keeps: only written with the state it belongs to.
+      try {
+        await this.set(
+          taskId,
+          {
+            ...facts,
+            state: fields.state,
+            waiting_until: fields.waiting_until,
+            updated_at: iso(now),
+            ttl: ttlFrom(now),
+          },
+          NOT_FINAL,
+          FINAL_VALUES,
+        );
+      } catch (error) {
+        if (!isConditionalCheckFailed(error)) throw error;
+      }
+      return;
+    }
+    try {
+      await this.set(
+        taskId,
+        { ...facts, state: fields.state, updated_at: iso(now), ttl: ttlFrom(now) },
+        NOT_FINAL,
+        FINAL_VALUES,
+      );
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw error;
+      if (Object.values(facts).every((v) => v === undefined)) return;
+      try {
+        await this.set(taskId, { ...facts, updated_at: iso(now) }, 'attribute_exists(#pk)', {});
+      } catch (inner) {
+        if (!isConditionalCheckFailed(inner)) throw inner;
+      }
+    }
+  }
+
+  /**
+   * Conditional on the task not being final: true only for the caller whose write made it final.
+   * The same write removes the sealed container env: a finished task never needs it again.
+   * A failed condition is read back (consistently): if the final write carries this call's token, it
+   * was this call's own write, landed on an attempt whose answer was lost and failed on the SDK's
+   * retry, and the answer is still true. Another caller's final write keeps it false.
+   */
+  public async finish(
+    taskId: string,
+    state: 'succeeded' | 'failed',
+    result: TaskResult,
+    now: number,
+    finisher?: string,
+  ): Promise<boolean> {
+    // A named finisher's token is its name, so its retries (new calls) recognise its landed write too.
+    const token = finisher ?? randomUUID();
+    try {
+      await this.set(
+        taskId,
+        {
+          state,
+          result,
+          finished_at: iso(now),
+          updated_at: iso(now),
+          ttl: ttlFrom(now),
+          [FINISH_TOKEN_ATTRIBUTE]: token,
+        },
+        NOT_FINAL,
+        FINAL_VALUES,
+        // A failed task placed no order to replace: its kept env goes too (issue 29 §6).
+        state === 'failed' ? [ORDER_ENV_ATTRIBUTE, REPLACEMENT_ENV_ATTRIBUTE] : [ORDER_ENV_ATTRIBUTE],
+      );
+      return true;
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw error;
+    }
+    const stored = await storedAttributes(this.doc, this.tableName, keys.task(taskId), [
+      FINISH_TOKEN_ATTRIBUTE,
+      DELIVERED_ATTRIBUTE,
+    ]);
+    // Ours, and (for a named finisher's retry) not yet delivered by an earlier call of it.
+    return stored[FINISH_TOKEN_ATTRIBUTE] === token && stored[DELIVERED_ATTRIBUTE] === undefined;
+  }
+
+  public async markDelivered(taskId: string, now: number): Promise<void> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: keys.task(taskId) },
+          UpdateExpression: 'SET #delivered = :at',
+          ConditionExpression: 'attribute_exists(#pk)',
+          ExpressionAttributeNames: { '#delivered': DELIVERED_ATTRIBUTE, '#pk': 'pk' },
+          ExpressionAttributeValues: { ':at': iso(now) },
+        }),
+      );
+    } catch (error) {
+      // A task without a record (a job run without ingress) has nothing to mark.
+      if (!isConditionalCheckFailed(error)) throw error;
+    }
+  }
+
+  public async appendHistory(taskId: string, entry: TaskHistoryEntry, now: number): Promise<void> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: keys.task(taskId) },
+          UpdateExpression: 'SET #h = list_append(if_not_exists(#h, :empty), :entry), #u = :u',
+          ConditionExpression: 'attribute_exists(#pk)',
+          ExpressionAttributeNames: { '#h': 'history', '#u': 'updated_at', '#pk': 'pk' },
+          ExpressionAttributeValues: { ':empty': [], ':entry': [entry], ':u': iso(now) },
+        }),
+      );
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw error;
+    }
+  }
+
+  public async remove(taskId: string): Promise<void> {
+    await this.doc.send(new DeleteCommand({ TableName: this.tableName, Key: { pk: keys.task(taskId) } }));
+  }
+
+  /** SET every defined field (and REMOVE `remove`) under `condition` (names are aliased: `state` and `ttl` are reserved words). */
+  private async set(
+    taskId: string,
+    fields: Record<string, unknown>,
+    condition: string,
+    values: Record<string, unknown>,
+    remove: readonly string[] = [],
+  ): Promise<void> {
+    const entries = Object.entries(fields).filter(([, v]) => v !== undefined);
+    const names: Record<string, string> = { '#pk': 'pk', '#state': 'state' };
+    const exprValues: Record<string, unknown> = { ...values };
+    const sets = entries.map(([name, value], i) => {
+      names[`#f${i}`] = name;
+      exprValues[`:f${i}`] = value;
+      return `#f${i} = :f${i}`;
+    });
+    const removes = remove.map((name, i) => {
+      names[`#r${i}`] = name;
+      return `#r${i}`;
+    });
+    if (!condition.includes('#state')) delete names['#state'];
+    await this.doc.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: { pk: keys.task(taskId) },
+        UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''}`,
+        ConditionExpression: condition,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: Object.keys(exprValues).length > 0 ? exprValues : undefined,
+      }),
+    );
+  }
+}

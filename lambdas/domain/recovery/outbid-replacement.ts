@@ -1,0 +1,295 @@
+/**
+ * Outbid recovery by replacement (issue 23 item 1): `replace`, and `rebid_then_replace` once rebidding
+ * failed. The fleet watch starts a replacement round, a task of its own (`<task id>-r<lost order id>`)
+ * run by the unchanged create-order workflow (pacing, quota, readiness, cancel on timeout) for the
+ * same request (GPU type, image, ports, env, max_price, the lease that is left), never on the lost
+ * order's server. Each later sweep settles the rounds that ended: a ready order takes over the lost
+ * one (the lease moves to it, the lost order is cancelled, `order.replaced` is reported); a round
+ * that placed nothing reports `order.recovery_failed` and leaves the lost order as it was. Each
+ * event once (claimed like the other lifecycle events).
+ *
+ * Only the fleet watch loads this file (its handler builds the Replacer): the job worker's bundle,
+ * which shares ./fleet-watch.ts, does not carry it. Pure use cases; time arrives as `now` (Unix seconds).
+ */
+import { workflowOrigin, workflowRequest } from '../requests/accept-task';
+import type { KeyCheck } from '../teams/caller-keys';
+import { TaskAlreadyExistsError } from '../errors';
+import { hasLease, spendTaskOf, type OutboundEvent, type TrackedOrder, type WatchedOrder } from '../leases/lease';
+import type { EventSender, LeaseStore } from '../leases/lease-ports';
+import type { Order } from '../marketplace-types';
+import {
+  recoveryFailedEvent,
+  recoveryFailedText,
+  replacedEvent,
+  replacedText,
+  type Replacer,
+  type ReplacementSweep,
+} from './outbid-recovery';
+import type { CreateOrderWorkflowInput, MarketplaceClient, Notifier, TaskRepository, WorkflowStarter } from '../ports';
+import type { SpendStore } from '../teams/spend-budget';
+import { FINAL_STATES, type CreateOrderInput, type CreateOrderSuccess, type TaskRecord } from '../task';
+
+/** A replacement round under way: what the sweep that settles it needs. */
+export interface PendingReplacement {
+  /** The round's own task (replacementTaskId), run by the create-order workflow. */
+  readonly task_id: string;
+  /** The task whose order was lost: events, history and the task view are about it. */
+  readonly parent_task_id: string;
+  readonly from_order_id: number;
+  readonly from_server_id: number;
+  /** Unix seconds. */
+  readonly started_at: number;
+}
+
+/** The replacement rounds under way (one item: the fleet watch reads it in one call each sweep). */
+export interface PendingReplacements {
+  add(entry: PendingReplacement): Promise<void>;
+  list(): Promise<readonly PendingReplacement[]>;
+  /** True for the one caller that removed the entry. */
+  remove(taskId: string): Promise<boolean>;
+}
+
+/** The task id (and execution name) of the round replacing `orderId` of `taskId`: one per lost order. */
+export const replacementTaskId = (taskId: string, orderId: number): string => `${taskId}-r${orderId}`;
+
+/** Why a lost order is not replaced: its lease (if any) is over. Undefined when a replacement may start. */
+export const leaseOverReason = (order: TrackedOrder, now: number): string | undefined =>
+  hasLease(order) && (order.ended !== undefined || order.expires_at <= now)
+    ? `the lease of order ${order.order_id} has ended`
+    : undefined;
+
+/** The lease a replacement asks for, in hours: what is left of the lost order's (whole seconds, rounded up). Undefined: no lease. */
+export const remainingLeaseHours = (order: TrackedOrder, now: number): number | undefined =>
+  hasLease(order) ? Math.max(1, order.expires_at - now) / 3600 : undefined;
+
+/**
+ * The replacement round's request, from the replaced task's recorded one: the same GPU type, image,
+ * ports, env (names here; values kept beside the record, the replacement's copy sealed), price, currency and on_outbid; the lease that is left; no
+ * wait (a replacement that finds no server fails at once); no callback_url (the watch reports).
+ */
+export const replacementRequest = (
+  recorded: TaskRecord['request'],
+  order: TrackedOrder,
+  now: number,
+): Record<string, unknown> => {
+  const {
+    callback_url: _url,
+    price_alert_task_id: _alert,
+    wait_seconds: _wait,
+    max_hours: _hours,
+    ...rest
+  } = recorded as Record<string, unknown>;
+  const hours = remainingLeaseHours(order, now);
+  return { ...rest, ...(hours !== undefined ? { max_hours: hours } : {}) };
+};
+
+/** What the replaced task's watch record carries over to the new order (the lease is passed apart). */
+const carried = (order: TrackedOrder, orderId: number, roundTaskId: string): WatchedOrder => ({
+  order_id: orderId,
+  task_id: order.task_id,
+  // The round reserved the new order's spending (issue 24): its settlement and extensions go there.
+  spend_task_id: roundTaskId,
+  ...(order.callback_url !== undefined ? { callback_url: order.callback_url } : {}),
+  ...(order.spot !== undefined ? { spot: order.spot } : {}),
+  ...(order.key !== undefined ? { key: order.key } : {}),
+  ...(order.on_outbid !== undefined ? { on_outbid: order.on_outbid } : {}),
+  ...(order.max_price !== undefined ? { max_price: order.max_price } : {}),
+});
+
+export interface ReplacerDeps {
+  readonly tasks: Pick<TaskRepository, 'get' | 'create' | 'update'> &
+    Partial<Pick<TaskRepository, 'replacementEnv' | 'appendHistory'>>;
+  readonly pending: PendingReplacements;
+  readonly workflow: WorkflowStarter;
+  readonly leases: Pick<LeaseStore, 'get' | 'track' | 'endLease' | 'watched' | 'setStatus' | 'claimEvent'>;
+  readonly marketplace: Pick<MarketplaceClient, 'listOrders' | 'cancelOrder'>;
+  readonly notifier: Pick<Notifier, 'chat'>;
+  readonly events: EventSender;
+  /** Spending (issue 24): the lost order's reservation is settled when the watch cancels it. Absent: not settled. */
+  readonly spend?: Pick<SpendStore, 'settle'>;
+  /** Issue 29 §4: no replacement round for a task whose caller key was revoked (or expired). Absent: not checked. */
+  readonly keys?: KeyCheck;
+}
+
+export interface ReplacerSettings {
+  readonly poll_interval_seconds: number;
+  readonly ready_timeout_seconds: number;
+  /** The replacement execution's soft limit (SOFT_TIME_LIMIT_SECONDS). */
+  readonly soft_limit_seconds: number;
+}
+
+const reasonOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+const isReadyOrder = (result: TaskRecord['result']): result is CreateOrderSuccess =>
+  result !== undefined && 'ssh_connection' in result && result.success === true;
+
+/** The Replacer the fleet watch runs: `replace` starts a round, `settle` finishes the rounds that ended. */
+export const createReplacer = (deps: ReplacerDeps, settings: ReplacerSettings): Replacer => {
+  /** Reports one step once: the event claim decides, then chat, task history and callback_url. */
+  const report = async (
+    order: Pick<TrackedOrder, 'task_id' | 'callback_url'>,
+    e: OutboundEvent,
+    text: string,
+    now: number,
+  ): Promise<number> => {
+    if (!(await deps.leases.claimEvent(e.id, now))) return 0;
+    await deps.notifier.chat(text);
+    const { event: name, occurred_at: at, order_id: orderId, task_id: _task, ...rest } = e.body;
+    await deps.tasks
+      .appendHistory?.(order.task_id, { at, event: name, order_id: orderId, ...rest }, now * 1000)
+      .catch(() => undefined);
+    if (!order.callback_url) return 0;
+    return (await deps.events.send(order.callback_url, e.id, e.body)) ? 1 : 0;
+  };
+
+  /** The lost order when its watch record is gone (its retention ran out): reported to the task's callback_url all the same. */
+  const untracked = async (entry: PendingReplacement): Promise<TrackedOrder> => {
+    const url = (await deps.tasks.get(entry.parent_task_id))?.request.callback_url;
+    return {
+      order_id: entry.from_order_id,
+      task_id: entry.parent_task_id,
+      ...(typeof url === 'string' && url.length > 0 ? { callback_url: url } : {}),
+    };
+  };
+
+  const replace: Replacer['replace'] = async (order, lost, now) => {
+    const over = leaseOverReason(order, now);
+    if (over) return { started: false, reason: over };
+    const parent = await deps.tasks.get(order.task_id);
+    if (!parent || parent.kind !== 'create-order')
+      return { started: false, reason: `task ${order.task_id} is no longer stored` };
+    // A revoked key starts nothing more (issue 29 §4): order.recovery_failed says `key <name> revoked`.
+    const keyName = parent.origin.caller?.key;
+    const stopped = keyName !== undefined && deps.keys ? await deps.keys(keyName, now) : undefined;
+    if (stopped !== undefined) return { started: false, reason: stopped };
+    const names = parent.request.env_names;
+    const env = Array.isArray(names) && names.length > 0 ? await deps.tasks.replacementEnv?.(order.task_id) : undefined;
+    if (Array.isArray(names) && names.length > 0 && env === undefined)
+      return { started: false, reason: `the container env of task ${order.task_id} is no longer kept` };
+
+    const taskId = replacementTaskId(order.task_id, order.order_id);
+    const request = replacementRequest(parent.request, order, now);
+    const nowIso = new Date(now * 1000).toISOString();
+    const record: TaskRecord = {
+      task_id: taskId,
+      kind: 'create-order',
+      state: 'queued',
+      request,
+      // The caller's key and source (its quota and budget apply); no Slack response_url: the watch reports.
+      origin: workflowOrigin(parent.origin),
+      created_at: nowIso,
+      updated_at: nowIso,
+    };
+    const input: CreateOrderWorkflowInput = {
+      task_id: taskId,
+      request: workflowRequest(request as unknown as CreateOrderInput),
+      origin: workflowOrigin(parent.origin),
+      timing: {
+        poll_interval_seconds: settings.poll_interval_seconds,
+        ready_timeout_seconds: settings.ready_timeout_seconds,
+        soft_deadline: now + settings.soft_limit_seconds,
+      },
+      replaces: { task_id: order.task_id, order_id: order.order_id, server_id: lost.renting_server },
+    };
+    try {
+      try {
+        await deps.tasks.create(record, env ? { orderEnv: env, keepForReplacement: true } : undefined);
+      } catch (error) {
+        // A start repeated after its answer was lost: the round exists; starting it again is a no-op.
+        if (!(error instanceof TaskAlreadyExistsError)) throw error;
+      }
+      await deps.pending.add({
+        task_id: taskId,
+        parent_task_id: order.task_id,
+        from_order_id: order.order_id,
+        from_server_id: lost.renting_server,
+        started_at: now,
+      });
+      await deps.workflow.start(taskId, input, taskId);
+    } catch (error) {
+      await deps.pending.remove(taskId).catch(() => undefined);
+      return { started: false, reason: `the replacement could not be started: ${reasonOf(error)}` };
+    }
+    return { started: true };
+  };
+
+  const settle: Replacer['settle'] = async (now, canContinue = () => true) => {
+    const cancelFailures: { order_id: number; reason: string }[] = [];
+    const r: { -readonly [K in keyof ReplacementSweep]: ReplacementSweep[K] } = {
+      pending: 0,
+      replaced: 0,
+      failed: 0,
+      eventsSent: 0,
+      marketplaceCalls: 0,
+      cancelFailures,
+    };
+    const pending = [...(await deps.pending.list())].sort((a, b) => a.started_at - b.started_at);
+    r.pending = pending.length;
+    let active: ReadonlyMap<number, Order> | undefined;
+    for (const entry of pending) {
+      if (!canContinue()) break;
+      const round = await deps.tasks.get(entry.task_id);
+      // Still running: the workflow's own deadlines (and its safety net) end every round.
+      if (round && !FINAL_STATES.includes(round.state)) continue;
+      const lost: TrackedOrder = (await deps.leases.get(entry.from_order_id)) ?? (await untracked(entry));
+      const result = round?.result;
+      if (!isReadyOrder(result)) {
+        const why =
+          result && 'error' in result ? result.error : round ? 'it ended without an order' : 'its task is gone';
+        const reason = `no replacement was placed: ${why}`;
+        r.eventsSent += await report(
+          lost,
+          recoveryFailedEvent(lost, reason, now),
+          recoveryFailedText(lost.order_id, reason),
+          now,
+        );
+        await deps.pending.remove(entry.task_id);
+        r.failed += 1;
+        continue;
+      }
+      // The new order takes over: watched under the replaced task, with the lease the lost order has now.
+      await deps.leases.track(carried(lost, result.order_id, entry.task_id), {
+        now,
+        status: result.status,
+        ...(hasLease(lost) ? { lease: { expires_at: lost.expires_at, hours: lost.hours } } : {}),
+      });
+      if (!active) {
+        r.marketplaceCalls += 1;
+        active = new Map(
+          (await deps.marketplace.listOrders()).filter((o) => o.status !== 'expired').map((o) => [o.order_id, o]),
+        );
+      }
+      if (active.has(entry.from_order_id)) {
+        r.marketplaceCalls += 1;
+        try {
+          await deps.marketplace.cancelOrder(entry.from_order_id);
+        } catch (error) {
+          // The next sweep tries again (tracking the new order again changes nothing).
+          cancelFailures.push({ order_id: entry.from_order_id, reason: reasonOf(error) });
+          continue;
+        }
+      }
+      if (hasLease(lost) && lost.ended === undefined) await deps.leases.endLease(entry.from_order_id, 'cancelled', now);
+      // It leaves the watch here, so the status diff never settles it: settled now (idempotent; a failure is the ledger's to retry).
+      await deps.spend?.settle(spendTaskOf(lost), { ended_at: now }, now).catch(() => undefined);
+      const watchEntry = (await deps.leases.watched()).get(entry.from_order_id);
+      if (watchEntry) await deps.leases.setStatus(entry.from_order_id, watchEntry, undefined, now);
+      await deps.tasks.update(
+        entry.parent_task_id,
+        { order_id: result.order_id, server_id: result.server_id },
+        now * 1000,
+      );
+      r.eventsSent += await report(
+        lost,
+        replacedEvent(entry.parent_task_id, entry.from_order_id, result.order_id, result.ssh_connection, now),
+        replacedText(entry.from_order_id, result.order_id, result.ssh_connection),
+        now,
+      );
+      await deps.pending.remove(entry.task_id);
+      r.replaced += 1;
+    }
+    return r;
+  };
+
+  return { replace, settle };
+};
