@@ -181,6 +181,29 @@ export const resumedInput = (
  * fails with the no-match text (once: the queue removal decides). A task cancelled meanwhile (its
  * entry gone) gives its claim back.
  */
+/**
+ * The sweep ends a waiting task with `result` (its key stopped, or its wait ran out): whoever removes
+ * its queue entry (`round`) decides, and the task gets its one result (callback_url, chat) unless it
+ * already ended. True when this call ended it.
+ */
+const endWaitingTask = async (
+  deps: {
+    readonly waiting: Pick<WaitingTasks, 'remove'>;
+    readonly tasks: TaskRepository;
+    readonly notifier: Notifier;
+  },
+  task: { readonly task_id: string; readonly round: number },
+  result: FailureResult,
+  nowMs: number,
+): Promise<boolean> => {
+  if (!(await deps.waiting.remove(task.task_id, task.round))) return false;
+  const record = await deps.tasks.get(task.task_id);
+  if (!record || FINAL_STATES.includes(record.state)) return false;
+  const url = typeof record.request.callback_url === 'string' ? record.request.callback_url : undefined;
+  await completeTask(deps, { task_id: task.task_id, origin: record.origin, callback_url: url }, result, nowMs);
+  return true;
+};
+
 export const serveWaitingTasks = async (
   deps: StandingOrderDeps,
   opts: { readonly nowMs: number; readonly softLimitSeconds: number; readonly canContinue?: () => boolean },
@@ -206,17 +229,7 @@ export const serveWaitingTasks = async (
       if (text === undefined) continue;
       stopped.add(task.task_id);
       if (!canContinue()) return report;
-      if (!(await deps.waiting.remove(task.task_id, task.round))) continue;
-      const record = await deps.tasks.get(task.task_id);
-      if (!record || FINAL_STATES.includes(record.state)) continue;
-      const url = typeof record.request.callback_url === 'string' ? record.request.callback_url : undefined;
-      await completeTask(
-        deps,
-        { task_id: task.task_id, origin: record.origin, callback_url: url },
-        failure(text),
-        nowMs,
-      );
-      report.keyStopped += 1;
+      if (await endWaitingTask(deps, task, failure(text), nowMs)) report.keyStopped += 1;
     }
   }
 
@@ -226,17 +239,7 @@ export const serveWaitingTasks = async (
   const endsAt = (w: WaitingTask): number => (w.waiting_until + (w.pending ? opts.softLimitSeconds : 0)) * 1000;
   for (const task of waiting.filter((w) => !stopped.has(w.task_id) && nowMs >= endsAt(w))) {
     if (!canContinue()) return report;
-    if (!(await deps.waiting.remove(task.task_id, task.round))) continue;
-    const record = await deps.tasks.get(task.task_id);
-    if (!record || FINAL_STATES.includes(record.state)) continue;
-    const url = typeof record.request.callback_url === 'string' ? record.request.callback_url : undefined;
-    await completeTask(
-      deps,
-      { task_id: task.task_id, origin: record.origin, callback_url: url },
-      expiredResult(task),
-      nowMs,
-    );
-    report.expired += 1;
+    if (await endWaitingTask(deps, task, expiredResult(task), nowMs)) report.expired += 1;
   }
 
   // A task the cap or a budget holds keeps its place but is not tried (no listing read for it, no resume).
