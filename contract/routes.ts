@@ -18,11 +18,14 @@ export interface RouteDefinition {
   readonly permissions: readonly ('startExecution' | 'sendMessage' | 'writeTasks' | 'marketplace')[];
 }
 
+/** The handler file of an API route: `lambdas/handlers/api/<name>.ts`. */
+const apiEntry = (name: string): string => `lambdas/handlers/api/${name}.ts`;
+
 export const ROUTES: readonly RouteDefinition[] = [
   {
     method: 'POST',
     path: '/webhook/create-order',
-    entry: 'lambdas/handlers/api/create-order.ts',
+    entry: apiEntry('create-order'),
     id: 'CreateOrder',
     signed: true,
     rateLimited: true,
@@ -31,7 +34,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   {
     method: 'POST',
     path: '/webhook/cancel-order',
-    entry: 'lambdas/handlers/api/cancel-order.ts',
+    entry: apiEntry('cancel-order'),
     id: 'CancelOrder',
     signed: true,
     rateLimited: true,
@@ -40,7 +43,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   {
     method: 'POST',
     path: '/webhook/extend-order',
-    entry: 'lambdas/handlers/api/extend-order.ts',
+    entry: apiEntry('extend-order'),
     id: 'ExtendOrder',
     signed: true,
     rateLimited: true,
@@ -49,7 +52,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   {
     method: 'POST',
     path: '/webhook/set-spot-price',
-    entry: 'lambdas/handlers/api/set-spot-price.ts',
+    entry: apiEntry('set-spot-price'),
     id: 'SetSpotPrice',
     signed: true,
     rateLimited: true,
@@ -58,7 +61,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   {
     method: 'POST',
     path: '/webhook/cancel-task',
-    entry: 'lambdas/handlers/api/cancel-task.ts',
+    entry: apiEntry('cancel-task'),
     id: 'CancelTask',
     signed: true,
     rateLimited: true,
@@ -67,7 +70,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   {
     method: 'POST',
     path: '/webhook/price-alert',
-    entry: 'lambdas/handlers/api/price-alert.ts',
+    entry: apiEntry('price-alert'),
     id: 'PriceAlert',
     signed: true,
     rateLimited: true,
@@ -76,7 +79,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   {
     method: 'POST',
     path: '/webhook/status',
-    entry: 'lambdas/handlers/api/status.ts',
+    entry: apiEntry('status'),
     id: 'Status',
     signed: true,
     rateLimited: true,
@@ -85,7 +88,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   {
     method: 'GET',
     path: '/webhook/tasks/{task_id}',
-    entry: 'lambdas/handlers/api/get-task.ts',
+    entry: apiEntry('get-task'),
     id: 'GetTask',
     signed: true,
     rateLimited: true,
@@ -94,7 +97,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   {
     method: 'GET',
     path: '/webhook/spend',
-    entry: 'lambdas/handlers/api/spend.ts',
+    entry: apiEntry('spend'),
     id: 'Spend',
     signed: true,
     rateLimited: true,
@@ -103,7 +106,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   {
     method: 'GET',
     path: '/webhook/hosts',
-    entry: 'lambdas/handlers/api/hosts.ts',
+    entry: apiEntry('hosts'),
     id: 'Hosts',
     signed: true,
     rateLimited: true,
@@ -112,7 +115,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   {
     method: 'GET',
     path: '/webhook/marketplace',
-    entry: 'lambdas/handlers/api/marketplace-summary.ts',
+    entry: apiEntry('marketplace-summary'),
     id: 'MarketplaceSummary',
     signed: false,
     rateLimited: true,
@@ -121,7 +124,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   {
     method: 'POST',
     path: '/slack/command',
-    entry: 'lambdas/handlers/api/slack-command.ts',
+    entry: apiEntry('slack-command'),
     id: 'SlackCommand',
     signed: false,
     rateLimited: true,
@@ -130,7 +133,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   {
     method: 'POST',
     path: '/admin/keys',
-    entry: 'lambdas/handlers/api/admin-keys-create.ts',
+    entry: apiEntry('admin-keys-create'),
     id: 'AdminKeysCreate',
     signed: true,
     rateLimited: true,
@@ -139,7 +142,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   {
     method: 'GET',
     path: '/admin/keys',
-    entry: 'lambdas/handlers/api/admin-keys-list.ts',
+    entry: apiEntry('admin-keys-list'),
     id: 'AdminKeysList',
     signed: true,
     rateLimited: true,
@@ -148,7 +151,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   {
     method: 'POST',
     path: '/admin/keys/{name}/revoke',
-    entry: 'lambdas/handlers/api/admin-keys-revoke.ts',
+    entry: apiEntry('admin-keys-revoke'),
     id: 'AdminKeysRevoke',
     signed: true,
     rateLimited: true,
@@ -157,7 +160,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   {
     method: 'POST',
     path: '/admin/hosts/{server_id}/avoid',
-    entry: 'lambdas/handlers/api/admin-hosts-avoid.ts',
+    entry: apiEntry('admin-hosts-avoid'),
     id: 'AdminHostsAvoid',
     signed: true,
     rateLimited: true,
@@ -166,7 +169,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   {
     method: 'POST',
     path: '/admin/hosts/{server_id}/clear',
-    entry: 'lambdas/handlers/api/admin-hosts-clear.ts',
+    entry: apiEntry('admin-hosts-clear'),
     id: 'AdminHostsClear',
     signed: true,
     rateLimited: true,
@@ -175,7 +178,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   {
     method: 'DELETE',
     path: '/admin/keys/{name}',
-    entry: 'lambdas/handlers/api/admin-keys-delete.ts',
+    entry: apiEntry('admin-keys-delete'),
     id: 'AdminKeysDelete',
     signed: true,
     rateLimited: true,
@@ -184,7 +187,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   {
     method: 'GET',
     path: '/health',
-    entry: 'lambdas/handlers/api/health.ts',
+    entry: apiEntry('health'),
     id: 'Health',
     signed: false,
     rateLimited: false,
@@ -193,7 +196,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   {
     method: 'GET',
     path: '/openapi.json',
-    entry: 'lambdas/handlers/api/openapi.ts',
+    entry: apiEntry('openapi'),
     id: 'OpenApi',
     signed: false,
     rateLimited: false,

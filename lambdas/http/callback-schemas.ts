@@ -5,7 +5,7 @@
 import * as z from 'zod/mini';
 import type { OrderEvent } from '../domain/leases/lease';
 import type { TaskResult } from '../domain/task';
-import { describe } from './requests';
+import { describe } from './request-fields';
 
 // ---- callback payloads (order-relay.md §2.3) ------------------------------------------------------
 // Documented from zod schemas checked against the domain's TaskResult type below, so a change to the

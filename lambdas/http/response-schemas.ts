@@ -4,7 +4,7 @@
  * validates with (./requests.ts).
  */
 import * as z from 'zod/mini';
-import { describe, MAX_URL_LENGTH } from './requests';
+import { describe, MAX_URL_LENGTH } from './request-fields';
 import { TaskViewShape } from '../domain/requests/task-view';
 
 /** Every error answer: `{ "error": "<text>" }`. */

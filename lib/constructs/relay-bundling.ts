@@ -11,13 +11,14 @@ import { NODE_BUNDLE_TARGET } from '../../contract/runtime';
  * function in its environment, and the full chain costs ~70 KB and a few ms of load per bundle.
  * Smithy's event-stream codec (~15 KB, loaded only for event-stream operations, which none of the
  * relay's clients has) is replaced by a module that throws (lambdas/adapters/no-event-streams.ts),
- * and mnemonist's LRU cache (~7 KB with obliterator; the DynamoDB client's endpoint-discovery cache,
- * empty unless discovery is enabled) by a Map-based one (lambdas/adapters/lru-cache.ts).
+ * and the DynamoDB client's endpoint-discovery config (its EndpointCache with mnemonist's LRU cache:
+ * ~2 KB after an earlier Map-based stand-in; no command the relay sends uses discovery) by one with
+ * discovery off (lambdas/adapters/no-endpoint-discovery.ts).
  */
 export const relayEsbuildAliases = (repoRoot: string): Readonly<Record<string, string>> => ({
   '@aws-sdk/credential-provider-node': path.join(repoRoot, 'lambdas', 'adapters', 'env-credentials.ts'),
   '@smithy/core/event-streams': path.join(repoRoot, 'lambdas', 'adapters', 'no-event-streams.ts'),
-  'mnemonist/lru-cache': path.join(repoRoot, 'lambdas', 'adapters', 'lru-cache.ts'),
+  '@aws-sdk/middleware-endpoint-discovery': path.join(repoRoot, 'lambdas', 'adapters', 'no-endpoint-discovery.ts'),
   // standardwebhooks' hash and base64 primitives, answered by node:crypto and Buffer (~12 KB less).
   'fast-sha256': path.join(repoRoot, 'lambdas', 'adapters', 'native-webhook-crypto.ts'),
   '@stablelib/base64': path.join(repoRoot, 'lambdas', 'adapters', 'native-webhook-crypto.ts'),
@@ -68,15 +69,6 @@ export const OVER_BUDGET_CEILING_BYTES: Readonly<Record<string, number>> = {
   'lambdas/handlers/worker/job-worker.ts': 437 * 1024,
   'lambdas/handlers/watch/fleet-watch.ts': 430 * 1024,
   'lambdas/handlers/api/slack-command.ts': 409 * 1024,
-  // The signed accept routes: signature claim, strict bodies and host filters (issues 29, 31) took
-  // them 2-4 % over; the fix is the same SDK floor as the worker's (BENCHMARKS.md "Over budget").
-  'lambdas/handlers/api/create-order.ts': 371 * 1024,
-  'lambdas/handlers/api/cancel-order.ts': 374 * 1024,
-  'lambdas/handlers/api/extend-order.ts': 374 * 1024,
-  'lambdas/handlers/api/set-spot-price.ts': 374 * 1024,
-  'lambdas/handlers/api/cancel-task.ts': 374 * 1024,
-  'lambdas/handlers/api/price-alert.ts': 375 * 1024,
-  'lambdas/handlers/api/status.ts': 374 * 1024,
   // READINESS_PROBE=ssh-login (issue 31 §4): ssh2, pure JavaScript, in this function only (~330 KB).
   'lambdas/handlers/workflow/check-order.ts': 680 * 1024,
 };

@@ -12,7 +12,7 @@ import { acceptTask, type SignedRequestKey } from '../../domain/requests/accept-
 import { WaitingQueueFullError } from '../../domain/errors';
 import { REPLAY_WINDOW_SECONDS } from '../../domain/signing';
 import { DEFAULT_KEY_NAME, taskCallerOf, type TaskCaller } from '../../domain/teams/caller-keys';
-import { callbackUrlProblem, parseBody } from '../../http/requests';
+import { callbackUrlProblem, parseBody } from '../../http/request-fields';
 import type { TaskKind, TaskOrigin, TaskRequest } from '../../domain/task';
 import { headerValue, httpError, jsonResponse, type ApiResult, type RelayEvent } from '../../middleware/http';
 import { SIGNED_REQUEST_CLOCK_MARGIN_SECONDS } from '../../middleware/signature-claim';

@@ -11,7 +11,8 @@ import {
   type CallerKeyStore,
   type KeySealer,
 } from '../../domain/teams/caller-keys';
-import { CreateKeyBodySchema, parseBody } from '../../http/requests';
+import { CreateKeyBodySchema } from '../../http/admin-requests';
+import { parseBody } from '../../http/request-fields';
 import { httpError, jsonResponse, type ApiResult, type RelayEvent } from '../../middleware/http';
 import { apiHandler, type ApiHandler, type ChainDeps } from './chain';
 

@@ -1,6 +1,6 @@
 /** POST /webhook/cancel-order: signed; queues a cancel job (SQS). */
 import { normalizeCancelOrder } from '../../domain/requests/request-rules';
-import { CancelOrderBodySchema } from '../../http/requests';
+import { CancelOrderBodySchema } from '../../http/task-requests';
 import type { AcceptDeps } from './accept-deps';
 import { acceptRoute } from './accept-route';
 import type { ApiHandler } from './chain';

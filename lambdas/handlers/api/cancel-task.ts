@@ -1,5 +1,5 @@
 /** POST /webhook/cancel-task: signed; queues a cancel-task job (SQS) that ends a waiting standing order (issue 23). */
-import { CancelTaskBodySchema } from '../../http/requests';
+import { CancelTaskBodySchema } from '../../http/task-requests';
 import type { AcceptDeps } from './accept-deps';
 import { acceptRoute } from './accept-route';
 import type { ApiHandler } from './chain';

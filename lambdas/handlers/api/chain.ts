@@ -22,7 +22,7 @@ import type { ApiResult, RelayEvent } from '../../middleware/http';
 import { jsonBody } from '../../middleware/json-body';
 import { rateLimit } from '../../middleware/rate-limit';
 import { claimSignature } from '../../middleware/signature-claim';
-import { verifySlackSignature } from '../../middleware/slack-signature';
+import type { verifySlackSignature } from '../../middleware/slack-signature';
 import { requireScope, verifySignature, type ResolvedKey } from '../../middleware/verify-signature';
 
 /** What the chain itself needs; each handler's deps extend it. */
@@ -68,8 +68,12 @@ export interface ApiHandlerOptions<D extends ChainDeps> {
   readonly deps: () => D;
   /** Parse the body as a JSON object into `event.jsonBody`. @default false */
   readonly json?: boolean;
-  /** Verify Slack's signature (refusing unsigned commands unless ALLOW_UNSIGNED_SLACK). @default false */
-  readonly slackSignature?: boolean;
+  /**
+   * The Slack route passes `verifySlackSignature` (refusing unsigned commands unless
+   * ALLOW_UNSIGNED_SLACK); given by the route rather than imported here, so no other route's bundle
+   * carries it. @default none
+   */
+  readonly slackSignature?: typeof verifySlackSignature;
 }
 
 /** Builds a route's handler: the shared chain around `core`. */
@@ -109,7 +113,7 @@ export const apiHandler = <D extends ChainDeps>(
   }
   if (options.slackSignature) {
     chain.push(
-      verifySlackSignature({
+      options.slackSignature({
         secret: async (read) => options.deps().slackSigningSecret?.(read),
         allowUnsigned: () => options.deps().env.ALLOW_UNSIGNED_SLACK,
         now,

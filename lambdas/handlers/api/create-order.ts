@@ -1,12 +1,12 @@
 /** POST /webhook/create-order: signed; queues the create-order workflow (Step Functions). */
 import { normalizeCreateOrder } from '../../domain/requests/request-rules';
 import { hostDefaults } from '../../adapters/host-defaults';
-import { CreateOrderLeaseBodySchema } from '../../http/requests';
+import { CreateOrderLeaseBodySchema } from '../../http/create-order-requests';
 import { budgetApplies, MAX_HOURS_REQUIRED } from '../../domain/teams/spend-budget';
 import type { AcceptDeps } from './accept-deps';
 import { acceptRoute } from './accept-route';
 import type { ApiHandler } from './chain';
-import { workflowStarterFromEnv } from './deps';
+import { waitingTasksFromEnv, workflowStarterFromEnv } from './deps';
 
 /** The handler; tests inject deps, `handler` wires the real adapters. */
 export const createCreateOrderHandler = (deps?: () => AcceptDeps): ApiHandler =>
@@ -29,7 +29,7 @@ export const createCreateOrderHandler = (deps?: () => AcceptDeps): ApiHandler =>
           ? MAX_HOURS_REQUIRED
           : undefined,
       message: (input) => `Order creation queued for ${input.gpu_type}`,
-      handOff: { workflow: workflowStarterFromEnv },
+      handOff: { workflow: workflowStarterFromEnv, waiting: waitingTasksFromEnv },
     },
     deps,
   );

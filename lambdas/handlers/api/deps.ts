@@ -36,18 +36,27 @@ const slackCallerKeysFromEnv = (env: RelayEnv): (() => Promise<readonly CallerKe
 };
 
 /** The hand-off factories a route passes to `acceptDepsFromEnv`, re-exported for the route files. */
-export { jobQueueFromEnv, workflowStarterFromEnv } from '../../adapters/from-env';
+export { jobQueueFromEnv, waitingTasksFromEnv, workflowStarterFromEnv } from '../../adapters/from-env';
 
 /**
  * What a task-accepting route hands off to, given as the factories themselves rather than flags: a
  * route imports only the one its IAM role allows, so its bundle carries only that SDK client (the
  * Step Functions or the SQS one, ~24 KB each: BENCHMARKS.md "Cold start budget").
  */
-export interface HandOffs {
-  readonly workflow?: (env: RelayEnv) => WorkflowStarter;
+export type HandOffs = {
   readonly queue?: (env: RelayEnv) => JobQueue;
   readonly slack?: boolean;
-}
+} & (
+  | {
+      readonly workflow: (env: RelayEnv) => WorkflowStarter;
+      /**
+       * The waiting queue: a route that starts create-orders admits standing orders under its caps
+       * (issue 29 §5), so it must name it; a factory for the same reason as the others.
+       */
+      readonly waiting: (env: RelayEnv) => WaitingTasks;
+    }
+  | { readonly workflow?: undefined; readonly waiting?: undefined }
+);
 
 /**
  * Deps of a task-accepting route. Only the hand-offs the route names are built; a missing one is a
@@ -71,10 +80,10 @@ export const acceptDepsFromEnv = (uses: HandOffs): (() => AcceptDeps) =>
       workflow: uses.workflow ? uses.workflow(env) : unavailablePort('the create-order workflow'),
       queue: uses.queue ? uses.queue(env) : unavailablePort('the job queue'),
       // Routes that start create-orders admit standing orders under the waiting queue's caps (issue 29 §5).
-      ...(uses.workflow
+      ...(uses.waiting
         ? {
             standing: {
-              waiting: waitingTasksFromEnv(env),
+              waiting: uses.waiting(env),
               caps: { perKey: env.MAX_WAITING_TASKS_PER_KEY, total: env.MAX_WAITING_TASKS },
             },
           }

@@ -1,5 +1,5 @@
 /** POST /webhook/extend-order: signed; queues an extend-order job (SQS) that moves an order's lease end. */
-import { ExtendOrderBodySchema } from '../../http/requests';
+import { ExtendOrderBodySchema } from '../../http/task-requests';
 import type { AcceptDeps } from './accept-deps';
 import { acceptRoute } from './accept-route';
 import type { ApiHandler } from './chain';

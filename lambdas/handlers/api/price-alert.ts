@@ -1,7 +1,7 @@
 /** POST /webhook/price-alert: signed; queues a single price check (SQS). */
 import { normalizePriceAlert } from '../../domain/requests/request-rules';
 import { hostDefaults } from '../../adapters/host-defaults';
-import { PriceAlertBodySchema } from '../../http/requests';
+import { PriceAlertBodySchema } from '../../http/order-requests';
 import type { AcceptDeps } from './accept-deps';
 import { acceptRoute } from './accept-route';
 import type { ApiHandler } from './chain';

@@ -1,5 +1,5 @@
 /** POST /webhook/set-spot-price: signed; queues a set-spot-price job (SQS) that changes a spot order's bid. */
-import { SetSpotPriceBodySchema } from '../../http/requests';
+import { SetSpotPriceBodySchema } from '../../http/task-requests';
 import type { AcceptDeps } from './accept-deps';
 import { acceptRoute } from './accept-route';
 import type { ApiHandler } from './chain';

@@ -17,7 +17,7 @@ import { HAND_OFF_FAILED_MESSAGE } from '../../domain/requests/accept-task';
 import { HandOffError, WaitingQueueFullError } from '../../domain/errors';
 import { normalizeCreateOrder } from '../../domain/requests/request-rules';
 import { hostDefaults } from '../../adapters/host-defaults';
-import { callbackUrlProblem } from '../../http/requests';
+import { callbackUrlProblem } from '../../http/request-fields';
 import { SlackCommandFormSchema } from '../../http/response-schemas';
 import { parseSlackCommand, unknownCommandText, usageText } from '../../domain/requests/slack-command';
 import { SLACK_COMMAND_SCOPES, slackCallerFor } from '../../domain/teams/slack-callers';
@@ -29,7 +29,8 @@ import type { AcceptDeps } from './accept-deps';
 import { acceptRequest } from './accept-route';
 import { apiHandler, type ApiHandler } from './chain';
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from './idempotency-key';
-import { acceptDepsFromEnv, jobQueueFromEnv, workflowStarterFromEnv } from './deps';
+import { acceptDepsFromEnv, jobQueueFromEnv, waitingTasksFromEnv, workflowStarterFromEnv } from './deps';
+import { verifySlackSignature } from '../../middleware/slack-signature';
 
 /** How long a trigger_id binds its task: Slack's signature replay window, not the 24 h of Idempotency-Key. */
 export const SLACK_TRIGGER_ID_TTL_SECONDS = SLACK_WINDOW_SECONDS;
@@ -199,8 +200,13 @@ const postSlackCommand = async (event: RelayEvent, deps: AcceptDeps): Promise<Ap
 
 /** The handler with injected deps (tests); `handler` wires the real adapters. */
 export const createSlackCommandHandler = (deps: () => AcceptDeps): ApiHandler =>
-  apiHandler({ routeId: 'SlackCommand', deps, slackSignature: true }, postSlackCommand);
+  apiHandler({ routeId: 'SlackCommand', deps, slackSignature: verifySlackSignature }, postSlackCommand);
 
 export const handler = createSlackCommandHandler(
-  acceptDepsFromEnv({ workflow: workflowStarterFromEnv, queue: jobQueueFromEnv, slack: true }),
+  acceptDepsFromEnv({
+    workflow: workflowStarterFromEnv,
+    queue: jobQueueFromEnv,
+    waiting: waitingTasksFromEnv,
+    slack: true,
+  }),
 );

@@ -1,6 +1,6 @@
 /** POST /webhook/status: signed; the body is optional (empty = `{}`); queues a status job (SQS). */
 import { normalizeStatus } from '../../domain/requests/request-rules';
-import { StatusBodySchema } from '../../http/requests';
+import { StatusBodySchema } from '../../http/task-requests';
 import type { AcceptDeps } from './accept-deps';
 import { acceptRoute } from './accept-route';
 import type { ApiHandler } from './chain';

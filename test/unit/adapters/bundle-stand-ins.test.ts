@@ -7,27 +7,35 @@ import * as realBase64 from '@stablelib/base64';
 import * as realSha256 from 'fast-sha256';
 import { Webhook } from 'standardwebhooks';
 import * as native from '../../../lambdas/adapters/native-webhook-crypto';
-import LRUCache from '../../../lambdas/adapters/lru-cache';
+import * as realDiscovery from '@aws-sdk/middleware-endpoint-discovery';
+import { readdirSync, readFileSync } from 'node:fs';
+import * as noDiscovery from '../../../lambdas/adapters/no-endpoint-discovery';
 import { EventStreamSerde, eventStreamSerdeProvider } from '../../../lambdas/adapters/no-event-streams';
 import { RELAY_BUNDLE_TARGET, relayEsbuildAliases } from '../../../lib/constructs/relay-bundling';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 
 describe('Bundle stand-ins (esbuild aliases of lib/constructs/relay-bundling.ts)', () => {
-  it('lru-cache: evicts the least recently used; get refreshes recency, peek does not', () => {
+  it('no-endpoint-discovery: the same exports as the real package, discovery off and never read from the environment', async () => {
     // Prepare
-    const cache = new LRUCache<string, number>(2);
-    cache.set('a', 1).set('b', 2);
+    const input = { endpointDiscoveryEnabledProvider: () => Promise.resolve(true) };
     // Act
-    cache.get('a');
-    cache.set('c', 3);
+    const resolved = noDiscovery.resolveEndpointDiscoveryConfig(input, { endpointDiscoveryCommandCtor: Object });
     // Assess
-    expect([cache.has('a'), cache.has('b'), cache.has('c'), cache.size]).toEqual([true, false, true, 2]);
-    cache.peek('a');
-    cache.set('d', 4);
-    expect([cache.has('a'), cache.peek('c'), cache.get('d')]).toEqual([false, 3, 4]);
-    cache.clear();
-    expect(cache.size).toBe(0);
+    expect(Object.keys(realDiscovery)).toEqual(expect.arrayContaining(Object.keys(noDiscovery)));
+    expect(resolved).toBe(input);
+    await expect(resolved.endpointDiscoveryEnabled()).resolves.toBe(false);
+    expect(resolved.isClientEndpointDiscoveryEnabled).toBe(false);
+    expect(noDiscovery.NODE_ENDPOINT_DISCOVERY_CONFIG_OPTIONS.environmentVariableSelector()).toBeUndefined();
+  });
+
+  it('no-endpoint-discovery: no DynamoDB command imports the discovery plugin (the stand-in would drop it)', () => {
+    const commands = path.join(ROOT, 'node_modules/@aws-sdk/client-dynamodb/dist-es/commands');
+    const users = readdirSync(commands).filter((file) =>
+      readFileSync(path.join(commands, file), 'utf8').includes('middleware-endpoint-discovery'),
+    );
+    expect(readdirSync(commands).length).toBeGreaterThan(20);
+    expect(users).toEqual([]);
   });
 
   it('no-event-streams: fails loudly if an event-stream operation is ever called', () => {
@@ -35,7 +43,7 @@ describe('Bundle stand-ins (esbuild aliases of lib/constructs/relay-bundling.ts)
     expect(() => eventStreamSerdeProvider()).toThrow(/event streams are not bundled/);
   });
 
-  it('keeps mnemonist and the event-stream codec out of a bundle', async () => {
+  it('keeps endpoint discovery (mnemonist, the endpoint cache) and the event-stream codec out of a bundle', async () => {
     const result = await build({
       entryPoints: [path.join(ROOT, 'lambdas/handlers/api/create-order.ts')],
       bundle: true,
@@ -49,11 +57,15 @@ describe('Bundle stand-ins (esbuild aliases of lib/constructs/relay-bundling.ts)
       alias: { ...relayEsbuildAliases(ROOT) },
     });
     const inputs = Object.keys(result.metafile.inputs);
-    expect(inputs.filter((p) => /node_modules\/(mnemonist|obliterator)\/|submodules\/event-streams\//.test(p))).toEqual(
-      [],
-    );
+    expect(
+      inputs.filter((p) =>
+        /node_modules\/(mnemonist|obliterator|@aws-sdk\/endpoint-cache|@aws-sdk\/middleware-endpoint-discovery)\/|submodules\/event-streams\//.test(
+          p,
+        ),
+      ),
+    ).toEqual([]);
     expect(inputs).toEqual(
-      expect.arrayContaining(['lambdas/adapters/lru-cache.ts', 'lambdas/adapters/no-event-streams.ts']),
+      expect.arrayContaining(['lambdas/adapters/no-endpoint-discovery.ts', 'lambdas/adapters/no-event-streams.ts']),
     );
   }, 30_000);
 

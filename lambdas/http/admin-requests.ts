@@ -1,0 +1,48 @@
+/** Request bodies of the admin routes: POST /admin/keys and POST /admin/hosts/{server_id}/avoid. */
+import * as z from 'zod/mini';
+import { SCOPES } from '../../contract/scopes';
+import { DEFAULT_KEY_NAME, endOfUtcDay, KEY_NAME_PATTERN } from '../domain/teams/caller-keys';
+import { bodyObject } from './request-fields';
+
+// Caller keys: issue 24; the rules are in domain/teams/caller-keys.ts.
+/** POST /admin/keys body. */
+export const CreateKeyBodySchema = bodyObject({
+  name: z.string().check(
+    z.regex(KEY_NAME_PATTERN, 'name must be 1-64 lower-case letters, digits, - or _, starting with a letter or digit'),
+    z.refine((name) => name !== DEFAULT_KEY_NAME, 'name "default" is the shared webhook secret\'s key'),
+  ),
+  scopes: z
+    .array(z.enum(SCOPES, `scopes must name ${SCOPES.join(', ')}`))
+    .check(z.minLength(1, 'scopes must name at least one scope')),
+  orders_per_hour: z.optional(
+    z.int('orders_per_hour must be a positive integer').check(z.positive('orders_per_hour must be a positive integer')),
+  ),
+  budget_usd_per_day: z.optional(
+    z
+      .number('budget_usd_per_day must be a positive number')
+      .check(z.positive('budget_usd_per_day must be a positive number')),
+  ),
+  expires: z.optional(
+    z.string().check(z.refine((d) => endOfUtcDay(d) !== undefined, 'expires must be a date YYYY-MM-DD')),
+  ),
+  slack_user: z.optional(
+    z.string().check(z.regex(/^[A-Z0-9]{2,64}$/, 'slack_user must be a Slack user ID like U0123ABC')),
+  ),
+});
+
+/** POST /admin/hosts/{server_id}/avoid (issue 31 §2): for how long and why; both optional. */
+export const AvoidHostBodySchema = bodyObject({
+  hours: z.optional(
+    z
+      .number('hours must be a number greater than 0 and at most 720')
+      .check(
+        z.positive('hours must be a number greater than 0 and at most 720'),
+        z.lte(720, 'hours must be a number greater than 0 and at most 720'),
+      ),
+  ),
+  reason: z.optional(
+    z
+      .string('reason must be a text of at most 200 characters')
+      .check(z.maxLength(200, 'reason must be a text of at most 200 characters')),
+  ),
+});
