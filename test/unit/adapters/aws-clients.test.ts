@@ -2,10 +2,14 @@
  * The AWS SDK clients' timeouts are real: a hung endpoint makes a call fail with the SDK's retryable
  * TimeoutError after exactly maxAttempts attempts, instead of waiting for the Lambda timeout. The
  * endpoints are local TCP servers; no assertion is on elapsed time (the timeouts here are shortened
- * through awsClientConfig's numbers only, so each test takes about a second).
+ * through awsClientConfig's numbers only). The request timeout runs on jest's fake clock, moved only
+ * once the endpoint has read the attempt's request, so how many attempts it sees does not depend on
+ * the machine's load; the socket idle timeout is Node's own timer (not fakeable), so that test waits
+ * for the endpoint to have read what was sent before counting.
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { setTimeout as realDelay } from 'node:timers/promises';
 import { ChangeMessageVisibilityCommand } from '@aws-sdk/client-sqs';
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
@@ -76,9 +80,19 @@ const rejection = async (
   throw new Error('expected the call to fail');
 };
 
+/** Lets real I/O run until `condition` holds (real time: node:timers/promises is never faked); fails after 10 s. */
+const until = async (condition: () => boolean, what: string): Promise<void> => {
+  const deadline = Date.now() + 10_000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`still waiting for ${what} after 10 s`);
+    await realDelay(1);
+  }
+};
+
 describe('Adapter: AWS client timeouts', () => {
   let endpoint: Endpoint | undefined;
   afterEach(async () => {
+    jest.useRealTimers();
     await endpoint?.close();
     endpoint = undefined;
   });
@@ -86,22 +100,66 @@ describe('Adapter: AWS client timeouts', () => {
   it('a request that is never answered fails with TimeoutError after exactly maxAttempts connections (request timeout)', async () => {
     // Prepare: the server accepts and reads, and never writes a byte.
     endpoint = await startEndpoint();
+    const hung = endpoint;
+    const REQUEST_TIMEOUT_MS = 200;
+    // Only setTimeout/clearTimeout are fake (the handler's request timer and the SDK's back-off go
+    // through them); sockets, Date and the ticks stay real. The fake clock moves only after the
+    // endpoint has read the open attempt's request, so a slow machine cannot end an attempt early.
+    jest.useFakeTimers({
+      doNotFake: [
+        'Date',
+        'hrtime',
+        'performance',
+        'nextTick',
+        'queueMicrotask',
+        'setImmediate',
+        'clearImmediate',
+        'setInterval',
+        'clearInterval',
+      ],
+    });
     // The socket idle timeout is set far out, so only the request timeout can end an attempt.
     const client = new DynamoDBClient({
-      ...withTimeouts({ requestTimeoutMs: 200, socketTimeoutMs: 60_000 }),
+      ...withTimeouts({ requestTimeoutMs: REQUEST_TIMEOUT_MS, socketTimeoutMs: 60_000 }),
       ...LOCAL,
-      endpoint: endpoint.url,
+      endpoint: hung.url,
     });
-    // Act
-    const error = await rejection(client.send(new GetItemCommand({ TableName: 't', Key: { pk: { S: 'a' } } })));
+    let settled = false;
+    const outcome = rejection(
+      client.send(new GetItemCommand({ TableName: 't', Key: { pk: { S: 'a' } } })).finally(() => {
+        settled = true;
+      }),
+    );
+    // Act: per attempt, wait for its request, then let the fake clock reach its request timeout.
+    const seen: { attempt: number; connections: number; requests: number; settled: boolean }[] = [];
+    for (let attempt = 1; attempt <= AWS_CLIENT_TIMEOUTS.maxAttempts; attempt += 1) {
+      await until(() => settled || hung.requests >= attempt, `request ${attempt}`);
+      // 1 ms short of the request timeout the attempt is still open: no failure, no new connection.
+      await jest.advanceTimersByTimeAsync(REQUEST_TIMEOUT_MS - 1);
+      seen.push({ attempt, connections: hung.connections, requests: hung.requests, settled });
+      // At the timeout the attempt ends; before the next one, the SDK backs off (the next fake timer).
+      await jest.advanceTimersByTimeAsync(1);
+      if (attempt < AWS_CLIENT_TIMEOUTS.maxAttempts) await jest.advanceTimersToNextTimerAsync();
+    }
+    await until(() => settled, 'the call to fail');
+    const error = await outcome;
+    jest.useRealTimers();
     client.destroy();
     // Assess
+    expect(seen).toEqual(
+      Array.from({ length: AWS_CLIENT_TIMEOUTS.maxAttempts }, (_, i) => ({
+        attempt: i + 1,
+        connections: i + 1,
+        requests: i + 1,
+        settled: false,
+      })),
+    );
     expect(error.name).toBe('TimeoutError');
     expect(error.code).toBe('ETIMEDOUT');
-    expect(error.message).toContain('200 ms requestTimeout');
+    expect(error.message).toContain(`${REQUEST_TIMEOUT_MS} ms requestTimeout`);
     expect(error.$metadata?.attempts).toBe(AWS_CLIENT_TIMEOUTS.maxAttempts);
-    expect(endpoint.connections).toBe(AWS_CLIENT_TIMEOUTS.maxAttempts);
-    expect(endpoint.requests).toBe(AWS_CLIENT_TIMEOUTS.maxAttempts);
+    expect(hung.connections).toBe(AWS_CLIENT_TIMEOUTS.maxAttempts);
+    expect(hung.requests).toBe(AWS_CLIENT_TIMEOUTS.maxAttempts);
   });
 
   it('a response whose body stalls after the headers fails with TimeoutError after exactly maxAttempts requests (socket timeout)', async () => {
@@ -122,7 +180,11 @@ describe('Adapter: AWS client timeouts', () => {
     expect(error.name).toBe('TimeoutError');
     expect(error.message).toContain('200 ms of inactivity');
     expect(error.$metadata?.attempts).toBe(AWS_CLIENT_TIMEOUTS.maxAttempts);
-    expect(endpoint.requests).toBe(AWS_CLIENT_TIMEOUTS.maxAttempts);
+    // Each attempt writes its request as its socket connects, before its idle timer can fire; on a
+    // loaded machine the endpoint may read the last one only after the call has failed, so wait, then count.
+    const stalled = endpoint;
+    await until(() => stalled.requests >= AWS_CLIENT_TIMEOUTS.maxAttempts, 'the requests sent');
+    expect(stalled.requests).toBe(AWS_CLIENT_TIMEOUTS.maxAttempts);
   });
 
   describe('every relay client is built with awsClientConfig()', () => {

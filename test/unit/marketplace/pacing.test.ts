@@ -7,11 +7,16 @@ import { InMemoryPacingGate } from '../../../lambdas/marketplace/in-memory-pacin
 import { startSimulator, type MarketplaceSimulator } from '../../../local/simulator/marketplace-simulator';
 import { startDynalite, type LocalDynamo } from '../../helpers/dynalite';
 
-// The simulator enforces 25 ms per key; clients pace at 60 ms. Whether the simulator, on its own
-// event loop, also sees the requests 25 ms apart depends on scheduler jitter, so the spacing tests
-// assert on the slots the gate hands out and let a jittered code 5 be retried.
-const SIM_INTERVAL_MS = 25;
+// The simulator enforces its interval on real time, so it can only show that the limit is real:
+// 1 s (production's), which an unpaced burst of six requests cannot miss however loaded the machine.
+// The spacing tests run the clients on virtual time (VirtualTime, below) with the simulator's limit
+// off and assert on the send times the pacing computed: how far apart the simulator would see the
+// requests depends on the scheduler, the send times do not.
+const SIM_INTERVAL_MS = 1_000;
 const CLIENT_INTERVAL_MS = 60;
+/** The lateness margin the clients pace with on top of their interval (the gate's slots are INTERVAL + LATENESS apart). */
+const LATENESS_MS = 5;
+const T0 = 1_700_000_000_000;
 
 const callsOf = (sim: MarketplaceSimulator): number =>
   Object.values(sim.control.counters().calls).reduce((a, b) => a + b, 0);
@@ -32,12 +37,49 @@ const recording = (gate: PacingGate, slots: number[]): PacingGate => ({
   widenedAt: (...args) => gate.widenedAt(...args),
 });
 
-/** Sorted slots are at least `intervalMs` apart. */
-const expectSpaced = (slots: readonly number[], intervalMs: number): void => {
-  const sorted = [...slots].sort((a, b) => a - b);
-  const gaps = sorted.slice(1).map((t, i) => t - (sorted[i] as number));
-  expect(gaps.filter((gap) => gap < intervalMs)).toEqual([]);
-};
+/** Gaps between consecutive times. */
+const gapsOf = (times: readonly number[]): number[] => times.slice(1).map((t, i) => t - (times[i] as number));
+
+/**
+ * Virtual time for a fixed set of concurrent calls: `sleep` parks the caller on a timer, and the
+ * clock jumps to the earliest timer only once every unfinished call is parked. Real I/O (the
+ * simulator, dynalite) takes no virtual time however long it takes for real, so the send times are
+ * exactly the ones the pacing computed. Each call sleeps at most once at a time (the client awaits
+ * its sleeps), which is what makes "every call parked" countable.
+ */
+class VirtualTime {
+  public now = T0;
+  private readonly timers: { at: number; seq: number; resolve: () => void }[] = [];
+  private unfinished = 0;
+  private seq = 0;
+
+  public readonly sleep = (ms: number): Promise<void> =>
+    new Promise((resolve) => {
+      this.timers.push({ at: this.now + ms, seq: this.seq++, resolve });
+      this.advance();
+    });
+
+  public run<T>(calls: readonly (() => Promise<T>)[]): Promise<PromiseSettledResult<T>[]> {
+    this.unfinished = calls.length;
+    return Promise.allSettled(
+      calls.map((call) =>
+        call().finally(() => {
+          this.unfinished -= 1;
+          this.advance();
+        }),
+      ),
+    );
+  }
+
+  /** Fires the earliest timer once every unfinished call waits on one. */
+  private advance(): void {
+    if (this.unfinished === 0 || this.timers.length < this.unfinished) return;
+    this.timers.sort((a, b) => a.at - b.at || a.seq - b.seq);
+    const next = this.timers.shift() as { at: number; resolve: () => void };
+    this.now = Math.max(this.now, next.at);
+    next.resolve();
+  }
+}
 
 describe('Pacing', () => {
   let sim: MarketplaceSimulator;
@@ -64,15 +106,39 @@ describe('Pacing', () => {
       baseBackoffMs: 20,
     });
 
-  const burst = (clients: HttpMarketplaceClient[]) =>
-    Promise.allSettled([
-      clients[0 % clients.length]!.listServers(),
-      clients[1 % clients.length]!.listWallets(),
-      clients[2 % clients.length]!.listOrders(),
-      clients[3 % clients.length]!.listOrders({ returnCompleted: true }),
-      clients[4 % clients.length]!.spotMarket(sim.control.servers()[0]!.id),
-      clients[5 % clients.length]!.listWallets(),
-    ]);
+  /**
+   * A client on `time` pacing at CLIENT_INTERVAL_MS: each request's virtual send time goes to `sends`,
+   * the request itself to the simulator. A code 5 is not retried.
+   */
+  const virtualClient = (pacing: PacingGate, time: VirtualTime, sends: number[]) =>
+    new HttpMarketplaceClient({
+      baseUrl: sim.url,
+      apiKey: async () => sim.apiKey,
+      pacing,
+      minIntervalMs: CLIENT_INTERVAL_MS,
+      maxLatenessMs: LATENESS_MS,
+      maxRateLimitRetries: 0,
+      now: () => time.now,
+      sleep: time.sleep,
+      fetchFn: (...args) => {
+        sends.push(time.now);
+        return globalThis.fetch(...args);
+      },
+    });
+
+  /** Six reads spread over the clients, not yet started. */
+  const burstCalls = (clients: HttpMarketplaceClient[]): (() => Promise<unknown>)[] => [
+    () => clients[0 % clients.length]!.listServers(),
+    () => clients[1 % clients.length]!.listWallets(),
+    () => clients[2 % clients.length]!.listOrders(),
+    () => clients[3 % clients.length]!.listOrders({ returnCompleted: true }),
+    () => clients[4 % clients.length]!.spotMarket(sim.control.servers()[0]!.id),
+    () => clients[5 % clients.length]!.listWallets(),
+  ];
+  const burst = (clients: HttpMarketplaceClient[]) => Promise.allSettled(burstCalls(clients).map((call) => call()));
+
+  /** The six sends one gate slot apart from T0: CLIENT_INTERVAL_MS plus the lateness margin. */
+  const SCHEDULE = Array.from({ length: 6 }, (_, i) => T0 + i * (CLIENT_INTERVAL_MS + LATENESS_MS));
 
   it('gets code 5 answers without pacing (the limit is real)', async () => {
     const results = await burst([pacedClient(new InMemoryPacingGate(), 0)]);
@@ -81,32 +147,40 @@ describe('Pacing', () => {
   });
 
   it('spaces concurrent callers sharing an in-memory gate: every send on its own slot, an interval apart', async () => {
-    // Prepare: two clients (think two handlers in one process) share one gate
+    // Prepare: two clients (think two handlers in one process) share one gate, on virtual time; the
+    // spacing is checked on their send times, so the simulator's real-time limit is off
+    sim.control.setRateLimit(false);
+    const time = new VirtualTime();
     const slots: number[] = [];
+    const sends: number[] = [];
     const gate = recording(new InMemoryPacingGate(), slots);
     // Act
-    const results = await burst([pacedClient(gate, CLIENT_INTERVAL_MS, 3), pacedClient(gate, CLIENT_INTERVAL_MS, 3)]);
+    const results = await time.run(burstCalls([virtualClient(gate, time, sends), virtualClient(gate, time, sends)]));
     // Assess
     expect(results.map((r) => r.status)).toEqual(Array(6).fill('fulfilled'));
-    expect(slots.length).toBeGreaterThanOrEqual(callsOf(sim));
-    expectSpaced(slots, CLIENT_INTERVAL_MS);
-    // Six calls processed; a code 5 from arrival jitter was retried, not lost.
-    expect(callsOf(sim) - sim.control.counters().rateLimited).toBe(6);
+    expect(gapsOf(sends).filter((gap) => gap < CLIENT_INTERVAL_MS)).toEqual([]);
+    expect(sends).toEqual([...slots].sort((a, b) => a - b));
+    expect(sends).toEqual(SCHEDULE);
+    expect(callsOf(sim)).toBe(6);
   });
 
   it('spaces concurrent callers sharing the DynamoDB gate: every send on its own slot, an interval apart', async () => {
-    // Prepare: separate gate instances, as in separate Lambda instances, sharing the table
+    // Prepare: separate gate instances, as in separate Lambda instances, sharing the table, on virtual time
+    sim.control.setRateLimit(false);
+    const time = new VirtualTime();
     const slots: number[] = [];
+    const sends: number[] = [];
     const clients = [0, 1, 2].map(() =>
-      pacedClient(recording(new DynamoDbPacingGate(dynamo.doc, 'relay'), slots), CLIENT_INTERVAL_MS, 3),
+      virtualClient(recording(new DynamoDbPacingGate(dynamo.doc, 'relay'), slots), time, sends),
     );
     // Act
-    const results = await burst(clients);
+    const results = await time.run(burstCalls(clients));
     // Assess
     expect(results.map((r) => r.status)).toEqual(Array(6).fill('fulfilled'));
-    expect(slots.length).toBeGreaterThanOrEqual(callsOf(sim));
-    expectSpaced(slots, CLIENT_INTERVAL_MS);
-    expect(callsOf(sim) - sim.control.counters().rateLimited).toBe(6);
+    expect(gapsOf(sends).filter((gap) => gap < CLIENT_INTERVAL_MS)).toEqual([]);
+    expect(sends).toEqual([...slots].sort((a, b) => a - b));
+    expect(sends).toEqual(SCHEDULE);
+    expect(callsOf(sim)).toBe(6);
   });
 
   describe('InMemoryPacingGate', () => {
