@@ -13,6 +13,7 @@
  */
 import { workflowOrigin, workflowRequest } from '../requests/accept-task';
 import type { KeyCheck } from '../teams/caller-keys';
+import { definedFields } from '../defined-fields';
 import { TaskAlreadyExistsError } from '../errors';
 import { hasLease, spendTaskOf, type OutboundEvent, type TrackedOrder, type WatchedOrder } from '../leases/lease';
 import type { EventSender, LeaseStore } from '../leases/lease-ports';
@@ -89,11 +90,7 @@ const carried = (order: TrackedOrder, orderId: number, roundTaskId: string): Wat
   task_id: order.task_id,
   // The round reserved the new order's spending (issue 24): its settlement and extensions go there.
   spend_task_id: roundTaskId,
-  ...(order.callback_url !== undefined ? { callback_url: order.callback_url } : {}),
-  ...(order.spot !== undefined ? { spot: order.spot } : {}),
-  ...(order.key !== undefined ? { key: order.key } : {}),
-  ...(order.on_outbid !== undefined ? { on_outbid: order.on_outbid } : {}),
-  ...(order.max_price !== undefined ? { max_price: order.max_price } : {}),
+  ...definedFields(order, ['callback_url', 'spot', 'key', 'on_outbid', 'max_price']),
 });
 
 export interface ReplacerDeps {
