@@ -9,7 +9,8 @@
  *   zod puts its ~107 KB back into every bundle that reaches it (BENCHMARKS.md §7);
  * - lambdas/domain holds no request schema and no OpenAPI text: those live in lambdas/http/
  *   (requests.ts, response-schemas.ts, openapi-document.ts);
- * - no import circle, type-only imports included (ESLint's import-x/no-cycle sees value imports only).
+ * - no import circle, type-only imports included (ESLint's import-x/no-cycle sees value imports only);
+ * - no new file directly in lambdas/domain/ (issue 32 §3): a new rule goes into its capability's folder.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
@@ -29,6 +30,26 @@ const TIMERS = /^(node:)?timers(\/|$)/;
 /** zod/mini, and its English texts alone (lambdas/domain/zod-texts.ts); classic 'zod' only outside what is bundled. */
 const ZOD_BUNDLED = new Set(['zod/mini', 'zod/v4/locales']);
 const ZOD = new Set(['zod', ...ZOD_BUNDLED]);
+
+/**
+ * The files directly in lambdas/domain/ (issue 32 §3): what every capability shares (ports, task,
+ * errors, marketplace types, …). Nothing is added here: a new rule goes into its capability's folder.
+ */
+const DOMAIN_ROOT_FILES = new Set([
+  'address-policy.ts',
+  'defined-fields.ts',
+  'errors.ts',
+  'marketplace-summary.ts',
+  'marketplace-types.ts',
+  'ports.ts',
+  'signing.ts',
+  'sliding-window.ts',
+  'task.ts',
+  'usd-per-hour.ts',
+  'zod-texts.ts',
+]);
+/** The capability folders of lambdas/domain/. */
+const DOMAIN_CAPABILITIES = ['create-order', 'leases', 'recovery', 'teams', 'requests', 'hosts'];
 
 const sourceFiles = (dir: string): string[] =>
   readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
@@ -171,6 +192,20 @@ describe('Architecture: import rules', () => {
     // Assess
     expect(files.length).toBeGreaterThan(30);
     expect(found).toEqual([]);
+  });
+
+  it('adds no file directly in lambdas/domain/: a new rule goes into a capability folder', () => {
+    // Prepare
+    const entries = readdirSync(path.join(ROOT, 'lambdas/domain'), { withFileTypes: true });
+    // Act
+    const added = entries
+      .filter((entry) => entry.isFile() && /\.(ts|mjs|js)$/.test(entry.name) && !DOMAIN_ROOT_FILES.has(entry.name))
+      .map((entry) => `lambdas/domain/${entry.name}: move it into one of ${DOMAIN_CAPABILITIES.join('/, ')}/`);
+    // Assess
+    expect(entries.filter((entry) => entry.isDirectory()).map((entry) => entry.name)).toEqual(
+      expect.arrayContaining(DOMAIN_CAPABILITIES),
+    );
+    expect(added).toEqual([]);
   });
 
   it('bundles no classic zod: lambdas/ and contract/ import zod/mini only', () => {

@@ -1,4 +1,5 @@
 /** FindServer: picks and claims a server for the task (see ./workflow-state.ts for the workflow). */
+import { definedFields } from '../defined-fields';
 import { NoServerAvailableError, SoftTimeoutError } from '../errors';
 import type { HostRecords } from '../hosts/host-records';
 import { serverFitsLease } from '../leases/lease';
@@ -112,10 +113,7 @@ export const findServerOrWait = async (
     currency: request.currency,
     use_spot: request.use_spot,
     exclude: excluded,
-    ...(request.min_reliability !== undefined ? { min_reliability: request.min_reliability } : {}),
-    ...(request.min_rating !== undefined ? { min_rating: request.min_rating } : {}),
-    ...(request.min_rating_count !== undefined ? { min_rating_count: request.min_rating_count } : {}),
-    ...(request.exclude_servers !== undefined ? { exclude_servers: request.exclude_servers } : {}),
+    ...definedFields(request, ['min_reliability', 'min_rating', 'min_rating_count', 'exclude_servers']),
     ...(deps.hosts ? { avoided: await deps.hosts.avoided(now) } : {}),
   };
   const matching = findMatchingServers(servers, criteria);

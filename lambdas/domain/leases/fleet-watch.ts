@@ -16,18 +16,21 @@ import {
   leaseExpiringText,
   statusChangedEvent,
   statusChangedText,
+  type Lease,
   type OutboundEvent,
+  type StatusChange,
   type TrackedOrder,
   type WatchEntry,
 } from './lease';
 import type { EventSender, LeaseStore } from './lease-ports';
 import { planLeaseSweep } from './lease-sweep';
 import { settleableIntents, settleIntents } from './orphan-orders';
-import type { MarketplaceClient, Notifier, PlacementIntents, TaskRepository } from '../ports';
+import type { Order } from '../marketplace-types';
+import type { MarketplaceClient, Notifier, PlacementIntent, PlacementIntents, TaskRepository } from '../ports';
 import { recoverOutbid, type OutbidRecoveryDeps } from '../recovery/outbid-recovery';
 import { serveWaitingTasks, type StandingOrderDeps } from '../recovery/standing-orders';
 import type { Settlement, SpendStore } from '../teams/spend-budget';
-import { spendSettler } from '../teams/spend-settlement';
+import { spendSettler, type SpendSettler } from '../teams/spend-settlement';
 
 /** Leases handled per sweep; the rest wait for the next one (cancels are paced at 1 request/s). */
 export const DEFAULT_SWEEP_LIMIT = 100;
@@ -145,52 +148,83 @@ const emptyReport = (): Counters => ({
 
 const reasonOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
-/**
- * One sweep of the fleet watch: one `my_orders` read (through the shared read cache) covers every
- * watched order and every due lease. Expired leases of active orders are cancelled once (claimCancel)
- * and reported (chat + `order.lease_expired`); leases in the warning window are warned once
- * (`order.lease_expiring`); status changes are reported (chat + `order.status_changed`); an order
- * that is gone or expired leaves the watch. Fails only when my_orders cannot be read.
- */
-export const sweepFleet = async (deps: FleetWatchDeps, options: SweepOptions): Promise<SweepReport> => {
-  const { now } = options;
+/** What the steps of one sweep share: its dependencies and options, its counters, the spend settler and the time gate. */
+interface Sweep {
+  readonly deps: FleetWatchDeps;
+  readonly options: SweepOptions;
+  readonly now: number;
+  readonly warningSeconds: number;
+  readonly canContinue: () => boolean;
+  readonly report: Counters;
+  readonly settle: SpendSettler;
+  /** Lease-store items read before the sweep began: `tableReads` counts from there. */
+  readonly readsBefore: number;
+  /** Asked before each lease and status change: false once out of time, and then the `left` ones count as deferred. */
+  readonly mayGoOn: (left: number) => boolean;
+}
+
+/** What a sweep has to look at: the due leases, the watched orders and the placement intents ready to settle. */
+interface SweepWork {
+  readonly due: readonly Lease[];
+  readonly watched: ReadonlyMap<number, WatchEntry>;
+  readonly intents: readonly PlacementIntent[];
+}
+
+/** Starts a sweep: the options' defaults, empty counters, the spend settler and the out-of-time gate. */
+const startSweep = (deps: FleetWatchDeps, options: SweepOptions): Sweep => {
   const warningSeconds = options.warningSeconds ?? DEFAULT_LEASE_WARNING_SECONDS;
   const canContinue = options.canContinue ?? (() => true);
   const report = emptyReport();
   const settle = spendSettler(deps);
   const readsBefore = deps.leases.itemsRead();
-  const done = (): SweepReport => ({
-    ...report,
-    marketplaceCalls: report.marketplaceCalls + settle.reads(),
-    tableReads: deps.leases.itemsRead() - readsBefore,
-    ...(settle.settled.length ? { settlements: settle.settled } : {}),
+  // Out of time: the rest (leases and status changes) is left for the next sweep, untouched.
+  let stopped = false;
+  const mayGoOn = (left: number): boolean => {
+    if (!stopped && !canContinue()) stopped = true;
+    if (stopped) report.deferred += left;
+    return !stopped;
+  };
+  return { deps, options, now: options.now, warningSeconds, canContinue, report, settle, readsBefore, mayGoOn };
+};
+
+/** The sweep's report: its counters with the settler's my_orders reads, the lease-store reads and the settlements. */
+const finishSweep = ({ deps, report, settle, readsBefore }: Sweep): SweepReport => ({
+  ...report,
+  marketplaceCalls: report.marketplaceCalls + settle.reads(),
+  tableReads: deps.leases.itemsRead() - readsBefore,
+  ...(settle.settled.length ? { settlements: settle.settled } : {}),
+});
+
+/** Serves the standing orders waiting for a server (issue 23), when the sweep has their queue. */
+const serveStandingOrders = async ({ deps, options, now, canContinue, report }: Sweep): Promise<void> => {
+  if (!deps.standing) return;
+  // One listing read (through the shared read cache) for every waiting task together.
+  const served = await serveWaitingTasks(deps.standing, {
+    nowMs: now * 1000,
+    softLimitSeconds: options.softLimitSeconds ?? 300,
+    canContinue,
   });
+  report.waitingTasks = served.waiting;
+  report.waitingResumed = served.resumed;
+  report.waitingExpired = served.expired;
+  report.marketplaceCalls += served.listingReads;
+};
 
-  if (deps.standing) {
-    // One listing read (through the shared read cache) for every waiting task together.
-    const served = await serveWaitingTasks(deps.standing, {
-      nowMs: now * 1000,
-      softLimitSeconds: options.softLimitSeconds ?? 300,
-      canContinue,
-    });
-    report.waitingTasks = served.waiting;
-    report.waitingResumed = served.resumed;
-    report.waitingExpired = served.expired;
-    report.marketplaceCalls += served.listingReads;
-  }
+/** Settles the replacement rounds that ended (issue 23): the new order takes over before the watch list is read. */
+const settleReplacementRounds = async ({ deps, now, canContinue, report }: Sweep): Promise<void> => {
+  if (!deps.recovery?.replacer) return;
+  const settled = await deps.recovery.replacer.settle(now, canContinue);
+  report.replacementsPending = settled.pending;
+  report.replaced = settled.replaced;
+  report.replacementsFailed = settled.failed;
+  report.eventsSent += settled.eventsSent;
+  report.marketplaceCalls += settled.marketplaceCalls;
+  report.failedCancels += settled.cancelFailures.length;
+  report.cancelFailures.push(...settled.cancelFailures);
+};
 
-  if (deps.recovery?.replacer) {
-    // Replacement rounds that ended (issue 23): the new order takes over before this sweep reads the watch list.
-    const settled = await deps.recovery.replacer.settle(now, canContinue);
-    report.replacementsPending = settled.pending;
-    report.replaced = settled.replaced;
-    report.replacementsFailed = settled.failed;
-    report.eventsSent += settled.eventsSent;
-    report.marketplaceCalls += settled.marketplaceCalls;
-    report.failedCancels += settled.cancelFailures.length;
-    report.cancelFailures.push(...settled.cancelFailures);
-  }
-
+/** Reads what the sweep has to look at: the due leases, the watched orders and the settleable placement intents. */
+const readSweepWork = async ({ deps, options, now, warningSeconds, report }: Sweep): Promise<SweepWork> => {
   const due = await deps.leases.dueBefore(now + warningSeconds, options.limit ?? DEFAULT_SWEEP_LIMIT);
   const watched = await deps.leases.watched();
   report.due = due.length;
@@ -202,153 +236,251 @@ export const sweepFleet = async (deps: FleetWatchDeps, options: SweepOptions): P
           options.visibleTimeoutSeconds ?? DEFAULT_VISIBLE_TIMEOUT_SECONDS,
         )
       : [];
-  if (due.length === 0 && watched.size === 0 && intents.length === 0) return done();
+  return { due, watched, intents };
+};
 
+/** True when there is nothing to look at: no due lease, no watched order, no intent to settle (my_orders is not read). */
+const isIdle = ({ due, watched, intents }: SweepWork): boolean =>
+  due.length === 0 && watched.size === 0 && intents.length === 0;
+
+/** Reads my_orders once (through the shared read cache): every later step works from this one answer. */
+const readOrders = async ({ deps, report }: Sweep): Promise<readonly Order[]> => {
   report.marketplaceCalls += 1;
-  const orders = await deps.marketplace.listOrders();
-  const active = activeOrdersById(orders);
+  return deps.marketplace.listOrders();
+};
 
-  const send = async (order: TrackedOrder | undefined, event: OutboundEvent): Promise<void> => {
-    if (!order?.callback_url) return;
-    if (!(await deps.leases.claimEvent(event.id, now))) return;
-    if (await deps.events.send(order.callback_url, event.id, event.body)) report.eventsSent += 1;
-    else report.eventsFailed += 1;
-  };
+/** Sends a lifecycle event to the order's callback_url once (the event claim decides), counted as sent or failed. */
+const sendEvent = async (
+  { deps, now, report }: Sweep,
+  order: TrackedOrder | undefined,
+  event: OutboundEvent,
+): Promise<void> => {
+  if (!order?.callback_url) return;
+  if (!(await deps.leases.claimEvent(event.id, now))) return;
+  if (await deps.events.send(order.callback_url, event.id, event.body)) report.eventsSent += 1;
+  else report.eventsFailed += 1;
+};
 
+/** Expires the leases whose end has passed, in order, while time is left; returns the orders this sweep cancelled. */
+const expireLeases = async (
+  sweep: Sweep,
+  leases: readonly Lease[],
+  active: ReadonlyMap<number, Order>,
+  watched: ReadonlyMap<number, WatchEntry>,
+): Promise<ReadonlySet<number>> => {
   // Orders this sweep cancels leave the watch here, so the next sweep does not report them as gone.
   const handled = new Set<number>();
-  const plan = planLeaseSweep(due, now, warningSeconds);
-
-  // Out of time: the rest (leases and status changes) is left for the next sweep, untouched.
-  let stopped = false;
-  const mayGoOn = (left: number): boolean => {
-    if (!stopped && !canContinue()) stopped = true;
-    if (stopped) report.deferred += left;
-    return !stopped;
-  };
-
-  for (const [index, lease] of plan.expire.entries()) {
-    if (!mayGoOn(plan.expire.length - index)) break;
-    if (!active.has(lease.order_id)) {
-      // Already gone: nothing to cancel; the status diff below reports it.
-      if (await deps.leases.endLease(lease.order_id, 'order_gone', now, lease.expires_at)) report.closed += 1;
-      continue;
-    }
-    if (
-      !(await deps.leases.claimCancel(
-        lease.order_id,
-        lease.expires_at,
-        now,
-        options.cancelClaimStaleSeconds ?? DEFAULT_CANCEL_CLAIM_STALE_SECONDS,
-      ))
-    ) {
-      report.skippedClaims += 1;
-      continue;
-    }
-    handled.add(lease.order_id);
-    report.marketplaceCalls += 1;
-    try {
-      await deps.marketplace.cancelOrder(lease.order_id);
-    } catch (error) {
-      report.failedCancels += 1;
-      report.cancelFailures.push({ order_id: lease.order_id, reason: reasonOf(error) });
-      await deps.leases.releaseCancel(lease.order_id, now);
-      continue;
-    }
-    await deps.leases.endLease(lease.order_id, 'cancelled', now, lease.expires_at);
-    report.cancelled += 1;
-    // The lease ended: the order will not be replaced any more, so its kept env goes (issue 29 §6).
-    await deps.tasks?.dropReplacementEnv?.(lease.task_id).catch(() => undefined);
-    // Cancelled by the relay just now: what the marketplace billed is read fresh (the listing before the cancel is short of it).
-    await settle.order(lease, { ended_at: now, ...(await settle.billed(lease.order_id)) });
-    const entry = watched.get(lease.order_id);
-    if (entry) await deps.leases.setStatus(lease.order_id, entry, undefined, now);
-    await deps.notifier.chat(leaseExpiredText(lease.order_id, lease.hours));
-    await send(lease, leaseExpiredEvent(lease, now));
+  for (const [index, lease] of leases.entries()) {
+    if (!sweep.mayGoOn(leases.length - index)) break;
+    await expireLease(sweep, lease, active, watched, handled);
   }
+  return handled;
+};
 
-  for (const [index, lease] of plan.warn.entries()) {
-    if (!mayGoOn(plan.warn.length - index)) break;
+/** Expires one lease: closed when its order is already gone, else claimed once, cancelled and closed. */
+const expireLease = async (
+  sweep: Sweep,
+  lease: Lease,
+  active: ReadonlyMap<number, Order>,
+  watched: ReadonlyMap<number, WatchEntry>,
+  handled: Set<number>,
+): Promise<void> => {
+  const { deps, now, report } = sweep;
+  if (!active.has(lease.order_id)) {
+    // Already gone: nothing to cancel; the status diff below reports it.
+    if (await deps.leases.endLease(lease.order_id, 'order_gone', now, lease.expires_at)) report.closed += 1;
+    return;
+  }
+  if (!(await claimLeaseCancel(sweep, lease))) {
+    report.skippedClaims += 1;
+    return;
+  }
+  handled.add(lease.order_id);
+  if (await cancelLeaseOrder(sweep, lease)) await closeCancelledLease(sweep, lease, watched);
+};
+
+/** Claims an expired lease's cancel, so that one sweep cancels it (a claim gone stale may be taken over). */
+const claimLeaseCancel = ({ deps, options, now }: Sweep, lease: Lease): Promise<boolean> =>
+  deps.leases.claimCancel(
+    lease.order_id,
+    lease.expires_at,
+    now,
+    options.cancelClaimStaleSeconds ?? DEFAULT_CANCEL_CLAIM_STALE_SECONDS,
+  );
+
+/** Cancels an expired lease's order; false when the cancel failed (counted, claim released, retried next sweep). */
+const cancelLeaseOrder = async ({ deps, now, report }: Sweep, lease: Lease): Promise<boolean> => {
+  report.marketplaceCalls += 1;
+  try {
+    await deps.marketplace.cancelOrder(lease.order_id);
+  } catch (error) {
+    report.failedCancels += 1;
+    report.cancelFailures.push({ order_id: lease.order_id, reason: reasonOf(error) });
+    await deps.leases.releaseCancel(lease.order_id, now);
+    return false;
+  }
+  return true;
+};
+
+/** Closes a lease whose order was just cancelled: ended, kept env dropped, settled, unwatched, reported (order.lease_expired). */
+const closeCancelledLease = async (
+  sweep: Sweep,
+  lease: Lease,
+  watched: ReadonlyMap<number, WatchEntry>,
+): Promise<void> => {
+  const { deps, now, report, settle } = sweep;
+  await deps.leases.endLease(lease.order_id, 'cancelled', now, lease.expires_at);
+  report.cancelled += 1;
+  // The lease ended: the order will not be replaced any more, so its kept env goes (issue 29 §6).
+  await deps.tasks?.dropReplacementEnv?.(lease.task_id).catch(() => undefined);
+  // Cancelled by the relay just now: what the marketplace billed is read fresh (the listing before the cancel is short of it).
+  await settle.order(lease, { ended_at: now, ...(await settle.billed(lease.order_id)) });
+  const entry = watched.get(lease.order_id);
+  if (entry) await deps.leases.setStatus(lease.order_id, entry, undefined, now);
+  await deps.notifier.chat(leaseExpiredText(lease.order_id, lease.hours));
+  await sendEvent(sweep, lease, leaseExpiredEvent(lease, now));
+};
+
+/** Warns once of each lease in the warning window whose order is active (order.lease_expiring), while time is left. */
+const warnLeases = async (
+  sweep: Sweep,
+  leases: readonly Lease[],
+  active: ReadonlyMap<number, Order>,
+): Promise<void> => {
+  const { deps, now, report } = sweep;
+  for (const [index, lease] of leases.entries()) {
+    if (!sweep.mayGoOn(leases.length - index)) break;
     if (!active.has(lease.order_id)) continue;
     if (!(await deps.leases.claimWarning(lease.order_id, lease.expires_at))) continue;
     report.warned += 1;
     await deps.notifier.chat(leaseExpiringText(lease.order_id, lease.expires_at, now));
-    await send(lease, leaseExpiringEvent(lease, now));
+    await sendEvent(sweep, lease, leaseExpiringEvent(lease, now));
   }
+};
 
-  const stillWatched = new Map([...watched].filter(([orderId]) => !handled.has(orderId)));
+/** Reports the status changes of the orders still watched (those this sweep cancelled left), while time is left. */
+const reportStatusChanges = async (
+  sweep: Sweep,
+  watched: ReadonlyMap<number, WatchEntry>,
+  cancelled: ReadonlySet<number>,
+  orders: readonly Order[],
+  active: ReadonlyMap<number, Order>,
+): Promise<void> => {
+  const stillWatched = new Map([...watched].filter(([orderId]) => !cancelled.has(orderId)));
   const changes = diffWatch(stillWatched, orders);
-  if (changes.length > 0) {
-    const records = await deps.leases.getMany(changes.map((c) => c.order_id));
-    for (const [index, change] of changes.entries()) {
-      if (!mayGoOn(changes.length - index)) break;
-      const prev = stillWatched.get(change.order_id) as WatchEntry;
-      const next: WatchEntry | undefined = change.terminal
-        ? undefined
-        : { status: change.to, since: now, spot: change.spot };
-      // An ended order is settled before it leaves the watch: a failed settlement keeps it watched, so the next sweep retries.
-      if (
-        change.terminal &&
-        !(await settle.order(records.get(change.order_id), {
-          ended_at: now,
-          ...(await settle.billed(change.order_id)),
-        }))
-      )
-        continue;
-      if (!(await deps.leases.setStatus(change.order_id, prev, next, now))) continue;
-      report.statusChanges += 1;
-      const record = records.get(change.order_id);
-      if (change.terminal && hasLease(record) && !record.ended) {
-        if (await deps.leases.endLease(change.order_id, 'order_gone', now)) report.closed += 1;
-      }
-      await deps.notifier.chat(statusChangedText(change));
-      if (record) await send(record, statusChangedEvent(change, record, now));
-      // A spot order that stopped while still listed: outbid. Recovered in this sweep when its request asked for it.
-      const lost = active.get(change.order_id);
-      if (
-        deps.recovery &&
-        record?.on_outbid &&
-        lost &&
-        change.spot &&
-        !change.terminal &&
-        isStop(change.from, change.to)
-      ) {
-        const recovery = await recoverOutbid(
-          { ...deps.recovery, leases: deps.leases, notifier: deps.notifier, events: deps.events },
-          record,
-          lost,
-          { now, since: change.since },
-        );
-        if (recovery.outcome !== 'skipped') report.recoveries += 1;
-        report.rebidCalls += recovery.setSpotPriceCalls;
-        report.eventsSent += recovery.eventsSent;
-        report.marketplaceCalls += recovery.marketplaceCalls;
-      }
-    }
+  if (changes.length === 0) return;
+  const records = await sweep.deps.leases.getMany(changes.map((c) => c.order_id));
+  for (const [index, change] of changes.entries()) {
+    if (!sweep.mayGoOn(changes.length - index)) break;
+    const prev = stillWatched.get(change.order_id) as WatchEntry;
+    await applyStatusChange(sweep, change, prev, records, active);
   }
+};
 
-  if (intents.length > 0 && deps.intents && deps.tasks) {
-    const orphans = await settleIntents(
-      {
-        intents: deps.intents,
-        tasks: deps.tasks,
-        marketplace: deps.marketplace,
-        notifier: deps.notifier,
-        events: deps.events,
-        leases: deps.leases,
-      },
-      intents,
-      orders,
-      new Set(watched.keys()),
-      { now, canContinue: () => mayGoOn(0) },
-    );
-    report.orphansCancelled += orphans.cancelled;
-    report.failedCancels += orphans.failedCancels;
-    report.cancelFailures.push(...orphans.cancelFailures);
-    report.eventsSent += orphans.eventsSent;
-    report.eventsFailed += orphans.eventsFailed;
-    report.marketplaceCalls += orphans.marketplaceCalls;
-    report.deferred += orphans.deferred;
+/** One status change: an ended order settled first, the watch moved on, its lease closed, reported, an outbid order recovered. */
+const applyStatusChange = async (
+  sweep: Sweep,
+  change: StatusChange,
+  prev: WatchEntry,
+  records: ReadonlyMap<number, TrackedOrder>,
+  active: ReadonlyMap<number, Order>,
+): Promise<void> => {
+  const { deps, now, report, settle } = sweep;
+  const next: WatchEntry | undefined = change.terminal
+    ? undefined
+    : { status: change.to, since: now, spot: change.spot };
+  // An ended order is settled before it leaves the watch: a failed settlement keeps it watched, so the next sweep retries.
+  if (
+    change.terminal &&
+    !(await settle.order(records.get(change.order_id), {
+      ended_at: now,
+      ...(await settle.billed(change.order_id)),
+    }))
+  )
+    return;
+  if (!(await deps.leases.setStatus(change.order_id, prev, next, now))) return;
+  report.statusChanges += 1;
+  const record = records.get(change.order_id);
+  if (change.terminal && hasLease(record) && !record.ended) {
+    if (await deps.leases.endLease(change.order_id, 'order_gone', now)) report.closed += 1;
   }
-  return done();
+  await deps.notifier.chat(statusChangedText(change));
+  if (record) await sendEvent(sweep, record, statusChangedEvent(change, record, now));
+  await recoverIfOutbid(sweep, change, record, active.get(change.order_id));
+};
+
+/** A spot order that stopped while still listed was outbid: recovered in this sweep when its request asked for it. */
+const recoverIfOutbid = async (
+  { deps, now, report }: Sweep,
+  change: StatusChange,
+  record: TrackedOrder | undefined,
+  lost: Order | undefined,
+): Promise<void> => {
+  if (!deps.recovery || !record?.on_outbid || !lost) return;
+  if (!change.spot || change.terminal || !isStop(change.from, change.to)) return;
+  const recovery = await recoverOutbid(
+    { ...deps.recovery, leases: deps.leases, notifier: deps.notifier, events: deps.events },
+    record,
+    lost,
+    { now, since: change.since },
+  );
+  if (recovery.outcome !== 'skipped') report.recoveries += 1;
+  report.rebidCalls += recovery.setSpotPriceCalls;
+  report.eventsSent += recovery.eventsSent;
+  report.marketplaceCalls += recovery.marketplaceCalls;
+};
+
+/** Cancels the orders the relay placed that no task kept (issue 20, item 5), with the time that is left. */
+const cancelOrphans = async (
+  sweep: Sweep,
+  intents: readonly PlacementIntent[],
+  orders: readonly Order[],
+  watched: ReadonlyMap<number, WatchEntry>,
+): Promise<void> => {
+  const { deps, now, report } = sweep;
+  if (intents.length === 0 || !deps.intents || !deps.tasks) return;
+  const orphans = await settleIntents(
+    {
+      intents: deps.intents,
+      tasks: deps.tasks,
+      marketplace: deps.marketplace,
+      notifier: deps.notifier,
+      events: deps.events,
+      leases: deps.leases,
+    },
+    intents,
+    orders,
+    new Set(watched.keys()),
+    { now, canContinue: () => sweep.mayGoOn(0) },
+  );
+  report.orphansCancelled += orphans.cancelled;
+  report.failedCancels += orphans.failedCancels;
+  report.cancelFailures.push(...orphans.cancelFailures);
+  report.eventsSent += orphans.eventsSent;
+  report.eventsFailed += orphans.eventsFailed;
+  report.marketplaceCalls += orphans.marketplaceCalls;
+  report.deferred += orphans.deferred;
+};
+
+/**
+ * One sweep of the fleet watch: one `my_orders` read (through the shared read cache) covers every
+ * watched order and every due lease. Expired leases of active orders are cancelled once (claimCancel)
+ * and reported (chat + `order.lease_expired`); leases in the warning window are warned once
+ * (`order.lease_expiring`); status changes are reported (chat + `order.status_changed`); an order
+ * that is gone or expired leaves the watch. Fails only when my_orders cannot be read.
+ */
+export const sweepFleet = async (deps: FleetWatchDeps, options: SweepOptions): Promise<SweepReport> => {
+  const sweep = startSweep(deps, options);
+  await serveStandingOrders(sweep);
+  await settleReplacementRounds(sweep);
+  const work = await readSweepWork(sweep);
+  if (isIdle(work)) return finishSweep(sweep);
+  const orders = await readOrders(sweep);
+  const active = activeOrdersById(orders);
+  const plan = planLeaseSweep(work.due, sweep.now, sweep.warningSeconds);
+  const cancelled = await expireLeases(sweep, plan.expire, active, work.watched);
+  await warnLeases(sweep, plan.warn, active);
+  await reportStatusChanges(sweep, work.watched, cancelled, orders, active);
+  await cancelOrphans(sweep, work.intents, orders, work.watched);
+  return finishSweep(sweep);
 };

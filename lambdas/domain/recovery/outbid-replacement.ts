@@ -13,6 +13,7 @@
  */
 import { workflowOrigin, workflowRequest } from '../requests/accept-task';
 import type { KeyCheck } from '../teams/caller-keys';
+import { definedFields } from '../defined-fields';
 import { TaskAlreadyExistsError } from '../errors';
 import { hasLease, spendTaskOf, type OutboundEvent, type TrackedOrder, type WatchedOrder } from '../leases/lease';
 import type { EventSender, LeaseStore } from '../leases/lease-ports';
@@ -89,11 +90,7 @@ const carried = (order: TrackedOrder, orderId: number, roundTaskId: string): Wat
   task_id: order.task_id,
   // The round reserved the new order's spending (issue 24): its settlement and extensions go there.
   spend_task_id: roundTaskId,
-  ...(order.callback_url !== undefined ? { callback_url: order.callback_url } : {}),
-  ...(order.spot !== undefined ? { spot: order.spot } : {}),
-  ...(order.key !== undefined ? { key: order.key } : {}),
-  ...(order.on_outbid !== undefined ? { on_outbid: order.on_outbid } : {}),
-  ...(order.max_price !== undefined ? { max_price: order.max_price } : {}),
+  ...definedFields(order, ['callback_url', 'spot', 'key', 'on_outbid', 'max_price']),
 });
 
 export interface ReplacerDeps {
@@ -123,173 +120,318 @@ const reasonOf = (error: unknown): string => (error instanceof Error ? error.mes
 const isReadyOrder = (result: TaskRecord['result']): result is CreateOrderSuccess =>
   result !== undefined && 'ssh_connection' in result && result.success === true;
 
-/** The Replacer the fleet watch runs: `replace` starts a round, `settle` finishes the rounds that ended. */
-export const createReplacer = (deps: ReplacerDeps, settings: ReplacerSettings): Replacer => {
-  /** Reports one step once: the event claim decides, then chat, task history and callback_url. */
-  const report = async (
-    order: Pick<TrackedOrder, 'task_id' | 'callback_url'>,
-    e: OutboundEvent,
-    text: string,
-    now: number,
-  ): Promise<number> => {
-    if (!(await deps.leases.claimEvent(e.id, now))) return 0;
-    await deps.notifier.chat(text);
-    const { event: name, occurred_at: at, order_id: orderId, task_id: _task, ...rest } = e.body;
-    await deps.tasks
-      .appendHistory?.(order.task_id, { at, event: name, order_id: orderId, ...rest }, now * 1000)
-      .catch(() => undefined);
-    if (!order.callback_url) return 0;
-    return (await deps.events.send(order.callback_url, e.id, e.body)) ? 1 : 0;
-  };
-
-  /** The lost order when its watch record is gone (its retention ran out): reported to the task's callback_url all the same. */
-  const untracked = async (entry: PendingReplacement): Promise<TrackedOrder> => {
-    const url = (await deps.tasks.get(entry.parent_task_id))?.request.callback_url;
-    return {
-      order_id: entry.from_order_id,
-      task_id: entry.parent_task_id,
-      ...(typeof url === 'string' && url.length > 0 ? { callback_url: url } : {}),
-    };
-  };
-
-  const replace: Replacer['replace'] = async (order, lost, now) => {
-    const over = leaseOverReason(order, now);
-    if (over) return { started: false, reason: over };
-    const parent = await deps.tasks.get(order.task_id);
-    if (!parent || parent.kind !== 'create-order')
-      return { started: false, reason: `task ${order.task_id} is no longer stored` };
-    // A revoked key starts nothing more (issue 29 §4): order.recovery_failed says `key <name> revoked`.
-    const keyName = parent.origin.caller?.key;
-    const stopped = keyName !== undefined && deps.keys ? await deps.keys(keyName, now) : undefined;
-    if (stopped !== undefined) return { started: false, reason: stopped };
-    const names = parent.request.env_names;
-    const env = Array.isArray(names) && names.length > 0 ? await deps.tasks.replacementEnv?.(order.task_id) : undefined;
-    if (Array.isArray(names) && names.length > 0 && env === undefined)
-      return { started: false, reason: `the container env of task ${order.task_id} is no longer kept` };
-
-    const taskId = replacementTaskId(order.task_id, order.order_id);
-    const request = replacementRequest(parent.request, order, now);
-    const nowIso = new Date(now * 1000).toISOString();
-    const record: TaskRecord = {
-      task_id: taskId,
-      kind: 'create-order',
-      state: 'queued',
-      request,
-      // The caller's key and source (its quota and budget apply); no Slack response_url: the watch reports.
-      origin: workflowOrigin(parent.origin),
-      created_at: nowIso,
-      updated_at: nowIso,
-    };
-    const input: CreateOrderWorkflowInput = {
-      task_id: taskId,
-      request: workflowRequest(request as unknown as CreateOrderInput),
-      origin: workflowOrigin(parent.origin),
-      timing: {
-        poll_interval_seconds: settings.poll_interval_seconds,
-        ready_timeout_seconds: settings.ready_timeout_seconds,
-        soft_deadline: now + settings.soft_limit_seconds,
-      },
-      replaces: { task_id: order.task_id, order_id: order.order_id, server_id: lost.renting_server },
-    };
-    try {
-      try {
-        await deps.tasks.create(record, env ? { orderEnv: env, keepForReplacement: true } : undefined);
-      } catch (error) {
-        // A start repeated after its answer was lost: the round exists; starting it again is a no-op.
-        if (!(error instanceof TaskAlreadyExistsError)) throw error;
-      }
-      await deps.pending.add({
-        task_id: taskId,
-        parent_task_id: order.task_id,
-        from_order_id: order.order_id,
-        from_server_id: lost.renting_server,
-        started_at: now,
-      });
-      await deps.workflow.start(taskId, input, taskId);
-    } catch (error) {
-      await deps.pending.remove(taskId).catch(() => undefined);
-      return { started: false, reason: `the replacement could not be started: ${reasonOf(error)}` };
-    }
-    return { started: true };
-  };
-
-  const settle: Replacer['settle'] = async (now, canContinue = () => true) => {
-    const cancelFailures: { order_id: number; reason: string }[] = [];
-    const r: { -readonly [K in keyof ReplacementSweep]: ReplacementSweep[K] } = {
-      pending: 0,
-      replaced: 0,
-      failed: 0,
-      eventsSent: 0,
-      marketplaceCalls: 0,
-      cancelFailures,
-    };
-    const pending = [...(await deps.pending.list())].sort((a, b) => a.started_at - b.started_at);
-    r.pending = pending.length;
-    let active: ReadonlyMap<number, Order> | undefined;
-    for (const entry of pending) {
-      if (!canContinue()) break;
-      const round = await deps.tasks.get(entry.task_id);
-      // Still running: the workflow's own deadlines (and its safety net) end every round.
-      if (round && !FINAL_STATES.includes(round.state)) continue;
-      const lost: TrackedOrder = (await deps.leases.get(entry.from_order_id)) ?? (await untracked(entry));
-      const result = round?.result;
-      if (!isReadyOrder(result)) {
-        const why =
-          result && 'error' in result ? result.error : round ? 'it ended without an order' : 'its task is gone';
-        const reason = `no replacement was placed: ${why}`;
-        r.eventsSent += await report(
-          lost,
-          recoveryFailedEvent(lost, reason, now),
-          recoveryFailedText(lost.order_id, reason),
-          now,
-        );
-        await deps.pending.remove(entry.task_id);
-        r.failed += 1;
-        continue;
-      }
-      // The new order takes over: watched under the replaced task, with the lease the lost order has now.
-      await deps.leases.track(carried(lost, result.order_id, entry.task_id), {
-        now,
-        status: result.status,
-        ...(hasLease(lost) ? { lease: { expires_at: lost.expires_at, hours: lost.hours } } : {}),
-      });
-      if (!active) {
-        r.marketplaceCalls += 1;
-        active = new Map(
-          (await deps.marketplace.listOrders()).filter((o) => o.status !== 'expired').map((o) => [o.order_id, o]),
-        );
-      }
-      if (active.has(entry.from_order_id)) {
-        r.marketplaceCalls += 1;
-        try {
-          await deps.marketplace.cancelOrder(entry.from_order_id);
-        } catch (error) {
-          // The next sweep tries again (tracking the new order again changes nothing).
-          cancelFailures.push({ order_id: entry.from_order_id, reason: reasonOf(error) });
-          continue;
-        }
-      }
-      if (hasLease(lost) && lost.ended === undefined) await deps.leases.endLease(entry.from_order_id, 'cancelled', now);
-      // It leaves the watch here, so the status diff never settles it: settled now (idempotent; a failure is the ledger's to retry).
-      await deps.spend?.settle(spendTaskOf(lost), { ended_at: now }, now).catch(() => undefined);
-      const watchEntry = (await deps.leases.watched()).get(entry.from_order_id);
-      if (watchEntry) await deps.leases.setStatus(entry.from_order_id, watchEntry, undefined, now);
-      await deps.tasks.update(
-        entry.parent_task_id,
-        { order_id: result.order_id, server_id: result.server_id },
-        now * 1000,
-      );
-      r.eventsSent += await report(
-        lost,
-        replacedEvent(entry.parent_task_id, entry.from_order_id, result.order_id, result.ssh_connection, now),
-        replacedText(entry.from_order_id, result.order_id, result.ssh_connection),
-        now,
-      );
-      await deps.pending.remove(entry.task_id);
-      r.replaced += 1;
-    }
-    return r;
-  };
-
-  return { replace, settle };
+/** Reports one step once: the event claim decides, then chat, task history and callback_url. */
+const reportOnce = async (
+  deps: ReplacerDeps,
+  order: Pick<TrackedOrder, 'task_id' | 'callback_url'>,
+  e: OutboundEvent,
+  text: string,
+  now: number,
+): Promise<number> => {
+  if (!(await deps.leases.claimEvent(e.id, now))) return 0;
+  await deps.notifier.chat(text);
+  const { event: name, occurred_at: at, order_id: orderId, task_id: _task, ...rest } = e.body;
+  await deps.tasks
+    .appendHistory?.(order.task_id, { at, event: name, order_id: orderId, ...rest }, now * 1000)
+    .catch(() => undefined);
+  if (!order.callback_url) return 0;
+  return (await deps.events.send(order.callback_url, e.id, e.body)) ? 1 : 0;
 };
+
+/** The lost order when its watch record is gone (its retention ran out): reported to the task's callback_url all the same. */
+const untracked = async (deps: ReplacerDeps, entry: PendingReplacement): Promise<TrackedOrder> => {
+  const url = (await deps.tasks.get(entry.parent_task_id))?.request.callback_url;
+  return {
+    order_id: entry.from_order_id,
+    task_id: entry.parent_task_id,
+    ...(typeof url === 'string' && url.length > 0 ? { callback_url: url } : {}),
+  };
+};
+
+// ---- replace: starting a round ------------------------------------------------------------------
+
+type ReplaceOutcome = Awaited<ReturnType<Replacer['replace']>>;
+/** Why no round starts. */
+type NotStarted = Extract<ReplaceOutcome, { readonly started: false }>;
+
+/** What a round starts from: the replaced task's record and the container env kept for it (when it had one). */
+interface RoundSource {
+  readonly parent: TaskRecord;
+  readonly env: Readonly<Record<string, string>> | undefined;
+}
+
+/** The replaced task a round may start from, or why none may: its lease is over, its task is gone, or its key was revoked. */
+const replacedTask = async (
+  deps: ReplacerDeps,
+  order: TrackedOrder,
+  now: number,
+): Promise<Pick<RoundSource, 'parent'> | NotStarted> => {
+  const over = leaseOverReason(order, now);
+  if (over) return { started: false, reason: over };
+  const parent = await deps.tasks.get(order.task_id);
+  if (!parent || parent.kind !== 'create-order')
+    return { started: false, reason: `task ${order.task_id} is no longer stored` };
+  // A revoked key starts nothing more (issue 29 §4): order.recovery_failed says `key <name> revoked`.
+  const keyName = parent.origin.caller?.key;
+  const stopped = keyName !== undefined && deps.keys ? await deps.keys(keyName, now) : undefined;
+  if (stopped !== undefined) return { started: false, reason: stopped };
+  return { parent };
+};
+
+/** The container env kept for the replaced task when its request named one, or why the round cannot start without it. */
+const keptEnv = async (
+  deps: ReplacerDeps,
+  order: TrackedOrder,
+  parent: TaskRecord,
+): Promise<RoundSource | NotStarted> => {
+  const names = parent.request.env_names;
+  const env = Array.isArray(names) && names.length > 0 ? await deps.tasks.replacementEnv?.(order.task_id) : undefined;
+  if (Array.isArray(names) && names.length > 0 && env === undefined)
+    return { started: false, reason: `the container env of task ${order.task_id} is no longer kept` };
+  return { parent, env };
+};
+
+/** The round's task record: queued, with the caller's key and source (its quota and budget apply) and no Slack response_url. */
+const roundRecord = (taskId: string, request: Record<string, unknown>, parent: TaskRecord, now: number): TaskRecord => {
+  const nowIso = new Date(now * 1000).toISOString();
+  return {
+    task_id: taskId,
+    kind: 'create-order',
+    state: 'queued',
+    request,
+    // The caller's key and source (its quota and budget apply); no Slack response_url: the watch reports.
+    origin: workflowOrigin(parent.origin),
+    created_at: nowIso,
+    updated_at: nowIso,
+  };
+};
+
+/** The create-order workflow's input for the round: its request, its timing, and the order (and server) it replaces. */
+const roundInput = (
+  settings: ReplacerSettings,
+  taskId: string,
+  request: Record<string, unknown>,
+  parent: TaskRecord,
+  order: TrackedOrder,
+  lost: Order,
+  now: number,
+): CreateOrderWorkflowInput => ({
+  task_id: taskId,
+  request: workflowRequest(request as unknown as CreateOrderInput),
+  origin: workflowOrigin(parent.origin),
+  timing: {
+    poll_interval_seconds: settings.poll_interval_seconds,
+    ready_timeout_seconds: settings.ready_timeout_seconds,
+    soft_deadline: now + settings.soft_limit_seconds,
+  },
+  replaces: { task_id: order.task_id, order_id: order.order_id, server_id: lost.renting_server },
+});
+
+/** Stores the round's task (with the kept env sealed for it); a round already stored by a repeated start is kept. */
+const storeRound = async (
+  deps: ReplacerDeps,
+  record: TaskRecord,
+  env: Readonly<Record<string, string>> | undefined,
+): Promise<void> => {
+  try {
+    await deps.tasks.create(record, env ? { orderEnv: env, keepForReplacement: true } : undefined);
+  } catch (error) {
+    // A start repeated after its answer was lost: the round exists; starting it again is a no-op.
+    if (!(error instanceof TaskAlreadyExistsError)) throw error;
+  }
+};
+
+/** Stores the round, lists it as pending and starts its execution; when any of it fails, the round is pending no more. */
+const launchRound = async (
+  deps: ReplacerDeps,
+  record: TaskRecord,
+  env: Readonly<Record<string, string>> | undefined,
+  entry: PendingReplacement,
+  input: CreateOrderWorkflowInput,
+): Promise<ReplaceOutcome> => {
+  try {
+    await storeRound(deps, record, env);
+    await deps.pending.add(entry);
+    await deps.workflow.start(entry.task_id, input, entry.task_id);
+  } catch (error) {
+    await deps.pending.remove(entry.task_id).catch(() => undefined);
+    return { started: false, reason: `the replacement could not be started: ${reasonOf(error)}` };
+  }
+  return { started: true };
+};
+
+/** Starts a replacement round for a lost order: checked, its request, record and workflow input built, then launched. */
+const startReplacement = async (
+  deps: ReplacerDeps,
+  settings: ReplacerSettings,
+  order: TrackedOrder,
+  lost: Order,
+  now: number,
+): Promise<ReplaceOutcome> => {
+  const found = await replacedTask(deps, order, now);
+  if ('started' in found) return found;
+  const { parent } = found;
+  const source = await keptEnv(deps, order, parent);
+  if ('started' in source) return source;
+  const taskId = replacementTaskId(order.task_id, order.order_id);
+  const request = replacementRequest(parent.request, order, now);
+  const record = roundRecord(taskId, request, parent, now);
+  const input = roundInput(settings, taskId, request, parent, order, lost, now);
+  const entry: PendingReplacement = {
+    task_id: taskId,
+    parent_task_id: order.task_id,
+    from_order_id: order.order_id,
+    from_server_id: lost.renting_server,
+    started_at: now,
+  };
+  return launchRound(deps, record, source.env, entry, input);
+};
+
+// ---- settle: finishing the rounds that ended ------------------------------------------------------
+
+/** What one settling of the rounds shares: its dependencies, time, counters and the lost orders' listing. */
+interface Settling {
+  readonly deps: ReplacerDeps;
+  readonly now: number;
+  readonly counts: { -readonly [K in Exclude<keyof ReplacementSweep, 'cancelFailures'>]: ReplacementSweep[K] } & {
+    readonly cancelFailures: { order_id: number; reason: string }[];
+  };
+  /** The active orders by id, from one my_orders read made the first time a round needs it. */
+  readonly activeOrders: () => Promise<ReadonlyMap<number, Order>>;
+}
+
+/** Starts a settling: zero counts, and the active orders read once, when first asked for. */
+const startSettling = (deps: ReplacerDeps, now: number): Settling => {
+  const counts: Settling['counts'] = {
+    pending: 0,
+    replaced: 0,
+    failed: 0,
+    eventsSent: 0,
+    marketplaceCalls: 0,
+    cancelFailures: [],
+  };
+  let active: ReadonlyMap<number, Order> | undefined;
+  const activeOrders = async (): Promise<ReadonlyMap<number, Order>> => {
+    if (!active) {
+      counts.marketplaceCalls += 1;
+      active = new Map(
+        (await deps.marketplace.listOrders()).filter((o) => o.status !== 'expired').map((o) => [o.order_id, o]),
+      );
+    }
+    return active;
+  };
+  return { deps, now, counts, activeOrders };
+};
+
+/** The rounds under way, oldest first. */
+const pendingRounds = async (deps: ReplacerDeps): Promise<PendingReplacement[]> =>
+  [...(await deps.pending.list())].sort((a, b) => a.started_at - b.started_at);
+
+/** Settles one round if it ended: order.recovery_failed when it placed no ready order, else the new order takes over. */
+const settleRound = async (settling: Settling, entry: PendingReplacement): Promise<void> => {
+  const { deps } = settling;
+  const round = await deps.tasks.get(entry.task_id);
+  // Still running: the workflow's own deadlines (and its safety net) end every round.
+  if (round && !FINAL_STATES.includes(round.state)) return;
+  const lost: TrackedOrder = (await deps.leases.get(entry.from_order_id)) ?? (await untracked(deps, entry));
+  const result = round?.result;
+  if (isReadyOrder(result)) await takeOver(settling, entry, lost, result);
+  else await failRound(settling, entry, lost, round);
+};
+
+/** A round that placed no order: order.recovery_failed once, and the round is pending no more (the lost order stays as it was). */
+const failRound = async (
+  { deps, now, counts }: Settling,
+  entry: PendingReplacement,
+  lost: TrackedOrder,
+  round: TaskRecord | undefined,
+): Promise<void> => {
+  const result = round?.result;
+  const why = result && 'error' in result ? result.error : round ? 'it ended without an order' : 'its task is gone';
+  const reason = `no replacement was placed: ${why}`;
+  counts.eventsSent += await reportOnce(
+    deps,
+    lost,
+    recoveryFailedEvent(lost, reason, now),
+    recoveryFailedText(lost.order_id, reason),
+    now,
+  );
+  await deps.pending.remove(entry.task_id);
+  counts.failed += 1;
+};
+
+/** A ready round's order takes over: watched in the lost one's place, the lost one cancelled and closed, order.replaced. */
+const takeOver = async (
+  settling: Settling,
+  entry: PendingReplacement,
+  lost: TrackedOrder,
+  result: CreateOrderSuccess,
+): Promise<void> => {
+  const { deps, now, counts } = settling;
+  // The new order takes over: watched under the replaced task, with the lease the lost order has now.
+  await deps.leases.track(carried(lost, result.order_id, entry.task_id), {
+    now,
+    status: result.status,
+    ...(hasLease(lost) ? { lease: { expires_at: lost.expires_at, hours: lost.hours } } : {}),
+  });
+  if (!(await cancelLostOrder(settling, entry))) return;
+  await closeLostOrder(settling, entry, lost);
+  await deps.tasks.update(entry.parent_task_id, { order_id: result.order_id, server_id: result.server_id }, now * 1000);
+  counts.eventsSent += await reportOnce(
+    deps,
+    lost,
+    replacedEvent(entry.parent_task_id, entry.from_order_id, result.order_id, result.ssh_connection, now),
+    replacedText(entry.from_order_id, result.order_id, result.ssh_connection),
+    now,
+  );
+  await deps.pending.remove(entry.task_id);
+  counts.replaced += 1;
+};
+
+/** Cancels the lost order while it is still listed; false when the cancel failed (the round stays for the next sweep). */
+const cancelLostOrder = async (
+  { deps, counts, activeOrders }: Settling,
+  entry: PendingReplacement,
+): Promise<boolean> => {
+  if (!(await activeOrders()).has(entry.from_order_id)) return true;
+  counts.marketplaceCalls += 1;
+  try {
+    await deps.marketplace.cancelOrder(entry.from_order_id);
+  } catch (error) {
+    // The next sweep tries again (tracking the new order again changes nothing).
+    counts.cancelFailures.push({ order_id: entry.from_order_id, reason: reasonOf(error) });
+    return false;
+  }
+  return true;
+};
+
+/** Closes the lost order: its lease ended, its spending settled, and it leaves the watch. */
+const closeLostOrder = async (
+  { deps, now }: Settling,
+  entry: PendingReplacement,
+  lost: TrackedOrder,
+): Promise<void> => {
+  if (hasLease(lost) && lost.ended === undefined) await deps.leases.endLease(entry.from_order_id, 'cancelled', now);
+  // It leaves the watch here, so the status diff never settles it: settled now (idempotent; a failure is the ledger's to retry).
+  await deps.spend?.settle(spendTaskOf(lost), { ended_at: now }, now).catch(() => undefined);
+  const watchEntry = (await deps.leases.watched()).get(entry.from_order_id);
+  if (watchEntry) await deps.leases.setStatus(entry.from_order_id, watchEntry, undefined, now);
+};
+
+/** Settles the rounds that ended, oldest first, while time is left. */
+const settleRounds = async (deps: ReplacerDeps, now: number, canContinue: () => boolean): Promise<ReplacementSweep> => {
+  const settling = startSettling(deps, now);
+  const pending = await pendingRounds(deps);
+  settling.counts.pending = pending.length;
+  for (const entry of pending) {
+    if (!canContinue()) break;
+    await settleRound(settling, entry);
+  }
+  return settling.counts;
+};
+
+/** The Replacer the fleet watch runs: `replace` starts a round, `settle` finishes the rounds that ended. */
+export const createReplacer = (deps: ReplacerDeps, settings: ReplacerSettings): Replacer => ({
+  replace: (order, lost, now) => startReplacement(deps, settings, order, lost, now),
+  settle: (now, canContinue = () => true) => settleRounds(deps, now, canContinue),
+});
