@@ -8,10 +8,12 @@
  *   the watch that would cancel it as an orphan race on it; exactly one wins. A failed condition is
  *   read back, so a put whose answer was lost still counts as its own.
  */
-import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { isConditionalCheckFailed, storedAttributes } from '../aws-clients';
+import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { storedAttributes } from '../aws-clients';
 import type { PlacementIntent, PlacementIntents } from '../../domain/ports';
 import { keys } from '../../../contract/resources';
+import { entryValues, removeEntry, setEntry } from './dynamodb-entry-attributes';
+import { unlessConditionFailed } from './dynamodb-item-writes';
 
 /** An owner record outlives any intent's watch by far: a week. */
 const OWNER_TTL_SECONDS = 7 * 24 * 3600;
@@ -31,49 +33,27 @@ export class DynamoDbPlacementIntents implements PlacementIntents {
   ) {}
 
   public async open(intent: PlacementIntent): Promise<void> {
-    await this.doc.send(
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: { pk: keys.placementIntents() },
-        UpdateExpression: 'SET #i = :intent',
-        ExpressionAttributeNames: { '#i': attributeOf(intent) },
-        ExpressionAttributeValues: {
-          ':intent': { task_id: intent.task_id, server_id: intent.server_id, at: intent.at },
-        },
-      }),
-    );
+    await setEntry(this.doc, this.tableName, keys.placementIntents(), attributeOf(intent), {
+      task_id: intent.task_id,
+      server_id: intent.server_id,
+      at: intent.at,
+    });
   }
 
   public async close(intent: PlacementIntent): Promise<void> {
-    await this.doc.send(
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: { pk: keys.placementIntents() },
-        UpdateExpression: 'REMOVE #i',
-        ExpressionAttributeNames: { '#i': attributeOf(intent) },
-      }),
-    );
+    await removeEntry(this.doc, this.tableName, keys.placementIntents(), attributeOf(intent), false);
   }
 
   public async list(): Promise<readonly PlacementIntent[]> {
-    const { Item } = await this.doc.send(
-      new GetCommand({
-        TableName: this.tableName,
-        Key: { pk: keys.placementIntents() },
-        ConsistentRead: true,
-      }),
-    );
-    return Object.entries(Item ?? {})
-      .filter(([name]) => name.startsWith('i'))
-      .map(([, value]) => value)
+    return (await entryValues(this.doc, this.tableName, keys.placementIntents(), 'i'))
       .filter(isIntent)
       .sort((a, b) => a.at - b.at);
   }
 
   public async claimOrder(orderId: number, owner: string, now: number): Promise<boolean> {
     const pk = keys.orderOwner(orderId);
-    try {
-      await this.doc.send(
+    const claimed = await unlessConditionFailed(
+      this.doc.send(
         new PutCommand({
           TableName: this.tableName,
           Item: { pk, owner, claimed_at: now, ttl: Math.ceil(now / 1000) + OWNER_TTL_SECONDS },
@@ -81,11 +61,8 @@ export class DynamoDbPlacementIntents implements PlacementIntents {
           ExpressionAttributeNames: { '#pk': 'pk', '#owner': 'owner' },
           ExpressionAttributeValues: { ':owner': owner },
         }),
-      );
-      return true;
-    } catch (error) {
-      if (!isConditionalCheckFailed(error)) throw error;
-      return (await storedAttributes(this.doc, this.tableName, pk, ['owner'])).owner === owner;
-    }
+      ),
+    );
+    return claimed !== undefined || (await storedAttributes(this.doc, this.tableName, pk, ['owner'])).owner === owner;
   }
 }
