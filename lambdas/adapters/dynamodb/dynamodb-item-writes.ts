@@ -1,19 +1,23 @@
 /**
- * Writes of one item by its key (`pk`), as every store in the relay table makes them. A conditional
- * write either lands (its answer) or finds its condition false (undefined): which of the two, each
- * store decides for itself; any other error is thrown. No request is changed on the way: the table,
- * the key and what the caller gives are sent as they are.
+ * Writes of one item by its key (`pk`), as the stores in the relay table make them. A conditional
+ * write either lands (its answer) or finds its condition false (undefined), and what a failed
+ * condition means is each store's own business; any other error is thrown. The request is sent as
+ * given: the table, the key and the caller's expressions, names and values.
  */
 import {
+  DeleteCommand,
   UpdateCommand,
+  type DeleteCommandInput,
   type DynamoDBDocumentClient,
   type UpdateCommandInput,
-  type UpdateCommandOutput,
 } from '@aws-sdk/lib-dynamodb';
 import { isConditionalCheckFailed } from '../aws-clients';
 
 /** An UpdateItem without its table and key: its expressions, names, values and ReturnValues. */
 export type ItemUpdate = Omit<UpdateCommandInput, 'TableName' | 'Key'>;
+
+/** A DeleteItem without its table and key: its condition, names, values and ReturnValues. */
+export type ItemDelete = Omit<DeleteCommandInput, 'TableName' | 'Key'>;
 
 /** The answer of a conditional write, or undefined when its condition failed; any other error is thrown. */
 export const unlessConditionFailed = async <T>(write: Promise<T>): Promise<T | undefined> => {
@@ -25,11 +29,10 @@ export const unlessConditionFailed = async <T>(write: Promise<T>): Promise<T | u
   }
 };
 
-/** UpdateItem of the item `pk`: its answer, or undefined when its condition failed. */
-export const updateItem = (
-  doc: DynamoDBDocumentClient,
-  tableName: string,
-  pk: string,
-  update: ItemUpdate,
-): Promise<UpdateCommandOutput | undefined> =>
+/** UpdateItem of the item `pk`: its answer (UpdateCommandOutput), or undefined when its condition failed. */
+export const updateItem = (doc: DynamoDBDocumentClient, tableName: string, pk: string, update: ItemUpdate) =>
   unlessConditionFailed(doc.send(new UpdateCommand({ TableName: tableName, Key: { pk }, ...update })));
+
+/** DeleteItem of the item `pk`: its answer (DeleteCommandOutput), or undefined when its condition failed. */
+export const deleteItem = (doc: DynamoDBDocumentClient, tableName: string, pk: string, conditional: ItemDelete) =>
+  unlessConditionFailed(doc.send(new DeleteCommand({ TableName: tableName, Key: { pk }, ...conditional })));
