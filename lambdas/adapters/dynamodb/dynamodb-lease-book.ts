@@ -3,13 +3,7 @@
  * writes are described in dynamodb-lease-items.ts; the sweep's part is dynamodb-lease-store.ts.
  */
 import { randomUUID } from 'node:crypto';
-import {
-  BatchGetCommand,
-  GetCommand,
-  PutCommand,
-  UpdateCommand,
-  type DynamoDBDocumentClient,
-} from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { TrackedOrder, WatchedOrder, WatchEntry } from '../../domain/leases/lease';
 import type { LeaseBook, LeaseTerms, SpotDecreaseClaim } from '../../domain/leases/lease-ports';
 import {
@@ -29,7 +23,7 @@ import {
   watchAttribute,
 } from './dynamodb-lease-items';
 import { removeEntry } from './dynamodb-entry-attributes';
-import { deleteItem, unlessConditionFailed, updateItem } from './dynamodb-item-writes';
+import { deleteItem, putItem, updateItem } from './dynamodb-item-writes';
 
 /**
  * The lease book in the relay table: what the job worker and the workflow use. The sweep's methods
@@ -51,22 +45,18 @@ export class DynamoDbLeaseBook implements LeaseBook {
 
   public async track(order: WatchedOrder, opts: { now: number; status: string; lease?: LeaseTerms }): Promise<void> {
     if (opts.lease) await this.addDueEntry(order.order_id, opts.lease.expires_at);
-    await unlessConditionFailed(
-      this.doc.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: {
-            pk: leaseKeys.lease(order.order_id),
-            order_id: order.order_id,
-            task_id: order.task_id,
-            ...setOrderOptions(order),
-            ...(opts.lease ? { expires_at: opts.lease.expires_at, hours: opts.lease.hours } : {}),
-          },
-          // A retried readiness step must not reset warnings, claims or an extension made since.
-          ConditionExpression: 'attribute_not_exists(#pk)',
-          ExpressionAttributeNames: { '#pk': 'pk' },
-        }),
-      ),
+    await putItem(
+      this.doc,
+      this.tableName,
+      {
+        pk: leaseKeys.lease(order.order_id),
+        order_id: order.order_id,
+        task_id: order.task_id,
+        ...setOrderOptions(order),
+        ...(opts.lease ? { expires_at: opts.lease.expires_at, hours: opts.lease.hours } : {}),
+      },
+      // A retried readiness step must not reset warnings, claims or an extension made since.
+      { ConditionExpression: 'attribute_not_exists(#pk)', ExpressionAttributeNames: { '#pk': 'pk' } },
     );
     await this.watchIfAbsent(order.order_id, { status: opts.status, since: opts.now, spot: order.spot === true });
   }

@@ -32,12 +32,12 @@
  * own, and it answers as if the first answer had arrived. Another caller's write keeps the refusal.
  */
 import { randomUUID } from 'node:crypto';
-import { PutCommand, type DynamoDBDocumentClient, type PutCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import { storedAttributes } from '../aws-clients';
 import { keys, RELAY_TABLE } from '../../../contract/resources';
 import type { Lease, TrackedOrder, WatchedOrder, WatchEntry } from '../../domain/leases/lease';
-import { unlessConditionFailed, updateItem } from './dynamodb-item-writes';
+import { putItem, updateItem, type ItemPut } from './dynamodb-item-writes';
 
 export const TTL_ATTRIBUTE = RELAY_TABLE.ttlAttribute;
 
@@ -141,12 +141,10 @@ export const putClaim = async (
   tableName: string,
   item: Record<string, unknown>,
   tokenAttribute: string,
-  condition: Omit<PutCommandInput, 'TableName' | 'Item'>,
+  condition: ItemPut,
 ): Promise<{ readonly token: string; readonly landed: boolean }> => {
   const token = randomUUID();
-  const landed = await unlessConditionFailed(
-    doc.send(new PutCommand({ TableName: tableName, Item: { ...item, [tokenAttribute]: token }, ...condition })),
-  );
+  const landed = await putItem(doc, tableName, { ...item, [tokenAttribute]: token }, condition);
   return { token, landed: landed !== undefined };
 };
 

@@ -8,12 +8,12 @@
  *   the watch that would cancel it as an orphan race on it; exactly one wins. A failed condition is
  *   read back, so a put whose answer was lost still counts as its own.
  */
-import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { storedAttributes } from '../aws-clients';
 import type { PlacementIntent, PlacementIntents } from '../../domain/ports';
 import { keys } from '../../../contract/resources';
 import { entryValues, removeEntry, setEntry } from './dynamodb-entry-attributes';
-import { unlessConditionFailed } from './dynamodb-item-writes';
+import { putItem } from './dynamodb-item-writes';
 
 /** An owner record outlives any intent's watch by far: a week. */
 const OWNER_TTL_SECONDS = 7 * 24 * 3600;
@@ -52,16 +52,15 @@ export class DynamoDbPlacementIntents implements PlacementIntents {
 
   public async claimOrder(orderId: number, owner: string, now: number): Promise<boolean> {
     const pk = keys.orderOwner(orderId);
-    const claimed = await unlessConditionFailed(
-      this.doc.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: { pk, owner, claimed_at: now, ttl: Math.ceil(now / 1000) + OWNER_TTL_SECONDS },
-          ConditionExpression: 'attribute_not_exists(#pk) OR #owner = :owner',
-          ExpressionAttributeNames: { '#pk': 'pk', '#owner': 'owner' },
-          ExpressionAttributeValues: { ':owner': owner },
-        }),
-      ),
+    const claimed = await putItem(
+      this.doc,
+      this.tableName,
+      { pk, owner, claimed_at: now, ttl: Math.ceil(now / 1000) + OWNER_TTL_SECONDS },
+      {
+        ConditionExpression: 'attribute_not_exists(#pk) OR #owner = :owner',
+        ExpressionAttributeNames: { '#pk': 'pk', '#owner': 'owner' },
+        ExpressionAttributeValues: { ':owner': owner },
+      },
     );
     return claimed !== undefined || (await storedAttributes(this.doc, this.tableName, pk, ['owner'])).owner === owner;
   }

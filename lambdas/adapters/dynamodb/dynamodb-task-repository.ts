@@ -23,7 +23,7 @@
  * so the result that call recorded is delivered (by it, and by no other caller).
  */
 import { randomUUID } from 'node:crypto';
-import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import { ENGLISH_TEXTS } from '../../domain/zod-texts';
 import { storedAttributes } from '../aws-clients';
@@ -40,7 +40,7 @@ import {
   type TaskState,
 } from '../../domain/task';
 import { keys } from '../../../contract/resources';
-import { unlessConditionFailed, updateItem } from './dynamodb-item-writes';
+import { putItem, updateItem } from './dynamodb-item-writes';
 
 /** How long a task record is kept after its last change. */
 export const TASK_RETENTION_SECONDS = 30 * 24 * 3600;
@@ -105,20 +105,16 @@ export class DynamoDbTaskRepository implements TaskRepository {
           ...(kept !== undefined ? { [REPLACEMENT_ENV_ATTRIBUTE]: kept } : {}),
         }
       : {};
-    const created = await unlessConditionFailed(
-      this.doc.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: {
-            ...record,
-            ...orderEnv,
-            pk: keys.task(record.task_id),
-            ttl: ttlFrom(Number.isNaN(createdMs) ? Date.now() : createdMs),
-          },
-          ConditionExpression: 'attribute_not_exists(#pk)',
-          ExpressionAttributeNames: { '#pk': 'pk' },
-        }),
-      ),
+    const created = await putItem(
+      this.doc,
+      this.tableName,
+      {
+        ...record,
+        ...orderEnv,
+        pk: keys.task(record.task_id),
+        ttl: ttlFrom(Number.isNaN(createdMs) ? Date.now() : createdMs),
+      },
+      { ConditionExpression: 'attribute_not_exists(#pk)', ExpressionAttributeNames: { '#pk': 'pk' } },
     );
     if (!created) throw new TaskAlreadyExistsError(record.task_id);
   }
