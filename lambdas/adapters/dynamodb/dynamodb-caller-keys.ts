@@ -18,6 +18,7 @@ import {
   type CallerKeyStore,
 } from '../../domain/teams/caller-keys';
 import { updateItem, type ItemUpdate } from './dynamodb-item-writes';
+import { hasFields } from './dynamodb-stored-values';
 
 /** The map of deleted keys' names (name → Unix seconds deleted): a name is never reused. */
 export const DELETED_ATTRIBUTE = 'deleted';
@@ -25,16 +26,10 @@ export const DELETED_ATTRIBUTE = 'deleted';
 /** The least time between two cache-bypassing reads of one instance (unknown key ids). */
 export const FRESH_READ_FLOOR_MS = 100;
 
-const isRecord = (value: unknown): value is CallerKeyRecord => {
-  const v = value as Partial<CallerKeyRecord> | null;
-  return (
-    typeof v?.name === 'string' &&
-    typeof v.secret === 'string' &&
-    typeof v.created_at === 'number' &&
-    Array.isArray(v.scopes) &&
-    v.scopes.every((s) => (SCOPES as readonly string[]).includes(s))
-  );
-};
+const isRecord = (value: unknown): value is CallerKeyRecord =>
+  hasFields<CallerKeyRecord>(value, { name: 'string', secret: 'string', created_at: 'number' }) &&
+  Array.isArray(value.scopes) &&
+  value.scopes.every((s) => (SCOPES as readonly string[]).includes(s));
 
 export class DynamoDbCallerKeys implements CallerKeyStore {
   private cached: { readonly at: number; readonly records: readonly CallerKeyRecord[] } | undefined;

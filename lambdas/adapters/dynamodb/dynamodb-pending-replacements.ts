@@ -8,19 +8,18 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { PendingReplacement, PendingReplacements } from '../../domain/recovery/outbid-replacement';
 import { keys } from '../../../contract/resources';
 import { entryValues, removeEntry, setEntry } from './dynamodb-entry-attributes';
+import { hasFields } from './dynamodb-stored-values';
 
 const attributeOf = (taskId: string): string => `r${taskId.replace(/[^A-Za-z0-9-]/g, '')}`;
 
-const isEntry = (value: unknown): value is PendingReplacement => {
-  const v = value as Partial<PendingReplacement> | null;
-  return (
-    typeof v?.task_id === 'string' &&
-    typeof v.parent_task_id === 'string' &&
-    typeof v.from_order_id === 'number' &&
-    typeof v.from_server_id === 'number' &&
-    typeof v.started_at === 'number'
-  );
-};
+const isEntry = (value: unknown): value is PendingReplacement =>
+  hasFields<PendingReplacement>(value, {
+    task_id: 'string',
+    parent_task_id: 'string',
+    from_order_id: 'number',
+    from_server_id: 'number',
+    started_at: 'number',
+  });
 
 export class DynamoDbPendingReplacements implements PendingReplacements {
   public constructor(

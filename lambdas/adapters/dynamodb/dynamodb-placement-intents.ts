@@ -14,6 +14,7 @@ import type { PlacementIntent, PlacementIntents } from '../../domain/ports';
 import { keys } from '../../../contract/resources';
 import { entryValues, removeEntry, setEntry } from './dynamodb-entry-attributes';
 import { putItem } from './dynamodb-item-writes';
+import { hasFields } from './dynamodb-stored-values';
 
 /** An owner record outlives any intent's watch by far: a week. */
 const OWNER_TTL_SECONDS = 7 * 24 * 3600;
@@ -21,10 +22,8 @@ const OWNER_TTL_SECONDS = 7 * 24 * 3600;
 const attributeOf = (intent: PlacementIntent): string =>
   `i${intent.task_id.replace(/[^A-Za-z0-9-]/g, '')}_${intent.server_id}_${intent.at}`;
 
-const isIntent = (value: unknown): value is PlacementIntent => {
-  const v = value as Partial<PlacementIntent> | null;
-  return typeof v?.task_id === 'string' && typeof v.server_id === 'number' && typeof v.at === 'number';
-};
+const isIntent = (value: unknown): value is PlacementIntent =>
+  hasFields<PlacementIntent>(value, { task_id: 'string', server_id: 'number', at: 'number' });
 
 export class DynamoDbPlacementIntents implements PlacementIntents {
   public constructor(

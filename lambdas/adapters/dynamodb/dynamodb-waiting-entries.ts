@@ -15,12 +15,13 @@
  * A removal is conditional (the entry exists, and is of the named round): of a cancel-task and the
  * watch, exactly one ends a wait.
  */
-import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { storedAttributes } from '../aws-clients';
 import type { WaitingCaps, WaitingTask, WaitingTasks } from '../../domain/ports';
 import { queueKey, waitingCapText } from '../../domain/recovery/standing-orders';
 import { keys, RELAY_TABLE } from '../../../contract/resources';
-import { unlessConditionFailed, updateItem } from './dynamodb-item-writes';
+import { deleteItem, updateItem } from './dynamodb-item-writes';
+import { hasFields } from './dynamodb-stored-values';
 
 export const INDEX = RELAY_TABLE.waitingIndex;
 /** The slots of every waiting task. */
@@ -34,16 +35,13 @@ const slotOf = (taskId: string): string => `s${taskId.replace(/[^A-Za-z0-9-]/g, 
 export const queueOrder = (task: Pick<WaitingTask, 'request' | 'accepted_at' | 'task_id'>): string =>
   `${queueKey(task.request.gpu_type)}#${String(Math.max(0, Math.floor(task.accepted_at))).padStart(15, '0')}#${task.task_id}`;
 
-export const isEntry = (value: unknown): value is WaitingTask => {
-  const v = value as Partial<WaitingTask> | null;
-  return (
-    typeof v?.task_id === 'string' &&
-    typeof v.round === 'number' &&
-    typeof v.accepted_at === 'number' &&
-    typeof v.waiting_until === 'number' &&
-    typeof v.request?.gpu_type === 'string'
-  );
-};
+export const isEntry = (value: unknown): value is WaitingTask =>
+  hasFields<WaitingTask>(value, {
+    task_id: 'string',
+    round: 'number',
+    accepted_at: 'number',
+    waiting_until: 'number',
+  }) && hasFields<WaitingTask['request']>(value.request, { gpu_type: 'string' });
 
 /** Whether a slot was taken (or already held), or which cap refused it. */
 type SlotOutcome = 'taken' | 'full';
@@ -87,20 +85,14 @@ export class DynamoDbWaitingEntries implements Omit<WaitingTasks, 'list'> {
   }
 
   public async remove(taskId: string, round?: number): Promise<boolean> {
-    const removed = await unlessConditionFailed(
-      this.doc.send(
-        new DeleteCommand({
-          TableName: this.tableName,
-          Key: { pk: keys.waiting(taskId) },
-          ConditionExpression: round === undefined ? 'attribute_exists(#pk)' : '#entry.#round = :round',
-          ExpressionAttributeNames: {
-            ...(round === undefined ? { '#pk': 'pk' } : { '#entry': 'entry', '#round': 'round' }),
-          },
-          ...(round === undefined ? {} : { ExpressionAttributeValues: { ':round': round } }),
-          ReturnValues: 'ALL_OLD',
-        }),
-      ),
-    );
+    const removed = await deleteItem(this.doc, this.tableName, keys.waiting(taskId), {
+      ConditionExpression: round === undefined ? 'attribute_exists(#pk)' : '#entry.#round = :round',
+      ExpressionAttributeNames: {
+        ...(round === undefined ? { '#pk': 'pk' } : { '#entry': 'entry', '#round': 'round' }),
+      },
+      ...(round === undefined ? {} : { ExpressionAttributeValues: { ':round': round } }),
+      ReturnValues: 'ALL_OLD',
+    });
     if (!removed) return false;
     const entry: unknown = removed.Attributes?.entry;
     await this.freeSlot(TOTAL_SCOPE, taskId);
