@@ -9,32 +9,20 @@
  * to ssh2).
  */
 import { createHash } from 'node:crypto';
-import { connect, type Socket } from 'node:net';
 import { Client } from 'ssh2';
 import type { SshEndpoint } from '../domain/leases/ssh-endpoint';
-import type { SshLoginProbe, SshProbeFailure, SshProbeResult } from '../domain/ports';
-import { SSH_PROBE_TIMEOUT_MS } from './ssh-banner-probe';
-import { connectLookup, isBlockedDestination, refusedLiteralHost, type Resolver } from './ssrf-guard';
+import type { SshLoginProbe, SshProbeResult } from '../domain/ports';
+import { failed, runProbe, type SshBannerProbeOptions } from './ssh-banner-probe';
+import { isBlockedDestination } from './ssrf-guard';
 
 /** The user the relay logs in as: the marketplace's containers take the order's password for root. */
 export const SSH_LOGIN_USER = 'root';
 
-export interface SshLoginProbeOptions {
-  /** True: loopback and private hosts may be probed (local runtime). False: the SSRF guard applies (deployed). */
-  readonly allowPrivate: boolean;
+/** The banner probe's options (address policy, timeout, resolver) and the password. */
+export interface SshLoginProbeOptions extends SshBannerProbeOptions {
   /** The order's ssh_password for an endpoint's order. */
   readonly password: string;
-  /** @default SSH_PROBE_TIMEOUT_MS */
-  readonly timeoutMs?: number;
-  /** DNS stand-in for tests. @default node:dns lookup */
-  readonly resolver?: Resolver;
 }
-
-const failed = (reason: SshProbeFailure, detail?: string): SshProbeResult => ({
-  answered: false,
-  reason,
-  ...(detail ? { detail } : {}),
-});
 
 /** A failure's kind from a socket or ssh2 error; the code is the detail (never a message with data in it). */
 const failureOf = (error: NodeJS.ErrnoException & { level?: string }): SshProbeResult => {
@@ -53,52 +41,42 @@ export const hostKeySha256 = (key: Buffer): string =>
   `SHA256:${createHash('sha256').update(key).digest('base64').replace(/=+$/, '')}`;
 
 /** Logs in once; resolves (never rejects) with the host key or why there was no login. */
-export const probeSshLogin = (endpoint: SshEndpoint, options: SshLoginProbeOptions): Promise<SshProbeResult> => {
-  const host = endpoint.host.replace(/^\[|\]$/g, '');
-  if (!options.allowPrivate && refusedLiteralHost(host)) return Promise.resolve(failed('address_refused'));
-  const timeoutMs = options.timeoutMs ?? SSH_PROBE_TIMEOUT_MS;
-  const lookup = connectLookup(options.allowPrivate, options.resolver);
-  return new Promise<SshProbeResult>((resolve) => {
-    let settled = false;
+export const probeSshLogin = (endpoint: SshEndpoint, options: SshLoginProbeOptions): Promise<SshProbeResult> =>
+  runProbe(endpoint, options, (timeoutMs) => {
     let hostKey: string | undefined;
     let banner = '';
     const client = new Client();
-    const socket: Socket = connect({ host, port: endpoint.port, ...(lookup ? { lookup } : {}) });
-    const finish = (result: SshProbeResult): void => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      client.end();
-      socket.destroy();
-      resolve(result);
+    return {
+      timedOut: () => failed('timeout', `no login within ${timeoutMs} ms`),
+      failureOf,
+      release: () => client.end(),
+      start: (socket, finish) => {
+        socket.once('connect', () => {
+          client.on('ready', () =>
+            finish({ answered: true, banner, ...(hostKey !== undefined ? { host_key_sha256: hostKey } : {}) }),
+          );
+          client.on('handshake', () => undefined);
+          client.on('error', (error) => finish(failureOf(error as NodeJS.ErrnoException & { level?: string })));
+          client.on('close', () => finish(failed('reset', 'closed before a login')));
+          client.connect({
+            sock: socket,
+            username: SSH_LOGIN_USER,
+            password: options.password,
+            tryKeyboard: false,
+            readyTimeout: timeoutMs,
+            // Records the key; pinning is the caller's (the result reports it).
+            hostVerifier: (key: Buffer) => {
+              hostKey = hostKeySha256(key);
+              return true;
+            },
+          });
+          (client as unknown as { on(event: 'greeting', fn: (text: string) => void): void }).on('greeting', (text) => {
+            banner = text.replace(/[^\x20-\x7e]/g, '').slice(0, 255);
+          });
+        });
+      },
     };
-    const timer = setTimeout(() => finish(failed('timeout', `no login within ${timeoutMs} ms`)), timeoutMs);
-    socket.on('error', (error: NodeJS.ErrnoException) => finish(failureOf(error)));
-    socket.once('connect', () => {
-      client.on('ready', () =>
-        finish({ answered: true, banner, ...(hostKey !== undefined ? { host_key_sha256: hostKey } : {}) }),
-      );
-      client.on('handshake', () => undefined);
-      client.on('error', (error) => finish(failureOf(error as NodeJS.ErrnoException & { level?: string })));
-      client.on('close', () => finish(failed('reset', 'closed before a login')));
-      client.connect({
-        sock: socket,
-        username: SSH_LOGIN_USER,
-        password: options.password,
-        tryKeyboard: false,
-        readyTimeout: timeoutMs,
-        // Records the key; pinning is the caller's (the result reports it).
-        hostVerifier: (key: Buffer) => {
-          hostKey = hostKeySha256(key);
-          return true;
-        },
-      });
-      (client as unknown as { on(event: 'greeting', fn: (text: string) => void): void }).on('greeting', (text) => {
-        banner = text.replace(/[^\x20-\x7e]/g, '').slice(0, 255);
-      });
-    });
   });
-};
 
 /** The SshProbe port over ssh2: `passwordFor` gives the order's password for each probe. */
 export const sshLoginProbe = (options: Omit<SshLoginProbeOptions, 'password'>): SshLoginProbe => ({

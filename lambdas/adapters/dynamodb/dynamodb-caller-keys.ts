@@ -8,7 +8,7 @@
  * again at once (at most every FRESH_READ_FLOOR_MS per instance; the per-address rate limit bounds a
  * flood of made-up names further), so a key works as soon as it is created.
  */
-import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { keys } from '../../../contract/resources';
 import { SCOPES } from '../../../contract/scopes';
 import {
@@ -17,7 +17,8 @@ import {
   type CallerKeyRecord,
   type CallerKeyStore,
 } from '../../domain/teams/caller-keys';
-import { isConditionalCheckFailed } from '../aws-clients';
+import { updateItem, type ItemUpdate } from './dynamodb-item-writes';
+import { hasFields } from './dynamodb-stored-values';
 
 /** The map of deleted keys' names (name → Unix seconds deleted): a name is never reused. */
 export const DELETED_ATTRIBUTE = 'deleted';
@@ -25,16 +26,10 @@ export const DELETED_ATTRIBUTE = 'deleted';
 /** The least time between two cache-bypassing reads of one instance (unknown key ids). */
 export const FRESH_READ_FLOOR_MS = 100;
 
-const isRecord = (value: unknown): value is CallerKeyRecord => {
-  const v = value as Partial<CallerKeyRecord> | null;
-  return (
-    typeof v?.name === 'string' &&
-    typeof v.secret === 'string' &&
-    typeof v.created_at === 'number' &&
-    Array.isArray(v.scopes) &&
-    v.scopes.every((s) => (SCOPES as readonly string[]).includes(s))
-  );
-};
+const isRecord = (value: unknown): value is CallerKeyRecord =>
+  hasFields<CallerKeyRecord>(value, { name: 'string', secret: 'string', created_at: 'number' }) &&
+  Array.isArray(value.scopes) &&
+  value.scopes.every((s) => (SCOPES as readonly string[]).includes(s));
 
 export class DynamoDbCallerKeys implements CallerKeyStore {
   private cached: { readonly at: number; readonly records: readonly CallerKeyRecord[] } | undefined;
@@ -54,10 +49,7 @@ export class DynamoDbCallerKeys implements CallerKeyStore {
     const fresh = options.fresh === true && now - this.lastFreshAt >= FRESH_READ_FLOOR_MS;
     if (cached !== undefined && age < this.cacheSeconds * 1000 && !fresh) return cached.records;
     if (fresh) this.lastFreshAt = now;
-    const { Item } = await this.doc.send(
-      new GetCommand({ TableName: this.tableName, Key: { pk: keys.callerKeys() }, ConsistentRead: true }),
-    );
-    const map = (Item?.keys ?? {}) as Record<string, unknown>;
+    const { map } = await this.read();
     const records = Object.values(map)
       .filter(isRecord)
       .sort((a, b) => a.name.localeCompare(b.name));
@@ -65,98 +57,96 @@ export class DynamoDbCallerKeys implements CallerKeyStore {
     return records;
   }
 
+  /** The `KEYS#all` item (read consistently) and its map of keys. */
+  private async read(): Promise<{ readonly item?: Record<string, unknown>; readonly map: Record<string, unknown> }> {
+    const { Item } = await this.doc.send(
+      new GetCommand({ TableName: this.tableName, Key: { pk: keys.callerKeys() }, ConsistentRead: true }),
+    );
+    return { item: Item, map: (Item?.keys ?? {}) as Record<string, unknown> };
+  }
+
+  /** An UpdateItem of the `KEYS#all` item: its answer, or undefined when its condition failed. */
+  private update(update: ItemUpdate) {
+    return updateItem(this.doc, this.tableName, keys.callerKeys(), update);
+  }
+
   /** Creates the item's maps (`keys`; `deleted`, the names of deleted keys) where missing: their entries can then be set. */
   private async ensureMaps(): Promise<void> {
-    await this.doc.send(
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: { pk: keys.callerKeys() },
-        UpdateExpression: 'SET #keys = if_not_exists(#keys, :empty), #deleted = if_not_exists(#deleted, :empty)',
-        ExpressionAttributeNames: { '#keys': 'keys', '#deleted': DELETED_ATTRIBUTE },
-        ExpressionAttributeValues: { ':empty': {} },
-      }),
-    );
+    await this.update({
+      UpdateExpression: 'SET #keys = if_not_exists(#keys, :empty), #deleted = if_not_exists(#deleted, :empty)',
+      ExpressionAttributeNames: { '#keys': 'keys', '#deleted': DELETED_ATTRIBUTE },
+      ExpressionAttributeValues: { ':empty': {} },
+    });
   }
 
   public async add(record: CallerKeyRecord): Promise<boolean> {
     await this.ensureMaps();
-    try {
-      await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: keys.callerKeys() },
-          UpdateExpression: 'SET #keys.#name = :record',
-          // A deleted key's name stays taken: it names that key's orders (issue 29 §7).
-          ConditionExpression:
-            'attribute_not_exists(#keys.#name) AND attribute_not_exists(#deleted.#name) AND size(#keys) < :max',
-          ExpressionAttributeNames: { '#keys': 'keys', '#deleted': DELETED_ATTRIBUTE, '#name': record.name },
-          ExpressionAttributeValues: { ':record': record, ':max': MAX_CALLER_KEYS },
-        }),
-      );
-    } catch (error) {
-      if (!isConditionalCheckFailed(error)) throw error;
-      const { Item } = await this.doc.send(
-        new GetCommand({ TableName: this.tableName, Key: { pk: keys.callerKeys() }, ConsistentRead: true }),
-      );
-      const map = (Item?.keys ?? {}) as Record<string, unknown>;
-      const existing = map[record.name];
-      // Our own write whose answer was lost (same sealed secret) counts as added.
-      if (isRecord(existing) && existing.secret === record.secret) return true;
-      if (existing !== undefined) return false;
-      if ((Item?.[DELETED_ATTRIBUTE] as Record<string, unknown> | undefined)?.[record.name] !== undefined) return false;
-      throw new KeyLimitReachedError(MAX_CALLER_KEYS);
+    const added = await this.update({
+      UpdateExpression: 'SET #keys.#name = :record',
+      // A deleted key's name stays taken: it names that key's orders (issue 29 §7).
+      ConditionExpression:
+        'attribute_not_exists(#keys.#name) AND attribute_not_exists(#deleted.#name) AND size(#keys) < :max',
+      ExpressionAttributeNames: { '#keys': 'keys', '#deleted': DELETED_ATTRIBUTE, '#name': record.name },
+      ExpressionAttributeValues: { ':record': record, ':max': MAX_CALLER_KEYS },
+    });
+    if (added) {
+      this.cached = undefined;
+      return true;
     }
-    this.cached = undefined;
-    return true;
+    const { item, map } = await this.read();
+    const existing = map[record.name];
+    // Our own write whose answer was lost (same sealed secret) counts as added.
+    if (isRecord(existing) && existing.secret === record.secret) return true;
+    if (existing !== undefined) return false;
+    if ((item?.[DELETED_ATTRIBUTE] as Record<string, unknown> | undefined)?.[record.name] !== undefined) return false;
+    throw new KeyLimitReachedError(MAX_CALLER_KEYS);
   }
 
   public async remove(name: string, nowSeconds: number): Promise<'deleted' | 'active' | 'unknown'> {
     await this.ensureMaps();
-    try {
-      await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: keys.callerKeys() },
-          UpdateExpression: 'REMOVE #keys.#name SET #deleted.#name = :now',
-          ConditionExpression: 'attribute_exists(#keys.#name.#revoked)',
-          ExpressionAttributeNames: {
-            '#keys': 'keys',
-            '#deleted': DELETED_ATTRIBUTE,
-            '#name': name,
-            '#revoked': 'revoked_at',
-          },
-          ExpressionAttributeValues: { ':now': nowSeconds },
-        }),
-      );
-    } catch (error) {
-      if (!isConditionalCheckFailed(error)) throw error;
-      this.cached = undefined;
-      const existing = (await this.list({ fresh: true })).find((r) => r.name === name);
-      return existing ? 'active' : 'unknown';
-    }
-    this.cached = undefined;
-    return 'deleted';
+    return this.changeKey(
+      name,
+      {
+        UpdateExpression: 'REMOVE #keys.#name SET #deleted.#name = :now',
+        ConditionExpression: 'attribute_exists(#keys.#name.#revoked)',
+        ExpressionAttributeNames: {
+          '#keys': 'keys',
+          '#deleted': DELETED_ATTRIBUTE,
+          '#name': name,
+          '#revoked': 'revoked_at',
+        },
+        ExpressionAttributeValues: { ':now': nowSeconds },
+      },
+      { changed: 'deleted', refused: 'active' },
+    );
   }
 
   public async revoke(name: string, nowSeconds: number): Promise<'revoked' | 'already' | 'unknown'> {
-    try {
-      await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: keys.callerKeys() },
-          UpdateExpression: 'SET #keys.#name.#revoked = :now',
-          ConditionExpression: 'attribute_exists(#keys.#name) AND attribute_not_exists(#keys.#name.#revoked)',
-          ExpressionAttributeNames: { '#keys': 'keys', '#name': name, '#revoked': 'revoked_at' },
-          ExpressionAttributeValues: { ':now': nowSeconds },
-        }),
-      );
-    } catch (error) {
-      if (!isConditionalCheckFailed(error)) throw error;
-      this.cached = undefined;
-      const existing = (await this.list({ fresh: true })).find((r) => r.name === name);
-      return existing ? 'already' : 'unknown';
-    }
+    return this.changeKey(
+      name,
+      {
+        UpdateExpression: 'SET #keys.#name.#revoked = :now',
+        ConditionExpression: 'attribute_exists(#keys.#name) AND attribute_not_exists(#keys.#name.#revoked)',
+        ExpressionAttributeNames: { '#keys': 'keys', '#name': name, '#revoked': 'revoked_at' },
+        ExpressionAttributeValues: { ':now': nowSeconds },
+      },
+      { changed: 'revoked', refused: 'already' },
+    );
+  }
+
+  /**
+   * A conditional change of the key `name`: `changed` when it applied; when its condition failed,
+   * `refused` while the key exists (read fresh) and `unknown` when it does not. The cache goes either way.
+   */
+  private async changeKey<C extends string, R extends string>(
+    name: string,
+    update: ItemUpdate,
+    answers: { readonly changed: C; readonly refused: R },
+  ): Promise<C | R | 'unknown'> {
+    const changed = await this.update(update);
     this.cached = undefined;
-    return 'revoked';
+    if (changed) return answers.changed;
+    const existing = (await this.list({ fresh: true })).find((r) => r.name === name);
+    return existing ? answers.refused : 'unknown';
   }
 }

@@ -7,13 +7,7 @@
  *   `until`, `reason`, `by`): every search reads it once (GetItem) to leave avoided hosts out, and
  *   GET /webhook/hosts reads it to know which records to fetch (no Scan: nobody may read the table in bulk).
  */
-import {
-  BatchGetCommand,
-  GetCommand,
-  PutCommand,
-  UpdateCommand,
-  type DynamoDBDocumentClient,
-} from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { keys } from '../../../contract/resources';
 import {
   DEFAULT_AVOID_POLICY,
@@ -29,11 +23,11 @@ import {
 } from '../../domain/hosts/host-records';
 import { isConditionalCheckFailed } from '../aws-clients';
 import { avoidedInIndex, indexedHosts, readHostIndex } from './dynamodb-avoided-hosts';
+import { batchGetItems } from './dynamodb-batch-get';
+import { setEntry } from './dynamodb-entry-attributes';
 
 /** Optimistic write attempts per outcome before giving up (concurrent outcomes on one host). */
 const WRITE_ATTEMPTS = 5;
-/** Rounds of unprocessed keys retried per batch (DynamoDB throttling). */
-const MAX_ROUNDS = 10;
 
 const attributeOf = (serverId: number): string => `h${serverId}`;
 
@@ -139,15 +133,7 @@ export class DynamoDbHostRecords implements HostRecords {
       seen: record.updated_at,
       ...(record.avoided ? { until: record.avoided.until, reason: record.avoided.reason, by: record.avoided.by } : {}),
     };
-    await this.doc.send(
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: { pk: keys.hostIndex() },
-        UpdateExpression: 'SET #h = :entry',
-        ExpressionAttributeNames: { '#h': attributeOf(record.server_id) },
-        ExpressionAttributeValues: { ':entry': entry },
-      }),
-    );
+    await setEntry(this.doc, this.tableName, keys.hostIndex(), attributeOf(record.server_id), entry);
   }
 
   public async avoided(nowMs: number): Promise<ReadonlySet<number>> {
@@ -158,19 +144,10 @@ export class DynamoDbHostRecords implements HostRecords {
     const ids = indexedHosts(await readHostIndex(this.doc, this.tableName));
     const records: HostRecord[] = [];
     const byKey = new Map(ids.map((id) => [keys.host(id), id]));
-    for (let i = 0; i < ids.length; i += 100) {
-      let request: Record<string, { Keys: Record<string, unknown>[] }> | undefined = {
-        [this.tableName]: { Keys: ids.slice(i, i + 100).map((id) => ({ pk: keys.host(id) })) },
-      };
-      for (let round = 0; request?.[this.tableName]?.Keys.length; round += 1) {
-        if (round >= MAX_ROUNDS) throw new Error('host records could not be read (throttled); try again');
-        const answer = await this.doc.send(new BatchGetCommand({ RequestItems: request }));
-        for (const item of answer.Responses?.[this.tableName] ?? []) {
-          const id = byKey.get(String(item.pk));
-          if (id !== undefined) records.push(readHostRecord(id, item));
-        }
-        request = answer.UnprocessedKeys as typeof request;
-      }
+    const pks = ids.map((id) => keys.host(id));
+    for (const item of await batchGetItems(this.doc, this.tableName, pks, 'host records')) {
+      const id = byKey.get(String(item.pk));
+      if (id !== undefined) records.push(readHostRecord(id, item));
     }
     return records;
   }

@@ -9,11 +9,11 @@
  * failed releases the key, so the client's retry runs for real instead of replaying a 503.
  */
 import { createHash } from 'node:crypto';
-import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { isConditionalCheckFailed } from '../aws-clients';
+import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ConcurrentUpdateError } from '../../domain/errors';
 import type { IdempotencyStore } from '../../domain/ports';
 import { keys } from '../../../contract/resources';
+import { deleteItem, putItem } from './dynamodb-item-writes';
 
 /** How long a key binds (order-relay hardening: repeats within 24 h). */
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 3600;
@@ -34,8 +34,8 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore {
   ) {}
 
   // Hashing keeps client-chosen strings (any length, any bytes) out of the key and within item limits.
-  private itemKey(key: string): { pk: string } {
-    return { pk: this.family(createHash('sha256').update(key, 'utf8').digest('hex')) };
+  private pk(key: string): string {
+    return this.family(createHash('sha256').update(key, 'utf8').digest('hex'));
   }
 
   /** Binds `key` to `taskId` unless it is bound and unexpired; returns the task id bound now. */
@@ -48,22 +48,19 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore {
     const expiresAt = now + ttlSeconds * 1000;
     // A second round only happens if the winner's item expired or was released between our put and get.
     for (let attempt = 0; attempt < 3; attempt += 1) {
-      try {
-        await this.doc.send(
-          new PutCommand({
-            TableName: this.tableName,
-            Item: { ...this.itemKey(key), task_id: taskId, expires_at: expiresAt, ttl: Math.ceil(expiresAt / 1000) },
-            ConditionExpression: 'attribute_not_exists(#pk) OR #expires <= :now',
-            ExpressionAttributeNames: { '#pk': 'pk', '#expires': 'expires_at' },
-            ExpressionAttributeValues: { ':now': now },
-          }),
-        );
-        return taskId;
-      } catch (error) {
-        if (!isConditionalCheckFailed(error)) throw error;
-      }
+      const bound = await putItem(
+        this.doc,
+        this.tableName,
+        { pk: this.pk(key), task_id: taskId, expires_at: expiresAt, ttl: Math.ceil(expiresAt / 1000) },
+        {
+          ConditionExpression: 'attribute_not_exists(#pk) OR #expires <= :now',
+          ExpressionAttributeNames: { '#pk': 'pk', '#expires': 'expires_at' },
+          ExpressionAttributeValues: { ':now': now },
+        },
+      );
+      if (bound) return taskId;
       const { Item } = await this.doc.send(
-        new GetCommand({ TableName: this.tableName, Key: this.itemKey(key), ConsistentRead: true }),
+        new GetCommand({ TableName: this.tableName, Key: { pk: this.pk(key) }, ConsistentRead: true }),
       );
       if (Item && typeof Item.task_id === 'string' && typeof Item.expires_at === 'number' && Item.expires_at > now) {
         return Item.task_id;
@@ -74,18 +71,10 @@ export class DynamoDbIdempotencyStore implements IdempotencyStore {
 
   /** Unbinds the key if `taskId` holds it (the hand-off failed), so a retry is processed afresh. */
   public async release(key: string, taskId: string): Promise<void> {
-    try {
-      await this.doc.send(
-        new DeleteCommand({
-          TableName: this.tableName,
-          Key: this.itemKey(key),
-          ConditionExpression: '#task = :task',
-          ExpressionAttributeNames: { '#task': 'task_id' },
-          ExpressionAttributeValues: { ':task': taskId },
-        }),
-      );
-    } catch (error) {
-      if (!isConditionalCheckFailed(error)) throw error;
-    }
+    await deleteItem(this.doc, this.tableName, this.pk(key), {
+      ConditionExpression: '#task = :task',
+      ExpressionAttributeNames: { '#task': 'task_id' },
+      ExpressionAttributeValues: { ':task': taskId },
+    });
   }
 }

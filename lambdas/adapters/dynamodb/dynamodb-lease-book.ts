@@ -3,15 +3,7 @@
  * writes are described in dynamodb-lease-items.ts; the sweep's part is dynamodb-lease-store.ts.
  */
 import { randomUUID } from 'node:crypto';
-import {
-  BatchGetCommand,
-  DeleteCommand,
-  GetCommand,
-  PutCommand,
-  UpdateCommand,
-  type DynamoDBDocumentClient,
-} from '@aws-sdk/lib-dynamodb';
-import { isConditionalCheckFailed } from '../aws-clients';
+import { BatchGetCommand, GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { TrackedOrder, WatchedOrder, WatchEntry } from '../../domain/leases/lease';
 import type { LeaseBook, LeaseTerms, SpotDecreaseClaim } from '../../domain/leases/lease-ports';
 import {
@@ -20,14 +12,18 @@ import {
   CLAIM_TOKEN,
   dueAttribute,
   encodeWatch,
-  ignoreLostCondition,
   leaseKeys,
+  putClaim,
+  setOrderOptions,
   storedToken,
   toTracked,
   TTL_ATTRIBUTE,
+  updateCursor,
   wait,
   watchAttribute,
 } from './dynamodb-lease-items';
+import { removeEntry } from './dynamodb-entry-attributes';
+import { deleteItem, putItem, updateItem } from './dynamodb-item-writes';
 
 /**
  * The lease book in the relay table: what the job worker and the workflow use. The sweep's methods
@@ -49,30 +45,19 @@ export class DynamoDbLeaseBook implements LeaseBook {
 
   public async track(order: WatchedOrder, opts: { now: number; status: string; lease?: LeaseTerms }): Promise<void> {
     if (opts.lease) await this.addDueEntry(order.order_id, opts.lease.expires_at);
-    try {
-      await this.doc.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: {
-            pk: leaseKeys.lease(order.order_id),
-            order_id: order.order_id,
-            task_id: order.task_id,
-            ...(order.callback_url !== undefined ? { callback_url: order.callback_url } : {}),
-            ...(order.spot !== undefined ? { spot: order.spot } : {}),
-            ...(order.key !== undefined ? { key: order.key } : {}),
-            ...(order.on_outbid !== undefined ? { on_outbid: order.on_outbid } : {}),
-            ...(order.max_price !== undefined ? { max_price: order.max_price } : {}),
-            ...(order.spend_task_id !== undefined ? { spend_task_id: order.spend_task_id } : {}),
-            ...(opts.lease ? { expires_at: opts.lease.expires_at, hours: opts.lease.hours } : {}),
-          },
-          // A retried readiness step must not reset warnings, claims or an extension made since.
-          ConditionExpression: 'attribute_not_exists(#pk)',
-          ExpressionAttributeNames: { '#pk': 'pk' },
-        }),
-      );
-    } catch (error) {
-      ignoreLostCondition(error);
-    }
+    await putItem(
+      this.doc,
+      this.tableName,
+      {
+        pk: leaseKeys.lease(order.order_id),
+        order_id: order.order_id,
+        task_id: order.task_id,
+        ...setOrderOptions(order),
+        ...(opts.lease ? { expires_at: opts.lease.expires_at, hours: opts.lease.hours } : {}),
+      },
+      // A retried readiness step must not reset warnings, claims or an extension made since.
+      { ConditionExpression: 'attribute_not_exists(#pk)', ExpressionAttributeNames: { '#pk': 'pk' } },
+    );
     await this.watchIfAbsent(order.order_id, { status: opts.status, since: opts.now, spot: order.spot === true });
   }
 
@@ -143,24 +128,16 @@ export class DynamoDbLeaseBook implements LeaseBook {
       condition += '#expires = :old';
       values[':old'] = change.expectedEnd;
     }
-    try {
-      await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: leaseKeys.lease(order.order_id) },
-          UpdateExpression: `SET ${sets.join(', ')} REMOVE #ttl`,
-          ConditionExpression: condition,
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-        }),
-      );
-    } catch (error) {
-      if (!isConditionalCheckFailed(error)) throw error;
-      // Our own extension, landed on an attempt whose answer was lost? Then it must not be made again.
-      // Otherwise the entry added above stays: the due query treats it as stale and prunes it.
-      if ((await storedToken(this.doc, this.tableName, leaseKeys.lease(order.order_id), CLAIM_TOKEN.extend)) !== token)
-        return false;
-    }
+    const pk = leaseKeys.lease(order.order_id);
+    const moved = await updateItem(this.doc, this.tableName, pk, {
+      UpdateExpression: `SET ${sets.join(', ')} REMOVE #ttl`,
+      ConditionExpression: condition,
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+    });
+    // Not moved: our own extension, landed on an attempt whose answer was lost? Then it must not be made
+    // again. Otherwise the entry added above stays: the due query treats it as stale and prunes it.
+    if (!moved && (await storedToken(this.doc, this.tableName, pk, CLAIM_TOKEN.extend)) !== token) return false;
     if (change.expectedEnd !== undefined && change.expectedEnd !== change.expiresAt)
       await this.removeDueEntry(order.order_id, change.expectedEnd);
     await this.watchIfAbsent(order.order_id, { status: opts.status, since: opts.now, spot: order.spot === true });
@@ -169,26 +146,18 @@ export class DynamoDbLeaseBook implements LeaseBook {
 
   public async claimSpotDecrease(orderId: number, now: number, windowSeconds: number): Promise<SpotDecreaseClaim> {
     for (let attempt = 0; attempt < 3; attempt += 1) {
-      const token = randomUUID();
-      try {
-        await this.doc.send(
-          new PutCommand({
-            TableName: this.tableName,
-            Item: {
-              pk: leaseKeys.spotDecrease(orderId),
-              decreased_at: now,
-              [CLAIM_TOKEN.spotDecrease]: token,
-              [TTL_ATTRIBUTE]: now + windowSeconds + 3600,
-            },
-            ConditionExpression: 'attribute_not_exists(#pk) OR #at <= :cut',
-            ExpressionAttributeNames: { '#pk': 'pk', '#at': 'decreased_at' },
-            ExpressionAttributeValues: { ':cut': now - windowSeconds },
-          }),
-        );
-        return { claimed: true };
-      } catch (error) {
-        ignoreLostCondition(error);
-      }
+      const { token, landed } = await putClaim(
+        this.doc,
+        this.tableName,
+        { pk: leaseKeys.spotDecrease(orderId), decreased_at: now, [TTL_ATTRIBUTE]: now + windowSeconds + 3600 },
+        CLAIM_TOKEN.spotDecrease,
+        {
+          ConditionExpression: 'attribute_not_exists(#pk) OR #at <= :cut',
+          ExpressionAttributeNames: { '#pk': 'pk', '#at': 'decreased_at' },
+          ExpressionAttributeValues: { ':cut': now - windowSeconds },
+        },
+      );
+      if (landed) return { claimed: true };
       const { Item } = await this.doc.send(
         new GetCommand({
           TableName: this.tableName,
@@ -206,19 +175,11 @@ export class DynamoDbLeaseBook implements LeaseBook {
   }
 
   public async releaseSpotDecrease(orderId: number, at: number): Promise<void> {
-    try {
-      await this.doc.send(
-        new DeleteCommand({
-          TableName: this.tableName,
-          Key: { pk: leaseKeys.spotDecrease(orderId) },
-          ConditionExpression: '#at = :at',
-          ExpressionAttributeNames: { '#at': 'decreased_at' },
-          ExpressionAttributeValues: { ':at': at },
-        }),
-      );
-    } catch (error) {
-      ignoreLostCondition(error);
-    }
+    await deleteItem(this.doc, this.tableName, leaseKeys.spotDecrease(orderId), {
+      ConditionExpression: '#at = :at',
+      ExpressionAttributeNames: { '#at': 'decreased_at' },
+      ExpressionAttributeValues: { ':at': at },
+    });
   }
 
   // ---- internals ----------------------------------------------------------------------------
@@ -235,19 +196,16 @@ export class DynamoDbLeaseBook implements LeaseBook {
         ExpressionAttributeValues: { ':exp': expiresAt, ':start': start },
       }),
     );
-    try {
-      await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: leaseKeys.cursor() },
-          UpdateExpression: 'SET #from = :start, #v = if_not_exists(#v, :zero) + :one',
-          ConditionExpression: 'attribute_not_exists(#from) OR #from > :start',
-          ExpressionAttributeNames: { '#from': 'from', '#v': 'v' },
-          ExpressionAttributeValues: { ':start': start, ':zero': 0, ':one': 1 },
-        }),
-      );
-    } catch (error) {
-      ignoreLostCondition(error);
+    const lowered = await updateCursor(
+      this.doc,
+      this.tableName,
+      {
+        UpdateExpression: 'SET #from = :start, #v = if_not_exists(#v, :zero) + :one',
+        ConditionExpression: 'attribute_not_exists(#from) OR #from > :start',
+      },
+      { ':start': start, ':zero': 0, ':one': 1 },
+    );
+    if (!lowered) {
       // The cursor is already at or before our bucket; bumping the version stops a sweep that read it
       // before our entry existed from advancing past it.
       await this.doc.send(
@@ -262,25 +220,15 @@ export class DynamoDbLeaseBook implements LeaseBook {
     }
   }
 
+  /** Removes a due entry (conditional on it: a missing bucket is never created). */
   protected async removeDueEntry(orderId: number, expiresAt: number): Promise<void> {
-    await this.removeAttribute(leaseKeys.due(bucketStart(expiresAt)), dueAttribute(orderId, expiresAt));
-  }
-
-  /** REMOVE of one attribute, without creating the item when it is missing. */
-  protected async removeAttribute(pk: string, attribute: string): Promise<void> {
-    try {
-      await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk },
-          UpdateExpression: 'REMOVE #a',
-          ConditionExpression: 'attribute_exists(#a)',
-          ExpressionAttributeNames: { '#a': attribute },
-        }),
-      );
-    } catch (error) {
-      ignoreLostCondition(error);
-    }
+    await removeEntry(
+      this.doc,
+      this.tableName,
+      leaseKeys.due(bucketStart(expiresAt)),
+      dueAttribute(orderId, expiresAt),
+      true,
+    );
   }
 
   private async watchIfAbsent(orderId: number, entry: WatchEntry): Promise<void> {

@@ -31,11 +31,13 @@
  * and a failed condition is read back consistently: the call's own token means the write was its
  * own, and it answers as if the first answer had arrived. Another caller's write keeps the refusal.
  */
+import { randomUUID } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
-import { isConditionalCheckFailed, storedAttributes } from '../aws-clients';
+import { storedAttributes } from '../aws-clients';
 import { keys, RELAY_TABLE } from '../../../contract/resources';
 import type { Lease, TrackedOrder, WatchedOrder, WatchEntry } from '../../domain/leases/lease';
+import { putItem, updateItem, type ItemPut } from './dynamodb-item-writes';
 
 export const TTL_ATTRIBUTE = RELAY_TABLE.ttlAttribute;
 
@@ -78,20 +80,18 @@ const LeaseItemSchema = z.object({
   end_reason: z.optional(z.enum(['cancelled', 'order_gone'])),
 });
 
+/** The optional fields of a watched order, stored in its lease item when set. */
+const ORDER_OPTIONS = ['callback_url', 'spot', 'key', 'on_outbid', 'max_price', 'spend_task_id'] as const;
+
+/** The optional fields of `order` that are set (an item holds no undefined attribute). */
+export const setOrderOptions = (order: Omit<WatchedOrder, 'order_id' | 'task_id'>): Partial<WatchedOrder> =>
+  Object.fromEntries(ORDER_OPTIONS.filter((name) => order[name] !== undefined).map((name) => [name, order[name]]));
+
 export const toTracked = (item: Record<string, unknown> | undefined): TrackedOrder | undefined => {
   const parsed = LeaseItemSchema.safeParse(item);
   if (!parsed.success) return undefined;
   const i = parsed.data;
-  const order: WatchedOrder = {
-    order_id: i.order_id,
-    task_id: i.task_id,
-    ...(i.callback_url !== undefined ? { callback_url: i.callback_url } : {}),
-    ...(i.spot !== undefined ? { spot: i.spot } : {}),
-    ...(i.key !== undefined ? { key: i.key } : {}),
-    ...(i.on_outbid !== undefined ? { on_outbid: i.on_outbid } : {}),
-    ...(i.max_price !== undefined ? { max_price: i.max_price } : {}),
-    ...(i.spend_task_id !== undefined ? { spend_task_id: i.spend_task_id } : {}),
-  };
+  const order: WatchedOrder = { order_id: i.order_id, task_id: i.task_id, ...setOrderOptions(i) };
   if (i.expires_at === undefined || i.hours === undefined) return order;
   const lease: Lease = {
     ...order,
@@ -104,8 +104,22 @@ export const toTracked = (item: Record<string, unknown> | undefined): TrackedOrd
   return lease;
 };
 
-export const ignoreLostCondition = (error: unknown): void => {
-  if (!isConditionalCheckFailed(error)) throw error;
+/**
+ * A conditional update of the due cursor (`from` and its version `v`, both named in the expressions):
+ * false when its condition failed.
+ */
+export const updateCursor = async (
+  doc: DynamoDBDocumentClient,
+  tableName: string,
+  update: { readonly UpdateExpression: string; readonly ConditionExpression: string },
+  values: Record<string, unknown>,
+): Promise<boolean> => {
+  const updated = await updateItem(doc, tableName, leaseKeys.cursor(), {
+    ...update,
+    ExpressionAttributeNames: { '#from': 'from', '#v': 'v' },
+    ExpressionAttributeValues: values,
+  });
+  return updated !== undefined;
 };
 
 /** The token attributes of the claims (see the module comment). */
@@ -117,6 +131,22 @@ export const CLAIM_TOKEN = {
   extend: 'extend_id',
   status: 'status_write_id',
 } as const;
+
+/**
+ * Puts the claim item `item` with a fresh token in `tokenAttribute`, under `condition`: the token, and
+ * whether the put landed (false: its condition failed; the token read back tells whether it was ours).
+ */
+export const putClaim = async (
+  doc: DynamoDBDocumentClient,
+  tableName: string,
+  item: Record<string, unknown>,
+  tokenAttribute: string,
+  condition: ItemPut,
+): Promise<{ readonly token: string; readonly landed: boolean }> => {
+  const token = randomUUID();
+  const landed = await putItem(doc, tableName, { ...item, [tokenAttribute]: token }, condition);
+  return { token, landed: landed !== undefined };
+};
 
 /** A token attribute's current value, read consistently (after a failed condition: was the write ours?). */
 export const storedToken = async (

@@ -4,9 +4,8 @@
  * cursor protocol are described in dynamodb-lease-items.ts.
  */
 import { randomUUID } from 'node:crypto';
-import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
-import { isConditionalCheckFailed } from '../aws-clients';
 import type { Lease, LeaseEnd, WatchEntry } from '../../domain/leases/lease';
 import type { LeaseStore } from '../../domain/leases/lease-ports';
 import { DynamoDbLeaseBook } from './dynamodb-lease-book';
@@ -15,14 +14,17 @@ import {
   bucketStart,
   CLAIM_TOKEN,
   encodeWatch,
-  ignoreLostCondition,
   LEASE_DUE_BUCKET_SECONDS,
   LEASE_RETENTION_SECONDS,
   leaseKeys,
+  putClaim,
   storedToken,
   TTL_ATTRIBUTE,
+  updateCursor,
   watchAttribute,
 } from './dynamodb-lease-items';
+import { removeEntry } from './dynamodb-entry-attributes';
+import { updateItem } from './dynamodb-item-writes';
 
 /**
  * An entry whose lease does not (yet) carry its end is left alone this long past `before`: it may
@@ -78,16 +80,11 @@ const conditionalUpdate = async (
           ExpressionAttributeNames: { ...update.ExpressionAttributeNames, '#token': tokenAttribute },
           ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ':token': value },
         };
-  try {
-    await doc.send(new UpdateCommand({ TableName: tableName, Key: { pk: leaseKeys.lease(orderId) }, ...request }));
-    return true;
-  } catch (error) {
-    if (!isConditionalCheckFailed(error)) throw error;
-    return (
-      tokenAttribute !== undefined &&
-      (await storedToken(doc, tableName, leaseKeys.lease(orderId), tokenAttribute)) === value
-    );
-  }
+  if (await updateItem(doc, tableName, leaseKeys.lease(orderId), request)) return true;
+  return (
+    tokenAttribute !== undefined &&
+    (await storedToken(doc, tableName, leaseKeys.lease(orderId), tokenAttribute)) === value
+  );
 };
 
 /** Leases, watch list and event claims in the relay table: the lease book plus the fleet watch's sweep. */
@@ -139,7 +136,7 @@ export class DynamoDbLeaseStore extends DynamoDbLeaseBook implements LeaseStore 
         const stale = lease !== undefined && (lease.ended !== undefined || entry.expiresAt < lease.expires_at);
         if (stale || entry.expiresAt <= before - IN_FLIGHT_GRACE_SECONDS) {
           pruned.add(`${entry.bucket}/${entry.attribute}`);
-          await this.removeAttribute(leaseKeys.due(entry.bucket), entry.attribute);
+          await removeEntry(this.doc, this.tableName, leaseKeys.due(entry.bucket), entry.attribute, true);
         }
       }
     }
@@ -149,21 +146,13 @@ export class DynamoDbLeaseStore extends DynamoDbLeaseBook implements LeaseStore 
     );
     const next = firstHeld ?? last;
     if (next > from) {
-      try {
-        await this.doc.send(
-          new UpdateCommand({
-            TableName: this.tableName,
-            Key: { pk: leaseKeys.cursor() },
-            UpdateExpression: 'SET #from = :next',
-            // Only if no writer touched the cursor since we read it: its entry may be in a bucket we passed.
-            ConditionExpression: '#v = :v AND #from = :from',
-            ExpressionAttributeNames: { '#from': 'from', '#v': 'v' },
-            ExpressionAttributeValues: { ':next': next, ':v': version, ':from': from },
-          }),
-        );
-      } catch (error) {
-        ignoreLostCondition(error);
-      }
+      await updateCursor(
+        this.doc,
+        this.tableName,
+        // Only if no writer touched the cursor since we read it: its entry may be in a bucket we passed.
+        { UpdateExpression: 'SET #from = :next', ConditionExpression: '#v = :v AND #from = :from' },
+        { ':next': next, ':v': version, ':from': from },
+      );
     }
     return due;
   }
@@ -221,29 +210,21 @@ export class DynamoDbLeaseStore extends DynamoDbLeaseBook implements LeaseStore 
       condition += ' AND #expires = :exp';
       values[':exp'] = expiresAt;
     }
-    let ended: Record<string, unknown> | undefined;
-    try {
-      ({ Attributes: ended } = await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: leaseKeys.lease(orderId) },
-          UpdateExpression: 'SET #ended = :now, #reason = :reason, #ttl = :ttl REMOVE #claim',
-          ConditionExpression: condition,
-          ExpressionAttributeNames: {
-            '#expires': 'expires_at',
-            '#ended': 'ended_at',
-            '#reason': 'end_reason',
-            '#ttl': TTL_ATTRIBUTE,
-            '#claim': 'cancel_claimed_at',
-          },
-          ExpressionAttributeValues: values,
-          ReturnValues: 'ALL_NEW',
-        }),
-      ));
-    } catch (error) {
-      if (isConditionalCheckFailed(error)) return false;
-      throw error;
-    }
+    const answer = await updateItem(this.doc, this.tableName, leaseKeys.lease(orderId), {
+      UpdateExpression: 'SET #ended = :now, #reason = :reason, #ttl = :ttl REMOVE #claim',
+      ConditionExpression: condition,
+      ExpressionAttributeNames: {
+        '#expires': 'expires_at',
+        '#ended': 'ended_at',
+        '#reason': 'end_reason',
+        '#ttl': TTL_ATTRIBUTE,
+        '#claim': 'cancel_claimed_at',
+      },
+      ExpressionAttributeValues: values,
+      ReturnValues: 'ALL_NEW',
+    });
+    if (!answer) return false;
+    const ended = answer.Attributes;
     if (typeof ended?.expires_at === 'number') await this.removeDueEntry(orderId, ended.expires_at);
     return true;
   }
@@ -283,21 +264,14 @@ export class DynamoDbLeaseStore extends DynamoDbLeaseBook implements LeaseStore 
     const token = randomUUID();
     const values: Record<string, unknown> = { ':prev': encodeWatch(prev), ':token': token };
     if (next) values[':next'] = encodeWatch(next);
-    try {
-      await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: leaseKeys.watch() },
-          UpdateExpression: next ? 'SET #o = :next, #token = :token' : 'SET #token = :token REMOVE #o',
-          ConditionExpression: '#o = :prev',
-          ExpressionAttributeNames: { '#o': watchAttribute(orderId), '#token': CLAIM_TOKEN.status },
-          ExpressionAttributeValues: values,
-        }),
-      );
-    } catch (error) {
-      if (!isConditionalCheckFailed(error)) throw error;
-      if ((await storedToken(this.doc, this.tableName, leaseKeys.watch(), CLAIM_TOKEN.status)) !== token) return false;
-    }
+    const written = await updateItem(this.doc, this.tableName, leaseKeys.watch(), {
+      UpdateExpression: next ? 'SET #o = :next, #token = :token' : 'SET #token = :token REMOVE #o',
+      ConditionExpression: '#o = :prev',
+      ExpressionAttributeNames: { '#o': watchAttribute(orderId), '#token': CLAIM_TOKEN.status },
+      ExpressionAttributeValues: values,
+    });
+    if (!written && (await storedToken(this.doc, this.tableName, leaseKeys.watch(), CLAIM_TOKEN.status)) !== token)
+      return false;
     if (!next) {
       // An order without a lease is kept for a while after the watch lets it go (endLease does it for leases).
       await conditionalUpdate(this.doc, this.tableName, orderId, {
@@ -311,25 +285,14 @@ export class DynamoDbLeaseStore extends DynamoDbLeaseBook implements LeaseStore 
   }
 
   public async claimEvent(eventId: string, now: number): Promise<boolean> {
-    const token = randomUUID();
-    try {
-      await this.doc.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: {
-            pk: leaseKeys.event(eventId),
-            claimed_at: now,
-            [CLAIM_TOKEN.event]: token,
-            [TTL_ATTRIBUTE]: now + LEASE_RETENTION_SECONDS,
-          },
-          ConditionExpression: 'attribute_not_exists(#pk)',
-          ExpressionAttributeNames: { '#pk': 'pk' },
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (!isConditionalCheckFailed(error)) throw error;
-      return (await storedToken(this.doc, this.tableName, leaseKeys.event(eventId), CLAIM_TOKEN.event)) === token;
-    }
+    const pk = leaseKeys.event(eventId);
+    const { token, landed } = await putClaim(
+      this.doc,
+      this.tableName,
+      { pk, claimed_at: now, [TTL_ATTRIBUTE]: now + LEASE_RETENTION_SECONDS },
+      CLAIM_TOKEN.event,
+      { ConditionExpression: 'attribute_not_exists(#pk)', ExpressionAttributeNames: { '#pk': 'pk' } },
+    );
+    return landed || (await storedToken(this.doc, this.tableName, pk, CLAIM_TOKEN.event)) === token;
   }
 }

@@ -10,8 +10,8 @@
  * (slots claimed before it are void) and `widen_token` (which report wrote the last widening).
  */
 import { randomUUID } from 'node:crypto';
-import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { isConditionalCheckFailed, storedAttributes } from '../aws-clients';
+import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { storedAttributes } from '../aws-clients';
 import { ConcurrentUpdateError } from '../../domain/errors';
 import type { PacingGate, PacingLaneRequest, PacingWidening, RateLimitReport } from '../../domain/ports';
 import {
@@ -27,6 +27,7 @@ import {
   type Widening,
 } from '../../marketplace/pacing-schedule';
 import { keys, RELAY_TABLE } from '../../../contract/resources';
+import { updateItem } from './dynamodb-item-writes';
 
 /** Lost races before giving up; each lost race means another caller got a slot, so this is ample. */
 const MAX_ATTEMPTS = 50;
@@ -120,10 +121,8 @@ export class DynamoDbPacingGate implements PacingGate {
   ): Promise<PacingWidening> {
     const pk = keys.pacing(keyId);
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
-      const { Item } = await this.doc.send(
-        new GetCommand({ TableName: this.tableName, Key: { pk }, ConsistentRead: true }),
-      );
-      const schedule = scheduleOf(Item);
+      const item = await this.read(pk);
+      const schedule = scheduleOf(item);
       const { schedule: after, ...outcome } = widenSchedule(schedule, now, intervalMs, report);
       const widening = after.widening;
       if (!outcome.widened) {
@@ -134,44 +133,25 @@ export class DynamoDbPacingGate implements PacingGate {
       }
       if (!widening) throw new Error('a widening without its interval');
       const token = randomUUID();
-      const rev = typeof Item?.rev === 'number' ? Item.rev : undefined;
-      const horizon = Math.max(scheduleHorizon(after, intervalMs + widening.extraMs), widening.quietUntil);
-      try {
-        await this.doc.send(
-          new UpdateCommand({
-            TableName: this.tableName,
-            Key: { pk },
-            UpdateExpression:
-              'SET next_free = :next, reserved = :reserved, lanes = :lanes, busy_until = :busy, interval_ms = :interval, ' +
-              'extra_ms = :extra, quiet_until = :quiet, widened_at = :widened, widen_token = :token, rev = :newRev, #ttl = :ttl',
-            ConditionExpression: !Item
-              ? 'attribute_not_exists(pk)'
-              : rev === undefined
-                ? 'attribute_not_exists(rev)'
-                : 'rev = :rev',
-            ExpressionAttributeNames: { '#ttl': RELAY_TABLE.ttlAttribute },
-            ExpressionAttributeValues: {
-              ':next': finiteOrZero(after.nextFree),
-              ':reserved': [...after.reserved],
-              ':lanes': { ...after.lanes },
-              ':busy': Math.max(0, busyUntil(after, intervalMs + widening.extraMs)),
-              ':interval': widening.intervalMs,
-              ':extra': widening.extraMs,
-              ':quiet': widening.quietUntil,
-              ':widened': widening.widenedAt,
-              ':token': token,
-              ':newRev': (rev ?? 0) + 1,
-              ':ttl': Math.ceil(horizon / 1000) + TTL_MARGIN_SECONDS,
-              ...(rev === undefined ? {} : { ':rev': rev }),
-            },
-          }),
-        );
-        return outcome;
-      } catch (error) {
-        if (!isConditionalCheckFailed(error)) throw error;
-        const stored = await storedAttributes(this.doc, this.tableName, pk, ['widen_token']);
-        if (stored.widen_token === token) return outcome;
-      }
+      const spacingMs = intervalMs + widening.extraMs;
+      const written = await this.writeSchedule(pk, item, {
+        schedule: after,
+        spacingMs,
+        horizon: Math.max(scheduleHorizon(after, spacingMs), widening.quietUntil),
+        widening: {
+          set: 'interval_ms = :interval, extra_ms = :extra, quiet_until = :quiet, widened_at = :widened, widen_token = :token',
+          values: {
+            ':interval': widening.intervalMs,
+            ':extra': widening.extraMs,
+            ':quiet': widening.quietUntil,
+            ':widened': widening.widenedAt,
+            ':token': token,
+          },
+        },
+      });
+      if (written) return outcome;
+      const stored = await storedAttributes(this.doc, this.tableName, pk, ['widen_token']);
+      if (stored.widen_token === token) return outcome;
     }
     throw new ConcurrentUpdateError(`marketplace pacing interval for ${keyId} stayed contended`);
   }
@@ -183,49 +163,31 @@ export class DynamoDbPacingGate implements PacingGate {
 
   /** Moves `quiet_until` to `quietUntil` while the widening is still in force; false: it ended meanwhile (read again). */
   private async extendQuiet(pk: string, now: number, quietUntil: number): Promise<boolean> {
-    try {
-      await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk },
-          UpdateExpression: 'SET quiet_until = :quiet',
-          ConditionExpression: 'quiet_until > :now',
-          ExpressionAttributeValues: { ':quiet': quietUntil, ':now': now },
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (isConditionalCheckFailed(error)) return false;
-      throw error;
-    }
+    const moved = await updateItem(this.doc, this.tableName, pk, {
+      UpdateExpression: 'SET quiet_until = :quiet',
+      ConditionExpression: 'quiet_until > :now',
+      ExpressionAttributeValues: { ':quiet': quietUntil, ':now': now },
+    });
+    return moved !== undefined;
   }
 
   private async claimIdle(pk: string, now: number, intervalMs: number): Promise<boolean> {
     const next = now + intervalMs;
-    try {
-      await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk },
-          UpdateExpression: 'SET next_free = :next, busy_until = :next, #ttl = :ttl ADD rev :one',
-          // A widened interval in force takes the read path, which knows the wider spacing.
-          ConditionExpression:
-            '(attribute_not_exists(next_free) OR next_free <= :now) AND (attribute_not_exists(busy_until) OR busy_until <= :now)' +
-            ' AND (attribute_not_exists(quiet_until) OR quiet_until <= :now)',
-          ExpressionAttributeNames: { '#ttl': RELAY_TABLE.ttlAttribute },
-          ExpressionAttributeValues: {
-            ':next': next,
-            ':now': now,
-            ':one': 1,
-            ':ttl': Math.ceil(next / 1000) + TTL_MARGIN_SECONDS,
-          },
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (isConditionalCheckFailed(error)) return false;
-      throw error;
-    }
+    const claimed = await updateItem(this.doc, this.tableName, pk, {
+      UpdateExpression: 'SET next_free = :next, busy_until = :next, #ttl = :ttl ADD rev :one',
+      // A widened interval in force takes the read path, which knows the wider spacing.
+      ConditionExpression:
+        '(attribute_not_exists(next_free) OR next_free <= :now) AND (attribute_not_exists(busy_until) OR busy_until <= :now)' +
+        ' AND (attribute_not_exists(quiet_until) OR quiet_until <= :now)',
+      ExpressionAttributeNames: { '#ttl': RELAY_TABLE.ttlAttribute },
+      ExpressionAttributeValues: {
+        ':next': next,
+        ':now': now,
+        ':one': 1,
+        ':ttl': Math.ceil(next / 1000) + TTL_MARGIN_SECONDS,
+      },
+    });
+    return claimed !== undefined;
   }
 
   /** Reads the schedule, lets `decide` claim, writes it back if nobody wrote in between. Undefined: refused or lost the race. */
@@ -233,44 +195,67 @@ export class DynamoDbPacingGate implements PacingGate {
     pk: string,
     decide: (schedule: PacingSchedule) => Claim | undefined,
   ): Promise<Claim | undefined> {
+    const item = await this.read(pk);
+    const claim = decide(scheduleOf(item));
+    if (!claim) return undefined;
+    const horizon = scheduleHorizon(claim.schedule, claim.spacingMs);
+    const written = await this.writeSchedule(pk, item, {
+      schedule: claim.schedule,
+      spacingMs: claim.spacingMs,
+      horizon,
+    });
+    return written ? claim : undefined;
+  }
+
+  /** The key's pacing item, read consistently (undefined: none yet). */
+  private async read(pk: string): Promise<Record<string, unknown> | undefined> {
     const { Item } = await this.doc.send(
       new GetCommand({ TableName: this.tableName, Key: { pk }, ConsistentRead: true }),
     );
-    const claim = decide(scheduleOf(Item));
-    if (!claim) return undefined;
-    const horizon = scheduleHorizon(claim.schedule, claim.spacingMs);
-    const rev = typeof Item?.rev === 'number' ? Item.rev : undefined;
-    const condition = !Item
-      ? 'attribute_not_exists(pk)'
-      : rev === undefined
-        ? 'attribute_not_exists(rev)'
-        : 'rev = :rev';
-    try {
-      await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk },
-          UpdateExpression:
-            'SET next_free = :next, reserved = :reserved, lanes = :lanes, busy_until = :busy, rev = :newRev, #ttl = :ttl',
-          ConditionExpression: condition,
-          ExpressionAttributeNames: { '#ttl': RELAY_TABLE.ttlAttribute },
-          ExpressionAttributeValues: {
-            // -Infinity is not a DynamoDB number: an empty schedule's next_free is written as 0.
-            ':next': finiteOrZero(claim.schedule.nextFree),
-            ':reserved': [...claim.schedule.reserved],
-            ':lanes': { ...claim.schedule.lanes },
-            // Lanes do not constrain ordinary calls, so they do not keep the fast path closed.
-            ':busy': Math.max(0, busyUntil(claim.schedule, claim.spacingMs)),
-            ':newRev': (rev ?? 0) + 1,
-            ':ttl': Math.ceil(horizon / 1000) + TTL_MARGIN_SECONDS,
-            ...(rev === undefined ? {} : { ':rev': rev }),
-          },
-        }),
-      );
-      return claim;
-    } catch (error) {
-      if (isConditionalCheckFailed(error)) return undefined;
-      throw error;
-    }
+    return Item;
+  }
+
+  /**
+   * Writes `schedule` back (and a widening's attributes) if nobody wrote since `read` was read (the
+   * same revision, or still no item): false when somebody did. `busy_until` is the schedule's end for
+   * ordinary calls at `spacingMs` (lanes do not constrain them, so they do not keep the fast path
+   * closed); the TTL runs from `horizon`.
+   */
+  private async writeSchedule(
+    pk: string,
+    read: Record<string, unknown> | undefined,
+    write: {
+      readonly schedule: PacingSchedule;
+      readonly spacingMs: number;
+      readonly horizon: number;
+      readonly widening?: { readonly set: string; readonly values: Record<string, unknown> };
+    },
+  ): Promise<boolean> {
+    const { schedule, widening } = write;
+    const rev = typeof read?.rev === 'number' ? read.rev : undefined;
+    const sets = ['next_free = :next', 'reserved = :reserved', 'lanes = :lanes', 'busy_until = :busy'];
+    if (widening) sets.push(widening.set);
+    sets.push('rev = :newRev', '#ttl = :ttl');
+    const written = await updateItem(this.doc, this.tableName, pk, {
+      UpdateExpression: `SET ${sets.join(', ')}`,
+      ConditionExpression: !read
+        ? 'attribute_not_exists(pk)'
+        : rev === undefined
+          ? 'attribute_not_exists(rev)'
+          : 'rev = :rev',
+      ExpressionAttributeNames: { '#ttl': RELAY_TABLE.ttlAttribute },
+      ExpressionAttributeValues: {
+        // -Infinity is not a DynamoDB number: an empty schedule's next_free is written as 0.
+        ':next': finiteOrZero(schedule.nextFree),
+        ':reserved': [...schedule.reserved],
+        ':lanes': { ...schedule.lanes },
+        ':busy': Math.max(0, busyUntil(schedule, write.spacingMs)),
+        ...widening?.values,
+        ':newRev': (rev ?? 0) + 1,
+        ':ttl': Math.ceil(write.horizon / 1000) + TTL_MARGIN_SECONDS,
+        ...(rev === undefined ? {} : { ':rev': rev }),
+      },
+    });
+    return written !== undefined;
   }
 }

@@ -1,26 +1,25 @@
 /**
  * PendingReplacements (issue 23) in the relay table: one item `REPLACE#pending`, one attribute
- * `r<round task id>` per replacement round under way (about 200 bytes). The fleet watch reads them
- * all in one GetItem each sweep, as it reads `WAIT#tasks`. A removal is conditional: of overlapping
- * sweeps, exactly one settles a round.
+ * `r<round task id>` per replacement round under way (about 200 bytes; ./dynamodb-entry-attributes.ts).
+ * The fleet watch reads them all in one GetItem each sweep, as it reads `INTENT#open`. A removal is
+ * conditional: of overlapping sweeps, exactly one settles a round.
  */
-import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { isConditionalCheckFailed } from '../aws-clients';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { PendingReplacement, PendingReplacements } from '../../domain/recovery/outbid-replacement';
 import { keys } from '../../../contract/resources';
+import { entryValues, removeEntry, setEntry } from './dynamodb-entry-attributes';
+import { hasFields } from './dynamodb-stored-values';
 
 const attributeOf = (taskId: string): string => `r${taskId.replace(/[^A-Za-z0-9-]/g, '')}`;
 
-const isEntry = (value: unknown): value is PendingReplacement => {
-  const v = value as Partial<PendingReplacement> | null;
-  return (
-    typeof v?.task_id === 'string' &&
-    typeof v.parent_task_id === 'string' &&
-    typeof v.from_order_id === 'number' &&
-    typeof v.from_server_id === 'number' &&
-    typeof v.started_at === 'number'
-  );
-};
+const isEntry = (value: unknown): value is PendingReplacement =>
+  hasFields<PendingReplacement>(value, {
+    task_id: 'string',
+    parent_task_id: 'string',
+    from_order_id: 'number',
+    from_server_id: 'number',
+    started_at: 'number',
+  });
 
 export class DynamoDbPendingReplacements implements PendingReplacements {
   public constructor(
@@ -29,42 +28,14 @@ export class DynamoDbPendingReplacements implements PendingReplacements {
   ) {}
 
   public async add(entry: PendingReplacement): Promise<void> {
-    await this.doc.send(
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: { pk: keys.replacements() },
-        UpdateExpression: 'SET #r = :entry',
-        ExpressionAttributeNames: { '#r': attributeOf(entry.task_id) },
-        ExpressionAttributeValues: { ':entry': entry },
-      }),
-    );
+    await setEntry(this.doc, this.tableName, keys.replacements(), attributeOf(entry.task_id), entry);
   }
 
   public async list(): Promise<readonly PendingReplacement[]> {
-    const { Item } = await this.doc.send(
-      new GetCommand({ TableName: this.tableName, Key: { pk: keys.replacements() }, ConsistentRead: true }),
-    );
-    return Object.entries(Item ?? {})
-      .filter(([name]) => name.startsWith('r'))
-      .map(([, value]) => value)
-      .filter(isEntry);
+    return (await entryValues(this.doc, this.tableName, keys.replacements(), 'r')).filter(isEntry);
   }
 
   public async remove(taskId: string): Promise<boolean> {
-    try {
-      await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: keys.replacements() },
-          UpdateExpression: 'REMOVE #r',
-          ConditionExpression: 'attribute_exists(#r)',
-          ExpressionAttributeNames: { '#r': attributeOf(taskId) },
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (isConditionalCheckFailed(error)) return false;
-      throw error;
-    }
+    return removeEntry(this.doc, this.tableName, keys.replacements(), attributeOf(taskId), true);
   }
 }

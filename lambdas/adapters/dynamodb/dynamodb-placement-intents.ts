@@ -8,10 +8,13 @@
  *   the watch that would cancel it as an orphan race on it; exactly one wins. A failed condition is
  *   read back, so a put whose answer was lost still counts as its own.
  */
-import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { isConditionalCheckFailed, storedAttributes } from '../aws-clients';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { storedAttributes } from '../aws-clients';
 import type { PlacementIntent, PlacementIntents } from '../../domain/ports';
 import { keys } from '../../../contract/resources';
+import { entryValues, removeEntry, setEntry } from './dynamodb-entry-attributes';
+import { putItem } from './dynamodb-item-writes';
+import { hasFields } from './dynamodb-stored-values';
 
 /** An owner record outlives any intent's watch by far: a week. */
 const OWNER_TTL_SECONDS = 7 * 24 * 3600;
@@ -19,10 +22,8 @@ const OWNER_TTL_SECONDS = 7 * 24 * 3600;
 const attributeOf = (intent: PlacementIntent): string =>
   `i${intent.task_id.replace(/[^A-Za-z0-9-]/g, '')}_${intent.server_id}_${intent.at}`;
 
-const isIntent = (value: unknown): value is PlacementIntent => {
-  const v = value as Partial<PlacementIntent> | null;
-  return typeof v?.task_id === 'string' && typeof v.server_id === 'number' && typeof v.at === 'number';
-};
+const isIntent = (value: unknown): value is PlacementIntent =>
+  hasFields<PlacementIntent>(value, { task_id: 'string', server_id: 'number', at: 'number' });
 
 export class DynamoDbPlacementIntents implements PlacementIntents {
   public constructor(
@@ -31,61 +32,35 @@ export class DynamoDbPlacementIntents implements PlacementIntents {
   ) {}
 
   public async open(intent: PlacementIntent): Promise<void> {
-    await this.doc.send(
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: { pk: keys.placementIntents() },
-        UpdateExpression: 'SET #i = :intent',
-        ExpressionAttributeNames: { '#i': attributeOf(intent) },
-        ExpressionAttributeValues: {
-          ':intent': { task_id: intent.task_id, server_id: intent.server_id, at: intent.at },
-        },
-      }),
-    );
+    await setEntry(this.doc, this.tableName, keys.placementIntents(), attributeOf(intent), {
+      task_id: intent.task_id,
+      server_id: intent.server_id,
+      at: intent.at,
+    });
   }
 
   public async close(intent: PlacementIntent): Promise<void> {
-    await this.doc.send(
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: { pk: keys.placementIntents() },
-        UpdateExpression: 'REMOVE #i',
-        ExpressionAttributeNames: { '#i': attributeOf(intent) },
-      }),
-    );
+    await removeEntry(this.doc, this.tableName, keys.placementIntents(), attributeOf(intent), false);
   }
 
   public async list(): Promise<readonly PlacementIntent[]> {
-    const { Item } = await this.doc.send(
-      new GetCommand({
-        TableName: this.tableName,
-        Key: { pk: keys.placementIntents() },
-        ConsistentRead: true,
-      }),
-    );
-    return Object.entries(Item ?? {})
-      .filter(([name]) => name.startsWith('i'))
-      .map(([, value]) => value)
+    return (await entryValues(this.doc, this.tableName, keys.placementIntents(), 'i'))
       .filter(isIntent)
       .sort((a, b) => a.at - b.at);
   }
 
   public async claimOrder(orderId: number, owner: string, now: number): Promise<boolean> {
     const pk = keys.orderOwner(orderId);
-    try {
-      await this.doc.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: { pk, owner, claimed_at: now, ttl: Math.ceil(now / 1000) + OWNER_TTL_SECONDS },
-          ConditionExpression: 'attribute_not_exists(#pk) OR #owner = :owner',
-          ExpressionAttributeNames: { '#pk': 'pk', '#owner': 'owner' },
-          ExpressionAttributeValues: { ':owner': owner },
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (!isConditionalCheckFailed(error)) throw error;
-      return (await storedAttributes(this.doc, this.tableName, pk, ['owner'])).owner === owner;
-    }
+    const claimed = await putItem(
+      this.doc,
+      this.tableName,
+      { pk, owner, claimed_at: now, ttl: Math.ceil(now / 1000) + OWNER_TTL_SECONDS },
+      {
+        ConditionExpression: 'attribute_not_exists(#pk) OR #owner = :owner',
+        ExpressionAttributeNames: { '#pk': 'pk', '#owner': 'owner' },
+        ExpressionAttributeValues: { ':owner': owner },
+      },
+    );
+    return claimed !== undefined || (await storedAttributes(this.doc, this.tableName, pk, ['owner'])).owner === owner;
   }
 }

@@ -3,9 +3,9 @@
  * holding the answer as a JSON string and the time its read started.
  */
 import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { isConditionalCheckFailed } from '../aws-clients';
 import type { ReadCache } from '../../marketplace/read-cache';
 import { keys, RELAY_TABLE } from '../../../contract/resources';
+import { putItem } from './dynamodb-item-writes';
 
 /** DynamoDB items are limited to 400 KB; larger answers are simply not cached. */
 export const MAX_CACHED_BYTES = 350_000;
@@ -33,26 +33,23 @@ export class DynamoDbReadCache implements ReadCache {
   public async put(name: string, value: unknown, now: number, ttlSeconds: number): Promise<void> {
     const json = JSON.stringify(value);
     if (Buffer.byteLength(json, 'utf8') > MAX_CACHED_BYTES) return;
-    try {
-      await this.doc.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: {
-            pk: keys.cache(name),
-            value: json,
-            read_at: now,
-            [RELAY_TABLE.ttlAttribute]: Math.ceil(now / 1000) + ttlSeconds,
-          },
-          // Never replace a fresher answer, nor an invalidation made at or after this read began.
-          ConditionExpression:
-            'attribute_not_exists(pk) OR (attribute_exists(#value) AND read_at <= :at) OR (attribute_not_exists(#value) AND read_at < :at)',
-          ExpressionAttributeNames: { '#value': 'value' },
-          ExpressionAttributeValues: { ':at': now },
-        }),
-      );
-    } catch (error) {
-      if (!isConditionalCheckFailed(error)) throw error;
-    }
+    await putItem(
+      this.doc,
+      this.tableName,
+      {
+        pk: keys.cache(name),
+        value: json,
+        read_at: now,
+        [RELAY_TABLE.ttlAttribute]: Math.ceil(now / 1000) + ttlSeconds,
+      },
+      {
+        // Never replace a fresher answer, nor an invalidation made at or after this read began.
+        ConditionExpression:
+          'attribute_not_exists(pk) OR (attribute_exists(#value) AND read_at <= :at) OR (attribute_not_exists(#value) AND read_at < :at)',
+        ExpressionAttributeNames: { '#value': 'value' },
+        ExpressionAttributeValues: { ':at': now },
+      },
+    );
   }
 
   public async invalidate(name: string, now: number): Promise<void> {

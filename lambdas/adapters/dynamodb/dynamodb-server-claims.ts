@@ -3,10 +3,10 @@
  * conditional put decides among concurrent tasks. `ttl` lets DynamoDB clean up; `expires_at` (ms)
  * is what the condition checks, because TTL deletion lags by hours.
  */
-import { DeleteCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { isConditionalCheckFailed } from '../aws-clients';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ServerClaims } from '../../domain/ports';
 import { keys } from '../../../contract/resources';
+import { deleteItem, putItem } from './dynamodb-item-writes';
 
 /** One task at a time per marketplace server. */
 export class DynamoDbServerClaims implements ServerClaims {
@@ -18,37 +18,25 @@ export class DynamoDbServerClaims implements ServerClaims {
   /** True when the server is now claimed by `taskId` (it was free, the old claim expired, or it was already ours). */
   public async claim(serverId: number, taskId: string, now: number, ttlSeconds: number): Promise<boolean> {
     const expiresAt = now + ttlSeconds * 1000;
-    try {
-      await this.doc.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: { pk: keys.claim(serverId), task_id: taskId, expires_at: expiresAt, ttl: Math.ceil(expiresAt / 1000) },
-          ConditionExpression: 'attribute_not_exists(#pk) OR #expires <= :now OR #task = :task',
-          ExpressionAttributeNames: { '#pk': 'pk', '#expires': 'expires_at', '#task': 'task_id' },
-          ExpressionAttributeValues: { ':now': now, ':task': taskId },
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (isConditionalCheckFailed(error)) return false;
-      throw error;
-    }
+    const claimed = await putItem(
+      this.doc,
+      this.tableName,
+      { pk: keys.claim(serverId), task_id: taskId, expires_at: expiresAt, ttl: Math.ceil(expiresAt / 1000) },
+      {
+        ConditionExpression: 'attribute_not_exists(#pk) OR #expires <= :now OR #task = :task',
+        ExpressionAttributeNames: { '#pk': 'pk', '#expires': 'expires_at', '#task': 'task_id' },
+        ExpressionAttributeValues: { ':now': now, ':task': taskId },
+      },
+    );
+    return claimed !== undefined;
   }
 
   /** Releases the claim only if `taskId` holds it; someone else's claim is left alone. */
   public async release(serverId: number, taskId: string): Promise<void> {
-    try {
-      await this.doc.send(
-        new DeleteCommand({
-          TableName: this.tableName,
-          Key: { pk: keys.claim(serverId) },
-          ConditionExpression: '#task = :task',
-          ExpressionAttributeNames: { '#task': 'task_id' },
-          ExpressionAttributeValues: { ':task': taskId },
-        }),
-      );
-    } catch (error) {
-      if (!isConditionalCheckFailed(error)) throw error;
-    }
+    await deleteItem(this.doc, this.tableName, keys.claim(serverId), {
+      ConditionExpression: '#task = :task',
+      ExpressionAttributeNames: { '#task': 'task_id' },
+      ExpressionAttributeValues: { ':task': taskId },
+    });
   }
 }

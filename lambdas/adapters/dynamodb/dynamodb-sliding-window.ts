@@ -10,12 +10,12 @@
  * Slow path (the list is full or the id is known): read, prune expired events with the pure window
  * math, decide exactly, and write back only if the version is unchanged.
  */
-import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
-import { isConditionalCheckFailed } from '../aws-clients';
 import { ConcurrentUpdateError } from '../../domain/errors';
 import type { SlidingWindow } from '../../domain/ports';
 import { slideWindow } from '../../domain/sliding-window';
+import { putItem, updateItem } from './dynamodb-item-writes';
 
 const WindowItemSchema = z.object({
   events: z._default(z.array(z.object({ id: z.string(), t: z.number() })), []),
@@ -58,28 +58,25 @@ export class DynamoDbSlidingWindow implements SlidingWindow {
       // A rejection or a repeated event id changes nothing worth a write (pruning can wait for the next hit).
       if (!outcome.allowed || !outcome.changed) return result;
       const newest = outcome.events.reduce((max, e) => Math.max(max, e.t), opts.now);
-      try {
-        await this.doc.send(
-          new PutCommand({
-            TableName: this.tableName,
-            Item: {
-              pk: key,
-              events: outcome.events,
-              ...(outcome.events.length > 0 ? { ids: new Set(outcome.events.map((e) => e.id)) } : {}),
-              version: expected + 1,
-              // Gone once its newest event has left the window; DynamoDB TTL deletes it (eventually).
-              ttl: Math.ceil((newest + opts.windowMs) / 1000) + 60,
-            },
-            ConditionExpression: 'attribute_not_exists(#pk) OR #version = :v',
-            ExpressionAttributeNames: { '#pk': 'pk', '#version': 'version' },
-            ExpressionAttributeValues: { ':v': expected },
-          }),
-        );
-        return result;
-      } catch (error) {
-        if (!isConditionalCheckFailed(error)) throw error;
-        await jitter(attempt);
-      }
+      const written = await putItem(
+        this.doc,
+        this.tableName,
+        {
+          pk: key,
+          events: outcome.events,
+          ...(outcome.events.length > 0 ? { ids: new Set(outcome.events.map((e) => e.id)) } : {}),
+          version: expected + 1,
+          // Gone once its newest event has left the window; DynamoDB TTL deletes it (eventually).
+          ttl: Math.ceil((newest + opts.windowMs) / 1000) + 60,
+        },
+        {
+          ConditionExpression: 'attribute_not_exists(#pk) OR #version = :v',
+          ExpressionAttributeNames: { '#pk': 'pk', '#version': 'version' },
+          ExpressionAttributeValues: { ':v': expected },
+        },
+      );
+      if (written) return result;
+      await jitter(attempt);
     }
     throw new ConcurrentUpdateError(`sliding window ${key.split('#')[0]} is too contended`);
   }
@@ -90,34 +87,26 @@ export class DynamoDbSlidingWindow implements SlidingWindow {
     opts: { now: number; windowMs: number; limit: number; eventId: string },
   ): Promise<{ allowed: boolean; retryAfterMs: number; count: number } | undefined> {
     if (opts.limit <= 0) return undefined;
-    try {
-      const { Attributes } = await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: key },
-          UpdateExpression:
-            'SET #events = list_append(if_not_exists(#events, :empty), :new), #ttl = :ttl ADD #version :one, #ids :idset',
-          ConditionExpression:
-            '(attribute_not_exists(#events) OR size(#events) < :limit) AND (attribute_not_exists(#ids) OR NOT contains(#ids, :id))',
-          ExpressionAttributeNames: { '#events': 'events', '#ids': 'ids', '#version': 'version', '#ttl': 'ttl' },
-          ExpressionAttributeValues: {
-            ':empty': [],
-            ':new': [{ id: opts.eventId, t: opts.now }],
-            ':ttl': Math.ceil((opts.now + opts.windowMs) / 1000) + 60,
-            ':one': 1,
-            ':idset': new Set([opts.eventId]),
-            ':limit': opts.limit,
-            ':id': opts.eventId,
-          },
-          ReturnValues: 'UPDATED_NEW',
-        }),
-      );
-      const events = WindowItemSchema.shape.events.safeParse(Attributes?.events);
-      const count = events.success ? events.data.filter((e) => e.t > opts.now - opts.windowMs).length : 1;
-      return { allowed: true, retryAfterMs: 0, count };
-    } catch (error) {
-      if (isConditionalCheckFailed(error)) return undefined;
-      throw error;
-    }
+    const appended = await updateItem(this.doc, this.tableName, key, {
+      UpdateExpression:
+        'SET #events = list_append(if_not_exists(#events, :empty), :new), #ttl = :ttl ADD #version :one, #ids :idset',
+      ConditionExpression:
+        '(attribute_not_exists(#events) OR size(#events) < :limit) AND (attribute_not_exists(#ids) OR NOT contains(#ids, :id))',
+      ExpressionAttributeNames: { '#events': 'events', '#ids': 'ids', '#version': 'version', '#ttl': 'ttl' },
+      ExpressionAttributeValues: {
+        ':empty': [],
+        ':new': [{ id: opts.eventId, t: opts.now }],
+        ':ttl': Math.ceil((opts.now + opts.windowMs) / 1000) + 60,
+        ':one': 1,
+        ':idset': new Set([opts.eventId]),
+        ':limit': opts.limit,
+        ':id': opts.eventId,
+      },
+      ReturnValues: 'UPDATED_NEW',
+    });
+    if (!appended) return undefined;
+    const events = WindowItemSchema.shape.events.safeParse(appended.Attributes?.events);
+    const count = events.success ? events.data.filter((e) => e.t > opts.now - opts.windowMs).length : 1;
+    return { allowed: true, retryAfterMs: 0, count };
   }
 }

@@ -38,6 +38,7 @@ import {
 } from '../../domain/teams/spend-budget';
 import { LEDGER_RETENTION_DAYS } from '../../domain/teams/spend-ledger';
 import { isConditionalCheckFailed } from '../aws-clients';
+import { updateItem, type ItemUpdate } from './dynamodb-item-writes';
 
 const RETENTION_SECONDS = LEDGER_RETENTION_DAYS * 86_400;
 
@@ -46,6 +47,23 @@ const openAttribute = (taskId: string, segmentId: string): string => `open@${tas
 
 /** The day totals a change adds to, for the relay and for the key. */
 type Field = 'used' | 'held' | 'reserved' | 'settled' | 'orders' | 'gpu_hours';
+
+/**
+ * The ADD clauses (`#<field> <value>, #k<field> <value>`) that add each field's value to the relay's
+ * day total and to the key's (`<field>@<key>`); the names they use are added to `names`.
+ */
+const addToTotals = (
+  names: Record<string, string>,
+  key: string,
+  adds: readonly (readonly [field: Field, value: string])[],
+): string =>
+  adds
+    .flatMap(([field, value]) => {
+      names[`#${field}`] = field;
+      names[`#k${field}`] = `${field}@${key}`;
+      return [`#${field} ${value}`, `#k${field} ${value}`];
+    })
+    .join(', ');
 
 /** The table the spend items live in. */
 export interface SpendTable {
@@ -97,23 +115,18 @@ export const reserveOrder = async (
   return outcome;
 };
 
-export const extendReservation = async (
+export const extendReservation = (
   t: SpendTable,
   taskId: string,
   extension: { readonly id: string; readonly hours: number },
   relayLimit: number | undefined,
   now: number,
-): Promise<ReserveOutcome> => {
-  const existing = await getReservation(t, taskId);
-  const day = utcDay(now * 1000);
-  if (existing?.state !== 'open') return { ok: true, usd: 0, day, tracked: false };
-  const segmentId = `x${extension.id}`;
-  const done = existing.segments[segmentId];
-  if (done) return { ok: true, usd: done.usd, day: done.day, tracked: true };
-  // At the highest price reserved for the order so far (a raise included), the renter fee on top.
-  const usd = worstCaseUsd(reservedUsdPerHour(existing), extension.hours, feesOf(existing));
-  return addSegment(t, existing, { id: segmentId, day, usd, hours: extension.hours, at: now }, relayLimit);
-};
+): Promise<ReserveOutcome> =>
+  addSegment(t, taskId, `x${extension.id}`, relayLimit, now, (existing) => ({
+    // At the highest price reserved for the order so far (a raise included), the renter fee on top.
+    usd: worstCaseUsd(reservedUsdPerHour(existing), extension.hours, feesOf(existing)),
+    hours: extension.hours,
+  }));
 
 /** The limits an order's later reservations (extensions, price changes) are checked against. */
 const orderLimits = (existing: Reservation, relayLimit: number | undefined): BudgetLimits => ({
@@ -121,16 +134,29 @@ const orderLimits = (existing: Reservation, relayLimit: number | undefined): Bud
   ...(existing.key_budget_usd_per_day !== undefined ? { key: existing.key_budget_usd_per_day } : {}),
 });
 
-/** Reserves one more segment of an open reservation on its day, then records it on the reservation. */
+/** An UpdateItem of an order's reservation item: its answer, or undefined when its condition failed. */
+const updateReservation = (t: SpendTable, taskId: string, update: ItemUpdate) =>
+  updateItem(t.doc, t.tableName, keys.spendReservation(taskId), update);
+
+/**
+ * Reserves one more segment `segmentId` of an open reservation on today's day, priced by `price` from
+ * the reservation, then records it on the reservation. Once: a segment the reservation has already is
+ * answered as it was reserved; a reservation that is not open reserves nothing.
+ */
 const addSegment = async (
   t: SpendTable,
-  existing: Reservation,
-  segment: SpendSegment,
+  taskId: string,
+  segmentId: string,
   relayLimit: number | undefined,
+  now: number,
+  price: (existing: Reservation) => Pick<SpendSegment, 'usd' | 'hours' | 'usd_per_hour'>,
 ): Promise<ReserveOutcome> => {
-  const taskId = existing.task_id;
-  const segmentId = segment.id;
-  const { day } = segment;
+  const existing = await getReservation(t, taskId);
+  const day = utcDay(now * 1000);
+  if (existing?.state !== 'open') return { ok: true, usd: 0, day, tracked: false };
+  const done = existing.segments[segmentId];
+  if (done) return { ok: true, usd: done.usd, day: done.day, tracked: true };
+  const segment: SpendSegment = { id: segmentId, day, ...price(existing), at: now };
   const outcome = await reserveSegment(
     t,
     taskId,
@@ -140,48 +166,33 @@ const addSegment = async (
     orderLimits(existing, relayLimit),
   );
   if (!outcome.ok) return outcome;
-  try {
-    await t.doc.send(
-      new UpdateCommand({
-        TableName: t.tableName,
-        Key: { pk: keys.spendReservation(taskId) },
-        UpdateExpression: 'SET #segments.#id = :segment',
-        ConditionExpression: '#state = :open',
-        ExpressionAttributeNames: { '#segments': 'segments', '#id': segmentId, '#state': 'state' },
-        ExpressionAttributeValues: { ':segment': segment, ':open': 'open' },
-      }),
-    );
-  } catch (error) {
-    if (!isConditionalCheckFailed(error)) throw error;
-    // Settled meanwhile: the order ended, nothing to extend; the day's entry is given back.
-    await closeSegment(t, existing, segment, 0, false);
-    return { ok: true, usd: 0, day, tracked: false };
-  }
-  return outcome;
+  const recorded = await updateReservation(t, taskId, {
+    UpdateExpression: 'SET #segments.#id = :segment',
+    ConditionExpression: '#state = :open',
+    ExpressionAttributeNames: { '#segments': 'segments', '#id': segmentId, '#state': 'state' },
+    ExpressionAttributeValues: { ':segment': segment, ':open': 'open' },
+  });
+  if (recorded) return outcome;
+  // Settled meanwhile: the order ended, nothing to extend; the day's entry is given back.
+  await closeSegment(t, existing, segment, 0, false);
+  return { ok: true, usd: 0, day, tracked: false };
 };
 
-export const repriceReservation = async (
+export const repriceReservation = (
   t: SpendTable,
   taskId: string,
   change: { readonly id: string; readonly usd_per_hour: number; readonly hours_left: number },
   relayLimit: number | undefined,
   now: number,
-): Promise<ReserveOutcome> => {
-  const existing = await getReservation(t, taskId);
-  const day = utcDay(now * 1000);
-  if (existing?.state !== 'open') return { ok: true, usd: 0, day, tracked: false };
-  const segmentId = `r${change.id}`;
-  const done = existing.segments[segmentId];
-  if (done) return { ok: true, usd: done.usd, day: done.day, tracked: true };
-  const hours = Math.max(0, change.hours_left);
-  const usd = raiseUsd(reservedUsdPerHour(existing), change.usd_per_hour, hours, feesOf(existing));
-  return addSegment(
-    t,
-    existing,
-    { id: segmentId, day, usd, hours: roundUsd(hours), at: now, usd_per_hour: change.usd_per_hour },
-    relayLimit,
-  );
-};
+): Promise<ReserveOutcome> =>
+  addSegment(t, taskId, `r${change.id}`, relayLimit, now, (existing) => {
+    const hours = Math.max(0, change.hours_left);
+    return {
+      usd: raiseUsd(reservedUsdPerHour(existing), change.usd_per_hour, hours, feesOf(existing)),
+      hours: roundUsd(hours),
+      usd_per_hour: change.usd_per_hour,
+    };
+  });
 
 export const unpriceReservation = async (t: SpendTable, taskId: string, changeId: string): Promise<void> => {
   const existing = await getReservation(t, taskId);
@@ -190,43 +201,22 @@ export const unpriceReservation = async (t: SpendTable, taskId: string, changeId
   if (existing?.state !== 'open' || !segment) return;
   // The day's entry first (conditional on it being open), then the segment: a retry finishes either.
   await closeSegment(t, existing, segment, 0, false);
-  try {
-    await t.doc.send(
-      new UpdateCommand({
-        TableName: t.tableName,
-        Key: { pk: keys.spendReservation(taskId) },
-        UpdateExpression: 'REMOVE #segments.#id',
-        ConditionExpression: '#state = :open',
-        ExpressionAttributeNames: { '#segments': 'segments', '#id': segmentId, '#state': 'state' },
-        ExpressionAttributeValues: { ':open': 'open' },
-      }),
-    );
-  } catch (error) {
-    if (!isConditionalCheckFailed(error)) throw error;
-  }
+  await updateReservation(t, taskId, {
+    UpdateExpression: 'REMOVE #segments.#id',
+    ConditionExpression: '#state = :open',
+    ExpressionAttributeNames: { '#segments': 'segments', '#id': segmentId, '#state': 'state' },
+    ExpressionAttributeValues: { ':open': 'open' },
+  });
 };
 
 export const markRepriced = async (t: SpendTable, taskId: string, changeId: string, at: number): Promise<void> => {
-  try {
-    await t.doc.send(
-      new UpdateCommand({
-        TableName: t.tableName,
-        Key: { pk: keys.spendReservation(taskId) },
-        UpdateExpression: 'SET #segments.#id.#from = :at',
-        ConditionExpression: '#state = :open AND attribute_exists(#segments.#id)',
-        ExpressionAttributeNames: {
-          '#segments': 'segments',
-          '#id': `r${changeId}`,
-          '#from': 'from',
-          '#state': 'state',
-        },
-        ExpressionAttributeValues: { ':at': at, ':open': 'open' },
-      }),
-    );
-  } catch (error) {
-    // Settled meanwhile, or no such change: nothing to move.
-    if (!isConditionalCheckFailed(error)) throw error;
-  }
+  // A failed condition: settled meanwhile, or no such change; nothing to move.
+  await updateReservation(t, taskId, {
+    UpdateExpression: 'SET #segments.#id.#from = :at',
+    ConditionExpression: '#state = :open AND attribute_exists(#segments.#id)',
+    ExpressionAttributeNames: { '#segments': 'segments', '#id': `r${changeId}`, '#from': 'from', '#state': 'state' },
+    ExpressionAttributeValues: { ':at': at, ':open': 'open' },
+  });
 };
 
 export const markStarted = async (
@@ -234,19 +224,11 @@ export const markStarted = async (
   taskId: string,
   order: { readonly order_id: number; readonly started_at: number },
 ): Promise<void> => {
-  try {
-    await t.doc.send(
-      new UpdateCommand({
-        TableName: t.tableName,
-        Key: { pk: keys.spendReservation(taskId) },
-        UpdateExpression: 'SET order_id = :order, started_at = if_not_exists(started_at, :started)',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':order': order.order_id, ':started': order.started_at },
-      }),
-    );
-  } catch (error) {
-    if (!isConditionalCheckFailed(error)) throw error;
-  }
+  await updateReservation(t, taskId, {
+    UpdateExpression: 'SET order_id = :order, started_at = if_not_exists(started_at, :started)',
+    ConditionExpression: 'attribute_exists(pk)',
+    ExpressionAttributeValues: { ':order': order.order_id, ':started': order.started_at },
+  });
 };
 
 export const settleReservation = async (
@@ -260,29 +242,20 @@ export const settleReservation = async (
   if (reservation.state === 'open') {
     const hours = hoursHeld(reservation, end);
     const cost = settledCostUsd(reservation, end);
-    try {
-      const { Attributes } = await t.doc.send(
-        new UpdateCommand({
-          TableName: t.tableName,
-          Key: { pk: keys.spendReservation(taskId) },
-          UpdateExpression: 'SET #state = :settled, ended_at = :ended, hours_held = :hours, cost_usd = :cost',
-          ConditionExpression: '#state = :open',
-          ExpressionAttributeNames: { '#state': 'state' },
-          ExpressionAttributeValues: {
-            ':settled': 'settled',
-            ':open': 'open',
-            ':ended': end.ended_at,
-            ':hours': roundUsd(hours),
-            ':cost': cost,
-          },
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      reservation = Attributes as Reservation;
-    } catch (error) {
-      if (!isConditionalCheckFailed(error)) throw error;
-      reservation = (await getReservation(t, taskId)) as Reservation;
-    }
+    const settled = await updateReservation(t, taskId, {
+      UpdateExpression: 'SET #state = :settled, ended_at = :ended, hours_held = :hours, cost_usd = :cost',
+      ConditionExpression: '#state = :open',
+      ExpressionAttributeNames: { '#state': 'state' },
+      ExpressionAttributeValues: {
+        ':settled': 'settled',
+        ':open': 'open',
+        ':ended': end.ended_at,
+        ':hours': roundUsd(hours),
+        ':cost': cost,
+      },
+      ReturnValues: 'ALL_NEW',
+    });
+    reservation = (settled ? settled.Attributes : await getReservation(t, taskId)) as Reservation;
   }
   // Settled (now or by an earlier attempt that stopped halfway): the ledger and each day, once each.
   const cost = reservation.cost_usd ?? 0;
@@ -351,12 +324,11 @@ const reserveSegment = async (
     ':usd': at.usd,
     ':ttl': Math.floor(Date.parse(at.day) / 1000) + 86_400 + RETENTION_SECONDS,
   };
-  const adds: string[] = [];
-  for (const field of ['used', 'held', 'reserved'] as const) {
-    names[`#${field}`] = field;
-    names[`#k${field}`] = `${field}@${key}`;
-    adds.push(`#${field} :usd`, `#k${field} :usd`);
-  }
+  const adds = addToTotals(names, key, [
+    ['used', ':usd'],
+    ['held', ':usd'],
+    ['reserved', ':usd'],
+  ]);
   const conditions = ['attribute_not_exists(#open)'];
   const refusal = (scope: 'relay' | 'key', used: number, limit: number, keyUsed: number): ReserveOutcome => ({
     ok: false,
@@ -400,7 +372,7 @@ const reserveSegment = async (
       new UpdateCommand({
         TableName: t.tableName,
         Key: { pk: keys.spendDay(at.day) },
-        UpdateExpression: `ADD ${adds.join(', ')} SET #open = :usd, #ttl = if_not_exists(#ttl, :ttl)`,
+        UpdateExpression: `ADD ${adds} SET #open = :usd, #ttl = if_not_exists(#ttl, :ttl)`,
         ConditionExpression: conditions.join(' AND '),
         ExpressionAttributeNames: names,
         ExpressionAttributeValues: values,
@@ -450,36 +422,25 @@ const closeSegment = async (
   }
   if (countOrder) add.orders = 1;
   const names: Record<string, string> = { '#open': openAttribute(reservation.task_id, segment.id) };
-  const values: Record<string, unknown> = {};
-  const adds: string[] = [];
-  for (const [field, value] of Object.entries(add) as [Field, number][]) {
-    names[`#${field}`] = field;
-    names[`#k${field}`] = `${field}@${reservation.key}`;
-    values[`:${field}`] = value;
-    adds.push(`#${field} :${field}`, `#k${field} :${field}`);
-  }
-  let update = `REMOVE #open ADD ${adds.join(', ')}`;
+  const fields = Object.entries(add) as [Field, number][];
+  const values: Record<string, unknown> = Object.fromEntries(fields.map(([field, value]) => [`:${field}`, value]));
+  let update = `REMOVE #open ADD ${addToTotals(
+    names,
+    reservation.key,
+    fields.map(([field]) => [field, `:${field}`]),
+  )}`;
   if (countOrder && reservation.order_id !== undefined) {
     names['#ledger'] = 'ledger_orders';
     values[':order'] = new Set([reservation.order_id]);
     update += ', #ledger :order';
   }
-  try {
-    await t.doc.send(
-      new UpdateCommand({
-        TableName: t.tableName,
-        Key: { pk: keys.spendDay(segment.day) },
-        UpdateExpression: update,
-        ConditionExpression: 'attribute_exists(#open)',
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionalCheckFailed(error)) return false;
-    throw error;
-  }
+  const closed = await updateItem(t.doc, t.tableName, keys.spendDay(segment.day), {
+    UpdateExpression: update,
+    ConditionExpression: 'attribute_exists(#open)',
+    ExpressionAttributeNames: names,
+    ExpressionAttributeValues: values,
+  });
+  return closed !== undefined;
 };
 
 /** The SpendStore port over the functions above (each a module function, so a bundle takes only what it calls). */

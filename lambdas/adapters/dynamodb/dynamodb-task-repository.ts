@@ -23,16 +23,10 @@
  * so the result that call recorded is delivered (by it, and by no other caller).
  */
 import { randomUUID } from 'node:crypto';
-import {
-  DeleteCommand,
-  GetCommand,
-  PutCommand,
-  UpdateCommand,
-  type DynamoDBDocumentClient,
-} from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import { ENGLISH_TEXTS } from '../../domain/zod-texts';
-import { isConditionalCheckFailed, storedAttributes } from '../aws-clients';
+import { storedAttributes } from '../aws-clients';
 import { TaskAlreadyExistsError } from '../../domain/errors';
 import type { KeySealer } from '../../domain/teams/caller-keys';
 import type { SealedTaskInput, TaskRepository } from '../../domain/ports';
@@ -46,6 +40,7 @@ import {
   type TaskState,
 } from '../../domain/task';
 import { keys } from '../../../contract/resources';
+import { putItem, updateItem } from './dynamodb-item-writes';
 
 /** How long a task record is kept after its last change. */
 export const TASK_RETENTION_SECONDS = 30 * 24 * 3600;
@@ -110,24 +105,18 @@ export class DynamoDbTaskRepository implements TaskRepository {
           ...(kept !== undefined ? { [REPLACEMENT_ENV_ATTRIBUTE]: kept } : {}),
         }
       : {};
-    try {
-      await this.doc.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: {
-            ...record,
-            ...orderEnv,
-            pk: keys.task(record.task_id),
-            ttl: ttlFrom(Number.isNaN(createdMs) ? Date.now() : createdMs),
-          },
-          ConditionExpression: 'attribute_not_exists(#pk)',
-          ExpressionAttributeNames: { '#pk': 'pk' },
-        }),
-      );
-    } catch (error) {
-      if (isConditionalCheckFailed(error)) throw new TaskAlreadyExistsError(record.task_id);
-      throw error;
-    }
+    const created = await putItem(
+      this.doc,
+      this.tableName,
+      {
+        ...record,
+        ...orderEnv,
+        pk: keys.task(record.task_id),
+        ttl: ttlFrom(Number.isNaN(createdMs) ? Date.now() : createdMs),
+      },
+      { ConditionExpression: 'attribute_not_exists(#pk)', ExpressionAttributeNames: { '#pk': 'pk' } },
+    );
+    if (!created) throw new TaskAlreadyExistsError(record.task_id);
   }
 
   /** The record, or undefined when absent. Throws when the stored item is not a valid task. */
@@ -156,16 +145,7 @@ export class DynamoDbTaskRepository implements TaskRepository {
 
   /** The env kept for a replacement round (on_outbid replace modes), also after the task ended; opened from its seal. */
   public async replacementEnv(taskId: string): Promise<Readonly<Record<string, string>> | undefined> {
-    const { Item } = await this.doc.send(
-      new GetCommand({
-        TableName: this.tableName,
-        Key: { pk: keys.task(taskId) },
-        ConsistentRead: true,
-        ProjectionExpression: '#env',
-        ExpressionAttributeNames: { '#env': REPLACEMENT_ENV_ATTRIBUTE },
-      }),
-    );
-    const stored: unknown = Item?.[REPLACEMENT_ENV_ATTRIBUTE];
+    const stored = await this.storedEnv(taskId, REPLACEMENT_ENV_ATTRIBUTE);
     if (stored === undefined) return undefined;
     if (typeof stored !== 'string') return OrderEnvSchema.parse(stored, ENGLISH_TEXTS); // kept in clear before issue 29
     if (!this.envSealer) return undefined;
@@ -174,33 +154,20 @@ export class DynamoDbTaskRepository implements TaskRepository {
 
   /** Drops the kept replacement env (the order's lease ended: nothing will be replaced any more). */
   public async dropReplacementEnv(taskId: string): Promise<void> {
-    try {
-      await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: keys.task(taskId) },
-          UpdateExpression: 'REMOVE #env',
-          ConditionExpression: 'attribute_exists(#pk)',
-          ExpressionAttributeNames: { '#env': REPLACEMENT_ENV_ATTRIBUTE, '#pk': 'pk' },
-        }),
-      );
-    } catch (error) {
-      if (!isConditionalCheckFailed(error)) throw error;
-    }
+    await this.updateIfExists(taskId, {
+      UpdateExpression: 'REMOVE #env',
+      ExpressionAttributeNames: { '#env': REPLACEMENT_ENV_ATTRIBUTE },
+    });
   }
 
   private async sealedEnv(taskId: string, attribute: string): Promise<Readonly<Record<string, string>> | undefined> {
-    const { Item } = await this.doc.send(
-      new GetCommand({
-        TableName: this.tableName,
-        Key: { pk: keys.task(taskId) },
-        ConsistentRead: true,
-        ProjectionExpression: '#env',
-        ExpressionAttributeNames: { '#env': attribute },
-      }),
-    );
-    const stored: unknown = Item?.[attribute];
+    const stored = await this.storedEnv(taskId, attribute);
     return stored === undefined ? undefined : OrderEnvSchema.parse(stored, ENGLISH_TEXTS);
+  }
+
+  /** One env attribute of the task's item as stored (read alone, consistently). */
+  private async storedEnv(taskId: string, attribute: string): Promise<unknown> {
+    return (await storedAttributes(this.doc, this.tableName, keys.task(taskId), [attribute]))[attribute];
   }
 
   /**
@@ -227,42 +194,16 @@ export class DynamoDbTaskRepository implements TaskRepository {
       order_refused_at: fields.order_refused_at,
       order_cancelled: fields.order_cancelled,
     };
-    if (fields.waiting_until !== undefined) {
-      // Not a fact a final task keeps: only written with the state it belongs to.
-      try {
-        await this.set(
-          taskId,
-          {
-            ...facts,
-            state: fields.state,
-            waiting_until: fields.waiting_until,
-            updated_at: iso(now),
-            ttl: ttlFrom(now),
-          },
-          NOT_FINAL,
-          FINAL_VALUES,
-        );
-      } catch (error) {
-        if (!isConditionalCheckFailed(error)) throw error;
-      }
-      return;
-    }
-    try {
-      await this.set(
-        taskId,
-        { ...facts, state: fields.state, updated_at: iso(now), ttl: ttlFrom(now) },
-        NOT_FINAL,
-        FINAL_VALUES,
-      );
-    } catch (error) {
-      if (!isConditionalCheckFailed(error)) throw error;
-      if (Object.values(facts).every((v) => v === undefined)) return;
-      try {
-        await this.set(taskId, { ...facts, updated_at: iso(now) }, 'attribute_exists(#pk)', {});
-      } catch (inner) {
-        if (!isConditionalCheckFailed(inner)) throw inner;
-      }
-    }
+    const moved = await this.set(
+      taskId,
+      { ...facts, state: fields.state, waiting_until: fields.waiting_until, updated_at: iso(now), ttl: ttlFrom(now) },
+      NOT_FINAL,
+      FINAL_VALUES,
+    );
+    if (moved) return;
+    // Final: the facts alone. waiting_until is not one a final task keeps: only written with the state it belongs to.
+    if (fields.waiting_until !== undefined || Object.values(facts).every((v) => v === undefined)) return;
+    await this.set(taskId, { ...facts, updated_at: iso(now) }, 'attribute_exists(#pk)', {});
   }
 
   /**
@@ -281,26 +222,22 @@ export class DynamoDbTaskRepository implements TaskRepository {
   ): Promise<boolean> {
     // A named finisher's token is its name, so its retries (new calls) recognise its landed write too.
     const token = finisher ?? randomUUID();
-    try {
-      await this.set(
-        taskId,
-        {
-          state,
-          result,
-          finished_at: iso(now),
-          updated_at: iso(now),
-          ttl: ttlFrom(now),
-          [FINISH_TOKEN_ATTRIBUTE]: token,
-        },
-        NOT_FINAL,
-        FINAL_VALUES,
-        // A failed task placed no order to replace: its kept env goes too (issue 29 §6).
-        state === 'failed' ? [ORDER_ENV_ATTRIBUTE, REPLACEMENT_ENV_ATTRIBUTE] : [ORDER_ENV_ATTRIBUTE],
-      );
-      return true;
-    } catch (error) {
-      if (!isConditionalCheckFailed(error)) throw error;
-    }
+    const finished = await this.set(
+      taskId,
+      {
+        state,
+        result,
+        finished_at: iso(now),
+        updated_at: iso(now),
+        ttl: ttlFrom(now),
+        [FINISH_TOKEN_ATTRIBUTE]: token,
+      },
+      NOT_FINAL,
+      FINAL_VALUES,
+      // A failed task placed no order to replace: its kept env goes too (issue 29 §6).
+      state === 'failed' ? [ORDER_ENV_ATTRIBUTE, REPLACEMENT_ENV_ATTRIBUTE] : [ORDER_ENV_ATTRIBUTE],
+    );
+    if (finished) return true;
     const stored = await storedAttributes(this.doc, this.tableName, keys.task(taskId), [
       FINISH_TOKEN_ATTRIBUTE,
       DELIVERED_ATTRIBUTE,
@@ -310,52 +247,53 @@ export class DynamoDbTaskRepository implements TaskRepository {
   }
 
   public async markDelivered(taskId: string, now: number): Promise<void> {
-    try {
-      await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: keys.task(taskId) },
-          UpdateExpression: 'SET #delivered = :at',
-          ConditionExpression: 'attribute_exists(#pk)',
-          ExpressionAttributeNames: { '#delivered': DELIVERED_ATTRIBUTE, '#pk': 'pk' },
-          ExpressionAttributeValues: { ':at': iso(now) },
-        }),
-      );
-    } catch (error) {
-      // A task without a record (a job run without ingress) has nothing to mark.
-      if (!isConditionalCheckFailed(error)) throw error;
-    }
+    // A task without a record (a job run without ingress) has nothing to mark.
+    await this.updateIfExists(taskId, {
+      UpdateExpression: 'SET #delivered = :at',
+      ExpressionAttributeNames: { '#delivered': DELIVERED_ATTRIBUTE },
+      ExpressionAttributeValues: { ':at': iso(now) },
+    });
   }
 
   public async appendHistory(taskId: string, entry: TaskHistoryEntry, now: number): Promise<void> {
-    try {
-      await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: keys.task(taskId) },
-          UpdateExpression: 'SET #h = list_append(if_not_exists(#h, :empty), :entry), #u = :u',
-          ConditionExpression: 'attribute_exists(#pk)',
-          ExpressionAttributeNames: { '#h': 'history', '#u': 'updated_at', '#pk': 'pk' },
-          ExpressionAttributeValues: { ':empty': [], ':entry': [entry], ':u': iso(now) },
-        }),
-      );
-    } catch (error) {
-      if (!isConditionalCheckFailed(error)) throw error;
-    }
+    await this.updateIfExists(taskId, {
+      UpdateExpression: 'SET #h = list_append(if_not_exists(#h, :empty), :entry), #u = :u',
+      ExpressionAttributeNames: { '#h': 'history', '#u': 'updated_at' },
+      ExpressionAttributeValues: { ':empty': [], ':entry': [entry], ':u': iso(now) },
+    });
   }
 
   public async remove(taskId: string): Promise<void> {
     await this.doc.send(new DeleteCommand({ TableName: this.tableName, Key: { pk: keys.task(taskId) } }));
   }
 
-  /** SET every defined field (and REMOVE `remove`) under `condition` (names are aliased: `state` and `ttl` are reserved words). */
+  /** An update of the task's item if it exists (a missing record is left missing); `#pk` is added to its names. */
+  private async updateIfExists(
+    taskId: string,
+    update: {
+      readonly UpdateExpression: string;
+      readonly ExpressionAttributeNames: Record<string, string>;
+      readonly ExpressionAttributeValues?: Record<string, unknown>;
+    },
+  ): Promise<void> {
+    await updateItem(this.doc, this.tableName, keys.task(taskId), {
+      ...update,
+      ConditionExpression: 'attribute_exists(#pk)',
+      ExpressionAttributeNames: { ...update.ExpressionAttributeNames, '#pk': 'pk' },
+    });
+  }
+
+  /**
+   * SET every defined field (and REMOVE `remove`) under `condition` (names are aliased: `state` and
+   * `ttl` are reserved words); false when the condition failed.
+   */
   private async set(
     taskId: string,
     fields: Record<string, unknown>,
     condition: string,
     values: Record<string, unknown>,
     remove: readonly string[] = [],
-  ): Promise<void> {
+  ): Promise<boolean> {
     const entries = Object.entries(fields).filter(([, v]) => v !== undefined);
     const names: Record<string, string> = { '#pk': 'pk', '#state': 'state' };
     const exprValues: Record<string, unknown> = { ...values };
@@ -369,15 +307,12 @@ export class DynamoDbTaskRepository implements TaskRepository {
       return `#r${i}`;
     });
     if (!condition.includes('#state')) delete names['#state'];
-    await this.doc.send(
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: { pk: keys.task(taskId) },
-        UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''}`,
-        ConditionExpression: condition,
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: Object.keys(exprValues).length > 0 ? exprValues : undefined,
-      }),
-    );
+    const written = await updateItem(this.doc, this.tableName, keys.task(taskId), {
+      UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''}`,
+      ConditionExpression: condition,
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: Object.keys(exprValues).length > 0 ? exprValues : undefined,
+    });
+    return written !== undefined;
   }
 }

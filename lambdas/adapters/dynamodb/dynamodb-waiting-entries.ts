@@ -15,17 +15,13 @@
  * A removal is conditional (the entry exists, and is of the named round): of a cancel-task and the
  * watch, exactly one ends a wait.
  */
-import {
-  DeleteCommand,
-  GetCommand,
-  PutCommand,
-  UpdateCommand,
-  type DynamoDBDocumentClient,
-} from '@aws-sdk/lib-dynamodb';
-import { isConditionalCheckFailed } from '../aws-clients';
+import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { storedAttributes } from '../aws-clients';
 import type { WaitingCaps, WaitingTask, WaitingTasks } from '../../domain/ports';
 import { queueKey, waitingCapText } from '../../domain/recovery/standing-orders';
 import { keys, RELAY_TABLE } from '../../../contract/resources';
+import { deleteItem, updateItem } from './dynamodb-item-writes';
+import { hasFields } from './dynamodb-stored-values';
 
 export const INDEX = RELAY_TABLE.waitingIndex;
 /** The slots of every waiting task. */
@@ -39,16 +35,13 @@ const slotOf = (taskId: string): string => `s${taskId.replace(/[^A-Za-z0-9-]/g, 
 export const queueOrder = (task: Pick<WaitingTask, 'request' | 'accepted_at' | 'task_id'>): string =>
   `${queueKey(task.request.gpu_type)}#${String(Math.max(0, Math.floor(task.accepted_at))).padStart(15, '0')}#${task.task_id}`;
 
-export const isEntry = (value: unknown): value is WaitingTask => {
-  const v = value as Partial<WaitingTask> | null;
-  return (
-    typeof v?.task_id === 'string' &&
-    typeof v.round === 'number' &&
-    typeof v.accepted_at === 'number' &&
-    typeof v.waiting_until === 'number' &&
-    typeof v.request?.gpu_type === 'string'
-  );
-};
+export const isEntry = (value: unknown): value is WaitingTask =>
+  hasFields<WaitingTask>(value, {
+    task_id: 'string',
+    round: 'number',
+    accepted_at: 'number',
+    waiting_until: 'number',
+  }) && hasFields<WaitingTask['request']>(value.request, { gpu_type: 'string' });
 
 /** Whether a slot was taken (or already held), or which cap refused it. */
 type SlotOutcome = 'taken' | 'full';
@@ -92,25 +85,16 @@ export class DynamoDbWaitingEntries implements Omit<WaitingTasks, 'list'> {
   }
 
   public async remove(taskId: string, round?: number): Promise<boolean> {
-    let removed: Record<string, unknown> | undefined;
-    try {
-      ({ Attributes: removed } = await this.doc.send(
-        new DeleteCommand({
-          TableName: this.tableName,
-          Key: { pk: keys.waiting(taskId) },
-          ConditionExpression: round === undefined ? 'attribute_exists(#pk)' : '#entry.#round = :round',
-          ExpressionAttributeNames: {
-            ...(round === undefined ? { '#pk': 'pk' } : { '#entry': 'entry', '#round': 'round' }),
-          },
-          ...(round === undefined ? {} : { ExpressionAttributeValues: { ':round': round } }),
-          ReturnValues: 'ALL_OLD',
-        }),
-      ));
-    } catch (error) {
-      if (isConditionalCheckFailed(error)) return false;
-      throw error;
-    }
-    const entry: unknown = removed?.entry;
+    const removed = await deleteItem(this.doc, this.tableName, keys.waiting(taskId), {
+      ConditionExpression: round === undefined ? 'attribute_exists(#pk)' : '#entry.#round = :round',
+      ExpressionAttributeNames: {
+        ...(round === undefined ? { '#pk': 'pk' } : { '#entry': 'entry', '#round': 'round' }),
+      },
+      ...(round === undefined ? {} : { ExpressionAttributeValues: { ':round': round } }),
+      ReturnValues: 'ALL_OLD',
+    });
+    if (!removed) return false;
+    const entry: unknown = removed.Attributes?.entry;
     await this.freeSlot(TOTAL_SCOPE, taskId);
     if (isEntry(entry) && entry.key_name !== undefined) await this.freeSlot(keyScope(entry.key_name), taskId);
     return true;
@@ -133,57 +117,33 @@ export class DynamoDbWaitingEntries implements Omit<WaitingTasks, 'list'> {
   /** Takes the task's slot in `scope` (under `cap` when given); a slot the task holds already counts as taken. */
   private async takeSlot(scope: string, task: WaitingTask, cap?: number): Promise<SlotOutcome> {
     const slot = slotOf(task.task_id);
-    try {
-      await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: keys.waitingSlots(scope) },
-          UpdateExpression: 'SET #slot = :at, #n = if_not_exists(#n, :zero) + :one',
-          ConditionExpression:
-            cap === undefined
-              ? 'attribute_not_exists(#slot)'
-              : 'attribute_not_exists(#slot) AND (attribute_not_exists(#n) OR #n < :cap)',
-          ExpressionAttributeNames: { '#slot': slot, '#n': 'n' },
-          ExpressionAttributeValues: {
-            ':at': task.accepted_at,
-            ':zero': 0,
-            ':one': 1,
-            ...(cap === undefined ? {} : { ':cap': cap }),
-          },
-        }),
-      );
-      return 'taken';
-    } catch (error) {
-      if (!isConditionalCheckFailed(error)) throw error;
-    }
-    const { Item } = await this.doc.send(
-      new GetCommand({
-        TableName: this.tableName,
-        Key: { pk: keys.waitingSlots(scope) },
-        ConsistentRead: true,
-        ProjectionExpression: '#slot',
-        ExpressionAttributeNames: { '#slot': slot },
-      }),
-    );
-    return Item?.[slot] !== undefined ? 'taken' : 'full';
+    const pk = keys.waitingSlots(scope);
+    const taken = await updateItem(this.doc, this.tableName, pk, {
+      UpdateExpression: 'SET #slot = :at, #n = if_not_exists(#n, :zero) + :one',
+      ConditionExpression:
+        cap === undefined
+          ? 'attribute_not_exists(#slot)'
+          : 'attribute_not_exists(#slot) AND (attribute_not_exists(#n) OR #n < :cap)',
+      ExpressionAttributeNames: { '#slot': slot, '#n': 'n' },
+      ExpressionAttributeValues: {
+        ':at': task.accepted_at,
+        ':zero': 0,
+        ':one': 1,
+        ...(cap === undefined ? {} : { ':cap': cap }),
+      },
+    });
+    if (taken) return 'taken';
+    return (await storedAttributes(this.doc, this.tableName, pk, [slot]))[slot] !== undefined ? 'taken' : 'full';
   }
 
   private async freeSlot(scope: string, taskId: string): Promise<void> {
-    try {
-      await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: keys.waitingSlots(scope) },
-          UpdateExpression: 'REMOVE #slot SET #n = #n - :one',
-          ConditionExpression: 'attribute_exists(#slot)',
-          ExpressionAttributeNames: { '#slot': slotOf(taskId), '#n': 'n' },
-          ExpressionAttributeValues: { ':one': 1 },
-        }),
-      );
-    } catch (error) {
-      // Freed already (a repeated removal): nothing to count down.
-      if (!isConditionalCheckFailed(error)) throw error;
-    }
+    // A failed condition: freed already (a repeated removal), nothing to count down.
+    await updateItem(this.doc, this.tableName, keys.waitingSlots(scope), {
+      UpdateExpression: 'REMOVE #slot SET #n = #n - :one',
+      ConditionExpression: 'attribute_exists(#slot)',
+      ExpressionAttributeNames: { '#slot': slotOf(taskId), '#n': 'n' },
+      ExpressionAttributeValues: { ':one': 1 },
+    });
   }
 }
 
