@@ -6,6 +6,19 @@ import { BUSINESS_ERROR_NAMES, TRANSIENT_ERROR_NAMES } from '../../contract/erro
 import { SOFT_TIME_LIMIT_SECONDS } from '../../contract/limits';
 import type { RejectionReason } from './marketplace-types';
 
+/**
+ * The base of an error class that takes only its message, named `name`: a literal, since the class's
+ * own name does not survive minification. Marked free of side effects, like resultCodeError below, so
+ * that a bundle keeps only the error classes it uses.
+ */
+const namedError = /* @__NO_SIDE_EFFECTS__ */ (name: string) =>
+  class extends Error {
+    public constructor(message: string) {
+      super(message);
+      this.name = name;
+    }
+  };
+
 /** Base of every marketplace failure. `code` is the marketplace result code when there was one. */
 export class MarketplaceError extends Error {
   public readonly code: number | undefined;
@@ -16,45 +29,38 @@ export class MarketplaceError extends Error {
   }
 }
 
+/** Marketplace result codes 1–5: the code each error class stands for, and its message when none is given. */
+const RESULT_CODES = {
+  MarketplaceDatabaseError: { code: 1, message: 'marketplace database error' },
+  MarketplaceInvalidInputError: { code: 2, message: 'marketplace rejected the input' },
+  MarketplaceAuthError: { code: 3, message: 'marketplace API key missing or invalid' },
+  MarketplaceEndpointError: { code: 4, message: 'marketplace endpoint invalid' },
+  MarketplaceRateLimitedError: { code: 5, message: 'marketplace rate limit exceeded' },
+} as const;
+
+/** The base of the error class of a result code in RESULT_CODES, named as its key there. */
+const resultCodeError = /* @__NO_SIDE_EFFECTS__ */ (name: keyof typeof RESULT_CODES) =>
+  class extends MarketplaceError {
+    public constructor(message: string = RESULT_CODES[name].message) {
+      super(message, RESULT_CODES[name].code);
+      this.name = name;
+    }
+  };
+
 /** Code 1: database error on the marketplace side. Transient. */
-export class MarketplaceDatabaseError extends MarketplaceError {
-  public constructor(message = 'marketplace database error') {
-    super(message, 1);
-    this.name = 'MarketplaceDatabaseError';
-  }
-}
+export class MarketplaceDatabaseError extends resultCodeError('MarketplaceDatabaseError') {}
 
 /** Code 2: the marketplace rejected our input. Not transient. */
-export class MarketplaceInvalidInputError extends MarketplaceError {
-  public constructor(message = 'marketplace rejected the input') {
-    super(message, 2);
-    this.name = 'MarketplaceInvalidInputError';
-  }
-}
+export class MarketplaceInvalidInputError extends resultCodeError('MarketplaceInvalidInputError') {}
 
 /** Code 3: API key missing or invalid. Not transient: the operator must fix the key. */
-export class MarketplaceAuthError extends MarketplaceError {
-  public constructor(message = 'marketplace API key missing or invalid') {
-    super(message, 3);
-    this.name = 'MarketplaceAuthError';
-  }
-}
+export class MarketplaceAuthError extends resultCodeError('MarketplaceAuthError') {}
 
 /** Code 4: invalid endpoint. A bug or an API change. */
-export class MarketplaceEndpointError extends MarketplaceError {
-  public constructor(message = 'marketplace endpoint invalid') {
-    super(message, 4);
-    this.name = 'MarketplaceEndpointError';
-  }
-}
+export class MarketplaceEndpointError extends resultCodeError('MarketplaceEndpointError') {}
 
 /** Code 5: rate limited, after the client's own backoff was exhausted. Transient. */
-export class MarketplaceRateLimitedError extends MarketplaceError {
-  public constructor(message = 'marketplace rate limit exceeded') {
-    super(message, 5);
-    this.name = 'MarketplaceRateLimitedError';
-  }
-}
+export class MarketplaceRateLimitedError extends resultCodeError('MarketplaceRateLimitedError') {}
 
 /** Numbers the marketplace sends with some code-6 reasons (production: marketplace-live.md). */
 export interface RejectionDetails {
@@ -104,33 +110,18 @@ export class OrderOutcomeUnknownError extends MarketplaceError {
   }
 }
 
-/** A create_order request that fails our own checks before it is sent. */
 /**
  * create_order was accepted (code 0) without an order id, and the order did not appear in my_orders
  * within ORDER_VISIBLE_TIMEOUT_SECONDS. A business outcome: a retry must not place a second order;
  * the fleet watch cancels the order if it appears later (nobody kept it).
  */
-export class OrderNotVisibleError extends Error {
-  public constructor(message: string) {
-    super(message);
-    this.name = 'OrderNotVisibleError';
-  }
-}
+export class OrderNotVisibleError extends namedError('OrderNotVisibleError') {}
 
-export class InvalidOrderRequestError extends Error {
-  public constructor(message: string) {
-    super(message);
-    this.name = 'InvalidOrderRequestError';
-  }
-}
+/** A create_order request that fails our own checks before it is sent. */
+export class InvalidOrderRequestError extends namedError('InvalidOrderRequestError') {}
 
 /** No server matches the request. Business failure, ends the task. */
-export class NoServerAvailableError extends Error {
-  public constructor(message: string) {
-    super(message);
-    this.name = 'NoServerAvailableError';
-  }
-}
+export class NoServerAvailableError extends namedError('NoServerAvailableError') {}
 
 /** The account-wide hourly order cap is reached. Business failure, ends the task. */
 export class QuotaExceededError extends Error {
@@ -153,12 +144,7 @@ export class QuotaExceededError extends Error {
 }
 
 /** A spending budget (SPEND_LIMIT_USD_PER_DAY or a caller key's) cannot take the order's worst case (issue 24). */
-export class BudgetExceededError extends Error {
-  public constructor(message: string) {
-    super(message);
-    this.name = 'BudgetExceededError';
-  }
-}
+export class BudgetExceededError extends namedError('BudgetExceededError') {}
 
 /** The task passed its soft time limit (SOFT_TIME_LIMIT_SECONDS). */
 export class SoftTimeoutError extends Error {
@@ -169,12 +155,7 @@ export class SoftTimeoutError extends Error {
 }
 
 /** A write lost a conditional race (optimistic concurrency); safe to retry. */
-export class ConcurrentUpdateError extends Error {
-  public constructor(message: string) {
-    super(message);
-    this.name = 'ConcurrentUpdateError';
-  }
-}
+export class ConcurrentUpdateError extends namedError('ConcurrentUpdateError') {}
 
 /** The user-facing text of a failed hand-off (HTTP 503). */
 export const HAND_OFF_FAILED_MESSAGE = 'Could not queue the task; nothing was started. Retry later.';
@@ -202,12 +183,7 @@ export const callerSafeText = (name: string | undefined, message: string): strin
  * A standing order over a cap of the waiting queue (issue 29 §5: MAX_WAITING_TASKS_PER_KEY or
  * MAX_WAITING_TASKS); nothing was queued. The API answers 429 with the message.
  */
-export class WaitingQueueFullError extends Error {
-  public constructor(message: string) {
-    super(message);
-    this.name = 'WaitingQueueFullError';
-  }
-}
+export class WaitingQueueFullError extends namedError('WaitingQueueFullError') {}
 
 /** A task record `create` found with the same id. Not transient: the id is already taken. */
 export class TaskAlreadyExistsError extends Error {
@@ -218,20 +194,10 @@ export class TaskAlreadyExistsError extends Error {
 }
 
 /** A job message body that is not a valid JobMessage. Never succeeds, so it ends in the DLQ. */
-export class InvalidJobMessageError extends Error {
-  public constructor(message: string) {
-    super(message);
-    this.name = 'InvalidJobMessageError';
-  }
-}
+export class InvalidJobMessageError extends namedError('InvalidJobMessageError') {}
 
 /** The workflow state document failed validation: a bug or a hand-started execution. Not transient. */
-export class InvalidWorkflowInputError extends Error {
-  public constructor(message: string) {
-    super(message);
-    this.name = 'InvalidWorkflowInputError';
-  }
-}
+export class InvalidWorkflowInputError extends namedError('InvalidWorkflowInputError') {}
 
 /** An outbound POST got no complete response (connect, headers and body) within its total timeout. Retryable. */
 export class DeliveryTimeoutError extends Error {
@@ -242,12 +208,7 @@ export class DeliveryTimeoutError extends Error {
 }
 
 /** A destination the SSRF policy refuses (private, loopback, link-local... or not http(s)). Never retried. */
-export class BlockedDestinationError extends Error {
-  public constructor(message: string) {
-    super(message);
-    this.name = 'BlockedDestinationError';
-  }
-}
+export class BlockedDestinationError extends namedError('BlockedDestinationError') {}
 
 /**
  * The classes behind the contract's name lists. Step Functions matches the names across processes

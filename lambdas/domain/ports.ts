@@ -1,14 +1,6 @@
 /** Ports: what the domain needs from the outside world, in domain words. Adapters implement them. */
 import type { CreateOrderRequest, Order, Server, Wallet } from './marketplace-types';
-import type {
-  JobMessage,
-  TaskRecord,
-  TaskResult,
-  TaskState,
-  CreateOrderInput,
-  TaskOrigin,
-  TaskHistoryEntry,
-} from './task';
+import type { JobMessage, TaskRecord, TaskResult, CreateOrderInput, TaskOrigin, TaskHistoryEntry } from './task';
 import type { SshEndpoint } from './leases/ssh-endpoint';
 
 /** The marketplace API (lambdas/marketplace implements it over HTTP). */
@@ -131,6 +123,14 @@ export interface SlidingWindow {
   ): Promise<{ allowed: boolean; retryAfterMs: number; count: number }>;
 }
 
+/** What TaskRepository.update may set: the record's state and workflow markers. */
+export type TaskUpdate = Partial<
+  Pick<
+    TaskRecord,
+    'state' | 'order_id' | 'server_id' | 'order_intent_at' | 'order_refused_at' | 'order_cancelled' | 'waiting_until'
+  >
+>;
+
 export interface TaskRepository {
   /**
    * Creates the record in state queued. Fails if the id exists. `sealed` holds what must never be in
@@ -148,19 +148,7 @@ export interface TaskRepository {
   /** Drops the kept replacement env (issue 29 §6: the order's lease ended). */
   dropReplacementEnv?(taskId: string): Promise<void>;
   /** Moves a non-final task to `state` (running) and merges fields like order_id. */
-  update(
-    taskId: string,
-    fields: {
-      state?: TaskState;
-      order_id?: number;
-      server_id?: number;
-      order_intent_at?: number;
-      order_refused_at?: number;
-      order_cancelled?: boolean;
-      waiting_until?: number;
-    },
-    now: number,
-  ): Promise<void>;
+  update(taskId: string, fields: TaskUpdate, now: number): Promise<void>;
   /**
    * Records the final result once. Returns true for the one caller that moved the task to a final
    * state, false when it was already final: only that caller delivers the result. `finisher` names a

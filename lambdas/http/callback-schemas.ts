@@ -7,96 +7,84 @@ import type { OrderEvent } from '../domain/leases/lease';
 import type { TaskResult } from '../domain/task';
 import { describe } from './request-fields';
 
+/** A payload the document names `title`: an object of `shape`. */
+const titled = <S extends z.core.$ZodLooseShape>(title: string, shape: S) => describe(z.object(shape), { title });
+
 // ---- callback payloads (order-relay.md §2.3) ------------------------------------------------------
 // Documented from zod schemas checked against the domain's TaskResult type below, so a change to the
 // result shapes fails compilation here instead of silently leaving the document behind.
 
-const CreateOrderSuccessSchema = describe(
-  z.object({
-    success: z.literal(true),
-    order_id: z.int(),
-    server_id: z.int(),
-    status: z.string(),
-    ssh_connection: z.string(),
-    gpu: z.array(z.string()),
-    price_usd: describe(z.nullable(z.number()), { description: 'Spot price of the chosen server in USD per hour' }),
-    lease_expires_at: describe(z.optional(z.int()), {
-      description:
-        'Leased orders only (`max_hours` or DEFAULT_MAX_HOURS): Unix seconds at which the relay cancels the order, counted from readiness',
-    }),
-    chosen: describe(z.optional(z.string()), {
-      description:
-        'Why this server (issue 31 §3): the `prefer` rule, how many servers matched and the USD/h of the order type, e.g. `cheapest of 7 matches at $0.31/h`; with fees (issue 31 §6) the all-in price and the creation fee follow: `($0.33/h with the 5 % renter fee, + $0.10 per order)`',
-    }),
-    ssh_host_key_sha256: describe(z.optional(z.string()), {
-      description:
-        'READINESS_PROBE=ssh-login: the SHA-256 fingerprint of the host key seen at the first successful login (`SHA256:<base64>`), to pin it',
-    }),
+const CreateOrderSuccessSchema = titled('CreateOrderSuccess', {
+  success: z.literal(true),
+  order_id: z.int(),
+  server_id: z.int(),
+  status: z.string(),
+  ssh_connection: z.string(),
+  gpu: z.array(z.string()),
+  price_usd: describe(z.nullable(z.number()), { description: 'Spot price of the chosen server in USD per hour' }),
+  lease_expires_at: describe(z.optional(z.int()), {
+    description:
+      'Leased orders only (`max_hours` or DEFAULT_MAX_HOURS): Unix seconds at which the relay cancels the order, counted from readiness',
   }),
-  { title: 'CreateOrderSuccess' },
-);
-const CancelSuccessSchema = describe(
-  z.object({ success: z.literal(true), order_id: z.int(), status: z.literal('cancelled') }),
-  { title: 'CancelSuccess' },
-);
-const CancelTaskSuccessSchema = describe(
-  z.object({ success: z.literal(true), task_id: z.string(), state: z.literal('cancelled') }),
-  { title: 'CancelTaskSuccess' },
-);
-const StatusResultSchema = describe(
-  z.object({
-    total_orders: z.int(),
-    active: describe(z.int(), { description: 'Orders with status running' }),
-    creating: describe(z.int(), { description: 'Orders with status creating_order' }),
-    orders: z.array(
-      z.object({
-        order_id: z.int(),
-        status: z.string(),
-        ssh: z.nullable(z.string()),
-        lease_expires_at: describe(z.optional(z.int()), {
-          description: 'Leased orders only: Unix seconds at which the relay cancels the order',
-        }),
-      }),
-    ),
+  chosen: describe(z.optional(z.string()), {
+    description:
+      'Why this server (issue 31 §3): the `prefer` rule, how many servers matched and the USD/h of the order type, e.g. `cheapest of 7 matches at $0.31/h`; with fees (issue 31 §6) the all-in price and the creation fee follow: `($0.33/h with the 5 % renter fee, + $0.10 per order)`',
   }),
-  { title: 'StatusResult' },
-);
-const ExtendOrderSuccessSchema = describe(
-  z.object({
-    success: z.literal(true),
-    order_id: z.int(),
-    lease_expires_at: describe(z.int(), {
-      description: 'The new end of the lease (Unix seconds): max(now, previous end) + hours',
-    }),
+  ssh_host_key_sha256: describe(z.optional(z.string()), {
+    description:
+      'READINESS_PROBE=ssh-login: the SHA-256 fingerprint of the host key seen at the first successful login (`SHA256:<base64>`), to pin it',
   }),
-  { title: 'ExtendOrderSuccess' },
-);
-const SetSpotPriceSuccessSchema = describe(
-  z.object({
-    success: z.literal(true),
-    order_id: z.int(),
-    desired_price: describe(z.number(), {
-      description: "The spot price now bid, in the marketplace's unit: `currency` per day",
-    }),
-    currency: describe(z.string(), { description: "The order's currency" }),
-    desired_price_usd_per_hour: describe(z.nullable(z.number()), {
-      description: "The same price in USD per hour at the server's rates; null when the listing does not state them",
-    }),
-  }),
-  { title: 'SetSpotPriceSuccess' },
-);
-const PriceAlertMatchedSchema = describe(
-  z.object({
-    success: z.literal(true),
-    message: z.string(),
-    task_id: describe(z.string(), { description: 'The create-order task the match queued' }),
-  }),
-  { title: 'PriceAlertMatched' },
-);
-const PriceNotMetSchema = describe(z.object({ success: z.literal(false), message: z.string() }), {
-  title: 'PriceNotMet',
 });
-const FailureResultSchema = describe(z.object({ success: z.literal(false), error: z.string() }), { title: 'Failure' });
+const CancelSuccessSchema = titled('CancelSuccess', {
+  success: z.literal(true),
+  order_id: z.int(),
+  status: z.literal('cancelled'),
+});
+const CancelTaskSuccessSchema = titled('CancelTaskSuccess', {
+  success: z.literal(true),
+  task_id: z.string(),
+  state: z.literal('cancelled'),
+});
+const StatusResultSchema = titled('StatusResult', {
+  total_orders: z.int(),
+  active: describe(z.int(), { description: 'Orders with status running' }),
+  creating: describe(z.int(), { description: 'Orders with status creating_order' }),
+  orders: z.array(
+    z.object({
+      order_id: z.int(),
+      status: z.string(),
+      ssh: z.nullable(z.string()),
+      lease_expires_at: describe(z.optional(z.int()), {
+        description: 'Leased orders only: Unix seconds at which the relay cancels the order',
+      }),
+    }),
+  ),
+});
+const ExtendOrderSuccessSchema = titled('ExtendOrderSuccess', {
+  success: z.literal(true),
+  order_id: z.int(),
+  lease_expires_at: describe(z.int(), {
+    description: 'The new end of the lease (Unix seconds): max(now, previous end) + hours',
+  }),
+});
+const SetSpotPriceSuccessSchema = titled('SetSpotPriceSuccess', {
+  success: z.literal(true),
+  order_id: z.int(),
+  desired_price: describe(z.number(), {
+    description: "The spot price now bid, in the marketplace's unit: `currency` per day",
+  }),
+  currency: describe(z.string(), { description: "The order's currency" }),
+  desired_price_usd_per_hour: describe(z.nullable(z.number()), {
+    description: "The same price in USD per hour at the server's rates; null when the listing does not state them",
+  }),
+});
+const PriceAlertMatchedSchema = titled('PriceAlertMatched', {
+  success: z.literal(true),
+  message: z.string(),
+  task_id: describe(z.string(), { description: 'The create-order task the match queued' }),
+});
+const PriceNotMetSchema = titled('PriceNotMet', { success: z.literal(false), message: z.string() });
+const FailureResultSchema = titled('Failure', { success: z.literal(false), error: z.string() });
 
 /** Every result a task can end with, as POSTed to callback_url and shown by GET /webhook/tasks/{task_id}. */
 export const TaskResultSchema = z.union([
@@ -112,50 +100,45 @@ export const TaskResultSchema = z.union([
 ]);
 
 /** A lifecycle event of an order the relay placed (issue 14), POSTed to the placing request's callback_url. */
-export const OrderEventSchema = describe(
-  z.object({
-    event: describe(
-      z.enum([
-        'order.lease_expiring',
-        'order.lease_expired',
-        'order.status_changed',
-        'order.orphan_cancelled',
-        'order.outbid',
-        'order.rebid',
-        'order.replaced',
-        'order.recovery_failed',
-      ]),
-      {
-        description:
-          '`order.orphan_cancelled`: an order placed for this task that the task did not keep (its answer was lost, or it showed in my_orders too late) was cancelled by the fleet watch. ' +
-          'Outbid recovery (`on_outbid`, docs/outbid-recovery.md): `order.outbid` (a spot order stopped while another renter has its server), ' +
-          '`order.rebid` (one accepted bid raise), `order.replaced` (a new order runs instead of the lost one, which was cancelled; its `order_id` is the new order), `order.recovery_failed` (nothing more will be tried)',
-      },
-    ),
-    order_id: z.int(),
-    task_id: describe(z.string(), { description: 'The task that placed (or first extended) the order' }),
-    occurred_at: describe(z.int(), { description: 'Unix seconds' }),
-    lease_expires_at: describe(z.optional(z.int()), {
-      description: 'Lease events: the end of the lease (Unix seconds)',
-    }),
-    from: describe(z.optional(z.string()), { description: '`order.status_changed`: the previous marketplace status' }),
-    to: describe(z.optional(z.string()), {
-      description: '`order.status_changed`: the new status, or `gone` when the order left my_orders',
-    }),
-    old_price: describe(z.optional(z.number()), {
-      description: "`order.rebid`: the bid before the raise, in the order currency per day (the marketplace's unit)",
-    }),
-    new_price: describe(z.optional(z.number()), { description: '`order.rebid`: the accepted new bid, same unit' }),
-    currency: describe(z.optional(z.string()), { description: '`order.rebid`: the order currency' }),
-    from_order_id: describe(z.optional(z.int()), { description: '`order.replaced`: the lost order (cancelled)' }),
-    to_order_id: describe(z.optional(z.int()), {
-      description: '`order.replaced`: the new order, which the lease, extend-order and set-spot-price now follow',
-    }),
-    ssh_connection: describe(z.optional(z.string()), { description: '`order.replaced`: how to reach the new order' }),
-    reason: describe(z.optional(z.string()), { description: '`order.recovery_failed`: why the relay stopped trying' }),
+export const OrderEventSchema = titled('OrderEvent', {
+  event: describe(
+    z.enum([
+      'order.lease_expiring',
+      'order.lease_expired',
+      'order.status_changed',
+      'order.orphan_cancelled',
+      'order.outbid',
+      'order.rebid',
+      'order.replaced',
+      'order.recovery_failed',
+    ]),
+    {
+      description:
+        '`order.orphan_cancelled`: an order placed for this task that the task did not keep (its answer was lost, or it showed in my_orders too late) was cancelled by the fleet watch. ' +
+        'Outbid recovery (`on_outbid`, docs/outbid-recovery.md): `order.outbid` (a spot order stopped while another renter has its server), ' +
+        '`order.rebid` (one accepted bid raise), `order.replaced` (a new order runs instead of the lost one, which was cancelled; its `order_id` is the new order), `order.recovery_failed` (nothing more will be tried)',
+    },
+  ),
+  order_id: z.int(),
+  task_id: describe(z.string(), { description: 'The task that placed (or first extended) the order' }),
+  occurred_at: describe(z.int(), { description: 'Unix seconds' }),
+  lease_expires_at: describe(z.optional(z.int()), { description: 'Lease events: the end of the lease (Unix seconds)' }),
+  from: describe(z.optional(z.string()), { description: '`order.status_changed`: the previous marketplace status' }),
+  to: describe(z.optional(z.string()), {
+    description: '`order.status_changed`: the new status, or `gone` when the order left my_orders',
   }),
-  { title: 'OrderEvent' },
-);
+  old_price: describe(z.optional(z.number()), {
+    description: "`order.rebid`: the bid before the raise, in the order currency per day (the marketplace's unit)",
+  }),
+  new_price: describe(z.optional(z.number()), { description: '`order.rebid`: the accepted new bid, same unit' }),
+  currency: describe(z.optional(z.string()), { description: '`order.rebid`: the order currency' }),
+  from_order_id: describe(z.optional(z.int()), { description: '`order.replaced`: the lost order (cancelled)' }),
+  to_order_id: describe(z.optional(z.int()), {
+    description: '`order.replaced`: the new order, which the lease, extend-order and set-spot-price now follow',
+  }),
+  ssh_connection: describe(z.optional(z.string()), { description: '`order.replaced`: how to reach the new order' }),
+  reason: describe(z.optional(z.string()), { description: '`order.recovery_failed`: why the relay stopped trying' }),
+});
 
 type Mutable<T> = T extends readonly (infer U)[]
   ? Mutable<U>[]

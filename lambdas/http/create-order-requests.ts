@@ -21,26 +21,29 @@ import {
   refuse,
 } from './request-fields';
 
+/** A field that is one of `modes`: absent/null → undefined; one of the modes → itself; else the 400 text `error`. */
+const modeField = <M extends string>(modes: readonly M[], error: string, description: string) =>
+  describe(
+    z.pipe(
+      z.unknown(),
+      z.transform((value, ctx): M | undefined => {
+        if (value === undefined || value === null) return undefined;
+        return typeof value === 'string' && (modes as readonly string[]).includes(value)
+          ? (value as M)
+          : refuse(ctx, error);
+      }),
+    ),
+    { description, type: 'string', enum: [...modes] },
+  );
+
 export const PREFER_ERROR = `prefer must be one of ${PREFER_MODES.join(', ')}`;
 
 /** `prefer` of create-order (issue 31 §3). */
-export const PreferSchema = describe(
-  z.pipe(
-    z.unknown(),
-    z.transform((value, ctx): Prefer | undefined => {
-      if (value === undefined || value === null) return undefined;
-      return typeof value === 'string' && (PREFER_MODES as readonly string[]).includes(value)
-        ? (value as Prefer)
-        : refuse(ctx, PREFER_ERROR);
-    }),
-  ),
-  {
-    description:
-      "Which matching server is rented: `first` (the marketplace's order, the spec's rule), `cheapest` (lowest USD/h of the order type), " +
-      '`reliable` (highest reliability, then rating, then price); default DEFAULT_PREFER. The result says why (`chosen`).',
-    type: 'string',
-    enum: [...PREFER_MODES],
-  },
+export const PreferSchema = modeField<Prefer>(
+  PREFER_MODES,
+  PREFER_ERROR,
+  "Which matching server is rented: `first` (the marketplace's order, the spec's rule), `cheapest` (lowest USD/h of the order type), " +
+    '`reliable` (highest reliability, then rating, then price); default DEFAULT_PREFER. The result says why (`chosen`).',
 );
 
 /** POST /webhook/create-order. */
@@ -105,27 +108,15 @@ export const MaxHoursSchema = describe(
 );
 
 /** `on_outbid`: absent/null → undefined (notify); one of the modes → itself; else ON_OUTBID_ERROR. */
-export const OnOutbidSchema = describe(
-  z.pipe(
-    z.unknown(),
-    z.transform((value, ctx): OnOutbid | undefined => {
-      if (value === undefined || value === null) return undefined;
-      return typeof value === 'string' && (ON_OUTBID_MODES as readonly string[]).includes(value)
-        ? (value as OnOutbid)
-        : refuse(ctx, ON_OUTBID_ERROR);
-    }),
-  ),
-  {
-    description:
-      'What the relay does when this spot order is outbid (paused or offline while another renter has the server): `notify` (default: report only), ' +
-      '`rebid` (raise the bid through set_spot_price in steps the marketplace accepts, never above max_price; needs a spot order and max_price), ' +
-      '`replace` (place a new order for the same request, with the lease that is left, on another server through the create-order workflow, ' +
-      'then cancel the lost one; the lease, extend-order and set-spot-price follow the new order; needs a spot order), ' +
-      '`rebid_then_replace` (rebid, then replace at the ceiling; needs a spot order and max_price). ' +
-      'Events: order.outbid, order.rebid, order.replaced, order.recovery_failed.',
-    type: 'string',
-    enum: [...ON_OUTBID_MODES],
-  },
+export const OnOutbidSchema = modeField<OnOutbid>(
+  ON_OUTBID_MODES,
+  ON_OUTBID_ERROR,
+  'What the relay does when this spot order is outbid (paused or offline while another renter has the server): `notify` (default: report only), ' +
+    '`rebid` (raise the bid through set_spot_price in steps the marketplace accepts, never above max_price; needs a spot order and max_price), ' +
+    '`replace` (place a new order for the same request, with the lease that is left, on another server through the create-order workflow, ' +
+    'then cancel the lost one; the lease, extend-order and set-spot-price follow the new order; needs a spot order), ' +
+    '`rebid_then_replace` (rebid, then replace at the ceiling; needs a spot order and max_price). ' +
+    'Events: order.outbid, order.rebid, order.replaced, order.recovery_failed.',
 );
 
 /** POST /webhook/create-order with its lease field (and issue 23's wait_seconds and on_outbid): the handler and the OpenAPI document use this one. */

@@ -40,6 +40,22 @@ export interface OperationDoc {
   readonly orderEvents?: boolean;
 }
 
+/** The path parameter of the /admin/keys/{name} routes. */
+const KEY_NAME_PARAMETER: JsonObject = {
+  name: 'name',
+  in: 'path',
+  required: true,
+  schema: { type: 'string', pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' },
+};
+
+/** The path parameter of the /admin/hosts/{server_id} routes. */
+const SERVER_ID_PARAMETER: JsonObject = {
+  name: 'server_id',
+  in: 'path',
+  required: true,
+  schema: { type: 'integer', minimum: 1 },
+};
+
 /** Every route's operation by `METHOD path`; buildOpenApiDocument checks they match ROUTES one to one. */
 export const operationDocs = (components: SchemaComponents): Record<string, OperationDoc> => {
   const accepted = (example: JsonObject) => ({
@@ -328,9 +344,7 @@ export const operationDocs = (components: SchemaComponents): Record<string, Oper
       operationId: 'revokeKey',
       tag: 'Admin',
       summary: 'Revoke a caller key (scope admin); refused everywhere within CALLER_KEY_CACHE_SECONDS (≤ 60 s)',
-      parameters: [
-        { name: 'name', in: 'path', required: true, schema: { type: 'string', pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' } },
-      ],
+      parameters: [KEY_NAME_PARAMETER],
       success: {
         '200': {
           description: 'Revoked (`already: true` when it was before).',
@@ -344,9 +358,7 @@ export const operationDocs = (components: SchemaComponents): Record<string, Oper
       tag: 'Admin',
       summary:
         'Delete a revoked caller key (scope admin): it stops counting against the 200 keys; its name is never reused',
-      parameters: [
-        { name: 'name', in: 'path', required: true, schema: { type: 'string', pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' } },
-      ],
+      parameters: [KEY_NAME_PARAMETER],
       success: {
         '200': {
           description: 'Deleted.',
@@ -359,7 +371,7 @@ export const operationDocs = (components: SchemaComponents): Record<string, Oper
       operationId: 'avoidHost',
       tag: 'Admin',
       summary: 'Avoid a host in every search (scope admin), for `hours` (default HOST_AVOID_HOURS)',
-      parameters: [{ name: 'server_id', in: 'path', required: true, schema: { type: 'integer', minimum: 1 } }],
+      parameters: [SERVER_ID_PARAMETER],
       requestBody: {
         required: false,
         content: json(components.convert(AvoidHostBodySchema, 'input', 'AvoidHostBody'), {
@@ -390,7 +402,7 @@ export const operationDocs = (components: SchemaComponents): Record<string, Oper
       operationId: 'clearHost',
       tag: 'Admin',
       summary: "End a host's avoidance (scope admin); the failed starts counted towards the next one are forgotten",
-      parameters: [{ name: 'server_id', in: 'path', required: true, schema: { type: 'integer', minimum: 1 } }],
+      parameters: [SERVER_ID_PARAMETER],
       success: {
         '200': {
           description: "The host's record as GET /webhook/hosts lists it.",

@@ -9,7 +9,7 @@
  * limit (its timer takes any value; the e2e tests use 1 s).
  */
 import { Duration } from 'aws-cdk-lib';
-import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
@@ -19,8 +19,9 @@ import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { WATCH_TIMEOUT_SECONDS } from '../../contract/resources';
 import { FLEET_WATCH_ENTRY } from '../../contract/routes';
-import { METRICS_NAMESPACE, MetricName, SERVICE_NAME } from '../../contract/telemetry';
+import { MetricName } from '../../contract/telemetry';
 import { RelayFunction } from './relay-function';
+import { graph, relayMetric } from './relay-metrics';
 import type { RelaySecrets, SecretName } from './relay-secrets';
 import { grantTableAccess } from './table-access';
 
@@ -57,19 +58,6 @@ export const watchScheduleRate = (intervalSeconds: number): Duration => {
   return Duration.minutes(intervalSeconds / 60);
 };
 
-const FIVE_MINUTES = Duration.minutes(5);
-
-/** A relay metric of the watch as Powertools emits it (namespace GpuRelay, `service` dimension). Alarms take it unlabelled (a plain metric alarm). */
-const watchMetric = (metricName: string, label?: string): cloudwatch.Metric =>
-  new cloudwatch.Metric({
-    namespace: METRICS_NAMESPACE,
-    metricName,
-    dimensionsMap: { service: SERVICE_NAME },
-    statistic: cloudwatch.Stats.SUM,
-    period: FIVE_MINUTES,
-    label,
-  });
-
 export interface WatchAlarmSpec {
   readonly id: string;
   readonly metric: cloudwatch.IMetric;
@@ -85,7 +73,7 @@ export interface WatchAlarmSpec {
 export const fleetWatchAlarms = (): WatchAlarmSpec[] => [
   {
     id: 'WatchErrors',
-    metric: watchMetric(MetricName.WatchErrors),
+    metric: relayMetric(MetricName.WatchErrors),
     options: {
       threshold: 1,
       alarmDescription:
@@ -94,7 +82,7 @@ export const fleetWatchAlarms = (): WatchAlarmSpec[] => [
   },
   {
     id: 'LeaseCancelFailures',
-    metric: watchMetric(MetricName.LeaseCancelFailures),
+    metric: relayMetric(MetricName.LeaseCancelFailures),
     options: {
       threshold: 1,
       alarmDescription:
@@ -105,25 +93,25 @@ export const fleetWatchAlarms = (): WatchAlarmSpec[] => [
 
 /** The dashboard widget: what each 5 minutes of sweeps found and did, and what it cost in table reads. */
 export const fleetWatchWidget = (): cloudwatch.GraphWidget =>
-  new cloudwatch.GraphWidget({
-    title: 'Fleet watch: leases and order status',
-    width: 24,
-    left: [
-      watchMetric(MetricName.LeasesDue, 'Due'),
-      watchMetric(MetricName.LeaseWarnings, 'Warned'),
-      watchMetric(MetricName.LeasesCancelled, 'Cancelled'),
-      watchMetric(MetricName.OrphanOrdersCancelled, 'Orphans cancelled'),
-      watchMetric(MetricName.LeaseCancelFailures, 'Failed cancels'),
-      watchMetric(MetricName.OrderStatusChanges, 'Status changes'),
-      watchMetric(MetricName.LifecycleEvents, 'Events sent'),
-      watchMetric(MetricName.LifecycleEventFailures, 'Events failed'),
-      watchMetric(MetricName.WatchDeferred, 'Deferred'),
+  graph(
+    'Fleet watch: leases and order status',
+    24,
+    [
+      relayMetric(MetricName.LeasesDue, 'Due'),
+      relayMetric(MetricName.LeaseWarnings, 'Warned'),
+      relayMetric(MetricName.LeasesCancelled, 'Cancelled'),
+      relayMetric(MetricName.OrphanOrdersCancelled, 'Orphans cancelled'),
+      relayMetric(MetricName.LeaseCancelFailures, 'Failed cancels'),
+      relayMetric(MetricName.OrderStatusChanges, 'Status changes'),
+      relayMetric(MetricName.LifecycleEvents, 'Events sent'),
+      relayMetric(MetricName.LifecycleEventFailures, 'Events failed'),
+      relayMetric(MetricName.WatchDeferred, 'Deferred'),
     ],
-    right: [
-      watchMetric(MetricName.WatchTableReads, 'Table reads'),
-      watchMetric(MetricName.WatchMarketplaceCalls, 'Marketplace calls'),
+    [
+      relayMetric(MetricName.WatchTableReads, 'Table reads'),
+      relayMetric(MetricName.WatchMarketplaceCalls, 'Marketplace calls'),
     ],
-  });
+  );
 
 export class FleetWatch extends Construct {
   public readonly fn: lambda.Function;

@@ -15,8 +15,9 @@ import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { HARD_TIME_LIMIT_SECONDS } from '../../contract/limits';
-import { METRICS_NAMESPACE, MetricName, SERVICE_NAME } from '../../contract/telemetry';
+import { METRICS_NAMESPACE, MetricName } from '../../contract/telemetry';
 import { fleetWatchAlarms, fleetWatchWidget } from './fleet-watch';
+import { FIVE_MINUTES, graph, relayMetric } from './relay-metrics';
 import { spendAlarm, spendWidget } from './spend-monitoring';
 
 export interface MonitoringProps {
@@ -70,8 +71,6 @@ export interface MonitoringProps {
   readonly api5xxThreshold?: number;
 }
 
-const FIVE_MINUTES = Duration.minutes(5);
-
 /**
  * Age of the oldest queued job that raises JobQueueOldestMessageAge: the hard time limit (600 s). A job
  * ends within its 300 s soft limit plus 2 + 4 + 8 s of retry delays, so a message older than the hard
@@ -97,20 +96,9 @@ const cloudWatchAlarmsOf = (stack: Stack) => ({
   },
 });
 
-/** A custom relay metric as Powertools emits it: namespace GpuRelay, `service` dimension always present. */
-const relayMetric = (
-  metricName: string,
-  extraDimensions: Record<string, string> = {},
-  label?: string,
-): cloudwatch.Metric =>
-  new cloudwatch.Metric({
-    namespace: METRICS_NAMESPACE,
-    metricName,
-    dimensionsMap: { service: SERVICE_NAME, ...extraDimensions },
-    statistic: cloudwatch.Stats.SUM,
-    period: FIVE_MINUTES,
-    label,
-  });
+/** p50 and p99 of a latency metric (`metric`: the construct's own, given the options), per 5 minutes. */
+const p50AndP99 = (metric: (options: cloudwatch.MetricOptions) => cloudwatch.Metric): cloudwatch.Metric[] =>
+  [50, 99].map((p) => metric({ statistic: cloudwatch.Stats.p(p), period: FIVE_MINUTES, label: `p${p}` }));
 
 /**
  * Sum of one relay metric over every dimension combination it is emitted with (e.g. TasksAccepted by
@@ -277,7 +265,7 @@ export class Monitoring extends Construct {
       alarmDescription: 'The HTTP API answered 5xx. RUNBOOK: Api5xx.',
     });
 
-    alarm('MarketplaceThrottled', relayMetric(MetricName.MarketplaceErrors, { ResultCode: '5' }), {
+    alarm('MarketplaceThrottled', relayMetric(MetricName.MarketplaceErrors, undefined, { ResultCode: '5' }), {
       threshold: code5Threshold,
       alarmDescription: 'The marketplace answered code 5 (too many requests) too often. RUNBOOK: MarketplaceThrottled.',
     });
@@ -326,80 +314,56 @@ export class Monitoring extends Construct {
           }),
         ],
         [
-          new cloudwatch.GraphWidget({
-            title: 'Tasks: accepted → placed → ready / failed',
-            width: 12,
-            left: [
-              relayTotal(MetricName.TasksAccepted, 'Accepted'),
-              relayTotal(MetricName.OrdersPlaced, 'Orders placed'),
-              relayTotal(MetricName.OrdersReady, 'Orders ready'),
-              relayTotal(MetricName.OrderTimeouts, 'Order timeouts'),
-              relayTotal(MetricName.TasksFailed, 'Tasks failed'),
-            ],
-          }),
-          new cloudwatch.GraphWidget({
-            title: 'Tasks accepted by kind',
-            width: 12,
-            left: [relayBreakdown(MetricName.TasksAccepted, 'Accepted')],
-          }),
+          graph('Tasks: accepted → placed → ready / failed', 12, [
+            relayTotal(MetricName.TasksAccepted, 'Accepted'),
+            relayTotal(MetricName.OrdersPlaced, 'Orders placed'),
+            relayTotal(MetricName.OrdersReady, 'Orders ready'),
+            relayTotal(MetricName.OrderTimeouts, 'Order timeouts'),
+            relayTotal(MetricName.TasksFailed, 'Tasks failed'),
+          ]),
+          graph('Tasks accepted by kind', 12, [relayBreakdown(MetricName.TasksAccepted, 'Accepted')]),
         ],
         [
-          new cloudwatch.GraphWidget({
-            title: 'API latency (ms)',
-            width: 8,
-            left: [
-              props.httpApi.metricLatency({ statistic: cloudwatch.Stats.p(50), period: FIVE_MINUTES, label: 'p50' }),
-              props.httpApi.metricLatency({ statistic: cloudwatch.Stats.p(99), period: FIVE_MINUTES, label: 'p99' }),
-            ],
-          }),
-          new cloudwatch.GraphWidget({
-            title: 'Workflow execution time (ms)',
-            width: 8,
-            left: [
-              props.stateMachine.metricTime({ statistic: cloudwatch.Stats.p(50), period: FIVE_MINUTES, label: 'p50' }),
-              props.stateMachine.metricTime({ statistic: cloudwatch.Stats.p(99), period: FIVE_MINUTES, label: 'p99' }),
-            ],
-          }),
-          new cloudwatch.GraphWidget({
-            title: 'API requests and errors',
-            width: 8,
-            left: [
+          graph(
+            'API latency (ms)',
+            8,
+            p50AndP99((options) => props.httpApi.metricLatency(options)),
+          ),
+          graph(
+            'Workflow execution time (ms)',
+            8,
+            p50AndP99((options) => props.stateMachine.metricTime(options)),
+          ),
+          graph(
+            'API requests and errors',
+            8,
+            [
               props.httpApi.metricCount({ statistic: cloudwatch.Stats.SUM, period: FIVE_MINUTES, label: 'Requests' }),
               props.httpApi.metricClientError({ statistic: cloudwatch.Stats.SUM, period: FIVE_MINUTES, label: '4xx' }),
               props.httpApi.metricServerError({ statistic: cloudwatch.Stats.SUM, period: FIVE_MINUTES, label: '5xx' }),
             ],
-            right: [
+            [
               relayTotal(MetricName.SignatureRejected, 'Signature rejected'),
               relayTotal(MetricName.RateLimited, 'Rate limited'),
             ],
-          }),
+          ),
         ],
         [
-          new cloudwatch.GraphWidget({
-            title: 'Marketplace errors by result code',
-            width: 8,
-            left: [relayBreakdown(MetricName.MarketplaceErrors, 'Marketplace errors')],
-          }),
-          new cloudwatch.GraphWidget({
-            title: 'Callback and chat delivery',
-            width: 8,
-            left: [
-              relayTotal(MetricName.CallbackDeliveries, 'Callbacks delivered'),
-              relayTotal(MetricName.CallbackFailures, 'Callbacks failed'),
-              relayTotal(MetricName.ChatFailures, 'Chat failures'),
-            ],
-          }),
-          new cloudwatch.GraphWidget({
-            title: 'Dead-letter queue depth',
-            width: 8,
-            left: [
-              props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
-                period: Duration.minutes(1),
-                statistic: cloudwatch.Stats.MAXIMUM,
-                label: 'Messages in DLQ',
-              }),
-            ],
-          }),
+          graph('Marketplace errors by result code', 8, [
+            relayBreakdown(MetricName.MarketplaceErrors, 'Marketplace errors'),
+          ]),
+          graph('Callback and chat delivery', 8, [
+            relayTotal(MetricName.CallbackDeliveries, 'Callbacks delivered'),
+            relayTotal(MetricName.CallbackFailures, 'Callbacks failed'),
+            relayTotal(MetricName.ChatFailures, 'Chat failures'),
+          ]),
+          graph('Dead-letter queue depth', 8, [
+            props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+              period: Duration.minutes(1),
+              statistic: cloudwatch.Stats.MAXIMUM,
+              label: 'Messages in DLQ',
+            }),
+          ]),
         ],
         ...(props.fleetWatch ? [[fleetWatchWidget()]] : []),
         [spendWidget()],

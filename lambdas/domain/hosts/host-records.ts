@@ -39,8 +39,8 @@ export interface HostAvoidance {
   readonly by: 'auto' | 'operator';
 }
 
-export interface HostRecord {
-  readonly server_id: number;
+/** What a host's record counts, as stored and as listed: its outcomes, by kind. */
+export interface HostCounts {
   readonly placed: number;
   readonly ready: number;
   readonly readiness_timeouts: number;
@@ -49,6 +49,10 @@ export interface HostRecord {
   /** Create-order refusals on this host, by the refusal's text. */
   readonly refusals: Readonly<Record<string, number>>;
   readonly outbids: number;
+}
+
+export interface HostRecord extends HostCounts {
+  readonly server_id: number;
   /** Seconds from placement to ready, the latest READY_SAMPLE_SIZE. */
   readonly ready_seconds: readonly number[];
   /** Epoch seconds of the latest failed starts (readiness or login). */
@@ -164,16 +168,9 @@ export const hostScore = (record: HostRecord, nowMs: number): number => {
 };
 
 /** A record as GET /webhook/hosts lists it. */
-export interface HostView {
+export interface HostView extends HostCounts {
   readonly server_id: number;
   readonly score: number;
-  readonly placed: number;
-  readonly ready: number;
-  readonly readiness_timeouts: number;
-  readonly ssh_never_answered: number;
-  readonly login_refused: number;
-  readonly refusals: Readonly<Record<string, number>>;
-  readonly outbids: number;
   /** Median seconds from placement to ready; null before the first ready order. */
   readonly ready_seconds_median: number | null;
   /** Failed starts within the last 24 h. */

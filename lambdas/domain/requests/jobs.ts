@@ -34,19 +34,17 @@ import { runCancelTask } from '../recovery/standing-orders';
 import { standingTiming } from './accept-task';
 import type {
   CancelOrderInput,
-  CancelTaskInput,
   CancelSuccess,
   CreateOrderInput,
-  ExtendOrderInput,
   JobMessage,
   PriceAlertInput,
   PriceAlertMatched,
   PriceNotMet,
-  SetSpotPriceInput,
   StatusInput,
   StatusResult,
   TaskOrigin,
   TaskRecord,
+  TaskRequest,
   TaskResult,
 } from '../task';
 import { failure } from '../task';
@@ -355,16 +353,8 @@ const ownershipRefusal = async (
   return mayTouchOrder(caller, tracked?.key) ? undefined : failure(notYourOrderText(orderId, keyNameOf(caller)));
 };
 
-/** A JobMessage whose input is narrowed by its kind (what the worker's schema produces). */
-export type TypedJobMessage = JobMessage &
-  (
-    | { readonly kind: 'cancel-order'; readonly input: CancelOrderInput }
-    | { readonly kind: 'status'; readonly input: StatusInput }
-    | { readonly kind: 'price-alert'; readonly input: PriceAlertInput }
-    | { readonly kind: 'extend-order'; readonly input: ExtendOrderInput }
-    | { readonly kind: 'set-spot-price'; readonly input: SetSpotPriceInput }
-    | { readonly kind: 'cancel-task'; readonly input: CancelTaskInput }
-  );
+/** A JobMessage whose input is narrowed by its kind (what the worker's schema produces): a queued TaskRequest. */
+export type TypedJobMessage = JobMessage & Exclude<TaskRequest, { readonly kind: 'create-order' }>;
 
 /** Runs the job a message names. Throws what the job throws; the caller applies the retry policy. */
 export const runJob = async (message: TypedJobMessage, deps: JobDeps, now: number): Promise<TaskResult> => {

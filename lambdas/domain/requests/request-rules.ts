@@ -85,6 +85,10 @@ export interface CreateOrderFields {
   readonly prefer?: Prefer;
 }
 
+/** A request's callback_url as a task input carries it: absent when the caller gave none. */
+export const callbackOf = (body: { readonly callback_url?: string }): { readonly callback_url?: string } =>
+  body.callback_url !== undefined ? { callback_url: body.callback_url } : {};
+
 /** Create-order fields + config defaults → the workflow's request (use_spot defaults to true). */
 export const normalizeCreateOrder = (body: CreateOrderFields, defaults: RequestDefaults): CreateOrderInput => ({
   gpu_type: body.gpu_type,
@@ -94,7 +98,7 @@ export const normalizeCreateOrder = (body: CreateOrderFields, defaults: RequestD
   ports: defaults.ports,
   ...(body.env !== undefined && Object.keys(body.env).length > 0 ? { env: body.env } : {}),
   use_spot: body.use_spot ?? true,
-  ...(body.callback_url !== undefined ? { callback_url: body.callback_url } : {}),
+  ...callbackOf(body),
   ...((body.max_hours ?? defaults.maxHours) !== undefined ? { max_hours: body.max_hours ?? defaults.maxHours } : {}),
   ...(body.wait_seconds !== undefined && body.wait_seconds > 0 ? { wait_seconds: body.wait_seconds } : {}),
   ...(body.on_outbid !== undefined && body.on_outbid !== 'notify' ? { on_outbid: body.on_outbid } : {}),
@@ -112,7 +116,7 @@ export const normalizeCancelOrder = (body: {
   readonly callback_url?: string;
 }): CancelOrderInput => ({
   order_id: body.order_id,
-  ...(body.callback_url !== undefined ? { callback_url: body.callback_url } : {}),
+  ...callbackOf(body),
 });
 
 /** Price-alert body + the configured default image. */
@@ -129,10 +133,9 @@ export const normalizePriceAlert = (
   gpu_type: body.gpu_type,
   target_price: body.target_price,
   image: body.image ?? defaults.image,
-  ...(body.callback_url !== undefined ? { callback_url: body.callback_url } : {}),
+  ...callbackOf(body),
   ...(body.wait_seconds !== undefined && body.wait_seconds > 0 ? { wait_seconds: body.wait_seconds } : {}),
   ...hostFilters(body, defaults),
 });
 
-export const normalizeStatus = (body: { readonly callback_url?: string }): StatusInput =>
-  body.callback_url !== undefined ? { callback_url: body.callback_url } : {};
+export const normalizeStatus = (body: { readonly callback_url?: string }): StatusInput => callbackOf(body);

@@ -203,8 +203,8 @@ export interface SpendSegment {
   readonly from?: number;
 }
 
-/** An order's reservation, as stored (one per create-order task). */
-export interface Reservation {
+/** The order a reservation is for (one per create-order task), and whom it is charged to. */
+export interface ReservedOrder {
   readonly task_id: string;
   /** The caller key the order is charged to (`default` for the shared secret). */
   readonly key: string;
@@ -214,6 +214,10 @@ export interface Reservation {
   readonly gpu: string;
   readonly gpus: number;
   readonly usd_per_hour: number;
+}
+
+/** An order's reservation, as stored (one per create-order task). */
+export interface Reservation extends ReservedOrder {
   /** The fees reserved with (RENTER_FEE_PERCENT, ORDER_CREATION_FEE_USD when the order was placed). */
   readonly renter_fee_percent?: number;
   readonly creation_fee_usd?: number;
@@ -230,14 +234,7 @@ export interface Reservation {
 }
 
 /** What the create-order step reserves. */
-export interface NewReservation {
-  readonly task_id: string;
-  readonly key: string;
-  readonly key_budget_usd_per_day?: number;
-  readonly server_id: number;
-  readonly gpu: string;
-  readonly gpus: number;
-  readonly usd_per_hour: number;
+export interface NewReservation extends ReservedOrder {
   readonly hours: number;
   readonly fees?: MarketplaceFees;
   readonly usd_per_coin?: number;

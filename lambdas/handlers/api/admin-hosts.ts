@@ -4,10 +4,7 @@
  * and POST /admin/hosts/{server_id}/clear (ends the avoidance and forgets the failed starts counted
  * towards the next one). Each answers the host's record as GET /webhook/hosts lists it.
  */
-import { relayEnv } from '../../adapters/env';
-import { hostRecordsFromEnv, signedRequestStoreFromEnv, slidingWindowFromEnv } from '../../adapters/from-env';
-import { webhookSecrets } from '../../adapters/secrets';
-import { lazy } from '../../adapters/lazy';
+import { hostRecordsFromEnv } from '../../adapters/from-env';
 import { logger } from '../../adapters/observability';
 import { hostAvoidedText } from '../../domain/requests/chat-messages';
 import { hostView, type HostRecords } from '../../domain/hosts/host-records';
@@ -16,7 +13,7 @@ import { AvoidHostBodySchema } from '../../http/admin-requests';
 import { parseBody } from '../../http/request-fields';
 import { httpError, jsonResponse, type ApiResult, type RelayEvent } from '../../middleware/http';
 import { apiHandler, type ApiHandler, type ChainDeps } from './chain';
-import { callerKeysFromEnv } from './deps';
+import { signedRouteDepsFromEnv } from './deps';
 
 export interface AdminHostsDeps extends ChainDeps {
   readonly hosts: Pick<HostRecords, 'setAvoidance'>;
@@ -66,14 +63,4 @@ export const createAdminHostsClearHandler = (deps: () => AdminHostsDeps): ApiHan
   apiHandler({ routeId: 'AdminHostsClear', deps, json: true }, clearHost);
 
 export const adminHostsDepsFromEnv = (): (() => AdminHostsDeps) =>
-  lazy(() => {
-    const env = relayEnv();
-    return {
-      env,
-      window: slidingWindowFromEnv(env),
-      webhookSecrets: (read) => webhookSecrets(env, read),
-      callerKeys: callerKeysFromEnv(env),
-      signedRequests: signedRequestStoreFromEnv(env),
-      hosts: hostRecordsFromEnv(env),
-    };
-  });
+  signedRouteDepsFromEnv((env) => ({ hosts: hostRecordsFromEnv(env) }));

@@ -15,7 +15,7 @@ import { keySealerFromEnv, replacementEnvSealerFromEnv } from '../../adapters/ca
 import { resolveCallerKey, type CallerKeyRecord } from '../../domain/teams/caller-keys';
 import type { ResolvedKey } from '../../middleware/verify-signature';
 import { marketplaceFromEnv } from '../../adapters/marketplace-from-env';
-import { slackSigningSecret, webhookSecrets } from '../../adapters/secrets';
+import { slackSigningSecret, webhookSecrets, type SecretReadOptions } from '../../adapters/secrets';
 import type { JobQueue, MarketplaceClient, TaskRepository, WaitingTasks, WorkflowStarter } from '../../domain/ports';
 import { lazy } from '../../adapters/lazy';
 import { unavailablePort, type AcceptDeps } from './accept-deps';
@@ -23,11 +23,32 @@ import type { AdminKeysDeps } from './admin-keys';
 import type { ChainDeps } from './chain';
 
 /** The caller-key lookup of the signed routes (X-Webhook-Key-Id, issue 24). */
-export const callerKeysFromEnv = (env: RelayEnv): ((name: string) => Promise<ResolvedKey | undefined>) => {
+const callerKeysFromEnv = (env: RelayEnv): ((name: string) => Promise<ResolvedKey | undefined>) => {
   const store = callerKeyStoreFromEnv(env);
   const sealer = keySealerFromEnv(env);
   return (name) => resolveCallerKey({ store, sealer }, name, Math.floor(Date.now() / 1000));
 };
+
+/** What the chain of a signed route is wired with: its env, rate window, secrets, caller keys and signature claims. */
+export type SignedChainDeps = ChainDeps &
+  Required<Pick<ChainDeps, 'window' | 'webhookSecrets' | 'callerKeys' | 'signedRequests'>>;
+
+/**
+ * Deps of a signed route, built once per Lambda instance on the first invocation: the signed chain's,
+ * and the route's own (`own`, given the env).
+ */
+export const signedRouteDepsFromEnv = <T extends object>(own: (env: RelayEnv) => T): (() => SignedChainDeps & T) =>
+  lazy(() => {
+    const env = relayEnv();
+    const chain: SignedChainDeps = {
+      env,
+      window: slidingWindowFromEnv(env),
+      webhookSecrets: (read) => webhookSecrets(env, read),
+      callerKeys: callerKeysFromEnv(env),
+      signedRequests: signedRequestStoreFromEnv(env),
+    };
+    return { ...chain, ...own(env) };
+  });
 
 /** The caller keys the Slack route maps users with (cached like the signed routes' lookups). */
 const slackCallerKeysFromEnv = (env: RelayEnv): (() => Promise<readonly CallerKeyRecord[]>) => {
@@ -63,66 +84,38 @@ export type HandOffs = {
  * port that fails loudly (create-order may start executions but not send messages, and so on).
  */
 export const acceptDepsFromEnv = (uses: HandOffs): (() => AcceptDeps) =>
-  lazy(() => {
-    const env = relayEnv();
-    return {
-      env,
-      window: slidingWindowFromEnv(env),
-      webhookSecrets: (read) => webhookSecrets(env, read),
-      callerKeys: callerKeysFromEnv(env),
-      ...(uses.slack
-        ? { slackSigningSecret: (read) => slackSigningSecret(env, read), callerKeyRecords: slackCallerKeysFromEnv(env) }
-        : {}),
-      // The create-order routes keep a replaceable task's env, sealed (issue 29 §6).
-      tasks: taskRepositoryFromEnv(env, uses.workflow ? replacementEnvSealerFromEnv(env) : undefined),
-      idempotency: idempotencyStoreFromEnv(env),
-      signedRequests: signedRequestStoreFromEnv(env),
-      workflow: uses.workflow ? uses.workflow(env) : unavailablePort('the create-order workflow'),
-      queue: uses.queue ? uses.queue(env) : unavailablePort('the job queue'),
-      // Routes that start create-orders admit standing orders under the waiting queue's caps (issue 29 §5).
-      ...(uses.waiting
-        ? {
-            standing: {
-              waiting: uses.waiting(env),
-              caps: { perKey: env.MAX_WAITING_TASKS_PER_KEY, total: env.MAX_WAITING_TASKS },
-            },
-          }
-        : {}),
-    };
-  });
+  signedRouteDepsFromEnv((env) => ({
+    ...(uses.slack
+      ? {
+          slackSigningSecret: (read?: SecretReadOptions) => slackSigningSecret(env, read),
+          callerKeyRecords: slackCallerKeysFromEnv(env),
+        }
+      : {}),
+    // The create-order routes keep a replaceable task's env, sealed (issue 29 §6).
+    tasks: taskRepositoryFromEnv(env, uses.workflow ? replacementEnvSealerFromEnv(env) : undefined),
+    idempotency: idempotencyStoreFromEnv(env),
+    workflow: uses.workflow ? uses.workflow(env) : unavailablePort('the create-order workflow'),
+    queue: uses.queue ? uses.queue(env) : unavailablePort('the job queue'),
+    // Routes that start create-orders admit standing orders under the waiting queue's caps (issue 29 §5).
+    ...(uses.waiting
+      ? {
+          standing: {
+            waiting: uses.waiting(env),
+            caps: { perKey: env.MAX_WAITING_TASKS_PER_KEY, total: env.MAX_WAITING_TASKS },
+          },
+        }
+      : {}),
+  }));
 
 /** Deps of GET /webhook/tasks/{task_id}. */
-export const taskLookupDepsFromEnv = (): (() => ChainDeps & {
+export const taskLookupDepsFromEnv = (): (() => SignedChainDeps & {
   readonly tasks: TaskRepository;
   readonly waiting: WaitingTasks;
-}) =>
-  lazy(() => {
-    const env = relayEnv();
-    return {
-      env,
-      window: slidingWindowFromEnv(env),
-      webhookSecrets: (read) => webhookSecrets(env, read),
-      callerKeys: callerKeysFromEnv(env),
-      signedRequests: signedRequestStoreFromEnv(env),
-      tasks: taskRepositoryFromEnv(env),
-      waiting: waitingTasksFromEnv(env),
-    };
-  });
+}) => signedRouteDepsFromEnv((env) => ({ tasks: taskRepositoryFromEnv(env), waiting: waitingTasksFromEnv(env) }));
 
 /** Deps of the caller-key admin routes (issue 24). */
 export const adminKeysDepsFromEnv = (): (() => AdminKeysDeps) =>
-  lazy(() => {
-    const env = relayEnv();
-    return {
-      env,
-      window: slidingWindowFromEnv(env),
-      webhookSecrets: (read) => webhookSecrets(env, read),
-      callerKeys: callerKeysFromEnv(env),
-      signedRequests: signedRequestStoreFromEnv(env),
-      store: callerKeyStoreFromEnv(env),
-      sealer: keySealerFromEnv(env),
-    };
-  });
+  signedRouteDepsFromEnv((env) => ({ store: callerKeyStoreFromEnv(env), sealer: keySealerFromEnv(env) }));
 
 /** Deps of GET /webhook/marketplace. */
 export const marketplaceDepsFromEnv = (): (() => ChainDeps & { readonly marketplace: MarketplaceClient }) =>

@@ -3,14 +3,11 @@
  * placed orders on: outcomes, median time to ready, failed starts in 24 h, avoidance, and a score;
  * avoided hosts first, then the lowest scores.
  */
-import { relayEnv } from '../../adapters/env';
-import { hostRecordsFromEnv, signedRequestStoreFromEnv, slidingWindowFromEnv } from '../../adapters/from-env';
-import { webhookSecrets } from '../../adapters/secrets';
-import { lazy } from '../../adapters/lazy';
+import { hostRecordsFromEnv } from '../../adapters/from-env';
 import { hostViews, type HostRecords } from '../../domain/hosts/host-records';
 import { jsonResponse, type ApiResult } from '../../middleware/http';
 import { apiHandler, type ApiHandler, type ChainDeps } from './chain';
-import { callerKeysFromEnv } from './deps';
+import { signedRouteDepsFromEnv } from './deps';
 
 export interface HostsDeps extends ChainDeps {
   readonly hosts: Pick<HostRecords, 'list'>;
@@ -32,16 +29,4 @@ const listHosts = async (_event: unknown, deps: HostsDeps): Promise<ApiResult> =
 export const createHostsHandler = (deps: () => HostsDeps): ApiHandler =>
   apiHandler({ routeId: 'Hosts', deps }, listHosts);
 
-export const handler = createHostsHandler(
-  lazy(() => {
-    const env = relayEnv();
-    return {
-      env,
-      window: slidingWindowFromEnv(env),
-      webhookSecrets: (read) => webhookSecrets(env, read),
-      callerKeys: callerKeysFromEnv(env),
-      signedRequests: signedRequestStoreFromEnv(env),
-      hosts: hostRecordsFromEnv(env),
-    };
-  }),
-);
+export const handler = createHostsHandler(signedRouteDepsFromEnv((env) => ({ hosts: hostRecordsFromEnv(env) })));

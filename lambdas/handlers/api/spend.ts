@@ -4,18 +4,14 @@
  * costs), orders settled and GPU hours. A key sees its own lines; the default key and admin keys
  * see every key's. Both dates default to today (UTC); at most MAX_SPEND_RANGE_DAYS days.
  */
-import { relayEnv } from '../../adapters/env';
-import { signedRequestStoreFromEnv, slidingWindowFromEnv } from '../../adapters/from-env';
 import { documentClient } from '../../adapters/aws-clients';
 import { DynamoDbSpendDays } from '../../adapters/dynamodb/dynamodb-spend-days';
-import { webhookSecrets } from '../../adapters/secrets';
-import { lazy } from '../../adapters/lazy';
 import { seesAllOrders, taskCallerOf } from '../../domain/teams/caller-keys';
 import { utcDay } from '../../domain/teams/spend-budget';
 import { spendRange, spendReport, type SpendDays } from '../../domain/teams/spend-ledger';
 import { httpError, jsonResponse, type ApiResult, type RelayEvent } from '../../middleware/http';
 import { apiHandler, type ApiHandler, type ChainDeps } from './chain';
-import { callerKeysFromEnv } from './deps';
+import { signedRouteDepsFromEnv } from './deps';
 
 export interface SpendDeps extends ChainDeps {
   readonly spend: SpendDays;
@@ -44,15 +40,5 @@ const spend = async (event: RelayEvent, deps: SpendDeps): Promise<ApiResult> => 
 export const createSpendHandler = (deps: () => SpendDeps): ApiHandler => apiHandler({ routeId: 'Spend', deps }, spend);
 
 export const handler = createSpendHandler(
-  lazy(() => {
-    const env = relayEnv();
-    return {
-      env,
-      window: slidingWindowFromEnv(env),
-      webhookSecrets: (read) => webhookSecrets(env, read),
-      callerKeys: callerKeysFromEnv(env),
-      signedRequests: signedRequestStoreFromEnv(env),
-      spend: new DynamoDbSpendDays(documentClient(), env.TABLE_NAME),
-    };
-  }),
+  signedRouteDepsFromEnv((env) => ({ spend: new DynamoDbSpendDays(documentClient(), env.TABLE_NAME) })),
 );

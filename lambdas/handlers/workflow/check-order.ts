@@ -7,16 +7,12 @@ import { checkOrderDeps } from './deps';
 import { relayEnv } from '../../adapters/env';
 import { lazy } from '../../adapters/lazy';
 import { sshLoginProbe } from '../../adapters/ssh-login-probe';
-import { parseWorkflowState, systemClock, type Clock } from './shared';
+import { workflowTask } from './shared';
 
 /** Builds the task handler around its dependencies (tests pass fakes). */
-export const createCheckOrderStepHandler = (
-  deps: () => CheckOrderDeps | Promise<CheckOrderDeps>,
-  clock: Clock = systemClock,
-) =>
-  async function checkOrderTask(input: unknown): Promise<CheckResult> {
-    const state = parseWorkflowState(input);
-    const check = await checkOrder(state, await deps(), clock());
+export const createCheckOrderStepHandler = workflowTask(
+  async (state, deps: CheckOrderDeps, now): Promise<CheckResult> => {
+    const check = await checkOrder(state, deps, now);
     if (check.timedOut)
       logger.warn('order not ready in time', {
         reason: check.reason,
@@ -31,7 +27,8 @@ export const createCheckOrderStepHandler = (
         ssh_probe: check.ssh_probe,
       });
     return check;
-  };
+  },
+);
 
 /** READINESS_PROBE=ssh-login: ssh2's client, imported here only (the other functions' bundles stay without it). */
 const loginProbe = lazy(() => sshLoginProbe({ allowPrivate: relayEnv().ALLOW_PRIVATE_SSH_PROBE }));

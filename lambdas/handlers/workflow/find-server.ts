@@ -4,22 +4,19 @@ import type { SearchResult } from '../../domain/create-order/workflow-state';
 import { logger, tracedHandler } from '../../adapters/observability';
 import { budgetedHandler } from '../../adapters/invocation-budget';
 import { findServerDeps } from './deps';
-import { parseWorkflowState, systemClock, type Clock } from './shared';
+import { workflowTask } from './shared';
 
 /** Builds the task handler around its dependencies (tests pass fakes). */
-export const createFindServerStepHandler = (
-  deps: () => FindServerDeps | Promise<FindServerDeps>,
-  clock: Clock = systemClock,
-) =>
-  async function findServerTask(input: unknown): Promise<SearchResult | WaitingResult> {
-    const state = parseWorkflowState(input);
-    const search = await findServerOrWait(state, await deps(), clock());
+export const createFindServerStepHandler = workflowTask(
+  async (state, deps: FindServerDeps, now): Promise<SearchResult | WaitingResult> => {
+    const search = await findServerOrWait(state, deps, now);
     if ('waiting' in search) {
       logger.info('standing order waits for a server', { waiting_until: search.waiting_until });
       return search;
     }
     logger.info('server chosen', { server_id: search.server.id, attempt: search.attempt, excluded: search.excluded });
     return search;
-  };
+  },
+);
 
 export const handler = budgetedHandler(tracedHandler(createFindServerStepHandler(findServerDeps)));

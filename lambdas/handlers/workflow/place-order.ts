@@ -4,16 +4,12 @@ import type { PlacementResult } from '../../domain/create-order/workflow-state';
 import { countMetric, logger, MetricName, tracedHandler } from '../../adapters/observability';
 import { budgetedHandler } from '../../adapters/invocation-budget';
 import { placeOrderDeps } from './deps';
-import { parseWorkflowState, systemClock, type Clock } from './shared';
+import { workflowTask } from './shared';
 
 /** Builds the task handler around its dependencies (tests pass fakes). */
-export const createPlaceOrderStepHandler = (
-  deps: () => PlaceOrderDeps | Promise<PlaceOrderDeps>,
-  clock: Clock = systemClock,
-) =>
-  async function placeOrderTask(input: unknown): Promise<PlacementResult> {
-    const state = parseWorkflowState(input);
-    const { placement, placedNow } = await placeOrder(state, await deps(), clock());
+export const createPlaceOrderStepHandler = workflowTask(
+  async (state, deps: PlaceOrderDeps, now): Promise<PlacementResult> => {
+    const { placement, placedNow } = await placeOrder(state, deps, now);
     if (placement.retry) {
       logger.warn('server unavailable, searching again', { server_id: placement.server_id, reason: placement.reason });
     } else {
@@ -24,6 +20,7 @@ export const createPlaceOrderStepHandler = (
       if (placedNow) countMetric(MetricName.OrdersPlaced);
     }
     return placement;
-  };
+  },
+);
 
 export const handler = budgetedHandler(tracedHandler(createPlaceOrderStepHandler(placeOrderDeps)));

@@ -3,7 +3,7 @@ import { reportResult, type ReportResultDeps } from '../../domain/create-order/r
 import { countMetric, logger, MetricName, spendMetric, tracedHandler } from '../../adapters/observability';
 import { budgetedHandler } from '../../adapters/invocation-budget';
 import { reportResultDeps } from './notifier-deps';
-import { parseWorkflowState, systemClock, type Clock } from './shared';
+import { workflowTask } from './shared';
 
 /**
  * The claim release comes after the result is final: a failure there must not fail the step (a
@@ -40,17 +40,12 @@ const trackCounted = (leases: ReportResultDeps['leases']): ReportResultDeps['lea
 });
 
 /** Builds the task handler around its dependencies (tests pass fakes). */
-export const createReportResultStepHandler = (
-  deps: () => ReportResultDeps | Promise<ReportResultDeps>,
-  clock: Clock = systemClock,
-) =>
-  async function reportResultTask(input: unknown): Promise<{ success: boolean; delivered: boolean }> {
-    const state = parseWorkflowState(input);
-    const d = await deps();
+export const createReportResultStepHandler = workflowTask(
+  async (state, d: ReportResultDeps, now): Promise<{ success: boolean; delivered: boolean }> => {
     const { success, delivered, result, settled } = await reportResult(
       state,
       { ...d, claims: releaseBestEffort(d.claims), leases: trackCounted(d.leases), log: logger },
-      clock(),
+      now,
     );
     if (settled) spendMetric('SpendSettledUsd', settled.key, settled.cost_usd);
     if (delivered) {
@@ -60,6 +55,7 @@ export const createReportResultStepHandler = (
     // The error text is the caller's own failure reason, never a secret; log it for operators.
     logger.info('task finished', { success, delivered, ...('error' in result ? { error: result.error } : {}) });
     return { success, delivered };
-  };
+  },
+);
 
 export const handler = budgetedHandler(tracedHandler(createReportResultStepHandler(reportResultDeps)));

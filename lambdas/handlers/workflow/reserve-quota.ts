@@ -5,7 +5,7 @@ import { reserveQuotaOrWait, type HeldResult, type WaitForQuotaDeps } from '../.
 import { keys } from '../../../contract/resources';
 import type { MarketplaceFees } from '../../domain/teams/spend-budget';
 import { reserveQuotaDeps } from './deps';
-import { parseWorkflowState, systemClock, type Clock } from './shared';
+import { workflowTask } from './shared';
 
 export interface ReserveQuotaHandlerDeps extends WaitForQuotaDeps {
   readonly maxOrdersPerHour: number;
@@ -16,15 +16,10 @@ export interface ReserveQuotaHandlerDeps extends WaitForQuotaDeps {
 }
 
 /** Builds the task handler around its dependencies (tests pass fakes). */
-export const createReserveQuotaStepHandler = (
-  deps: () => ReserveQuotaHandlerDeps | Promise<ReserveQuotaHandlerDeps>,
-  clock: Clock = systemClock,
-) =>
-  async function reserveQuotaTask(input: unknown): Promise<{ count: number } | HeldResult> {
-    const state = parseWorkflowState(input);
-    const d = await deps();
+export const createReserveQuotaStepHandler = workflowTask(
+  async (state, d: ReserveQuotaHandlerDeps, now): Promise<{ count: number } | HeldResult> => {
     const outcome = await reserveQuotaOrWait(state, d, {
-      now: clock(),
+      now,
       limit: d.maxOrdersPerHour,
       key: keys.quota(),
       keyQuota: keys.keyQuota,
@@ -41,6 +36,7 @@ export const createReserveQuotaStepHandler = (
     if (outcome.reserved)
       spendMetric('SpendReservedUsd', outcome.reserved.key, outcome.reserved.usd, outcome.reserved.used_today);
     return { count: outcome.count };
-  };
+  },
+);
 
 export const handler = budgetedHandler(tracedHandler(createReserveQuotaStepHandler(reserveQuotaDeps)));

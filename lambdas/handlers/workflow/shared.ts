@@ -139,3 +139,16 @@ export const parseWorkflowState = (input: unknown): WorkflowState => {
 /** The clock handlers pass into the domain; tests inject their own. */
 export type Clock = () => number;
 export const systemClock: Clock = () => Date.now();
+
+/**
+ * A create-order task's handler builder, from what the task does (`run`): the input is validated into
+ * the state document first (parseWorkflowState), then `run` gets it with the deps and the time. The
+ * builder takes the deps and the clock, so tests pass fakes.
+ */
+export const workflowTask =
+  <D, R>(run: (state: WorkflowState, deps: D, now: number) => Promise<R>) =>
+  (deps: () => D | Promise<D>, clock: Clock = systemClock) =>
+  async (input: unknown): Promise<R> => {
+    const state = parseWorkflowState(input);
+    return run(state, await deps(), clock());
+  };
