@@ -59,7 +59,7 @@ export const RELAY_BUNDLE_BUDGET = { sdkBytes: 350 * 1024, noSdkBytes: 50 * 1024
 
 /**
  * The functions still over RELAY_BUNDLE_BUDGET.sdkBytes, each with a ceiling a little above its
- * measured size so that it cannot grow unnoticed (BENCHMARKS.md "Over budget"). Their SDK clients
+ * measured size so that it cannot grow unnoticed (BENCHMARKS.md §13). Their SDK clients
  * alone leave no room: the reference bundle (DynamoDB + Logger) is 196 KB, and the worker's
  * dependencies without any relay code are 331 KB (+ SQS, Step Functions, Secrets Manager, zod,
  * Metrics, Batch). The infra test holds every other function to the budget; this list is meant to
