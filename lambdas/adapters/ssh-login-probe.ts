@@ -9,7 +9,7 @@
  * to ssh2).
  */
 import { createHash } from 'node:crypto';
-import { Client } from 'ssh2';
+import type * as Ssh2 from 'ssh2';
 import type { SshEndpoint } from '../domain/leases/ssh-endpoint';
 import type { SshLoginProbe, SshProbeResult } from '../domain/ports';
 import { failed, runProbe, type SshBannerProbeOptions } from './ssh-banner-probe';
@@ -40,9 +40,19 @@ const failureOf = (error: NodeJS.ErrnoException & { level?: string }): SshProbeR
 export const hostKeySha256 = (key: Buffer): string =>
   `SHA256:${createHash('sha256').update(key).digest('base64').replace(/=+$/, '')}`;
 
+let ssh2: Promise<typeof Ssh2> | undefined;
+
+/**
+ * ssh2, evaluated at the first login probe instead of when the bundle loads: its modules take ~19 ms
+ * of CPU to evaluate (BENCHMARKS.md §13), which every CheckOrder cold start paid, also with the
+ * default banner probe that never logs in. Its code stays in the bundle (size unchanged).
+ */
+const loadSsh2 = (): Promise<typeof Ssh2> => (ssh2 ??= import('ssh2'));
+
 /** Logs in once; resolves (never rejects) with the host key or why there was no login. */
-export const probeSshLogin = (endpoint: SshEndpoint, options: SshLoginProbeOptions): Promise<SshProbeResult> =>
-  runProbe(endpoint, options, (timeoutMs) => {
+export const probeSshLogin = async (endpoint: SshEndpoint, options: SshLoginProbeOptions): Promise<SshProbeResult> => {
+  const { Client } = await loadSsh2();
+  return runProbe(endpoint, options, (timeoutMs) => {
     let hostKey: string | undefined;
     let banner = '';
     const client = new Client();
@@ -77,6 +87,7 @@ export const probeSshLogin = (endpoint: SshEndpoint, options: SshLoginProbeOptio
       },
     };
   });
+};
 
 /** The SshProbe port over ssh2: `passwordFor` gives the order's password for each probe. */
 export const sshLoginProbe = (options: Omit<SshLoginProbeOptions, 'password'>): SshLoginProbe => ({
