@@ -10,6 +10,9 @@ import { keys } from '../../contract/resources';
 import { NATIVE, WEBHOOK_SECRET, nextTaskId, startWorkflowHarness, testServer, type WorkflowHarness } from './harness';
 import { deliveryVerifies, TEST_CALLBACK_SECRET } from '../helpers/receivers';
 
+/** How far ahead the soft-deadline test puts the deadline: after the order is placed, before it is ready. */
+const SOFT_DEADLINE_AFTER_S = 5;
+
 describe('Workflow: create-order', () => {
   let h: WorkflowHarness;
 
@@ -198,7 +201,12 @@ describe('Workflow: create-order', () => {
     h.resetServers([testServer(9851)]);
     h.sim.control.setReadyDelay(600_000);
     const taskId = nextTaskId('soft');
-    const { record } = await h.run(taskId, { timing: { soft_deadline: Math.floor(Date.now() / 1000) + 1 } });
+    // The deadline must fall after the order is placed (FindServer and PlaceOrder refuse to start past
+    // it, placing nothing): SOFT_DEADLINE_AFTER_S is ~10× what placing takes here even on a loaded
+    // machine. With `+ 1` (0–1 s away, by where in its second the clock was) CI once placed no order.
+    const { record } = await h.run(taskId, {
+      timing: { soft_deadline: Math.floor(Date.now() / 1000) + SOFT_DEADLINE_AFTER_S },
+    });
     expect(callbackOf(taskId)?.json).toEqual({ success: false, error: 'Task exceeded its soft time limit of 300 s' });
     expect(ordersOn(9851)).toEqual([expect.objectContaining({ end_reason: 'cancelled' })]);
     expect(record?.state).toBe('failed');
