@@ -28,7 +28,7 @@ import { promisify } from 'node:util';
 import { build, type Metafile } from 'esbuild';
 import { LAMBDA_NODE_RUNTIME } from '../contract/runtime';
 import { RELAY_BUNDLE_BUDGET, relayBuildOptions } from '../lib/constructs/relay-bundling';
-import { EXECUTION_ENDED_ENTRY, FLEET_WATCH_ENTRY, JOB_WORKER_ENTRY, ROUTES, WORKFLOW_TASKS } from '../lib/routes';
+import { HANDLER_ENTRIES } from '../lib/routes';
 import { startLocalDynamo } from '../local/dynalite';
 import { startLocalSqs } from '../local/fauxqs';
 import { startSimulator } from '../local/simulator/marketplace-simulator';
@@ -204,13 +204,7 @@ export const benchBundles = async (): Promise<BundlesResult> => {
   mkdirSync(OUT, { recursive: true });
   const tracing = process.env.BENCH_TRACING !== 'off';
   const only = process.env.BENCH_ENTRIES?.split(',').filter(Boolean);
-  const entries = [
-    ...ROUTES.map((r) => r.entry),
-    ...Object.values(WORKFLOW_TASKS),
-    EXECUTION_ENDED_ENTRY,
-    JOB_WORKER_ENTRY,
-    FLEET_WATCH_ENTRY,
-  ].filter((e) => !only || only.some((o) => e.includes(o)));
+  const entries = HANDLER_ENTRIES.filter((e) => !only || only.some((o) => e.includes(o)));
   const outfileOf = (entry: string) => path.join(OUT, `${entry.replace(/[\\/]/g, '_').replace(/\.ts$/, '')}.mjs`);
   // esbuild runs the builds concurrently; only the timed processes below run one at a time.
   const referenceFile = path.join(OUT, 'reference.mjs');

@@ -16,18 +16,11 @@ import { SourceMap } from 'node:module';
 import * as path from 'node:path';
 import { build } from 'esbuild';
 import { relayBuildOptions } from '../lib/constructs/relay-bundling';
-import { EXECUTION_ENDED_ENTRY, FLEET_WATCH_ENTRY, JOB_WORKER_ENTRY, ROUTES, WORKFLOW_TASKS } from '../lib/routes';
+import { HANDLER_ENTRIES } from '../lib/routes';
 
 const ROOT = path.resolve(__dirname, '..');
 
-/** Every deployed handler entry. */
-export const HANDLER_ENTRIES: readonly string[] = [
-  ...ROUTES.map((r) => r.entry),
-  ...Object.values(WORKFLOW_TASKS),
-  EXECUTION_ENDED_ENTRY,
-  JOB_WORKER_ENTRY,
-  FLEET_WATCH_ENTRY,
-];
+export { HANDLER_ENTRIES };
 
 /** The one entry `name` designates, or an error naming the candidates. */
 export const resolveEntry = (name: string): string => {

@@ -12,13 +12,7 @@ import { App, Stack } from 'aws-cdk-lib';
 import { build } from 'esbuild';
 import { RelayFunction, REPO_ROOT } from '../../lib/constructs/relay-function';
 import { OVER_BUDGET_CEILING_BYTES, RELAY_BUNDLE_BUDGET, relayBuildOptions } from '../../lib/constructs/relay-bundling';
-import {
-  EXECUTION_ENDED_ENTRY,
-  FLEET_WATCH_ENTRY,
-  JOB_WORKER_ENTRY,
-  ROUTES,
-  WORKFLOW_TASKS,
-} from '../../contract/routes';
+import { HANDLER_ENTRIES, JOB_WORKER_ENTRY } from '../../lib/routes';
 import { bundleWithMap } from '../../scripts/stack';
 
 /** The size a function's bundle may have: its recorded ceiling while it is over budget, else the budget. */
@@ -47,13 +41,7 @@ describe('RelayFunction bundle (real esbuild through NodejsFunction)', () => {
 });
 
 describe('every function bundle within its budget', () => {
-  const entries = [
-    ...ROUTES.map((r) => r.entry),
-    ...Object.values(WORKFLOW_TASKS),
-    EXECUTION_ENDED_ENTRY,
-    JOB_WORKER_ENTRY,
-    FLEET_WATCH_ENTRY,
-  ];
+  const entries = HANDLER_ENTRIES;
   const outdir = mkdtempSync(path.join(tmpdir(), 'relay-budget-'));
   afterAll(() => rmSync(outdir, { recursive: true, force: true }));
 
