@@ -202,8 +202,8 @@ describe('Workflow: create-order', () => {
     h.sim.control.setReadyDelay(600_000);
     const taskId = nextTaskId('soft');
     // The deadline must fall after the order is placed (FindServer and PlaceOrder refuse to start past
-    // it, placing nothing): SOFT_DEADLINE_AFTER_S is ~10× what placing takes here even on a loaded
-    // machine. With `+ 1` (0–1 s away, by where in its second the clock was) CI once placed no order.
+    // it, placing nothing), so it is SOFT_DEADLINE_AFTER_S away, not `+ 1` (0–1 s away, by where in
+    // its second the clock was), with which a loaded CI run once placed no order.
     const { record } = await h.run(taskId, {
       timing: { soft_deadline: Math.floor(Date.now() / 1000) + SOFT_DEADLINE_AFTER_S },
     });
