@@ -10,6 +10,13 @@ const LIB = {
   regex: '^(\\.\\./)+lib(/|$)',
   message: 'lambdas/ (what runs) does not import lib/ (what is deployed): put what both need in contract/.',
 };
+/** `z.catch` carries all of zod's util module into a bundle (~7 KB): lambdas/marketplace/schemas.ts's `fallback` instead. */
+const ZOD_CATCH = {
+  object: 'z',
+  property: 'catch',
+  message:
+    "z.catch bundles all of zod's util module (~7 KB): build the ZodMiniCatch as `fallback` in lambdas/marketplace/schemas.ts does.",
+};
 /** What is bundled (lambdas/, contract/) uses zod/mini: classic zod would add ~107 KB to every bundle reaching it. */
 const CLASSIC_ZOD = {
   name: 'zod',
@@ -70,6 +77,10 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { paths: [CLASSIC_ZOD], patterns: [LIB] }] },
   },
   {
+    files: ['lambdas/**/*.ts', 'contract/**/*.ts'],
+    rules: { 'no-restricted-properties': ['error', ZOD_CATCH] },
+  },
+  {
     // The domain is pure: rules only. No AWS SDK, no middy, no Powertools, no environment, no clock,
     // no timers, and nothing from the outer rings or from the contract's infrastructure facts.
     files: ['lambdas/domain/**/*.ts'],
@@ -102,6 +113,7 @@ export default tseslint.config(
       ],
       'no-restricted-properties': [
         'error',
+        ZOD_CATCH,
         { object: 'process', property: 'env', message: 'lambdas/domain reads no environment; pass config in.' },
         { object: 'Date', property: 'now', message: 'lambdas/domain reads no clock; pass `now` in.' },
       ],

@@ -26,9 +26,19 @@ export const ResultCode = {
   SeeError: 6,
 } as const;
 
-const OptionalNumber = z.catch(z.optional(z.number()), undefined);
+/**
+ * `z.catch(schema, value)`: the value in place of anything the schema refuses. Built as zod's own
+ * `catch` builds it (a ZodMiniCatch whose catchValue returns the value) rather than by calling it:
+ * `z.catch` reaches `core.util.constantCatch` through two namespaces, which esbuild cannot resolve
+ * statically, so every bundle that called it carried all of zod's util module (~7 KB; BENCHMARKS.md §14).
+ */
+const fallback = <T extends z.core.$ZodType>(innerType: T, value: z.output<T>): z.ZodMiniCatch<T> =>
+  // The constructor is typed for the default inner type only; the def is the one `z.catch` builds.
+  new z.ZodMiniCatch({ type: 'catch', innerType, catchValue: () => value }) as unknown as z.ZodMiniCatch<T>;
+
+const OptionalNumber = fallback(z.optional(z.number()), undefined);
 /** A field that is dropped (undefined) when it is absent or not of its type. */
-const lenient = <T extends z.core.SomeType>(schema: T) => z.catch(z.optional(schema), undefined);
+const lenient = <T extends z.core.SomeType>(schema: T) => fallback(z.optional(schema), undefined);
 
 /**
  * The envelope every response shares: the result code and, with code 6, the `error` string plus
@@ -48,7 +58,7 @@ export type Envelope = z.infer<typeof EnvelopeSchema>;
 /** A price map keyed by currency: only finite numbers above `min` are kept; anything else is "no price there". */
 const priceMap = (keep: (price: number) => boolean) =>
   z.pipe(
-    z.optional(z.catch(z.record(z.string(), z.unknown()), {})),
+    z.optional(fallback(z.record(z.string(), z.unknown()), {})),
     z.transform((map) =>
       Object.fromEntries(
         Object.entries(map ?? {}).filter(
@@ -59,7 +69,7 @@ const priceMap = (keep: (price: number) => boolean) =>
   );
 
 /** `price.usd` as either dialect writes it: `on_demand_<coin slug>` keys and `spot` (0 = none in production). */
-const UsdPricesSchema = z.optional(z.catch(z.record(z.string(), z.unknown()), {}));
+const UsdPricesSchema = z.optional(fallback(z.record(z.string(), z.unknown()), {}));
 
 /**
  * A boolean as the marketplace writes it: `true`/`false`, `1`/`0`, or those as strings
@@ -114,10 +124,10 @@ const GpuArraySchema = z.pipe(
 export const ServerElementSchema = z.looseObject({
   id: z.int(),
   gpu_array: GpuArraySchema,
-  owner: z.catch(z.int(), 0),
-  mrl: z.catch(z.number().check(z.nonnegative()), 0),
+  owner: fallback(z.int(), 0),
+  mrl: fallback(z.number().check(z.nonnegative()), 0),
   rented: flexibleBoolean(true),
-  price: z.catch(
+  price: fallback(
     z.looseObject({
       on_demand: priceMap((p) => p >= 0),
       // A spot price of 0 is production's "no spot price": it cannot be bid on.
@@ -126,18 +136,18 @@ export const ServerElementSchema = z.looseObject({
     }),
     { on_demand: {}, spot: {}, usd: {} },
   ),
-  specs: z.catch(
+  specs: fallback(
     z.looseObject({
-      gpu: z.catch(z.string(), ''),
-      cpu: z.catch(z.string(), ''),
-      ram: z.catch(z.number(), 0),
-      disk: z.catch(z.string(), ''),
+      gpu: fallback(z.string(), ''),
+      cpu: fallback(z.string(), ''),
+      ram: fallback(z.number(), 0),
+      disk: fallback(z.string(), ''),
     }),
     { gpu: '', cpu: '', ram: 0, disk: '' },
   ),
-  reliability: z.catch(z.number().check(z.gte(0), z.lte(1)), 0),
-  rating: z.catch(z.looseObject({ avg: z.catch(z.number(), 0), cnt: z.catch(z.int(), 0) }), { avg: 0, cnt: 0 }),
-  allowed_coins: z.catch(z.array(z.string()), []),
+  reliability: fallback(z.number().check(z.gte(0), z.lte(1)), 0),
+  rating: fallback(z.looseObject({ avg: fallback(z.number(), 0), cnt: fallback(z.int(), 0) }), { avg: 0, cnt: 0 }),
+  allowed_coins: fallback(z.array(z.string()), []),
 });
 
 /** An order in the spec's shape (marketplace-api.md §2.2). */
@@ -146,16 +156,16 @@ export const SpecOrderElementSchema = z.looseObject({
   renting_server: z.int(),
   status: z.string(),
   created: z.int(),
-  type: z.catch(z.string(), 'on-demand'),
-  currency: z.catch(z.string(), ''),
-  price: z.catch(z.number(), 0),
+  type: fallback(z.string(), 'on-demand'),
+  currency: fallback(z.string(), ''),
+  price: fallback(z.number(), 0),
   // An order still in creating_order has not started yet.
   started: z.pipe(
-    z.catch(z.nullish(z.int()), 0),
+    fallback(z.nullish(z.int()), 0),
     z.transform((v) => v ?? 0),
   ),
   connection: z.pipe(
-    z.catch(
+    fallback(
       z.nullish(
         z.looseObject({
           ssh: lenient(z.string()),
@@ -180,10 +190,10 @@ export const LiveOrderElementSchema = z.looseObject({
   spot: flexibleBoolean(undefined),
   expired: flexibleBoolean(undefined),
   online: flexibleBoolean(undefined),
-  currency: z.catch(z.string(), ''),
-  price: z.catch(z.number(), 0),
-  pub_cluster: z.catch(z.array(z.string()), []),
-  tcp_ports: z.catch(z.array(portText()), []),
+  currency: fallback(z.string(), ''),
+  price: fallback(z.number(), 0),
+  pub_cluster: fallback(z.array(z.string()), []),
+  tcp_ports: fallback(z.array(portText()), []),
   http_port: lenient(portText()),
   http_pub: lenient(z.string()),
   /** What the order has cost so far, in its currency, the renter fee included (marketplace-live.md, third round). */

@@ -11,7 +11,11 @@ import {
   toUsdPerHour,
   usdPricePeriod,
 } from '../../../lambdas/marketplace/reader';
-import { SpotMarketResponseSchema } from '../../../lambdas/marketplace/schemas';
+import {
+  LiveOrderElementSchema,
+  ServerElementSchema,
+  SpotMarketResponseSchema,
+} from '../../../lambdas/marketplace/schemas';
 
 /** A listing element in the shape of S9's 2024 listing: no gpu_array, no price.usd, GPUs in specs.gpu. */
 const olderElement = (patch: Record<string, unknown> = {}): Record<string, unknown> => ({
@@ -201,4 +205,35 @@ describe('older and odd shapes are read, not skipped', () => {
       expect(SpotMarketResponseSchema.parse(body).market).toBeNull();
     },
   );
+});
+
+describe('fields of the wrong type fall back to their safe values (schemas.ts `fallback`)', () => {
+  it('a listing element keeps its id with owner, reliability, rating, coins and specs at their fallbacks', () => {
+    const read = ServerElementSchema.parse(
+      olderElement({ owner: 'x', reliability: 'high', rating: 5, allowed_coins: 'bitcoin', specs: 7, mrl: -1 }),
+    );
+    expect(read).toMatchObject({
+      id: 25714,
+      owner: 0,
+      mrl: 0,
+      reliability: 0,
+      rating: { avg: 0, cnt: 0 },
+      allowed_coins: [],
+      specs: { gpu: '', cpu: '', ram: 0, disk: '' },
+    });
+  });
+
+  it('a production order keeps its ids with price, currency and ports at their fallbacks, and no spend', () => {
+    const read = LiveOrderElementSchema.parse({
+      id: 7,
+      si: 25714,
+      ct: 1,
+      price: '1',
+      currency: 3,
+      tcp_ports: 'x',
+      spend: 'a',
+    });
+    expect(read).toMatchObject({ id: 7, si: 25714, price: 0, currency: '', tcp_ports: [] });
+    expect(read.spend).toBeUndefined();
+  });
 });
