@@ -1,8 +1,11 @@
 /**
- * esbuild options of the relay's Lambda bundles that are not NodejsFunction defaults, in one place
- * for RelayFunction and the bundle bench (bench/bundles.ts), so the bench measures what is deployed.
+ * esbuild options and plugins of the relay's Lambda bundles, in one place for RelayFunction
+ * (lib/constructs/build-relay-bundle.ts), the bundle bench (bench/bundles.ts) and the stack reader
+ * (scripts/stack.ts), so the bench measures what is deployed.
  */
+import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
+import type { Plugin } from 'esbuild';
 import { NODE_BUNDLE_TARGET } from '../../contract/runtime';
 
 /**
@@ -59,21 +62,83 @@ export const RELAY_BUNDLE_BUDGET = { sdkBytes: 350 * 1024, noSdkBytes: 50 * 1024
 
 /**
  * The functions still over RELAY_BUNDLE_BUDGET.sdkBytes, each with a ceiling a little above its
- * measured size so that it cannot grow unnoticed (BENCHMARKS.md §13). Their SDK clients
- * alone leave no room: the reference bundle (DynamoDB + Logger) is 196 KB, and the worker's
- * dependencies without any relay code are 331 KB (+ SQS, Step Functions, Secrets Manager, zod,
- * Metrics, Batch). The infra test holds every other function to the budget; this list is meant to
- * end empty.
+ * measured size so that it cannot grow unnoticed (BENCHMARKS.md §13, §14). Their SDK clients
+ * leave little room: the reference bundle (DynamoDB + Logger) is 184 KiB, and the worker and the
+ * fleet watch add Secrets Manager, Step Functions and SQS or the marketplace's pacing, zod and
+ * Metrics. The infra test holds every other function to the budget; this list is meant to end empty.
  */
 export const OVER_BUDGET_CEILING_BYTES: Readonly<Record<string, number>> = {
-  // Measured 2026-11-27 after issue 32's trims (414.2, 411.8, 380.5 and 648.6 KiB): ceilings ~1 % above.
-  'lambdas/handlers/worker/job-worker.ts': 419 * 1024,
-  'lambdas/handlers/watch/fleet-watch.ts': 416 * 1024,
-  // Five clients' worth: DynamoDB, SQS (jobs), Step Functions (rent), Secrets Manager, Slack's own code.
-  'lambdas/handlers/api/slack-command.ts': 385 * 1024,
+  // Measured 2026-11-27 after the SDK trims and zod's util (370.1, 376.8 and 624.2 KiB): ceilings ~1 % above.
+  'lambdas/handlers/worker/job-worker.ts': 374 * 1024,
+  'lambdas/handlers/watch/fleet-watch.ts': 381 * 1024,
   // READINESS_PROBE=ssh-login (issue 31 §4): ssh2, pure JavaScript, in this function only (~330 KB).
-  'lambdas/handlers/workflow/check-order.ts': 656 * 1024,
+  'lambdas/handlers/workflow/check-order.ts': 631 * 1024,
 };
+
+/**
+ * The modelled AWS SDK errors the relay tells apart by class (`instanceof`): their registrations are
+ * kept (lambdas/adapters/aws-clients.ts, lambdas/adapters/secrets.ts; test/infra/sdk-errors-bundle.test.ts
+ * fails on an `instanceof` of any other). The relay tells every other error by `name` or not at all.
+ */
+export const KEPT_SDK_ERRORS: readonly string[] = ['ConditionalCheckFailedException', 'ResourceNotFoundException'];
+
+/** One error registration line of a generated client's schemas module: `n0_registry.registerError(X$, X);`. */
+const ERROR_REGISTRATION = /^n0_registry\.registerError\((\w+)\$, \1\);$/gm;
+
+/**
+ * Drops the registration of every modelled error but KEPT_SDK_ERRORS from each AWS SDK client's
+ * schemas module. A registration is a module-level call, so esbuild kept every error class and
+ * error schema of a client in every bundle that sent one command (DynamoDB: 35 classes, ~13 KB).
+ * An error the client does not know is what the SDK does with an error a newer service version
+ * added: the client's ServiceException with `name` set to the error code, the message, `$fault` and
+ * `$metadata`, and the answer's fields copied on (@aws-sdk/core ProtocolLib
+ * `getErrorSchemaOrThrowBaseException`). Retries classify errors by name and status, so they are
+ * unchanged. A schemas module with no registration matched fails the build: the SDK changed shape.
+ */
+const sdkErrorsUnregistered = (kept: ReadonlySet<string>): Plugin => ({
+  name: 'relay-sdk-errors-unregistered',
+  setup(build) {
+    build.onLoad(
+      { filter: /[\\/]@aws-sdk[\\/]client-[^\\/]+[\\/]dist-es[\\/]schemas[\\/]schemas_0\.js$/ },
+      async (args) => {
+        const source = await readFile(args.path, 'utf8');
+        let matched = 0;
+        const contents = source.replace(ERROR_REGISTRATION, (line, name: string) => {
+          matched += 1;
+          return kept.has(name) ? line : '';
+        });
+        if (matched === 0) {
+          return { errors: [{ text: `no error registration found in ${args.path}: update relay-bundling.ts` }] };
+        }
+        return { contents, loader: 'js' };
+      },
+    );
+  },
+});
+
+/**
+ * Reads an AWS SDK package's package.json as its `version` alone: each client imports its
+ * package.json for the version in its user agent, and esbuild inlined the whole file (~2 KB each).
+ */
+const sdkPackageVersionOnly: Plugin = {
+  name: 'relay-sdk-package-version-only',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]@aws-sdk[\\/][^\\/]+[\\/]package\.json$/ }, async (args) => {
+      const { version } = JSON.parse(await readFile(args.path, 'utf8')) as { version?: unknown };
+      return { contents: JSON.stringify({ version }), loader: 'json' };
+    });
+  },
+};
+
+/**
+ * The bundles' esbuild plugins (BENCHMARKS.md §14). Plugins need esbuild's JavaScript API, which is
+ * why RelayFunction bundles through lib/constructs/build-relay-bundle.ts rather than NodejsFunction's
+ * esbuild command line.
+ */
+export const relayEsbuildPlugins = (): Plugin[] => [
+  sdkErrorsUnregistered(new Set(KEPT_SDK_ERRORS)),
+  sdkPackageVersionOnly,
+];
 
 /** The Node.js version Lambda runs the bundles on (RelayFunction's runtime), as an esbuild target. */
 export const RELAY_BUNDLE_TARGET = NODE_BUNDLE_TARGET;
@@ -81,7 +146,7 @@ export const RELAY_BUNDLE_TARGET = NODE_BUNDLE_TARGET;
 /**
  * RelayFunction's bundling as esbuild API options, for the tools that must build what is deployed:
  * the bundle bench (bench/bundles.ts, run on the same Node major) and the stack reader
- * (scripts/stack.ts). NodejsFunction adds nothing that moves code: same esbuild, same options.
+ * (scripts/stack.ts), and for RelayFunction itself (lib/constructs/build-relay-bundle.ts).
  */
 export const relayBuildOptions = (repoRoot: string) => ({
   bundle: true,
@@ -94,4 +159,5 @@ export const relayBuildOptions = (repoRoot: string) => ({
   banner: { js: RELAY_BUNDLE_BANNER },
   alias: { ...relayEsbuildAliases(repoRoot) },
   external: [...RELAY_BUNDLE_EXTERNALS],
+  plugins: relayEsbuildPlugins(),
 });

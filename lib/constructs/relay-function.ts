@@ -2,21 +2,18 @@
  * A relay Lambda with the house defaults: nodejs24.x (contract/runtime.ts) on arm64,
  * esbuild-minified (no kept names, no source maps: see BENCHMARKS.md "Cold start"; `npm run stack`
  * reads a stack trace back to source), X-Ray, JSON logs, retention.
+ *
+ * Bundled by lib/constructs/build-relay-bundle.ts (relay-bundling.ts's options and plugins) in a
+ * child process, as NodejsFunction's esbuild command line cannot run esbuild plugins; the asset is
+ * laid out as NodejsFunction's was (one `index.mjs`, hashed by its output).
  */
+import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
-import { Duration } from 'aws-cdk-lib';
+import { AssetHashType, DockerImage, Duration } from 'aws-cdk-lib';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
-import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Construct } from 'constructs';
 import { METRICS_NAMESPACE, SERVICE_NAME } from '../../contract/telemetry';
-import {
-  RELAY_BUNDLE_BANNER,
-  RELAY_BUNDLE_EXTERNALS,
-  RELAY_BUNDLE_KEEP_NAMES,
-  RELAY_BUNDLE_TARGET,
-  relayEsbuildAliases,
-} from './relay-bundling';
 
 /** Repository root, so entries are written as repo-relative paths like `lambdas/handlers/api/health.ts`. */
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
@@ -42,16 +39,44 @@ export interface RelayFunctionProps {
  */
 export const DEFAULT_MEMORY_MB = 256;
 
+/** Builds `entry`'s bundle into `outputDir` (index.mjs); throws, naming the entry, when esbuild fails. */
+const buildBundle = (entry: string, outputDir: string): void => {
+  const script = path.join(REPO_ROOT, 'lib', 'constructs', 'build-relay-bundle.ts');
+  const run = spawnSync(process.execPath, ['--import', 'tsx', script, entry, outputDir], {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  if (run.status !== 0) throw new Error(`bundling ${entry} failed (exit ${run.status ?? run.signal})`);
+};
+
+/** The function's code: its bundle, built locally at synth, hashed by its output (as NodejsFunction did). */
+const relayBundle = (entry: string): lambda.Code =>
+  lambda.Code.fromAsset(REPO_ROOT, {
+    assetHashType: AssetHashType.OUTPUT,
+    bundling: {
+      // Never pulled: `local` always builds the bundle or throws.
+      image: DockerImage.fromRegistry('relay-bundles-locally'),
+      // Names the entry in the asset's cache key (a function in `local` is not part of it).
+      command: ['build-relay-bundle', entry],
+      local: {
+        tryBundle: (outputDir) => {
+          buildBundle(entry, outputDir);
+          return true;
+        },
+      },
+    },
+  });
+
 export class RelayFunction extends Construct {
-  public readonly fn: nodejs.NodejsFunction;
+  public readonly fn: lambda.Function;
   public readonly logGroup: logs.LogGroup;
 
   public constructor(scope: Construct, id: string, props: RelayFunctionProps) {
     super(scope, id);
     this.logGroup = new logs.LogGroup(this, 'Logs', { retention: props.logRetention ?? logs.RetentionDays.ONE_MONTH });
-    this.fn = new nodejs.NodejsFunction(this, 'Function', {
-      entry: path.join(REPO_ROOT, props.entry),
-      handler: 'handler',
+    this.fn = new lambda.Function(this, 'Function', {
+      code: relayBundle(props.entry),
+      handler: 'index.handler',
       description: props.description,
       runtime: lambda.Runtime.NODEJS_24_X,
       architecture: lambda.Architecture.ARM_64,
@@ -61,28 +86,12 @@ export class RelayFunction extends Construct {
       tracing: lambda.Tracing.ACTIVE,
       logGroup: this.logGroup,
       loggingFormat: lambda.LoggingFormat.JSON,
-      projectRoot: REPO_ROOT,
-      depsLockFilePath: path.join(REPO_ROOT, 'package-lock.json'),
       environment: {
         // No NODE_OPTIONS=--enable-source-maps: measured, it doubles the cold start (module load +
         // first error stack: 74 → 148 ms) and adds 37 MB; `npm run stack` maps a stack trace back instead.
         POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
         POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
         ...props.environment,
-      },
-      bundling: {
-        minify: true,
-        sourceMap: false,
-        keepNames: RELAY_BUNDLE_KEEP_NAMES,
-        target: RELAY_BUNDLE_TARGET,
-        format: nodejs.OutputFormat.ESM,
-        mainFields: ['module', 'main'],
-        banner: RELAY_BUNDLE_BANNER,
-        // Bundle everything (Powertools, middy, SDK v3) rather than rely on the runtime's copy.
-        externalModules: [...RELAY_BUNDLE_EXTERNALS],
-        esbuildArgs: Object.fromEntries(
-          Object.entries(relayEsbuildAliases(REPO_ROOT)).map(([from, to]) => [`--alias:${from}`, to]),
-        ),
       },
     });
   }

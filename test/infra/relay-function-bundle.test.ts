@@ -1,5 +1,6 @@
 /**
- * The one place a real NodejsFunction bundle is built in the tests: what `cdk deploy` would upload
+ * The one place a real RelayFunction bundle is built in the tests (asset bundling through
+ * lib/constructs/build-relay-bundle.ts, in a child process): what `cdk deploy` would upload
  * for the job worker (the largest function) must be byte for byte what `npm run stack` rebuilds to
  * read stack traces back. And every function's bundle, built with the same options, within its
  * budget (issue 32, lib/constructs/relay-bundling.ts): 350 KiB with AWS SDK clients, 50 KiB without;
@@ -19,7 +20,7 @@ import { bundleWithMap } from '../../scripts/stack';
 const allowedBytes = (entry: string, usesAwsSdk: boolean): number =>
   OVER_BUDGET_CEILING_BYTES[entry] ?? (usesAwsSdk ? RELAY_BUNDLE_BUDGET.sdkBytes : RELAY_BUNDLE_BUDGET.noSdkBytes);
 
-describe('RelayFunction bundle (real esbuild through NodejsFunction)', () => {
+describe('RelayFunction bundle (real esbuild at synth)', () => {
   it('is what the stack reader rebuilds, byte for byte, and within what the worker may weigh', async () => {
     const outdir = mkdtempSync(path.join(tmpdir(), 'relay-synth-'));
     try {
