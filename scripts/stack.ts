@@ -15,7 +15,7 @@ import { readFileSync } from 'node:fs';
 import { SourceMap } from 'node:module';
 import * as path from 'node:path';
 import { build } from 'esbuild';
-import { relayBuildOptions } from '../lib/constructs/relay-bundling';
+import { relayBundleOptions } from '../lib/constructs/relay-bundling';
 import { HANDLER_ENTRIES } from '../lib/routes';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -35,21 +35,33 @@ export const resolveEntry = (name: string): string => {
   );
 };
 
-/** The deployed bundle of `entry` and its source map, built in memory. */
-export const bundleWithMap = async (entry: string): Promise<{ code: string; map: SourceMap }> => {
-  const result = await build({
-    ...relayBuildOptions(ROOT),
-    entryPoints: [path.join(ROOT, entry)],
-    outfile: path.join(ROOT, 'cdk.out', 'stack', 'index.mjs'),
-    // External: the code is the deployed code byte for byte (no trailing sourceMappingURL comment).
-    sourcemap: 'external',
-    write: false,
-    logLevel: 'silent',
-  });
-  const code = result.outputFiles.find((f) => f.path.endsWith('.mjs'));
-  const map = result.outputFiles.find((f) => f.path.endsWith('.map'));
+/**
+ * The deployed bundle of `entry` (index.mjs, and `chunks`: its other files by name) and the source
+ * map of index.mjs, built in memory.
+ */
+export const bundleWithMap = async (
+  entry: string,
+): Promise<{ code: string; chunks: Record<string, string>; map: SourceMap }> => {
+  const outdir = path.join(ROOT, 'cdk.out', 'stack');
+  // Twice: chunk file names hash their source maps too, so the deployed code (no maps) names other
+  // chunks than a build with maps. The names have the same length, so the map's positions hold.
+  const [plain, mapped] = await Promise.all([
+    build({ ...relayBundleOptions(ROOT, entry, outdir), write: false, logLevel: 'silent' }),
+    // External: no trailing sourceMappingURL comment.
+    build({ ...relayBundleOptions(ROOT, entry, outdir), sourcemap: 'external', write: false, logLevel: 'silent' }),
+  ]);
+  // index.mjs only: a position in a lazy chunk (CheckOrder's ssh2, a library) is left as it is.
+  const code = plain.outputFiles.find((f) => path.basename(f.path) === 'index.mjs');
+  const mappedCode = mapped.outputFiles.find((f) => path.basename(f.path) === 'index.mjs');
+  const map = mapped.outputFiles.find((f) => path.basename(f.path) === 'index.mjs.map');
+  if (code && mappedCode && code.text.length !== mappedCode.text.length) {
+    throw new Error(`the bundle of ${entry} with a source map differs in length from the deployed one`);
+  }
   if (!code || !map) throw new Error(`esbuild produced no bundle and map for ${entry}`);
-  return { code: code.text, map: new SourceMap(JSON.parse(map.text)) };
+  const chunks = Object.fromEntries(
+    plain.outputFiles.filter((f) => f !== code).map((f) => [path.basename(f.path), f.text] as const),
+  );
+  return { code: code.text, chunks, map: new SourceMap(JSON.parse(map.text)) };
 };
 
 /** A bundle position as `file.mjs:<line>:<column>` (1-based, as V8 prints them). */

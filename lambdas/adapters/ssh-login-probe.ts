@@ -45,9 +45,12 @@ let ssh2: Promise<typeof Ssh2> | undefined;
 /**
  * ssh2, evaluated at the first login probe instead of when the bundle loads: its modules take ~19 ms
  * of CPU to evaluate (BENCHMARKS.md §13), which every CheckOrder cold start paid, also with the
- * default banner probe that never logs in. Its code stays in the bundle (size unchanged).
+ * default banner probe that never logs in. Its code is a chunk of its own beside the bundle
+ * (relayBundleOptions), read only then.
  */
-const loadSsh2 = (): Promise<typeof Ssh2> => (ssh2 ??= import('ssh2'));
+const loadSsh2 = (): Promise<typeof Ssh2> =>
+  // ssh2 is CommonJS: a bundle's chunk exports its module.exports as `default` only.
+  (ssh2 ??= import('ssh2').then((m) => (m as { default?: typeof Ssh2 }).default ?? m));
 
 /** Logs in once; resolves (never rejects) with the host key or why there was no login. */
 export const probeSshLogin = async (endpoint: SshEndpoint, options: SshLoginProbeOptions): Promise<SshProbeResult> => {

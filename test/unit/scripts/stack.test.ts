@@ -21,10 +21,11 @@ describe('npm run stack (scripts/stack.ts)', () => {
   it('maps a real stack trace of the deployed bundle (no source map in it) back to the source line that threw', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'relay-stack-'));
     try {
-      const { code, map } = await bundleWithMap(JOB_WORKER_ENTRY);
+      const { code, chunks, map } = await bundleWithMap(JOB_WORKER_ENTRY);
       expect(code).not.toMatch(/sourceMappingURL/);
       const file = path.join(dir, 'index.mjs');
       writeFileSync(file, code);
+      for (const [name, text] of Object.entries(chunks)) writeFileSync(path.join(dir, name), text);
       // The worker reads its environment on the first call: without TABLE_NAME it throws from env.ts.
       const script = `import(${JSON.stringify(file)}).then((m) => m.handler({ Records: [] }, {})).then(() => console.log('no error'), (e) => console.log(JSON.stringify({ stack: e.stack })))`;
       const { stdout } = await run(process.execPath, ['-e', script], {
