@@ -4,8 +4,8 @@
  * reads a stack trace back to source), X-Ray, JSON logs, retention.
  *
  * Bundled by lib/constructs/build-relay-bundle.ts (relay-bundling.ts's options and plugins) in a
- * child process, as NodejsFunction's esbuild command line cannot run esbuild plugins; the asset is
- * laid out as NodejsFunction's was (one `index.mjs`, hashed by its output).
+ * child process, as NodejsFunction's esbuild command line cannot run esbuild plugins. The asset is
+ * `index.mjs` (the handler) and its chunks, hashed by its output as NodejsFunction's was.
  */
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
