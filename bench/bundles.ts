@@ -41,7 +41,7 @@ import { startFakeAws } from './fake-aws';
 
 const ROOT = path.resolve(__dirname, '..');
 const OUT = path.join(ROOT, 'bench', 'out', 'bundles');
-const LOAD_RUNS = 7;
+const LOAD_RUNS = 5;
 /** Reference processes before the first function and after each one. */
 const REFERENCE_RUNS_BETWEEN = 2;
 const REFERENCE_ENTRY = 'bench/reference-handler.ts';
