@@ -6,10 +6,10 @@
  * is the client's ServiceException instead of its own class. And the trims do take effect.
  */
 import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
+import { promisify } from 'node:util';
 import { build } from 'esbuild';
 import { REPO_ROOT } from '../../lib/constructs/relay-function';
 import { KEPT_SDK_ERRORS, relayBuildOptions } from '../../lib/constructs/relay-bundling';
