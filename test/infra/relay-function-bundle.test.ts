@@ -52,6 +52,21 @@ describe('RelayFunction bundle (real esbuild at synth)', () => {
   }, 120_000);
 });
 
+describe('RelayFunction bundling failure', () => {
+  it('fails the synth naming the entry when esbuild cannot build it', () => {
+    const outdir = mkdtempSync(path.join(tmpdir(), 'relay-synth-fail-'));
+    try {
+      const app = new App({ outdir });
+      expect(
+        () =>
+          new RelayFunction(new Stack(app, 'BundleFail'), 'Missing', { entry: 'lambdas/handlers/no-such-handler.ts' }),
+      ).toThrow(/bundling lambdas\/handlers\/no-such-handler\.ts failed/);
+    } finally {
+      rmSync(outdir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
+
 describe('every function bundle within its budget', () => {
   const entries = HANDLER_ENTRIES;
   const outdir = mkdtempSync(path.join(tmpdir(), 'relay-budget-'));
