@@ -14,6 +14,7 @@ import {
 import {
   LiveOrderElementSchema,
   ServerElementSchema,
+  SpecOrderElementSchema,
   SpotMarketResponseSchema,
 } from '../../../lambdas/marketplace/schemas';
 
@@ -223,17 +224,34 @@ describe('fields of the wrong type fall back to their safe values (schemas.ts `f
     });
   });
 
-  it('a production order keeps its ids with price, currency and ports at their fallbacks, and no spend', () => {
-    const read = LiveOrderElementSchema.parse({
-      id: 7,
-      si: 25714,
-      ct: 1,
-      price: '1',
-      currency: 3,
-      tcp_ports: 'x',
-      spend: 'a',
-    });
-    expect(read).toMatchObject({ id: 7, si: 25714, price: 0, currency: '', tcp_ports: [] });
-    expect(read.spend).toBeUndefined();
-  });
+  it.each([
+    [
+      'production',
+      LiveOrderElementSchema,
+      { id: 7, si: 25714, ct: 1, price: '1', currency: 3, tcp_ports: 'x', spend: 'a' },
+      { id: 7, si: 25714, price: 0, currency: '', tcp_ports: [] },
+    ],
+    [
+      'spec',
+      SpecOrderElementSchema,
+      {
+        order_id: 7,
+        renting_server: 25714,
+        status: 'running',
+        created: 1,
+        price: '1',
+        currency: 3,
+        type: 5,
+        started: 'x',
+      },
+      { order_id: 7, renting_server: 25714, price: 0, currency: '', type: 'on-demand', started: 0, connection: {} },
+    ],
+  ] as const)(
+    'a %s order keeps its ids with the other fields at their fallbacks, and no spend',
+    (_, schema, raw, read) => {
+      const parsed: Record<string, unknown> = schema.parse(raw);
+      expect(parsed).toMatchObject(read);
+      expect(parsed.spend).toBeUndefined();
+    },
+  );
 });
