@@ -41,6 +41,7 @@ export {
   FaultSchema,
   type Fault,
   type SimOrderView,
+  type SimSshLogins,
   type SimulatorControl,
   type SimulatorCounters,
   type SimWallet,
@@ -126,26 +127,33 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
   let sshDelayMs = initialSshDelayMs;
   const initialSshLoginDelayMs = opts.sshLoginDelayMs === undefined ? 0 : opts.sshLoginDelayMs;
   let sshLoginDelayMs = initialSshLoginDelayMs;
+  const orderOf = (orderId: number): SimOrder | undefined => state.allOrders(now()).find((o) => o.order_id === orderId);
   /** When the order's ssh answers (a banner), or undefined while it does not run. */
-  const sshAnswersAt = (orderId: number): number | undefined => {
-    const order = state.allOrders(now()).find((o) => o.order_id === orderId);
-    return order?.phase === 'running' ? (order.startedAtMs ?? order.readyAtMs) + sshDelayMs : undefined;
+  const sshAnswersAt = (order: SimOrder | undefined): number | undefined =>
+    order?.phase === 'running' ? (order.startedAtMs ?? order.readyAtMs) + sshDelayMs : undefined;
+  /** Whether the order's ssh server takes logins now (password and key alike): sshLoginDelayMs after its ssh answers. */
+  const loginWorks = (order: SimOrder | undefined): boolean => {
+    const at = sshAnswersAt(order);
+    return at !== undefined && sshLoginDelayMs !== null && now() >= at + sshLoginDelayMs;
   };
   const ssh = new SimSshEndpoints(
     (orderId) => {
-      const at = sshAnswersAt(orderId);
+      const at = sshAnswersAt(orderOf(orderId));
       return at !== undefined && now() >= at;
     },
     (orderId, password) => {
-      const at = sshAnswersAt(orderId);
-      const order = state.allOrders(now()).find((o) => o.order_id === orderId);
-      return (
-        at !== undefined &&
-        sshLoginDelayMs !== null &&
-        order?.ssh_password !== undefined &&
-        order.ssh_password === password &&
-        now() >= at + sshLoginDelayMs
-      );
+      const order = orderOf(orderId);
+      return loginWorks(order) && order?.ssh_password !== undefined && order.ssh_password === password;
+    },
+    {
+      authorizedKey: (orderId) => {
+        const order = orderOf(orderId);
+        return loginWorks(order) ? order?.ssh_key : undefined;
+      },
+      machine: (orderId) => {
+        const serverId = orderOf(orderId)?.renting_server;
+        return { gpus: state.allServers().find((s) => s.id === serverId)?.gpu_array ?? [] };
+      },
     },
   );
   const state = new MarketplaceState({
@@ -168,6 +176,8 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
     );
   };
 
+  /** The create_order body received for each order created (as sent), for control.orderRequest. */
+  const createOrderBodies = new Map<number, Record<string, unknown>>();
   let rateLimit = initialRateLimit;
   let clockOffsetMs = 0;
   let faults: (Fault & { remaining: number })[] = [];
@@ -227,6 +237,7 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
     online: order.phase === 'running',
     expired: order.phase === 'expired',
     ssh_connections: ssh.connections(order.order_id),
+    ssh_logins: ssh.logins(order.order_id),
   });
 
   const control: SimulatorControl = {
@@ -245,6 +256,7 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
       rateLimited = 0;
       lastAccepted.clear();
       lastCreateAccepted.clear();
+      createOrderBodies.clear();
     },
     setReadyDelay: (ms) => {
       state.readyDelayMs = ms;
@@ -291,6 +303,12 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
       state.raiseStepFraction = fraction ?? undefined;
     },
     spotPriceCalls: () => state.spotPriceCalls.map((c) => ({ ...c })),
+    orderRequest: (orderId) => {
+      const body = createOrderBodies.get(orderId);
+      return body === undefined ? undefined : structuredClone(body);
+    },
+    sshLogins: (orderId) => ssh.logins(orderId),
+    sshHostKey: () => ssh.hostKey(),
   };
 
   const rendered = <T>(outcome: Outcome<T>, ok: (value: T) => SimBody): SimBody =>
@@ -310,8 +328,13 @@ export const startSimulator = async (opts: SimulatorOptions = {}): Promise<Marke
         return render.marketplace(state.marketplace(t));
       case 'wallets':
         return render.wallets(state.walletList());
-      case 'create_order':
-        return rendered(state.createOrder(coinsIn(body), t), render.createOrder);
+      case 'create_order': {
+        const outcome = state.createOrder(coinsIn(body), t);
+        // A created order's body was a JSON object (the schema took it).
+        if ('ok' in outcome)
+          createOrderBodies.set(outcome.ok.order_id, structuredClone(body) as Record<string, unknown>);
+        return rendered(outcome, render.createOrder);
+      }
       case 'my_orders': {
         const orders = state.myOrders(url.searchParams.get('return_completed') === 'true', t);
         const servers = new Map(state.allServers().map((s) => [s.id, s]));

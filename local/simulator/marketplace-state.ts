@@ -8,6 +8,7 @@
 import * as z from 'zod';
 import { buildCatalogue, DEFAULT_SERVER_COUNT, INITIAL_WALLETS, type SimServer } from './catalogue';
 import { documentedExampleServers } from './docs-servers';
+import { parseSshPublicKeyLine } from './ssh-public-key';
 
 /** One decrease of a spot price per this many ms (marketplace-api.md §8). */
 export const SPOT_DECREASE_INTERVAL_MS = 600_000;
@@ -54,6 +55,14 @@ interface OrderRecord {
   readonly env: Readonly<Record<string, string>>;
   /** The password its ssh server accepts (issue 31 §4); never shown in my_orders. */
   readonly ssh_password?: string;
+  /** The public key line its ssh server accepts (issue 37 §7); never shown in my_orders. */
+  readonly ssh_key?: string;
+  /** Its Jupyter token; never shown in my_orders. */
+  readonly jupyter_token?: string;
+  /** Its start-up script (recorded, never run); never shown in my_orders. */
+  readonly command?: string;
+  /** As sent: `true`/`false`, or the string one client sends (marketplace-live.md, fourth round). */
+  readonly autossh_entrypoint?: boolean | 'ssh_autoinstall';
   readonly createdMs: number;
   /** Before this the order exists (the server is rented) but my_orders does not list it yet. */
   readonly visibleAtMs: number;
@@ -127,6 +136,13 @@ const invalid = () => refuse({ kind: 'invalid' });
 const rejected = (reason: RejectionReason, minPrice?: number) =>
   refuse(minPrice === undefined ? { kind: 'rejected', reason } : { kind: 'rejected', reason, minPrice });
 
+/** Longest start-up `command` taken, in UTF-8 bytes (production publishes none; the relay sends at most this). */
+export const SIM_MAX_COMMAND_BYTES = 16_384;
+/** Longest `ssh_key` line taken (a client's cap, marketplace-live.md S14; production publishes none). */
+export const SIM_MAX_SSH_KEY_CHARS = 3_072;
+/** The spec's rule for ssh_password, which the simulator applies to jupyter_token too (S14's caps). */
+const ALPHANUMERIC_32 = /^[A-Za-z0-9]{1,32}$/;
+
 const CreateOrderBodySchema = z.looseObject({
   renting_server: z.number().int(),
   type: z.enum(['on-demand', 'spot']),
@@ -134,10 +150,18 @@ const CreateOrderBodySchema = z.looseObject({
   image: z.string().min(1),
   ports: z.record(z.string().regex(/^\d{1,5}$/), z.enum(['tcp', 'http'])).optional(),
   env: z.record(z.string(), z.string()).optional(),
-  ssh_password: z
+  ssh_password: z.string().regex(ALPHANUMERIC_32).optional(),
+  ssh_key: z
     .string()
-    .regex(/^[A-Za-z0-9]{1,32}$/)
+    .max(SIM_MAX_SSH_KEY_CHARS)
+    .refine((line) => parseSshPublicKeyLine(line) !== undefined)
     .optional(),
+  jupyter_token: z.string().regex(ALPHANUMERIC_32).optional(),
+  command: z
+    .string()
+    .refine((script) => Buffer.byteLength(script, 'utf8') <= SIM_MAX_COMMAND_BYTES)
+    .optional(),
+  autossh_entrypoint: z.union([z.boolean(), z.literal('ssh_autoinstall')]).optional(),
   spotprice: z.number().positive().optional(),
 });
 export type CreateOrderBody = z.infer<typeof CreateOrderBodySchema>;
@@ -252,6 +276,10 @@ export class MarketplaceState {
       ports: req.ports ?? {},
       env: req.env ?? {},
       ...(req.ssh_password !== undefined ? { ssh_password: req.ssh_password } : {}),
+      ...(req.ssh_key !== undefined ? { ssh_key: req.ssh_key } : {}),
+      ...(req.jupyter_token !== undefined ? { jupyter_token: req.jupyter_token } : {}),
+      ...(req.command !== undefined ? { command: req.command } : {}),
+      ...(req.autossh_entrypoint !== undefined ? { autossh_entrypoint: req.autossh_entrypoint } : {}),
       createdMs: now,
       visibleAtMs: now + this.visibleDelayMs,
       readyAtMs: now + this.readyDelayMs,

@@ -9,7 +9,9 @@ import type { Dialect } from './dialect';
 import type { SpecOrder } from './dialect-spec';
 import { OrderPatchSchema, type OrderPatch, type SpotPriceCall } from './marketplace-state';
 import { parseJson, sendJson } from './simulator-http';
-import type { SimSshConnections } from './ssh-endpoints';
+import type { SimSshConnections, SimSshLogins } from './ssh-endpoints';
+
+export type { SimSshLogins } from './ssh-endpoints';
 
 /**
  * An order as control.orders() reports it, in every dialect: the spec's view (status included) plus
@@ -37,6 +39,8 @@ export interface SimOrderView extends SpecOrder {
   readonly expired: boolean;
   /** Connections its ssh endpoint answered with a banner, and reset because its ssh did not answer yet. */
   readonly ssh_connections: SimSshConnections;
+  /** Logins its ssh server accepted and refused: by password (`accepted`, `refused`) and by key (`key_accepted`, `key_refused`). */
+  readonly ssh_logins: SimSshLogins;
 }
 
 /** A wallet as the control reports it. */
@@ -127,6 +131,18 @@ export interface SimulatorControl {
   setSpotRaiseStep(fraction: number | null): void;
   /** Every set_spot_price call since the last reset, in order (refused ones too). */
   spotPriceCalls(): SpotPriceCallView[];
+  /**
+   * The create_order body the simulator received for order `orderId`: the parsed JSON as sent (the
+   * dialect's coin names, unknown fields and the access fields `ssh_key`, `ssh_password`,
+   * `jupyter_token`, `command`, `autossh_entrypoint` included), so a test can tell what the
+   * marketplace request carried; undefined for an order it did not create (or created before the
+   * last reset). Test-facing only: my_orders shows none of the secrets.
+   */
+  orderRequest(orderId: number): Readonly<Record<string, unknown>> | undefined;
+  /** Logins on the order's ssh endpoint, by password and by key (also after it closed; zeros for an unknown order). */
+  sshLogins(orderId: number): SimSshLogins;
+  /** The public line of the ssh host key every order's endpoint presents (`ssh-ed25519 AAAA…`), one per simulator process. */
+  sshHostKey(): string;
 }
 
 /** A recorded set_spot_price call (prices in the order's currency per day). */
@@ -146,6 +162,7 @@ export const handleControlRoute = (
   const route = `${req.method} ${url.pathname}`;
   const serverMatch = /^\/_sim\/servers\/(\d+)$/.exec(url.pathname);
   const orderMatch = /^\/_sim\/orders\/(\d+)$/.exec(url.pathname);
+  const requestMatch = /^\/_sim\/orders\/(\d+)\/request$/.exec(url.pathname);
   try {
     if (route === 'POST /_sim/reset') control.reset();
     else if (route === 'POST /_sim/ready-delay') control.setReadyDelay(z.number().int().nonnegative().parse(input.ms));
@@ -161,6 +178,12 @@ export const handleControlRoute = (
     else if (route === 'GET /_sim/info')
       return sendJson(res, 200, { dialect: control.dialect, nativeCoin: control.nativeCoin, ...spacing });
     else if (route === 'GET /_sim/orders') return sendJson(res, 200, { orders: control.orders() });
+    else if (requestMatch && req.method === 'GET') {
+      const request = control.orderRequest(Number(requestMatch[1]));
+      return request === undefined
+        ? sendJson(res, 404, { error: `no create_order body for order ${requestMatch[1]}` })
+        : sendJson(res, 200, { request });
+    } else if (route === 'GET /_sim/ssh-host-key') return sendJson(res, 200, { host_key: control.sshHostKey() });
     else if (orderMatch && (req.method === 'PATCH' || req.method === 'POST')) {
       return sendJson(res, 200, { order: control.setOrder(Number(orderMatch[1]), OrderPatchSchema.parse(input)) });
     } else if (route === 'GET /_sim/servers') return sendJson(res, 200, { servers: control.servers() });
