@@ -19,7 +19,7 @@ export interface EventContext {
 const hmac = (secret: string, data: string): string => createHmac('sha256', secret).update(data).digest('hex');
 
 const apiEvent = (
-  method: 'GET' | 'POST' | 'DELETE',
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE',
   path: string,
   run: number,
   body?: string,

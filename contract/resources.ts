@@ -90,6 +90,8 @@ export const keys = {
   replacements: () => 'REPLACE#pending',
   /** One item: every caller key (issue 24: name, scopes, limits, the encrypted secret, revocation). */
   callerKeys: () => 'KEYS#all',
+  /** A caller key's SSH public key (issue 37 §2): one item per key, so KEYS#all stays small. */
+  keySshKey: (keyName: string) => `KEYSSH#${keyName}`,
   /** A caller key's rolling hour of orders (its `orders_per_hour`), beside the account-wide QUOTA#orders. */
   keyQuota: (keyName: string) => `KEYQUOTA#${keyName}`,
   /** Spending budgets (issue 24): one item per UTC day (`YYYY-MM-DD`) with its reserved and settled totals, relay-wide and per key. */

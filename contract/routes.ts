@@ -5,7 +5,7 @@ import type { Scope } from './scopes';
  * are all built from it, so a route cannot exist in one and be missing from another.
  */
 export interface RouteDefinition {
-  readonly method: 'GET' | 'POST' | 'DELETE';
+  readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   /** API Gateway path syntax, e.g. `/webhook/tasks/{task_id}`. */
   readonly path: string;
   /** Repo-relative handler file; it exports `handler`. */
@@ -176,6 +176,15 @@ export const ROUTES: readonly RouteDefinition[] = [
     permissions: [],
   },
   {
+    method: 'PUT',
+    path: '/admin/keys/{name}/ssh-key',
+    entry: apiEntry('admin-keys-ssh-key'),
+    id: 'AdminKeysSshKey',
+    signed: true,
+    rateLimited: true,
+    permissions: [],
+  },
+  {
     method: 'DELETE',
     path: '/admin/keys/{name}',
     entry: apiEntry('admin-keys-delete'),
@@ -220,6 +229,7 @@ export const ROUTE_SCOPES: Readonly<Record<string, Scope>> = {
   AdminKeysList: 'admin',
   AdminKeysRevoke: 'admin',
   AdminKeysDelete: 'admin',
+  AdminKeysSshKey: 'admin',
   AdminHostsAvoid: 'admin',
   AdminHostsClear: 'admin',
 };

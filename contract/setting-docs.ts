@@ -9,7 +9,10 @@ export const SETTING_DOCS: Readonly<Record<SettingKey, string>> = {
   marketplaceUrl: 'Marketplace base URL (paths start with /v1).',
   defaultImage: 'Container image of an order that names none.',
   defaultCurrency: 'Currency orders are paid in.',
-  defaultPorts: 'Ports of an order that names none.',
+  defaultPorts:
+    'Ports of an order that names none; a create-order with `ports` replaces them, and `22` (tcp) is added whenever the order carries an SSH key or password.',
+  defaultSshPublicKey:
+    "The OpenSSH public key line installed in orders of the shared webhook secret's `default` key that name no `ssh_public_key` (caller keys have their own: `PUT /admin/keys/{name}/ssh-key`).",
   maxOrdersPerHour: 'Account-wide cap of create_order calls per rolling hour.',
   maxRequestsPerMinute: 'Requests per client address per rolling minute.',
   orderReadyTimeoutSeconds: 'How long a placed order may take to run.',

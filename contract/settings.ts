@@ -81,6 +81,7 @@ export const SETTINGS = {
   defaultImage: { env: 'DEFAULT_IMAGE', kind: 'text', default: 'nvidia/cuda:12.4.1-base-ubuntu22.04' },
   defaultCurrency: { env: 'DEFAULT_CURRENCY', kind: 'text', default: 'NATIVE-Blockchain' },
   defaultPorts: { env: 'DEFAULT_PORTS', kind: 'ports', default: { '22': 'tcp', '8888': 'http' } },
+  defaultSshPublicKey: { env: 'DEFAULT_SSH_PUBLIC_KEY', kind: 'text', optional: true },
   maxOrdersPerHour: { env: 'MAX_ORDERS_PER_HOUR', kind: 'int', default: 10 },
   maxRequestsPerMinute: {
     env: 'MAX_REQUESTS_PER_MINUTE',

@@ -73,3 +73,9 @@ export const keySealerFromEnv = (env: RelayEnv, info: string = INFO): KeySealer 
  * derived from the same KMS-protected data key as caller key secrets, with its own label.
  */
 export const replacementEnvSealerFromEnv = (env: RelayEnv): KeySealer => keySealerFromEnv(env, REPLACEMENT_ENV_INFO);
+
+/** Issue 37 §3: a create-order's access secrets (password, Jupyter token, script), under their own label. */
+export const ORDER_ACCESS_INFO = 'gpu-relay order access v1';
+
+/** The sealer of a create-order's access secrets (issue 37 §3): the caller keys' data key, its own label. */
+export const orderAccessSealerFromEnv = (env: RelayEnv): KeySealer => keySealerFromEnv(env, ORDER_ACCESS_INFO);

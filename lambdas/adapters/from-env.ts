@@ -19,6 +19,8 @@ import {
   unpriceReservation,
 } from './dynamodb/dynamodb-spend-store';
 import { DynamoDbTaskRepository } from './dynamodb/dynamodb-task-repository';
+import { DynamoDbKeySshKeys } from './dynamodb/dynamodb-key-ssh-keys';
+import type { KeySshKeys } from '../domain/access/order-access';
 import { DynamoDbWaitingEntries } from './dynamodb/dynamodb-waiting-entries';
 import { DynamoDbWaitingTasks } from './dynamodb/dynamodb-waiting-tasks';
 import type { RelayEnv } from './env';
@@ -44,8 +46,12 @@ import type {
  * what seals the replacement env a replaceable task keeps (issue 29 §6), for the functions that keep
  * or read it (the create-order routes, the fleet watch); without it none is kept or read.
  */
-export const taskRepositoryFromEnv = (env: RelayEnv, envSealer?: KeySealer): TaskRepository =>
-  new DynamoDbTaskRepository(documentClient(), env.TABLE_NAME, envSealer);
+export const taskRepositoryFromEnv = (env: RelayEnv, envSealer?: KeySealer, accessSealer?: KeySealer): TaskRepository =>
+  new DynamoDbTaskRepository(documentClient(), env.TABLE_NAME, envSealer, accessSealer);
+
+/** The SSH public key stored per caller key (issue 37 §2). */
+export const keySshKeysFromEnv = (env: RelayEnv): KeySshKeys =>
+  new DynamoDbKeySshKeys(documentClient(), env.TABLE_NAME);
 
 export const slidingWindowFromEnv = (env: RelayEnv): SlidingWindow =>
   new DynamoDbSlidingWindow(documentClient(), env.TABLE_NAME);

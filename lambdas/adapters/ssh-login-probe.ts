@@ -36,6 +36,15 @@ const failureOf = (error: NodeJS.ErrnoException & { level?: string }): SshProbeR
   return failed('unreachable', String(code));
 };
 
+/** A raw host key blob as a known_hosts key (`<type> <base64>`): its type is the blob's first SSH string. */
+export const hostKeyLine = (key: Buffer): string | undefined => {
+  if (key.length < 4) return undefined;
+  const length = key.readUInt32BE(0);
+  if (length === 0 || length > 64 || 4 + length > key.length) return undefined;
+  const type = key.subarray(4, 4 + length).toString('latin1');
+  return /^[a-z0-9@.-]+$/.test(type) ? `${type} ${key.toString('base64')}` : undefined;
+};
+
 /** `SHA256:<base64 without padding>` of a raw host key, as `ssh-keygen -l` prints it. */
 export const hostKeySha256 = (key: Buffer): string =>
   `SHA256:${createHash('sha256').update(key).digest('base64').replace(/=+$/, '')}`;
@@ -57,6 +66,7 @@ export const probeSshLogin = async (endpoint: SshEndpoint, options: SshLoginProb
   const { Client } = await loadSsh2();
   return runProbe(endpoint, options, (timeoutMs) => {
     let hostKey: string | undefined;
+    let hostKeyText: string | undefined;
     let banner = '';
     const client = new Client();
     return {
@@ -66,7 +76,12 @@ export const probeSshLogin = async (endpoint: SshEndpoint, options: SshLoginProb
       start: (socket, finish) => {
         socket.once('connect', () => {
           client.on('ready', () =>
-            finish({ answered: true, banner, ...(hostKey !== undefined ? { host_key_sha256: hostKey } : {}) }),
+            finish({
+              answered: true,
+              banner,
+              ...(hostKey !== undefined ? { host_key_sha256: hostKey } : {}),
+              ...(hostKeyText !== undefined ? { host_key: hostKeyText } : {}),
+            }),
           );
           client.on('handshake', () => undefined);
           client.on('error', (error) => finish(failureOf(error as NodeJS.ErrnoException & { level?: string })));
@@ -80,6 +95,7 @@ export const probeSshLogin = async (endpoint: SshEndpoint, options: SshLoginProb
             // Records the key; pinning is the caller's (the result reports it).
             hostVerifier: (key: Buffer) => {
               hostKey = hostKeySha256(key);
+              hostKeyText = hostKeyLine(key);
               return true;
             },
           });

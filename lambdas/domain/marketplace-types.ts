@@ -92,6 +92,14 @@ export interface CreateOrderRequest {
   readonly ssh_password?: string;
   /** Required when type is spot. */
   readonly spotprice?: number;
+  /** One OpenSSH public key line installed for root (issue 37; production's field, marketplace-live.md S13). */
+  readonly ssh_key?: string;
+  /** true with `ssh_key`: the container's entrypoint starts sshd for key logins (S13, S10). */
+  readonly autossh_entrypoint?: boolean;
+  /** The token Jupyter asks for. */
+  readonly jupyter_token?: string;
+  /** A start-up script the container runs. */
+  readonly command?: string;
 }
 
 /** The error strings that come with result code 6: the spec's five and production's two spot-price ones. */

@@ -2,6 +2,7 @@
 import type { CreateOrderRequest, Order, Server, Wallet } from './marketplace-types';
 import type { JobMessage, TaskRecord, TaskResult, CreateOrderInput, TaskOrigin, TaskHistoryEntry } from './task';
 import type { SshEndpoint } from './leases/ssh-endpoint';
+import type { OrderAccessSecrets } from './access/order-access';
 
 /** The marketplace API (lambdas/marketplace implements it over HTTP). */
 export interface MarketplaceClient {
@@ -38,6 +39,8 @@ export type SshProbeResult =
       readonly banner: string;
       /** READINESS_PROBE=ssh-login: the host key's fingerprint seen at the successful login, `SHA256:<base64>`. */
       readonly host_key_sha256?: string;
+      /** The same host key in full, as known_hosts holds it (`ssh-ed25519 AAAA…`): what callers pin (issue 37 §4). */
+      readonly host_key?: string;
     }
   | { readonly answered: false; readonly reason: SshProbeFailure; readonly detail?: string };
 
@@ -145,8 +148,10 @@ export interface TaskRepository {
    * the fleet watch seals it into the replacement round (issue 23). Undefined when none is kept.
    */
   replacementEnv?(taskId: string): Promise<Readonly<Record<string, string>> | undefined>;
-  /** Drops the kept replacement env (issue 29 §6: the order's lease ended). */
+  /** Drops the kept replacement env and the access secrets (issue 29 §6, issue 37 §3: the order's lease ended). */
   dropReplacementEnv?(taskId: string): Promise<void>;
+  /** The access secrets sealed by `create` (issue 37): kept after a success until the lease ends. */
+  orderAccess?(taskId: string): Promise<OrderAccessSecrets | undefined>;
   /** Moves a non-final task to `state` (running) and merges fields like order_id. */
   update(taskId: string, fields: TaskUpdate, now: number): Promise<void>;
   /**
@@ -177,6 +182,8 @@ export interface SealedTaskInput {
   readonly orderEnv?: Readonly<Record<string, string>>;
   /** Keep a copy of `orderEnv` after the task ends (on_outbid replace modes: a replacement round needs it). */
   readonly keepForReplacement?: boolean;
+  /** The create-order's access secrets (issue 37), sealed; kept after a success until the lease ends. */
+  readonly orderAccess?: OrderAccessSecrets;
 }
 
 /** Starts the create-order workflow (Step Functions execution named by task id). */
@@ -199,7 +206,15 @@ export interface JobQueue {
  * are kept beside the task record (PlaceOrder reads them with `TaskRepository.orderEnv`), and the
  * deliverers (ReportResult, ExecutionEnded) read callback_url from the record.
  */
-export type WorkflowOrderRequest = Omit<CreateOrderInput, 'callback_url'> & { readonly callback_url?: never };
+export type WorkflowOrderRequest = Omit<
+  CreateOrderInput,
+  'callback_url' | 'ssh_password' | 'jupyter_token' | 'command'
+> & {
+  readonly callback_url?: never;
+  readonly ssh_password?: never;
+  readonly jupyter_token?: never;
+  readonly command?: never;
+};
 
 /** The task origin as the workflow carries it: without Slack's response_url (read from the record). */
 /** The origin in the workflow input: the source and the caller key's name and limits (no secret), never Slack's response_url. */

@@ -1,4 +1,5 @@
 /** Tasks: what a caller asked for, where it stands, and how it ended. */
+import type { OrderAccess } from './access/order-access';
 import * as z from 'zod/mini';
 import { TaskCallerSchema } from './teams/caller-keys';
 import type { PortProtocol } from './marketplace-types';
@@ -64,6 +65,15 @@ export interface CreateOrderInput {
   readonly exclude_servers?: readonly number[];
   /** Which match is rented (issue 31 §3); absent = `first`. */
   readonly prefer?: 'cheapest' | 'reliable';
+  /**
+   * Access (issue 37): the caller's public key line (absent: the caller key's stored one, resolved at
+   * placement). The password, the Jupyter token and the start-up script are sealed beside the record
+   * at acceptance (never in the record as read, nor in the workflow input; see sealRequest).
+   */
+  readonly ssh_public_key?: string;
+  readonly ssh_password?: string;
+  readonly jupyter_token?: string;
+  readonly command?: string;
 }
 export interface CancelOrderInput {
   readonly order_id: number;
@@ -145,6 +155,12 @@ export interface CreateOrderSuccess {
   readonly chosen?: string;
   /** READINESS_PROBE=ssh-login (issue 31 §4): the host key's SHA-256 fingerprint seen at login. */
   readonly ssh_host_key_sha256?: string;
+  /**
+   * How to get in (issue 37 §4): ssh (host, port, user, command, the pinned host key and its
+   * known_hosts line), the http ports' URLs and Jupyter's. The stored result never holds the Jupyter
+   * token: the signed result and the task's own key get it from its seal.
+   */
+  readonly access?: OrderAccess;
 }
 export interface CancelSuccess {
   readonly success: true;

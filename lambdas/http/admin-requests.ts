@@ -2,7 +2,8 @@
 import * as z from 'zod/mini';
 import { SCOPES } from '../../contract/scopes';
 import { DEFAULT_KEY_NAME, endOfUtcDay, KEY_NAME_PATTERN } from '../domain/teams/caller-keys';
-import { bodyObject } from './request-fields';
+import { bodyObject, refuse } from './request-fields';
+import { SshPublicKeySchema } from './access-requests';
 
 // Caller keys: issue 24; the rules are in domain/teams/caller-keys.ts.
 /** POST /admin/keys body. */
@@ -27,6 +28,16 @@ export const CreateKeyBodySchema = bodyObject({
   ),
   slack_user: z.optional(
     z.string().check(z.regex(/^[A-Z0-9]{2,64}$/, 'slack_user must be a Slack user ID like U0123ABC')),
+  ),
+  // Issue 37 §2: orders by this key that name no ssh_public_key carry this one.
+  ssh_public_key: z.optional(SshPublicKeySchema),
+});
+
+/** PUT /admin/keys/{name}/ssh-key body (issue 37 §2). */
+export const SshKeyBodySchema = bodyObject({
+  ssh_public_key: z.pipe(
+    SshPublicKeySchema,
+    z.transform((line, ctx): string => line ?? refuse(ctx, 'ssh_public_key required')),
   ),
 });
 

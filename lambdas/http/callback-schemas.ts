@@ -14,6 +14,41 @@ const titled = <S extends z.core.$ZodLooseShape>(title: string, shape: S) => des
 // Documented from zod schemas checked against the domain's TaskResult type below, so a change to the
 // result shapes fails compilation here instead of silently leaving the document behind.
 
+/** How to get into a ready order (issue 37 §4). */
+const AccessSchema = titled('OrderAccess', {
+  ssh: describe(
+    z.optional(
+      z.object({
+        host: z.string(),
+        port: z.int(),
+        user: describe(z.string(), {
+          description: 'Always `root`: the marketplace installs the key and password for root',
+        }),
+        command: describe(z.string(), { example: 'ssh -p 1277 root@n1.example' }),
+        host_key: describe(z.optional(z.string()), {
+          description:
+            'The full host key seen at the readiness login (READINESS_PROBE=ssh-login), to pin: `ssh-ed25519 AAAA…`',
+        }),
+        known_hosts: describe(z.optional(z.string()), {
+          description: 'The known_hosts line for that key: `[host]:port key` (`host key` on port 22)',
+          example: '[n1.example]:1277 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI…',
+        }),
+      }),
+    ),
+    {
+      description:
+        "How to log in: with the key of `ssh_public_key` (or the caller key's stored one) or the caller's `ssh_password`",
+    },
+  ),
+  http: describe(z.optional(z.record(z.string(), z.string())), {
+    description: "Container port → public URL of each http port the order maps (production's `http_pub`)",
+  }),
+  jupyter: describe(z.optional(z.object({ url: z.string(), token: z.optional(z.string()) })), {
+    description:
+      "The notebook's URL and token. The token (given or generated) is in the signed result and in GET /webhook/tasks/{task_id} for the task's own key only, until the lease ends",
+  }),
+});
+
 const CreateOrderSuccessSchema = titled('CreateOrderSuccess', {
   success: z.literal(true),
   order_id: z.int(),
@@ -34,6 +69,7 @@ const CreateOrderSuccessSchema = titled('CreateOrderSuccess', {
     description:
       'READINESS_PROBE=ssh-login: the SHA-256 fingerprint of the host key seen at the first successful login (`SHA256:<base64>`), to pin it',
   }),
+  access: z.optional(AccessSchema),
 });
 const CancelSuccessSchema = titled('CancelSuccess', {
   success: z.literal(true),

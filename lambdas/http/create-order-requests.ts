@@ -8,6 +8,7 @@ import { ON_OUTBID_ERROR, ON_OUTBID_MODES, onOutbidProblem, type OnOutbid } from
 import { MAX_LEASE_HOURS, parseMaxHours } from '../domain/leases/lease';
 import { ENV_AMPERSAND_ERROR, isSendableEnvValue } from '../domain/requests/request-rules';
 import { PREFER_MODES, type Prefer } from '../domain/hosts/matching';
+import { AccessFields } from './access-requests';
 import { HostFilterFields, WaitSecondsSchema } from './order-requests';
 import {
   bodyObject,
@@ -133,6 +134,7 @@ export const CreateOrderLeaseBodySchema = z
     ),
     ...HostFilterFields,
     prefer: z.optional(PreferSchema),
+    ...AccessFields,
   })
   .check((ctx) => {
     const problem = onOutbidProblem(ctx.value);

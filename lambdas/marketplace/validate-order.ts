@@ -8,6 +8,7 @@ import { InvalidOrderRequestError } from '../domain/errors';
 import type { CreateOrderRequest } from '../domain/marketplace-types';
 import { ENV_AMPERSAND_ERROR, isSendableEnvValue } from '../domain/requests/request-rules';
 import { ENGLISH_TEXTS } from '../domain/zod-texts';
+import { commandBytes, MAX_COMMAND_BYTES, MAX_SSH_PUBLIC_KEY_LENGTH } from '../domain/access/order-access';
 
 export const CreateOrderRequestSchema = z.object({
   renting_server: z.int().check(z.nonnegative()),
@@ -23,6 +24,17 @@ export const CreateOrderRequestSchema = z.object({
     z.string().check(z.regex(/^[A-Za-z0-9]{1,32}$/, 'ssh_password must be alphanumeric, at most 32 characters')),
   ),
   spotprice: z.optional(z.number().check(z.positive())),
+  // Access (issue 37; marketplace-live.md "Fourth round", S13, S14): the key line, the token, the script.
+  ssh_key: z.optional(
+    z.string().check(z.minLength(1), z.maxLength(MAX_SSH_PUBLIC_KEY_LENGTH, 'ssh_key must be at most 3072 characters')),
+  ),
+  autossh_entrypoint: z.optional(z.boolean()),
+  jupyter_token: z.optional(
+    z.string().check(z.regex(/^[A-Za-z0-9]{1,32}$/, 'jupyter_token must be alphanumeric, at most 32 characters')),
+  ),
+  command: z.optional(
+    z.string().check(z.refine((c) => commandBytes(c) <= MAX_COMMAND_BYTES, 'command must be at most 16 KiB')),
+  ),
 });
 
 /**

@@ -92,11 +92,13 @@ export const WORKFLOW_FUNCTION_TIMEOUT_SECONDS: Record<WorkflowTaskName | 'Execu
 const SECRETS_OF: Record<WorkflowTaskName | 'ExecutionEnded', readonly Exclude<SecretName, 'slack'>[]> = {
   FindServer: ['apiKey'],
   ReserveQuota: [],
-  PlaceOrder: ['apiKey'],
-  CheckOrder: ['apiKey'],
+  // callerKeys: the data key that opens a task's sealed access secrets (issue 37 §3): PlaceOrder sends
+  // them, CheckOrder logs in with the caller's password, ReportResult puts the Jupyter token in the signed result.
+  PlaceOrder: ['apiKey', 'callerKeys'],
+  CheckOrder: ['apiKey', 'callerKeys'],
   CancelOrder: ['apiKey'],
   // Callbacks are signed with the callback signing secret (never the webhook secret); chat URLs are secret.
-  ReportResult: ['callback', 'chat'],
+  ReportResult: ['callback', 'chat', 'callerKeys'],
   ExecutionEnded: ['apiKey', 'callback', 'chat'],
 };
 

@@ -90,9 +90,10 @@ export interface FamilyAccess {
 /** The grant table: one line per item family (contract/resources.ts `keys`). */
 export const TABLE_ACCESS: Readonly<Record<KeyFamily, FamilyAccess>> = {
   // FleetWatch reads the task behind an order nobody kept (its callback_url) and finishes a standing order whose wait ended.
+  // CheckOrder reads a task's sealed access secrets (issue 37: the caller's password logs in).
   task: {
     write: [...TASK_ROUTES, ...TASK_STEPS, 'JobWorker', 'FleetWatch'],
-    read: [apiUser(ROUTES.find((r) => r.id === 'GetTask')!)],
+    read: [apiUser(ROUTES.find((r) => r.id === 'GetTask')!), workflowUser('CheckOrder')],
   },
   rate: { write: RATE_LIMITED },
   quota: { write: [workflowUser('ReserveQuota')] },
@@ -131,6 +132,11 @@ export const TABLE_ACCESS: Readonly<Record<KeyFamily, FamilyAccess>> = {
   callerKeys: {
     write: ['ApiAdminKeysCreate', 'ApiAdminKeysRevoke', 'ApiAdminKeysDelete'],
     read: [...routesWhere((route) => route.signed), 'ApiSlackCommand', 'FleetWatch'],
+  },
+  // A caller key's SSH public key (issue 37 §2): the admin routes set and drop it, PlaceOrder sends it.
+  keySshKey: {
+    write: ['ApiAdminKeysCreate', 'ApiAdminKeysSshKey', 'ApiAdminKeysDelete'],
+    read: [workflowUser('PlaceOrder')],
   },
   keyQuota: { write: [workflowUser('ReserveQuota')] },
   // Budgets (issue 24): ReserveQuota reserves, the job worker's extend-order reserves more, ReportResult

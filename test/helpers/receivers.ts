@@ -188,7 +188,7 @@ export const request = async (url: string, init: RequestInit = {}): Promise<Http
  */
 export const v2Headers = (
   secret: string,
-  method: 'GET' | 'POST' | 'DELETE',
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE',
   pathWithQuery: string,
   body = '',
   timestamp = String(Math.floor(Date.now() / 1000)),

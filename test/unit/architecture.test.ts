@@ -49,7 +49,7 @@ const DOMAIN_ROOT_FILES = new Set([
   'zod-texts.ts',
 ]);
 /** The capability folders of lambdas/domain/. */
-const DOMAIN_CAPABILITIES = ['create-order', 'leases', 'recovery', 'teams', 'requests', 'hosts'];
+const DOMAIN_CAPABILITIES = ['access', 'create-order', 'leases', 'recovery', 'teams', 'requests', 'hosts'];
 
 const sourceFiles = (dir: string): string[] =>
   readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {

@@ -17,6 +17,13 @@
  * to replace), when the fleet watch ends the order's lease (`dropReplacementEnv`), and at the latest
  * with the record (TTL). A copy stored in clear before issue 29 is still read, never written again.
  *
+ * A create-order's access secrets (issue 37: the caller's root password, the Jupyter token, the
+ * start-up script) are sealed as `order_access` (AES-256-GCM under the caller keys' data key, label
+ * ORDER_ACCESS_INFO): PlaceOrder sends them, CheckOrder logs in with the password, ReportResult and
+ * GET /webhook/tasks/{id} show the token to the task's own caller. Kept while the order may run:
+ * dropped when the task fails, when the lease ends (`dropReplacementEnv`), at the latest with the
+ * record. Without an access sealer a task carrying them is refused (never stored in clear).
+ *
  * The final write also stores a `finish_token` (random, or the finisher's name): when its answer is
  * lost (timeout, reset) the SDK sends it again, and the repeat fails its own condition although the
  * write landed. `finish` then reads the record back and still answers true if the token is its own,
@@ -30,6 +37,7 @@ import { storedAttributes } from '../aws-clients';
 import { TaskAlreadyExistsError } from '../../domain/errors';
 import type { KeySealer } from '../../domain/teams/caller-keys';
 import type { SealedTaskInput, TaskRepository } from '../../domain/ports';
+import type { OrderAccessSecrets } from '../../domain/access/order-access';
 import {
   TaskKindSchema,
   TaskOriginSchema,
@@ -69,12 +77,19 @@ const TaskRecordSchema = z.object({
 export const ORDER_ENV_ATTRIBUTE = 'order_env';
 /** The container env a task with an on_outbid replace mode keeps after it ends (issue 23), sealed (issue 29 §6): a successful `finish` leaves it. */
 export const REPLACEMENT_ENV_ATTRIBUTE = 'replacement_env';
+/** The sealed access secrets of a create-order (issue 37): kept until the order's lease ends. */
+export const ORDER_ACCESS_ATTRIBUTE = 'order_access';
 /** The item attribute naming the `finish` call whose write made the task final. */
 export const FINISH_TOKEN_ATTRIBUTE = 'finish_token';
 /** When a named finisher's result went out (markDelivered). */
 export const DELIVERED_ATTRIBUTE = 'delivered_at';
 
 const OrderEnvSchema = z.record(z.string(), z.string());
+const OrderAccessSchema = z.object({
+  ssh_password: z.optional(z.string()),
+  jupyter_token: z.optional(z.string()),
+  command: z.optional(z.string()),
+});
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 const ttlFrom = (ms: number): number => Math.floor(ms / 1000) + TASK_RETENTION_SECONDS;
@@ -84,11 +99,12 @@ const FINAL_VALUES = { ':succeeded': 'succeeded', ':failed': 'failed' } as const
 
 /** Task records in DynamoDB with exactly-once finishing. */
 export class DynamoDbTaskRepository implements TaskRepository {
-  /** `envSealer`: seals the kept replacement env; without one, none is kept. */
+  /** `envSealer`: seals the kept replacement env; without one, none is kept. `accessSealer`: seals a create-order's access secrets. */
   public constructor(
     private readonly doc: DynamoDBDocumentClient,
     private readonly tableName: string,
     private readonly envSealer?: KeySealer,
+    private readonly accessSealer?: KeySealer,
   ) {}
 
   /** Throws TaskAlreadyExistsError when the id is taken. */
@@ -105,12 +121,14 @@ export class DynamoDbTaskRepository implements TaskRepository {
           ...(kept !== undefined ? { [REPLACEMENT_ENV_ATTRIBUTE]: kept } : {}),
         }
       : {};
+    const access = await this.sealAccess(sealed.orderAccess);
     const created = await putItem(
       this.doc,
       this.tableName,
       {
         ...record,
         ...orderEnv,
+        ...(access !== undefined ? { [ORDER_ACCESS_ATTRIBUTE]: access } : {}),
         pk: keys.task(record.task_id),
         ttl: ttlFrom(Number.isNaN(createdMs) ? Date.now() : createdMs),
       },
@@ -130,6 +148,7 @@ export class DynamoDbTaskRepository implements TaskRepository {
       ttl: _ttl,
       [ORDER_ENV_ATTRIBUTE]: _sealed,
       [REPLACEMENT_ENV_ATTRIBUTE]: _kept,
+      [ORDER_ACCESS_ATTRIBUTE]: _access,
       [FINISH_TOKEN_ATTRIBUTE]: _token,
       [DELIVERED_ATTRIBUTE]: _delivered,
       ...rest
@@ -152,12 +171,29 @@ export class DynamoDbTaskRepository implements TaskRepository {
     return OrderEnvSchema.parse(JSON.parse(await this.envSealer.open(stored)), ENGLISH_TEXTS);
   }
 
-  /** Drops the kept replacement env (the order's lease ended: nothing will be replaced any more). */
+  /**
+   * Drops the kept replacement env and the access secrets (the order's lease ended: nothing will be
+   * replaced, and the token is shown no more).
+   */
   public async dropReplacementEnv(taskId: string): Promise<void> {
     await this.updateIfExists(taskId, {
-      UpdateExpression: 'REMOVE #env',
-      ExpressionAttributeNames: { '#env': REPLACEMENT_ENV_ATTRIBUTE },
+      UpdateExpression: 'REMOVE #env, #access',
+      ExpressionAttributeNames: { '#env': REPLACEMENT_ENV_ATTRIBUTE, '#access': ORDER_ACCESS_ATTRIBUTE },
     });
+  }
+
+  /** The task's sealed access secrets (issue 37), opened; undefined when none are kept (or no sealer to open them). */
+  public async orderAccess(taskId: string): Promise<OrderAccessSecrets | undefined> {
+    const stored = await this.storedEnv(taskId, ORDER_ACCESS_ATTRIBUTE);
+    if (typeof stored !== 'string' || !this.accessSealer) return undefined;
+    return OrderAccessSchema.parse(JSON.parse(await this.accessSealer.open(stored)), ENGLISH_TEXTS);
+  }
+
+  /** The sealed form of access secrets; undefined when there are none. Refuses to store them without a sealer. */
+  private async sealAccess(access: OrderAccessSecrets | undefined): Promise<string | undefined> {
+    if (!access || Object.values(access).every((v) => v === undefined)) return undefined;
+    if (!this.accessSealer) throw new Error('no sealer for order access secrets: refusing to store them');
+    return this.accessSealer.seal(JSON.stringify(access));
   }
 
   private async sealedEnv(taskId: string, attribute: string): Promise<Readonly<Record<string, string>> | undefined> {
@@ -235,7 +271,10 @@ export class DynamoDbTaskRepository implements TaskRepository {
       NOT_FINAL,
       FINAL_VALUES,
       // A failed task placed no order to replace: its kept env goes too (issue 29 §6).
-      state === 'failed' ? [ORDER_ENV_ATTRIBUTE, REPLACEMENT_ENV_ATTRIBUTE] : [ORDER_ENV_ATTRIBUTE],
+      // Its access secrets too: no order to get into (issue 37 §3).
+      state === 'failed'
+        ? [ORDER_ENV_ATTRIBUTE, REPLACEMENT_ENV_ATTRIBUTE, ORDER_ACCESS_ATTRIBUTE]
+        : [ORDER_ENV_ATTRIBUTE],
     );
     if (finished) return true;
     const stored = await storedAttributes(this.doc, this.tableName, keys.task(taskId), [

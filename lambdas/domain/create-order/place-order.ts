@@ -13,6 +13,7 @@ import { noMatchMessage } from '../hosts/matching';
 import type { CreateOrderRequest, Order } from '../marketplace-types';
 import type { MarketplaceClient, PlacementIntent, PlacementIntents, ServerClaims, TaskRepository } from '../ports';
 import type { TaskRecord } from '../task';
+import { DEFAULT_KEY_NAME } from '../teams/caller-keys';
 import {
   findPlacedOrder,
   MAX_PLACEMENT_ATTEMPTS,
@@ -33,9 +34,19 @@ export interface PlaceOrderDeps {
   /** Epoch ms now, and a pause: the visibility wait reads my_orders again with backoff. */
   readonly clock: () => number;
   readonly sleep: (ms: number) => Promise<void>;
-  /** READINESS_PROBE=ssh-login (issue 31 §4): the order's ssh_password, sent with create_order. */
+  /** READINESS_PROBE=ssh-login (issue 31 §4): the relay's own ssh_password for the order, sent when the caller gave none. */
   readonly sshPassword?: (taskId: string) => Promise<string>;
+  /** The access secrets sealed at acceptance (issue 37): the caller's password, the Jupyter token, the script. */
+  readonly access?: Pick<TaskRepository, 'orderAccess'>;
+  /** The SSH public key stored for a caller key (issue 37 §2; `default`: DEFAULT_SSH_PUBLIC_KEY), used when the request names none. */
+  readonly sshKeyOf?: (keyName: string) => Promise<string | undefined>;
 }
+
+/** What create_order carries to let the caller in (issue 37): every field optional. */
+export type OrderAccessFields = Pick<
+  CreateOrderRequest,
+  'ssh_password' | 'ssh_key' | 'autossh_entrypoint' | 'jupyter_token' | 'command'
+>;
 
 /** Pauses between fresh my_orders reads while a placed order is not listed yet: 1, 2, 4, then every 8 s. */
 export const VISIBLE_BACKOFF_MS = [1_000, 2_000, 4_000, 8_000] as const;
@@ -82,7 +93,7 @@ export const orderRequest = (
   state: WorkflowState,
   server: ChosenServer,
   env = state.request.env,
-  sshPassword?: string,
+  access: OrderAccessFields = {},
 ): CreateOrderRequest => {
   const { request } = state;
   return {
@@ -92,8 +103,35 @@ export const orderRequest = (
     image: request.image,
     ports: request.ports,
     ...(env ? { env } : {}),
-    ...(sshPassword !== undefined ? { ssh_password: sshPassword } : {}),
+    ...access,
     ...(request.use_spot && server.spot_bid !== undefined ? { spotprice: server.spot_bid } : {}),
+  };
+};
+
+/**
+ * The access fields of the task's order (issue 37): the request's key (else its caller key's stored
+ * one) with `autossh_entrypoint: true`; the caller's password (else the relay's own, when it logs in
+ * to check readiness); the Jupyter token and the start-up script. Read before every create_order,
+ * so a retried step sends the same values.
+ */
+export const orderAccessFields = async (
+  state: WorkflowState,
+  record: TaskRecord | undefined,
+  deps: PlaceOrderDeps,
+): Promise<OrderAccessFields> => {
+  const sealed = record?.request.access_sealed;
+  const stored = await deps.access?.orderAccess?.(state.task_id);
+  // Never an order without the password or token the caller was promised (a notebook open to all).
+  if (Array.isArray(sealed) && sealed.length > 0 && stored === undefined)
+    throw new InvalidOrderRequestError('The access secrets of this task are no longer stored; no order was placed');
+  const secrets = stored ?? {};
+  const key = state.request.ssh_public_key ?? (await deps.sshKeyOf?.(state.origin.caller?.key ?? DEFAULT_KEY_NAME));
+  const password = secrets.ssh_password ?? (deps.sshPassword ? await deps.sshPassword(state.task_id) : undefined);
+  return {
+    ...(key !== undefined ? { ssh_key: key, autossh_entrypoint: true } : {}),
+    ...(password !== undefined ? { ssh_password: password } : {}),
+    ...(secrets.jupyter_token !== undefined ? { jupyter_token: secrets.jupyter_token } : {}),
+    ...(secrets.command !== undefined ? { command: secrets.command } : {}),
   };
 };
 
@@ -209,6 +247,7 @@ export const placeOrder = async (
   }
   if (softDeadlinePassed(state, current())) throw new SoftTimeoutError();
   const env = await sealedOrderEnv(state, record, deps);
+  const access = await orderAccessFields(state, record, deps);
 
   const placedAt = current();
   const intent: PlacementIntent = { task_id: state.task_id, server_id: server.id, at: placedAt };
@@ -216,8 +255,7 @@ export const placeOrder = async (
   await deps.tasks.update(state.task_id, { server_id: server.id, order_intent_at: placedAt }, now);
   let orderId: number | undefined;
   try {
-    const sshPassword = deps.sshPassword ? await deps.sshPassword(state.task_id) : undefined;
-    orderId = (await deps.marketplace.createOrder(orderRequest(state, server, env, sshPassword))).order_id;
+    orderId = (await deps.marketplace.createOrder(orderRequest(state, server, env, access))).order_id;
   } catch (error) {
     if (placedNothing(error)) await deps.intents.close(intent);
     // A refusal: the step's Retry (or a new search) places again at once, without a visibility wait.

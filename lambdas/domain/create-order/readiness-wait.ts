@@ -1,5 +1,6 @@
 /** The readiness wait: CheckOrder's one poll, whether a placed order is ready (the WaitForReady loop around it is in lib/constructs/order-workflow.ts; see ./workflow-state.ts). */
 import { MarketplaceInvalidInputError } from '../errors';
+import type { Order } from '../marketplace-types';
 import type { MarketplaceClient, SshLoginProbe, SshProbe, SshProbeFailure, SshProbeResult } from '../ports';
 import { parseSshEndpoint } from '../leases/ssh-endpoint';
 import { softDeadlinePassed, type CheckResult, type ReadinessPending, type WorkflowState } from './workflow-state';
@@ -13,7 +14,7 @@ export interface CheckOrderDeps {
 }
 
 type SshVerdict =
-  | { readonly ready: true; readonly host_key_sha256?: string }
+  | { readonly ready: true; readonly host_key_sha256?: string; readonly host_key?: string }
   | { readonly ready: false; readonly pending: ReadinessPending; readonly ssh_probe?: SshProbeFailure };
 
 /** Whether the running order's ssh endpoint answers (production shows orders `online` while ssh is refused for minutes). */
@@ -25,11 +26,30 @@ const sshVerdict = async (
   if (!endpoint) return { ready: false, pending: 'ssh_endpoint_unknown' };
   const result = await probe(endpoint);
   if (result.answered)
-    return { ready: true, ...(result.host_key_sha256 ? { host_key_sha256: result.host_key_sha256 } : {}) };
+    return {
+      ready: true,
+      ...(result.host_key_sha256 ? { host_key_sha256: result.host_key_sha256 } : {}),
+      ...(result.host_key ? { host_key: result.host_key } : {}),
+    };
   if (result.reason === 'address_refused') return { ready: false, pending: 'ssh_address_refused' };
   // A banner with a refused password (issue 31 §4): polled again until the readiness window ends.
   if (result.reason === 'login_refused') return { ready: false, pending: 'ssh_login_refused' };
   return { ready: false, pending: 'ssh_not_answering', ssh_probe: result.reason };
+};
+
+/**
+ * The order's http mappings (issue 37 §4): container port → URL of the ports the marketplace lists
+ * as http (the spec's `connection.ports` values `http://…`; production's `http_pub`, read as
+ * `https://…`), and the spec's Jupyter URL. Nothing when it lists none.
+ */
+const httpOf = (order: Order): { http?: Record<string, string>; jupyter?: string } => {
+  const http = Object.fromEntries(
+    Object.entries(order.connection?.ports ?? {}).filter(([, url]) => /^https?:\/\//.test(url)),
+  );
+  return {
+    ...(Object.keys(http).length > 0 ? { http } : {}),
+    ...(order.connection?.jupyter ? { jupyter: order.connection.jupyter } : {}),
+  };
 };
 
 /** The probe of this task's readiness: a login (ssh-login), a banner (ssh), or none. */
@@ -54,7 +74,12 @@ export const checkOrder = async (state: WorkflowState, deps: CheckOrderDeps, now
   const orders = await deps.marketplace.listOrders();
   const order = orders.find((o) => o.order_id === placement.order_id);
   const summary = order
-    ? { order_id: order.order_id, status: order.status, ssh_connection: order.connection?.ssh ?? null }
+    ? {
+        order_id: order.order_id,
+        status: order.status,
+        ssh_connection: order.connection?.ssh ?? null,
+        ...httpOf(order),
+      }
     : undefined;
   const running = summary?.status === 'running';
   const probe = probeOf(deps, state.task_id);
@@ -66,6 +91,7 @@ export const checkOrder = async (state: WorkflowState, deps: CheckOrderDeps, now
       order: summary,
       ready_at: now,
       ...(ssh?.ready && ssh.host_key_sha256 ? { ssh_host_key_sha256: ssh.host_key_sha256 } : {}),
+      ...(ssh?.ready && ssh.host_key ? { ssh_host_key: ssh.host_key } : {}),
     };
   const readyTimeout = now > placement.placed_at + state.timing.ready_timeout_seconds * 1000;
   const soft = softDeadlinePassed(state, now);

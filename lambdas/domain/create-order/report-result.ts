@@ -10,6 +10,8 @@ import { failure } from '../task';
 import type { CreateOrderSuccess, FailureResult, TaskOrigin, TaskRecord, TaskResult } from '../task';
 import type { Settlement, SpendStore } from '../teams/spend-budget';
 import type { ReadinessPending, WorkflowState } from './workflow-state';
+import { orderAccess, withJupyterToken, type OrderAccess } from '../access/order-access';
+import { parseSshEndpoint } from '../leases/ssh-endpoint';
 
 /** The name ReportResult finishes tasks under (TaskRepository.finish). */
 export const REPORT_RESULT_FINISHER = 'ReportResult';
@@ -46,6 +48,18 @@ export const workflowLeaseExpiresAt = (state: WorkflowState): number | undefined
     : leaseExpiresAt(readyAt, state.request.max_hours);
 };
 
+/** The result's `access` block (issue 37 §4) from what the readiness check saw; nothing when it saw none. */
+const accessOf = (check: NonNullable<WorkflowState['check']>): { access?: OrderAccess } => {
+  const endpoint = parseSshEndpoint(check.order?.ssh_connection ?? null);
+  const access = orderAccess({
+    ...(endpoint ? { ssh: endpoint } : {}),
+    ...(check.ssh_host_key !== undefined ? { hostKey: check.ssh_host_key } : {}),
+    ...(check.order?.http ? { http: check.order.http } : {}),
+    ...(check.order?.jupyter ? { jupyterUrl: check.order.jupyter } : {}),
+  });
+  return access ? { access } : {};
+};
+
 /** The task result the state document stands for. */
 export const workflowResult = (state: WorkflowState): CreateOrderSuccess | FailureResult => {
   if (state.error) return failure(state.error.message);
@@ -63,6 +77,7 @@ export const workflowResult = (state: WorkflowState): CreateOrderSuccess | Failu
       ...(leaseEnd !== undefined ? { lease_expires_at: leaseEnd } : {}),
       ...(state.search.chosen !== undefined ? { chosen: state.search.chosen } : {}),
       ...(check.ssh_host_key_sha256 !== undefined ? { ssh_host_key_sha256: check.ssh_host_key_sha256 } : {}),
+      ...accessOf(check),
     };
   }
   if (check?.timedOut) {
@@ -217,6 +232,13 @@ export const reportResult = async (
       },
     );
   }
+  // The signed callback carries the Jupyter token (issue 37 §3); the stored result never does.
+  const token =
+    result.success && result.access?.jupyter && callbackUrl !== undefined
+      ? (await deps.tasks.orderAccess?.(state.task_id))?.jupyter_token
+      : undefined;
+  const signed =
+    result.success && token !== undefined ? { ...result, access: withJupyterToken(result.access, token) } : result;
   const delivered = await completeTask(
     deps,
     { task_id: state.task_id, origin, callback_url: callbackUrl },
@@ -225,6 +247,7 @@ export const reportResult = async (
     // One execution per task (named by it), its states in sequence: this step is the only finisher by
     // this name, and a Step Functions retry of it after a final write whose answer was lost still delivers.
     REPORT_RESULT_FINISHER,
+    signed,
   );
   if (delivered && result.success && !state.replaces) await deps.notifier.chat(orderReadyText(result));
   if (delivered) await recordHostOutcomes(state, deps, now);

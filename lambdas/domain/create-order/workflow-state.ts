@@ -80,11 +80,21 @@ export interface CheckResult {
   readonly pending?: ReadinessPending;
   /** With `pending: 'ssh_not_answering'`: how the last probe failed. */
   readonly ssh_probe?: SshProbeFailure;
-  readonly order?: { readonly order_id: number; readonly status: string; readonly ssh_connection: string | null };
+  readonly order?: {
+    readonly order_id: number;
+    readonly status: string;
+    readonly ssh_connection: string | null;
+    /** Container port → URL of the order's http ports (issue 37 §4). */
+    readonly http?: Readonly<Record<string, string>>;
+    /** The spec dialect's Jupyter URL. */
+    readonly jupyter?: string;
+  };
   /** Epoch ms of the poll that found the order running: a lease counts from here. */
   readonly ready_at?: number;
   /** READINESS_PROBE=ssh-login: the host key seen at the login (`SHA256:<base64>`). */
   readonly ssh_host_key_sha256?: string;
+  /** The same key in full (`ssh-ed25519 AAAA…`), for the result's known_hosts line (issue 37 §4). */
+  readonly ssh_host_key?: string;
 }
 
 /** Output of CancelOrder, at `$.cancel`. */

@@ -18,6 +18,7 @@ import { HandOffError, TaskAlreadyExistsError, WaitingQueueFullError } from '../
 import { replaces } from '../recovery/on-outbid';
 import { waitingEntry } from '../recovery/waiting-entry';
 import type { CreateOrderInput, JobMessage, TaskOrigin, TaskRecord, TaskRequest } from '../task';
+import type { OrderAccessSecrets } from '../access/order-access';
 
 /** Idempotency keys bind for 24 h (hardening issue). */
 export const IDEMPOTENCY_KEY_TTL_SECONDS = 24 * 3600;
@@ -72,11 +73,20 @@ export interface AcceptTaskOptions {
  */
 export const recordedRequest = (request: TaskRequest): Record<string, unknown> => {
   if (request.kind === 'create-order') {
-    const { env, ...rest } = request.input;
-    return env ? { ...rest, env_names: Object.keys(env) } : { ...rest };
+    const { env, ssh_password, jupyter_token, command, ...rest } = request.input;
+    const sealed = accessSealedNames({ ssh_password, jupyter_token, command });
+    return {
+      ...rest,
+      ...(env ? { env_names: Object.keys(env) } : {}),
+      ...(sealed.length > 0 ? { access_sealed: sealed } : {}),
+    };
   }
   return { ...request.input };
 };
+
+/** The names of the access secrets a request carries (issue 37): what its record says was sealed. */
+const accessSealedNames = (secrets: OrderAccessSecrets): (keyof OrderAccessSecrets)[] =>
+  (Object.keys(secrets) as (keyof OrderAccessSecrets)[]).filter((name) => secrets[name] !== undefined);
 
 /**
  * Idempotency keys are scoped by task kind: a client that reuses one key on two different routes
@@ -175,13 +185,18 @@ export const acceptTask = async (
 
   // Container env values (often tokens) are stored beside the record, never in the workflow input:
   // that stays in the execution history for 90 days and in EventBridge status-change events.
-  const { request: handedOff, orderEnv } = sealRequest(request);
+  const { request: handedOff, orderEnv, orderAccess } = sealRequest(request);
   let recorded = false;
   try {
     try {
       await deps.tasks.create(
         record,
-        orderEnv ? { orderEnv, ...(keepsEnv(request) ? { keepForReplacement: true } : {}) } : undefined,
+        orderEnv || orderAccess
+          ? {
+              ...(orderEnv ? { orderEnv, ...(keepsEnv(request) ? { keepForReplacement: true } : {}) } : {}),
+              ...(orderAccess ? { orderAccess } : {}),
+            }
+          : undefined,
       );
     } catch (error) {
       // The id is new to this request: "already exists" means this request's own write landed and
@@ -215,13 +230,24 @@ export const standingTiming = (
 const keepsEnv = (request: TaskRequest): boolean =>
   request.kind === 'create-order' && replaces(request.input.on_outbid);
 
-/** The request without the create-order env values, and those values. */
+/**
+ * The request without the create-order env values and access secrets (issue 37: password, Jupyter
+ * token, start-up script), and those values, which the record keeps sealed beside it.
+ */
 export const sealRequest = (
   request: TaskRequest,
-): { request: TaskRequest; orderEnv?: Readonly<Record<string, string>> } => {
-  if (request.kind !== 'create-order' || request.input.env === undefined) return { request };
-  const { env, ...input } = request.input;
-  return { request: { kind: 'create-order', input }, orderEnv: env };
+): { request: TaskRequest; orderEnv?: Readonly<Record<string, string>>; orderAccess?: OrderAccessSecrets } => {
+  if (request.kind !== 'create-order') return { request };
+  const { env, ssh_password, jupyter_token, command, ...input } = request.input;
+  const access: OrderAccessSecrets = { ssh_password, jupyter_token, command };
+  const names = accessSealedNames(access);
+  return {
+    request: { kind: 'create-order', input },
+    ...(env !== undefined ? { orderEnv: env } : {}),
+    ...(names.length > 0
+      ? { orderAccess: Object.fromEntries(names.map((name) => [name, access[name]])) as OrderAccessSecrets }
+      : {}),
+  };
 };
 
 /**
@@ -230,7 +256,15 @@ export const sealRequest = (
  * input is kept in the execution history for 90 days and sent in EventBridge status-change events.
  */
 export const workflowRequest = (input: CreateOrderInput): WorkflowOrderRequest => {
-  const { env: _env, callback_url: _callbackUrl, lifecycle_events: _events, ...rest } = input;
+  const {
+    env: _env,
+    callback_url: _callbackUrl,
+    lifecycle_events: _events,
+    ssh_password: _password,
+    jupyter_token: _token,
+    command: _command,
+    ...rest
+  } = input;
   return rest;
 };
 

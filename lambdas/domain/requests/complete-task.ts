@@ -41,6 +41,8 @@ export const completeTask = async (
   result: TaskResult,
   now: number,
   finisher?: string,
+  /** What the signed callback carries when it differs from the stored result (issue 37: the Jupyter token). */
+  delivered: TaskResult = result,
 ): Promise<boolean> => {
   const won = await deps.tasks.finish(
     task.task_id,
@@ -51,7 +53,7 @@ export const completeTask = async (
   );
   if (!won) return false;
   const deliveries: Promise<unknown>[] = [];
-  if (task.callback_url) deliveries.push(deps.notifier.callback(task.callback_url, task.task_id, result));
+  if (task.callback_url) deliveries.push(deps.notifier.callback(task.callback_url, task.task_id, delivered));
   if (task.origin.responseUrl && deps.notifier.slackResponse) {
     deliveries.push(deps.notifier.slackResponse(task.origin.responseUrl, resultText(task.task_id, result)));
   }

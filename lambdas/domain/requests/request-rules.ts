@@ -3,6 +3,7 @@
  * HTTP request schemas (lambdas/http/requests.ts), the Slack command and the marketplace's order
  * check. No schema and no OpenAPI text here: those live in lambdas/http/.
  */
+import { mapsHttp, orderPorts } from '../access/order-access';
 import type { HostFilters, Prefer } from '../hosts/matching';
 import type { PortProtocol } from '../marketplace-types';
 import type { CancelOrderInput, CreateOrderInput, PriceAlertInput, StatusInput } from '../task';
@@ -38,6 +39,11 @@ export interface RequestDefaults {
   readonly minRatingCount?: number;
   /** DEFAULT_PREFER (issue 31 §3). */
   readonly prefer?: Prefer;
+  /**
+   * A fresh random token (issue 37 §1): the order's Jupyter token when it maps an http port and the
+   * request gives none (the caller of these pure rules draws it).
+   */
+  readonly generatedJupyterToken?: string;
 }
 
 /**
@@ -83,11 +89,41 @@ export interface CreateOrderFields {
   readonly min_rating_count?: number;
   readonly exclude_servers?: readonly number[];
   readonly prefer?: Prefer;
+  /** Access (issue 37; validated in lambdas/http/create-order-requests.ts). */
+  readonly ssh_public_key?: string;
+  readonly ssh_password?: string;
+  readonly jupyter_token?: string;
+  readonly ports?: Readonly<Record<string, PortProtocol>>;
+  readonly command?: string;
 }
 
 /** A request's callback_url as a task input carries it: absent when the caller gave none. */
 export const callbackOf = (body: { readonly callback_url?: string }): { readonly callback_url?: string } =>
   body.callback_url !== undefined ? { callback_url: body.callback_url } : {};
+
+/**
+ * The access fields of a create-order input (issue 37): the ports (the request's or DEFAULT_PORTS,
+ * with 22 when an SSH credential is given), the key, the password, the script, and the Jupyter token:
+ * the request's, else the generated one when any http port is mapped.
+ */
+export const accessInput = (
+  body: Pick<CreateOrderFields, 'ssh_public_key' | 'ssh_password' | 'jupyter_token' | 'ports' | 'command'>,
+  defaults: Pick<RequestDefaults, 'ports' | 'generatedJupyterToken'>,
+): Pick<CreateOrderInput, 'ports' | 'ssh_public_key' | 'ssh_password' | 'jupyter_token' | 'command'> => {
+  const ports = orderPorts(
+    body.ports,
+    defaults.ports,
+    body.ssh_public_key !== undefined || body.ssh_password !== undefined,
+  );
+  const token = body.jupyter_token ?? (mapsHttp(ports) ? defaults.generatedJupyterToken : undefined);
+  return {
+    ports,
+    ...(body.ssh_public_key !== undefined ? { ssh_public_key: body.ssh_public_key } : {}),
+    ...(body.ssh_password !== undefined ? { ssh_password: body.ssh_password } : {}),
+    ...(token !== undefined ? { jupyter_token: token } : {}),
+    ...(body.command !== undefined ? { command: body.command } : {}),
+  };
+};
 
 /** Create-order fields + config defaults → the workflow's request (use_spot defaults to true). */
 export const normalizeCreateOrder = (body: CreateOrderFields, defaults: RequestDefaults): CreateOrderInput => ({
@@ -95,7 +131,7 @@ export const normalizeCreateOrder = (body: CreateOrderFields, defaults: RequestD
   ...(body.max_price !== undefined ? { max_price: body.max_price } : {}),
   image: body.image ?? defaults.image,
   currency: defaults.currency,
-  ports: defaults.ports,
+  ...accessInput(body, defaults),
   ...(body.env !== undefined && Object.keys(body.env).length > 0 ? { env: body.env } : {}),
   use_spot: body.use_spot ?? true,
   ...callbackOf(body),

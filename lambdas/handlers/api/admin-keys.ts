@@ -5,13 +5,15 @@
 import { randomBytes } from 'node:crypto';
 import { logger } from '../../adapters/observability';
 import {
+  KEY_NAME_PATTERN,
   KeyLimitReachedError,
   keyView,
   newKeyRecord,
   type CallerKeyStore,
   type KeySealer,
 } from '../../domain/teams/caller-keys';
-import { CreateKeyBodySchema } from '../../http/admin-requests';
+import { CreateKeyBodySchema, SshKeyBodySchema } from '../../http/admin-requests';
+import { parseSshPublicKey, type KeySshKeys } from '../../domain/access/order-access';
 import { parseBody } from '../../http/request-fields';
 import { httpError, jsonResponse, type ApiResult, type RelayEvent } from '../../middleware/http';
 import { apiHandler, type ApiHandler, type ChainDeps } from './chain';
@@ -19,6 +21,8 @@ import { apiHandler, type ApiHandler, type ChainDeps } from './chain';
 export interface AdminKeysDeps extends ChainDeps {
   readonly store: CallerKeyStore;
   readonly sealer: KeySealer;
+  /** Each key's SSH public key (issue 37 §2); absent: keys carry none. */
+  readonly sshKeys?: KeySshKeys;
   /** @default 32 random bytes, base64url, prefixed `rk_` */
   readonly newSecret?: () => string;
 }
@@ -31,8 +35,9 @@ export const newKeySecret = (): string => `rk_${randomBytes(32).toString('base64
 const createKey = async (event: RelayEvent, deps: AdminKeysDeps): Promise<ApiResult> => {
   const parsed = parseBody(CreateKeyBodySchema, event.jsonBody ?? {});
   if (!parsed.ok) throw httpError(400, parsed.error);
+  const { ssh_public_key: sshKey, ...fields } = parsed.value;
   const secret = (deps.newSecret ?? newKeySecret)();
-  const built = newKeyRecord(parsed.value, await deps.sealer.seal(secret), nowSeconds(deps));
+  const built = newKeyRecord(fields, await deps.sealer.seal(secret), nowSeconds(deps));
   if (!built.ok) throw httpError(400, built.error);
   const added = await deps.store.add(built.record).catch((error: unknown) => {
     // The 201st key (issue 29 §7): a 409 the operator can act on (delete revoked keys), never a 500.
@@ -40,11 +45,14 @@ const createKey = async (event: RelayEvent, deps: AdminKeysDeps): Promise<ApiRes
     throw error;
   });
   if (!added) throw httpError(409, `key ${built.record.name} exists (names are never reused, even revoked)`);
+  // After the key: a failed write leaves a key without its SSH key (PUT …/ssh-key sets it), never the reverse.
+  if (sshKey !== undefined) await requireSshKeys(deps).put(built.record.name, sshKey, nowSeconds(deps));
   logger.info('caller key created', { key: built.record.name, scopes: built.record.scopes.join(',') });
   return jsonResponse(
     201,
     {
       ...keyView(built.record, nowSeconds(deps)),
+      ...(sshKey !== undefined ? { ssh_key_fingerprint: fingerprintOf(sshKey) } : {}),
       secret,
       note: 'The secret is shown only now; the relay keeps it encrypted and cannot show it again.',
     },
@@ -73,9 +81,39 @@ const deleteKey = async (event: RelayEvent, deps: AdminKeysDeps): Promise<ApiRes
   const outcome = await deps.store.remove(name, nowSeconds(deps));
   if (outcome === 'unknown') throw httpError(404, `no key ${name}`);
   if (outcome === 'active') throw httpError(409, `key ${name} is not revoked (revoke it first)`);
+  await deps.sshKeys?.remove(name);
   logger.info('caller key deleted', { key: name });
   return jsonResponse(200, { name, status: 'deleted' });
 };
+
+const requireSshKeys = (deps: AdminKeysDeps): KeySshKeys => {
+  if (!deps.sshKeys) throw new Error('no SSH key store configured for the admin key routes');
+  return deps.sshKeys;
+};
+
+/** The fingerprint of a line the body schema already accepted. */
+const fingerprintOf = (line: string): string => {
+  const parsed = parseSshPublicKey(line);
+  return parsed.ok ? parsed.value.fingerprint : 'unknown';
+};
+
+/** PUT /admin/keys/{name}/ssh-key (issue 37 §2): sets or replaces the key's SSH public key; orders by it without one carry it. */
+const setSshKey = async (event: RelayEvent, deps: AdminKeysDeps): Promise<ApiResult> => {
+  const name = event.pathParameters?.name ?? /^\/admin\/keys\/([^/]+)\/ssh-key$/.exec(event.rawPath ?? '')?.[1];
+  if (!name || !KEY_NAME_PATTERN.test(name)) throw httpError(400, 'Invalid key name');
+  const parsed = parseBody(SshKeyBodySchema, event.jsonBody ?? {});
+  if (!parsed.ok) throw httpError(400, parsed.error);
+  const record = (await deps.store.list({ fresh: true })).find((r) => r.name === name);
+  if (!record) throw httpError(404, `no key ${name}`);
+  if (record.revoked_at !== undefined) throw httpError(409, `key ${name} is revoked`);
+  await requireSshKeys(deps).put(name, parsed.value.ssh_public_key, nowSeconds(deps));
+  const fingerprint = fingerprintOf(parsed.value.ssh_public_key);
+  logger.info('caller key ssh key set', { key: name, fingerprint });
+  return jsonResponse(200, { name, ssh_key_fingerprint: fingerprint });
+};
+
+export const createAdminKeysSshKeyHandler = (deps: () => AdminKeysDeps): ApiHandler =>
+  apiHandler({ routeId: 'AdminKeysSshKey', deps, json: true }, setSshKey);
 
 export const createAdminKeysCreateHandler = (deps: () => AdminKeysDeps): ApiHandler =>
   apiHandler({ routeId: 'AdminKeysCreate', deps, json: true }, createKey);

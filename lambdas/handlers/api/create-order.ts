@@ -1,6 +1,7 @@
 /** POST /webhook/create-order: signed; queues the create-order workflow (Step Functions). */
 import { normalizeCreateOrder } from '../../domain/requests/request-rules';
 import { hostDefaults } from '../../adapters/host-defaults';
+import { randomToken } from '../../adapters/random-token';
 import { CreateOrderLeaseBodySchema } from '../../http/create-order-requests';
 import { budgetApplies, MAX_HOURS_REQUIRED } from '../../domain/teams/spend-budget';
 import type { AcceptDeps } from './accept-deps';
@@ -22,6 +23,8 @@ export const createCreateOrderHandler = (deps?: () => AcceptDeps): ApiHandler =>
           ports: env.DEFAULT_PORTS,
           maxHours: env.DEFAULT_MAX_HOURS,
           ...hostDefaults(env),
+          // Used only when the order maps an http port and the request gives no token (issue 37 §1).
+          generatedJupyterToken: randomToken(),
         }),
       // Under a budget (SPEND_LIMIT_USD_PER_DAY, or the key's own) the worst case must be bounded (issue 24).
       refuse: (input, env, caller) =>

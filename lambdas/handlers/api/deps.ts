@@ -9,9 +9,14 @@ import {
   signedRequestStoreFromEnv,
   slidingWindowFromEnv,
   taskRepositoryFromEnv,
+  keySshKeysFromEnv,
   waitingTasksFromEnv,
 } from '../../adapters/from-env';
-import { keySealerFromEnv, replacementEnvSealerFromEnv } from '../../adapters/caller-key-sealer';
+import {
+  keySealerFromEnv,
+  orderAccessSealerFromEnv,
+  replacementEnvSealerFromEnv,
+} from '../../adapters/caller-key-sealer';
 import { resolveCallerKey, type CallerKeyRecord } from '../../domain/teams/caller-keys';
 import type { ResolvedKey } from '../../middleware/verify-signature';
 import { marketplaceFromEnv } from '../../adapters/marketplace-from-env';
@@ -91,8 +96,10 @@ export const acceptDepsFromEnv = (uses: HandOffs): (() => AcceptDeps) =>
           callerKeyRecords: slackCallerKeysFromEnv(env),
         }
       : {}),
-    // The create-order routes keep a replaceable task's env, sealed (issue 29 §6).
-    tasks: taskRepositoryFromEnv(env, uses.workflow ? replacementEnvSealerFromEnv(env) : undefined),
+    // The create-order routes keep a replaceable task's env, sealed (issue 29 §6), and its access secrets (issue 37 §3).
+    tasks: uses.workflow
+      ? taskRepositoryFromEnv(env, replacementEnvSealerFromEnv(env), orderAccessSealerFromEnv(env))
+      : taskRepositoryFromEnv(env),
     idempotency: idempotencyStoreFromEnv(env),
     workflow: uses.workflow ? uses.workflow(env) : unavailablePort('the create-order workflow'),
     queue: uses.queue ? uses.queue(env) : unavailablePort('the job queue'),
@@ -111,11 +118,20 @@ export const acceptDepsFromEnv = (uses: HandOffs): (() => AcceptDeps) =>
 export const taskLookupDepsFromEnv = (): (() => SignedChainDeps & {
   readonly tasks: TaskRepository;
   readonly waiting: WaitingTasks;
-}) => signedRouteDepsFromEnv((env) => ({ tasks: taskRepositoryFromEnv(env), waiting: waitingTasksFromEnv(env) }));
+}) =>
+  signedRouteDepsFromEnv((env) => ({
+    // The task's own key sees its order's Jupyter token (issue 37 §3): opened from its seal.
+    tasks: taskRepositoryFromEnv(env, undefined, orderAccessSealerFromEnv(env)),
+    waiting: waitingTasksFromEnv(env),
+  }));
 
-/** Deps of the caller-key admin routes (issue 24). */
+/** Deps of the caller-key admin routes (issue 24), with each key's SSH public key (issue 37 §2). */
 export const adminKeysDepsFromEnv = (): (() => AdminKeysDeps) =>
-  signedRouteDepsFromEnv((env) => ({ store: callerKeyStoreFromEnv(env), sealer: keySealerFromEnv(env) }));
+  signedRouteDepsFromEnv((env) => ({
+    store: callerKeyStoreFromEnv(env),
+    sealer: keySealerFromEnv(env),
+    sshKeys: keySshKeysFromEnv(env),
+  }));
 
 /** Deps of GET /webhook/marketplace. */
 export const marketplaceDepsFromEnv = (): (() => ChainDeps & { readonly marketplace: MarketplaceClient }) =>

@@ -1,5 +1,7 @@
 /** GET /webhook/tasks/{task_id}: signed (over the path), rate limited; the task's state, result and times. */
-import { mayTouchOrder, taskCallerOf } from '../../domain/teams/caller-keys';
+import { DEFAULT_KEY_NAME, keyNameOf, mayTouchOrder, taskCallerOf } from '../../domain/teams/caller-keys';
+import { withJupyterToken } from '../../domain/access/order-access';
+import type { TaskRecord } from '../../domain/task';
 import type { TaskRepository, WaitingTasks } from '../../domain/ports';
 import { queuePosition } from '../../domain/recovery/standing-orders';
 import { isTaskId, toTaskView } from '../../domain/requests/task-view';
@@ -29,7 +31,24 @@ const getTask = async (event: RelayEvent, deps: GetTaskDeps): Promise<ApiResult>
     throw httpError(404, 'Task not found');
   const position =
     record.state === 'waiting' && deps.waiting ? await positionOf(deps.waiting, record.task_id) : undefined;
-  return jsonResponse(200, toTaskView(record, position));
+  return jsonResponse(200, toTaskView(await withOwnSecrets(record, event, deps), position), {
+    'Cache-Control': 'no-store',
+  });
+};
+
+/**
+ * The task's own key (not an admin seeing every task) also sees its order's Jupyter token (issue 37
+ * §3), opened from its seal while the order's lease lasts; everyone else sees the result without it.
+ */
+const withOwnSecrets = async (record: TaskRecord, event: RelayEvent, deps: GetTaskDeps): Promise<TaskRecord> => {
+  const result = record.result;
+  if (!result || !('access' in result) || !result.access?.jupyter) return record;
+  const ownKey = (event.caller?.key ?? DEFAULT_KEY_NAME) === keyNameOf(record.origin.caller);
+  if (!ownKey) return record;
+  const token = (await deps.tasks.orderAccess?.(record.task_id))?.jupyter_token;
+  return token === undefined
+    ? record
+    : { ...record, result: { ...result, access: withJupyterToken(result.access, token) } };
 };
 
 /** The handler with injected deps (tests); `handler` wires the real adapters. */

@@ -16,6 +16,7 @@ import { logger } from '../../adapters/observability';
 import { HAND_OFF_FAILED_MESSAGE } from '../../domain/requests/accept-task';
 import { HandOffError, WaitingQueueFullError } from '../../domain/errors';
 import { normalizeCreateOrder } from '../../domain/requests/request-rules';
+import { randomToken } from '../../adapters/random-token';
 import { hostDefaults } from '../../adapters/host-defaults';
 import { callbackUrlProblem } from '../../http/request-fields';
 import { SlackCommandFormSchema } from '../../http/response-schemas';
@@ -123,6 +124,8 @@ const postSlackCommand = async (event: RelayEvent, deps: AcceptDeps): Promise<Ap
           ports: deps.env.DEFAULT_PORTS,
           maxHours: deps.env.DEFAULT_MAX_HOURS,
           ...hostDefaults(deps.env),
+          // No notebook without a token (issue 37 §1): Slack cannot give one, so the relay draws it.
+          generatedJupyterToken: randomToken(),
         },
       );
       // The body schema's cross-field rule, for the same words typed in Slack (rebid needs a price).

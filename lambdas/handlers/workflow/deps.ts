@@ -26,6 +26,7 @@ import {
   slidingWindowFromEnv,
   spendStoreFromEnv,
   taskRepositoryFromEnv,
+  keySshKeysFromEnv,
   waitingTasksFromEnv,
 } from '../../adapters/from-env';
 import { lazy } from '../../adapters/lazy';
@@ -33,19 +34,34 @@ import { marketplaceFromEnv } from '../../adapters/marketplace-from-env';
 import { sshProbeFromEnv } from '../../adapters/ssh-banner-probe';
 import { marketplaceApiKey } from '../../adapters/secrets';
 import { orderSshPassword } from '../../domain/hosts/ssh-password';
+import { orderAccessSealerFromEnv } from '../../adapters/caller-key-sealer';
+import { DEFAULT_KEY_NAME } from '../../domain/teams/caller-keys';
 
 /** The shared adapters, built on first use (also used by ./notifier-deps.ts). */
 export const marketplace = /* @__PURE__ */ lazy<MarketplaceClient>(() => marketplaceFromEnv(relayEnv()));
-export const tasks = /* @__PURE__ */ lazy<TaskRepository>(() => taskRepositoryFromEnv(relayEnv()));
+/** Task records, with the sealer of their access secrets (issue 37 §3: PlaceOrder sends them, CheckOrder logs in, ReportResult shows the token). */
+export const tasks = /* @__PURE__ */ lazy<TaskRepository>(() =>
+  taskRepositoryFromEnv(relayEnv(), undefined, orderAccessSealerFromEnv(relayEnv())),
+);
+/** The caller keys' SSH public keys (issue 37 §2), and DEFAULT_SSH_PUBLIC_KEY for the shared secret's. */
+const sshKeys = /* @__PURE__ */ lazy(() => keySshKeysFromEnv(relayEnv()));
+const sshKeyOf = async (keyName: string): Promise<string | undefined> =>
+  keyName === DEFAULT_KEY_NAME ? relayEnv().DEFAULT_SSH_PUBLIC_KEY : sshKeys().get(keyName);
 export const quota = /* @__PURE__ */ lazy<SlidingWindow>(() => slidingWindowFromEnv(relayEnv()));
 export const claims = /* @__PURE__ */ lazy<ServerClaims>(() => serverClaimsFromEnv(relayEnv()));
 /** READINESS_PROBE=ssh: the banner probe, under its own SSRF policy (ALLOW_PRIVATE_SSH_PROBE, issue 29 §7); otherwise none here. */
 const sshProbe = /* @__PURE__ */ lazy<SshProbe | undefined>(() => sshProbeFromEnv(relayEnv()));
-/** READINESS_PROBE=ssh-login (issue 31 §4): the order's password, derived from the task id with the API key. */
+/** READINESS_PROBE=ssh-login (issue 31 §4): the relay's own password for an order, derived from the task id with the API key. */
 const sshPassword = (): ((taskId: string) => Promise<string>) | undefined => {
   const env = relayEnv();
   if (env.READINESS_PROBE !== 'ssh-login') return undefined;
   return async (taskId) => orderSshPassword(await marketplaceApiKey(env), taskId);
+};
+/** The password the readiness login uses (issue 37 §1): the caller's when it gave one, else the relay's own. */
+const loginPassword = (): ((taskId: string) => Promise<string>) | undefined => {
+  const own = sshPassword();
+  if (!own) return undefined;
+  return async (taskId) => (await tasks().orderAccess?.(taskId))?.ssh_password ?? own(taskId);
 };
 
 export const waiting = /* @__PURE__ */ lazy<WaitingTasks>(() => waitingTasksFromEnv(relayEnv()));
@@ -93,6 +109,8 @@ export const placeOrderDeps = async (): Promise<PlaceOrderDeps> => ({
   clock: Date.now,
   sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
   ...(sshPassword() ? { sshPassword: sshPassword() } : {}),
+  access: tasks(),
+  sshKeyOf,
 });
 /**
  * CheckOrder's deps. `loginProbe` (READINESS_PROBE=ssh-login) is passed in by check-order.ts, the
@@ -100,7 +118,7 @@ export const placeOrderDeps = async (): Promise<PlaceOrderDeps> => ({
  */
 export const checkOrderDeps = async (loginProbe?: () => SshLoginProbe) => {
   const probe = sshProbe();
-  const password = sshPassword();
+  const password = loginPassword();
   return {
     marketplace: marketplace(),
     ...(probe ? { sshProbe: probe } : {}),

@@ -63,6 +63,8 @@ export const WorkflowStateSchema = z.object({
     /** Host filters and choice (issue 31). */
     ...HostFilterShape,
     prefer: z.optional(z.enum(['cheapest', 'reliable'])),
+    /** Access (issue 37): the caller's public key line; the secrets are sealed beside the task record. */
+    ssh_public_key: z.optional(z.string()),
   }),
   // The source only: Slack's response_url stays in the task record.
   origin: z.object({ source: TaskOriginSchema.shape.source, caller: TaskOriginSchema.shape.caller }),
@@ -98,9 +100,18 @@ export const WorkflowStateSchema = z.object({
       reason: z.optional(z.enum(['ready_timeout', 'soft_deadline'])),
       pending: z.optional(z.enum(READINESS_PENDING)),
       ssh_probe: z.optional(z.string()),
-      order: z.optional(z.object({ order_id: z.int(), status: z.string(), ssh_connection: z.nullable(z.string()) })),
+      order: z.optional(
+        z.object({
+          order_id: z.int(),
+          status: z.string(),
+          ssh_connection: z.nullable(z.string()),
+          http: z.optional(z.record(z.string(), z.string())),
+          jupyter: z.optional(z.string()),
+        }),
+      ),
       ready_at: z.optional(z.number()),
       ssh_host_key_sha256: z.optional(z.string()),
+      ssh_host_key: z.optional(z.string()),
     }),
   ),
   cancel: z.optional(
