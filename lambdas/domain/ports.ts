@@ -152,6 +152,8 @@ export interface TaskRepository {
   dropReplacementEnv?(taskId: string): Promise<void>;
   /** The access secrets sealed by `create` (issue 37): kept after a success until the lease ends. */
   orderAccess?(taskId: string): Promise<OrderAccessSecrets | undefined>;
+  /** The same secrets still sealed (ciphertext), to copy into another task (`SealedTaskInput.sealedAccess`). */
+  sealedAccess?(taskId: string): Promise<string | undefined>;
   /** Moves a non-final task to `state` (running) and merges fields like order_id. */
   update(taskId: string, fields: TaskUpdate, now: number): Promise<void>;
   /**
@@ -184,6 +186,11 @@ export interface SealedTaskInput {
   readonly keepForReplacement?: boolean;
   /** The create-order's access secrets (issue 37), sealed; kept after a success until the lease ends. */
   readonly orderAccess?: OrderAccessSecrets;
+  /**
+   * Access secrets already sealed (`TaskRepository.sealedAccess` of another task): copied as they are,
+   * so a price alert's queued order and a replacement round carry the same secrets without opening them.
+   */
+  readonly sealedAccess?: string;
 }
 
 /** Starts the create-order workflow (Step Functions execution named by task id). */

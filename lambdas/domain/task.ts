@@ -99,6 +99,12 @@ export interface PriceAlertInput {
   readonly min_rating?: number;
   readonly min_rating_count?: number;
   readonly exclude_servers?: readonly number[];
+  /**
+   * The queued order's Jupyter token (issue 37 §1), drawn at acceptance when DEFAULT_PORTS maps an
+   * http port: sealed beside the alert's record (never in the job message), copied sealed into the
+   * create-order task the alert queues.
+   */
+  readonly jupyter_token?: string;
 }
 
 /** Task inputs of the two new job kinds (what the queue carries). */

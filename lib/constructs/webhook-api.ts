@@ -42,7 +42,8 @@ export const routeSecrets = (route: RouteDefinition): SecretName[] => {
   const names: SecretName[] = [];
   if (route.signed) names.push('webhook', 'callerKeys');
   if (route.permissions.includes('marketplace')) names.push('apiKey');
-  if (route.path === '/slack/command') names.push('slack');
+  // Slack's rent seals the order's generated Jupyter token (issue 37 §3) under the caller keys' data key.
+  if (route.path === '/slack/command') names.push('slack', 'callerKeys');
   return names;
 };
 

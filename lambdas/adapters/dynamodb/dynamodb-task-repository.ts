@@ -121,7 +121,7 @@ export class DynamoDbTaskRepository implements TaskRepository {
           ...(kept !== undefined ? { [REPLACEMENT_ENV_ATTRIBUTE]: kept } : {}),
         }
       : {};
-    const access = await this.sealAccess(sealed.orderAccess);
+    const access = sealed.sealedAccess ?? (await this.sealAccess(sealed.orderAccess));
     const created = await putItem(
       this.doc,
       this.tableName,
@@ -187,6 +187,12 @@ export class DynamoDbTaskRepository implements TaskRepository {
     const stored = await this.storedEnv(taskId, ORDER_ACCESS_ATTRIBUTE);
     if (typeof stored !== 'string' || !this.accessSealer) return undefined;
     return OrderAccessSchema.parse(JSON.parse(await this.accessSealer.open(stored)), ENGLISH_TEXTS);
+  }
+
+  /** The task's access secrets as stored (sealed), to copy into another task without opening them. */
+  public async sealedAccess(taskId: string): Promise<string | undefined> {
+    const stored = await this.storedEnv(taskId, ORDER_ACCESS_ATTRIBUTE);
+    return typeof stored === 'string' ? stored : undefined;
   }
 
   /** The sealed form of access secrets; undefined when there are none. Refuses to store them without a sealer. */

@@ -4,6 +4,7 @@
  * (Unix seconds).
  */
 
+import { spendTaskOf } from './lease';
 import {
   DEFAULT_LEASE_WARNING_SECONDS,
   activeOrdersById,
@@ -331,8 +332,11 @@ const closeCancelledLease = async (
   const { deps, now, report, settle } = sweep;
   await deps.leases.endLease(lease.order_id, 'cancelled', now, lease.expires_at);
   report.cancelled += 1;
-  // The lease ended: the order will not be replaced any more, so its kept env goes (issue 29 §6).
+  // The lease ended: the order will not be replaced any more, so its kept env goes (issue 29 §6), and
+  // its access secrets (issue 37 §3), of a replacement round's task too.
   await deps.tasks?.dropReplacementEnv?.(lease.task_id).catch(() => undefined);
+  if (spendTaskOf(lease) !== lease.task_id)
+    await deps.tasks?.dropReplacementEnv?.(spendTaskOf(lease)).catch(() => undefined);
   // Cancelled by the relay just now: what the marketplace billed is read fresh (the listing before the cancel is short of it).
   await settle.order(lease, { ended_at: now, ...(await settle.billed(lease.order_id)) });
   const entry = watched.get(lease.order_id);

@@ -95,7 +95,7 @@ const carried = (order: TrackedOrder, orderId: number, roundTaskId: string): Wat
 
 export interface ReplacerDeps {
   readonly tasks: Pick<TaskRepository, 'get' | 'create' | 'update'> &
-    Partial<Pick<TaskRepository, 'replacementEnv' | 'appendHistory'>>;
+    Partial<Pick<TaskRepository, 'replacementEnv' | 'appendHistory' | 'sealedAccess'>>;
   readonly pending: PendingReplacements;
   readonly workflow: WorkflowStarter;
   readonly leases: Pick<LeaseStore, 'get' | 'track' | 'endLease' | 'watched' | 'setStatus' | 'claimEvent'>;
@@ -158,6 +158,8 @@ type NotStarted = Extract<ReplaceOutcome, { readonly started: false }>;
 interface RoundSource {
   readonly parent: TaskRecord;
   readonly env: Readonly<Record<string, string>> | undefined;
+  /** The replaced task's access secrets, still sealed (issue 37). */
+  readonly sealedAccess?: string;
 }
 
 /** The replaced task a round may start from, or why none may: its lease is over, its task is gone, or its key was revoked. */
@@ -188,7 +190,13 @@ const keptEnv = async (
   const env = Array.isArray(names) && names.length > 0 ? await deps.tasks.replacementEnv?.(order.task_id) : undefined;
   if (Array.isArray(names) && names.length > 0 && env === undefined)
     return { started: false, reason: `the container env of task ${order.task_id} is no longer kept` };
-  return { parent, env };
+  // The same access as the lost order (issue 37): its sealed secrets, copied without opening them.
+  const sealed = parent.request.access_sealed;
+  const sealedAccess =
+    Array.isArray(sealed) && sealed.length > 0 ? await deps.tasks.sealedAccess?.(order.task_id) : undefined;
+  if (Array.isArray(sealed) && sealed.length > 0 && sealedAccess === undefined)
+    return { started: false, reason: `the access secrets of task ${order.task_id} are no longer kept` };
+  return { parent, env, ...(sealedAccess !== undefined ? { sealedAccess } : {}) };
 };
 
 /** The round's task record: queued, with the caller's key and source (its quota and budget apply) and no Slack response_url. */
@@ -232,9 +240,13 @@ const storeRound = async (
   deps: ReplacerDeps,
   record: TaskRecord,
   env: Readonly<Record<string, string>> | undefined,
+  sealedAccess?: string,
 ): Promise<void> => {
   try {
-    await deps.tasks.create(record, env ? { orderEnv: env, keepForReplacement: true } : undefined);
+    await deps.tasks.create(record, {
+      ...(env ? { orderEnv: env, keepForReplacement: true } : {}),
+      ...(sealedAccess !== undefined ? { sealedAccess } : {}),
+    });
   } catch (error) {
     // A start repeated after its answer was lost: the round exists; starting it again is a no-op.
     if (!(error instanceof TaskAlreadyExistsError)) throw error;
@@ -245,12 +257,12 @@ const storeRound = async (
 const launchRound = async (
   deps: ReplacerDeps,
   record: TaskRecord,
-  env: Readonly<Record<string, string>> | undefined,
+  source: RoundSource,
   entry: PendingReplacement,
   input: CreateOrderWorkflowInput,
 ): Promise<ReplaceOutcome> => {
   try {
-    await storeRound(deps, record, env);
+    await storeRound(deps, record, source.env, source.sealedAccess);
     await deps.pending.add(entry);
     await deps.workflow.start(entry.task_id, input, entry.task_id);
   } catch (error) {
@@ -284,7 +296,7 @@ const startReplacement = async (
     from_server_id: lost.renting_server,
     started_at: now,
   };
-  return launchRound(deps, record, source.env, entry, input);
+  return launchRound(deps, record, source, entry, input);
 };
 
 // ---- settle: finishing the rounds that ended ------------------------------------------------------

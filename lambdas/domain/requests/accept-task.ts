@@ -81,6 +81,10 @@ export const recordedRequest = (request: TaskRequest): Record<string, unknown> =
       ...(sealed.length > 0 ? { access_sealed: sealed } : {}),
     };
   }
+  if (request.kind === 'price-alert') {
+    const { jupyter_token, ...rest } = request.input;
+    return { ...rest, ...(jupyter_token !== undefined ? { access_sealed: ['jupyter_token'] } : {}) };
+  }
   return { ...request.input };
 };
 
@@ -237,6 +241,11 @@ const keepsEnv = (request: TaskRequest): boolean =>
 export const sealRequest = (
   request: TaskRequest,
 ): { request: TaskRequest; orderEnv?: Readonly<Record<string, string>>; orderAccess?: OrderAccessSecrets } => {
+  if (request.kind === 'price-alert' && request.input.jupyter_token !== undefined) {
+    // The token of the order an alert may queue (issue 37): sealed with the alert, never in the job message.
+    const { jupyter_token, ...input } = request.input;
+    return { request: { kind: 'price-alert', input }, orderAccess: { jupyter_token } };
+  }
   if (request.kind !== 'create-order') return { request };
   const { env, ssh_password, jupyter_token, command, ...input } = request.input;
   const access: OrderAccessSecrets = { ssh_password, jupyter_token, command };

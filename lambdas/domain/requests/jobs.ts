@@ -287,18 +287,24 @@ export const runPriceAlert = async (
   if (!server) return { success: false, message: PRICE_NOT_MET };
 
   const nowIso = new Date(ctx.now).toISOString();
+  // The alert's sealed Jupyter token (issue 37) goes with the order, still sealed.
+  const sealedAccess = await deps.tasks.sealedAccess?.(ctx.task_id);
   const record: TaskRecord = {
     task_id: orderTaskId,
     kind: 'create-order',
     state: 'queued',
-    request: { ...request, price_alert_task_id: ctx.task_id },
+    request: {
+      ...request,
+      price_alert_task_id: ctx.task_id,
+      ...(sealedAccess !== undefined ? { access_sealed: ['jupyter_token'] } : {}),
+    },
     origin: ctx.origin,
     created_at: nowIso,
     updated_at: nowIso,
   };
   let created = false;
   try {
-    await deps.tasks.create(record);
+    await deps.tasks.create(record, sealedAccess !== undefined ? { sealedAccess } : undefined);
     created = true;
   } catch (error) {
     // The id is this alert's own: "already exists" means this attempt's write landed and only its

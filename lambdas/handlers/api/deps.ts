@@ -96,10 +96,13 @@ export const acceptDepsFromEnv = (uses: HandOffs): (() => AcceptDeps) =>
           callerKeyRecords: slackCallerKeysFromEnv(env),
         }
       : {}),
-    // The create-order routes keep a replaceable task's env, sealed (issue 29 §6), and its access secrets (issue 37 §3).
-    tasks: uses.workflow
-      ? taskRepositoryFromEnv(env, replacementEnvSealerFromEnv(env), orderAccessSealerFromEnv(env))
-      : taskRepositoryFromEnv(env),
+    // The create-order routes keep a replaceable task's env, sealed (issue 29 §6); they and price alerts
+    // seal an order's access secrets (issue 37 §3: password, Jupyter token, script).
+    tasks: taskRepositoryFromEnv(
+      env,
+      uses.workflow ? replacementEnvSealerFromEnv(env) : undefined,
+      orderAccessSealerFromEnv(env),
+    ),
     idempotency: idempotencyStoreFromEnv(env),
     workflow: uses.workflow ? uses.workflow(env) : unavailablePort('the create-order workflow'),
     queue: uses.queue ? uses.queue(env) : unavailablePort('the job queue'),
