@@ -4,6 +4,7 @@
  * host whose pinned key differs from the one the relay reports is refused, loudly, and the file is left
  * as it is, unless the caller says to replace it.
  */
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { CliError } from './output';
 import { writePrivateFile } from './state-files';
@@ -24,6 +25,10 @@ export const parseHostKey = (text: string): HostKey | undefined => {
   return { type, blob };
 };
 
+/** The key's fingerprint as ssh-keygen -l prints it: `SHA256:` and the unpadded base64 of the key's hash. */
+export const fingerprintOf = (key: HostKey): string =>
+  `SHA256:${createHash('sha256').update(Buffer.from(key.blob, 'base64')).digest('base64').replace(/=+$/, '')}`;
+
 export type PinOutcome = 'added' | 'already pinned' | 'replaced';
 
 /** The host key pinned for another key than the one now reported: the login is refused. */
@@ -31,7 +36,7 @@ export class HostKeyChangedError extends CliError {
   constructor(name: string, file: string, pinned: HostKey, reported: HostKey) {
     super(
       [
-        `HOST KEY CHANGED for ${name}: ${file} pins ${pinned.type} ${pinned.blob.slice(0, 24)}…, the relay now reports ${reported.type} ${reported.blob.slice(0, 24)}….`,
+        `HOST KEY CHANGED for ${name}: ${file} pins ${pinned.type} ${fingerprintOf(pinned)}, the relay now reports ${reported.type} ${fingerprintOf(reported)}.`,
         'Not connecting, and the pinned key is left as it is. Someone may be intercepting the connection;',
         'or a new order runs on the same host and port. If you know which, run again with --replace-host-key.',
       ].join('\n'),
@@ -72,7 +77,7 @@ export const pinHostKey = (
   if (ours.length > 0 && pinned.every((k) => k?.type === key.type && k.blob === key.blob)) return 'already pinned';
   if (ours.length > 0 && !replace) {
     const other = pinned.find((k) => k && (k.type !== key.type || k.blob !== key.blob));
-    throw new HostKeyChangedError(name, file, other ?? { type: '?', blob: '?' }, key);
+    throw new HostKeyChangedError(name, file, other ?? { type: 'unreadable', blob: '' }, key);
   }
   const kept = lines.filter((line) => !isAbout(line, name));
   writePrivateFile(file, [...kept, `${name} ${key.type} ${key.blob}`].join('\n') + '\n');

@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { parsePorts } from '../../../cli/access-flags';
-import { HostKeyChangedError, knownHostsName, parseHostKey, pinHostKey } from '../../../cli/known-hosts';
+import { HostKeyChangedError, fingerprintOf, knownHostsName, parseHostKey, pinHostKey } from '../../../cli/known-hosts';
 import { sshArgv, sshConfigBlock, sshTargetOf } from '../../../cli/ssh-commands';
 import { looksLikePrivateKey } from '../../../cli/ssh-key-file';
 import {
@@ -30,6 +30,11 @@ describe('CLI access: known_hosts', () => {
     file = path.join(dir, 'sub', 'known_hosts');
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('names a key by its SHA-256 fingerprint, as ssh-keygen -l does', () => {
+    // ssh-keygen -lf on the fixture's host key prints this fingerprint.
+    expect(fingerprintOf(key)).toBe('SHA256:ELVYv/wINBQzck+Ox7FWYDzCt799b8QZqdodRdum8a8');
+  });
 
   it('names port 22 by the bare host and any other port as [host]:port', () => {
     expect(knownHostsName('n1.example', 22)).toBe('n1.example');

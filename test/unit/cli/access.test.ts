@@ -269,6 +269,7 @@ describe('CLI: access to the rented server (issue 37)', () => {
       // Assess
       expect(refused.code).toBe(2);
       expect(refused.stderr).toContain('HOST KEY CHANGED for [n1.example]:1277');
+      expect(refused.stderr).toContain('now reports ssh-ed25519 SHA256:ELVYv/wINBQzck+Ox7FWYDzCt799b8QZqdodRdum8a8');
       expect(refused.stderr).toContain('--replace-host-key');
       expect(existsSync(home.argsFile)).toBe(false);
       expect(readFileSync(home.knownHosts, 'utf8')).toBe(before);
