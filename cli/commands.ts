@@ -53,6 +53,14 @@ export const OPTIONS = {
   prefer: { type: 'string' },
   from: { type: 'string' },
   to: { type: 'string' },
+  'ssh-key': { type: 'string' },
+  'no-ssh-key': { type: 'boolean' },
+  port: { type: 'string', multiple: true },
+  'command-file': { type: 'string' },
+  'password-prompt': { type: 'boolean' },
+  'jupyter-token': { type: 'string' },
+  identity: { type: 'string' },
+  'replace-host-key': { type: 'boolean' },
 } as const satisfies NonNullable<ParseArgsConfig['options']>;
 
 export type OptionName = keyof typeof OPTIONS;
@@ -70,6 +78,9 @@ const WAIT: OptionName[] = [
   'public-url',
   'callback-secret',
 ];
+
+/** What the caller brings to the server (issue 37 §1): key, password, Jupyter token, ports, start-up script. */
+const ACCESS: OptionName[] = ['ssh-key', 'no-ssh-key', 'port', 'command-file', 'password-prompt', 'jupyter-token'];
 
 /** Host filters (issue 31 §1), of create-order and price-alert. */
 const HOST_FILTERS: OptionName[] = ['min-reliability', 'min-rating', 'min-rating-count', 'exclude-server'];
@@ -97,9 +108,10 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
       'on-outbid',
       ...HOST_FILTERS,
       'prefer',
+      ...ACCESS,
     ],
     usage:
-      'create-order --gpu TYPE [--max-price USD_PER_HOUR] [--max-hours H] [--on-demand] [--image IMAGE] [--env NAME=VALUE]... [--min-reliability 0.99] [--min-rating 4.5 [--min-rating-count 3]] [--exclude-server ID]... [--prefer first|cheapest|reliable] [--wait-for 2h] [--on-outbid notify|rebid|replace|rebid_then_replace] [--callback URL] [--wait [--poll]]',
+      'create-order --gpu TYPE [--max-price USD_PER_HOUR] [--max-hours H] [--on-demand] [--image IMAGE] [--env NAME=VALUE]... [--ssh-key FILE.pub | --no-ssh-key] [--password-prompt] [--jupyter-token TOKEN] [--port PORT:tcp|http]... [--command-file FILE] [--min-reliability 0.99] [--min-rating 4.5 [--min-rating-count 3]] [--exclude-server ID]... [--prefer first|cheapest|reliable] [--wait-for 2h] [--on-outbid notify|rebid|replace|rebid_then_replace] [--callback URL] [--wait [--poll]]',
     summary: 'rent the first matching server (POST /webhook/create-order)',
   },
   'cancel-order': {
@@ -149,11 +161,32 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
       'verify --id WEBHOOK_ID --timestamp WEBHOOK_TIMESTAMP --signature WEBHOOK_SIGNATURE [--callback-secret whsec_...] < body',
     summary: "check a received callback's Standard Webhooks signature (body on stdin, exact bytes)",
   },
+  ssh: {
+    options: [...CONNECTION, 'identity', 'replace-host-key'],
+    usage: 'ssh TASK_ID|ORDER_ID [--identity FILE] [--replace-host-key] [-- COMMAND...]',
+    summary:
+      "log in to a rented server with the system ssh, its host key pinned from the task's result (GET /webhook/tasks/{task_id})",
+  },
+  'ssh-config': {
+    options: [...CONNECTION, 'name', 'identity', 'replace-host-key'],
+    usage: 'ssh-config TASK_ID|ORDER_ID [--name NAME] [--identity FILE] [--replace-host-key]',
+    summary: 'print a pinned `Host` block for ~/.ssh/config (default name gpu-<order_id>)',
+  },
   keys: {
-    options: [...CONNECTION, 'name', 'scopes', 'orders-per-hour', 'budget-usd-per-day', 'expires', 'slack-user'],
+    options: [
+      ...CONNECTION,
+      'name',
+      'scopes',
+      'orders-per-hour',
+      'budget-usd-per-day',
+      'expires',
+      'slack-user',
+      'ssh-key',
+    ],
     usage:
-      'keys create --name NAME --scopes order,cancel,read[,admin] [--orders-per-hour N] [--budget-usd-per-day USD] [--expires YYYY-MM-DD] [--slack-user U123] | keys list | keys revoke NAME',
-    summary: 'caller keys (scope admin): create (prints the secret once), list, revoke (/admin/keys)',
+      'keys create --name NAME --scopes order,cancel,read[,admin] [--orders-per-hour N] [--budget-usd-per-day USD] [--expires YYYY-MM-DD] [--slack-user U123] [--ssh-key FILE.pub] | keys list | keys ssh-key NAME FILE.pub | keys revoke NAME',
+    summary:
+      "caller keys (scope admin): create (prints the secret once), list, set a key's SSH public key, revoke (/admin/keys)",
   },
   spend: {
     options: [...CONNECTION, 'from', 'to'],
@@ -210,6 +243,26 @@ Choosing a host (create-order; price-alert takes the filters too):
   --exclude-server ID     never rent this server (repeatable, at most 100): exclude_servers
   --prefer RULE           first (default: the marketplace's order), cheapest, or reliable: prefer
 
+Access to the server (create-order):
+  --ssh-key FILE.pub      your OpenSSH public key (one line): ssh_public_key. Without it, create-order
+                          sends ~/.ssh/id_ed25519.pub (else ~/.ssh/id_rsa.pub) when it exists and says so
+  --no-ssh-key            send no key (the relay then uses the one stored for your caller key, if any)
+  --password-prompt       ask for a root password (letters and digits, 12-32; read from stdin when it
+                          is not a terminal): ssh_password, never printed
+  --jupyter-token TOKEN   the notebook's token (letters and digits, 16-32): jupyter_token; the relay
+                          generates one when an http port is mapped and none is given
+  --port PORT:PROTO       map a container port, PROTO tcp or http (repeatable, at most 16): ports
+  --command-file FILE     a start-up script (at most 16 KiB): command
+
+Logging in (ssh, ssh-config):
+  --identity FILE         the private key to log in with: ssh -i FILE -o IdentitiesOnly=yes
+  --replace-host-key      accept a host key that differs from the one pinned for that host and port
+                          (only when you know why: e.g. a new order on the same host and port)
+  --name NAME             ssh-config: the Host name (default gpu-<order_id>)
+  The host key comes from the task's result and is pinned in the CLI's own known_hosts file
+  ($XDG_CONFIG_HOME/gpu-relay/known_hosts, default ~/.config/gpu-relay/known_hosts); ssh runs with
+  StrictHostKeyChecking=yes against it. GPU_RELAY_SSH names the ssh program (default ssh).
+
 Waiting for the result (create-order, cancel-order, extend-order, set-spot-price, cancel-task, price-alert,
 status, task):
   --wait                  wait for the task's result and print it; exit 1 if the task failed. The
@@ -233,12 +286,16 @@ Examples:
   gpu-relay create-order --gpu "RTX 4090" --max-hours 4 --wait
   gpu-relay create-order --gpu "RTX 4090" --max-price 0.5 --wait-for 2h --on-outbid replace
   gpu-relay create-order --gpu "RTX 4090" --max-price 0.5 --min-reliability 0.99 --prefer cheapest --wait
+  gpu-relay create-order --gpu "RTX 4090" --ssh-key ~/.ssh/id_ed25519.pub --port 8000:http --command-file setup.sh --wait
+  gpu-relay ssh 6f1c0b1e-... -- nvidia-smi
+  gpu-relay ssh-config 6f1c0b1e-... >> ~/.ssh/config
   gpu-relay extend-order 12345 --hours 2
   gpu-relay set-spot-price 12345 --price 1500
   gpu-relay task 6f1c0b1e-...
   gpu-relay cancel-task 6f1c0b1e-...
   printf '%s' "$BODY" | gpu-relay verify --id "$WEBHOOK_ID" --timestamp "$WEBHOOK_TIMESTAMP" --signature "$WEBHOOK_SIGNATURE"
   gpu-relay keys create --name ci --scopes order,cancel,read --orders-per-hour 5 --budget-usd-per-day 20
+  gpu-relay keys ssh-key ci ~/.ssh/id_ed25519.pub
   gpu-relay keys revoke ci
 `;
 

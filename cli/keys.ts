@@ -1,4 +1,7 @@
-/** `keys create|list|revoke` against the admin routes (issue 24). The new key's secret is printed once. */
+/**
+ * `keys create|list|ssh-key|revoke` against the admin routes (issue 24; the SSH public key of a caller
+ * key: issue 37 §2). The new key's secret is printed once.
+ */
 import type { Values } from './args';
 import { parsePositiveNumber } from './args';
 import { usageError } from './commands';
@@ -6,8 +9,17 @@ import type { Connection } from './connection';
 import { connectionOf, requireSecret } from './connection';
 import { EXIT_OK, out, printAnswer } from './output';
 import { send } from './signed-request';
+import { readPublicKeyFile } from './ssh-key-file';
 
-const CREATE_ONLY = ['name', 'scopes', 'orders-per-hour', 'budget-usd-per-day', 'expires', 'slack-user'] as const;
+const CREATE_ONLY = [
+  'name',
+  'scopes',
+  'orders-per-hour',
+  'budget-usd-per-day',
+  'expires',
+  'slack-user',
+  'ssh-key',
+] as const;
 
 interface KeyView {
   readonly name: string;
@@ -18,6 +30,8 @@ interface KeyView {
   readonly expires_at?: string;
   readonly created_at: string;
   readonly slack_user?: string;
+  /** The SHA-256 fingerprint of the key's SSH public key, when it has one (issue 37 §2). */
+  readonly ssh_key_fingerprint?: string;
 }
 
 const createKey = async (conn: Connection, values: Values, args: readonly string[]): Promise<number> => {
@@ -41,6 +55,7 @@ const createKey = async (conn: Connection, values: Values, args: readonly string
     body.budget_usd_per_day = parsePositiveNumber('keys', 'budget-usd-per-day', values['budget-usd-per-day']);
   if (values.expires !== undefined) body.expires = values.expires;
   if (values['slack-user'] !== undefined) body.slack_user = values['slack-user'];
+  if (values['ssh-key'] !== undefined) body.ssh_public_key = readPublicKeyFile('keys', '--ssh-key', values['ssh-key']);
   const res = await send(conn, { method: 'POST', path: '/admin/keys', body: JSON.stringify(body), signed: true });
   printAnswer('keys create', res, { quietBody: true });
   out(`key ${res.json.name} created (scopes ${res.json.scopes.join(',')})`);
@@ -56,7 +71,9 @@ const listKeys = async (conn: Connection, args: readonly string[]): Promise<numb
   const res = await send(conn, { method: 'GET', path: '/admin/keys', signed: true });
   printAnswer('keys list', res, { quietBody: true });
   const keys = res.json.keys as KeyView[];
-  const rows = [['NAME', 'STATUS', 'SCOPES', 'ORDERS/H', 'USD/DAY', 'EXPIRES', 'CREATED', 'SLACK USER']].concat(
+  const rows = [
+    ['NAME', 'STATUS', 'SCOPES', 'ORDERS/H', 'USD/DAY', 'EXPIRES', 'CREATED', 'SLACK USER', 'SSH KEY'],
+  ].concat(
     keys.map((k) => [
       k.name,
       k.status,
@@ -66,6 +83,7 @@ const listKeys = async (conn: Connection, args: readonly string[]): Promise<numb
       k.expires_at ? new Date(Date.parse(k.expires_at) - 1000).toISOString().slice(0, 10) : '-',
       k.created_at.slice(0, 10),
       k.slack_user ?? '-',
+      k.ssh_key_fingerprint ?? '-',
     ]),
   );
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
@@ -76,6 +94,23 @@ const listKeys = async (conn: Connection, args: readonly string[]): Promise<numb
         .join('  ')
         .trimEnd(),
     );
+  return EXIT_OK;
+};
+
+/** `keys ssh-key NAME FILE.pub`: the key's SSH public key, which its orders carry when they name none. */
+const setSshKey = async (conn: Connection, args: readonly string[]): Promise<number> => {
+  if (args.length !== 2) throw usageError('keys', 'keys ssh-key takes a key NAME and a FILE.pub');
+  const [name, file] = args;
+  const body = JSON.stringify({ ssh_public_key: readPublicKeyFile('keys', 'FILE.pub', file) });
+  const res = await send(conn, {
+    method: 'PUT',
+    path: `/admin/keys/${encodeURIComponent(name)}/ssh-key`,
+    body,
+    signed: true,
+  });
+  printAnswer('keys ssh-key', res, { quietBody: true });
+  const fingerprint = typeof res.json?.ssh_key_fingerprint === 'string' ? ` (${res.json.ssh_key_fingerprint})` : '';
+  out(`key ${name}: SSH public key set${fingerprint}; its orders without ssh_public_key carry it`);
   return EXIT_OK;
 };
 
@@ -106,9 +141,11 @@ export const runKeys = async (values: Values, positionals: readonly string[]): P
       return createKey(conn, values, args);
     case 'list':
       return listKeys(conn, args);
+    case 'ssh-key':
+      return setSshKey(conn, args);
     case 'revoke':
       return revokeKey(conn, args);
     default:
-      throw usageError('keys', sub ? `unknown keys command '${sub}'` : 'expected create, list or revoke');
+      throw usageError('keys', sub ? `unknown keys command '${sub}'` : 'expected create, list, ssh-key or revoke');
   }
 };

@@ -16,6 +16,7 @@ import { runKeys } from './keys';
 import { CliError, EXIT_OK, EXIT_USAGE, err, hideCallbackSecret, hideSecret, out, progress } from './output';
 import { runMarketplace, runTask } from './read-commands';
 import { runSpend } from './spend';
+import { runSsh, runSshConfig } from './ssh-commands';
 import { runHosts } from './hosts';
 import { runTaskCommand } from './task-commands';
 import { runVerify } from './verify';
@@ -63,6 +64,10 @@ export const main = async (argv: string[]): Promise<number> => {
       return runHosts(values, positionals);
     case 'env':
       return runEnv(values, positionals);
+    case 'ssh':
+      return runSsh(values, positionals, argv);
+    case 'ssh-config':
+      return runSshConfig(values, positionals);
     default:
       return runTaskCommand(command, values, positionals);
   }

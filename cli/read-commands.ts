@@ -5,8 +5,9 @@ import { usageError } from './commands';
 import { connectionOf, requireSecret } from './connection';
 import { EXIT_OK, EXIT_TASK_FAILED, isFailedResult, out, pretty, printAnswer } from './output';
 import { send } from './signed-request';
+import { recordCreateOrderResult } from './state-files';
 import { marketplaceTable, waitingWords } from './tables';
-import type { WaitState } from './wait';
+import type { TaskRecord, WaitState } from './wait';
 import { getTask, pollTask, waitWithProgress } from './wait';
 
 export const runMarketplace = async (values: Values, positionals: readonly string[]): Promise<number> => {
@@ -20,6 +21,12 @@ export const runMarketplace = async (values: Values, positionals: readonly strin
   return EXIT_OK;
 };
 
+/** A create-order task's order, remembered for `gpu-relay ssh ORDER_ID`. */
+const remember = (taskId: string, record: TaskRecord | undefined): void => {
+  if ((record as { kind?: unknown } | undefined)?.kind === 'create-order')
+    recordCreateOrderResult(taskId, record?.result);
+};
+
 export const runTask = async (values: Values, positionals: readonly string[]): Promise<number> => {
   if (positionals.length !== 1) throw usageError('task', 'expected exactly one TASK_ID');
   const conn = connectionOf('task', values);
@@ -29,7 +36,9 @@ export const runTask = async (values: Values, positionals: readonly string[]): P
   if (!values.wait) {
     for (const flag of ['interval', 'timeout'] as const)
       if (values[flag] !== undefined) throw usageError('task', `--${flag} only makes sense with --wait`);
-    out(pretty(await getTask(conn, taskId)));
+    const record = await getTask(conn, taskId);
+    remember(taskId, record);
+    out(pretty(record));
     return EXIT_OK;
   }
   const state: WaitState = { current: 'unknown' };
@@ -40,6 +49,7 @@ export const runTask = async (values: Values, positionals: readonly string[]): P
       label: () => waitingWords(taskId, state.view),
     },
   );
+  remember(taskId, record);
   out(pretty(record));
   return record.state === 'failed' || isFailedResult(record.result) ? EXIT_TASK_FAILED : EXIT_OK;
 };

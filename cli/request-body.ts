@@ -1,8 +1,10 @@
 /**
  * The JSON body of each task-starting command (create-order, cancel-order, extend-order,
- * set-spot-price, cancel-task, price-alert, status), built from its flags and checked before anything is sent.
+ * set-spot-price, cancel-task, price-alert, status), built from its flags and checked before anything is sent
+ * (create-order's access fields: cli/access-flags.ts; its prompted password is added by the caller).
  */
 import { isOnOutbid, ON_OUTBID_VALUES, parseWaitDuration, WAIT_DURATION_RULE } from '../contract/wait-and-outbid';
+import { addAccessFields } from './access-flags';
 import type { Values } from './args';
 import { parseHours, parseOrderId, parsePositiveNumber, parseUrl } from './args';
 import { usageError } from './commands';
@@ -93,6 +95,7 @@ const createOrderBody = (command: string, values: Values, positionals: readonly 
       throw usageError(command, `--prefer must be one of ${PREFER_VALUES.join(', ')}, got '${values.prefer}'`);
     body.prefer = prefer;
   }
+  addAccessFields(command, values, body);
 };
 
 /** Builds the request body of a task-starting command from its flags. */

@@ -28,7 +28,7 @@ export const signedBytesV2 = (timestamp: string, method: string, pathWithQuery: 
 const routeUrl = (base: URL, path: string): URL => new URL(base.pathname.replace(/\/+$/, '') + path, base);
 
 export interface Request {
-  readonly method: 'GET' | 'POST';
+  readonly method: 'GET' | 'POST' | 'PUT';
   readonly path: string;
   readonly body?: string;
   readonly signed: boolean;

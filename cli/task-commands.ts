@@ -3,7 +3,9 @@
  * price-alert, status): send the signed request, print the 202, and with --wait print the task's
  * result, received on a local callback listener or by polling the task record. Against a local relay
  * (its card) waiting is the default, --no-wait returns at once; status prints a table unless --json.
+ * A create-order result's order id is remembered with its task id (cli/state-files.ts) for `gpu-relay ssh ORDER_ID`.
  */
+import { addPromptedPassword } from './access-flags';
 import type { Values } from './args';
 import { parseSeconds, parseUrl } from './args';
 import type { CallbackListener } from './callback-listener';
@@ -14,6 +16,7 @@ import { connectionOf, requireSecret } from './connection';
 import { CliError, EXIT_OK, EXIT_TASK_FAILED, err, isFailedResult, out, pretty, printAnswer } from './output';
 import { buildBody } from './request-body';
 import { send } from './signed-request';
+import { recordCreateOrderResult } from './state-files';
 import { isStatusResult, statusTable, waitingWords } from './tables';
 import type { WaitState } from './wait';
 import { pollTask, waitWithProgress, watchTask } from './wait';
@@ -83,6 +86,7 @@ export const runTaskCommand = async (
   const conn = connectionOf(command, values);
   requireSecret(command, conn.secret);
   const body = buildBody(command, values, positionals);
+  if (command === 'create-order') await addPromptedPassword(command, values, body);
   const path = `/webhook/${command}`;
   // A standing order may wait up to --wait-for before it is even placed: --wait's default covers that too.
   const waitSeconds = typeof body.wait_seconds === 'number' ? body.wait_seconds : 0;
@@ -120,6 +124,7 @@ export const runTaskCommand = async (
           timeoutMs,
           label: () => waitingWords(taskId, state.view),
         });
+        if (command === 'create-order') recordCreateOrderResult(taskId, result);
         return finishWithResult(command, values, result, isFailedResult(result));
       } finally {
         watch.stop();
@@ -129,6 +134,7 @@ export const runTaskCommand = async (
       timeoutMs,
       label: () => waitingWords(taskId, state.view),
     });
+    if (command === 'create-order') recordCreateOrderResult(taskId, record.result);
     return finishWithResult(
       command,
       values,

@@ -16,6 +16,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { delimiter } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeStamp } from './install-stamp.mjs';
 
@@ -42,13 +43,33 @@ if (running === wanted) {
   process.exit(1);
 }
 
+/**
+ * `npx gpu-relay` runs the package's own bin by first linking this checkout into npm's npx cache
+ * (~/.npm/_npx/<hash>), once per checkout; that link step checks package.json `engines` against the
+ * Node running npm, so on a system Node 20 the first `npx gpu-relay` printed two EBADENGINE blocks (the
+ * link and its target), although the CLI itself then runs on the pinned Node (node_modules/.bin/node
+ * is first on npx's PATH). Making that link here, with npm on the pinned Node, leaves nothing for a
+ * later npx to check. Best effort: a failure only means the first npx warns as before.
+ */
+const primeNpx = (root) => {
+  const path = `${root}node_modules/.bin${delimiter}${process.env.PATH ?? ''}`;
+  spawnSync('npm', ['exec', '--yes', '--', 'gpu-relay', 'help'], {
+    cwd: root,
+    env: { ...process.env, PATH: path },
+    stdio: 'ignore',
+    shell: process.platform === 'win32',
+  });
+};
+
 const result = spawnSync('npm', args, { stdio: 'inherit', shell: process.platform === 'win32' });
 if (result.error) {
   console.error(`setup: could not run npm: ${result.error.message}`);
   process.exit(1);
 }
 if (result.status === 0 && (npmArgs[0] === 'ci' || npmArgs[0] === 'install')) {
+  const root = fileURLToPath(new URL('..', import.meta.url));
   // scripts/ensure-installed.mjs (npm's prestart/pretest) skips the install while this stamp matches.
-  writeStamp(fileURLToPath(new URL('..', import.meta.url)));
+  writeStamp(root);
+  primeNpx(root);
 }
 process.exit(result.status ?? 1);

@@ -4,6 +4,7 @@
  * what the CLI sent.
  */
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { IncomingHttpHeaders, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,6 +12,20 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 
 export const CLI_PATH = path.resolve(__dirname, '../../../bin/gpu-relay.mjs');
+
+/**
+ * An empty home folder for every run that names none: the CLI reads ~/.ssh/id_ed25519.pub (create-order's
+ * default key) and writes ~/.config/gpu-relay and ~/.local/state/gpu-relay, never the tester's own.
+ */
+let emptyHome: string | undefined;
+const defaultHome = (): string => {
+  if (emptyHome === undefined) {
+    const dir = mkdtempSync(path.join(tmpdir(), 'gpu-relay-home-'));
+    process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+    emptyHome = dir;
+  }
+  return emptyHome;
+};
 
 export interface CliRun {
   readonly code: number | null;
@@ -22,6 +37,7 @@ export interface CliRun {
  * Runs the CLI with `args`. The environment is minimal and explicit (no GPU_RELAY_* or WEBHOOK_SECRET
  * leaks in from the shell running the tests), and so is the directory: the system's temporary one
  * unless `cwd` says otherwise, so a `.relay/local.json` of an `npm start` in this checkout is not read.
+ * HOME is an empty folder unless `env` names one.
  */
 export const runCli = (
   args: readonly string[],
@@ -30,7 +46,7 @@ export const runCli = (
   new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI_PATH, ...args], {
       cwd: opts.cwd ?? tmpdir(),
-      env: { PATH: process.env.PATH ?? '', ...(opts.env ?? {}) },
+      env: { PATH: process.env.PATH ?? '', HOME: defaultHome(), ...(opts.env ?? {}) },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stdout = '';
