@@ -43,10 +43,14 @@ export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {
   },
   'POST /admin/keys': {
     signing: 'yes, v2 only (a key with scope `admin`)',
-    body: '`name`, `scopes` (both required), `orders_per_hour`, `budget_usd_per_day`, `expires` (YYYY-MM-DD), `slack_user`',
+    body: '`name`, `scopes` (both required), `orders_per_hour`, `budget_usd_per_day`, `expires` (YYYY-MM-DD), `slack_user`, `ssh_public_key`',
   },
   'GET /admin/keys': { signing: 'yes, v2 only (a key with scope `admin`)', body: 'none' },
   'POST /admin/keys/{name}/revoke': { signing: 'yes, v2 only (a key with scope `admin`)', body: 'none' },
+  'PUT /admin/keys/{name}/ssh-key': {
+    signing: 'yes, v2 only (a key with scope `admin`)',
+    body: '`ssh_public_key`: one OpenSSH public key line, which orders by the key that name none carry',
+  },
   'DELETE /admin/keys/{name}': {
     signing: 'yes, v2 only (a key with scope `admin`)',
     body: 'none (deletes a revoked key; 409 for an active one)',

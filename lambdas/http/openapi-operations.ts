@@ -8,6 +8,7 @@ import {
   CancelTaskBodySchema,
   AvoidHostBodySchema,
   CreateKeyBodySchema,
+  SshKeyBodySchema,
   CreateOrderLeaseBodySchema,
   ExtendOrderBodySchema,
   PriceAlertBodySchema,
@@ -352,6 +353,26 @@ export const operationDocs = (components: SchemaComponents): Record<string, Oper
         },
       },
       extraErrors: ['404'],
+    },
+    'PUT /admin/keys/{name}/ssh-key': {
+      operationId: 'setKeySshKey',
+      tag: 'Admin',
+      summary:
+        "Set or replace a caller key's SSH public key (scope admin): its orders that name no `ssh_public_key` carry it (issue 37)",
+      parameters: [KEY_NAME_PARAMETER],
+      requestBody: {
+        required: true,
+        content: json(components.convert(SshKeyBodySchema, 'input', 'SshKeyBody'), {
+          ssh_public_key: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIK… ci@build',
+        }),
+      },
+      success: {
+        '200': {
+          description: 'Stored; the answer names the key by its fingerprint.',
+          content: json({ type: 'object' }, { name: 'ci', ssh_key_fingerprint: 'SHA256:…' }),
+        },
+      },
+      extraErrors: ['404', '409'],
     },
     'DELETE /admin/keys/{name}': {
       operationId: 'deleteKey',

@@ -14,3 +14,4 @@ export * from './task-requests';
 export * from './order-requests';
 export * from './create-order-requests';
 export * from './admin-requests';
+export * from './access-requests';

@@ -63,6 +63,7 @@ const OWNERSHIP: Readonly<Record<string, Ownership>> = {
   AdminKeysList: { via: 'none', why: 'scope admin' },
   AdminKeysRevoke: { via: 'none', why: 'scope admin; names a key, not a task or an order' },
   AdminKeysDelete: { via: 'none', why: 'scope admin; names a key, not a task or an order' },
+  AdminKeysSshKey: { via: 'none', why: 'scope admin; names a key, not a task or an order' },
   AdminHostsAvoid: { via: 'none', why: 'scope admin; names a marketplace host, not a task or an order' },
   AdminHostsClear: { via: 'none', why: 'scope admin; names a marketplace host, not a task or an order' },
   CancelOrder: {

@@ -14,6 +14,7 @@ import {
   createAdminKeysListHandler,
   createAdminKeysRevokeHandler,
   createAdminKeysDeleteHandler,
+  createAdminKeysSshKeyHandler,
 } from '../../../lambdas/handlers/api/admin-keys';
 import { FakeCallerKeyStore, fakeSealer } from '../../fakes/caller-keys';
 import { createAdminHostsAvoidHandler, createAdminHostsClearHandler } from '../../../lambdas/handlers/api/admin-hosts';
@@ -211,6 +212,16 @@ export const TARGETS: Readonly<Record<string, FuzzTarget>> = {
   AdminKeysRevoke: {
     kind: 'admin',
     build: (d) => createAdminKeysRevokeHandler(() => ({ ...d, store: new FakeCallerKeyStore(), sealer: fakeSealer })),
+  },
+  AdminKeysSshKey: {
+    kind: 'admin',
+    build: (d) =>
+      createAdminKeysSshKeyHandler(() => ({
+        ...d,
+        store: new FakeCallerKeyStore(),
+        sealer: fakeSealer,
+        sshKeys: { get: async () => undefined, put: async () => undefined, remove: async () => undefined },
+      })),
   },
   AdminKeysDelete: {
     kind: 'admin',

@@ -38,6 +38,8 @@ describe('Function: workflowResult', () => {
       ssh_connection: 'ssh x',
       gpu: ['NVIDIA RTX 4090'],
       price_usd: 0.6,
+      // How to get in (issue 37 §4): read from the ssh line; no host key without a login.
+      access: { ssh: { host: 'x', port: 22, user: 'root', command: 'ssh root@x' } },
     });
   });
 });

@@ -13,6 +13,7 @@ import {
   ORDER_ENV_ATTRIBUTE,
 } from '../../../../lambdas/adapters/dynamodb/dynamodb-task-repository';
 import { SfnWorkflowStarter } from '../../../../lambdas/adapters/sfn-workflow-starter';
+import { AesGcmKeySealer, deriveSealingKey, ORDER_ACCESS_INFO } from '../../../../lambdas/adapters/caller-key-sealer';
 import { InvalidOrderRequestError } from '../../../../lambdas/domain/errors';
 import type { CreateOrderRequest } from '../../../../lambdas/domain/marketplace-types';
 import type { PlaceOrderDeps } from '../../../../lambdas/domain/create-order/place-order';
@@ -53,7 +54,13 @@ describe('Create-order env values: sealed in the table, not in the workflow inpu
 
   beforeAll(async () => {
     dynamo = await startDynalite();
-    tasks = new DynamoDbTaskRepository(dynamo.doc, dynamo.tableName);
+    // The access secrets (issue 37: a generated Jupyter token, the default ports map 8888 http) are sealed.
+    tasks = new DynamoDbTaskRepository(
+      dynamo.doc,
+      dynamo.tableName,
+      undefined,
+      new AesGcmKeySealer(async () => deriveSealingKey('test-caller-keys-secret', ORDER_ACCESS_INFO)),
+    );
   });
   afterAll(async () => {
     sfn.restore();
@@ -89,6 +96,7 @@ describe('Create-order env values: sealed in the table, not in the workflow inpu
   const placeDeps = (marketplace: RecordingMarketplace): PlaceOrderDeps => ({
     marketplace,
     tasks,
+    access: tasks,
     claims: { release: async () => undefined },
     ...placementWaits(),
   });
