@@ -16,13 +16,13 @@
  * secret written through the very logger instance the handlers use.
  */
 import { createHmac } from 'node:crypto';
-import { format } from 'node:util';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { startLocalRuntime } from '../../local/runtime';
 import type { LocalRuntime } from '../../local/runtime';
 import { hmacHex } from '../../lambdas/domain/signing';
 import { FAST_ENV, FAST_SIMULATOR } from '../helpers/local-runtime';
 import { request, signedPost, startReceiver } from '../helpers/receivers';
+import { leaks, relayLines, startCapture, type LogLine } from '../helpers/log-capture';
 import type { HttpAnswer, ReceivedRequest, Receiver } from '../helpers/receivers';
 
 // Distinctive values: any of them in a log line is a leak, never a coincidence.
@@ -40,74 +40,6 @@ const RESPONSE_URL_TOKEN = 'respTokLOGHYG2b8d';
 
 /** Far fewer than a run writes (about 35 relay lines); enough that a broken capture cannot pass. */
 const MIN_RELAY_LINES = 25;
-
-type Source = 'stdout' | 'stderr' | 'console';
-interface CapturedLine {
-  readonly source: Source;
-  readonly text: string;
-}
-type LogLine = Record<string, unknown> & { readonly message?: unknown; readonly task_id?: unknown };
-
-/** Captures every write to process.stdout/stderr and every global console call, printing none. */
-const startCapture = () => {
-  const lines: CapturedLine[] = [];
-  const push = (source: Source, text: string) => {
-    for (const line of text.split('\n')) if (line.trim() !== '') lines.push({ source, text: line });
-  };
-  const restores: (() => void)[] = [];
-  for (const [source, stream] of [
-    ['stdout', process.stdout],
-    ['stderr', process.stderr],
-  ] as const) {
-    // An own property on the stream object: Node's Console looks `write` up on its stream per call.
-    const original = Object.getOwnPropertyDescriptor(stream, 'write');
-    const write = (chunk: unknown, encodingOrCallback?: unknown, callback?: unknown): boolean => {
-      push(source, typeof chunk === 'string' ? chunk : Buffer.from(chunk as Uint8Array).toString('utf8'));
-      const done = typeof encodingOrCallback === 'function' ? encodingOrCallback : callback;
-      if (typeof done === 'function') process.nextTick(done as () => void);
-      return true;
-    };
-    Object.defineProperty(stream, 'write', { configurable: true, writable: true, value: write });
-    restores.push(() => {
-      if (original) Object.defineProperty(stream, 'write', original);
-      else delete (stream as { write?: unknown }).write;
-    });
-  }
-  for (const method of ['log', 'info', 'warn', 'error', 'debug', 'trace'] as const) {
-    const spy = jest
-      .spyOn(console, method)
-      .mockImplementation((...args: unknown[]) => push('console', format(...args)));
-    restores.push(() => spy.mockRestore());
-  }
-  return {
-    lines,
-    stop: () => {
-      for (const restore of restores.splice(0).reverse()) restore();
-    },
-  };
-};
-
-/** The structured (Powertools JSON) lines among the captured ones. */
-const relayLines = (lines: readonly CapturedLine[]): LogLine[] =>
-  lines.flatMap((line) => {
-    if (!line.text.startsWith('{')) return [];
-    try {
-      const parsed = JSON.parse(line.text) as unknown;
-      return parsed !== null && typeof parsed === 'object' && 'level' in parsed && 'message' in parsed
-        ? [parsed as LogLine]
-        : [];
-    } catch {
-      return [];
-    }
-  });
-
-/** `name: where` for every forbidden value found in a line (case-insensitive; values are never printed). */
-const leaks = (lines: readonly CapturedLine[], forbidden: Readonly<Record<string, string>>): string[] =>
-  lines.flatMap((line, index) =>
-    Object.entries(forbidden)
-      .filter(([, value]) => line.text.toLowerCase().includes(value.toLowerCase()))
-      .map(([name]) => `${name} in ${line.source} line ${index}: ${line.text.slice(0, 120)}…`),
-  );
 
 describe('Log hygiene: a full local run', () => {
   let runtime: LocalRuntime;

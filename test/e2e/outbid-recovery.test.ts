@@ -21,6 +21,10 @@ import { startTestRuntime, TEST_WEBHOOK_SECRET, testDialect, type LocalRuntime }
 import { signedPost, startReceiver, type Receiver } from '../helpers/receivers';
 import { uniqueServer } from '../helpers/sim-servers';
 import { e2eCalls, isResult, json, type Json } from '../helpers/e2e-calls';
+import { generateSshKeyPair } from '../helpers/ssh-keys';
+
+/** The caller's public key of the replace case (issue 37). */
+const REPLACE_KEY = generateSshKeyPair('replace@e2e').publicKey.trim();
 
 const dialect = testDialect();
 const WAIT_MS = 60_000;
@@ -191,6 +195,11 @@ describe(`Outbid recovery (${dialect} marketplace dialect)`, () => {
       on_outbid: 'replace',
       max_hours: 2,
       env: { REPLACE_TOKEN: 'kept' },
+      // Access (issue 37): the replacement must let the same caller in the same way.
+      ssh_public_key: REPLACE_KEY,
+      ssh_password: 'ReplacePass2024x',
+      jupyter_token: 'ReplaceJupyterToken2024',
+      command: '#!/bin/sh\necho replace-setup',
     });
     // The env kept for a replacement is sealed in the task item (issue 29 §6): ciphertext, never the value.
     const kept = await rawTaskAttribute(taskId, 'replacement_env');
@@ -214,6 +223,25 @@ describe(`Outbid recovery (${dialect} marketplace dialect)`, () => {
       .orders()
       .find((o) => o.order_id === newOrderId);
     expect(newOrder).toMatchObject({ renting_server: 9914, online: true });
+    // The same access as the lost order (issue 37): key, password, token and script, in the new create_order
+    const accessOf = (id: number) => {
+      const sent = sim().orderRequest(id) ?? {};
+      return {
+        ssh_key: sent.ssh_key,
+        autossh_entrypoint: sent.autossh_entrypoint,
+        ssh_password: sent.ssh_password,
+        jupyter_token: sent.jupyter_token,
+        command: sent.command,
+      };
+    };
+    expect(accessOf(orderId)).toEqual({
+      ssh_key: REPLACE_KEY,
+      autossh_entrypoint: true,
+      ssh_password: 'ReplacePass2024x',
+      jupyter_token: 'ReplaceJupyterToken2024',
+      command: '#!/bin/sh\necho replace-setup',
+    });
+    expect(accessOf(newOrderId)).toEqual(accessOf(orderId));
     await until(
       () =>
         sim()

@@ -194,7 +194,7 @@ export const v2Headers = (
   timestamp = String(Math.floor(Date.now() / 1000)),
 ): Record<string, string> => ({
   'x-webhook-timestamp': timestamp,
-  'x-webhook-signature': signatureV2(secret, timestamp, method, pathWithQuery, method === 'POST' ? body : ''),
+  'x-webhook-signature': signatureV2(secret, timestamp, method, pathWithQuery, method === 'GET' ? '' : body),
 });
 
 /** Whether the relay needs signature v2 for this request whatever SIGNATURE_VERSIONS says (issue 29). */
