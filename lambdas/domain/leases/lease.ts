@@ -102,6 +102,12 @@ export interface WatchedOrder {
    * outbid replacement (issue 23) is placed, and reserved, by a round of its own.
    */
   readonly spend_task_id?: string;
+  /**
+   * When the relay cancelled the order (Unix seconds, fractions kept: issue 38 §9): a cancel-order, or
+   * the cancel of an outbid order a replacement took over. The settlement's end when the sweep sees
+   * the order gone later; absent when the order ended on its own (the sweep's time is then the bound).
+   */
+  readonly cancelled_at?: number;
 }
 
 /** The task whose spending reservation covers the order. */
