@@ -44,7 +44,8 @@ module.exports = {
       //   both dialects, although their rules run on orders and servers already parsed by the reader;
       // - host-choice (issue 31): reliability, rating and prices read from either dialect's listing;
       // - ssh-login (issue 31): the login readiness probe against either dialect's order shapes;
-      // - host-records (issue 31 §2): a host avoided after failed logins, in either dialect.
+      // - host-records (issue 31 §2): a host avoided after failed logins, in either dialect;
+      // - settlement (issue 38 §9): a cancelled order settled to the cancel (the live dialect's `spend`).
       testMatch: [
         '<rootDir>/test/e2e/relay.test.ts',
         '<rootDir>/test/e2e/fleet-watch.test.ts',
@@ -59,6 +60,7 @@ module.exports = {
         '<rootDir>/test/e2e/host-choice.test.ts',
         '<rootDir>/test/e2e/ssh-login.test.ts',
         '<rootDir>/test/e2e/host-records.test.ts',
+        '<rootDir>/test/e2e/settlement.test.ts',
       ],
       setupFiles: [...base.setupFiles, '<rootDir>/test/setup-live-dialect.ts'],
       setupFilesAfterEnv: ['<rootDir>/test/setup-iam-checks.ts'],

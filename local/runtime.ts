@@ -100,8 +100,8 @@ export interface LocalRuntime {
   readonly env: Readonly<Record<string, string>>;
   /** Milliseconds each start-up phase took, for the banner and for measuring the 15 s goal. */
   readonly timings: Readonly<Record<string, number>>;
-  /** The fleet watch's timer: sweeps started so far (tests wait for sweeps instead of sleeping). */
-  readonly watch: { readonly sweeps: () => number };
+  /** The fleet watch's timer: sweeps started and ended so far (tests wait for sweeps instead of sleeping). */
+  readonly watch: { readonly sweeps: () => number; readonly completed: () => number };
   readonly iam: LocalIamChecks;
   close(): Promise<void>;
 }
@@ -441,7 +441,7 @@ export const startLocalRuntime = async (opts: LocalRuntimeOptions = {}): Promise
       dynamo: { endpoint: dynamo.endpoint, tableName: dynamo.tableName },
       env,
       timings,
-      watch: { sweeps: watchTimer.sweeps },
+      watch: { sweeps: watchTimer.sweeps, completed: watchTimer.completed },
       iam: { mode: iamMode, denials: iam.denials },
       close: async () => {
         if (closed) return;

@@ -20,6 +20,8 @@ export interface WatchTimerOptions {
 export interface WatchTimer {
   /** Sweeps started so far. */
   readonly sweeps: () => number;
+  /** Sweeps ended so far (failed ones included): a test that must act between two sweeps waits for one to end. */
+  readonly completed: () => number;
   /** Stops the timer; resolves once the sweep in progress (if any) ended, or after `stopWaitMs`. */
   stop(): Promise<void>;
 }
@@ -29,6 +31,7 @@ export const startWatchTimer = (opts: WatchTimerOptions): WatchTimer => {
   const onError = opts.onError ?? ((error: unknown) => console.error('[local] fleet watch sweep failed', error));
   let running: Promise<void> | undefined;
   let started = 0;
+  let completed = 0;
   let stopped = false;
 
   const tick = (): void => {
@@ -42,6 +45,7 @@ export const startWatchTimer = (opts: WatchTimerOptions): WatchTimer => {
       .run()
       .then(() => undefined, onError)
       .finally(() => {
+        completed += 1;
         running = undefined;
       });
   };
@@ -50,6 +54,7 @@ export const startWatchTimer = (opts: WatchTimerOptions): WatchTimer => {
 
   return {
     sweeps: () => started,
+    completed: () => completed,
     stop: async () => {
       stopped = true;
       clearInterval(timer);

@@ -155,6 +155,13 @@ export interface CreateOrderSuccess {
   readonly ssh_connection: string;
   readonly gpu: readonly string[];
   readonly price_usd: number | null;
+  /**
+   * What the order was placed at, in USD per hour (issue 38 §8): a spot order's bid, min(1.1 × spot,
+   * max_price), or the on-demand price. Absent when the server states no USD rate for the order's coin.
+   */
+  readonly bid_usd_per_hour?: number;
+  /** bid_usd_per_hour with the renter fee (RENTER_FEE_PERCENT), when the relay is configured with one. */
+  readonly all_in_usd_per_hour?: number;
   /** Unix seconds at which the relay cancels the order (a leased order only), counted from readiness. */
   readonly lease_expires_at?: number;
   /** Why this server was chosen (issue 31 §3): `cheapest of 7 matches at $0.31/h`. */

@@ -2,8 +2,18 @@
 import * as z from 'zod/mini';
 import { SCOPES } from '../../contract/scopes';
 import { DEFAULT_KEY_NAME, endOfUtcDay, KEY_NAME_PATTERN } from '../domain/teams/caller-keys';
-import { bodyObject, refuse } from './request-fields';
 import { SshPublicKeySchema } from './access-requests';
+import {
+  boundText,
+  MAX_BUDGET_USD_PER_DAY,
+  MAX_ORDERS_PER_HOUR,
+  MIN_BUDGET_USD_PER_DAY,
+  MIN_HOURS,
+  minHoursText,
+} from '../domain/requests/number-bounds';
+import { bodyObject, refuse } from './request-fields';
+
+const BUDGET_RANGE_TEXT = `budget_usd_per_day must be between ${boundText(MIN_BUDGET_USD_PER_DAY)} and ${MAX_BUDGET_USD_PER_DAY} (USD per day)`;
 
 // Caller keys: issue 24; the rules are in domain/teams/caller-keys.ts.
 /** POST /admin/keys body. */
@@ -16,12 +26,21 @@ export const CreateKeyBodySchema = bodyObject({
     .array(z.enum(SCOPES, `scopes must name ${SCOPES.join(', ')}`))
     .check(z.minLength(1, 'scopes must name at least one scope')),
   orders_per_hour: z.optional(
-    z.int('orders_per_hour must be a positive integer').check(z.positive('orders_per_hour must be a positive integer')),
+    z
+      .int('orders_per_hour must be a positive integer')
+      .check(
+        z.positive('orders_per_hour must be a positive integer'),
+        z.lte(MAX_ORDERS_PER_HOUR, `orders_per_hour must be a whole number between 1 and ${MAX_ORDERS_PER_HOUR}`),
+      ),
   ),
   budget_usd_per_day: z.optional(
     z
       .number('budget_usd_per_day must be a positive number')
-      .check(z.positive('budget_usd_per_day must be a positive number')),
+      .check(
+        z.positive('budget_usd_per_day must be a positive number'),
+        z.gte(MIN_BUDGET_USD_PER_DAY, BUDGET_RANGE_TEXT),
+        z.lte(MAX_BUDGET_USD_PER_DAY, BUDGET_RANGE_TEXT),
+      ),
   ),
   expires: z.optional(
     z.string().check(z.refine((d) => endOfUtcDay(d) !== undefined, 'expires must be a date YYYY-MM-DD')),
@@ -48,6 +67,7 @@ export const AvoidHostBodySchema = bodyObject({
       .number('hours must be a number greater than 0 and at most 720')
       .check(
         z.positive('hours must be a number greater than 0 and at most 720'),
+        z.gte(MIN_HOURS, minHoursText('hours')),
         z.lte(720, 'hours must be a number greater than 0 and at most 720'),
       ),
   ),

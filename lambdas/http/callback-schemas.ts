@@ -57,6 +57,15 @@ const CreateOrderSuccessSchema = titled('CreateOrderSuccess', {
   ssh_connection: z.string(),
   gpu: z.array(z.string()),
   price_usd: describe(z.nullable(z.number()), { description: 'Spot price of the chosen server in USD per hour' }),
+  bid_usd_per_hour: describe(z.optional(z.number()), {
+    description:
+      'What the order was placed at, in USD per hour: a spot order bids min(1.1 × the spot price, `max_price`) (never below the spot price, never above `max_price`), an on-demand order the on-demand price. ' +
+      "Absent when the server states no USD rate for the order's coin. The budget's reservation and the ledger use this figure",
+  }),
+  all_in_usd_per_hour: describe(z.optional(z.number()), {
+    description:
+      '`bid_usd_per_hour` with the renter fee (RENTER_FEE_PERCENT), when the relay is configured with one; the creation fee (ORDER_CREATION_FEE_USD) is charged once on top',
+  }),
   lease_expires_at: describe(z.optional(z.int()), {
     description:
       'Leased orders only (`max_hours` or DEFAULT_MAX_HOURS): Unix seconds at which the relay cancels the order, counted from readiness',

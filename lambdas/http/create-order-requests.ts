@@ -9,6 +9,7 @@ import { MAX_LEASE_HOURS, parseMaxHours } from '../domain/leases/lease';
 import { ENV_AMPERSAND_ERROR, isSendableEnvValue } from '../domain/requests/request-rules';
 import { PREFER_MODES, type Prefer } from '../domain/hosts/matching';
 import { AccessFields } from './access-requests';
+import { boundText, MIN_HOURS } from '../domain/requests/number-bounds';
 import { HostFilterFields, WaitSecondsSchema } from './order-requests';
 import {
   bodyObject,
@@ -101,9 +102,9 @@ export const MaxHoursSchema = describe(
     }),
   ),
   {
-    description: `Lease in hours (> 0, at most ${MAX_LEASE_HOURS}, fractions allowed), counted from readiness; the relay cancels the order when it ends`,
+    description: `Lease in hours (at least ${boundText(MIN_HOURS)}, at most ${MAX_LEASE_HOURS}, fractions allowed), counted from readiness; the relay cancels the order when it ends`,
     type: 'number',
-    exclusiveMinimum: 0,
+    minimum: MIN_HOURS,
     maximum: MAX_LEASE_HOURS,
   },
 );

@@ -5,7 +5,8 @@
  */
 import * as z from 'zod/mini';
 import { MAX_WAIT_SECONDS, WAIT_SECONDS_ERROR } from '../domain/requests/request-rules';
-import { bodyObject, CallbackUrlSchema, describe, gpuType, image, optional, refuse } from './request-fields';
+import { boundText, MIN_FILTER } from '../domain/requests/number-bounds';
+import { bodyObject, CallbackUrlSchema, describe, gpuType, image, optional, price, refuse } from './request-fields';
 
 // ---- standing orders (issue 23; the rules are in standing-orders.ts) ----------------------------
 
@@ -34,7 +35,10 @@ export const WaitSecondsSchema = describe(
 /** The most server ids `exclude_servers` may list. */
 export const MAX_EXCLUDE_SERVERS = 100;
 
-/** A number in [min, max]: absent/null → undefined; else the 400 text naming the field and its range. */
+/**
+ * A number in [min, max]: absent/null → undefined; else the 400 text naming the field and its range.
+ * With min 0, a value above 0 is at least MIN_FILTER (issue 38 §6: 1e-200 is no filter DynamoDB can keep).
+ */
 const boundedNumber = (field: string, min: number, max: number, description: string, integer = false) =>
   z.optional(
     describe(
@@ -47,9 +51,12 @@ const boundedNumber = (field: string, min: number, max: number, description: str
             Number.isFinite(value) &&
             value >= min &&
             value <= max &&
-            (!integer || Number.isInteger(value))
+            (!integer || Number.isInteger(value)) &&
+            (min !== 0 || value === 0 || value >= MIN_FILTER)
           )
-            return value;
+            return value === 0 ? 0 : value;
+          if (min === 0 && typeof value === 'number' && value > 0 && value < MIN_FILTER)
+            return refuse(ctx, `${field} must be 0 or a number between ${boundText(MIN_FILTER)} and ${max}`);
           return refuse(ctx, `${field} must be ${integer ? 'a whole number' : 'a number'} between ${min} and ${max}`);
         }),
       ),
@@ -110,14 +117,10 @@ const PRICE_ALERT_REQUIRED = 'gpu_type and target_price required';
 /** POST /webhook/price-alert. */
 export const PriceAlertBodySchema = bodyObject({
   gpu_type: gpuType(PRICE_ALERT_REQUIRED),
-  target_price: describe(
-    z
-      .number({
-        error: (issue) =>
-          issue.input === undefined || issue.input === null ? PRICE_ALERT_REQUIRED : 'target_price must be a number',
-      })
-      .check(z.positive('target_price must be a positive number')),
-    { description: 'Alert when a server is available at or under this USD/hour spot price' },
+  target_price: price(
+    'target_price',
+    PRICE_ALERT_REQUIRED,
+    'Alert when a server is available at or under this USD/hour spot price',
   ),
   image,
   callback_url: optional(CallbackUrlSchema),

@@ -7,6 +7,7 @@
 import * as z from 'zod/mini';
 import { refusedUrlReason } from '../domain/address-policy';
 import type { ParseOutcome } from '../domain/requests/request-rules';
+import { boundText, MAX_USD_PER_HOUR, MIN_USD_PER_HOUR, usdPerHourRangeText } from '../domain/requests/number-bounds';
 import { refuse } from './refuse';
 
 /** Longest callback_url accepted; long enough for any real receiver, short enough to bound storage. */
@@ -51,16 +52,25 @@ export const gpuType = (requiredMessage: string) =>
       z.maxLength(MAX_GPU_TYPE_LENGTH, `gpu_type must be at most ${MAX_GPU_TYPE_LENGTH} characters`),
     );
 
-/** A positive USD price; the message names the field for a wrong type or a non-positive value. */
-export const price = (field: string, requiredMessage?: string) =>
+/**
+ * A positive USD price per hour within [MIN_USD_PER_HOUR, MAX_USD_PER_HOUR] (issue 38 §6); the message
+ * names the field for a wrong type, a non-positive value and a value out of range.
+ */
+export const price = (field: string, requiredMessage?: string, description = `${field} in USD per hour`) =>
   describe(
     z
       .number({
         error: (issue) =>
-          issue.input === undefined && requiredMessage ? requiredMessage : `${field} must be a number`,
+          (issue.input === undefined || issue.input === null) && requiredMessage
+            ? requiredMessage
+            : `${field} must be a number`,
       })
-      .check(z.positive(`${field} must be a positive number`)),
-    { description: `${field} in USD per hour` },
+      .check(
+        z.positive(`${field} must be a positive number`),
+        z.gte(MIN_USD_PER_HOUR, usdPerHourRangeText(field)),
+        z.lte(MAX_USD_PER_HOUR, usdPerHourRangeText(field)),
+      ),
+    { description: `${description} (${boundText(MIN_USD_PER_HOUR)} to ${MAX_USD_PER_HOUR})` },
   );
 
 /**

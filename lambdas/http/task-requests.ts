@@ -10,12 +10,14 @@ import {
   EXTEND_REQUIRED_ERROR,
   HOURS_ERROR,
   isLeaseHours,
+  leaseHoursProblem,
   MAX_DESIRED_PRICE,
   MAX_LEASE_HOURS,
   MAX_SPOT_RAISE_FACTOR,
   MIN_DESIRED_PRICE,
   SPOT_PRICE_REQUIRED_ERROR,
 } from '../domain/leases/lease';
+import { boundText, MIN_HOURS } from '../domain/requests/number-bounds';
 import { CANCEL_TASK_REQUIRED } from '../domain/recovery/standing-orders';
 import { isTaskId } from '../domain/requests/task-view';
 import { bodyObject, CallbackUrlSchema, describe, optional, OrderIdSchema, refuse } from './request-fields';
@@ -70,7 +72,7 @@ const requiredOrderId = (requiredMessage: string) =>
 /** A required field: absent or null → `requiredMessage`; present but failing `valid` → `invalidMessage`. */
 const requiredNumber = (
   requiredMessage: string,
-  invalidMessage: string,
+  invalidMessage: (value: unknown) => string,
   valid: (n: unknown) => n is number,
   meta: Record<string, unknown>,
 ) =>
@@ -79,7 +81,7 @@ const requiredNumber = (
       z.unknown(),
       z.transform((value, ctx): number => {
         if (value === undefined || value === null) return refuse(ctx, requiredMessage);
-        return valid(value) ? value : refuse(ctx, invalidMessage);
+        return valid(value) ? value : refuse(ctx, invalidMessage(value));
       }),
     ),
     meta,
@@ -111,12 +113,17 @@ const DesiredPriceSchema = describe(
 /** POST /webhook/extend-order. */
 export const ExtendOrderBodySchema = bodyObject({
   order_id: requiredOrderId(EXTEND_REQUIRED_ERROR),
-  hours: requiredNumber(EXTEND_REQUIRED_ERROR, HOURS_ERROR, isLeaseHours, {
-    description: `Hours added to the lease (> 0, at most ${MAX_LEASE_HOURS}); the new end is max(now, current end) + hours`,
-    type: 'number',
-    exclusiveMinimum: 0,
-    maximum: MAX_LEASE_HOURS,
-  }),
+  hours: requiredNumber(
+    EXTEND_REQUIRED_ERROR,
+    (value) => leaseHoursProblem(value, 'hours', HOURS_ERROR),
+    isLeaseHours,
+    {
+      description: `Hours added to the lease (at least ${boundText(MIN_HOURS)}, at most ${MAX_LEASE_HOURS}); the new end is max(now, current end) + hours`,
+      type: 'number',
+      minimum: MIN_HOURS,
+      maximum: MAX_LEASE_HOURS,
+    },
+  ),
   callback_url: optional(CallbackUrlSchema),
 });
 export type ExtendOrderBody = z.infer<typeof ExtendOrderBodySchema>;

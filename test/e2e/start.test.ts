@@ -29,7 +29,7 @@ const fakeRuntime = (env: Record<string, string>, withSimulator = true): LocalRu
   dynamo: { endpoint: 'http://127.0.0.1:5003', tableName: 'relay' },
   env: { MARKETPLACE_URL: 'http://127.0.0.1:5001', ...env },
   timings: { total: 1234 },
-  watch: { sweeps: () => 0 },
+  watch: { sweeps: () => 0, completed: () => 0 },
   iam: { mode: 'report', denials: () => [] },
   close: async () => undefined,
 });

@@ -55,6 +55,12 @@ export class FakeLeaseStore implements LeaseStore {
     return s ? view(s) : undefined;
   }
 
+  public async cancelled(orderId: number, at: number): Promise<void> {
+    await tick();
+    const s = this.orders.get(orderId);
+    if (s && s.order.cancelled_at === undefined) s.order = { ...s.order, cancelled_at: at };
+  }
+
   public async getMany(orderIds: readonly number[]): Promise<ReadonlyMap<number, TrackedOrder>> {
     await tick();
     const out = new Map<number, TrackedOrder>();

@@ -56,6 +56,8 @@ describe('Workflow: create-order', () => {
       ssh_connection: expect.stringContaining('ssh'),
       gpu: ['ZETA Z9000', 'ZETA Z9000'],
       price_usd: 0.45,
+      // The bid (8.8 in the coin) at the server's on-demand USD rate (issue 38 §8).
+      bid_usd_per_hour: 0.396,
       chosen: 'first of 1 match at $0.45/h',
     });
     // Signed per Standard Webhooks with the callback signing secret, never like a request.

@@ -69,6 +69,16 @@ export class DynamoDbLeaseBook implements LeaseBook {
     return toTracked(Item);
   }
 
+  public async cancelled(orderId: number, at: number): Promise<void> {
+    // Only an order the relay tracks; a repeated cancel keeps the first moment.
+    await updateItem(this.doc, this.tableName, leaseKeys.lease(orderId), {
+      UpdateExpression: 'SET #at = if_not_exists(#at, :at)',
+      ConditionExpression: 'attribute_exists(#pk)',
+      ExpressionAttributeNames: { '#at': 'cancelled_at', '#pk': 'pk' },
+      ExpressionAttributeValues: { ':at': at },
+    });
+  }
+
   public async getMany(orderIds: readonly number[]): Promise<ReadonlyMap<number, TrackedOrder>> {
     const items = await this.batchGet([...new Set(orderIds)].map((id) => leaseKeys.lease(id)));
     const byId = new Map<number, TrackedOrder>();

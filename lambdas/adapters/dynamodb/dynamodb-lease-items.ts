@@ -3,8 +3,8 @@
  * dynamodb-lease-store.ts): their keys, attributes and claim tokens. The table has a partition key
  * only (`pk`, no sort key, no GSI), so the due index is built from whole items looked up by key:
  *
- * - `LEASE#<order_id>`: the order record (task_id, callback_url, spot) and its lease (expires_at,
- *   hours, warned_for, cancel_claimed_at, ended_at, end_reason). The source of truth.
+ * - `LEASE#<order_id>`: the order record (task_id, callback_url, spot, cancelled_at) and its lease
+ *   (expires_at, hours, warned_for, cancel_claimed_at, ended_at, end_reason). The source of truth.
  * - `LEASE_DUE#<yyyy-mm-ddThh:mm>`: one item per 15-minute bucket of lease ends; each lease ending in
  *   the bucket is one attribute `d<order_id>_<expires_at>` (value: expires_at). A sweep reads the
  *   buckets from the cursor up to the bucket of `before` by key (BatchGet), then only the lease items
@@ -78,6 +78,7 @@ const LeaseItemSchema = z.object({
   warned_for: z.optional(z.number()),
   cancel_claimed_at: z.optional(z.number()),
   end_reason: z.optional(z.enum(['cancelled', 'order_gone'])),
+  cancelled_at: z.optional(z.number()),
 });
 
 /** The optional fields of a watched order, stored in its lease item when set. */
@@ -91,7 +92,12 @@ export const toTracked = (item: Record<string, unknown> | undefined): TrackedOrd
   const parsed = LeaseItemSchema.safeParse(item);
   if (!parsed.success) return undefined;
   const i = parsed.data;
-  const order: WatchedOrder = { order_id: i.order_id, task_id: i.task_id, ...setOrderOptions(i) };
+  const order: WatchedOrder = {
+    order_id: i.order_id,
+    task_id: i.task_id,
+    ...setOrderOptions(i),
+    ...(i.cancelled_at !== undefined ? { cancelled_at: i.cancelled_at } : {}),
+  };
   if (i.expires_at === undefined || i.hours === undefined) return order;
   const lease: Lease = {
     ...order,

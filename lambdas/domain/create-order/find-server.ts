@@ -15,6 +15,7 @@ import {
 } from '../hosts/matching';
 import type { MarketplaceClient, ServerClaims, TaskRepository, WaitingTasks } from '../ports';
 import {
+  allInUsdPerHour,
   budgetApplies,
   orderUsdPerHour,
   SPEND_PERIOD_HOURS,
@@ -138,8 +139,11 @@ export const findServerOrWait = async (
       // A standing order admitted at acceptance (issue 29 §5) that finds its server at once leaves the
       // queue here: its pending entry and its slots under the caps are given back.
       if (standing && !state.resume && !state.search) await standing.remove(state.task_id, 0);
-      const bid = request.use_spot ? spotBidFor(server, request.currency) : undefined;
+      // The bid is capped at max_price (issue 38 §8), and the reservation uses the same figure.
+      const bid = request.use_spot ? spotBidFor(server, request.currency, request.max_price) : undefined;
       const usdPerHour = orderUsdPerHour(server, request);
+      const allIn =
+        usdPerHour !== undefined && deps.fees?.renter_fee_percent ? allInUsdPerHour(usdPerHour, deps.fees) : undefined;
       const perCoin = usdPerCoin(server, request.currency, SPEND_PERIOD_HOURS);
       const price = comparablePriceUsd(server, request.use_spot, request.currency);
       return {
@@ -149,6 +153,7 @@ export const findServerOrWait = async (
           price_usd: typeof server.price.usd_per_hour.spot === 'number' ? server.price.usd_per_hour.spot : null,
           ...(bid !== undefined ? { spot_bid: bid } : {}),
           ...(usdPerHour !== undefined ? { usd_per_hour: usdPerHour } : {}),
+          ...(allIn !== undefined ? { all_in_usd_per_hour: allIn } : {}),
           ...(perCoin !== undefined && perCoin > 0 ? { usd_per_coin: perCoin } : {}),
         },
         attempt,

@@ -74,6 +74,10 @@ export const workflowResult = (state: WorkflowState): CreateOrderSuccess | Failu
       ssh_connection: check.order.ssh_connection ?? '',
       gpu: state.search.server.gpu_array,
       price_usd: state.search.server.price_usd,
+      ...(state.search.server.usd_per_hour !== undefined ? { bid_usd_per_hour: state.search.server.usd_per_hour } : {}),
+      ...(state.search.server.all_in_usd_per_hour !== undefined
+        ? { all_in_usd_per_hour: state.search.server.all_in_usd_per_hour }
+        : {}),
       ...(leaseEnd !== undefined ? { lease_expires_at: leaseEnd } : {}),
       ...(state.search.chosen !== undefined ? { chosen: state.search.chosen } : {}),
       ...(check.ssh_host_key_sha256 !== undefined ? { ssh_host_key_sha256: check.ssh_host_key_sha256 } : {}),

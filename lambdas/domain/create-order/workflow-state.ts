@@ -23,10 +23,15 @@ export interface ChosenServer {
   readonly gpu_array: readonly string[];
   /** usd.spot of the server: the result's price_usd (spec §2.3), null when not stated. */
   readonly price_usd: number | null;
-  /** price.spot[currency] × 1.1 for spot orders. */
+  /** min(price.spot[currency] × 1.1, max_price in that coin) for spot orders, never below the spot price (issue 38 §8). */
   readonly spot_bid?: number;
-  /** The most the order costs per hour in USD (on-demand price, or the spot bid): what a budget reserves (issue 24). */
+  /**
+   * The most the order costs per hour in USD (on-demand price, or the spot bid): what a budget reserves
+   * (issue 24) and the result's `bid_usd_per_hour` (issue 38 §8).
+   */
   readonly usd_per_hour?: number;
+  /** usd_per_hour with the renter fee (RENTER_FEE_PERCENT), when there is one: the result's `all_in_usd_per_hour`. */
+  readonly all_in_usd_per_hour?: number;
   /**
    * USD per unit of the order's coin as the listing showed it (1 for USD-Blockchain): converts the
    * marketplace's `spend` at settlement, never the price at that time (issue 29 §3).

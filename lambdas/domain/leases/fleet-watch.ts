@@ -381,6 +381,14 @@ const reportStatusChanges = async (
   }
 };
 
+/**
+ * When an order the sweep sees gone ended (issue 38 §9): the moment the relay cancelled it, when it
+ * did (a cancel-order; after the sweep's start when the cancel landed during the sweep); else the
+ * sweep's time, the bound for an order that ended on its own.
+ */
+export const endedAt = (record: Pick<TrackedOrder, 'cancelled_at'> | undefined, now: number): number =>
+  record?.cancelled_at ?? now;
+
 /** One status change: an ended order settled first, the watch moved on, its lease closed, reported, an outbid order recovered. */
 const applyStatusChange = async (
   sweep: Sweep,
@@ -397,7 +405,7 @@ const applyStatusChange = async (
   if (
     change.terminal &&
     !(await settle.order(records.get(change.order_id), {
-      ended_at: now,
+      ended_at: endedAt(records.get(change.order_id), now),
       ...(await settle.billed(change.order_id)),
     }))
   )

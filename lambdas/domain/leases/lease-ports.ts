@@ -30,6 +30,11 @@ export interface LeaseBook {
   ): Promise<void>;
 
   get(orderId: number): Promise<TrackedOrder | undefined>;
+  /**
+   * Records that the relay cancelled the order at `at` (Unix seconds, issue 38 §9), once: the first
+   * moment stays. Nothing for an order the relay does not track.
+   */
+  cancelled(orderId: number, at: number): Promise<void>;
   getMany(orderIds: readonly number[]): Promise<ReadonlyMap<number, TrackedOrder>>;
 
   /**

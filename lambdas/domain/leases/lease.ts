@@ -4,6 +4,7 @@
  * ids, chat texts and the spot price decrease rule; the sweep's rule is in lease-sweep.ts. No clock,
  * no environment, no I/O: time arrives as `now` (Unix seconds).
  */
+import { MIN_HOURS, minHoursText } from '../requests/number-bounds';
 import type { ParseOutcome } from '../requests/request-rules';
 import type { Order, Server } from '../marketplace-types';
 import type { OnOutbid } from '../recovery/on-outbid';
@@ -41,9 +42,16 @@ export const DESIRED_PRICE_RANGE_ERROR =
 /** A raise to more than this many times the order's current price is refused by the relay (a likely unit mistake). */
 export const MAX_SPOT_RAISE_FACTOR = 10;
 
-/** A lease length in hours: a finite number, > 0 and ≤ 720; fractions allowed. */
+/** A lease length in hours: a finite number, at least MIN_HOURS (0.001, issue 38 §6) and ≤ 720; fractions allowed. */
 export const isLeaseHours = (value: unknown): value is number =>
-  typeof value === 'number' && Number.isFinite(value) && value > 0 && value <= MAX_LEASE_HOURS;
+  typeof value === 'number' && Number.isFinite(value) && value >= MIN_HOURS && value <= MAX_LEASE_HOURS;
+
+/**
+ * The 400 text of a lease length that is not {@link isLeaseHours}: `tooSmall` for a number in
+ * (0, MIN_HOURS) (issue 38 §6: 1e-200 hours is "between 0 and 720" but no lease), else `otherwise`.
+ */
+export const leaseHoursProblem = (value: unknown, field: string, otherwise: string): string =>
+  typeof value === 'number' && value > 0 && value < MIN_HOURS ? minHoursText(field) : otherwise;
 
 /**
  * `max_hours` of create-order: absent or null → undefined (DEFAULT_MAX_HOURS applies), a valid
@@ -51,7 +59,9 @@ export const isLeaseHours = (value: unknown): value is number =>
  */
 export const parseMaxHours = (value: unknown): ParseOutcome<number | undefined> => {
   if (value === undefined || value === null) return { ok: true, value: undefined };
-  return isLeaseHours(value) ? { ok: true, value } : { ok: false, error: MAX_HOURS_ERROR };
+  return isLeaseHours(value)
+    ? { ok: true, value }
+    : { ok: false, error: leaseHoursProblem(value, 'max_hours', MAX_HOURS_ERROR) };
 };
 
 /** The lease of a new order: the request's `max_hours`, else DEFAULT_MAX_HOURS, else none. */
@@ -102,6 +112,12 @@ export interface WatchedOrder {
    * outbid replacement (issue 23) is placed, and reserved, by a round of its own.
    */
   readonly spend_task_id?: string;
+  /**
+   * When the relay cancelled the order (Unix seconds, fractions kept: issue 38 §9): a cancel-order, or
+   * the cancel of an outbid order a replacement took over. The settlement's end when the sweep sees
+   * the order gone later; absent when the order ended on its own (the sweep's time is then the bound).
+   */
+  readonly cancelled_at?: number;
 }
 
 /** The task whose spending reservation covers the order. */

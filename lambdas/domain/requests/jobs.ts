@@ -68,7 +68,10 @@ export interface JobDeps {
   readonly notifier: Notifier;
   readonly workflow: WorkflowStarter;
   /** Leases and watched orders (issue 14): extend-order, set-spot-price, and lease ends in status. */
-  readonly leases: Pick<LeaseBook, 'get' | 'getMany' | 'extend' | 'claimSpotDecrease' | 'releaseSpotDecrease'>;
+  readonly leases: Pick<
+    LeaseBook,
+    'get' | 'getMany' | 'extend' | 'claimSpotDecrease' | 'releaseSpotDecrease' | 'cancelled'
+  >;
   readonly config: JobConfig;
   /** The standing-order queue (issue 23): cancel-task. */
   readonly waiting?: Pick<WaitingTasks, 'get' | 'remove'>;
@@ -122,10 +125,14 @@ const gpuLabel = (server: Server): string => server.specs.gpu || server.gpu_arra
 
 // ---- cancel-order --------------------------------------------------------------------------
 
-/** Cancels an order on the marketplace and tells the chat. */
+/**
+ * Cancels an order on the marketplace, records the moment on the order's record (the ledger settles
+ * to it, not to the sweep that sees the order gone: issue 38 §9) and tells the chat. `now` is epoch ms.
+ */
 export const runCancel = async (
   input: CancelOrderInput,
-  deps: Pick<JobDeps, 'marketplace' | 'notifier'>,
+  deps: Pick<JobDeps, 'marketplace' | 'notifier'> & { readonly leases?: Pick<LeaseBook, 'cancelled'> },
+  now: number,
 ): Promise<CancelSuccess> => {
   try {
     await deps.marketplace.cancelOrder(input.order_id);
@@ -138,6 +145,8 @@ export const runCancel = async (
     if (!listed) throw new MarketplaceInvalidInputError(notAccountOrderText(input.order_id));
     if (listed.status !== 'expired') throw error;
   }
+  // After the marketplace call: a cancel that failed must not end the order's time held early.
+  if (deps.leases) await deps.leases.cancelled(input.order_id, now / 1000);
   await deps.notifier.chat(orderCancelledText(input.order_id));
   return { success: true, order_id: input.order_id, status: 'cancelled' };
 };
@@ -368,7 +377,7 @@ export const runJob = async (message: TypedJobMessage, deps: JobDeps, now: numbe
   if (refusal) return refusal;
   switch (message.kind) {
     case 'cancel-order':
-      return runCancel(message.input, deps);
+      return runCancel(message.input, deps, now);
     case 'status':
       return runStatus(message.input, deps, message.origin.caller);
     case 'price-alert':

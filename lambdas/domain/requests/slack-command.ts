@@ -2,6 +2,7 @@
 import { isOnOutbid, parseWaitDuration, WAIT_DURATION_RULE } from '../../../contract/wait-and-outbid';
 import type { OnOutbid } from '../../../contract/wait-and-outbid';
 import { isLeaseHours, MAX_DESIRED_PRICE, MIN_DESIRED_PRICE } from '../leases/lease';
+import { boundText, isUsdPerHourInRange, MIN_FILTER, usdPerHourRangeText } from './number-bounds';
 
 /** A bid in the marketplace's unit within the range the webhook accepts (lease.ts DESIRED_PRICE_RANGE_ERROR). */
 const isDesiredPrice = (price: number | undefined): price is number =>
@@ -51,7 +52,7 @@ const RENT_USAGE = (command: string) =>
 const CANCEL_USAGE = (command: string) => `Usage: \`${command} cancel <order_id>\` (order_id is a positive integer)`;
 
 const EXTEND_USAGE = (command: string) =>
-  `Usage: \`${command} extend <order_id> <hours>\`, e.g. \`${command} extend 123456 2\` (hours > 0, at most 720, fractions allowed)`;
+  `Usage: \`${command} extend <order_id> <hours>\`, e.g. \`${command} extend 123456 2\` (hours at least 0.001, at most 720, fractions allowed)`;
 
 const BID_USAGE = (command: string) =>
   `Usage: \`${command} bid <order_id> <price>\`, e.g. \`${command} bid 123456 1540\` (the new spot price in the order currency per day, the marketplace's unit, between 0.00000001 and 10000000)`;
@@ -108,10 +109,11 @@ const parseRent = (args: readonly string[], command: string): SlackCommand => {
       const [name, value] = lower.split('=', 2) as [string, string];
       const max = name === 'rel' ? 1 : 5;
       const n = /^(\d+(\.\d+)?|\.\d+)$/.test(value) ? Number(value) : Number.NaN;
-      if (!(n >= 0 && n <= max))
+      // A filter that is not 0 is at least MIN_FILTER (issue 38 §6: 1e-200 is no filter the queue can store).
+      if (!(n >= 0 && n <= max) || (n > 0 && n < MIN_FILTER))
         return {
           kind: 'usage',
-          text: `\`${echo(word)}\`: ${name}= takes a number from 0 to ${max}.\n${RENT_USAGE(command)}`,
+          text: `\`${echo(word)}\`: ${name}= takes 0 or a number from ${boundText(MIN_FILTER)} to ${max}.\n${RENT_USAGE(command)}`,
         };
       if (name === 'rel') {
         if (minReliability !== undefined) return usage;
@@ -132,6 +134,11 @@ const parseRent = (args: readonly string[], command: string): SlackCommand => {
     } else if (i === 0) {
       maxPrice = parsePrice(word);
       if (maxPrice === undefined) return usage;
+      if (!isUsdPerHourInRange(maxPrice))
+        return {
+          kind: 'usage',
+          text: `\`${echo(word)}\`: ${usdPerHourRangeText('max_price')}.\n${RENT_USAGE(command)}`,
+        };
     } else {
       return usage;
     }

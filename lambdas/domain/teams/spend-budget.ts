@@ -85,21 +85,29 @@ export const feesNote = (usdPerHour: number, fees: MarketplaceFees): string => {
 
 /**
  * The most an order on `server` can cost per hour, in USD: the on-demand price in the order currency,
- * or for a spot order its bid (1.1 × the spot price) in USD. Undefined when the server states neither.
+ * or for a spot order its bid (1.1 × the spot price, capped at the request's `max_price`: issue 38 §8)
+ * in USD. Undefined when the server states neither.
  */
 export const orderUsdPerHour = (
   server: Server,
-  request: { readonly use_spot: boolean; readonly currency: string },
+  request: { readonly use_spot: boolean; readonly currency: string; readonly max_price?: number | undefined },
 ): number | undefined => {
   if (!request.use_spot) {
     const price = server.price.usd_per_hour.on_demand[request.currency];
     return typeof price === 'number' && price > 0 ? price : undefined;
   }
-  const bid = spotBidFor(server, request.currency);
+  const cap = request.max_price;
+  const bid = spotBidFor(server, request.currency, cap);
   const bidUsd = bid === undefined ? null : marketplacePriceUsdPerHour(server, request.currency, bid);
-  if (bidUsd !== null && bidUsd > 0) return bidUsd;
+  // A bid capped at max_price is max_price in USD: the conversion's rounding must not show a cent more.
+  const plain = spotBidFor(server, request.currency);
+  const listed = server.price.spot[request.currency];
+  const capped = cap !== undefined && bid !== undefined && plain !== undefined && bid < plain && bid > (listed ?? 0);
+  if (bidUsd !== null && bidUsd > 0) return capped ? Math.min(bidUsd, cap) : bidUsd;
   const spot = server.price.usd_per_hour.spot;
-  return typeof spot === 'number' && spot > 0 ? roundUsd(spot * 1.1) : undefined;
+  if (!(typeof spot === 'number' && spot > 0)) return undefined;
+  const plainUsd = roundUsd(spot * 1.1);
+  return cap !== undefined && plainUsd > cap ? Math.max(spot, cap) : plainUsd;
 };
 
 /** The worst case of `hours` at `usdPerHour`, fees included (the creation fee with `creation: true`, once per order). */

@@ -1,9 +1,11 @@
 /**
  * Settling ended orders in the fleet watch (issue 24): every order the relay placed is watched, so
  * the sweep that sees one end (cancelled by its lease, by a cancel-order, outbid, expired, gone)
- * settles its reservation to the actual cost, within one sweep interval of the end. The hours held
- * are the marketplace's own (`billed_hours`, from production's `spend`) when it reports them, read
- * once per sweep with completed orders included; otherwise readiness to the sweep that saw the end.
+ * settles its reservation to the actual cost, within one sweep interval of the end. The cost is the
+ * marketplace's `spend` where it reports it (production's, read once per sweep with completed orders
+ * included); otherwise the price steps over the hours held: readiness to the moment the relay
+ * cancelled the order when it did (issue 38 §9, the order record's `cancelled_at`), else to the sweep
+ * that saw the end (the bound for an order that ended on its own).
  */
 import { spendTaskOf, type TrackedOrder } from '../leases/lease';
 import type { Order } from '../marketplace-types';

@@ -38,6 +38,7 @@ const ChosenServerSchema = z.object({
   price_usd: z.nullable(z.number()),
   spot_bid: z.optional(z.number().check(z.positive())),
   usd_per_hour: z.optional(z.number().check(z.positive())),
+  all_in_usd_per_hour: z.optional(z.number().check(z.positive())),
   usd_per_coin: z.optional(z.number().check(z.positive())),
 });
 

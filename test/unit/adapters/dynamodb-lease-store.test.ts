@@ -98,6 +98,17 @@ describe('Adapter: DynamoDbLeaseStore (dynalite)', () => {
     expect(await s.get(3)).toEqual(order);
   });
 
+  it('records the moment the relay cancelled an order once, and nothing for an order it does not track (issue 38 §9)', async () => {
+    const s = store();
+    await s.track({ order_id: 5, task_id: 't5' }, { now: T0, status: 'running' });
+    await s.cancelled(5, T0 + 21.5);
+    await s.cancelled(5, T0 + 40);
+    await s.cancelled(6, T0 + 21.5);
+    expect(await s.get(5)).toEqual({ order_id: 5, task_id: 't5', cancelled_at: T0 + 21.5 });
+    expect((await s.getMany([5])).get(5)?.cancelled_at).toBe(T0 + 21.5);
+    expect(await s.get(6)).toBeUndefined();
+  });
+
   it(`finds the ${FLEET.due} due leases among ${FLEET.total} reading O(due) items`, async () => {
     // Prepare: FLEET.due leases ended within the last minute, the others ending 2 h to 2 days later.
     const seeding = store();

@@ -5,6 +5,7 @@ import {
 } from '../../../lambdas/domain/errors';
 import { sweepFleet, type FleetWatchDeps } from '../../../lambdas/domain/leases/fleet-watch';
 import { extendOrder, setSpotPrice } from '../../../lambdas/domain/leases/lease-jobs';
+import { runCancel } from '../../../lambdas/domain/requests/jobs';
 import { anOrder, aServer } from '../../fakes/builders';
 import { FakeEventSender } from '../../fakes/event-sender';
 import { FakeLeaseStore } from '../../fakes/lease-store';
@@ -198,6 +199,30 @@ describe('Function: sweepFleet', () => {
     marketplace.orders = [anOrder(1), anOrder(2, { status: 'running', type: 'spot' })];
     await sweepFleet(deps, { now: NOW + 120 });
     expect(events.sent.map((e) => e.id)[2]).toBe(`status_changed:2:paused:running:${NOW}`);
+  });
+
+  it('settles an order a cancel-order ended at the cancel, not at the sweep that sees it gone; one that ended on its own at the sweep (issue 38 §9)', async () => {
+    // Prepare: two orders watched; 42 is cancelled by the relay 37 s before the sweep, 43 ends on its own
+    const { deps, leases, marketplace, notifier } = setup();
+    const settled: { task: string; ended_at: number }[] = [];
+    const spend = {
+      settle: async (task: string, end: { ended_at: number }) => {
+        settled.push({ task, ended_at: end.ended_at });
+        return undefined;
+      },
+    };
+    for (const id of [42, 43])
+      await leases.track({ order_id: id, task_id: `t${id}` }, { now: NOW - 100, status: 'running' });
+    marketplace.orders = [anOrder(42), anOrder(43)];
+    await runCancel({ order_id: 42 }, { marketplace, notifier, leases }, (NOW - 37) * 1000);
+    marketplace.orders = [anOrder(42, { status: 'expired' })];
+    // Act
+    await sweepFleet({ ...deps, spend }, { now: NOW });
+    // Assess
+    expect(settled).toEqual([
+      { task: 't42', ended_at: NOW - 37 },
+      { task: 't43', ended_at: NOW },
+    ]);
   });
 
   it('reports a status change once when two sweeps overlap', async () => {

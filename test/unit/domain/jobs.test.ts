@@ -27,7 +27,7 @@ describe('Function: runCancel', () => {
     // Prepare
     const { deps, marketplace, notifier } = jobFakes();
     // Act
-    const result = await runCancel({ order_id: 4242 }, deps);
+    const result = await runCancel({ order_id: 4242 }, deps, NOW);
     // Assess
     expect(result).toEqual({ success: true, order_id: 4242, status: 'cancelled' });
     expect(marketplace.cancelled).toEqual([4242]);
@@ -41,7 +41,7 @@ describe('Function: runCancel', () => {
     const { deps, marketplace, notifier } = jobFakes();
     marketplace.failures.push(new MarketplaceUnavailableError('status 503'));
     // Act + Assess
-    await expect(runCancel({ order_id: 1 }, deps)).rejects.toThrow('status 503');
+    await expect(runCancel({ order_id: 1 }, deps, NOW)).rejects.toThrow('status 503');
     expect(notifier.chats).toEqual([]);
   });
 
@@ -51,7 +51,7 @@ describe('Function: runCancel', () => {
     marketplace.orders = [anOrder(7, { status: 'running' })];
     marketplace.failures.push(new MarketplaceInvalidInputError('marketplace rejected the input of cancel_order'));
     // Act
-    const outcome = runCancel({ order_id: 99999 }, deps);
+    const outcome = runCancel({ order_id: 99999 }, deps, NOW);
     // Assess
     await expect(outcome).rejects.toThrow(
       new MarketplaceInvalidInputError("order 99999 is not one of this account's orders"),
@@ -63,9 +63,9 @@ describe('Function: runCancel', () => {
     const { deps, marketplace } = jobFakes();
     marketplace.orders = [anOrder(7, { status: 'running' }), anOrder(8, { status: 'expired' })];
     marketplace.failures.push(new MarketplaceInvalidInputError('marketplace rejected the input of cancel_order'));
-    await expect(runCancel({ order_id: 7 }, deps)).rejects.toThrow('marketplace rejected the input of cancel_order');
+    await expect(runCancel({ order_id: 7 }, deps, NOW)).rejects.toThrow('marketplace rejected the input of cancel_order');
     marketplace.failures.push(new MarketplaceInvalidInputError('marketplace rejected the input of cancel_order'));
-    expect(await runCancel({ order_id: 8 }, deps)).toEqual({ success: true, order_id: 8, status: 'cancelled' });
+    expect(await runCancel({ order_id: 8 }, deps, NOW)).toEqual({ success: true, order_id: 8, status: 'cancelled' });
   });
 });
 

@@ -216,6 +216,60 @@ describe('Function: findServer', () => {
     expect(result.chosen).toBe('cheapest of 3 matches at $0.31/h ($0.33/h with the 5 % renter fee, + $0.10 per order)');
   });
 
+  describe('max_price is what the caller pays at most (issue 38 §8)', () => {
+    /** A server whose coin is worth $0.12/h a unit (10 a day on demand = $1.2/h) and whose spot is `spotUsd` in USD/h. */
+    const atSpot = (id: number, spotUsd: number) =>
+      aServer(id, {
+        price: {
+          on_demand: { [NATIVE]: 10 },
+          spot: { [NATIVE]: spotUsd / 0.12 },
+          usd_per_hour: { on_demand: { [NATIVE]: 1.2 }, spot: spotUsd },
+        },
+      });
+
+    it('--max-price 0.25 --prefer cheapest on a $0.24/h server bids $0.25/h, not 1.1 × 0.24 = $0.264/h', async () => {
+      // Prepare: the cheapest match lists $0.24/h; 1.1 × its spot price would be above the cap
+      const deps = { ...setup(), fees: { renter_fee_percent: 5, creation_fee_usd: 0.1 } };
+      deps.marketplace.servers = [atSpot(1, 0.3), atSpot(2, 0.24)];
+      const state = aState();
+      // Act
+      const result = await findServer(
+        { ...state, request: { ...state.request, max_price: 0.25, prefer: 'cheapest' } },
+        deps,
+        NOW,
+      );
+      // Assess: the bid in the coin is the cap converted at the server's rate (0.25 / 0.12), never above it
+      expect(result.server.id).toBe(2);
+      expect(result.server.spot_bid).toBeLessThanOrEqual(0.25 / 0.12);
+      expect(result.server.spot_bid).toBeCloseTo(0.25 / 0.12, 8);
+      expect(result.server.spot_bid).toBeGreaterThan(2);
+      // What is reserved and shown is the same bid in USD: $0.25/h, and $0.2625/h with the 5 % renter fee
+      expect(result.server.usd_per_hour).toBe(0.25);
+      expect(result.server.all_in_usd_per_hour).toBe(0.2625);
+    });
+
+    it('keeps 1.1 × spot when that is under the cap, and never bids below the listed spot price', async () => {
+      const deps = setup();
+      deps.marketplace.servers = [atSpot(1, 0.2)];
+      const state = aState();
+      const under = await findServer({ ...state, request: { ...state.request, max_price: 0.25 } }, deps, NOW);
+      expect(under.server.spot_bid).toBeCloseTo(0.22 / 0.12, 8);
+      expect(under.server.usd_per_hour).toBeCloseTo(0.22, 6);
+      expect(under.server.all_in_usd_per_hour).toBeUndefined();
+
+      // A cap equal to the spot price: the bid is the spot price itself
+      deps.claims.holders.clear();
+      deps.tasks.seed('task-2');
+      const atCap = await findServer(
+        { ...state, task_id: 'task-2', request: { ...state.request, max_price: 0.2 } },
+        deps,
+        NOW,
+      );
+      expect(atCap.server.spot_bid).toBeCloseTo(0.2 / 0.12, 8);
+      expect(atCap.server.usd_per_hour).toBeLessThanOrEqual(0.2);
+    });
+  });
+
   it('prefer reliable takes the highest reliability, then rating, then price', async () => {
     const deps = setup();
     deps.marketplace.servers = [

@@ -42,6 +42,22 @@ describe('Function: workflowResult', () => {
       access: { ssh: { host: 'x', port: 22, user: 'root', command: 'ssh root@x' } },
     });
   });
+
+  it('carries the bid in USD per hour beside price_usd, and the all-in price with the renter fee (issue 38 §8)', () => {
+    const placed = search(4);
+    const state = aState({
+      search: {
+        ...placed,
+        server: { ...placed.server, price_usd: 0.24, usd_per_hour: 0.25, all_in_usd_per_hour: 0.2625 },
+      },
+      check: { ready: true, timedOut: false, order: { order_id: 9, status: 'running', ssh_connection: 'ssh x' } },
+    });
+    expect(workflowResult(state)).toMatchObject({
+      price_usd: 0.24,
+      bid_usd_per_hour: 0.25,
+      all_in_usd_per_hour: 0.2625,
+    });
+  });
 });
 
 describe('Function: reportResult', () => {
