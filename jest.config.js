@@ -45,7 +45,8 @@ module.exports = {
       // - host-choice (issue 31): reliability, rating and prices read from either dialect's listing;
       // - ssh-login (issue 31): the login readiness probe against either dialect's order shapes;
       // - host-records (issue 31 §2): a host avoided after failed logins, in either dialect;
-      // - settlement (issue 38 §9): a cancelled order settled to the cancel (the live dialect's `spend`).
+      // - settlement (issue 38 §9): a cancelled order settled to the cancel (the live dialect's `spend`);
+      // - access (issue 37): keys, passwords, tokens and logins through either dialect's create_order and orders.
       testMatch: [
         '<rootDir>/test/e2e/relay.test.ts',
         '<rootDir>/test/e2e/fleet-watch.test.ts',
@@ -61,6 +62,7 @@ module.exports = {
         '<rootDir>/test/e2e/ssh-login.test.ts',
         '<rootDir>/test/e2e/host-records.test.ts',
         '<rootDir>/test/e2e/settlement.test.ts',
+        '<rootDir>/test/e2e/access.test.ts',
       ],
       setupFiles: [...base.setupFiles, '<rootDir>/test/setup-live-dialect.ts'],
       setupFilesAfterEnv: ['<rootDir>/test/setup-iam-checks.ts'],

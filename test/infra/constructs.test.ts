@@ -162,15 +162,19 @@ describe('Constructs: RelayTable, WebhookApi, Monitoring', () => {
       },
     );
 
-    it('lets the Slack command start executions, send messages and read only the Slack signing secret', () => {
+    it("lets the Slack command start executions, send messages and read only the Slack signing secret and the caller keys' data key", () => {
       const actions = actionsOf(template, 'WebhookApiSlackCommandFunction');
       expect([...actions]).toEqual(
         expect.arrayContaining(['states:StartExecution', 'sqs:SendMessage', 'secretsmanager:GetSecretValue']),
       );
       const secretRefs = resourcesFor(template, 'WebhookApiSlackCommandFunction', 'secretsmanager:GetSecretValue');
-      expect(secretRefs).toEqual([
-        JSON.stringify({ Ref: logicalIdOf(template, 'AWS::SecretsManager::Secret', 'SecretsSlackSigningSecret') }),
-      ]);
+      // The caller keys' data key seals a rent's generated Jupyter token (issue 37 §3).
+      expect(secretRefs.sort()).toEqual(
+        [
+          JSON.stringify({ Ref: logicalIdOf(template, 'AWS::SecretsManager::Secret', 'SecretsSlackSigningSecret') }),
+          JSON.stringify({ Ref: logicalIdOf(template, 'AWS::SecretsManager::Secret', 'SecretsCallerKeysSecret') }),
+        ].sort(),
+      );
     });
 
     it('lets the marketplace summary read the API key and nothing but the API key', () => {
@@ -238,7 +242,7 @@ describe('Constructs: RelayTable, WebhookApi, Monitoring', () => {
       const byId = Object.fromEntries(ROUTES.map((r) => [r.id, routeSecrets(r)]));
       expect(byId.CreateOrder).toEqual(['webhook', 'callerKeys']);
       expect(byId.MarketplaceSummary).toEqual(['apiKey']);
-      expect(byId.SlackCommand).toEqual(['slack']);
+      expect(byId.SlackCommand).toEqual(['slack', 'callerKeys']);
       expect(byId.Health).toEqual([]);
     });
   });

@@ -182,7 +182,9 @@ describe('Table access: LeadingKeys grants per function', () => {
     // A standing order the cap refuses waits again (issue 23): ReserveQuota marks its task waiting and queues it.
     expect(allows(dynamoStatementsOf('WorkflowReserveQuota'), 'dynamodb:UpdateItem', keys.task('t1'))).toBe(true);
     expect(allows(dynamoStatementsOf('WorkflowReserveQuota'), 'dynamodb:UpdateItem', keys.waiting('t1'))).toBe(true);
-    expect(allows(dynamoStatementsOf('WorkflowCheckOrder'), 'dynamodb:GetItem', keys.task('t1'))).toBe(false);
+    // CheckOrder reads a task (the caller's sealed password logs in, issue 37) but never writes one.
+    expect(allows(dynamoStatementsOf('WorkflowCheckOrder'), 'dynamodb:GetItem', keys.task('t1'))).toBe(true);
+    expect(allows(dynamoStatementsOf('WorkflowCheckOrder'), 'dynamodb:UpdateItem', keys.task('t1'))).toBe(false);
     expect(allows(dynamoStatementsOf('FleetWatch'), 'dynamodb:BatchGetItem', keys.lease(1))).toBe(true);
   });
 

@@ -59,6 +59,16 @@ describe('Workflow: create-order', () => {
       // The bid (8.8 in the coin) at the server's on-demand USD rate (issue 38 §8).
       bid_usd_per_hour: 0.396,
       chosen: 'first of 1 match at $0.45/h',
+      // How to get in (issue 37 §4): the ssh endpoint and the default ports' http mapping (8888: Jupyter).
+      access: {
+        ssh: expect.objectContaining({
+          host: '127.0.0.1',
+          user: 'root',
+          command: expect.stringMatching(/^ssh -p \d+ root@127\.0\.0\.1$/),
+        }),
+        http: { '8888': expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/) },
+        jupyter: { url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/) },
+      },
     });
     // Signed per Standard Webhooks with the callback signing secret, never like a request.
     expect(callback && deliveryVerifies(callback, TEST_CALLBACK_SECRET)).toBe(true);
