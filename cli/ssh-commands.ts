@@ -15,7 +15,7 @@ import { connectionOf, requireSecret } from './connection';
 import type { HostKey, PinOutcome } from './known-hosts';
 import { knownHostsName, parseHostKey, pinHostKey } from './known-hosts';
 import { CliError, err, out } from './output';
-import { expandHome, tildePath } from './ssh-key-file';
+import { defaultPublicKeyFile, expandHome, tildePath } from './ssh-key-file';
 import { knownHostsFile, orderRecordFile, recordCreateOrderResult, taskOfOrder } from './state-files';
 import { getTask } from './wait';
 
@@ -104,7 +104,11 @@ export const sshTargetOf = (command: string, taskId: string, record: unknown): S
 export const sshArgv = (
   target: Pick<SshTarget, 'host' | 'port' | 'user'>,
   knownHosts: string,
-  { identity, remote = [] }: { identity?: string; remote?: readonly string[] } = {},
+  {
+    identity,
+    remote = [],
+    identitiesOnly = true,
+  }: { identity?: string; remote?: readonly string[]; identitiesOnly?: boolean } = {},
 ): string[] => [
   '-o',
   'StrictHostKeyChecking=yes',
@@ -112,7 +116,7 @@ export const sshArgv = (
   `UserKnownHostsFile=${knownHosts}`,
   '-p',
   String(target.port),
-  ...(identity === undefined ? [] : ['-i', identity, '-o', 'IdentitiesOnly=yes']),
+  ...(identity === undefined ? [] : ['-i', identity, ...(identitiesOnly ? ['-o', 'IdentitiesOnly=yes'] : [])]),
   `${target.user}@${target.host}`,
   ...remote,
 ];
@@ -138,6 +142,13 @@ export const sshConfigBlock = (
   ].join('\n');
 
 /** --identity FILE: the private key file, which must exist (its .pub is the wrong half). */
+/** The private key beside the public one create-order offers by default, when it exists. */
+const defaultPrivateKeyFile = (): string | undefined => {
+  const pub = defaultPublicKeyFile();
+  const file = pub?.slice(0, -'.pub'.length);
+  return file !== undefined && existsSync(file) ? file : undefined;
+};
+
 const identityOf = (command: string, values: Values): string | undefined => {
   const raw = values.identity;
   if (raw === undefined) return undefined;
@@ -214,7 +225,13 @@ export const runSsh = async (
   requireSecret('ssh', conn.secret);
   const { target, knownHosts } = await pinnedTarget('ssh', conn, id, values);
   const program = process.env.GPU_RELAY_SSH || 'ssh';
-  return runSshProgram(program, sshArgv(target, knownHosts, { identity, remote }));
+  // Without --identity: the private half of the key create-order offers (~/.ssh/id_ed25519, with $HOME
+  // as the CLI reads it: OpenSSH reads the passwd entry's home), beside ssh's own keys and agent.
+  const offered = identity ?? defaultPrivateKeyFile();
+  return runSshProgram(
+    program,
+    sshArgv(target, knownHosts, { identity: offered, remote, identitiesOnly: identity !== undefined }),
+  );
 };
 
 export const runSshConfig = async (values: Values, positionals: readonly string[]): Promise<number> => {

@@ -13,7 +13,7 @@ export interface RouteDoc {
 /** Keyed `METHOD path`, as in ROUTES. */
 export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {
   'POST /webhook/create-order': {
-    body: '`gpu_type` (required), `max_price` (USD per hour), `image`, `use_spot` (default `true`), `env` (values without `&`), `max_hours`, `wait_seconds`, `on_outbid`, `callback_url`, `lifecycle_events` (`false`: the callback gets the result only)',
+    body: '`gpu_type` (required), `max_price` (USD per hour), host filters, `prefer`, a lease, a wait, outbid recovery and access (`ssh_public_key`, `ssh_password`, `jupyter_token`, `ports`, `command`): every field in [Create-order fields](#create-order-fields)',
   },
   'POST /webhook/cancel-order': { body: '`order_id` (required), `callback_url`' },
   'POST /webhook/extend-order': { body: '`order_id`, `hours` (both required), `callback_url`' },

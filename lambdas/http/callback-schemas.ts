@@ -43,9 +43,9 @@ const AccessSchema = titled('OrderAccess', {
   http: describe(z.optional(z.record(z.string(), z.string())), {
     description: "Container port → public URL of each http port the order maps (production's `http_pub`)",
   }),
-  jupyter: describe(z.optional(z.object({ url: z.string(), token: z.optional(z.string()) })), {
+  jupyter: describe(z.optional(z.object({ url: z.optional(z.string()), token: z.optional(z.string()) })), {
     description:
-      "The notebook's URL and token. The token (given or generated) is in the signed result and in GET /webhook/tasks/{task_id} for the task's own key only, until the lease ends",
+      "Present when the order maps an http port: `url` is container port 8888's (Jupyter's) when mapped; `token` is the order's Jupyter token (given or generated), in the signed result and in GET /webhook/tasks/{task_id} for the task's own key only, until the lease ends",
   }),
 });
 

@@ -207,8 +207,11 @@ export interface OrderAccess {
   };
   /** Container port → public URL of each http port the order maps. */
   readonly http?: Readonly<Record<string, string>>;
-  /** The notebook: its URL and (in the signed result and to the task's own key only) its token. */
-  readonly jupyter?: { readonly url: string; readonly token?: string };
+  /**
+   * The notebook: the URL of container port 8888 when the order maps it, and (in the signed result
+   * and to the task's own key only) the token the marketplace set for the order's http ports.
+   */
+  readonly jupyter?: { readonly url?: string; readonly token?: string };
 }
 
 /** The user the relay and callers log in as: the marketplace installs the key and password for root. */
@@ -225,15 +228,14 @@ export const sshCommand = (host: string, port: number, user: string = ACCESS_USE
 export const JUPYTER_PORT = '8888';
 
 /**
- * The access block from what the readiness check saw: the ssh endpoint, the host key of the login,
- * the order's http mappings (`http://` or `https://` URLs by container port) and the Jupyter URL.
+ * The access block from what the readiness check saw: the ssh endpoint, the host key of the login and
+ * the order's http mappings (`http://` or `https://` URLs by container port; 8888's is Jupyter's).
  * `token` is added by the caller where it may be shown (the signed result, the task's own key).
  */
 export const orderAccess = (seen: {
   readonly ssh?: { readonly host: string; readonly port: number };
   readonly hostKey?: string;
   readonly http?: Readonly<Record<string, string>>;
-  readonly jupyterUrl?: string;
 }): OrderAccess | undefined => {
   const ssh = seen.ssh
     ? {
@@ -250,12 +252,12 @@ export const orderAccess = (seen: {
       }
     : undefined;
   const http = seen.http && Object.keys(seen.http).length > 0 ? seen.http : undefined;
-  const jupyterUrl = seen.jupyterUrl ?? http?.[JUPYTER_PORT];
-  if (!ssh && !http && jupyterUrl === undefined) return undefined;
+  // Any http port carries the order's token (the relay draws one); the URL is 8888's when mapped.
+  const jupyterUrl = http?.[JUPYTER_PORT];
+  if (!ssh && !http) return undefined;
   return {
     ...(ssh ? { ssh } : {}),
-    ...(http ? { http } : {}),
-    ...(jupyterUrl !== undefined ? { jupyter: { url: jupyterUrl } } : {}),
+    ...(http ? { http, jupyter: jupyterUrl !== undefined ? { url: jupyterUrl } : {} } : {}),
   };
 };
 

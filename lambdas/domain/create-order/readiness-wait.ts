@@ -40,16 +40,13 @@ const sshVerdict = async (
 /**
  * The order's http mappings (issue 37 §4): container port → URL of the ports the marketplace lists
  * as http (the spec's `connection.ports` values `http://…`; production's `http_pub`, read as
- * `https://…`), and the spec's Jupyter URL. Nothing when it lists none.
+ * `https://…`). Nothing when it lists none.
  */
-const httpOf = (order: Order): { http?: Record<string, string>; jupyter?: string } => {
+const httpOf = (order: Order): { http?: Record<string, string> } => {
   const http = Object.fromEntries(
     Object.entries(order.connection?.ports ?? {}).filter(([, url]) => /^https?:\/\//.test(url)),
   );
-  return {
-    ...(Object.keys(http).length > 0 ? { http } : {}),
-    ...(order.connection?.jupyter ? { jupyter: order.connection.jupyter } : {}),
-  };
+  return Object.keys(http).length > 0 ? { http } : {};
 };
 
 /** The probe of this task's readiness: a login (ssh-login), a banner (ssh), or none. */

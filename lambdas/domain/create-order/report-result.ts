@@ -55,7 +55,6 @@ const accessOf = (check: NonNullable<WorkflowState['check']>): { access?: OrderA
     ...(endpoint ? { ssh: endpoint } : {}),
     ...(check.ssh_host_key !== undefined ? { hostKey: check.ssh_host_key } : {}),
     ...(check.order?.http ? { http: check.order.http } : {}),
-    ...(check.order?.jupyter ? { jupyterUrl: check.order.jupyter } : {}),
   });
   return access ? { access } : {};
 };

@@ -91,8 +91,6 @@ export interface CheckResult {
     readonly ssh_connection: string | null;
     /** Container port → URL of the order's http ports (issue 37 §4). */
     readonly http?: Readonly<Record<string, string>>;
-    /** The spec dialect's Jupyter URL. */
-    readonly jupyter?: string;
   };
   /** Epoch ms of the poll that found the order running: a lease counts from here. */
   readonly ready_at?: number;

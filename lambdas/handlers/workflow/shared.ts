@@ -107,7 +107,6 @@ export const WorkflowStateSchema = z.object({
           status: z.string(),
           ssh_connection: z.nullable(z.string()),
           http: z.optional(z.record(z.string(), z.string())),
-          jupyter: z.optional(z.string()),
         }),
       ),
       ready_at: z.optional(z.number()),
