@@ -357,7 +357,7 @@ export const operationDocs = (components: SchemaComponents): Record<string, Oper
       operationId: 'deleteKey',
       tag: 'Admin',
       summary:
-        'Delete a revoked caller key (scope admin): it stops counting against the 200 keys; its name is never reused',
+        'Delete a revoked caller key (scope admin): it stops counting against the 200 keys; its name stays taken for 30 days',
       parameters: [KEY_NAME_PARAMETER],
       success: {
         '200': {
