@@ -30,8 +30,8 @@ export const DELETED_ATTRIBUTE = 'deleted';
 /** How long a deleted key's name stays taken. */
 export const DELETED_NAME_DAYS = 30;
 
-/** Expired names one delete drops (its expression stays far under DynamoDB's 4 KB). */
-const DELETED_PRUNE_CHUNK = 50;
+/** Expired names one delete drops (its expression stays under DynamoDB's 4 KB). */
+const DELETED_PRUNE_CHUNK = 200;
 
 /** The least time between two cache-bypassing reads of one instance (unknown key ids). */
 export const FRESH_READ_FLOOR_MS = 100;
@@ -119,30 +119,27 @@ export class DynamoDbCallerKeys implements CallerKeyStore {
 
   public async remove(name: string, nowSeconds: number): Promise<'deleted' | 'active' | 'unknown'> {
     await this.ensureMaps();
-    return this.removeKey(name, nowSeconds, true);
+    return this.removeKey(name, nowSeconds);
   }
 
-  /** The delete; with `prune`, the names deleted more than DELETED_NAME_DAYS ago go with it (each only if unchanged). */
-  private async removeKey(name: string, nowSeconds: number, prune: boolean): Promise<'deleted' | 'active' | 'unknown'> {
-    const item = prune ? (await this.read()).item : undefined;
+  /**
+   * The delete, and the names deleted more than DELETED_NAME_DAYS ago with it (unconditionally: such a
+   * name changes only when a create takes it again, which removes it from the map itself).
+   */
+  private async removeKey(name: string, nowSeconds: number): Promise<'deleted' | 'active' | 'unknown'> {
+    const { item } = await this.read();
     const freedBefore = nowSeconds - DELETED_NAME_DAYS * 86_400;
     const expired = Object.entries((item?.[DELETED_ATTRIBUTE] ?? {}) as Record<string, unknown>)
       .filter(([old, at]) => old !== name && typeof at === 'number' && at <= freedBefore)
-      .slice(0, DELETED_PRUNE_CHUNK);
-    const names: Record<string, string> = {};
-    const values: Record<string, unknown> = { ':now': nowSeconds };
-    const conditions = ['attribute_exists(#keys.#name.#revoked)'];
-    expired.forEach(([old, at], i) => {
-      names[`#x${i}`] = old;
-      values[`:x${i}`] = at;
-      conditions.push(`#deleted.#x${i} = :x${i}`);
-    });
+      .slice(0, DELETED_PRUNE_CHUNK)
+      .map(([old]) => old);
+    const names = Object.fromEntries(expired.map((old, i) => [`#x${i}`, old]));
     const drops = expired.map((_, i) => `, #deleted.#x${i}`).join('');
-    const answer = await this.changeKey(
+    return this.changeKey(
       name,
       {
         UpdateExpression: `REMOVE #keys.#name${drops} SET #deleted.#name = :now`,
-        ConditionExpression: conditions.join(' AND '),
+        ConditionExpression: 'attribute_exists(#keys.#name.#revoked)',
         ExpressionAttributeNames: {
           '#keys': 'keys',
           '#deleted': DELETED_ATTRIBUTE,
@@ -150,13 +147,10 @@ export class DynamoDbCallerKeys implements CallerKeyStore {
           '#revoked': 'revoked_at',
           ...names,
         },
-        ExpressionAttributeValues: values,
+        ExpressionAttributeValues: { ':now': nowSeconds },
       },
       { changed: 'deleted', refused: 'active' },
     );
-    // Refused: maybe a concurrent create or delete changed an expired name meanwhile; the delete alone, once more.
-    if (answer === 'active' && expired.length > 0) return this.removeKey(name, nowSeconds, false);
-    return answer;
   }
 
   public async revoke(name: string, nowSeconds: number): Promise<'revoked' | 'already' | 'unknown'> {

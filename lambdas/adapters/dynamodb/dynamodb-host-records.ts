@@ -62,7 +62,7 @@ export const MAX_INDEX_LINES = Math.floor(
     INDEX_LINE_MAX_BYTES,
 );
 /** Attributes one pruning UpdateItem removes (its expression stays far under DynamoDB's 4 KB). */
-const PRUNE_CHUNK = 50;
+const PRUNE_CHUNK = 100;
 
 const attributeOf = (serverId: number): string => `h${serverId}`;
 
