@@ -72,11 +72,17 @@ export const runHosts = async (values: Values, positionals: readonly string[]): 
   if (positionals.length) throw usageError('hosts', `unexpected argument '${positionals[0]}'`);
   const conn = connectionOf('hosts', values);
   requireSecret('hosts', conn.secret);
-  const res = await send(conn, { method: 'GET', path: '/webhook/hosts', signed: true });
-  printAnswer('hosts', res, { quietBody: true });
-  const hosts = ((res.json as { hosts?: HostLine[] } | undefined)?.hosts ?? []).filter(
-    (h) => h && typeof h === 'object',
-  );
+  // Paged (issue 38 §5): every page, following `next`.
+  const hosts: HostLine[] = [];
+  let next: string | undefined;
+  do {
+    const path = `/webhook/hosts${next !== undefined ? `?next=${encodeURIComponent(next)}` : ''}`;
+    const res = await send(conn, { method: 'GET', path, signed: true });
+    printAnswer('hosts', res, { quietBody: true });
+    const page = res.json as { hosts?: HostLine[]; next?: unknown } | undefined;
+    hosts.push(...(page?.hosts ?? []).filter((h) => h && typeof h === 'object'));
+    next = typeof page?.next === 'string' ? page.next : undefined;
+  } while (next !== undefined);
   if (hosts.length === 0) out('no host records yet');
   else out(hostsTable(hosts));
   return EXIT_OK;

@@ -14,6 +14,43 @@ interface Line {
   readonly gpu_hours: number;
 }
 
+interface Report {
+  readonly from: string;
+  readonly to: string;
+  readonly limit_usd_per_day?: number;
+  readonly days: Line[];
+  readonly keys: Line[];
+  readonly total: Line;
+  readonly next?: string;
+}
+
+const sum = (a: Line, b: Line): Line => ({
+  reserved_usd: Math.round((a.reserved_usd + b.reserved_usd) * 1e6) / 1e6,
+  settled_usd: Math.round((a.settled_usd + b.settled_usd) * 1e6) / 1e6,
+  orders: a.orders + b.orders,
+  gpu_hours: Math.round((a.gpu_hours + b.gpu_hours) * 1e6) / 1e6,
+});
+
+/** One report from the pages of a range: their days in order, per-key and overall totals summed. */
+const mergePages = (pages: readonly Report[]): Report => {
+  const first = pages[0] as Report;
+  if (pages.length === 1) return first;
+  const keys = new Map<string, Line>();
+  for (const page of pages)
+    for (const line of page.keys) {
+      const key = line.key ?? '';
+      const before = keys.get(key);
+      keys.set(key, { key, ...(before ? sum(before, line) : line) });
+    }
+  return {
+    ...first,
+    to: (pages[pages.length - 1] as Report).to,
+    days: pages.flatMap((p) => p.days),
+    keys: [...keys.values()].sort((a, b) => (a.key ?? '').localeCompare(b.key ?? '')),
+    total: pages.slice(1).reduce((t, p) => sum(t, p.total), first.total),
+  };
+};
+
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 const usd = (n: number): string => `$${n.toFixed(2)}`;
 const row = (day: string, key: string, l: Line): string[] => [
@@ -36,20 +73,23 @@ export const runSpend = async (values: Values, positionals: readonly string[]): 
   const query = new URLSearchParams();
   if (values.from) query.set('from', values.from);
   if (values.to) query.set('to', values.to);
-  const res = await send(conn, {
-    method: 'GET',
-    path: `/webhook/spend${query.size ? `?${query.toString()}` : ''}`,
-    signed: true,
-  });
-  printAnswer('spend', res, { quietBody: true });
-  const report = res.json as {
-    from: string;
-    to: string;
-    limit_usd_per_day?: number;
-    days: Line[];
-    keys: Line[];
-    total: Line;
-  };
+  // Paged (issue 38 §5): every page of the range, following `next`; the totals summed here.
+  const pages: Report[] = [];
+  let next: string | undefined;
+  do {
+    const pageQuery = new URLSearchParams(query);
+    if (next !== undefined) pageQuery.set('next', next);
+    const res = await send(conn, {
+      method: 'GET',
+      path: `/webhook/spend${pageQuery.size ? `?${pageQuery.toString()}` : ''}`,
+      signed: true,
+    });
+    printAnswer('spend', res, { quietBody: true });
+    const page = res.json as Report;
+    pages.push(page);
+    next = typeof page.next === 'string' ? page.next : undefined;
+  } while (next !== undefined);
+  const report = mergePages(pages);
   const rows = [['DAY', 'KEY', 'RESERVED', 'SETTLED', 'ORDERS', 'GPU_HOURS']]
     .concat(report.days.map((l) => row(l.day ?? '', l.key ?? '', l)))
     .concat(report.keys.map((l) => row('total', l.key ?? '', l)))

@@ -30,11 +30,11 @@ export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {
   'GET /webhook/tasks/{task_id}': { signing: 'yes (v2: method and path, empty body)', body: 'none' },
   'GET /webhook/spend': {
     signing: 'yes (v2: method, path and query, empty body)',
-    body: 'none; query `from`, `to` (YYYY-MM-DD, UTC)',
+    body: "none; query `from`, `to` (YYYY-MM-DD, UTC), `limit` (days per page, 1–100, default 31), `next` (the previous page's cursor)",
   },
   'GET /webhook/hosts': {
-    signing: 'yes (v2: method and path, empty body)',
-    body: "none; the relay's record of each host with a score, avoided hosts first (docs/hosts.md)",
+    signing: 'yes (v2: method, path and query, empty body)',
+    body: "none; query `limit` (hosts per page, 1–100, default 100), `next`; the relay's record of each host with a score, hosts avoided for the caller first; a key sees its own outcomes only (docs/hosts.md)",
   },
   'GET /webhook/marketplace': { body: 'none' },
   'POST /slack/command': {
@@ -61,7 +61,7 @@ export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = {
   },
   'POST /admin/hosts/{server_id}/clear': {
     signing: 'yes, v2 only (a key with scope `admin`)',
-    body: 'none (ends the avoidance and forgets the failed starts counted towards the next one)',
+    body: 'none (ends the avoidance, relay-wide and per key, and forgets the failed starts counted towards the next one; 404 for a host without a record, none created)',
   },
   'GET /health': { body: 'none' },
   'GET /openapi.json': { body: 'none' },

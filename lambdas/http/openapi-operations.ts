@@ -198,10 +198,17 @@ export const operationDocs = (components: SchemaComponents): Record<string, Oper
       tag: 'Read',
       summary: 'Spending per caller key and UTC day: reserved, settled, orders, GPU hours (scope read)',
       description:
-        'Signed like getTask (v2 covers the method and the path with its query string). `from` and `to` are UTC dates `YYYY-MM-DD`, both included, default today; at most 400 days (400 otherwise, and on a date that is no date). `reserved_usd` is the worst case still held by orders that have not ended; `settled_usd` the actual cost of orders that ended (USD per hour × hours held), charged to the day each part was reserved; `orders` and `gpu_hours` count settled orders. A key sees only its own lines (and its own budget as `limit_usd_per_day`); the default key and admin keys see every key and SPEND_LIMIT_USD_PER_DAY. See docs/budgets.md.',
+        "Signed like getTask (v2 covers the method and the path with its query string). `from` and `to` are UTC dates `YYYY-MM-DD`, both included, default today; at most 400 days (400 otherwise, and on a date that is no date). `reserved_usd` is the worst case still held by orders that have not ended; `settled_usd` the actual cost of orders that ended (USD per hour × hours held), charged to the day each part was reserved; `orders` and `gpu_hours` count settled orders. A key sees only its own lines (and its own budget as `limit_usd_per_day`); the default key and admin keys see every key and SPEND_LIMIT_USD_PER_DAY. Paged: one answer covers at most `limit` days (1–100, default 31; one read of at most that many day items), its `from` and `to` naming the page's days and `keys` and `total` summing them; while more days follow, `next` is an opaque cursor to send back with the same `from`, `to` and `limit`. See docs/budgets.md.",
       parameters: [
         { name: 'from', in: 'query', required: false, schema: { type: 'string', format: 'date' } },
         { name: 'to', in: 'query', required: false, schema: { type: 'string', format: 'date' } },
+        {
+          name: 'limit',
+          in: 'query',
+          required: false,
+          schema: { type: 'integer', minimum: 1, maximum: 100, default: 31 },
+        },
+        { name: 'next', in: 'query', required: false, schema: { type: 'string' } },
       ],
       success: {
         '200': {
@@ -225,7 +232,16 @@ export const operationDocs = (components: SchemaComponents): Record<string, Oper
       tag: 'Read',
       summary: "The relay's own record of each host, with a score (scope read)",
       description:
-        'Signed like getTask. One line per host the relay placed an order on in the last 30 days: orders `placed`, `ready`, `readiness_timeouts`, `ssh_never_answered`, `login_refused`, create refusals by reason, `outbids`, `ready_seconds_median`, `failures_24h` (failed starts: readiness or login), and while the host is avoided `avoided_until` (Unix seconds), `avoided_reason`, `avoided_by` (`auto` after HOST_AVOID_AFTER_FAILURES failed starts in 24 h, for HOST_AVOID_HOURS). `score` is (ready + 1) / (placed + 2), halved while avoided. Avoided hosts first, then the lowest scores. See docs/hosts.md.',
+        "Signed like getTask. One line per host the relay placed an order on in the last 30 days: orders `placed`, `ready`, `readiness_timeouts`, `ssh_never_answered`, `login_refused`, create refusals by reason, `outbids`, `ready_seconds_median`, `failures_24h` (failed starts: readiness or login), and while the host is avoided `avoided_until` (Unix seconds), `avoided_reason`, `avoided_by` (`auto` after HOST_AVOID_AFTER_FAILURES failed starts in 24 h, for HOST_AVOID_HOURS). `score` is (ready + 1) / (placed + 2), halved while avoided relay-wide. A key that does not see every order sees the relay-wide fields (`score`, `refusals`, `ready_seconds_median`, the relay-wide avoidance) and its own outcomes: its own counts and `failures_24h`, and `avoided_scope: key` while its own failed starts avoid the host for it alone; the default key and admin keys see every key's counts and `avoided_keys` (key → until). Hosts avoided for the caller first, then by server id. Paged: at most `limit` hosts (1–100, default 100) per answer, and while more follow `next`, an opaque cursor to send back; each request reads the index item and at most `limit` records. See docs/hosts.md.",
+      parameters: [
+        {
+          name: 'limit',
+          in: 'query',
+          required: false,
+          schema: { type: 'integer', minimum: 1, maximum: 100, default: 100 },
+        },
+        { name: 'next', in: 'query', required: false, schema: { type: 'string' } },
+      ],
       success: {
         '200': {
           description: 'The host records.',
@@ -248,10 +264,12 @@ export const operationDocs = (components: SchemaComponents): Record<string, Oper
                   avoided_until: 1764302400,
                   avoided_reason: '2 failed starts in 24 h (login refused)',
                   avoided_by: 'auto',
+                  avoided_scope: 'relay',
                   updated_at: 1764216000,
                 },
               ],
               avoided: 1,
+              next: 'eyJhdm9pZGVkIjpmYWxzZSwiYWZ0ZXIiOjQyNDJ9',
             },
           ),
         },
@@ -378,7 +396,7 @@ export const operationDocs = (components: SchemaComponents): Record<string, Oper
       operationId: 'deleteKey',
       tag: 'Admin',
       summary:
-        'Delete a revoked caller key (scope admin): it stops counting against the 200 keys; its name is never reused',
+        'Delete a revoked caller key (scope admin): it stops counting against the 200 keys; its name stays taken for 30 days',
       parameters: [KEY_NAME_PARAMETER],
       success: {
         '200': {
@@ -422,7 +440,8 @@ export const operationDocs = (components: SchemaComponents): Record<string, Oper
     'POST /admin/hosts/{server_id}/clear': {
       operationId: 'clearHost',
       tag: 'Admin',
-      summary: "End a host's avoidance (scope admin); the failed starts counted towards the next one are forgotten",
+      summary:
+        "End a host's avoidance, relay-wide and per key (scope admin); the failed starts counted towards the next one are forgotten. 404 for a host the relay has no record of (none is created)",
       parameters: [SERVER_ID_PARAMETER],
       success: {
         '200': {
@@ -430,6 +449,7 @@ export const operationDocs = (components: SchemaComponents): Record<string, Oper
           content: json({ type: 'object' }, { server_id: 4242, score: 0.25, placed: 2, ready: 0, failures_24h: 0 }),
         },
       },
+      extraErrors: ['404'],
     },
     'GET /health': {
       operationId: 'health',

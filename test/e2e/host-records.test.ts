@@ -18,6 +18,8 @@ const READY_TIMEOUT_SECONDS = 3;
 const HOST = 9961;
 /** A host the operator avoids and clears. */
 const OPERATOR_HOST = 9962;
+/** The host one key's image fails on purpose (issue 38 §3). */
+const POISONED_HOST = 9963;
 
 describe(`The relay's record of each host (${dialect} marketplace dialect)`, () => {
   let runtime: LocalRuntime;
@@ -31,10 +33,36 @@ describe(`The relay's record of each host (${dialect} marketplace dialect)`, () 
     await calls.create(tag, body);
     return json(await callbacks.waitFor((r) => isResult(r, `/${tag}`), WAIT_MS));
   };
-  const hosts = async (): Promise<{ status: number; json: Json }> => {
-    const path = '/webhook/hosts';
-    const res = await request(`${runtime.url}${path}`, { headers: v2Headers(TEST_WEBHOOK_SECRET, 'GET', path) });
+  const hosts = async (key?: string, query = ''): Promise<{ status: number; json: Json }> => {
+    const path = `/webhook/hosts${query}`;
+    const secret = key ? keySecrets[key] : TEST_WEBHOOK_SECRET;
+    const res = await request(`${runtime.url}${path}`, {
+      headers: { ...v2Headers(secret, 'GET', path), ...(key ? { 'x-webhook-key-id': key } : {}) },
+    });
     return { status: res.status, json: (res.json ?? {}) as Json };
+  };
+  const keySecrets: Record<string, string> = {};
+  const createKey = async (name: string): Promise<void> => {
+    const res = await signedPostV2(
+      runtime.url,
+      '/admin/keys',
+      { name, scopes: ['order', 'cancel', 'read'] },
+      TEST_WEBHOOK_SECRET,
+    );
+    expect(res.status).toBe(201);
+    keySecrets[name] = String(res.json?.secret);
+  };
+  /** A create-order as `key` (signature v2 with X-Webhook-Key-Id), and its one result. */
+  const resultAs = async (key: string, tag: string, body: Json): Promise<Json> => {
+    const res = await signedPostV2(
+      runtime.url,
+      '/webhook/create-order',
+      { callback_url: `${callbacks.url}/${tag}`, ...body },
+      keySecrets[key] as string,
+      { 'x-webhook-key-id': key },
+    );
+    expect(res.status).toBe(202);
+    return json(await callbacks.waitFor((r) => isResult(r, `/${tag}`), WAIT_MS));
   };
 
   beforeAll(async () => {
@@ -49,6 +77,7 @@ describe(`The relay's record of each host (${dialect} marketplace dialect)`, () 
     });
     calls.sim().addServer(uniqueServer(HOST, 'ZETA L1', calls.sim().nativeCoin));
     calls.sim().addServer(uniqueServer(OPERATOR_HOST, 'ZETA L2', calls.sim().nativeCoin));
+    calls.sim().addServer(uniqueServer(POISONED_HOST, 'ZETA L3', calls.sim().nativeCoin));
   });
   afterAll(async () => {
     calls.sim()?.setSshLoginDelay(0);
@@ -131,6 +160,62 @@ describe(`The relay's record of each host (${dialect} marketplace dialect)`, () 
     expect(cleared.status).toBe(200);
     expect(cleared.json?.avoided_until).toBeUndefined();
     expect(rented).toMatchObject({ success: true, server_id: OPERATOR_HOST });
+  });
+
+  it("leaves a host one key's image failed on purpose available to other keys; a second key's failure avoids it for all (issue 38 §3)", async () => {
+    // Prepare: two keys; the host refuses every login while mallory's "image" runs
+    await createKey('mallory');
+    await createKey('alice');
+    calls.sim().setSshLoginDelay(null);
+    // Act: mallory fails twice on the only ZETA L3 host
+    for (const tag of ['mallory-1', 'mallory-2'])
+      expect(await resultAs('mallory', tag, { gpu_type: 'ZETA L3' })).toMatchObject({ success: false });
+    const malloryAgain = await resultAs('mallory', 'mallory-3', { gpu_type: 'ZETA L3' });
+    calls.sim().setSshLoginDelay(0);
+    const alice = await resultAs('alice', 'alice-1', { gpu_type: 'ZETA L3' });
+    // Assess: avoided for mallory alone; alice rents it
+    expect(malloryAgain).toEqual({ success: false, error: 'No ZETA L3 available; avoided 1 host after failed starts' });
+    expect(alice).toMatchObject({ success: true, server_id: POISONED_HOST });
+    // A read key sees its own outcomes, not mallory's; the default key sees every key's (the outcomes
+    // are recorded after the result is delivered: waited for)
+    const lineOf = async (key?: string): Promise<Json | undefined> =>
+      ((await hosts(key)).json.hosts as Json[]).find((h) => h.server_id === POISONED_HOST);
+    await calls.until(async () => (await lineOf('alice'))?.ready === 1, "alice's ready order recorded");
+    const seenByAlice = await lineOf('alice');
+    expect(seenByAlice).toMatchObject({ placed: 1, ready: 1, login_refused: 0, failures_24h: 0 });
+    expect(seenByAlice).not.toHaveProperty('avoided_until');
+    const seenByMallory = await lineOf('mallory');
+    expect(seenByMallory).toMatchObject({ placed: 2, ready: 0, login_refused: 2, avoided_scope: 'key' });
+    const seenByAll = await lineOf();
+    expect(seenByAll).toMatchObject({ placed: 3, ready: 1, login_refused: 2 });
+    expect(Object.keys(seenByAll?.avoided_keys as Json)).toEqual(['mallory']);
+
+    // Act: alice's order ends; then her own start fails there too (a second key)
+    const cancelled = await signedPostV2(
+      runtime.url,
+      '/webhook/cancel-order',
+      { order_id: alice.order_id, callback_url: `${callbacks.url}/alice-cancel` },
+      keySecrets.alice as string,
+      { 'x-webhook-key-id': 'alice' },
+    );
+    expect(cancelled.status).toBe(202);
+    await callbacks.waitFor((r) => isResult(r, '/alice-cancel'), WAIT_MS);
+    calls.sim().setSshLoginDelay(null);
+    expect(await resultAs('alice', 'alice-2', { gpu_type: 'ZETA L3' })).toMatchObject({ success: false });
+    const anyone = await result('default-after', { gpu_type: 'ZETA L3' });
+    // Assess: every search now leaves it out
+    expect(anyone).toEqual({ success: false, error: 'No ZETA L3 available; avoided 1 host after failed starts' });
+    expect(await lineOf('alice')).toMatchObject({
+      avoided_scope: 'relay',
+      avoided_reason: '3 failed starts in 24 h by 2 keys (login refused)',
+    });
+  });
+
+  it('answers 404 to clearing a host without a record, and creates none (issue 38)', async () => {
+    const cleared = await signedPostV2(runtime.url, '/admin/hosts/987654/clear', {}, TEST_WEBHOOK_SECRET);
+    expect(cleared).toMatchObject({ status: 404, json: { error: 'no record of host 987654' } });
+    const listed = (await hosts()).json.hosts as Json[];
+    expect(listed.map((h) => h.server_id)).not.toContain(987654);
   });
 
   it('refuses a bad avoidance with a 400 naming the field, and a v1 signature on an admin route', async () => {

@@ -20,8 +20,18 @@ import {
 import { updateItem, type ItemUpdate } from './dynamodb-item-writes';
 import { hasFields } from './dynamodb-stored-values';
 
-/** The map of deleted keys' names (name → Unix seconds deleted): a name is never reused. */
+/**
+ * The map of deleted keys' names (name → Unix seconds deleted): a name stays taken for
+ * DELETED_NAME_DAYS (issue 38 §5: not forever, so the item stays bounded, about one line per delete
+ * of the last 30 days); each delete drops the names older than that.
+ */
 export const DELETED_ATTRIBUTE = 'deleted';
+
+/** How long a deleted key's name stays taken. */
+export const DELETED_NAME_DAYS = 30;
+
+/** Expired names one delete drops (its expression stays under DynamoDB's 4 KB). */
+const DELETED_PRUNE_CHUNK = 200;
 
 /** The least time between two cache-bypassing reads of one instance (unknown key ids). */
 export const FRESH_READ_FLOOR_MS = 100;
@@ -82,12 +92,16 @@ export class DynamoDbCallerKeys implements CallerKeyStore {
   public async add(record: CallerKeyRecord): Promise<boolean> {
     await this.ensureMaps();
     const added = await this.update({
-      UpdateExpression: 'SET #keys.#name = :record',
-      // A deleted key's name stays taken: it names that key's orders (issue 29 §7).
+      UpdateExpression: 'SET #keys.#name = :record REMOVE #deleted.#name',
+      // A deleted key's name stays taken for DELETED_NAME_DAYS: it names that key's orders (issue 29 §7).
       ConditionExpression:
-        'attribute_not_exists(#keys.#name) AND attribute_not_exists(#deleted.#name) AND size(#keys) < :max',
+        'attribute_not_exists(#keys.#name) AND (attribute_not_exists(#deleted.#name) OR #deleted.#name <= :freed) AND size(#keys) < :max',
       ExpressionAttributeNames: { '#keys': 'keys', '#deleted': DELETED_ATTRIBUTE, '#name': record.name },
-      ExpressionAttributeValues: { ':record': record, ':max': MAX_CALLER_KEYS },
+      ExpressionAttributeValues: {
+        ':record': record,
+        ':max': MAX_CALLER_KEYS,
+        ':freed': record.created_at - DELETED_NAME_DAYS * 86_400,
+      },
     });
     if (added) {
       this.cached = undefined;
@@ -98,22 +112,40 @@ export class DynamoDbCallerKeys implements CallerKeyStore {
     // Our own write whose answer was lost (same sealed secret) counts as added.
     if (isRecord(existing) && existing.secret === record.secret) return true;
     if (existing !== undefined) return false;
-    if ((item?.[DELETED_ATTRIBUTE] as Record<string, unknown> | undefined)?.[record.name] !== undefined) return false;
+    const deletedAt = (item?.[DELETED_ATTRIBUTE] as Record<string, unknown> | undefined)?.[record.name];
+    if (typeof deletedAt === 'number' && deletedAt > record.created_at - DELETED_NAME_DAYS * 86_400) return false;
     throw new KeyLimitReachedError(MAX_CALLER_KEYS);
   }
 
   public async remove(name: string, nowSeconds: number): Promise<'deleted' | 'active' | 'unknown'> {
     await this.ensureMaps();
+    return this.removeKey(name, nowSeconds);
+  }
+
+  /**
+   * The delete, and the names deleted more than DELETED_NAME_DAYS ago with it (unconditionally: such a
+   * name changes only when a create takes it again, which removes it from the map itself).
+   */
+  private async removeKey(name: string, nowSeconds: number): Promise<'deleted' | 'active' | 'unknown'> {
+    const { item } = await this.read();
+    const freedBefore = nowSeconds - DELETED_NAME_DAYS * 86_400;
+    const expired = Object.entries((item?.[DELETED_ATTRIBUTE] ?? {}) as Record<string, unknown>)
+      .filter(([old, at]) => old !== name && typeof at === 'number' && at <= freedBefore)
+      .slice(0, DELETED_PRUNE_CHUNK)
+      .map(([old]) => old);
+    const names = Object.fromEntries(expired.map((old, i) => [`#x${i}`, old]));
+    const drops = expired.map((_, i) => `, #deleted.#x${i}`).join('');
     return this.changeKey(
       name,
       {
-        UpdateExpression: 'REMOVE #keys.#name SET #deleted.#name = :now',
+        UpdateExpression: `REMOVE #keys.#name${drops} SET #deleted.#name = :now`,
         ConditionExpression: 'attribute_exists(#keys.#name.#revoked)',
         ExpressionAttributeNames: {
           '#keys': 'keys',
           '#deleted': DELETED_ATTRIBUTE,
           '#name': name,
           '#revoked': 'revoked_at',
+          ...names,
         },
         ExpressionAttributeValues: { ':now': nowSeconds },
       },

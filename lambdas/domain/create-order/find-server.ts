@@ -25,6 +25,7 @@ import {
 import { spotBidFor } from '../leases/spot-bid';
 import { mayWait, olderWaiting, waitingEntry } from '../recovery/standing-orders';
 import { FINAL_STATES } from '../task';
+import { keyNameOf } from '../teams/caller-keys';
 import { triedServersText } from './place-order';
 import { CLAIM_TTL_SECONDS, softDeadlinePassed, type SearchResult, type WorkflowState } from './workflow-state';
 
@@ -115,7 +116,8 @@ export const findServerOrWait = async (
     use_spot: request.use_spot,
     exclude: excluded,
     ...definedFields(request, ['min_reliability', 'min_rating', 'min_rating_count', 'exclude_servers']),
-    ...(deps.hosts ? { avoided: await deps.hosts.avoided(now) } : {}),
+    // Hosts avoided relay-wide, and those this caller's own failed starts avoid for it alone (issue 38 §3).
+    ...(deps.hosts ? { avoided: await deps.hosts.avoided(now, keyNameOf(state.origin.caller)) } : {}),
   };
   const matching = findMatchingServers(servers, criteria);
   // A leased order needs a server that may be rented that long (`mrl`, hours).

@@ -9,6 +9,7 @@ import type { Notifier, ServerClaims, TaskRepository } from '../ports';
 import { failure } from '../task';
 import type { CreateOrderSuccess, FailureResult, TaskOrigin, TaskRecord, TaskResult } from '../task';
 import type { Settlement, SpendStore } from '../teams/spend-budget';
+import { keyNameOf } from '../teams/caller-keys';
 import type { ReadinessPending, WorkflowState } from './workflow-state';
 import { orderAccess, withJupyterToken, type OrderAccess } from '../access/order-access';
 import { parseSshEndpoint } from '../leases/ssh-endpoint';
@@ -144,8 +145,14 @@ export const recordHostOutcomes = async (
   if (!deps.hosts) return avoided;
   for (const { server_id, outcome } of outcomesOfTask(state)) {
     try {
-      const started = await deps.hosts.record(server_id, outcome, now);
-      if (started) avoided.push({ server_id, reason: started.reason, until: started.until });
+      const started = await deps.hosts.record(server_id, outcome, now, keyNameOf(state.origin.caller));
+      if (started)
+        avoided.push({
+          server_id,
+          reason: started.reason,
+          until: started.until,
+          ...(started.key !== undefined ? { key: started.key } : {}),
+        });
     } catch (error) {
       deps.log?.warn('host outcome not recorded', { server_id, outcome: outcome.kind, error });
     }

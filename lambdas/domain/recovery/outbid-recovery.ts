@@ -21,6 +21,7 @@ import {
 } from '../leases/lease';
 import type { ExtensionSpend } from '../leases/lease-jobs';
 import { budgetExceededText } from '../teams/spend-budget';
+import { DEFAULT_KEY_NAME } from '../teams/caller-keys';
 import type { EventSender, LeaseStore } from '../leases/lease-ports';
 import type { Order, Server } from '../marketplace-types';
 import { rebids, replaces } from './on-outbid';
@@ -304,7 +305,9 @@ export const recoverOutbid = async (
   };
   await report(outbidEvent(order, opts.since, now), outbidText(order.order_id, mode));
   // Once per outbid order (after the recovery claim); best effort, like the history.
-  await deps.hosts?.record(lost.renting_server, { kind: 'outbid' }, now * 1000).catch(() => undefined);
+  await deps.hosts
+    ?.record(lost.renting_server, { kind: 'outbid' }, now * 1000, order.key ?? DEFAULT_KEY_NAME)
+    .catch(() => undefined);
 
   let calls = 0;
   let reads = 0;

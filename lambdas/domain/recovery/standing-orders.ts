@@ -12,10 +12,10 @@
  */
 import { workflowOrigin, workflowRequest } from '../requests/accept-task';
 import { completeTask } from '../requests/complete-task';
-import type { KeyCheck } from '../teams/caller-keys';
+import { DEFAULT_KEY_NAME, type KeyCheck } from '../teams/caller-keys';
 import { CLAIM_TTL_SECONDS } from '../create-order/workflow-state';
 import { serverFitsLease } from '../leases/lease';
-import type { HostRecords } from '../hosts/host-records';
+import { avoidedFor, type HostAvoidances, type HostRecords } from '../hosts/host-records';
 import { findMatchingServers, noMatchMessage } from '../hosts/matching';
 import type { Server } from '../marketplace-types';
 import type {
@@ -119,7 +119,7 @@ export interface StandingOrderDeps {
   readonly notifier: Notifier;
   readonly workflow: WorkflowStarter;
   /** The relay's host records (issue 31 §2): hosts avoided after failed starts are never served. Absent: none avoided. */
-  readonly hosts?: Pick<HostRecords, 'avoided'>;
+  readonly hosts?: Pick<HostRecords, 'avoidances'>;
 }
 
 export interface StandingOrderSweep {
@@ -249,7 +249,10 @@ export const serveWaitingTasks = async (
   if (live.length === 0) return report;
   report.listingReads += 1;
   const servers = await deps.marketplace.listServers();
-  const avoided = deps.hosts ? await deps.hosts.avoided(nowMs) : new Set<number>();
+  // One read for the sweep: hosts avoided relay-wide, and per key (issue 38 §3).
+  const avoidances: HostAvoidances = deps.hosts
+    ? await deps.hosts.avoidances(nowMs)
+    : { relay: new Set(), byKey: new Map() };
   const taken = new Set<number>();
   // GPU types whose queue resumed a task back from a hold: it goes alone this sweep, so the tasks
   // behind it do not race it for the one order the cap may allow (first come, first served).
@@ -257,7 +260,7 @@ export const serveWaitingTasks = async (
   for (const task of live) {
     if (!canContinue()) break;
     if (alone.has(queueKey(task.request.gpu_type))) continue;
-    const candidates = serversFor(task, servers, taken, avoided);
+    const candidates = serversFor(task, servers, taken, avoidedFor(avoidances, task.key_name ?? DEFAULT_KEY_NAME));
     if (candidates.length === 0) continue;
     // The listing is an index read (eventually consistent): the entry must still be this round's
     // before a server is claimed for it (one consistent read per task about to be resumed).

@@ -17,11 +17,18 @@ export interface HostAvoided {
   readonly reason: string;
   /** Epoch seconds. */
   readonly until: number;
+  /** Avoided for this caller key alone (its own failed starts, issue 38 §3); absent: relay-wide. */
+  readonly key?: string;
 }
 
-/** The chat line of a host the relay now avoids: `host.avoided {"server_id":…,"reason":…,"until":…}`. */
+/** The chat line of a host the relay now avoids: `host.avoided {"server_id":…,"reason":…,"until":…}` (and `"key":…` for one key alone). */
 export const hostAvoidedText = (avoided: HostAvoided): string =>
-  `host.avoided ${JSON.stringify({ server_id: avoided.server_id, reason: avoided.reason, until: avoided.until })}`;
+  `host.avoided ${JSON.stringify({
+    server_id: avoided.server_id,
+    reason: avoided.reason,
+    until: avoided.until,
+    ...(avoided.key !== undefined ? { key: avoided.key } : {}),
+  })}`;
 
 /** An order was cancelled. */
 export const orderCancelledText = (orderId: number): string => `Order ${orderId} cancelled`;

@@ -211,13 +211,13 @@ export const keyView = (record: CallerKeyRecord, nowSeconds: number): KeyView =>
 export interface CallerKeyStore {
   /** Every key, revoked ones included. `fresh` reads past any cache. */
   list(options?: { readonly fresh?: boolean }): Promise<readonly CallerKeyRecord[]>;
-  /** Adds a key; false when a key of that name exists (revoked keys keep their name). */
+  /** Adds a key; false when a key of that name exists (revoked keys keep their name; deleted ones for 30 days). */
   add(record: CallerKeyRecord): Promise<boolean>;
   /** Marks a key revoked; 'unknown' when there is none, 'already' when it was revoked before. */
   revoke(name: string, nowSeconds: number): Promise<'revoked' | 'already' | 'unknown'>;
   /**
    * Deletes a revoked key (issue 29 §7): it stops counting against MAX_CALLER_KEYS; its name stays
-   * taken. 'active' when the key is not revoked (nothing deleted), 'unknown' when there is none.
+   * taken for 30 days (issue 38 §5). 'active' when the key is not revoked (nothing deleted), 'unknown' when there is none.
    */
   remove(name: string, nowSeconds: number): Promise<'deleted' | 'active' | 'unknown'>;
 }

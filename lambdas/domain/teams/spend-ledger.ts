@@ -90,6 +90,27 @@ export const spendRange = (
   return { days: Array.from({ length: count }, (_, i) => new Date(start + i * 86_400_000).toISOString().slice(0, 10)) };
 };
 
+/** Days one page of GET /webhook/spend covers at most (one BatchGetItem), and without `limit`. */
+export const MAX_SPEND_PAGE_DAYS = 100;
+export const DEFAULT_SPEND_PAGE_DAYS = 31;
+
+/**
+ * The days of one page (issue 38 §5): from `startDay` (a cursor's; default the range's first) at
+ * most `limit` days, and the first day of the next page while one follows. Undefined when
+ * `startDay` is not in the range.
+ */
+export const spendPage = (
+  days: readonly string[],
+  limit: number,
+  startDay?: string,
+): { readonly days: string[]; readonly nextDay?: string } | undefined => {
+  const start = startDay === undefined ? 0 : days.indexOf(startDay);
+  if (start < 0) return undefined;
+  const page = days.slice(start, start + limit);
+  const nextDay = days[start + limit];
+  return { days: page, ...(nextDay !== undefined ? { nextDay } : {}) };
+};
+
 /** One line of the answer: a key on a day. */
 export interface SpendReportLine extends SpendLine {
   readonly day: string;

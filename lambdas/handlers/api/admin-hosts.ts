@@ -1,8 +1,10 @@
 /**
  * The operator's host avoidance (issue 31 §2), scope `admin`, signature v2: POST
  * /admin/hosts/{server_id}/avoid (`hours`, default HOST_AVOID_HOURS; `reason`, default `operator`)
- * and POST /admin/hosts/{server_id}/clear (ends the avoidance and forgets the failed starts counted
- * towards the next one). Each answers the host's record as GET /webhook/hosts lists it.
+ * and POST /admin/hosts/{server_id}/clear (ends every avoidance, relay-wide and per key, and forgets
+ * the failed starts counted towards the next one). Each answers the host's record as GET /webhook/hosts
+ * lists it to the default key. Clearing a host the relay has no record of answers 404 and creates none
+ * (issue 38).
  */
 import { hostRecordsFromEnv } from '../../adapters/from-env';
 import { logger } from '../../adapters/observability';
@@ -16,7 +18,7 @@ import { apiHandler, type ApiHandler, type ChainDeps } from './chain';
 import { signedRouteDepsFromEnv } from './deps';
 
 export interface AdminHostsDeps extends ChainDeps {
-  readonly hosts: Pick<HostRecords, 'setAvoidance'>;
+  readonly hosts: Pick<HostRecords, 'setAvoidance' | 'clear'>;
   /** Where `host.avoided` is announced. Absent: the log only. */
   readonly chat?: Pick<Notifier, 'chat'>['chat'];
 }
@@ -52,7 +54,8 @@ const avoidHost = async (event: RelayEvent, deps: AdminHostsDeps): Promise<ApiRe
 const clearHost = async (event: RelayEvent, deps: AdminHostsDeps): Promise<ApiResult> => {
   const serverId = serverIdOf(event, 'clear');
   const now = (deps.now ?? Date.now)();
-  const record = await deps.hosts.setAvoidance(serverId, undefined, now);
+  const record = await deps.hosts.clear(serverId, now);
+  if (!record) throw httpError(404, `no record of host ${serverId}`);
   logger.info('host avoidance cleared', { server_id: serverId });
   return jsonResponse(200, hostView(record, now), { 'Cache-Control': 'no-store' });
 };

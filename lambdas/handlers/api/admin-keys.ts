@@ -74,7 +74,7 @@ const revokeKey = async (event: RelayEvent, deps: AdminKeysDeps): Promise<ApiRes
   return jsonResponse(200, { name, status: 'revoked', ...(outcome === 'already' ? { already: true } : {}) });
 };
 
-/** DELETE /admin/keys/{name}: a revoked key stops counting against the 200 (its name stays taken). */
+/** DELETE /admin/keys/{name}: a revoked key stops counting against the 200 (its name stays taken 30 days). */
 const deleteKey = async (event: RelayEvent, deps: AdminKeysDeps): Promise<ApiResult> => {
   const name = event.pathParameters?.name ?? /^\/admin\/keys\/([^/]+)$/.exec(event.rawPath ?? '')?.[1];
   if (!name || !/^[a-z0-9][a-z0-9_-]{0,63}$/.test(name)) throw httpError(400, 'Invalid key name');

@@ -3,6 +3,7 @@
  * revocation reaching another instance within its cache TTL (the property, over random TTLs and
  * revocation times: never used past TTL after the revocation), and a new key found at once.
  */
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { DynamoDbCallerKeys } from '../../../lambdas/adapters/dynamodb/dynamodb-caller-keys';
 import { keyUnusableReason, type CallerKeyRecord } from '../../../lambdas/domain/teams/caller-keys';
@@ -30,6 +31,25 @@ describe('Adapter: DynamoDbCallerKeys (dynalite)', () => {
     expect(await stores[1].revoke('race', 11)).toBe('already');
     expect(await stores[2].add(record('race'))).toBe(false);
     expect(await stores[3].revoke('never', 12)).toBe('unknown');
+  });
+
+  it("keeps a deleted key's name taken for 30 days, then forgets it (issue 38 §5: KEYS#all stays bounded)", async () => {
+    const DAY = 86_400;
+    const store = new DynamoDbCallerKeys(db.doc, db.tableName, 0);
+    const cycle = async (name: string, at: number): Promise<void> => {
+      expect(await store.add({ ...record(name), created_at: at })).toBe(true);
+      expect(await store.revoke(name, at)).toBe('revoked');
+      expect(await store.remove(name, at)).toBe('deleted');
+    };
+    await cycle('gone', 1_000 * DAY);
+    await cycle('later', 1_010 * DAY);
+    expect(await store.add({ ...record('gone'), created_at: 1_029 * DAY })).toBe(false);
+    // Past 30 days: the next delete drops the name, and a create may use it again
+    await cycle('trigger', 1_031 * DAY);
+    const { Item } = await db.doc.send(new GetCommand({ TableName: db.tableName, Key: { pk: 'KEYS#all' } }));
+    expect(Object.keys(Item?.deleted ?? {}).sort()).toEqual(['later', 'trigger']);
+    expect(await store.add({ ...record('gone'), created_at: 1_031 * DAY })).toBe(true);
+    expect(await store.add({ ...record('later'), created_at: 1_041 * DAY })).toBe(true);
   });
 
   it('finds a key created after its cache was filled at once (fresh read)', async () => {

@@ -6,6 +6,8 @@ import {
   median,
   outcomesOfTask,
   withOutcome,
+  isAvoidedFor,
+  withAvoidance,
   type HostRecord,
 } from '../../../lambdas/domain/hosts/host-records';
 
@@ -31,10 +33,12 @@ describe('Function: withOutcome', () => {
     const first = withOutcome(emptyHostRecord(7, S), { kind: 'login_refused' }, NOW, policy);
     expect(first.avoided).toBeUndefined();
     const second = withOutcome(first.record, { kind: 'ssh_never_answered' }, NOW + 1000, policy);
+    // Both on the default key's orders: avoided for that key (issue 38 §3)
     expect(second.avoided).toEqual({
       until: Math.floor((NOW + 1000) / 1000) + 24 * 3600,
       reason: '2 failed starts in 24 h (ssh never answered)',
       by: 'auto',
+      key: 'default',
     });
     // Already avoided: a third failure starts nothing new
     expect(withOutcome(second.record, { kind: 'readiness_timeout' }, NOW + 2000, policy).avoided).toBeUndefined();
@@ -44,7 +48,7 @@ describe('Function: withOutcome', () => {
     const old = withOutcome(emptyHostRecord(7, S), { kind: 'login_refused' }, NOW - 25 * 3600_000, policy).record;
     const now = withOutcome(old, { kind: 'login_refused' }, NOW, policy);
     expect(now.avoided).toBeUndefined();
-    expect(now.record.failures).toEqual([S]);
+    expect(now.record.failures).toEqual([{ at: S, key: 'default', kind: 'login_refused' }]);
   });
 });
 
@@ -92,7 +96,10 @@ describe('Function: hostScore and hostViews', () => {
     const avoided = {
       ...emptyHostRecord(2, S),
       placed: 2,
-      failures: [S - 10, S - 5],
+      failures: [
+        { at: S - 10, key: 'default', kind: 'login_refused' as const },
+        { at: S - 5, key: 'default', kind: 'login_refused' as const },
+      ],
       avoided: { until: S + 3600, reason: 'r', by: 'operator' as const },
     };
     expect(hostScore(good, NOW)).toBe(0.9);
@@ -103,5 +110,89 @@ describe('Function: hostScore and hostViews', () => {
     expect(hostView(avoided, NOW)).toMatchObject({ failures_24h: 2, avoided_by: 'operator', avoided_until: S + 3600 });
     expect(median([])).toBeUndefined();
     expect(median([1, 2, 3, 4])).toBe(2.5);
+  });
+});
+
+describe('Function: withOutcome by caller key (issue 38 §3)', () => {
+  const twice = (
+    key: string,
+    kind: 'login_refused' | 'ssh_never_answered' | 'readiness_timeout',
+    from = emptyHostRecord(7, S),
+  ) => {
+    const first = withOutcome(from, { kind }, NOW, policy, key);
+    return withOutcome(first.record, { kind }, NOW + 1000, policy, key);
+  };
+
+  it('avoids a host for one key alone when only that key failed to start on it (its image can refuse the login)', () => {
+    const { record, avoided } = twice('mallory', 'login_refused');
+    expect(avoided).toEqual({
+      until: Math.floor((NOW + 1000) / 1000) + 24 * 3600,
+      reason: '2 failed starts in 24 h (login refused)',
+      by: 'auto',
+      key: 'mallory',
+    });
+    expect(record.avoided).toBeUndefined();
+    expect(isAvoidedFor(record, 'mallory', NOW + 2000)).toBe(true);
+    expect(isAvoidedFor(record, 'alice', NOW + 2000)).toBe(false);
+    expect(isAvoidedFor(record, 'mallory', NOW + 25 * 3600_000)).toBe(false);
+  });
+
+  it('avoids a host relay-wide once failed starts come from two different keys', () => {
+    const mallory = twice('mallory', 'ssh_never_answered').record;
+    const second = withOutcome(mallory, { kind: 'login_refused' }, NOW + 2000, policy, 'bob');
+    expect(second.avoided).toEqual({
+      until: Math.floor((NOW + 2000) / 1000) + 24 * 3600,
+      reason: '3 failed starts in 24 h by 2 keys (login refused)',
+      by: 'auto',
+    });
+    expect(isAvoidedFor(second.record, 'alice', NOW + 3000)).toBe(true);
+  });
+
+  it('avoids a host relay-wide on failures no image can produce (the order never ran), whatever the key', () => {
+    const { record, avoided } = twice('mallory', 'readiness_timeout');
+    expect(avoided).toMatchObject({ by: 'auto', reason: '2 failed starts in 24 h (readiness timeout)' });
+    expect(avoided).not.toHaveProperty('key');
+    expect(isAvoidedFor(record, 'alice', NOW + 2000)).toBe(true);
+  });
+
+  it("keeps each key's own counts beside the relay's, and an operator's clear forgets every key's avoidance", () => {
+    const { record } = twice('mallory', 'login_refused');
+    const placed = withOutcome(record, { kind: 'placed' }, NOW, policy, 'alice').record;
+    expect(placed.by_key?.mallory).toMatchObject({ login_refused: 2, placed: 0 });
+    expect(placed.by_key?.alice).toMatchObject({ placed: 1, login_refused: 0 });
+    expect(placed).toMatchObject({ placed: 1, login_refused: 2 });
+    const cleared = withAvoidance(placed, undefined, NOW);
+    expect(isAvoidedFor(cleared, 'mallory', NOW + 2000)).toBe(false);
+    expect(cleared.failures).toEqual([]);
+  });
+});
+
+describe('Function: hostView for a caller (issue 38 §3)', () => {
+  const record = (() => {
+    let r: HostRecord = emptyHostRecord(7, S);
+    for (const key of ['mallory', 'mallory']) {
+      r = withOutcome(r, { kind: 'placed' }, NOW, policy, key).record;
+      r = withOutcome(r, { kind: 'login_refused' }, NOW, policy, key).record;
+    }
+    r = withOutcome(r, { kind: 'placed' }, NOW, policy, 'alice').record;
+    r = withOutcome(r, { kind: 'ready', seconds: 30 }, NOW, policy, 'alice').record;
+    return withOutcome(r, { kind: 'refused', reason: 'server rented' }, NOW, policy, 'mallory').record;
+  })();
+
+  it("shows a read key the relay-wide fields and its own outcomes, never another key's", () => {
+    const alice = hostView(record, NOW, { key: 'alice', sees_all: false });
+    expect(alice).toMatchObject({ server_id: 7, placed: 1, ready: 1, login_refused: 0, failures_24h: 0 });
+    expect(alice).not.toHaveProperty('avoided_until');
+    expect(alice).not.toHaveProperty('avoided_keys');
+    expect(alice.refusals).toEqual({ 'server rented': 1 });
+    const mallory = hostView(record, NOW, { key: 'mallory', sees_all: false });
+    expect(mallory).toMatchObject({ placed: 2, ready: 0, login_refused: 2, failures_24h: 2, avoided_scope: 'key' });
+  });
+
+  it('shows the default or an admin key every outcome and every key avoiding the host', () => {
+    const all = hostView(record, NOW, { key: 'default', sees_all: true });
+    expect(all).toMatchObject({ placed: 3, ready: 1, login_refused: 2, failures_24h: 2 });
+    expect(all.avoided_keys).toEqual({ mallory: S + 24 * 3600 });
+    expect(all).not.toHaveProperty('avoided_until');
   });
 });

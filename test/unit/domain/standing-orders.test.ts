@@ -190,7 +190,7 @@ describe('Function: serveWaitingTasks (the fleet watch)', () => {
     const { deps, queue } = watchDeps();
     await queue(entry('a', NOW_MS - 1_000));
     deps.marketplace.servers = [aServer(7), aServer(8)];
-    const hosts = { avoided: async () => new Set([7]) };
+    const hosts = { avoidances: async () => ({ relay: new Set([7]), byKey: new Map<string, Set<number>>() }) };
     await serveWaitingTasks({ ...deps, hosts }, { nowMs: NOW_MS, softLimitSeconds: 300 });
     expect(deps.workflow.started.map((s) => s.input.resume?.server_id)).toEqual([8]);
   });

@@ -174,6 +174,7 @@ const fakeHostAvoidance = {
     ...emptyHostRecord(serverId, Math.floor(nowMs / 1000)),
     ...(avoided ? { avoided } : {}),
   }),
+  clear: async (serverId: number, nowMs: number) => emptyHostRecord(serverId, Math.floor(nowMs / 1000)),
 };
 
 /** `admin`: the caller-key routes; their rules are unit-tested in test/unit/handlers/api/admin-keys.test.ts. */
@@ -228,7 +229,10 @@ export const TARGETS: Readonly<Record<string, FuzzTarget>> = {
     build: (d) => createAdminKeysDeleteHandler(() => ({ ...d, store: new FakeCallerKeyStore(), sealer: fakeSealer })),
   },
   // Host records (issue 31 §2): the store is a fake answering an empty list and echoing avoidance.
-  Hosts: { kind: 'lookup', build: (d) => createHostsHandler(() => ({ ...d, hosts: { list: async () => [] } })) },
+  Hosts: {
+    kind: 'lookup',
+    build: (d) => createHostsHandler(() => ({ ...d, hosts: { page: async () => ({ records: [], avoided: 0 }) } })),
+  },
   AdminHostsAvoid: {
     kind: 'admin',
     build: (d) => createAdminHostsAvoidHandler(() => ({ ...d, hosts: fakeHostAvoidance })),
