@@ -9,6 +9,7 @@
  * leaves no task record, no message and no execution behind, releases the Idempotency-Key, and the
  * caller's retry (same key) is accepted with exactly one hand-off.
  */
+import { AesGcmKeySealer, deriveSealingKey, ORDER_ACCESS_INFO } from '../../lambdas/adapters/caller-key-sealer';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { GetQueueAttributesCommand, PurgeQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
@@ -236,7 +237,13 @@ describe('Faults: SQS send and Step Functions start at the API', () => {
   describe.each(ROUTE_CASES)('$name', (route) => {
     it.each(FAULTS)('answers a failed hand-off (%s) without leaving anything, and accepts the retry', async (fault) => {
       // Prepare: the route's real adapters; the hand-off port switches from broken to working.
-      const tasks = new DynamoDbTaskRepository(dynamo.doc, dynamo.tableName);
+      // With the sealer of access secrets: the default ports map 8888 (http), so a create draws a Jupyter token (issue 37).
+      const tasks = new DynamoDbTaskRepository(
+        dynamo.doc,
+        dynamo.tableName,
+        undefined,
+        new AesGcmKeySealer(async () => deriveSealingKey('faults-handoff-caller-keys', ORDER_ACCESS_INFO)),
+      );
       const ports = { current: brokenPorts(fault) };
       const ids: string[] = [];
       const deps: AcceptDeps = {

@@ -8,6 +8,7 @@
  * `/admin/keys/<name>/revoke`); a captured POST goes with its body. The same bytes to the same route
  * are the first task's answer. Waits are on conditions with deadlines, never fixed sleeps.
  */
+import { generateSshKeyPair } from '../helpers/ssh-keys';
 import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
@@ -31,6 +32,9 @@ interface Captured {
   readonly body: string;
   readonly headers: Record<string, string>;
 }
+
+/** A public key line for PUT /admin/keys/{name}/ssh-key (issue 37 §2). */
+const SSH_KEY = generateSshKeyPair('replay@e2e').publicKey.trim();
 
 describe(`Signature v2 and one route per signature (${dialect} marketplace dialect)`, () => {
   let runtime: LocalRuntime;
@@ -64,11 +68,13 @@ describe(`Signature v2 and one route per signature (${dialect} marketplace diale
       }),
     );
 
+  /** The methods whose requests carry a body (and sign it). */
+  const withBody = (method: RouteDefinition['method']): boolean => method === 'POST' || method === 'PUT';
   const send = (c: Captured, method: RouteDefinition['method'], path: string, body?: string): Promise<HttpAnswer> =>
     request(`${runtime.url}${path}`, {
       method,
-      headers: { ...(method === 'POST' ? { 'content-type': 'application/json' } : {}), ...c.headers },
-      ...(method === 'POST' ? { body: body ?? c.body } : {}),
+      headers: { ...(withBody(method) ? { 'content-type': 'application/json' } : {}), ...c.headers },
+      ...(withBody(method) ? { body: body ?? c.body } : {}),
     });
 
   /** A request as a caller signs it for `route` (valid, harmless to send once). */
@@ -85,20 +91,28 @@ describe(`Signature v2 and one route per signature (${dialect} marketplace diale
       AdminKeysRevoke: {},
       AdminHostsAvoid: { hours: 1, reason: `captured-${version}-${n}` },
       AdminHostsClear: {},
+      AdminKeysSshKey: { ssh_public_key: SSH_KEY },
     };
     const path = route.path
       .replace('{task_id}', seenTask)
-      .replace('{name}', route.id === 'AdminKeysDelete' ? `deletable-${version}` : `sacrificial-${version}`)
+      .replace(
+        '{name}',
+        route.id === 'AdminKeysDelete'
+          ? `deletable-${version}`
+          : route.id === 'AdminKeysSshKey'
+            ? `sshkey-${version}`
+            : `sacrificial-${version}`,
+      )
       .replace('{server_id}', '424242')
       .concat(route.id === 'Spend' ? `?from=2026-01-01&n=${n}` : '');
-    const body = route.method !== 'POST' || route.id === 'AdminKeysRevoke' ? '' : JSON.stringify(bodies[route.id]);
+    const body = !withBody(route.method) || route.id === 'AdminKeysRevoke' ? '' : JSON.stringify(bodies[route.id]);
     const ts = String(Math.floor(Date.now() / 1000));
     const headers =
       version === 'v2'
         ? v2Headers(TEST_WEBHOOK_SECRET, route.method, path, body, ts)
         : {
             'x-webhook-timestamp': ts,
-            'x-webhook-signature': hmacHex(TEST_WEBHOOK_SECRET, signedBytes(route.method === 'POST' ? body : path, ts)),
+            'x-webhook-signature': hmacHex(TEST_WEBHOOK_SECRET, signedBytes(withBody(route.method) ? body : path, ts)),
           };
     return { route: route.id, version, method: route.method, path, body, headers };
   };
@@ -130,7 +144,15 @@ describe(`Signature v2 and one route per signature (${dialect} marketplace diale
     const result = await callbacks.waitFor((r) => r.path === '/victim' && json(r).event === undefined, WAIT_MS);
     expect(json(result)).toMatchObject({ success: true });
     victimOrder = json(result).order_id as number;
-    for (const name of ['victim', 'sacrificial-v1', 'sacrificial-v2', 'deletable-v1', 'deletable-v2']) {
+    for (const name of [
+      'victim',
+      'sacrificial-v1',
+      'sacrificial-v2',
+      'deletable-v1',
+      'deletable-v2',
+      'sshkey-v1',
+      'sshkey-v2',
+    ]) {
       expect(
         (await signedPost(runtime.url, '/admin/keys', { name, scopes: ['read'] }, TEST_WEBHOOK_SECRET)).status,
       ).toBe(201);

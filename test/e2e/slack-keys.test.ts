@@ -61,9 +61,10 @@ describe(`Slack users mapped to caller keys (${dialect} marketplace dialect)`, (
   it('lists the Slack user on the key', async () => {
     const res = await runCli(['keys', 'list'], { env: cliEnv() });
     expect(res.code).toBe(0);
-    expect(res.stdout).toMatch(/SLACK USER\n/);
-    expect(res.stdout).toMatch(/^reader\s+active\s+order,read\s.*\sU123$/m);
-    expect(res.stdout).toMatch(/^owner\s+active\s.*\s-$/m);
+    // The SSH KEY column (issue 37 §2) follows: none of these keys has one.
+    expect(res.stdout).toMatch(/SLACK USER\s+SSH KEY\n/);
+    expect(res.stdout).toMatch(/^reader\s+active\s+order,read\s.*\sU123\s+-$/m);
+    expect(res.stdout).toMatch(/^owner\s+active\s.*\s-\s+-$/m);
   });
 
   it('answers `key reader may not cancel` to the mapped user of a key without the scope', async () => {
