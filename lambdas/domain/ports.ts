@@ -321,9 +321,16 @@ export interface WaitingCaps {
  * removed. The fleet watch reads the whole queue in one listing each sweep.
  */
 export interface WaitingTasks {
-  /** Adds or replaces the task's entry; an entry new to the queue takes its slots beyond the caps (the task was admitted before). */
+  /**
+   * Adds or replaces the task's entry; an entry new to the queue takes its slots beyond the caps (the
+   * task was admitted before). A slot taken for an entry that cannot be written is given back.
+   */
   add(task: WaitingTask): Promise<void>;
-  /** Admits a new standing order under the caps: its slots and its entry, or the refusal text with nothing written. */
+  /**
+   * Admits a new standing order under the caps (its key's, the default key's too, and the relay's):
+   * its slots and its entry, or the refusal text with nothing written. Throws when the entry cannot be
+   * written, after giving its slots back.
+   */
   admit(task: WaitingTask, caps: WaitingCaps): Promise<string | undefined>;
   /** The task's entry (read consistently), or undefined. */
   get(taskId: string): Promise<WaitingTask | undefined>;
@@ -331,6 +338,12 @@ export interface WaitingTasks {
   list(gpuType?: string): Promise<readonly WaitingTask[]>;
   /** Removes the task's entry (only that round's when `round` is given) and frees its slots; true for the one caller that removed it. */
   remove(taskId: string, round?: number): Promise<boolean>;
+  /**
+   * Issue 38 §1: makes the slots under the caps what the queue holds (`listed`: the sweep's listing),
+   * freeing those of entries that are gone and setting counts that drifted; how many it repaired. The
+   * fleet watch calls it every sweep. Absent: the slots are exact by construction.
+   */
+  recount?(listed: readonly WaitingTask[], nowMs: number): Promise<number>;
 }
 
 /** Outbound deliveries: callback_url, Slack ({text}) and Discord ({content}). Failures are logged, never thrown. */
