@@ -3,6 +3,7 @@ import type { CreateOrderRequest, Order, Server, Wallet } from './marketplace-ty
 import type { JobMessage, TaskRecord, TaskResult, CreateOrderInput, TaskOrigin, TaskHistoryEntry } from './task';
 import type { SshEndpoint } from './leases/ssh-endpoint';
 import type { OrderAccessSecrets } from './access/order-access';
+import type { Prefer } from './hosts/matching';
 
 /** The marketplace API (lambdas/marketplace implements it over HTTP). */
 export interface MarketplaceClient {
@@ -290,6 +291,12 @@ export interface WaitingTask {
     readonly currency: string;
     readonly use_spot: boolean;
     readonly max_hours?: number;
+    /** The request's host filters and `prefer` (issue 38 §2): the sweep claims only a server the task can use, the one it prefers. */
+    readonly min_reliability?: number;
+    readonly min_rating?: number;
+    readonly min_rating_count?: number;
+    readonly exclude_servers?: readonly number[];
+    readonly prefer?: Prefer;
   };
   /** The execution timing to resume with (the soft deadline is set fresh). */
   readonly poll_interval_seconds: number;

@@ -89,8 +89,9 @@ export class DynamoDbWaitingEntries implements Omit<WaitingTasks, 'list'> {
   ) {}
 
   public async add(task: WaitingTask): Promise<void> {
-    // No caps: the task was admitted before. The entry replaces the task's earlier one.
-    await this.putGivingBack(task, await this.takeSlot(task));
+    // No caps (the task was admitted before), so never refused. The entry replaces the task's earlier one.
+    const outcome = await this.takeSlot(task);
+    await this.putGivingBack(task, outcome === 'took' ? 'took' : 'held');
   }
 
   public async admit(task: WaitingTask, caps: WaitingCaps): Promise<string | undefined> {

@@ -10,9 +10,11 @@ import {
   findMatchingServers,
   leftOutBy,
   noMatchText,
+  type LeftOut,
   orderByPreference,
   type MatchCriteria,
 } from '../hosts/matching';
+import type { Server } from '../marketplace-types';
 import type { MarketplaceClient, ServerClaims, TaskRepository, WaitingTasks } from '../ports';
 import {
   budgetApplies,
@@ -78,8 +80,38 @@ export const findServerOrWait = async (
   deps: FindServerDeps,
   now: number,
 ): Promise<SearchResult | WaitingResult> => {
-  if (softDeadlinePassed(state, now)) throw new SoftTimeoutError();
   const standing = deps.waiting && mayWait(state, now) ? deps.waiting : undefined;
+  if (!standing || state.resume || state.search) return search(state, deps, standing, now);
+  // A standing order's first search: whatever ends it with an error (a refusal, the soft limit, the
+  // listing unavailable), the place it took at acceptance is given back (issue 38 §1).
+  try {
+    return await search(state, deps, standing, now);
+  } catch (error) {
+    await standing.remove(state.task_id, 0).catch(() => undefined);
+    throw error;
+  }
+};
+
+/**
+ * Issue 38 §2: the host filters that leave out every listed server of the request's GPU type at its
+ * price (rented ones too: they may come free, their hosts stay), or undefined when one could serve it
+ * or none is listed (nothing to judge by). A standing order with such filters is refused at once.
+ */
+export const filtersRuleOut = (servers: readonly Server[], criteria: MatchCriteria): LeftOut | undefined => {
+  const listed = servers.map((server) => (server.rented ? { ...server, rented: false } : server));
+  const { avoided: _avoided, claimed: _claimed, exclude: _exclude, ...filters } = criteria;
+  if (findMatchingServers(listed, filters).length > 0) return undefined;
+  const leftOut = leftOutBy(listed, filters);
+  return leftOut.reliability + leftOut.rating + leftOut.excluded > 0 ? leftOut : undefined;
+};
+
+const search = async (
+  state: WorkflowState,
+  deps: FindServerDeps,
+  standing: WaitingTasks | undefined,
+  now: number,
+): Promise<SearchResult | WaitingResult> => {
+  if (softDeadlinePassed(state, now)) throw new SoftTimeoutError();
   if (state.resume && deps.tasks.get) {
     // Resumed by the fleet watch: a cancel-task may have ended the task meanwhile.
     const record = await deps.tasks.get(state.task_id);
@@ -160,7 +192,11 @@ export const findServerOrWait = async (
   }
   if (preferred !== undefined && !candidates.some((c) => c.id === preferred))
     await deps.claims.release(preferred, state.task_id);
-  // A standing order waits for the fleet watch to find it a server (issue 23).
+  // A standing order waits for the fleet watch to find it a server (issue 23), unless its host filters
+  // rule out every server listed for its GPU at its price: it would wait for nothing (issue 38 §2).
+  const ruledOut = standing && !state.resume && !state.search ? filtersRuleOut(servers, criteria) : undefined;
+  if (ruledOut)
+    throw new NoServerAvailableError(filteredNoMatchMessage(request.gpu_type, request.max_price, request, ruledOut));
   if (standing) return wait(state, { ...deps, waiting: standing }, now);
   // After refusals the failure names each server tried and why (issue 20, item 2).
   // The text names the filters that emptied the list (issue 31 §1), or the models listed now when
