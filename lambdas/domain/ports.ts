@@ -183,6 +183,11 @@ export interface SealedTaskInput {
   readonly orderEnv?: Readonly<Record<string, string>>;
   /** Keep a copy of `orderEnv` after the task ends (on_outbid replace modes: a replacement round needs it). */
   readonly keepForReplacement?: boolean;
+  /**
+   * Store `orderEnv` itself sealed, like the replacement copy (issue 38 §7): a standing order's env may
+   * wait up to 24 h. Refused (never kept in clear) without a sealer.
+   */
+  readonly sealOrderEnv?: boolean;
   /** The create-order's access secrets (issue 37), sealed; kept after a success until the lease ends. */
   readonly orderAccess?: OrderAccessSecrets;
 }
