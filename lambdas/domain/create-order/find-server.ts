@@ -105,6 +105,20 @@ export const filtersRuleOut = (servers: readonly Server[], criteria: MatchCriter
   return leftOut.reliability + leftOut.rating + leftOut.excluded > 0 ? leftOut : undefined;
 };
 
+/** Throws the filtered no-match text when the request's host filters rule out every listed server (see filtersRuleOut). */
+const refuseRuledOut = (state: WorkflowState, servers: readonly Server[]): void => {
+  const { request } = state;
+  const ruledOut = filtersRuleOut(servers, {
+    gpu_type: request.gpu_type,
+    max_price: request.max_price,
+    currency: request.currency,
+    use_spot: request.use_spot,
+    ...definedFields(request, ['min_reliability', 'min_rating', 'min_rating_count', 'exclude_servers']),
+  });
+  if (ruledOut)
+    throw new NoServerAvailableError(filteredNoMatchMessage(request.gpu_type, request.max_price, request, ruledOut));
+};
+
 const search = async (
   state: WorkflowState,
   deps: FindServerDeps,
@@ -124,8 +138,11 @@ const search = async (
     // First come, first served: a new standing order queues behind older ones for the same GPU type
     // (the next sweep serves the queue in order) instead of taking a server one of them may get.
     const acceptedAt = state.timing.accepted_at ?? now;
-    if (olderWaiting(await standing.list(), state, acceptedAt).length > 0)
+    if (olderWaiting(await standing.list(), state, acceptedAt).length > 0) {
+      // Unless its host filters rule out every listed server: it would wait for nothing (issue 38 §2).
+      refuseRuledOut(state, await deps.marketplace.listServers());
       return wait(state, { ...deps, waiting: standing }, now);
+    }
   }
   // A replacement round (issue 23) never goes back to the lost order's server.
   const excluded = [...(state.search?.excluded ?? (state.replaces ? [state.replaces.server_id] : []))];
@@ -194,9 +211,7 @@ const search = async (
     await deps.claims.release(preferred, state.task_id);
   // A standing order waits for the fleet watch to find it a server (issue 23), unless its host filters
   // rule out every server listed for its GPU at its price: it would wait for nothing (issue 38 §2).
-  const ruledOut = standing && !state.resume && !state.search ? filtersRuleOut(servers, criteria) : undefined;
-  if (ruledOut)
-    throw new NoServerAvailableError(filteredNoMatchMessage(request.gpu_type, request.max_price, request, ruledOut));
+  if (standing && !state.resume && !state.search) refuseRuledOut(state, servers);
   if (standing) return wait(state, { ...deps, waiting: standing }, now);
   // After refusals the failure names each server tried and why (issue 20, item 2).
   // The text names the filters that emptied the list (issue 31 §1), or the models listed now when

@@ -161,6 +161,17 @@ describe('Function: findServerOrWait (standing orders)', () => {
     expect(deps.waiting.entries.size).toBe(0);
   });
 
+  it('refuses such a standing order at once also when older ones wait for its GPU type (issue 38 §2)', async () => {
+    const deps = setup();
+    deps.tasks.seed('a');
+    await deps.waiting.add(entry('older', NOW_MS - 10_000));
+    const state = standing('a');
+    const phantom = { ...state, request: { ...state.request, min_rating_count: 1_000_000 } };
+    deps.marketplace.servers = [aServer(1)];
+    await expect(findServerOrWait(phantom, deps, NOW_MS)).rejects.toThrow(/left out by rating/);
+    expect([...deps.waiting.entries.keys()]).toEqual(['older']);
+  });
+
   it('waits when no server of its GPU is listed at its price (no listing to judge its filters by)', async () => {
     const deps = setup();
     deps.tasks.seed('a');
