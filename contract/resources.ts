@@ -82,8 +82,9 @@ export const keys = {
   /** A standing order waiting for a server (issues 23, 29): one item per task, in the waiting index. */
   waiting: (taskId: string) => `WAIT#${taskId}`,
   /**
-   * The waiting queue's slots (issue 29 §5): `total`, and `key:<name>` per caller key, each with one
-   * attribute per waiting task and their count, so the caps are conditional writes.
+   * The waiting queue's slots (issues 29 §5, 38 §1): one item, `total`, with one attribute per waiting
+   * task, the relay's count and one count per key, so both caps are one conditional write; the fleet
+   * watch recounts them from the queue every sweep. (`key:<name>` items of issue 29 are no longer written.)
    */
   waitingSlots: (scope: string) => `WAITSLOTS#${scope}`,
   /** One item: every outbid replacement under way (issue 23), one attribute per replacement round. */

@@ -62,7 +62,7 @@ export const SETTING_DOCS: Readonly<Record<SettingKey, string>> = {
   allowPrivateSshProbe:
     "Let the ssh readiness probe (READINESS_PROBE=ssh) connect to private or loopback addresses. Off in AWS (a rented server's endpoint comes from the marketplace, so the probe must not reach into the relay's network); `npm start` turns it on so the simulator's servers on 127.0.0.1 can be probed. Separate from ALLOW_PRIVATE_CALLBACKS.",
   maxWaitingTasksPerKey:
-    'Standing orders (`wait_seconds`) one caller key may have waiting at once; one more is refused 429 `too many waiting orders (20 for key ci)` and nothing is queued. The default key counts only against MAX_WAITING_TASKS.',
+    'Standing orders (`wait_seconds`) one caller key may have waiting at once; one more is refused 429 `too many waiting orders (20 for key ci)` and nothing is queued. The default key (the shared secret, and Slack users mapped to it) has this cap too (issue 38 §1: `(20 for key default)`).',
   maxWaitingTasks:
     'Standing orders the whole relay may have waiting at once; one more is refused 429 `too many waiting orders (1000)` and nothing is queued.',
   hostAvoidAfterFailures:

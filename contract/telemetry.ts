@@ -38,6 +38,8 @@ export const MetricName = {
   WaitingTasks: 'WaitingTasks',
   WaitingTasksResumed: 'WaitingTasksResumed',
   WaitingTasksExpired: 'WaitingTasksExpired',
+  /** Issue 38 §1: waiting slots a sweep's recount repaired (freed without an entry, taken again, counts set); 0 when none drifted. */
+  WaitingSlotsRepaired: 'WaitingSlotsRepaired',
   /** Watched orders whose marketplace status changed (running → paused, expired, gone…). */
   OrderStatusChanges: 'OrderStatusChanges',
   /** Lifecycle events sent to callback URLs, and those that could not be delivered. */

@@ -3,6 +3,7 @@ import type { CreateOrderRequest, Order, Server, Wallet } from './marketplace-ty
 import type { JobMessage, TaskRecord, TaskResult, CreateOrderInput, TaskOrigin, TaskHistoryEntry } from './task';
 import type { SshEndpoint } from './leases/ssh-endpoint';
 import type { OrderAccessSecrets } from './access/order-access';
+import type { Prefer } from './hosts/matching';
 
 /** The marketplace API (lambdas/marketplace implements it over HTTP). */
 export interface MarketplaceClient {
@@ -184,6 +185,11 @@ export interface SealedTaskInput {
   readonly orderEnv?: Readonly<Record<string, string>>;
   /** Keep a copy of `orderEnv` after the task ends (on_outbid replace modes: a replacement round needs it). */
   readonly keepForReplacement?: boolean;
+  /**
+   * Store `orderEnv` itself sealed, like the replacement copy (issue 38 §7): a standing order's env may
+   * wait up to 24 h. Refused (never kept in clear) without a sealer.
+   */
+  readonly sealOrderEnv?: boolean;
   /** The create-order's access secrets (issue 37), sealed; kept after a success until the lease ends. */
   readonly orderAccess?: OrderAccessSecrets;
   /**
@@ -297,6 +303,12 @@ export interface WaitingTask {
     readonly currency: string;
     readonly use_spot: boolean;
     readonly max_hours?: number;
+    /** The request's host filters and `prefer` (issue 38 §2): the sweep claims only a server the task can use, the one it prefers. */
+    readonly min_reliability?: number;
+    readonly min_rating?: number;
+    readonly min_rating_count?: number;
+    readonly exclude_servers?: readonly number[];
+    readonly prefer?: Prefer;
   };
   /** The execution timing to resume with (the soft deadline is set fresh). */
   readonly poll_interval_seconds: number;
@@ -328,9 +340,16 @@ export interface WaitingCaps {
  * removed. The fleet watch reads the whole queue in one listing each sweep.
  */
 export interface WaitingTasks {
-  /** Adds or replaces the task's entry; an entry new to the queue takes its slots beyond the caps (the task was admitted before). */
+  /**
+   * Adds or replaces the task's entry; an entry new to the queue takes its slots beyond the caps (the
+   * task was admitted before). A slot taken for an entry that cannot be written is given back.
+   */
   add(task: WaitingTask): Promise<void>;
-  /** Admits a new standing order under the caps: its slots and its entry, or the refusal text with nothing written. */
+  /**
+   * Admits a new standing order under the caps (its key's, the default key's too, and the relay's):
+   * its slots and its entry, or the refusal text with nothing written. Throws when the entry cannot be
+   * written, after giving its slots back.
+   */
   admit(task: WaitingTask, caps: WaitingCaps): Promise<string | undefined>;
   /** The task's entry (read consistently), or undefined. */
   get(taskId: string): Promise<WaitingTask | undefined>;
@@ -338,6 +357,12 @@ export interface WaitingTasks {
   list(gpuType?: string): Promise<readonly WaitingTask[]>;
   /** Removes the task's entry (only that round's when `round` is given) and frees its slots; true for the one caller that removed it. */
   remove(taskId: string, round?: number): Promise<boolean>;
+  /**
+   * Issue 38 §1: makes the slots under the caps what the queue holds (`listed`: the sweep's listing),
+   * freeing those of entries that are gone and setting counts that drifted; how many it repaired. The
+   * fleet watch calls it every sweep. Absent: the slots are exact by construction.
+   */
+  recount?(listed: readonly WaitingTask[], nowMs: number): Promise<number>;
 }
 
 /** Outbound deliveries: callback_url, Slack ({text}) and Discord ({content}). Failures are logged, never thrown. */

@@ -7,10 +7,14 @@
  *   time before the wait ends is found by the next sweep, which does not depend on how long the gap is;
  * - a standing order whose wait ends fails with the spec's no-match text, once;
  * - two waiting tasks and one new server: the older task gets it (the younger one the next server);
- * - cancel-task ends a waiting task with its one result; a second cancel finds it not waiting.
+ * - cancel-task ends a waiting task with its one result; a second cancel finds it not waiting;
+ * - issue 38 §2: standing orders whose host filters no listed host meets are never served a server nor
+ *   resumed, and do not hold back a later caller; once such hosts are listed, a new one is refused at once.
  * Under a full hourly order cap: standing-orders-cap.test.ts (a runtime of its own, MAX_ORDERS_PER_HOUR=1).
  * Waits are on conditions with deadlines (callbacks, sweep counts, task views), never fixed sleeps.
  */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { startTestRuntime, TEST_WEBHOOK_SECRET, testDialect, type LocalRuntime } from '../helpers/local-runtime';
 import { signedPost, startReceiver, type Receiver } from '../helpers/receivers';
 import { uniqueServer } from '../helpers/sim-servers';
@@ -28,11 +32,30 @@ describe(`Standing orders (${dialect} marketplace dialect)`, () => {
     WAIT_MS,
   );
 
+  /** The round of a task's queue entry: each resumed execution that waits again makes it one more. */
+  const waitingRound = async (taskId: string): Promise<number | undefined> => {
+    const out = await doc.send(new GetCommand({ TableName: runtime.dynamo.tableName, Key: { pk: `WAIT#${taskId}` } }));
+    return (out.Item?.entry as { round?: number } | undefined)?.round;
+  };
+  let doc: DynamoDBDocumentClient;
+
   beforeAll(async () => {
     callbacks = await startReceiver();
-    runtime = await startTestRuntime({ dialect, env: { WATCH_INTERVAL_SECONDS: '1' } });
+    runtime = await startTestRuntime({
+      dialect,
+      // The phantom test polls several task views: more than the default per-address budget in a minute.
+      env: { WATCH_INTERVAL_SECONDS: '1', MAX_REQUESTS_PER_MINUTE: '600' },
+    });
+    doc = DynamoDBDocumentClient.from(
+      new DynamoDBClient({
+        endpoint: runtime.dynamo.endpoint,
+        region: 'us-east-1',
+        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      }),
+    );
   });
   afterAll(async () => {
+    doc?.destroy();
     await runtime?.close();
     await callbacks?.close();
   });
@@ -162,6 +185,42 @@ describe(`Standing orders (${dialect} marketplace dialect)`, () => {
     for (const id of ids) expect((await taskView(id)).state).toBe('waiting');
     // Clean up: the tasks end (so no later test sees them waiting)
     for (const id of ids) await signedPost(runtime.url, '/webhook/cancel-task', { task_id: id }, TEST_WEBHOOK_SECRET);
+  }, 120_000);
+
+  it('3 phantom standing orders (filters no host meets) do not starve a later caller, and are never resumed (issue 38 §2)', async () => {
+    // Prepare: no OMEGA W7 is listed yet, so the filters cannot be judged and all four wait
+    const phantoms: string[] = [];
+    for (let i = 0; i < 3; i += 1)
+      phantoms.push(
+        await create(`phantom-${i}`, { gpu_type: 'OMEGA W7', wait_seconds: 600, min_rating_count: 1_000_000 }),
+      );
+    for (const id of phantoms) await waitingView(id);
+    const later = await create('phantom-later', { gpu_type: 'OMEGA W7', wait_seconds: 600 });
+    expect(await waitingView(later)).toMatchObject({ position: 4 });
+    const ordersBefore = sim().orders().length;
+    // Act: six servers appear, none with a million ratings
+    for (let id = 9811; id <= 9816; id += 1) sim().addServer(uniqueServer(id, 'OMEGA W7', sim().nativeCoin));
+    // Assess: the later caller gets one; the phantoms get no order and no execution (their queue round stays 1)
+    expect(json(await callbacks.waitFor((r) => isResult(r, '/phantom-later'), WAIT_MS))).toMatchObject({
+      success: true,
+    });
+    await moreSweeps(3);
+    expect(sim().orders().length).toBe(ordersBefore + 1);
+    for (const [i, id] of phantoms.entries()) {
+      expect(await taskView(id)).toMatchObject({ state: 'waiting', position: i + 1 });
+      expect(await waitingRound(id)).toBe(1);
+    }
+    // A new phantom, now that OMEGA W7 servers are listed, is refused at once with the filter named.
+    await create('phantom-new', { gpu_type: 'OMEGA W7', wait_seconds: 600, min_rating_count: 1_000_000 });
+    expect(json(await callbacks.waitFor((r) => isResult(r, '/phantom-new'), WAIT_MS))).toEqual({
+      success: false,
+      error: expect.stringMatching(
+        /^No OMEGA W7 available with rating from at least 1000000 ratings \(\d+ servers? left out by rating\)/,
+      ),
+    });
+    // Clean up
+    for (const id of phantoms)
+      await signedPost(runtime.url, '/webhook/cancel-task', { task_id: id }, TEST_WEBHOOK_SECRET);
   }, 120_000);
 
   it('cancel-task refuses a body without a task id with a 400 and queues nothing', async () => {

@@ -2,8 +2,11 @@
  * The waiting queue's caps (issue 29 §5) and a revoked key's waiting tasks (§4), end to end against
  * the local runtime (dynalite with the waiting index, local Step Functions, the fleet watch, the
  * simulator over HTTP). Caps small enough to reach: MAX_WAITING_TASKS_PER_KEY=2, MAX_WAITING_TASKS=4.
- * - a key's 3rd standing order: 429 `too many waiting orders (2 for key ci)`, no task recorded;
+ * - a key's 3rd standing order: 429 `too many waiting orders (2 for key ci)`, no task recorded; the
+ *   default key's 3rd too (issue 38 §1: `(2 for key default)`);
  * - the relay's 5th: 429 `too many waiting orders (4)`, no task recorded;
+ * - issue 38 §1: admissions that fail (max_price 1e200) hold no slot; a stale slot of a deleted key and
+ *   a drifted count are repaired by the next sweeps;
  * - revoking ci fails its waiting tasks with `key ci revoked` (callback_url), once; a matching server
  *   that appears afterwards is not rented for them, and their places are free again;
  * - DELETE /admin/keys/{name} deletes a revoked key (issue 29 §7): the 201st key is refused 409
@@ -11,11 +14,12 @@
  * Waits are on conditions with deadlines (callbacks, sweep counts, task views), never fixed sleeps.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { startTestRuntime, TEST_WEBHOOK_SECRET, testDialect, type LocalRuntime } from '../helpers/local-runtime';
 import { request, signedPost, startReceiver, v2Headers, type Receiver } from '../helpers/receivers';
 import { uniqueServer } from '../helpers/sim-servers';
 import { e2eCalls, isResult, json } from '../helpers/e2e-calls';
+import { slotsHeld } from '../../lambdas/adapters/dynamodb/dynamodb-waiting-entries';
 
 const dialect = testDialect();
 const WAIT_MS = 45_000;
@@ -26,7 +30,7 @@ describe(`Waiting queue caps and revoked keys (${dialect} marketplace dialect)`,
   let callbacks: Receiver;
   let doc: DynamoDBDocumentClient;
   const secrets: Record<string, string> = {};
-  const { sim, waitingView, moreSweeps } = e2eCalls(
+  const { sim, waitingView, moreSweeps, until } = e2eCalls(
     () => runtime,
     () => callbacks,
     WAIT_MS,
@@ -40,16 +44,18 @@ describe(`Waiting queue caps and revoked keys (${dialect} marketplace dialect)`,
       key ? secrets[key]! : TEST_WEBHOOK_SECRET,
       key ? { 'x-webhook-key-id': key } : {},
     );
-  const taskCount = async (): Promise<number> => {
+  const held = (scope: string) => slotsHeld(doc, runtime.dynamo.tableName, scope === 'total' ? scope : `key:${scope}`);
+  const countOf = async (prefix: string): Promise<number> => {
     const out = await doc.send(
       new ScanCommand({
         TableName: runtime.dynamo.tableName,
         FilterExpression: 'begins_with(pk, :p)',
-        ExpressionAttributeValues: { ':p': 'TASK#' },
+        ExpressionAttributeValues: { ':p': prefix },
       }),
     );
     return out.Count ?? 0;
   };
+  const taskCount = (): Promise<number> => countOf('TASK#');
 
   beforeAll(async () => {
     callbacks = await startReceiver();
@@ -71,14 +77,16 @@ describe(`Waiting queue caps and revoked keys (${dialect} marketplace dialect)`,
         credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
       }),
     );
-    const created = await signedPost(
-      runtime.url,
-      '/admin/keys',
-      { name: 'ci', scopes: ['order', 'read', 'cancel'] },
-      TEST_WEBHOOK_SECRET,
-    );
-    expect(created.status).toBe(201);
-    secrets.ci = String(created.json?.secret);
+    for (const name of ['ci', 'qa', 'leak']) {
+      const created = await signedPost(
+        runtime.url,
+        '/admin/keys',
+        { name, scopes: ['order', 'read', 'cancel'] },
+        TEST_WEBHOOK_SECRET,
+      );
+      expect(created.status).toBe(201);
+      secrets[name] = String(created.json?.secret);
+    }
   });
   afterAll(async () => {
     doc?.destroy();
@@ -100,16 +108,22 @@ describe(`Waiting queue caps and revoked keys (${dialect} marketplace dialect)`,
     const third = await standing('ci-3', 'ci');
     expect(third).toMatchObject({ status: 429, json: { error: 'too many waiting orders (2 for key ci)' } });
 
-    // The default key is bounded by the relay's cap only.
+    // The default key has a per-key cap too (issue 38 §1).
     for (const tag of ['d-1', 'd-2']) {
       const res = await standing(tag);
       expect(res.status).toBe(202);
       defaultTasks.push(String(res.json?.task_id));
     }
-    const fifth = await standing('d-3');
+    expect(await standing('d-3')).toMatchObject({
+      status: 429,
+      json: { error: 'too many waiting orders (2 for key default)' },
+    });
+    // The relay's cap holds for a key with room of its own.
+    const fifth = await standing('qa-1', 'qa');
     expect(fifth).toMatchObject({ status: 429, json: { error: 'too many waiting orders (4)' } });
     expect(await taskCount()).toBe(before + 2);
-    expect(callbacks.requests.filter((r) => r.path === '/ci-3' || r.path === '/d-3')).toEqual([]);
+    expect(callbacks.requests.filter((r) => ['/ci-3', '/d-3', '/qa-1'].includes(r.path))).toEqual([]);
+    expect(await held('total')).toBe(4);
   }, 90_000);
 
   it("fails a revoked key's waiting tasks with `key ci revoked`, once, and never rents a server for them", async () => {
@@ -137,6 +151,46 @@ describe(`Waiting queue caps and revoked keys (${dialect} marketplace dialect)`,
     for (const id of [defaultTasks[1]!, String(next.json?.task_id)])
       await signedPost(runtime.url, '/webhook/cancel-task', { task_id: id }, TEST_WEBHOOK_SECRET);
   }, 120_000);
+
+  it("gives back the slots of failed admissions, frees a deleted key's and repairs drift within a sweep (issue 38 §1)", async () => {
+    const admin = (method: 'POST' | 'DELETE', path: string) =>
+      request(`${runtime.url}${path}`, {
+        method,
+        headers: { 'content-type': 'application/json', ...v2Headers(TEST_WEBHOOK_SECRET, method, path, '') },
+      });
+    // Five admissions whose entry DynamoDB cannot store (max_price 1e200): refused, nothing held.
+    for (let i = 0; i < 5; i += 1) {
+      const res = await signedPost(
+        runtime.url,
+        '/webhook/create-order',
+        { gpu_type: GPU, max_price: 1e200, wait_seconds: 600 },
+        secrets.leak!,
+        { 'x-webhook-key-id': 'leak' },
+      );
+      expect(res.status).toBeGreaterThanOrEqual(400);
+    }
+    expect(await held('leak')).toBe(0);
+    // A slot of leak without an entry (a crash between the two writes), and a relay count that drifted.
+    await doc.send(
+      new UpdateCommand({
+        TableName: runtime.dynamo.tableName,
+        Key: { pk: 'WAITSLOTS#total' },
+        UpdateExpression: 'SET #slot = :slot, #n = #n + :three, #k = :one',
+        ExpressionAttributeNames: { '#slot': 's0a1b2c3d-0000-4000-8000-00000000dead', '#n': 'n', '#k': 'key#leak' },
+        ExpressionAttributeValues: { ':slot': { key: 'leak', at: 0 }, ':three': 3, ':one': 1 },
+      }),
+    );
+    // (The watch sweeps every second: it may repair this before the key is even revoked.)
+    // The key is revoked and deleted; within a sweep or two its slot is free and the counts are the queue's again.
+    expect((await admin('POST', '/admin/keys/leak/revoke')).status).toBe(200);
+    expect((await admin('DELETE', '/admin/keys/leak')).status).toBe(200);
+    await moreSweeps(2);
+    expect(await held('leak')).toBe(0);
+    await until(async () => (await held('total')) === (await countOf('WAIT#')), 'slots counted as the queue holds');
+    // qa is not needed any more (the key-limit test below counts keys).
+    expect((await admin('POST', '/admin/keys/qa/revoke')).status).toBe(200);
+    expect((await admin('DELETE', '/admin/keys/qa')).status).toBe(200);
+  }, 90_000);
 
   it('deletes a revoked key (DELETE /admin/keys/{name}), and answers the 201st key 409 `key limit reached (200)`', async () => {
     // The admin routes need signature v2 whatever SIGNATURE_VERSIONS says (issue 29 §1).

@@ -1,6 +1,7 @@
 /** The WaitingTasks port in memory, with the adapter's conditional removal (by round) and its caps. */
 import type { WaitingCaps, WaitingTask, WaitingTasks } from '../../lambdas/domain/ports';
 import { byArrival, queueKey, waitingCapText } from '../../lambdas/domain/recovery/standing-orders';
+import { DEFAULT_KEY_NAME } from '../../lambdas/domain/teams/caller-keys';
 
 export class FakeWaitingTasks implements WaitingTasks {
   public readonly entries = new Map<string, WaitingTask>();
@@ -10,8 +11,10 @@ export class FakeWaitingTasks implements WaitingTasks {
   }
   public async admit(task: WaitingTask, caps: WaitingCaps): Promise<string | undefined> {
     const all = [...this.entries.values()].filter((e) => e.task_id !== task.task_id);
-    if (task.key_name !== undefined && all.filter((e) => e.key_name === task.key_name).length >= caps.perKey)
-      return waitingCapText({ cap: caps.perKey, keyName: task.key_name });
+    // The default key (no key_name) has a per-key cap too (issue 38 §1).
+    const key = task.key_name ?? DEFAULT_KEY_NAME;
+    if (all.filter((e) => (e.key_name ?? DEFAULT_KEY_NAME) === key).length >= caps.perKey)
+      return waitingCapText({ cap: caps.perKey, keyName: key });
     if (all.length >= caps.total) return waitingCapText({ cap: caps.total });
     this.entries.set(task.task_id, task);
     return undefined;

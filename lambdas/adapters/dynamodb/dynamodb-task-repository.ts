@@ -5,7 +5,9 @@
  *
  * A create-order's container env values live in the same item as `order_env`, not in the workflow
  * input (execution history, EventBridge events): in clear within the item, which the table encrypts
- * at rest with KMS (the AWS-managed `aws/dynamodb` key, lib/constructs/relay-table.ts). `get` never
+ * at rest with KMS (the AWS-managed `aws/dynamodb` key, lib/constructs/relay-table.ts), for the
+ * minutes a task runs; a standing order's (which may wait up to 24 h) is sealed like the replacement
+ * copy below (issue 38 §7), and PlaceOrder's repository has the sealer to open it. `get` never
  * returns them; only `orderEnv` (PlaceOrder) reads them, and `finish` removes them in the same write
  * that makes the task final, so they live no longer than the task (the record's TTL covers a task
  * that never ends).
@@ -115,9 +117,16 @@ export class DynamoDbTaskRepository implements TaskRepository {
       hasEnv && sealed.keepForReplacement && this.envSealer
         ? await this.envSealer.seal(JSON.stringify(sealed.orderEnv))
         : undefined;
+    if (hasEnv && sealed.sealOrderEnv && !this.envSealer)
+      throw new Error("no sealer for a standing order's env: refusing to store it");
+    // A standing order's env may wait up to 24 h: sealed like the replacement copy (issue 38 §7).
+    const current =
+      hasEnv && sealed.sealOrderEnv && this.envSealer
+        ? await this.envSealer.seal(JSON.stringify(sealed.orderEnv))
+        : sealed.orderEnv;
     const orderEnv = hasEnv
       ? {
-          [ORDER_ENV_ATTRIBUTE]: sealed.orderEnv,
+          [ORDER_ENV_ATTRIBUTE]: current,
           ...(kept !== undefined ? { [REPLACEMENT_ENV_ATTRIBUTE]: kept } : {}),
         }
       : {};
@@ -157,9 +166,16 @@ export class DynamoDbTaskRepository implements TaskRepository {
     return { ...parsed, result: parsed.result as TaskResult | undefined } as TaskRecord;
   }
 
-  /** The sealed container env of a task that is not final yet; undefined when none is stored. */
+  /**
+   * The container env of a task that is not final yet (opened from its seal for a standing order,
+   * issue 38 §7); undefined when none is stored. A sealed env without a sealer to open it throws.
+   */
   public async orderEnv(taskId: string): Promise<Readonly<Record<string, string>> | undefined> {
-    return this.sealedEnv(taskId, ORDER_ENV_ATTRIBUTE);
+    const stored = await this.storedEnv(taskId, ORDER_ENV_ATTRIBUTE);
+    if (typeof stored !== 'string')
+      return stored === undefined ? undefined : OrderEnvSchema.parse(stored, ENGLISH_TEXTS);
+    if (!this.envSealer) throw new Error("no sealer to open a standing order's env");
+    return OrderEnvSchema.parse(JSON.parse(await this.envSealer.open(stored)), ENGLISH_TEXTS);
   }
 
   /** The env kept for a replacement round (on_outbid replace modes), also after the task ended; opened from its seal. */
@@ -200,11 +216,6 @@ export class DynamoDbTaskRepository implements TaskRepository {
     if (!access || Object.values(access).every((v) => v === undefined)) return undefined;
     if (!this.accessSealer) throw new Error('no sealer for order access secrets: refusing to store them');
     return this.accessSealer.seal(JSON.stringify(access));
-  }
-
-  private async sealedEnv(taskId: string, attribute: string): Promise<Readonly<Record<string, string>> | undefined> {
-    const stored = await this.storedEnv(taskId, attribute);
-    return stored === undefined ? undefined : OrderEnvSchema.parse(stored, ENGLISH_TEXTS);
   }
 
   /** One env attribute of the task's item as stored (read alone, consistently). */

@@ -1,16 +1,23 @@
 /**
- * WaitingTasks (issues 23, 29) in the relay table: one item `WAIT#<task_id>` per waiting standing
+ * WaitingTasks (issues 23, 29, 38) in the relay table: one item `WAIT#<task_id>` per waiting standing
  * order, in the waiting index (RELAY_TABLE.waitingIndex: one partition, sorted by GPU type then
  * arrival), so a sweep reads the whole queue with one Query (paged at DynamoDB's 1 MB: about 2,500
  * entries a page) and a queue position reads one GPU type's part. No item has a TTL: an entry ends
- * only by `remove`, which frees its slots.
+ * only by `remove`, which frees its slot.
  *
- * Slots make the caps exact under concurrency: `WAITSLOTS#total` and `WAITSLOTS#key:<name>` hold one
- * attribute per task and their count `n`; a slot is taken by a write conditional on the count being
- * under the cap (MAX_WAITING_TASKS, MAX_WAITING_TASKS_PER_KEY) and on the task not holding it yet,
- * so a repeat takes nothing twice and two callers cannot both take the last slot. dynalite has no
- * transactions, so the writes are ordered instead: slots, then the entry; the entry's removal, then
- * its slots (a crash between leaves a slot held, never an entry without one).
+ * Slots make the caps exact under concurrency (issue 38 §1): ONE item, `WAITSLOTS#total`, holds one
+ * attribute per task (`s<task>`: its key and when the slot was taken), the relay's count `n` and one
+ * count per key (`key#<name>`; the default key is `default`). A slot is taken by one conditional write
+ * that checks both caps (MAX_WAITING_TASKS, MAX_WAITING_TASKS_PER_KEY) and that the task holds none
+ * yet, and changes the slot and both counts together, so the counts always match the slots and a
+ * repeat takes nothing twice.
+ *
+ * The slot and the entry are two items and dynalite has no TransactWriteItems, so they are written in
+ * order instead (slot, then entry; entry removal, then slot) and the slots are a count that can be
+ * recomputed: an admission whose entry cannot be written (a number DynamoDB cannot store) gives its
+ * slot back at once, and `recount` (the fleet watch, every sweep) makes the slots what the queue holds:
+ * a slot whose entry is gone (a crash between the two writes) is freed once older than
+ * SLOT_GRACE_MS, an entry without a slot gets one, counts that differ from the slots are set again.
  *
  * A removal is conditional (the entry exists, and is of the named round): of a cancel-task and the
  * watch, exactly one ends a wait.
@@ -19,17 +26,41 @@ import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/li
 import { storedAttributes } from '../aws-clients';
 import type { WaitingCaps, WaitingTask, WaitingTasks } from '../../domain/ports';
 import { queueKey, waitingCapText } from '../../domain/recovery/standing-orders';
+import { DEFAULT_KEY_NAME } from '../../domain/teams/caller-keys';
 import { keys, RELAY_TABLE } from '../../../contract/resources';
 import { deleteItem, updateItem } from './dynamodb-item-writes';
 import { hasFields } from './dynamodb-stored-values';
 
 export const INDEX = RELAY_TABLE.waitingIndex;
-/** The slots of every waiting task. */
+/** The slots of every waiting task (their count: `slotsHeld(…, TOTAL_SCOPE)`). */
 export const TOTAL_SCOPE = 'total';
-/** The slots of one caller key's waiting tasks. */
+/** One caller key's count among the slots (`slotsHeld(…, keyScope('ci'))`). */
 export const keyScope = (keyName: string): string => `key:${keyName}`;
+/** A slot without its entry is left alone this long: an admission writes its entry just after its slot. */
+export const SLOT_GRACE_MS = 60_000;
 
-const slotOf = (taskId: string): string => `s${taskId.replace(/[^A-Za-z0-9-]/g, '')}`;
+const SLOTS_PK = keys.waitingSlots(TOTAL_SCOPE);
+const COUNT = 'n';
+/** Bumped by every slot write: a recount sets the counts only if no slot changed since it read them. */
+const VERSION = 'v';
+const SLOT_PREFIX = 's';
+const KEY_COUNT_PREFIX = 'key#';
+const slotOf = (taskId: string): string => `${SLOT_PREFIX}${taskId.replace(/[^A-Za-z0-9-]/g, '')}`;
+const keyCountOf = (keyName: string): string => `${KEY_COUNT_PREFIX}${keyName}`;
+/** The key a task counts against: its caller key, or the default key's name. */
+const keyOf = (task: Pick<WaitingTask, 'key_name'>): string => task.key_name ?? DEFAULT_KEY_NAME;
+
+/** A slot as stored: the task's key and when the slot was taken (epoch ms). Before issue 38: the accepted time alone. */
+interface StoredSlot {
+  readonly key?: string;
+  readonly at: number;
+}
+const slotValue = (value: unknown): StoredSlot | undefined =>
+  typeof value === 'number'
+    ? { at: value }
+    : hasFields<StoredSlot>(value, { at: 'number' })
+      ? { at: value.at, ...(typeof value.key === 'string' ? { key: value.key } : {}) }
+      : undefined;
 
 /** The index sort key: GPU type (as the queue groups it), then arrival (ms, zero-padded), then the task id. */
 export const queueOrder = (task: Pick<WaitingTask, 'request' | 'accepted_at' | 'task_id'>): string =>
@@ -43,12 +74,13 @@ export const isEntry = (value: unknown): value is WaitingTask =>
     waiting_until: 'number',
   }) && hasFields<WaitingTask['request']>(value.request, { gpu_type: 'string' });
 
-/** Whether a slot was taken (or already held), or which cap refused it. */
-type SlotOutcome = 'taken' | 'full';
+/** A slot this call took, one the task held already, or which cap refused it. */
+type SlotOutcome = 'took' | 'held' | { readonly refusal: string };
 
 /**
  * The queue's entries and slots without the listing (the job worker's cancel-task needs no Query, and
- * its bundle stays without it); DynamoDbWaitingTasks (./dynamodb-waiting-tasks.ts) adds the listing.
+ * its bundle stays without it); DynamoDbWaitingTasks (./dynamodb-waiting-tasks.ts) adds the listing
+ * and the recount.
  */
 export class DynamoDbWaitingEntries implements Omit<WaitingTasks, 'list'> {
   public constructor(
@@ -57,22 +89,15 @@ export class DynamoDbWaitingEntries implements Omit<WaitingTasks, 'list'> {
   ) {}
 
   public async add(task: WaitingTask): Promise<void> {
-    // Slots first (no caps: the task was admitted), then the entry (replacing the task's earlier one).
-    await this.takeSlot(TOTAL_SCOPE, task);
-    if (task.key_name !== undefined) await this.takeSlot(keyScope(task.key_name), task);
-    await this.put(task);
+    // No caps (the task was admitted before), so never refused. The entry replaces the task's earlier one.
+    const outcome = await this.takeSlot(task);
+    await this.putGivingBack(task, outcome === 'took' ? 'took' : 'held');
   }
 
   public async admit(task: WaitingTask, caps: WaitingCaps): Promise<string | undefined> {
-    if (task.key_name !== undefined) {
-      if ((await this.takeSlot(keyScope(task.key_name), task, caps.perKey)) === 'full')
-        return waitingCapText({ cap: caps.perKey, keyName: task.key_name });
-    }
-    if ((await this.takeSlot(TOTAL_SCOPE, task, caps.total)) === 'full') {
-      if (task.key_name !== undefined) await this.freeSlot(keyScope(task.key_name), task.task_id);
-      return waitingCapText({ cap: caps.total });
-    }
-    await this.put(task);
+    const outcome = await this.takeSlot(task, caps);
+    if (typeof outcome === 'object') return outcome.refusal;
+    await this.putGivingBack(task, outcome);
     return undefined;
   }
 
@@ -95,9 +120,18 @@ export class DynamoDbWaitingEntries implements Omit<WaitingTasks, 'list'> {
     });
     if (!removed) return false;
     const entry: unknown = removed.Attributes?.entry;
-    await this.freeSlot(TOTAL_SCOPE, taskId);
-    if (isEntry(entry) && entry.key_name !== undefined) await this.freeSlot(keyScope(entry.key_name), taskId);
+    await this.freeSlot(slotOf(taskId), isEntry(entry) ? keyOf(entry) : undefined);
     return true;
+  }
+
+  /** Writes the entry; when that fails, a slot this call took is given back before the error goes on. */
+  private async putGivingBack(task: WaitingTask, outcome: 'took' | 'held'): Promise<void> {
+    try {
+      await this.put(task);
+    } catch (error) {
+      if (outcome === 'took') await this.freeSlot(slotOf(task.task_id), keyOf(task)).catch(() => undefined);
+      throw error;
+    }
   }
 
   private async put(task: WaitingTask): Promise<void> {
@@ -114,43 +148,130 @@ export class DynamoDbWaitingEntries implements Omit<WaitingTasks, 'list'> {
     );
   }
 
-  /** Takes the task's slot in `scope` (under `cap` when given); a slot the task holds already counts as taken. */
-  private async takeSlot(scope: string, task: WaitingTask, cap?: number): Promise<SlotOutcome> {
+  /** Takes the task's slot (under both caps when given) in one write; a slot the task holds already is `held`. */
+  protected async takeSlot(task: Pick<WaitingTask, 'task_id' | 'key_name'>, caps?: WaitingCaps): Promise<SlotOutcome> {
     const slot = slotOf(task.task_id);
-    const pk = keys.waitingSlots(scope);
-    const taken = await updateItem(this.doc, this.tableName, pk, {
-      UpdateExpression: 'SET #slot = :at, #n = if_not_exists(#n, :zero) + :one',
+    const key = keyOf(task);
+    const taken = await updateItem(this.doc, this.tableName, SLOTS_PK, {
+      UpdateExpression:
+        'SET #slot = :slot, #n = if_not_exists(#n, :zero) + :one, #k = if_not_exists(#k, :zero) + :one, #v = if_not_exists(#v, :zero) + :one',
       ConditionExpression:
-        cap === undefined
+        caps === undefined
           ? 'attribute_not_exists(#slot)'
-          : 'attribute_not_exists(#slot) AND (attribute_not_exists(#n) OR #n < :cap)',
-      ExpressionAttributeNames: { '#slot': slot, '#n': 'n' },
+          : 'attribute_not_exists(#slot) AND (attribute_not_exists(#n) OR #n < :cap) AND (attribute_not_exists(#k) OR #k < :keyCap)',
+      ExpressionAttributeNames: { '#slot': slot, '#n': COUNT, '#k': keyCountOf(key), '#v': VERSION },
       ExpressionAttributeValues: {
-        ':at': task.accepted_at,
+        ':slot': { key, at: Date.now() },
         ':zero': 0,
         ':one': 1,
-        ...(cap === undefined ? {} : { ':cap': cap }),
+        ...(caps === undefined ? {} : { ':cap': caps.total, ':keyCap': caps.perKey }),
       },
     });
-    if (taken) return 'taken';
-    return (await storedAttributes(this.doc, this.tableName, pk, [slot]))[slot] !== undefined ? 'taken' : 'full';
+    if (taken) return 'took';
+    const stored = await storedAttributes(this.doc, this.tableName, SLOTS_PK, [slot, keyCountOf(key)]);
+    if (stored[slot] !== undefined || caps === undefined) return 'held';
+    const keyCount = stored[keyCountOf(key)];
+    return typeof keyCount === 'number' && keyCount >= caps.perKey
+      ? { refusal: waitingCapText({ cap: caps.perKey, keyName: key }) }
+      : { refusal: waitingCapText({ cap: caps.total }) };
   }
 
-  private async freeSlot(scope: string, taskId: string): Promise<void> {
+  /** Frees a slot and counts it down (its key's count too, when known); true when this call freed it. */
+  protected async freeSlot(slot: string, key: string | undefined): Promise<boolean> {
     // A failed condition: freed already (a repeated removal), nothing to count down.
-    await updateItem(this.doc, this.tableName, keys.waitingSlots(scope), {
-      UpdateExpression: 'REMOVE #slot SET #n = #n - :one',
+    const freed = await updateItem(this.doc, this.tableName, SLOTS_PK, {
+      UpdateExpression: `REMOVE #slot SET #n = if_not_exists(#n, :one) - :one, #v = if_not_exists(#v, :zero) + :one${
+        key === undefined ? '' : ', #k = if_not_exists(#k, :one) - :one'
+      }`,
       ConditionExpression: 'attribute_exists(#slot)',
-      ExpressionAttributeNames: { '#slot': slotOf(taskId), '#n': 'n' },
-      ExpressionAttributeValues: { ':one': 1 },
+      ExpressionAttributeNames: {
+        '#slot': slot,
+        '#n': COUNT,
+        '#v': VERSION,
+        ...(key === undefined ? {} : { '#k': keyCountOf(key) }),
+      },
+      ExpressionAttributeValues: { ':one': 1, ':zero': 0 },
     });
+    return freed !== undefined;
+  }
+
+  /**
+   * Makes the slots what the queue holds (`listed`: the sweep's listing, read before): frees slots
+   * whose entry is gone (older than SLOT_GRACE_MS, and gone on a consistent read), takes one for an
+   * entry without (still there on a consistent read), and sets the counts again when they differ from
+   * the slots (only if no slot changed since they were read). Returns how many things it repaired.
+   */
+  public async recount(listed: readonly WaitingTask[], nowMs: number): Promise<number> {
+    let repaired = 0;
+    const bySlot = new Map(listed.map((entry) => [slotOf(entry.task_id), entry]));
+    const before = await this.slotsItem();
+    for (const [name, value] of Object.entries(before)) {
+      if (!name.startsWith(SLOT_PREFIX) || bySlot.has(name)) continue;
+      const slot = slotValue(value);
+      if (slot !== undefined && nowMs - slot.at < SLOT_GRACE_MS) continue;
+      const taskId = name.slice(SLOT_PREFIX.length);
+      if ((await this.get(taskId)) !== undefined) continue;
+      if (await this.freeSlot(name, slot?.key)) repaired += 1;
+    }
+    for (const [name, entry] of bySlot) {
+      if (before[name] !== undefined || (await this.get(entry.task_id)) === undefined) continue;
+      if ((await this.takeSlot(entry)) === 'took') repaired += 1;
+    }
+    return repaired + (await this.recountCounts(bySlot));
+  }
+
+  /** Sets `n` and the per-key counts from the slots when they differ (a conditional write on the version read). */
+  private async recountCounts(bySlot: ReadonlyMap<string, WaitingTask>): Promise<number> {
+    const item = await this.slotsItem();
+    const expected = new Map<string, number>([[COUNT, 0]]);
+    for (const [name, value] of Object.entries(item)) {
+      if (!name.startsWith(SLOT_PREFIX)) continue;
+      expected.set(COUNT, (expected.get(COUNT) ?? 0) + 1);
+      const listed = bySlot.get(name);
+      const key = slotValue(value)?.key ?? (listed ? keyOf(listed) : undefined);
+      if (key !== undefined) expected.set(keyCountOf(key), (expected.get(keyCountOf(key)) ?? 0) + 1);
+    }
+    const counts = Object.keys(item).filter((name) => name === COUNT || name.startsWith(KEY_COUNT_PREFIX));
+    const names = new Set([...counts, ...expected.keys()]);
+    const wrong = [...names].filter((name) => (item[name] ?? 0) !== (expected.get(name) ?? 0));
+    // A key count at 0 with no slot left is dropped (the item does not grow with every key ever seen).
+    const dropped = counts.filter((name) => name !== COUNT && !expected.has(name));
+    if (wrong.length === 0 && dropped.length === 0) return 0;
+    const set = [...names].filter((name) => expected.has(name));
+    const placeholder = (name: string): string => `#c${[...names].indexOf(name)}`;
+    const version = item[VERSION];
+    const written = await updateItem(this.doc, this.tableName, SLOTS_PK, {
+      UpdateExpression: [
+        `SET ${set.map((name) => `${placeholder(name)} = :c${[...names].indexOf(name)}`).join(', ')}`,
+        ...(dropped.length ? [`REMOVE ${dropped.map(placeholder).join(', ')}`] : []),
+      ].join(' '),
+      ConditionExpression: typeof version === 'number' ? '#v = :v' : 'attribute_not_exists(#v)',
+      ExpressionAttributeNames: {
+        '#v': VERSION,
+        ...Object.fromEntries([...names].map((name) => [placeholder(name), name])),
+      },
+      ExpressionAttributeValues: {
+        ...(typeof version === 'number' ? { ':v': version } : {}),
+        ...Object.fromEntries(set.map((name) => [`:c${[...names].indexOf(name)}`, expected.get(name) ?? 0])),
+      },
+    });
+    return written ? wrong.length : 0;
+  }
+
+  private async slotsItem(): Promise<Record<string, unknown>> {
+    const { Item } = await this.doc.send(
+      new GetCommand({ TableName: this.tableName, Key: { pk: SLOTS_PK }, ConsistentRead: true }),
+    );
+    return Item ?? {};
   }
 }
 
-/** How many tasks hold a slot in the relay (`total`) or of one key: what the caps compare (tests, operators). */
+/** How many tasks hold a slot in the relay (`total`) or of one key (`key:<name>`): what the caps compare (tests, operators). */
 export const slotsHeld = async (doc: DynamoDBDocumentClient, tableName: string, scope: string): Promise<number> => {
   const { Item } = await doc.send(
-    new GetCommand({ TableName: tableName, Key: { pk: keys.waitingSlots(scope) }, ConsistentRead: true }),
+    new GetCommand({ TableName: tableName, Key: { pk: keys.waitingSlots(TOTAL_SCOPE) }, ConsistentRead: true }),
   );
-  return typeof Item?.n === 'number' ? Item.n : 0;
+  const name = scope === TOTAL_SCOPE ? COUNT : keyCountOf(scope.replace(/^key:/, ''));
+  const value: unknown = Item?.[name];
+  return typeof value === 'number' ? value : 0;
 };

@@ -10,9 +10,11 @@ import {
   findMatchingServers,
   leftOutBy,
   noMatchText,
+  type LeftOut,
   orderByPreference,
   type MatchCriteria,
 } from '../hosts/matching';
+import type { Server } from '../marketplace-types';
 import type { MarketplaceClient, ServerClaims, TaskRepository, WaitingTasks } from '../ports';
 import {
   allInUsdPerHour,
@@ -80,8 +82,52 @@ export const findServerOrWait = async (
   deps: FindServerDeps,
   now: number,
 ): Promise<SearchResult | WaitingResult> => {
-  if (softDeadlinePassed(state, now)) throw new SoftTimeoutError();
   const standing = deps.waiting && mayWait(state, now) ? deps.waiting : undefined;
+  if (!standing || state.resume || state.search) return search(state, deps, standing, now);
+  // A standing order's first search: whatever ends it with an error (a refusal, the soft limit, the
+  // listing unavailable), the place it took at acceptance is given back (issue 38 §1).
+  try {
+    return await search(state, deps, standing, now);
+  } catch (error) {
+    await standing.remove(state.task_id, 0).catch(() => undefined);
+    throw error;
+  }
+};
+
+/**
+ * Issue 38 §2: the host filters that leave out every listed server of the request's GPU type at its
+ * price (rented ones too: they may come free, their hosts stay), or undefined when one could serve it
+ * or none is listed (nothing to judge by). A standing order with such filters is refused at once.
+ */
+export const filtersRuleOut = (servers: readonly Server[], criteria: MatchCriteria): LeftOut | undefined => {
+  const listed = servers.map((server) => (server.rented ? { ...server, rented: false } : server));
+  const { avoided: _avoided, claimed: _claimed, exclude: _exclude, ...filters } = criteria;
+  if (findMatchingServers(listed, filters).length > 0) return undefined;
+  const leftOut = leftOutBy(listed, filters);
+  return leftOut.reliability + leftOut.rating + leftOut.excluded > 0 ? leftOut : undefined;
+};
+
+/** Throws the filtered no-match text when the request's host filters rule out every listed server (see filtersRuleOut). */
+const refuseRuledOut = (state: WorkflowState, servers: readonly Server[]): void => {
+  const { request } = state;
+  const ruledOut = filtersRuleOut(servers, {
+    gpu_type: request.gpu_type,
+    max_price: request.max_price,
+    currency: request.currency,
+    use_spot: request.use_spot,
+    ...definedFields(request, ['min_reliability', 'min_rating', 'min_rating_count', 'exclude_servers']),
+  });
+  if (ruledOut)
+    throw new NoServerAvailableError(filteredNoMatchMessage(request.gpu_type, request.max_price, request, ruledOut));
+};
+
+const search = async (
+  state: WorkflowState,
+  deps: FindServerDeps,
+  standing: WaitingTasks | undefined,
+  now: number,
+): Promise<SearchResult | WaitingResult> => {
+  if (softDeadlinePassed(state, now)) throw new SoftTimeoutError();
   if (state.resume && deps.tasks.get) {
     // Resumed by the fleet watch: a cancel-task may have ended the task meanwhile.
     const record = await deps.tasks.get(state.task_id);
@@ -94,8 +140,11 @@ export const findServerOrWait = async (
     // First come, first served: a new standing order queues behind older ones for the same GPU type
     // (the next sweep serves the queue in order) instead of taking a server one of them may get.
     const acceptedAt = state.timing.accepted_at ?? now;
-    if (olderWaiting(await standing.list(), state, acceptedAt).length > 0)
+    if (olderWaiting(await standing.list(), state, acceptedAt).length > 0) {
+      // Unless its host filters rule out every listed server: it would wait for nothing (issue 38 §2).
+      refuseRuledOut(state, await deps.marketplace.listServers());
       return wait(state, { ...deps, waiting: standing }, now);
+    }
   }
   // A replacement round (issue 23) never goes back to the lost order's server.
   const excluded = [...(state.search?.excluded ?? (state.replaces ? [state.replaces.server_id] : []))];
@@ -167,7 +216,9 @@ export const findServerOrWait = async (
   }
   if (preferred !== undefined && !candidates.some((c) => c.id === preferred))
     await deps.claims.release(preferred, state.task_id);
-  // A standing order waits for the fleet watch to find it a server (issue 23).
+  // A standing order waits for the fleet watch to find it a server (issue 23), unless its host filters
+  // rule out every server listed for its GPU at its price: it would wait for nothing (issue 38 §2).
+  if (standing && !state.resume && !state.search) refuseRuledOut(state, servers);
   if (standing) return wait(state, { ...deps, waiting: standing }, now);
   // After refusals the failure names each server tried and why (issue 20, item 2).
   // The text names the filters that emptied the list (issue 31 §1), or the models listed now when

@@ -103,6 +103,8 @@ export interface SweepReport {
   readonly waitingTasks: number;
   readonly waitingResumed: number;
   readonly waitingExpired: number;
+  /** Waiting slots the sweep's recount repaired (issue 38 §1). */
+  readonly waitingSlotsRepaired: number;
   /** Outbid orders whose recovery this sweep ran (issue 23), and the set_spot_price calls it made. */
   readonly recoveries: number;
   readonly rebidCalls: number;
@@ -140,6 +142,7 @@ const emptyReport = (): Counters => ({
   waitingTasks: 0,
   waitingResumed: 0,
   waitingExpired: 0,
+  waitingSlotsRepaired: 0,
   recoveries: 0,
   rebidCalls: 0,
   replacementsPending: 0,
@@ -208,6 +211,7 @@ const serveStandingOrders = async ({ deps, options, now, canContinue, report }: 
   report.waitingTasks = served.waiting;
   report.waitingResumed = served.resumed;
   report.waitingExpired = served.expired;
+  report.waitingSlotsRepaired = served.slotsRepaired;
   report.marketplaceCalls += served.listingReads;
 };
 

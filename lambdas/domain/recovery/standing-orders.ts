@@ -16,7 +16,7 @@ import { DEFAULT_KEY_NAME, type KeyCheck } from '../teams/caller-keys';
 import { CLAIM_TTL_SECONDS } from '../create-order/workflow-state';
 import { serverFitsLease } from '../leases/lease';
 import { avoidedFor, type HostAvoidances, type HostRecords } from '../hosts/host-records';
-import { findMatchingServers, noMatchMessage } from '../hosts/matching';
+import { findMatchingServers, noMatchMessage, orderByPreference } from '../hosts/matching';
 import type { Server } from '../marketplace-types';
 import type {
   CreateOrderWorkflowInput,
@@ -83,15 +83,22 @@ export const mayWait = (input: Pick<CreateOrderWorkflowInput, 'request' | 'timin
 
 export { waitingEntry } from './waiting-entry';
 
-/** Servers that would serve `task` now, in marketplace order, without those in `taken`. */
+/**
+ * Servers that would serve `task` now, without those in `taken`: matched with its GPU type, price and
+ * host filters (issue 38 §2) and fit for its lease, in the order its `prefer` tries them.
+ */
 export const serversFor = (
   task: WaitingTask,
   servers: readonly Server[],
   taken: ReadonlySet<number>,
   avoided: ReadonlySet<number> = new Set(),
 ): Server[] =>
-  findMatchingServers(servers, { ...task.request, claimed: taken, avoided }).filter((s) =>
-    serverFitsLease(s, task.request.max_hours),
+  orderByPreference(
+    findMatchingServers(servers, { ...task.request, claimed: taken, avoided }).filter((s) =>
+      serverFitsLease(s, task.request.max_hours),
+    ),
+    task.request.prefer,
+    task.request,
   );
 
 /** Older waiting tasks for the same GPU type than `input`'s task, other than itself: a new arrival queues behind them. */
@@ -132,6 +139,8 @@ export interface StandingOrderSweep {
   readonly keyStopped: number;
   /** listServers calls: 0 or 1 per sweep, whatever the number of waiting tasks. */
   readonly listingReads: number;
+  /** Slots under the caps the recount repaired (issue 38 §1: freed, taken again or counts set): the WaitingSlotsRepaired metric. */
+  readonly slotsRepaired: number;
 }
 
 /** The failure of a standing order whose wait ended: the spec's no-match text. */
@@ -208,10 +217,13 @@ export const serveWaitingTasks = async (
   deps: StandingOrderDeps,
   opts: { readonly nowMs: number; readonly softLimitSeconds: number; readonly canContinue?: () => boolean },
 ): Promise<StandingOrderSweep> => {
-  const waiting = [...(await deps.waiting.list())].sort(byArrival);
-  const report = { waiting: waiting.length, resumed: 0, expired: 0, keyStopped: 0, listingReads: 0 };
-  if (waiting.length === 0) return report;
   const { nowMs } = opts;
+  const waiting = [...(await deps.waiting.list())].sort(byArrival);
+  // The slots are made what the queue holds first (issue 38 §1), also when nothing waits: a slot
+  // whose entry was never written or is gone is given back here.
+  const slotsRepaired = (await deps.waiting.recount?.(waiting, nowMs)) ?? 0;
+  const report = { waiting: waiting.length, resumed: 0, expired: 0, keyStopped: 0, listingReads: 0, slotsRepaired };
+  if (waiting.length === 0) return report;
   const canContinue = opts.canContinue ?? (() => true);
 
   // A revoked or expired key's waiting tasks fail with `key <name> revoked` (issue 29 §4): nothing it
@@ -235,8 +247,12 @@ export const serveWaitingTasks = async (
 
   // A pending entry (its first search still running) is not expired with its wait: only once that
   // first execution must have ended (its soft limit later), so an order it is placing is never left
-  // to a task this sweep failed. Its place is given back then.
-  const endsAt = (w: WaitingTask): number => (w.waiting_until + (w.pending ? opts.softLimitSeconds : 0)) * 1000;
+  // to a task this sweep failed. Its place is given back then, and at the latest once that execution
+  // is over (its soft deadline, then the rest of its hard limit: issue 38 §1), as when its first
+  // search failed and nothing turned the entry into a wait.
+  const firstSearchEnd = (w: WaitingTask): number => Math.floor(w.accepted_at / 1000) + opts.softLimitSeconds;
+  const endsAt = (w: WaitingTask): number =>
+    (w.pending ? Math.min(w.waiting_until, firstSearchEnd(w)) + opts.softLimitSeconds : w.waiting_until) * 1000;
   for (const task of waiting.filter((w) => !stopped.has(w.task_id) && nowMs >= endsAt(w))) {
     if (!canContinue()) return report;
     if (await endWaitingTask(deps, task, expiredResult(task), nowMs)) report.expired += 1;

@@ -197,7 +197,14 @@ export const acceptTask = async (
         record,
         orderEnv || orderAccess
           ? {
-              ...(orderEnv ? { orderEnv, ...(keepsEnv(request) ? { keepForReplacement: true } : {}) } : {}),
+              ...(orderEnv
+                ? {
+                    orderEnv,
+                    ...(keepsEnv(request) ? { keepForReplacement: true } : {}),
+                    // A standing order's env may wait up to 24 h: sealed like the replacement copy (issue 38 §7).
+                    ...(isStandingOrder(request) ? { sealOrderEnv: true } : {}),
+                  }
+                : {}),
               ...(orderAccess ? { orderAccess } : {}),
             }
           : undefined,
@@ -229,6 +236,10 @@ export const standingTiming = (
   waitSeconds !== undefined && waitSeconds > 0
     ? { waiting_until: Math.floor(nowMs / 1000) + waitSeconds, accepted_at: nowMs }
     : {};
+
+/** A standing order (`wait_seconds` > 0): its task may wait up to 24 h before PlaceOrder reads its env. */
+const isStandingOrder = (request: TaskRequest): boolean =>
+  request.kind === 'create-order' && (request.input.wait_seconds ?? 0) > 0;
 
 /** A create-order whose order may be replaced (issue 23) keeps its env for the replacement round. */
 const keepsEnv = (request: TaskRequest): boolean =>

@@ -27,15 +27,18 @@ import type {
   MarketplaceClient,
   Notifier,
   TaskRepository,
+  WaitingCaps,
   WaitingTasks,
   WorkflowStarter,
 } from '../ports';
 import { runCancelTask } from '../recovery/standing-orders';
+import { waitingEntry } from '../recovery/waiting-entry';
 import { standingTiming } from './accept-task';
 import type {
   CancelOrderInput,
   CancelSuccess,
   CreateOrderInput,
+  FailureResult,
   JobMessage,
   PriceAlertInput,
   PriceAlertMatched,
@@ -75,6 +78,12 @@ export interface JobDeps {
   readonly config: JobConfig;
   /** The standing-order queue (issue 23): cancel-task. */
   readonly waiting?: Pick<WaitingTasks, 'get' | 'remove'>;
+  /**
+   * The waiting queue's caps (issue 38 §1): a price alert's create-order with `wait_seconds` is
+   * admitted like any standing order (acceptTask) before it is recorded, or the alert fails with the
+   * cap's text. Absent: not capped.
+   */
+  readonly standing?: { readonly waiting: Pick<WaitingTasks, 'admit' | 'remove'>; readonly caps: WaitingCaps };
   /** Spending budgets (issue 24): extend-order reserves its hours first. */
   readonly spend?: ExtensionSpend;
 }
@@ -238,7 +247,7 @@ export const runPriceAlert = async (
   input: PriceAlertInput,
   deps: JobDeps,
   ctx: JobContext,
-): Promise<PriceAlertMatched | PriceNotMet> => {
+): Promise<PriceAlertMatched | PriceNotMet | FailureResult> => {
   const orderTaskId = priceAlertOrderTaskId(ctx.task_id);
   const currency = deps.config.defaultCurrency;
   const maxHours = deps.config.defaultMaxHours;
@@ -295,6 +304,18 @@ export const runPriceAlert = async (
   });
   if (!server) return { success: false, message: PRICE_NOT_MET };
 
+  // A standing order takes its place under the waiting queue's caps first (issue 38 §1), as at the
+  // API: over a cap nothing is recorded and the alert fails with the cap's text.
+  const admitted = input.wait_seconds && deps.standing ? waitingEntry(workflowInput(ctx.now), 0) : undefined;
+  if (admitted !== undefined && deps.standing) {
+    const refusal = await deps.standing.waiting.admit(admitted, deps.standing.caps);
+    if (refusal !== undefined) return failure(refusal);
+  }
+  const giveBack = async (): Promise<void> => {
+    if (admitted !== undefined && deps.standing)
+      await deps.standing.waiting.remove(orderTaskId, 0).catch(() => undefined);
+  };
+
   const nowIso = new Date(ctx.now).toISOString();
   // The alert's sealed Jupyter token (issue 37) goes with the order, still sealed.
   const sealedAccess = await deps.tasks.sealedAccess?.(ctx.task_id);
@@ -319,7 +340,10 @@ export const runPriceAlert = async (
     // The id is this alert's own: "already exists" means this attempt's write landed and only its
     // answer was lost (the SDK retried the put after a timeout) or a concurrent delivery of the same
     // job recorded it. Either way the task is this alert's; starting it is idempotent by name.
-    if (!(error instanceof TaskAlreadyExistsError)) throw error;
+    if (!(error instanceof TaskAlreadyExistsError)) {
+      await giveBack();
+      throw error;
+    }
   }
   try {
     await deps.workflow.start(orderTaskId, workflowInput(ctx.now));
@@ -327,7 +351,10 @@ export const runPriceAlert = async (
     // No queued task may exist without work behind it; the retry creates it again. A record this
     // call did not see itself create may be a concurrent delivery's, whose workflow may be running:
     // it stays, and the retry (which finds it queued) starts it.
-    if (created) await deps.tasks.remove(orderTaskId);
+    if (created) {
+      await deps.tasks.remove(orderTaskId);
+      await giveBack();
+    }
     throw error;
   }
 

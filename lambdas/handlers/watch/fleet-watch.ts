@@ -100,6 +100,7 @@ const REPORT_METRICS: readonly (readonly [string, keyof Omit<SweepReport, 'cance
   [MetricName.WaitingTasks, 'waitingTasks'],
   [MetricName.WaitingTasksResumed, 'waitingResumed'],
   [MetricName.WaitingTasksExpired, 'waitingExpired'],
+  [MetricName.WaitingSlotsRepaired, 'waitingSlotsRepaired'],
 ];
 
 /** One EMF blob per sweep, zeros included (an alarm on LeaseCancelFailures sees 0, not missing data). */

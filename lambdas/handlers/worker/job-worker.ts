@@ -232,13 +232,16 @@ export const createJobWorkerHandler = (deps: JobWorkerDeps) => {
 export const jobWorkerDepsFromEnv = (): JobWorkerDeps => {
   const env = relayEnv();
   if (!env.JOB_QUEUE_URL) throw new Error('JOB_QUEUE_URL is not set: the worker cannot delay retries');
+  const waiting = waitingEntriesFromEnv(env);
   return {
     marketplace: marketplaceFromEnv(env),
     tasks: taskRepositoryFromEnv(env),
     notifier: notifierFromEnv(env),
     workflow: workflowStarterFromEnv(env),
     leases: leaseBookFromEnv(env),
-    waiting: waitingEntriesFromEnv(env),
+    waiting,
+    // A price alert's standing order is admitted under the waiting queue's caps (issue 38 §1).
+    standing: { waiting, caps: { perKey: env.MAX_WAITING_TASKS_PER_KEY, total: env.MAX_WAITING_TASKS } },
     spend: {
       store: spendExtensionsFromEnv(env),
       // Extensions and raises are reservations like a create's: the same metrics (the SpendNearDailyLimit alarm's).

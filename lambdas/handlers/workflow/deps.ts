@@ -34,14 +34,17 @@ import { marketplaceFromEnv } from '../../adapters/marketplace-from-env';
 import { sshProbeFromEnv } from '../../adapters/ssh-banner-probe';
 import { marketplaceApiKey } from '../../adapters/secrets';
 import { orderSshPassword } from '../../domain/hosts/ssh-password';
-import { orderAccessSealerFromEnv } from '../../adapters/caller-key-sealer';
+import { orderAccessSealerFromEnv, replacementEnvSealerFromEnv } from '../../adapters/caller-key-sealer';
 import { DEFAULT_KEY_NAME } from '../../domain/teams/caller-keys';
 
 /** The shared adapters, built on first use (also used by ./notifier-deps.ts). */
 export const marketplace = /* @__PURE__ */ lazy<MarketplaceClient>(() => marketplaceFromEnv(relayEnv()));
-/** Task records, with the sealer of their access secrets (issue 37 §3: PlaceOrder sends them, CheckOrder logs in, ReportResult shows the token). */
+/**
+ * Task records, with the sealer of their access secrets (issue 37 §3: PlaceOrder sends them, CheckOrder
+ * logs in, ReportResult shows the token) and of a standing order's env (issue 38 §7: PlaceOrder opens it).
+ */
 export const tasks = /* @__PURE__ */ lazy<TaskRepository>(() =>
-  taskRepositoryFromEnv(relayEnv(), undefined, orderAccessSealerFromEnv(relayEnv())),
+  taskRepositoryFromEnv(relayEnv(), replacementEnvSealerFromEnv(relayEnv()), orderAccessSealerFromEnv(relayEnv())),
 );
 /** The caller keys' SSH public keys (issue 37 §2), and DEFAULT_SSH_PUBLIC_KEY for the shared secret's. */
 const sshKeys = /* @__PURE__ */ lazy(() => keySshKeysFromEnv(relayEnv()));

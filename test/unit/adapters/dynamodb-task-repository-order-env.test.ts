@@ -49,6 +49,20 @@ describe('Adapter: DynamoDbTaskRepository order env', () => {
     expect(await repo.orderEnv('t-1')).toEqual(ENV);
   });
 
+  it("seals a standing order's env, which may wait up to 24 h (issue 38 §7); orderEnv opens it", async () => {
+    // Act
+    await repo.create(aRecord('t-w'), { orderEnv: ENV, sealOrderEnv: true });
+    // Assess: the item holds ciphertext only, PlaceOrder still reads the values
+    const stored = (await rawItem('t-w'))?.[ORDER_ENV_ATTRIBUTE];
+    expect(typeof stored).toBe('string');
+    expect(JSON.stringify(await rawItem('t-w'))).not.toContain(ENV.API_TOKEN);
+    expect(await repo.orderEnv('t-w')).toEqual(ENV);
+    // Without a sealer, a standing order's env is refused rather than kept in clear.
+    const unsealed = new DynamoDbTaskRepository(dynamo.doc, dynamo.tableName);
+    await expect(unsealed.create(aRecord('t-w2'), { orderEnv: ENV, sealOrderEnv: true })).rejects.toThrow(/sealer/);
+    expect(await rawItem('t-w2')).toBeUndefined();
+  });
+
   it('keeps the env through running updates and removes it when the task finishes, exactly once', async () => {
     await repo.create(aRecord('t-2'), { orderEnv: ENV });
     await repo.update('t-2', { state: 'running', server_id: 7, order_intent_at: NOW }, NOW + 1);

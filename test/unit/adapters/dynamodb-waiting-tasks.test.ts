@@ -4,8 +4,14 @@
  * and the cost of a sweep's read at 1,000 waiting tasks, measured with ReturnConsumedCapacity.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { DynamoDbWaitingTasks, keyScope, TOTAL_SCOPE } from '../../../lambdas/adapters/dynamodb/dynamodb-waiting-tasks';
+import { DeleteCommand, DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  DynamoDbWaitingTasks,
+  keyScope,
+  queueOrder,
+  TOTAL_SCOPE,
+} from '../../../lambdas/adapters/dynamodb/dynamodb-waiting-tasks';
+import { RELAY_TABLE } from '../../../contract/resources';
 import { slotsHeld } from '../../../lambdas/adapters/dynamodb/dynamodb-waiting-entries';
 import type { WaitingTask } from '../../../lambdas/domain/ports';
 import { startDynalite, type LocalDynamo } from '../../helpers/dynalite';
@@ -113,6 +119,90 @@ describe('Adapter: DynamoDbWaitingTasks (dynalite)', () => {
     expect(await queue.remove(admitted.task_id)).toBe(true);
     expect(await held(keyScope('ci'))).toBe(19);
     expect(await queue.admit(entry(200, { key_name: 'ci', round: 0 }), CAPS)).toBeUndefined();
+  });
+
+  it('gives back the slots of an admission whose entry cannot be written (issue 38 §1: max_price 1e200, five times)', async () => {
+    // Prepare: DynamoDB (and dynalite) cannot store 1e200, so the entry's write fails after the slots were taken.
+    const queue = new DynamoDbWaitingTasks(db.doc, db.tableName);
+    const huge = (i: number) =>
+      entry(300 + i, { key_name: 'ci', round: 0, pending: true, request: { ...entry(0).request, max_price: 1e200 } });
+    // Act
+    for (let i = 0; i < 5; i += 1) await expect(queue.admit(huge(i), CAPS)).rejects.toThrow();
+    await expect(queue.add(huge(5))).rejects.toThrow();
+    // Assess: nothing held, nothing queued; the key can still admit up to its cap
+    expect(await held(keyScope('ci'))).toBe(0);
+    expect(await held(TOTAL_SCOPE)).toBe(0);
+    expect(await queue.list()).toEqual([]);
+    for (let i = 0; i < 20; i += 1) expect(await queue.admit(entry(400 + i, { key_name: 'ci' }), CAPS)).toBeUndefined();
+  });
+
+  it('caps the default key per key too (issue 38 §1): its 3rd standing order under a cap of 2 is refused', async () => {
+    const queue = new DynamoDbWaitingTasks(db.doc, db.tableName);
+    const caps = { perKey: 2, total: 10 };
+    expect(await queue.admit(entry(1, { round: 0 }), caps)).toBeUndefined();
+    expect(await queue.admit(entry(2, { round: 0 }), caps)).toBeUndefined();
+    expect(await queue.admit(entry(3, { round: 0 }), caps)).toBe('too many waiting orders (2 for key default)');
+    expect(await held(keyScope('default'))).toBe(2);
+    expect(await held(TOTAL_SCOPE)).toBe(2);
+    // Another key is not held back by the default key's cap.
+    expect(await queue.admit(entry(4, { key_name: 'ci', round: 0 }), caps)).toBeUndefined();
+  });
+
+  it('recounts the slots from the queue (issue 38 §1): stale slots freed, missing ones taken, counts corrected', async () => {
+    // Prepare: two waiting tasks of ci and one of the default key, then drift of every kind
+    const queue = new DynamoDbWaitingTasks(db.doc, db.tableName);
+    const now = 1_800_000_100_000;
+    for (const [i, key] of [
+      [1, 'ci'],
+      [2, 'ci'],
+      [3, undefined],
+    ] as const)
+      expect(await queue.admit(entry(i, key ? { key_name: key } : {}), CAPS)).toBeUndefined();
+    // A slot whose entry is gone (a crash between the two writes), of a key since deleted.
+    await queue.admit(entry(4, { key_name: 'gone' }), CAPS);
+    await db.doc.send(new DeleteCommand({ TableName: db.tableName, Key: { pk: `WAIT#${entry(4).task_id}` } }));
+    // An entry whose slot is gone, and counts that say something else than the slots.
+    await db.doc.send(
+      new PutCommand({
+        TableName: db.tableName,
+        Item: {
+          pk: `WAIT#${entry(5).task_id}`,
+          [RELAY_TABLE.waitingIndex.partitionKey]: RELAY_TABLE.waitingIndex.partition,
+          [RELAY_TABLE.waitingIndex.sortKey]: queueOrder(entry(5)),
+          entry: entry(5, { key_name: 'ci' }),
+        },
+      }),
+    );
+    await db.doc.send(
+      new UpdateCommand({
+        TableName: db.tableName,
+        Key: { pk: 'WAITSLOTS#total' },
+        UpdateExpression: 'SET #n = :n, #ci = :ci',
+        ExpressionAttributeNames: { '#n': 'n', '#ci': 'key#ci' },
+        ExpressionAttributeValues: { ':n': 12, ':ci': 7 },
+      }),
+    );
+    // Act
+    const repaired = await queue.recount(await queue.list(), now);
+    // Assess: what the queue holds, exactly
+    expect(repaired).toBeGreaterThanOrEqual(3);
+    expect(await held(TOTAL_SCOPE)).toBe(4);
+    expect(await held(keyScope('ci'))).toBe(3);
+    expect(await held(keyScope('default'))).toBe(1);
+    expect(await held(keyScope('gone'))).toBe(0);
+    // A second recount finds nothing to repair.
+    expect(await queue.recount(await queue.list(), now)).toBe(0);
+  });
+
+  it('does not free the slot of an admission still writing its entry (a recent slot is left to the next sweep)', async () => {
+    const queue = new DynamoDbWaitingTasks(db.doc, db.tableName);
+    await queue.admit(entry(6, { key_name: 'ci' }), CAPS);
+    await db.doc.send(new DeleteCommand({ TableName: db.tableName, Key: { pk: `WAIT#${entry(6).task_id}` } }));
+    // Its slot was taken "now": within the grace period the recount leaves it.
+    expect(await queue.recount([], Date.now())).toBe(0);
+    expect(await held(TOTAL_SCOPE)).toBe(1);
+    expect(await queue.recount([], Date.now() + 10 * 60_000)).toBe(1);
+    expect(await held(TOTAL_SCOPE)).toBe(0);
   });
 
   it('a sweep reads 1,000 waiting tasks with one listing: measured read and write units', async () => {

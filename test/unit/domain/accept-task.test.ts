@@ -83,6 +83,12 @@ describe('Function: acceptTask', () => {
     expect(deps.queue.sent).toEqual([]);
   });
 
+  it("asks for a standing order's env to be sealed: it may wait up to 24 h (issue 38 §7)", async () => {
+    const { deps, opts } = setup();
+    await acceptTask(deps, { kind: 'create-order', input: { ...createOrder, wait_seconds: 3600 } }, opts('t-1'));
+    expect(deps.tasks.sealed.get('t-1')).toEqual({ orderEnv: { TOKEN: 'hunter2' }, sealOrderEnv: true });
+  });
+
   it('seals nothing for a create-order without env, and never for other kinds', async () => {
     const { deps, opts } = setup();
     const { env: _env, ...withoutEnv } = createOrder;

@@ -18,6 +18,7 @@ import {
 } from '../../../lambdas/domain/errors';
 import { anOrder, aServer } from '../../fakes/builders';
 import { jobFakes } from '../../fakes/deps';
+import { FakeWaitingTasks } from '../../fakes/waiting-tasks';
 
 const NOW = Date.parse('2025-03-01T12:00:00.000Z');
 const ALERT_TASK = '11111111-2222-4333-8444-555555555555';
@@ -63,7 +64,9 @@ describe('Function: runCancel', () => {
     const { deps, marketplace } = jobFakes();
     marketplace.orders = [anOrder(7, { status: 'running' }), anOrder(8, { status: 'expired' })];
     marketplace.failures.push(new MarketplaceInvalidInputError('marketplace rejected the input of cancel_order'));
-    await expect(runCancel({ order_id: 7 }, deps, NOW)).rejects.toThrow('marketplace rejected the input of cancel_order');
+    await expect(runCancel({ order_id: 7 }, deps, NOW)).rejects.toThrow(
+      'marketplace rejected the input of cancel_order',
+    );
     marketplace.failures.push(new MarketplaceInvalidInputError('marketplace rejected the input of cancel_order'));
     expect(await runCancel({ order_id: 8 }, deps, NOW)).toEqual({ success: true, order_id: 8, status: 'cancelled' });
   });
@@ -149,6 +152,49 @@ describe('Function: runPriceAlert', () => {
       waiting_until: Math.floor(NOW / 1000) + 3600,
       accepted_at: NOW,
     });
+  });
+
+  it("admits an alert's standing order under the waiting queue's caps: 8 alerts of one key under a cap of 3, the 4th on refused (issue 38 §1)", async () => {
+    // Prepare: a server under the target (every alert matches); the queued orders stay waiting
+    const { deps, marketplace, workflow, tasks } = jobFakes();
+    marketplace.servers = [aServer(1, underTarget)];
+    const waiting = new FakeWaitingTasks();
+    const capped = { ...deps, standing: { waiting, caps: { perKey: 3, total: 100 } } };
+    const origin = { source: 'webhook' as const, caller: { key: 'ci' } };
+    // Act
+    const results = [];
+    for (let i = 0; i < 8; i += 1)
+      results.push(
+        await runPriceAlert({ ...input, wait_seconds: 3600 }, capped, { task_id: `alert-${i}`, origin, now: NOW + i }),
+      );
+    // Assess: 3 queued (their places taken before they were recorded), 5 refused with the cap's text, nothing of theirs recorded
+    expect(results.filter((r) => r.success)).toHaveLength(3);
+    expect(results.slice(3)).toEqual(
+      Array.from({ length: 5 }, () => ({ success: false, error: 'too many waiting orders (3 for key ci)' })),
+    );
+    expect(workflow.started).toHaveLength(3);
+    expect([...waiting.entries.values()].map((e) => [e.key_name, e.pending])).toEqual([
+      ['ci', true],
+      ['ci', true],
+      ['ci', true],
+    ]);
+    expect(await tasks.get(priceAlertOrderTaskId('alert-3'))).toBeUndefined();
+  });
+
+  it("gives back an alert's place when its create-order cannot be started (issue 38 §1)", async () => {
+    const { deps, marketplace, workflow } = jobFakes();
+    marketplace.servers = [aServer(1, underTarget)];
+    const waiting = new FakeWaitingTasks();
+    workflow.fail = new Error('states unavailable');
+    const capped = { ...deps, standing: { waiting, caps: { perKey: 3, total: 100 } } };
+    await expect(
+      runPriceAlert({ ...input, wait_seconds: 3600 }, capped, {
+        task_id: ALERT_TASK,
+        origin: { source: 'webhook' },
+        now: NOW,
+      }),
+    ).rejects.toThrow('states unavailable');
+    expect(waiting.entries.size).toBe(0);
   });
 
   it('returns Price not met and starts nothing when no server is at or under the target', async () => {

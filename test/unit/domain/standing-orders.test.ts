@@ -146,6 +146,54 @@ describe('Function: findServerOrWait (standing orders)', () => {
     ).toMatchObject({ server: { id: 2 } });
   });
 
+  it('refuses at once a standing order whose host filters leave out every listed server of its GPU at its price, naming them, and gives its place back (issue 38 §2)', async () => {
+    // Prepare: admitted (pending entry); two servers of its GPU are listed (one rented), neither has 1,000,000 ratings
+    const deps = setup();
+    deps.tasks.seed('a');
+    const state = standing('a');
+    const phantom = { ...state, request: { ...state.request, max_price: 1, min_rating_count: 1_000_000 } };
+    await deps.waiting.add(waitingEntry(phantom, 0));
+    deps.marketplace.servers = [aServer(1), aServer(2, { rented: true })];
+    // Act / Assess
+    await expect(findServerOrWait(phantom, deps, NOW_MS)).rejects.toThrow(
+      'No 4090 available under $1/hr with rating from at least 1000000 ratings (2 servers left out by rating)',
+    );
+    expect(deps.waiting.entries.size).toBe(0);
+  });
+
+  it('refuses such a standing order at once also when older ones wait for its GPU type (issue 38 §2)', async () => {
+    const deps = setup();
+    deps.tasks.seed('a');
+    await deps.waiting.add(entry('older', NOW_MS - 10_000));
+    const state = standing('a');
+    const phantom = { ...state, request: { ...state.request, min_rating_count: 1_000_000 } };
+    deps.marketplace.servers = [aServer(1)];
+    await expect(findServerOrWait(phantom, deps, NOW_MS)).rejects.toThrow(/left out by rating/);
+    expect([...deps.waiting.entries.keys()]).toEqual(['older']);
+  });
+
+  it('waits when no server of its GPU is listed at its price (no listing to judge its filters by)', async () => {
+    const deps = setup();
+    deps.tasks.seed('a');
+    const state = standing('a');
+    const phantom = { ...state, request: { ...state.request, max_price: 1, min_rating_count: 1_000_000 } };
+    deps.marketplace.servers = [
+      aServer(1, { price: { ...aServer(1).price, usd_per_hour: { on_demand: {}, spot: 2 } } }),
+    ];
+    expect(await findServerOrWait(phantom, deps, NOW_MS)).toMatchObject({ waiting: true });
+  });
+
+  it("gives its place back when a standing order's first search fails (issue 38 §1)", async () => {
+    const deps = setup();
+    deps.tasks.seed('a');
+    await deps.waiting.add(waitingEntry(standing('a'), 0));
+    deps.marketplace.listServers = async () => {
+      throw new Error('listing unavailable');
+    };
+    await expect(findServerOrWait(standing('a'), deps, NOW_MS)).rejects.toThrow('listing unavailable');
+    expect(deps.waiting.entries.size).toBe(0);
+  });
+
   it('a resumed task takes the server the watch claimed for it first, and stops when it was cancelled meanwhile', async () => {
     const deps = setup();
     deps.tasks.seed('a', { state: 'waiting' });
@@ -178,7 +226,14 @@ describe('Function: serveWaitingTasks (the fleet watch)', () => {
     const report = await serveWaitingTasks(deps, { nowMs: NOW_MS, softLimitSeconds: 300 });
     // Assess: one read, the two oldest served, in order, each on its own server
     expect(listings()).toBe(1);
-    expect(report).toEqual({ waiting: 100, resumed: 2, expired: 0, keyStopped: 0, listingReads: 1 });
+    expect(report).toEqual({
+      waiting: 100,
+      resumed: 2,
+      expired: 0,
+      keyStopped: 0,
+      listingReads: 1,
+      slotsRepaired: 0,
+    });
     expect(deps.workflow.started.map((s) => [s.taskId, s.name, s.input.resume])).toEqual([
       ['t000', resumedExecutionName('t000', 1), { server_id: 1, round: 1 }],
       ['t001', resumedExecutionName('t001', 1), { server_id: 2, round: 1 }],
@@ -248,6 +303,65 @@ describe('Function: serveWaitingTasks (the fleet watch)', () => {
     expect(await deps.waiting.get('fresh')).toBeUndefined();
   });
 
+  it("gives back the place of a pending entry whose first execution failed, within that execution's limits (issue 38 §1)", async () => {
+    // Prepare: admitted with a 24 h wait; its first FindServer threw (nothing converted the entry)
+    const { deps, queue } = watchDeps();
+    await queue({ ...entry('stuck', NOW_MS, 86_400), round: 0, pending: true });
+    deps.tasks.seed('stuck', { state: 'failed' });
+    // Act: once the first execution's soft and hard limits are over (2 × 300 s after acceptance)
+    await serveWaitingTasks(deps, { nowMs: NOW_MS + 599_000, softLimitSeconds: 300 });
+    expect(await deps.waiting.get('stuck')).toBeDefined();
+    await serveWaitingTasks(deps, { nowMs: NOW_MS + 600_000, softLimitSeconds: 300 });
+    // Assess: the place is free; the failed task gets no second result
+    expect(await deps.waiting.get('stuck')).toBeUndefined();
+    expect(deps.notifier.callbacks).toEqual([]);
+  });
+
+  it('recounts the slots from the queue every sweep, also when nothing waits, and reports what it repaired (issue 38 §1)', async () => {
+    const { deps, queue } = watchDeps();
+    const recounts: number[] = [];
+    const waiting = Object.assign(deps.waiting, {
+      recount: async (listed: readonly WaitingTask[]) => {
+        recounts.push(listed.length);
+        return 2;
+      },
+    });
+    expect(await serveWaitingTasks({ ...deps, waiting }, { nowMs: NOW_MS, softLimitSeconds: 300 })).toMatchObject({
+      waiting: 0,
+      slotsRepaired: 2,
+    });
+    await queue(entry('a'));
+    await serveWaitingTasks({ ...deps, waiting }, { nowMs: NOW_MS, softLimitSeconds: 300 });
+    expect(recounts).toEqual([0, 1]);
+  });
+
+  it('matches with the host filters and prefer the entry carries: phantoms get no server and no execution, and keep their place (issue 38 §2)', async () => {
+    // Prepare: 3 older standing orders no listed host can serve (1,000,000 ratings), one later caller, 6 free servers
+    const { deps, queue } = watchDeps();
+    const phantom = (id: string, at: number): WaitingTask => {
+      const state = standing(id, at);
+      return waitingEntry({ ...state, request: { ...state.request, min_rating_count: 1_000_000 } }, 1);
+    };
+    await queue(phantom('p1', NOW_MS - 4_000), phantom('p2', NOW_MS - 3_000), phantom('p3', NOW_MS - 2_000));
+    const later = standing('later', NOW_MS - 1_000);
+    await queue(waitingEntry({ ...later, request: { ...later.request, prefer: 'cheapest', exclude_servers: [1] } }, 1));
+    deps.marketplace.servers = [1, 2, 3, 4, 5, 6].map((id) =>
+      aServer(id, { price: { ...aServer(id).price, usd_per_hour: { on_demand: {}, spot: 1 - id / 10 } } }),
+    );
+    // Act
+    const report = await serveWaitingTasks(deps, { nowMs: NOW_MS, softLimitSeconds: 300 });
+    // Assess: one execution, the later caller's, on the cheapest server it may use; the phantoms still wait in place
+    expect(report).toMatchObject({ resumed: 1 });
+    expect(deps.workflow.started.map((s) => [s.taskId, s.input.resume?.server_id])).toEqual([['later', 6]]);
+    expect([...deps.claims.holders.entries()]).toEqual([[6, 'later']]);
+    expect((await deps.waiting.list()).map((w) => [w.task_id, w.round])).toEqual([
+      ['p1', 1],
+      ['p2', 1],
+      ['p3', 1],
+    ]);
+    expect(queuePosition(await deps.waiting.list(), 'p1')).toBe(1);
+  });
+
   it('fails a task whose wait ended with the no-match text, once', async () => {
     const { deps, queue } = watchDeps();
     await queue({ ...entry('late', NOW_MS - 61_000, 60), request: { ...entry('late').request, max_price: 0.5 } });
@@ -282,6 +396,7 @@ describe('Function: serveWaitingTasks (the fleet watch)', () => {
       expired: 0,
       keyStopped: 0,
       listingReads: 0,
+      slotsRepaired: 0,
     });
     expect(listings()).toBe(0);
     // A younger task is still tried while the older one is held (another key's cap or budget may allow it)

@@ -13,6 +13,10 @@ import { FakeLeaseStore } from '../../../fakes/lease-store';
 import { FakeMarketplace } from '../../../fakes/marketplace';
 import { FakeNotifier } from '../../../fakes/notifier';
 import { seedLeases } from '../../../fakes/seed-leases';
+import { FakeClaims } from '../../../fakes/claims';
+import { FakeTasks } from '../../../fakes/tasks';
+import { FakeWaitingTasks } from '../../../fakes/waiting-tasks';
+import { FakeWorkflow } from '../../../fakes/workflow-starter';
 
 const NOW = 1_700_000_000;
 const SETTINGS = { LEASE_WARNING_SECONDS: 600, MARKETPLACE_TIMEOUT_MS: 10_000, MARKETPLACE_MIN_INTERVAL_MS: 1_000 };
@@ -75,8 +79,33 @@ describe('Handler: fleet watch', () => {
       WaitingTasks: 0,
       WaitingTasksResumed: 0,
       WaitingTasksExpired: 0,
+      WaitingSlotsRepaired: 0,
     });
     expect(counted).toEqual([]);
+  });
+
+  it('publishes the waiting slots the sweep repaired as WaitingSlotsRepaired (issue 38 §1)', async () => {
+    // Prepare: a queue whose slots drifted (the recount finds 3 things to repair), nothing waiting
+    const { leases, marketplace, notifier, events } = setup();
+    const waiting = Object.assign(new FakeWaitingTasks(), { recount: async () => 3 });
+    const standing = {
+      waiting,
+      marketplace,
+      claims: new FakeClaims(),
+      tasks: new FakeTasks(),
+      notifier,
+      workflow: new FakeWorkflow(),
+    };
+    const fn = createFleetWatchHandler(
+      () => ({ leases, marketplace, notifier, events, standing }),
+      () => SETTINGS,
+      () => NOW,
+    );
+    // Act
+    const report = await fn({});
+    // Assess
+    expect(report.waitingSlotsRepaired).toBe(3);
+    expect(stored).toContainEqual({ name: 'WaitingSlotsRepaired', value: 3 });
   });
 
   it('does not throw for failed cancels: counts them and logs order ids and reasons', async () => {
