@@ -136,7 +136,7 @@ export const TABLE_ACCESS: Readonly<Record<KeyFamily, FamilyAccess>> = {
   // A caller key's SSH public key (issue 37 §2): the admin routes set and drop it, PlaceOrder sends it.
   keySshKey: {
     write: ['ApiAdminKeysCreate', 'ApiAdminKeysSshKey', 'ApiAdminKeysDelete'],
-    read: [workflowUser('PlaceOrder')],
+    read: [workflowUser('PlaceOrder'), 'ApiAdminKeysList'],
   },
   keyQuota: { write: [workflowUser('ReserveQuota')] },
   // Budgets (issue 24): ReserveQuota reserves, the job worker's extend-order reserves more, ReportResult
@@ -179,9 +179,15 @@ export const TABLE_USERS: readonly TableUser[] = [
  * The functions that read by key in batches (BatchGetItem): the worker's status (leases of the listed
  * orders), the fleet watch's due index and GET /webhook/spend's days. Every other function is granted
  * the single-item actions only (measured: no other function called BatchGetItem in any e2e run,
- * `npm run iam:report`, issue 30).
+ * `npm run iam:report`, issue 30). GET /admin/keys reads the keys' SSH keys in batches (issue 37 §2).
  */
-export const BATCH_READERS: readonly TableUser[] = ['JobWorker', 'FleetWatch', 'ApiSpend', 'ApiHosts'];
+export const BATCH_READERS: readonly TableUser[] = [
+  'JobWorker',
+  'FleetWatch',
+  'ApiSpend',
+  'ApiHosts',
+  'ApiAdminKeysList',
+];
 
 /** The LeadingKeys patterns `user` may write and those it may only read (sorted, without duplicates). */
 export const tableAccessOf = (user: TableUser): { write: string[]; read: string[] } => {

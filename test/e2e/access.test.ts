@@ -224,6 +224,13 @@ describe(`Access: your GPU, reachable by you alone (${dialect} marketplace diale
     const second = await asKey('replaced-key');
     // Assess
     expect(put.status).toBe(200);
+    const listed = await request(`${runtime.url}/admin/keys`, {
+      headers: v2Headers(TEST_WEBHOOK_SECRET, 'GET', '/admin/keys'),
+    });
+    expect((listed.json?.keys as Json[]).find((k) => k.name === 'access-ci')).toMatchObject({
+      ssh_key_fingerprint: put.json?.ssh_key_fingerprint,
+    });
+    expect(put.json?.ssh_key_fingerprint).not.toBe(created.json?.ssh_key_fingerprint);
     expect(sent(first.result).ssh_key).toBe(stored.publicKey.trim());
     expect(sent(second.result).ssh_key).toBe(replaced.publicKey.trim());
     // The token: to the task's own key, not to the default key that sees every task

@@ -6,6 +6,7 @@
 import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { KeySshKeys } from '../../domain/access/order-access';
 import { keys } from '../../../contract/resources';
+import { batchGetItems } from './dynamodb-batch-get';
 
 export class DynamoDbKeySshKeys implements KeySshKeys {
   public constructor(
@@ -18,6 +19,23 @@ export class DynamoDbKeySshKeys implements KeySshKeys {
       new GetCommand({ TableName: this.tableName, Key: { pk: keys.keySshKey(keyName) }, ConsistentRead: true }),
     );
     return typeof Item?.ssh_public_key === 'string' ? Item.ssh_public_key : undefined;
+  }
+
+  /** Read in batches (BatchGetItem, 100 keys a call): GET /admin/keys lists up to 200 keys. */
+  public async getMany(keyNames: readonly string[]): Promise<ReadonlyMap<string, string>> {
+    const items = await batchGetItems(
+      this.doc,
+      this.tableName,
+      keyNames.map(keys.keySshKey),
+      'the SSH keys of the caller keys',
+    );
+    return new Map(
+      items.flatMap((item) =>
+        typeof item.key === 'string' && typeof item.ssh_public_key === 'string'
+          ? [[item.key, item.ssh_public_key] as const]
+          : [],
+      ),
+    );
   }
 
   public async put(keyName: string, line: string, now: number): Promise<void> {

@@ -275,6 +275,8 @@ export const withJupyterToken = (
  */
 export interface KeySshKeys {
   get(keyName: string): Promise<string | undefined>;
+  /** The lines of several keys at once (GET /admin/keys shows their fingerprints); keys without one are absent. */
+  getMany?(keyNames: readonly string[]): Promise<ReadonlyMap<string, string>>;
   /** Stores (or replaces) the key's line; `now` in Unix seconds. */
   put(keyName: string, line: string, now: number): Promise<void>;
   remove(keyName: string): Promise<void>;

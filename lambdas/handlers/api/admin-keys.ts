@@ -62,7 +62,17 @@ const createKey = async (event: RelayEvent, deps: AdminKeysDeps): Promise<ApiRes
 
 const listKeys = async (_event: RelayEvent, deps: AdminKeysDeps): Promise<ApiResult> => {
   const records = await deps.store.list({ fresh: true });
-  return jsonResponse(200, { keys: records.map((r) => keyView(r, nowSeconds(deps))) });
+  // Each key's SSH key by its fingerprint (issue 37 §2), never the line itself.
+  const sshKeys = (await deps.sshKeys?.getMany?.(records.map((r) => r.name))) ?? new Map<string, string>();
+  return jsonResponse(200, {
+    keys: records.map((r) => {
+      const line = sshKeys.get(r.name);
+      return {
+        ...keyView(r, nowSeconds(deps)),
+        ...(line !== undefined ? { ssh_key_fingerprint: fingerprintOf(line) } : {}),
+      };
+    }),
+  });
 };
 
 const revokeKey = async (event: RelayEvent, deps: AdminKeysDeps): Promise<ApiResult> => {
