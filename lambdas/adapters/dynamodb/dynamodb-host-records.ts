@@ -58,7 +58,7 @@ export const INDEX_KEY_AVOIDANCE_MAX_BYTES = 64 + 6 + 1;
 export const MAX_INDEX_KEY_AVOIDANCES = 200;
 /** Lines the index holds (the oldest seen beyond it are dropped), so that the item stays under INDEX_MAX_BYTES. */
 export const MAX_INDEX_LINES = Math.floor(
-  (INDEX_MAX_BYTES - 'pk'.length - 'HOSTS#index'.length - MAX_INDEX_KEY_AVOIDANCES * INDEX_KEY_AVOIDANCE_MAX_BYTES) /
+  (INDEX_MAX_BYTES - 'pk'.length - keys.hostIndex().length - MAX_INDEX_KEY_AVOIDANCES * INDEX_KEY_AVOIDANCE_MAX_BYTES) /
     INDEX_LINE_MAX_BYTES,
 );
 /** Attributes one pruning UpdateItem removes (its expression stays far under DynamoDB's 4 KB). */

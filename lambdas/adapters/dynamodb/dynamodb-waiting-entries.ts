@@ -7,7 +7,7 @@
  *
  * Slots make the caps exact under concurrency (issue 38 §1): ONE item, `WAITSLOTS#total`, holds one
  * attribute per task (`s<task>`: its key and when the slot was taken), the relay's count `n` and one
- * count per key (`key#<name>`; the default key is `default`). A slot is taken by one conditional write
+ * count per key (`k#<ref>`, keyCountOf; the default key is `default`). A slot is taken by one conditional write
  * that checks both caps (MAX_WAITING_TASKS, MAX_WAITING_TASKS_PER_KEY) and that the task holds none
  * yet, and changes the slot and both counts together, so the counts always match the slots and a
  * repeat takes nothing twice.
@@ -22,6 +22,7 @@
  * A removal is conditional (the entry exists, and is of the named round): of a cancel-task and the
  * watch, exactly one ends a wait.
  */
+import { createHash } from 'node:crypto';
 import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { storedAttributes } from '../aws-clients';
 import type { WaitingCaps, WaitingTask, WaitingTasks } from '../../domain/ports';
@@ -44,23 +45,45 @@ const COUNT = 'n';
 /** Bumped by every slot write: a recount sets the counts only if no slot changed since it read them. */
 const VERSION = 'v';
 const SLOT_PREFIX = 's';
-const KEY_COUNT_PREFIX = 'key#';
+const KEY_COUNT_PREFIX = 'k#';
 const slotOf = (taskId: string): string => `${SLOT_PREFIX}${taskId.replace(/[^A-Za-z0-9-]/g, '')}`;
-const keyCountOf = (keyName: string): string => `${KEY_COUNT_PREFIX}${keyName}`;
+/**
+ * A caller key as the slots item names it: 8 base-36 characters of its SHA-256 (~41 bits: two of at
+ * most 200 keys sharing one would share a cap, at odds of about 1 in 10^8), not its name of up to 64
+ * characters, so that 1,000 slots of 64-character keys stay far under 100 KB (issue 38 §5).
+ */
+const keyRef = (keyName: string): string =>
+  BigInt(`0x${createHash('sha256').update(keyName, 'utf8').digest('hex').slice(0, 11)}`)
+    .toString(36)
+    .padStart(8, '0')
+    .slice(-8);
+/** The attribute counting a key's slots in the slots item (tests read and set it through this). */
+export const keyCountOf = (keyName: string): string => `${KEY_COUNT_PREFIX}${keyRef(keyName)}`;
 /** The key a task counts against: its caller key, or the default key's name. */
 const keyOf = (task: Pick<WaitingTask, 'key_name'>): string => task.key_name ?? DEFAULT_KEY_NAME;
 
-/** A slot as stored: the task's key and when the slot was taken (epoch ms). Before issue 38: the accepted time alone. */
+/**
+ * A slot as read: the count attribute of the task's key (`k#<ref>`) and when the slot was taken
+ * (epoch ms). Stored as one short string, `<ms in base 36>|<key ref>` (about 54 bytes with its name);
+ * a map `{key, at}` and, before issue 38, the accepted time alone are still read.
+ */
 interface StoredSlot {
-  readonly key?: string;
+  /** The key's count attribute. */
+  readonly count?: string;
   readonly at: number;
 }
-const slotValue = (value: unknown): StoredSlot | undefined =>
-  typeof value === 'number'
-    ? { at: value }
-    : hasFields<StoredSlot>(value, { at: 'number' })
-      ? { at: value.at, ...(typeof value.key === 'string' ? { key: value.key } : {}) }
-      : undefined;
+const slotText = (key: string, at: number): string => `${Math.max(0, Math.floor(at)).toString(36)}|${keyRef(key)}`;
+const slotValue = (value: unknown): StoredSlot | undefined => {
+  if (typeof value === 'number') return { at: value };
+  if (typeof value === 'string') {
+    const bar = value.indexOf('|');
+    const at = parseInt(value.slice(0, bar), 36);
+    return bar > 0 && Number.isFinite(at) ? { at, count: `${KEY_COUNT_PREFIX}${value.slice(bar + 1)}` } : undefined;
+  }
+  return hasFields<{ at: number; key?: unknown }>(value, { at: 'number' })
+    ? { at: value.at, ...(typeof value.key === 'string' ? { count: keyCountOf(value.key) } : {}) }
+    : undefined;
+};
 
 /** The index sort key: GPU type (as the queue groups it), then arrival (ms, zero-padded), then the task id. */
 export const queueOrder = (task: Pick<WaitingTask, 'request' | 'accepted_at' | 'task_id'>): string =>
@@ -161,7 +184,7 @@ export class DynamoDbWaitingEntries implements Omit<WaitingTasks, 'list'> {
           : 'attribute_not_exists(#slot) AND (attribute_not_exists(#n) OR #n < :cap) AND (attribute_not_exists(#k) OR #k < :keyCap)',
       ExpressionAttributeNames: { '#slot': slot, '#n': COUNT, '#k': keyCountOf(key), '#v': VERSION },
       ExpressionAttributeValues: {
-        ':slot': { key, at: Date.now() },
+        ':slot': slotText(key, Date.now()),
         ':zero': 0,
         ':one': 1,
         ...(caps === undefined ? {} : { ':cap': caps.total, ':keyCap': caps.perKey }),
@@ -177,18 +200,22 @@ export class DynamoDbWaitingEntries implements Omit<WaitingTasks, 'list'> {
   }
 
   /** Frees a slot and counts it down (its key's count too, when known); true when this call freed it. */
-  protected async freeSlot(slot: string, key: string | undefined): Promise<boolean> {
+  protected async freeSlot(
+    slot: string,
+    key: string | undefined,
+    count: string | undefined = key === undefined ? undefined : keyCountOf(key),
+  ): Promise<boolean> {
     // A failed condition: freed already (a repeated removal), nothing to count down.
     const freed = await updateItem(this.doc, this.tableName, SLOTS_PK, {
       UpdateExpression: `REMOVE #slot SET #n = if_not_exists(#n, :one) - :one, #v = if_not_exists(#v, :zero) + :one${
-        key === undefined ? '' : ', #k = if_not_exists(#k, :one) - :one'
+        count === undefined ? '' : ', #k = if_not_exists(#k, :one) - :one'
       }`,
       ConditionExpression: 'attribute_exists(#slot)',
       ExpressionAttributeNames: {
         '#slot': slot,
         '#n': COUNT,
         '#v': VERSION,
-        ...(key === undefined ? {} : { '#k': keyCountOf(key) }),
+        ...(count === undefined ? {} : { '#k': count }),
       },
       ExpressionAttributeValues: { ':one': 1, ':zero': 0 },
     });
@@ -211,7 +238,7 @@ export class DynamoDbWaitingEntries implements Omit<WaitingTasks, 'list'> {
       if (slot !== undefined && nowMs - slot.at < SLOT_GRACE_MS) continue;
       const taskId = name.slice(SLOT_PREFIX.length);
       if ((await this.get(taskId)) !== undefined) continue;
-      if (await this.freeSlot(name, slot?.key)) repaired += 1;
+      if (await this.freeSlot(name, undefined, slot?.count)) repaired += 1;
     }
     for (const [name, entry] of bySlot) {
       if (before[name] !== undefined || (await this.get(entry.task_id)) === undefined) continue;
@@ -228,8 +255,8 @@ export class DynamoDbWaitingEntries implements Omit<WaitingTasks, 'list'> {
       if (!name.startsWith(SLOT_PREFIX)) continue;
       expected.set(COUNT, (expected.get(COUNT) ?? 0) + 1);
       const listed = bySlot.get(name);
-      const key = slotValue(value)?.key ?? (listed ? keyOf(listed) : undefined);
-      if (key !== undefined) expected.set(keyCountOf(key), (expected.get(keyCountOf(key)) ?? 0) + 1);
+      const count = slotValue(value)?.count ?? (listed ? keyCountOf(keyOf(listed)) : undefined);
+      if (count !== undefined) expected.set(count, (expected.get(count) ?? 0) + 1);
     }
     const counts = Object.keys(item).filter((name) => name === COUNT || name.startsWith(KEY_COUNT_PREFIX));
     const names = new Set([...counts, ...expected.keys()]);

@@ -12,7 +12,7 @@ import {
   TOTAL_SCOPE,
 } from '../../../lambdas/adapters/dynamodb/dynamodb-waiting-tasks';
 import { RELAY_TABLE } from '../../../contract/resources';
-import { slotsHeld } from '../../../lambdas/adapters/dynamodb/dynamodb-waiting-entries';
+import { keyCountOf, slotsHeld } from '../../../lambdas/adapters/dynamodb/dynamodb-waiting-entries';
 import type { WaitingTask } from '../../../lambdas/domain/ports';
 import { startDynalite, type LocalDynamo } from '../../helpers/dynalite';
 
@@ -178,7 +178,7 @@ describe('Adapter: DynamoDbWaitingTasks (dynalite)', () => {
         TableName: db.tableName,
         Key: { pk: 'WAITSLOTS#total' },
         UpdateExpression: 'SET #n = :n, #ci = :ci',
-        ExpressionAttributeNames: { '#n': 'n', '#ci': 'key#ci' },
+        ExpressionAttributeNames: { '#n': 'n', '#ci': keyCountOf('ci') },
         ExpressionAttributeValues: { ':n': 12, ':ci': 7 },
       }),
     );
