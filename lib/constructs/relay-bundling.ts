@@ -75,7 +75,11 @@ export const OVER_BUDGET_CEILING_BYTES: Readonly<Record<string, number>> = {
   // The worker grew to 376.2 KiB on 2026-11-28 (issue 38 §1: a price alert's admission to the waiting
   // queue and its caps; issue 37: an alert's sealed access copied into the order it queues): 378.
   'lambdas/handlers/worker/job-worker.ts': 378 * 1024,
-  'lambdas/handlers/watch/fleet-watch.ts': 381 * 1024,
+  // The fleet watch grew to 388.0 KiB (issue 38: the slots recount, per-key host avoidance; issue 37:
+  // a round's access dropped at the lease end), Slack to 350.3 KiB (issue 37: a rent draws a Jupyter
+  // token; issue 38: bounded numbers): ceilings ~0.5 % above until issue 40's seams bring them down.
+  'lambdas/handlers/watch/fleet-watch.ts': 390 * 1024,
+  'lambdas/handlers/api/slack-command.ts': 352 * 1024,
 };
 
 /**
