@@ -168,6 +168,7 @@ export class RelayStack extends Stack {
       ChatWebhooks: this.secrets.chatWebhooks,
       SlackSigningSecret: this.secrets.slackSigningSecret,
       CallbackSigningSecret: this.secrets.callbackSigningSecret,
+      SshPasswordSecret: this.secrets.sshPasswordSecret,
     };
     for (const [name, secret] of Object.entries(secrets)) {
       new CfnOutput(this, `${name}Arn`, { value: secret.secretArn });
@@ -228,6 +229,11 @@ export class RelayStack extends Stack {
       'Rotated by the operator (docs/deploy.md "Set the secrets"): every callback receiver must learn the new key; deliveries carry a signature with the AWSPREVIOUS version too meanwhile, so a blind automatic rotation would still break receivers at the next one.',
     );
 
+    ack(
+      this.secrets.sshPasswordSecret,
+      'AwsSolutions-SMG4',
+      'Rotated by the operator (docs/deploy.md "Set the secrets"): a put-secret-value changes the root password of orders placed after it; CheckOrder logs in to orders placed before it with the AWSPREVIOUS version, so a blind automatic rotation twice within a readiness window would time out those orders.',
+    );
     ack(
       this.secrets.callerKeysSecret,
       'AwsSolutions-SMG4',

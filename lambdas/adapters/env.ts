@@ -121,6 +121,13 @@ export const RelayEnvSchema = z.object({
   /** Caller keys (issue 24): the secret their stored secrets are encrypted under (AWS: ARN; locally: value, else derived from WEBHOOK_SECRET). */
   CALLER_KEYS_SECRET_ARN: z.optional(z.string()),
   CALLER_KEYS_SECRET: z.optional(z.string()),
+  /**
+   * The key of the relay's own root password of each order (issue 38 §4; AWS: ARN; locally: value,
+   * else derived from WEBHOOK_SECRET), and locally its previous value during a rotation.
+   */
+  SSH_PASSWORD_SECRET_ARN: z.optional(z.string()),
+  SSH_PASSWORD_SECRET: z.optional(z.string()),
+  SSH_PASSWORD_SECRET_PREVIOUS: z.optional(z.string()),
 });
 
 export type RelayEnv = z.infer<typeof RelayEnvSchema>;

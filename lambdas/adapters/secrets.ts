@@ -193,6 +193,28 @@ export const marketplaceApiKey = async (env: RelayEnv): Promise<string> => {
   return key;
 };
 
+/** The label a local ssh password secret derived from WEBHOOK_SECRET carries (never the webhook secret itself). */
+export const LOCAL_SSH_PASSWORD_LABEL = 'gpu-relay ssh password:';
+
+/**
+ * The keys of the relay's own root password of each order (issue 38 §4): current first, then the
+ * previous version during a rotation (CheckOrder logs in to an order placed before it). AWS:
+ * SSH_PASSWORD_SECRET_ARN's AWSCURRENT and AWSPREVIOUS. Locally SSH_PASSWORD_SECRET (and
+ * SSH_PASSWORD_SECRET_PREVIOUS), else a value derived from WEBHOOK_SECRET under its own label.
+ */
+export const sshPasswordSecrets = async (env: RelayEnv): Promise<string[]> => {
+  const arn = env.SSH_PASSWORD_SECRET_ARN;
+  const derived = env.WEBHOOK_SECRET ? `${LOCAL_SSH_PASSWORD_LABEL}${env.WEBHOOK_SECRET}` : undefined;
+  const [current, previous] = arn
+    ? await Promise.all([getSecretString(arn), previousSecret(arn, false, 'ssh password secret')])
+    : [env.SSH_PASSWORD_SECRET || derived, env.SSH_PASSWORD_SECRET_PREVIOUS];
+  if (!current)
+    throw new Error(
+      'no ssh password secret configured (SSH_PASSWORD_SECRET_ARN, SSH_PASSWORD_SECRET or WEBHOOK_SECRET)',
+    );
+  return distinctNonEmpty([current, previous]);
+};
+
 export interface ChatWebhooks {
   readonly slack?: string;
   readonly discord?: string;

@@ -88,14 +88,19 @@ export const WORKFLOW_FUNCTION_TIMEOUT_SECONDS: Record<WorkflowTaskName | 'Execu
   ExecutionEnded: 300,
 };
 
-/** Which secrets each function reads (least privilege). */
-const SECRETS_OF: Record<WorkflowTaskName | 'ExecutionEnded', readonly Exclude<SecretName, 'slack'>[]> = {
+/**
+ * Which secrets each function reads (least privilege; test/infra/secret-readers.test.ts pins every
+ * function's list). apiKey: the functions that call the marketplace (ReserveQuota and ReportResult never do).
+ */
+export const SECRETS_OF: Record<WorkflowTaskName | 'ExecutionEnded', readonly Exclude<SecretName, 'slack'>[]> = {
   FindServer: ['apiKey'],
   ReserveQuota: [],
   // callerKeys: the data key that opens a task's sealed access secrets (issue 37 §3): PlaceOrder sends
   // them, CheckOrder logs in with the caller's password, ReportResult puts the Jupyter token in the signed result.
-  PlaceOrder: ['apiKey', 'callerKeys'],
-  CheckOrder: ['apiKey', 'callerKeys'],
+  // sshPassword: the relay's own root password of an order (issue 38 §4), sent by PlaceOrder, used by
+  // CheckOrder's readiness login; no other function can derive it.
+  PlaceOrder: ['apiKey', 'callerKeys', 'sshPassword'],
+  CheckOrder: ['apiKey', 'callerKeys', 'sshPassword'],
   CancelOrder: ['apiKey'],
   // Callbacks are signed with the callback signing secret (never the webhook secret); chat URLs are secret.
   ReportResult: ['callback', 'chat', 'callerKeys'],

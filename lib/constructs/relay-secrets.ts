@@ -6,7 +6,7 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 
 /** The relay's secrets, by the name functions ask for them. */
-export type SecretName = 'webhook' | 'apiKey' | 'chat' | 'slack' | 'callback' | 'callerKeys';
+export type SecretName = 'webhook' | 'apiKey' | 'chat' | 'slack' | 'callback' | 'callerKeys' | 'sshPassword';
 
 /** Env var carrying each secret's ARN (lambdas/adapters/env.ts). */
 export const SECRET_ARN_VARS: Readonly<Record<SecretName, string>> = {
@@ -16,6 +16,7 @@ export const SECRET_ARN_VARS: Readonly<Record<SecretName, string>> = {
   slack: 'SLACK_SIGNING_SECRET_ARN',
   callback: 'CALLBACK_SIGNING_SECRET_ARN',
   callerKeys: 'CALLER_KEYS_SECRET_ARN',
+  sshPassword: 'SSH_PASSWORD_SECRET_ARN',
 };
 
 export class RelaySecrets extends Construct {
@@ -37,6 +38,13 @@ export class RelaySecrets extends Construct {
   public readonly callerKeysKey: kms.Key;
   /** The data key caller key secrets are sealed with (AES-256-GCM, lambdas/adapters/caller-key-sealer.ts); KMS-encrypted. */
   public readonly callerKeysSecret: secretsmanager.Secret;
+  /**
+   * The key the relay's own root password of each order is derived from (HMAC with the task id,
+   * lambdas/domain/hosts/ssh-password.ts; issue 38 §4). Generated at deploy (64 alphanumerics) and
+   * readable by PlaceOrder (sends the password) and CheckOrder (logs in with it) only; never the
+   * marketplace API key, which eight functions read.
+   */
+  public readonly sshPasswordSecret: secretsmanager.Secret;
 
   public constructor(scope: Construct, id: string) {
     super(scope, id);
@@ -91,6 +99,11 @@ export class RelaySecrets extends Construct {
       generateSecretString: { passwordLength: 64, excludePunctuation: true, includeSpace: false },
       removalPolicy: RemovalPolicy.RETAIN,
     });
+    this.sshPasswordSecret = new secretsmanager.Secret(this, 'SshPasswordSecret', {
+      description: "GPU relay: key of the relay's own root password of each order (readiness login)",
+      generateSecretString: { passwordLength: 64, excludePunctuation: true, includeSpace: false },
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
   }
 
   /**
@@ -106,6 +119,7 @@ export class RelaySecrets extends Construct {
       slack: this.slackSigningSecret,
       callback: this.callbackSigningSecret,
       callerKeys: this.callerKeysSecret,
+      sshPassword: this.sshPasswordSecret,
     };
     for (const name of which) fn.addEnvironment(SECRET_ARN_VARS[name], secrets[name].secretArn);
     for (const name of which) secrets[name].grantRead(fn);

@@ -37,7 +37,16 @@ export interface WebhookApiProps {
   readonly routes?: readonly RouteDefinition[];
 }
 
-/** Secrets a route reads: signed routes the webhook key, the marketplace route the API key, Slack its signing secret. */
+/**
+ * Secrets a route reads: signed routes the webhook key, the marketplace route the API key, Slack its
+ * signing secret. The caller-keys data key (issue 38 §4): every signed route verifies signatures made
+ * with a named caller key (X-Webhook-Key-Id), which is an HMAC with that key's secret, kept sealed
+ * in the table: the route opens it, so it needs the data key. Create-order and price-alert also seal
+ * an order's access secrets with it, Slack's rent its Jupyter token, and get-task opens that token.
+ * No unsigned route other than Slack has it. The marketplace route keeps the API key: a summary is
+ * served from the shared listing cache only while a read younger than the poll interval is there, and
+ * a fill is a marketplace read, which needs the key (docs/security.md "Who reads which secret").
+ */
 export const routeSecrets = (route: RouteDefinition): SecretName[] => {
   const names: SecretName[] = [];
   if (route.signed) names.push('webhook', 'callerKeys');

@@ -29,6 +29,8 @@ import type { HttpAnswer, ReceivedRequest, Receiver } from '../helpers/receivers
 const WEBHOOK_SECRET = 'whsec-LOGHYG-5d8e2b91c7';
 const MARKETPLACE_API_KEY = 'mkey-LOGHYG-3a9f71e044';
 const SLACK_SIGNING_SECRET = 'slsig-LOGHYG-c4e0d6a13f';
+/** The key of the relay's own root passwords (issue 38 §4). */
+const SSH_PASSWORD_SECRET = 'sshpw-LOGHYG-8b1d4f60e2';
 /** Standard Webhooks key of the deliveries; its base64 body is what must never be logged. */
 const CALLBACK_KEY = Buffer.from('LOGHYG-callback-signing-key-0042').toString('base64');
 const CALLBACK_SIGNING_SECRET = `whsec_${CALLBACK_KEY}`;
@@ -97,6 +99,7 @@ describe('Log hygiene: a full local run', () => {
         MARKETPLACE_API_KEY, // the simulator is started with this key (local/runtime.ts)
         SLACK_SIGNING_SECRET,
         CALLBACK_SIGNING_SECRET,
+        SSH_PASSWORD_SECRET,
         SLACK_WEBHOOK_URL: `${slack.url}${SLACK_TOKEN_PATH}`,
         DISCORD_WEBHOOK_URL: `${discord.url}${DISCORD_TOKEN_PATH}`,
         POWERTOOLS_LOG_LEVEL: 'DEBUG',
@@ -226,6 +229,14 @@ describe('Log hygiene: a full local run', () => {
       'marketplace API key': MARKETPLACE_API_KEY,
       'Slack signing secret': SLACK_SIGNING_SECRET,
       'callback signing key': CALLBACK_KEY,
+      'ssh password secret': SSH_PASSWORD_SECRET,
+      // The root password each order was sent (the relay's own: these tasks give none).
+      ...Object.fromEntries(
+        (runtime.simulator?.control.orders() ?? [])
+          .map((o) => runtime.simulator?.control.orderRequest(o.order_id)?.ssh_password)
+          .filter((pw): pw is string => typeof pw === 'string')
+          .map((pw, i) => [`root password #${i + 1}`, pw]),
+      ),
       ...Object.fromEntries(
         callbacks.requests.map((r, i) => [
           `delivery signature #${i + 1}`,

@@ -9,6 +9,7 @@
 import { startTestRuntime, testDialect, type LocalRuntime } from '../helpers/local-runtime';
 import { e2eCalls, isResult, json, type Json } from '../helpers/e2e-calls';
 import { startReceiver, type Receiver } from '../helpers/receivers';
+import { orderSshPassword } from '../../lambdas/domain/hosts/ssh-password';
 
 const dialect = testDialect();
 const WAIT_MS = 60_000;
@@ -16,6 +17,8 @@ const WAIT_MS = 60_000;
 const READY_TIMEOUT_SECONDS = 12;
 /** The simulator accepts the password this long after the banner first answers (production: ~20 s and more). */
 const LOGIN_DELAY_MS = 3_000;
+/** The key of the relay's own root passwords (issue 38 §4; AWS: SshPasswordSecret). */
+const SSH_PASSWORD_SECRET = 'ssh-password-secret-e2e-7Qk2Lm9Xw4Rt8Yv1Zp6N';
 
 describe(`Ready means a login works (${dialect} marketplace dialect)`, () => {
   let runtime: LocalRuntime;
@@ -35,7 +38,11 @@ describe(`Ready means a login works (${dialect} marketplace dialect)`, () => {
     callbacks = await startReceiver();
     runtime = await startTestRuntime({
       dialect,
-      env: { READINESS_PROBE: 'ssh-login', ORDER_READY_TIMEOUT_SECONDS: String(READY_TIMEOUT_SECONDS) },
+      env: {
+        READINESS_PROBE: 'ssh-login',
+        ORDER_READY_TIMEOUT_SECONDS: String(READY_TIMEOUT_SECONDS),
+        SSH_PASSWORD_SECRET,
+      },
     });
   });
   afterEach(() => calls.sim().setSshLoginDelay(0));
@@ -58,6 +65,17 @@ describe(`Ready means a login works (${dialect} marketplace dialect)`, () => {
       .find((o) => o.order_id === ready.order_id);
     expect(order?.started_at).toBeDefined();
     expect(receivedAt - (order?.started_at ?? 0) * 1000).toBeGreaterThanOrEqual(LOGIN_DELAY_MS);
+  });
+
+  it('sends a root password keyed by its own secret, never by the marketplace API key, and logs in with it (issue 38 §4)', async () => {
+    // Act
+    const taskId = await calls.create('own-password', { gpu_type: 'RTX 4090' });
+    const ready = json(await callbacks.waitFor((r) => isResult(r, '/own-password'), WAIT_MS));
+    // Assess: ready means the login with the password sent worked
+    expect(ready).toMatchObject({ success: true, status: 'running' });
+    const sent = calls.sim().orderRequest(Number(ready.order_id));
+    expect(sent?.ssh_password).toBe(orderSshPassword(SSH_PASSWORD_SECRET, taskId));
+    expect(sent?.ssh_password).not.toBe(orderSshPassword(runtime.env.MARKETPLACE_API_KEY ?? '', taskId));
   });
 
   it('cancels an order whose password is never accepted, naming the refused login', async () => {

@@ -196,6 +196,7 @@ describe('RelayStack', () => {
           'ChatWebhooks',
           'SlackSigningSecret',
           'CallbackSigningSecret',
+          'SshPasswordSecret',
         ].flatMap((s) => [`${s}Arn`, `${s}Name`]),
       ]),
     );

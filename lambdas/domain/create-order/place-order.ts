@@ -14,6 +14,7 @@ import type { CreateOrderRequest, Order } from '../marketplace-types';
 import type { MarketplaceClient, PlacementIntent, PlacementIntents, ServerClaims, TaskRepository } from '../ports';
 import type { TaskRecord } from '../task';
 import { DEFAULT_KEY_NAME } from '../teams/caller-keys';
+import type { RelaySshPassword } from '../hosts/ssh-password';
 import {
   findPlacedOrder,
   MAX_PLACEMENT_ATTEMPTS,
@@ -34,8 +35,11 @@ export interface PlaceOrderDeps {
   /** Epoch ms now, and a pause: the visibility wait reads my_orders again with backoff. */
   readonly clock: () => number;
   readonly sleep: (ms: number) => Promise<void>;
-  /** READINESS_PROBE=ssh-login (issue 31 §4): the relay's own ssh_password for the order, sent when the caller gave none. */
-  readonly sshPassword?: (taskId: string) => Promise<string>;
+  /**
+   * READINESS_PROBE=ssh-login (issue 31 §4): the relay's own ssh_password for the order, sent when the
+   * caller gave none, with the key id of the secret version it comes from (issue 38 §4).
+   */
+  readonly sshPassword?: (taskId: string) => Promise<RelaySshPassword>;
   /** The access secrets sealed at acceptance (issue 37): the caller's password, the Jupyter token, the script. */
   readonly access?: Pick<TaskRepository, 'orderAccess'>;
   /** The SSH public key stored for a caller key (issue 37 §2; `default`: DEFAULT_SSH_PUBLIC_KEY), used when the request names none. */
@@ -118,7 +122,17 @@ export const orderAccessFields = async (
   state: WorkflowState,
   record: TaskRecord | undefined,
   deps: PlaceOrderDeps,
-): Promise<OrderAccessFields> => {
+): Promise<OrderAccessFields> => (await orderAccess(state, record, deps)).fields;
+
+/**
+ * The access fields, and the key id of the relay's own password when they carry it (not the
+ * caller's): CheckOrder derives the password for its login from that version (issue 38 §4).
+ */
+const orderAccess = async (
+  state: WorkflowState,
+  record: TaskRecord | undefined,
+  deps: PlaceOrderDeps,
+): Promise<{ readonly fields: OrderAccessFields; readonly relayPasswordKey?: string }> => {
   const sealed = record?.request.access_sealed;
   const stored = await deps.access?.orderAccess?.(state.task_id);
   // Never an order without the password or token the caller was promised (a notebook open to all).
@@ -126,12 +140,17 @@ export const orderAccessFields = async (
     throw new InvalidOrderRequestError('The access secrets of this task are no longer stored; no order was placed');
   const secrets = stored ?? {};
   const key = state.request.ssh_public_key ?? (await deps.sshKeyOf?.(state.origin.caller?.key ?? DEFAULT_KEY_NAME));
-  const password = secrets.ssh_password ?? (deps.sshPassword ? await deps.sshPassword(state.task_id) : undefined);
+  const own =
+    secrets.ssh_password === undefined && deps.sshPassword ? await deps.sshPassword(state.task_id) : undefined;
+  const password = secrets.ssh_password ?? own?.password;
   return {
-    ...(key !== undefined ? { ssh_key: key, autossh_entrypoint: true } : {}),
-    ...(password !== undefined ? { ssh_password: password } : {}),
-    ...(secrets.jupyter_token !== undefined ? { jupyter_token: secrets.jupyter_token } : {}),
-    ...(secrets.command !== undefined ? { command: secrets.command } : {}),
+    fields: {
+      ...(key !== undefined ? { ssh_key: key, autossh_entrypoint: true } : {}),
+      ...(password !== undefined ? { ssh_password: password } : {}),
+      ...(secrets.jupyter_token !== undefined ? { jupyter_token: secrets.jupyter_token } : {}),
+      ...(secrets.command !== undefined ? { command: secrets.command } : {}),
+    },
+    ...(own ? { relayPasswordKey: own.key_id } : {}),
   };
 };
 
@@ -206,6 +225,21 @@ export const placeOrder = async (
   const startedAt = deps.clock();
   const current = (): number => now + (deps.clock() - startedAt);
 
+  /** The access this attempt sent with create_order, once it did. */
+  const sent: { access?: Awaited<ReturnType<typeof orderAccess>> } = {};
+  /**
+   * The key id of the relay's password the order was sent. For an order an earlier attempt of this step
+   * placed, derived again from the current version: only a rotation between that attempt and this one
+   * (seconds) would make it another version, and CheckOrder's login would then be refused until the
+   * readiness timeout.
+   */
+  const passwordKeyOf = async (): Promise<string | undefined> => {
+    if (sent.access) return sent.access.relayPasswordKey;
+    if (!deps.sshPassword) return undefined;
+    const callers = (await deps.access?.orderAccess?.(state.task_id))?.ssh_password;
+    return callers === undefined ? (await deps.sshPassword(state.task_id)).key_id : undefined;
+  };
+
   const done = async (
     orderId: number,
     serverId: number,
@@ -215,8 +249,15 @@ export const placeOrder = async (
   ) => {
     await deps.tasks.update(state.task_id, { order_id: orderId, server_id: serverId }, now);
     if (intent) await deps.intents.close(intent);
+    const passwordKey = await passwordKeyOf();
     return {
-      placement: { retry: false as const, order_id: orderId, server_id: serverId, placed_at: placedAt },
+      placement: {
+        retry: false as const,
+        order_id: orderId,
+        server_id: serverId,
+        placed_at: placedAt,
+        ...(passwordKey !== undefined ? { password_key: passwordKey } : {}),
+      },
       placedNow,
     };
   };
@@ -247,7 +288,8 @@ export const placeOrder = async (
   }
   if (softDeadlinePassed(state, current())) throw new SoftTimeoutError();
   const env = await sealedOrderEnv(state, record, deps);
-  const access = await orderAccessFields(state, record, deps);
+  sent.access = await orderAccess(state, record, deps);
+  const access = sent.access.fields;
 
   const placedAt = current();
   const intent: PlacementIntent = { task_id: state.task_id, server_id: server.id, at: placedAt };

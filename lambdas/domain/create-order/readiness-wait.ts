@@ -9,8 +9,14 @@ export interface CheckOrderDeps {
   readonly marketplace: Pick<MarketplaceClient, 'listOrders'>;
   /** READINESS_PROBE=ssh: a running order is ready only once its ssh endpoint answers. Absent = the marketplace status alone. */
   readonly sshProbe?: SshProbe;
-  /** READINESS_PROBE=ssh-login (issue 31 §4): ready only once a login with the order's password works. */
-  readonly sshLogin?: { readonly probe: SshLoginProbe; readonly password: (taskId: string) => Promise<string> };
+  /**
+   * READINESS_PROBE=ssh-login (issue 31 §4): ready only once a login with the order's password works.
+   * `password` gets the placement's `password_key` (issue 38 §4): which relay secret version it was sent.
+   */
+  readonly sshLogin?: {
+    readonly probe: SshLoginProbe;
+    readonly password: (taskId: string, passwordKey: string | undefined) => Promise<string>;
+  };
 }
 
 type SshVerdict =
@@ -50,11 +56,11 @@ const httpOf = (order: Order): { http?: Record<string, string> } => {
 };
 
 /** The probe of this task's readiness: a login (ssh-login), a banner (ssh), or none. */
-const probeOf = (deps: CheckOrderDeps, taskId: string) => {
+const probeOf = (deps: CheckOrderDeps, taskId: string, passwordKey: string | undefined) => {
   const login = deps.sshLogin;
   if (login)
     return async (endpoint: NonNullable<ReturnType<typeof parseSshEndpoint>>) =>
-      login.probe.login(endpoint, await login.password(taskId));
+      login.probe.login(endpoint, await login.password(taskId, passwordKey));
   const banner = deps.sshProbe;
   return banner ? (endpoint: NonNullable<ReturnType<typeof parseSshEndpoint>>) => banner.probe(endpoint) : undefined;
 };
@@ -79,7 +85,7 @@ export const checkOrder = async (state: WorkflowState, deps: CheckOrderDeps, now
       }
     : undefined;
   const running = summary?.status === 'running';
-  const probe = probeOf(deps, state.task_id);
+  const probe = probeOf(deps, state.task_id, placement.password_key);
   const ssh: SshVerdict | undefined = running && probe ? await sshVerdict(probe, summary.ssh_connection) : undefined;
   if (running && (!ssh || ssh.ready))
     return {

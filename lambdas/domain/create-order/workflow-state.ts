@@ -60,7 +60,18 @@ export interface SearchResult {
 
 /** Output of PlaceOrder, at `$.placement`: an order, or a request to search again without the server. */
 export type PlacementResult =
-  | { readonly retry: false; readonly order_id: number; readonly server_id: number; readonly placed_at: number }
+  | {
+      readonly retry: false;
+      readonly order_id: number;
+      readonly server_id: number;
+      readonly placed_at: number;
+      /**
+       * The key id (never the key) of the ssh password secret version the relay's own password of the
+       * order was derived from (issue 38 §4). Absent: the caller's password, no password, or an order
+       * placed before the relay had that secret (the API-key derivation).
+       */
+      readonly password_key?: string;
+    }
   | { readonly retry: true; readonly server_id: number; readonly reason: string };
 
 /**

@@ -32,8 +32,8 @@ import {
 import { lazy } from '../../adapters/lazy';
 import { marketplaceFromEnv } from '../../adapters/marketplace-from-env';
 import { sshProbeFromEnv } from '../../adapters/ssh-banner-probe';
-import { marketplaceApiKey } from '../../adapters/secrets';
-import { orderSshPassword } from '../../domain/hosts/ssh-password';
+import { marketplaceApiKey, sshPasswordSecrets } from '../../adapters/secrets';
+import { relaySshPasswords, type RelaySshPasswords } from '../../domain/hosts/ssh-password';
 import { orderAccessSealerFromEnv, replacementEnvSealerFromEnv } from '../../adapters/caller-key-sealer';
 import { DEFAULT_KEY_NAME } from '../../domain/teams/caller-keys';
 
@@ -54,17 +54,28 @@ export const quota = /* @__PURE__ */ lazy<SlidingWindow>(() => slidingWindowFrom
 export const claims = /* @__PURE__ */ lazy<ServerClaims>(() => serverClaimsFromEnv(relayEnv()));
 /** READINESS_PROBE=ssh: the banner probe, under its own SSRF policy (ALLOW_PRIVATE_SSH_PROBE, issue 29 §7); otherwise none here. */
 const sshProbe = /* @__PURE__ */ lazy<SshProbe | undefined>(() => sshProbeFromEnv(relayEnv()));
-/** READINESS_PROBE=ssh-login (issue 31 §4): the relay's own password for an order, derived from the task id with the API key. */
-const sshPassword = (): ((taskId: string) => Promise<string>) | undefined => {
+/**
+ * READINESS_PROBE=ssh-login (issue 31 §4): the relay's own password for an order, derived from the
+ * task id with the ssh password secret (issue 38 §4), which only PlaceOrder and CheckOrder may read.
+ * Orders placed before that secret existed were sent HMAC(API key, task id): their placement names
+ * no `password_key`, and CheckOrder (which reads the API key to call my_orders anyway) logs in to them
+ * with that derivation, so the tasks in flight at the deploy still become ready. The API-key path
+ * serves only those: every order placed since names its key.
+ */
+const relayPasswords = (): RelaySshPasswords | undefined => {
   const env = relayEnv();
   if (env.READINESS_PROBE !== 'ssh-login') return undefined;
-  return async (taskId) => orderSshPassword(await marketplaceApiKey(env), taskId);
+  return relaySshPasswords(
+    () => sshPasswordSecrets(env),
+    () => marketplaceApiKey(env),
+  );
 };
 /** The password the readiness login uses (issue 37 §1): the caller's when it gave one, else the relay's own. */
-const loginPassword = (): ((taskId: string) => Promise<string>) | undefined => {
-  const own = sshPassword();
+const loginPassword = (): ((taskId: string, passwordKey: string | undefined) => Promise<string>) | undefined => {
+  const own = relayPasswords();
   if (!own) return undefined;
-  return async (taskId) => (await tasks().orderAccess?.(taskId))?.ssh_password ?? own(taskId);
+  return async (taskId, passwordKey) =>
+    (await tasks().orderAccess?.(taskId))?.ssh_password ?? own.forLogin(taskId, passwordKey);
 };
 
 export const waiting = /* @__PURE__ */ lazy<WaitingTasks>(() => waitingTasksFromEnv(relayEnv()));
@@ -103,18 +114,21 @@ export const reserveQuotaDeps = async () => {
 };
 export const intents = /* @__PURE__ */ lazy<PlacementIntents>(() => placementIntentsFromEnv(relayEnv()));
 
-export const placeOrderDeps = async (): Promise<PlaceOrderDeps> => ({
-  marketplace: marketplace(),
-  tasks: tasks(),
-  claims: claims(),
-  intents: intents(),
-  visibleTimeoutMs: relayEnv().ORDER_VISIBLE_TIMEOUT_SECONDS * 1000,
-  clock: Date.now,
-  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-  ...(sshPassword() ? { sshPassword: sshPassword() } : {}),
-  access: tasks(),
-  sshKeyOf,
-});
+export const placeOrderDeps = async (): Promise<PlaceOrderDeps> => {
+  const own = relayPasswords();
+  return {
+    marketplace: marketplace(),
+    tasks: tasks(),
+    claims: claims(),
+    intents: intents(),
+    visibleTimeoutMs: relayEnv().ORDER_VISIBLE_TIMEOUT_SECONDS * 1000,
+    clock: Date.now,
+    sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+    ...(own ? { sshPassword: (taskId: string) => own.forOrder(taskId) } : {}),
+    access: tasks(),
+    sshKeyOf,
+  };
+};
 /**
  * CheckOrder's deps. `loginProbe` (READINESS_PROBE=ssh-login) is passed in by check-order.ts, the
  * one handler that imports ssh2, so no other function's bundle carries it.

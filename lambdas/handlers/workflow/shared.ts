@@ -90,7 +90,13 @@ export const WorkflowStateSchema = z.object({
   ),
   placement: z.optional(
     z.discriminatedUnion('retry', [
-      z.object({ retry: z.literal(false), order_id: z.int(), server_id: z.int(), placed_at: z.number() }),
+      z.object({
+        retry: z.literal(false),
+        order_id: z.int(),
+        server_id: z.int(),
+        placed_at: z.number(),
+        password_key: z.optional(z.string().check(z.regex(/^[0-9a-f]{12}$/))),
+      }),
       z.object({ retry: z.literal(true), server_id: z.int(), reason: z.string() }),
     ]),
   ),

@@ -63,6 +63,45 @@ describe('Function: placeOrder', () => {
     expect(deps.tasks.records.get('task-1')).toMatchObject({ order_id: 100, server_id: 1, order_intent_at: NOW });
   });
 
+  it("sends the relay's own password when the caller gave none and names the secret version in the placement, never the password", async () => {
+    // Prepare
+    const deps = {
+      ...setup(),
+      sshPassword: async (taskId: string) => ({ password: `Own${taskId.replace('-', '')}Pw`, key_id: 'a1b2c3d4e5f6' }),
+    };
+    // Act
+    const { placement } = await placeOrder(aState({ search: search() }), deps, NOW);
+    // Assess
+    expect(deps.marketplace.created[0]).toMatchObject({ ssh_password: 'Owntask1Pw' });
+    expect(placement).toEqual({
+      retry: false,
+      order_id: 100,
+      server_id: 1,
+      placed_at: NOW,
+      password_key: 'a1b2c3d4e5f6',
+    });
+    expect(JSON.stringify(placement)).not.toContain('Owntask1Pw');
+  });
+
+  it("names the relay's secret version for an order an earlier attempt placed, and none for the caller's own password", async () => {
+    // Prepare
+    const own = async () => ({ password: 'OwnPw', key_id: 'a1b2c3d4e5f6' });
+    const retried = { ...setup(), sshPassword: own };
+    retried.tasks.seed('task-1', { order_id: 77, server_id: 1, order_intent_at: NOW - 5000 });
+    const callers = {
+      ...setup(),
+      sshPassword: own,
+      access: { orderAccess: async () => ({ ssh_password: 'CallerPw' }) },
+    };
+    // Act
+    const earlier = await placeOrder(aState({ search: search() }), retried, NOW);
+    const given = await placeOrder(aState({ search: search() }), callers, NOW);
+    // Assess
+    expect(earlier.placement).toMatchObject({ order_id: 77, password_key: 'a1b2c3d4e5f6' });
+    expect(callers.marketplace.created[0]).toMatchObject({ ssh_password: 'CallerPw' });
+    expect(given.placement).not.toHaveProperty('password_key');
+  });
+
   it('places an on-demand order without spotprice', async () => {
     const deps = setup();
     const state = aState({ search: search() });

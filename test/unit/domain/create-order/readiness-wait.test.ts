@@ -208,6 +208,24 @@ describe('Function: checkOrder', () => {
       expect(login.asked.map((a) => a.password)).toEqual(['pw-task-1', 'pw-task-1']);
     });
 
+    it("logs in with the password of the secret version the placement names (issue 38 §4), the API key's for a placement naming none", async () => {
+      // Prepare: one order placed with the relay's secret, one placed before the switch
+      const login = loginProbe({ answered: true, banner: 'SSH-2.0-x' }, { answered: true, banner: 'SSH-2.0-x' });
+      const sshLogin = {
+        probe: login.probe,
+        password: async (taskId: string, key: string | undefined) => `${key ?? 'api-key'}:${taskId}`,
+      };
+      // Act
+      await checkOrder(
+        aState({ placement: { ...placed, password_key: '0123456789ab' } }),
+        { marketplace: running(), sshLogin },
+        NOW + 1000,
+      );
+      await checkOrder(aState({ placement: placed }), { marketplace: running(), sshLogin }, NOW + 1000);
+      // Assess
+      expect(login.asked.map((a) => a.password)).toEqual(['0123456789ab:task-1', 'api-key:task-1']);
+    });
+
     it('times out with the spec text plus `ssh login refused` when the password never works', async () => {
       const sshLogin = { probe: loginProbe().probe, password: async () => 'pw' };
       const state = aState({ placement: placed });
