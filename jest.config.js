@@ -47,7 +47,8 @@ module.exports = {
       // - host-records (issue 31 §2): a host avoided after failed logins, in either dialect;
       // - settlement (issue 38 §9): a cancelled order settled to the cancel (the live dialect's `spend`);
       // - access (issue 37): keys, passwords, tokens and logins through either dialect's create_order and orders;
-      // - restart (issue 39): a killed npm start adopts the order in flight from either dialect's answers.
+      // - restart and crash-points (issue 39): a killed npm start adopts the order in flight from either
+      //   dialect's answers, and a cancel job is delivered again.
       testMatch: [
         '<rootDir>/test/e2e/relay.test.ts',
         '<rootDir>/test/e2e/fleet-watch.test.ts',
@@ -65,6 +66,7 @@ module.exports = {
         '<rootDir>/test/e2e/settlement.test.ts',
         '<rootDir>/test/e2e/access.test.ts',
         '<rootDir>/test/e2e/restart.test.ts',
+        '<rootDir>/test/e2e/crash-points.test.ts',
       ],
       setupFiles: [...base.setupFiles, '<rootDir>/test/setup-live-dialect.ts'],
       setupFilesAfterEnv: ['<rootDir>/test/setup-iam-checks.ts'],
