@@ -4,7 +4,11 @@
  * exactly one result per task, no second order, and the ledger counts a settled order once.
  * - after create_order was sent and before its answer (the simulator creates the order and holds
  *   the answer: `timeoutAfterSend`);
- * - during a cancel job (the simulator holds cancel_order's answer: `slow`).
+ * - during a cancel job (the simulator holds cancel_order's answer: `slow`);
+ * - during the result callback (the receiver holds its answer): the task run again delivers the same
+ *   result under the same webhook-id, which a Standard Webhooks receiver drops as a duplicate;
+ * - during a key revoke (killed with the request unanswered): the revoke, sent again, lands once and
+ *   no other key changes.
  * The relay runs as a child process against a simulator this test runs (the marketplace outlives it);
  * the file runs in both dialects (jest projects e2e and e2e-live).
  */
@@ -119,5 +123,59 @@ describe(`crash points: npm start killed and started again (${dialect} dialect)`
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     expect(resultsFor('cancel')).toHaveLength(1);
     expect(await ledgerOrders()).toBe(ledgerBefore + 1);
+  }, 240_000);
+
+  it('during the result callback: one result (the same webhook-id on every delivery), no second order', async () => {
+    // Prepare: the receiver holds its answer; a create-order reaches its result callback
+    callbacks.setBehaviour({ delayMs: 30_000 });
+    const created = sim.control.counters().ordersCreated;
+    const taskId = await accept('/webhook/create-order', 'held', {
+      gpu_type: 'RTX 4090',
+      use_spot: false,
+      max_hours: 1,
+    });
+    await waitUntil(() => resultsFor('held').length >= 1, 'the result callback in flight', WAIT_MS);
+
+    // Act
+    await crashAndRestart();
+    callbacks.setBehaviour({});
+
+    // Assert
+    await waitUntil(async () => (await task(taskId)).state === 'succeeded', 'the task succeeded', WAIT_MS);
+    const deliveries = resultsFor('held');
+    const ids = new Set(deliveries.map((r) => String(r.headers['webhook-id'])));
+    const orders = new Set(deliveries.map((r) => (r.json as Json).order_id));
+    expect(ids.size).toBe(1);
+    expect(orders.size).toBe(1);
+    expect(deliveries.every((r) => (r.json as Json).success === true)).toBe(true);
+    expect(sim.control.counters().ordersCreated).toBe(created + 1);
+  }, 240_000);
+
+  it('during a key revoke: the key is revoked once sent again, and no other key is lost', async () => {
+    // Prepare: two keys
+    for (const name of ['keep', 'gone']) {
+      const res = await signedPost(url(), '/admin/keys', { name, scopes: ['read'] }, TEST_WEBHOOK_SECRET);
+      expect(res.status).toBe(201);
+    }
+    const keys = async () =>
+      (
+        (await request(`${url()}/admin/keys`, { headers: v2Headers(TEST_WEBHOOK_SECRET, 'GET', '/admin/keys') }))
+          .json as { keys: { name: string; status: string }[] }
+      ).keys.map((k) => [k.name, k.status]);
+
+    // Act: the revoke is sent and the relay killed before its answer is read
+    const unanswered = signedPost(url(), '/admin/keys/gone/revoke', '', TEST_WEBHOOK_SECRET).catch(() => undefined);
+    await crashAndRestart();
+    await unanswered;
+    const again = await signedPost(url(), '/admin/keys/gone/revoke', '', TEST_WEBHOOK_SECRET);
+
+    // Assert
+    expect(again).toMatchObject({ status: 200, json: { name: 'gone', status: 'revoked' } });
+    expect(await keys()).toEqual(
+      expect.arrayContaining([
+        ['keep', 'active'],
+        ['gone', 'revoked'],
+      ]),
+    );
   }, 240_000);
 });
