@@ -107,13 +107,16 @@ const ENDED_NAME_KEPT_MS = 90 * 24 * 3600 * 1000;
 
 type JournalLine =
   | { readonly op: 'start'; readonly name: string; readonly input: string; readonly startDate: number }
-  | { readonly op: 'end'; readonly name: string; readonly status: ExecutionStatus; readonly stopDate: number };
+  | { readonly op: 'end'; readonly name: string; readonly status: ExecutionStatus; readonly stopDate: number }
+  | { readonly op: 'state'; readonly name: string; readonly state: string };
 
 interface JournaledExecution {
   readonly name: string;
   readonly input: string;
   readonly startDate: number;
   end?: { readonly status: ExecutionStatus; readonly stopDate: number };
+  /** The last Task state entered. */
+  state?: string;
 }
 
 /** What `resume()` did with the executions a previous run left running. */
@@ -220,7 +223,7 @@ export class LocalStepFunctions {
         void this.settle(execution, {
           status: 'TIMED_OUT',
           error: 'States.Timeout',
-          cause: 'The execution exceeded its TimeoutSeconds while the relay was stopped',
+          cause: `the relay was stopped past the deadline while the task was in state ${record.state ?? 'unknown'}`,
         });
         timedOut.push(record.name);
       } else {
@@ -241,12 +244,7 @@ export class LocalStepFunctions {
         } catch {
           continue; // torn by a crash mid-write: its StartExecution never answered
         }
-        if (line.op === 'start')
-          this.journal.set(line.name, { name: line.name, input: line.input, startDate: line.startDate });
-        else {
-          const record = this.journal.get(line.name);
-          if (record) record.end = { status: line.status, stopDate: line.stopDate };
-        }
+        this.apply(line);
       }
     }
     // Compacted at every start: running ones, and ended names still taken.
@@ -255,6 +253,7 @@ export class LocalStepFunctions {
       if (record.end && record.end.stopDate < cutoff) this.journal.delete(name);
     const lines = [...this.journal.values()].flatMap((r): JournalLine[] => [
       { op: 'start', name: r.name, input: r.input, startDate: r.startDate },
+      ...(r.state && !r.end ? [{ op: 'state' as const, name: r.name, state: r.state }] : []),
       ...(r.end ? [{ op: 'end' as const, name: r.name, status: r.end.status, stopDate: r.end.stopDate }] : []),
     ]);
     writeFileSync(`${file}.next`, lines.map((l) => `${JSON.stringify(l)}\n`).join(''), { mode: 0o600 });
@@ -264,12 +263,24 @@ export class LocalStepFunctions {
   private append(line: JournalLine): void {
     if (!this.opts.journalFile) return;
     appendFileSync(this.opts.journalFile, `${JSON.stringify(line)}\n`, { mode: 0o600 });
-    if (line.op === 'start')
+    this.apply(line);
+  }
+
+  private apply(line: JournalLine): void {
+    if (line.op === 'start') {
       this.journal.set(line.name, { name: line.name, input: line.input, startDate: line.startDate });
-    else {
-      const record = this.journal.get(line.name);
-      if (record) record.end = { status: line.status, stopDate: line.stopDate };
+      return;
     }
+    const record = this.journal.get(line.name);
+    if (!record) return;
+    if (line.op === 'state') record.state = line.state;
+    else record.end = { status: line.status, stopDate: line.stopDate };
+  }
+
+  /** Notes the Task state an execution entered (once per change: a polling loop writes one line). */
+  private entered(name: string, state: string): void {
+    if (!this.opts.journalFile || this.closing || this.journal.get(name)?.state === state) return;
+    this.append({ op: 'state', name, state });
   }
 
   /** Starts an execution named `name`. Same name and input while running: the same execution (AWS behaviour). */
@@ -319,7 +330,13 @@ export class LocalStepFunctions {
   private run(name: string, inputText: string, startDate: Date, deadlineMs: number | undefined): Execution {
     const parsedInput = JSON.parse(inputText) as Parameters<StateMachine['run']>[0];
     const taskResourceLocalHandlers = Object.fromEntries(
-      Object.entries(this.opts.handlers).map(([state, fn]) => [state, asLambda(fn)]),
+      Object.entries(this.opts.handlers).map(([state, fn]) => [
+        state,
+        asLambda(async (input: unknown) => {
+          this.entered(name, state);
+          return fn(input);
+        }),
+      ]),
     );
     const run = this.machine.run(parsedInput, {
       overrides: {
@@ -346,11 +363,8 @@ export class LocalStepFunctions {
       (output) => this.settle(execution, { status: 'SUCCEEDED', output: JSON.stringify(output) }),
       (error: unknown) => {
         if (error instanceof ExecutionTimeoutError || (error instanceof ExecutionAbortedError && execution.timedOut))
-          return this.settle(execution, {
-            status: 'TIMED_OUT',
-            error: 'States.Timeout',
-            cause: 'The execution exceeded its TimeoutSeconds',
-          });
+          // AWS's status-change event of a timeout carries no cause.
+          return this.settle(execution, { status: 'TIMED_OUT', error: 'States.Timeout' });
         if (error instanceof ExecutionAbortedError) return this.settle(execution, { status: 'ABORTED' });
         return this.settle(execution, { status: 'FAILED', ...parseCause(error) });
       },

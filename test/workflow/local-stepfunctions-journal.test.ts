@@ -119,7 +119,12 @@ describe('Class: LocalStepFunctions with a journal', () => {
     expect(outcome).toEqual({ resumed: [], timedOut: ['late'] });
     expect(calls).toEqual([]);
     expect(ended).toHaveLength(1);
-    expect(ended[0]!.detail).toMatchObject({ name: 'late', status: 'TIMED_OUT', error: 'States.Timeout' });
+    expect(ended[0]!.detail).toMatchObject({
+      name: 'late',
+      status: 'TIMED_OUT',
+      error: 'States.Timeout',
+      cause: 'the relay was stopped past the deadline while the task was in state CheckOrder',
+    });
     expect(JSON.parse(ended[0]!.detail.input)).toMatchObject({ task_id: 'late' });
   });
 });
