@@ -8,7 +8,10 @@
  * - during the result callback (the receiver holds its answer): the task run again delivers the same
  *   result under the same webhook-id, which a Standard Webhooks receiver drops as a duplicate;
  * - during a key revoke (killed with the request unanswered): the revoke, sent again, lands once and
- *   no other key changes.
+ *   no other key changes;
+ * - during a sweep that resumes a standing order (killed once the server it waited for appeared and
+ *   the sweep took the task out of the queue): one order on that server, one result, and the other
+ *   standing order keeps waiting in its place.
  * The relay runs as a child process against a simulator this test runs (the marketplace outlives it);
  * the file runs in both dialects (jest projects e2e and e2e-live).
  */
@@ -19,6 +22,7 @@ import { hmacHex } from '../../lambdas/domain/signing';
 import { startSimulator, type MarketplaceSimulator } from '../../local/simulator/marketplace-simulator';
 import { FAST_LIVE_SIMULATOR, FAST_SIMULATOR, TEST_WEBHOOK_SECRET, testDialect } from '../helpers/local-runtime';
 import { request, signedPost, startReceiver, v2Headers, type Receiver } from '../helpers/receivers';
+import { uniqueServer } from '../helpers/sim-servers';
 import { relayEnvFor, startRelayProcess, type RelayProcess } from '../helpers/relay-process';
 import { waitUntil } from '../helpers/until';
 
@@ -177,5 +181,45 @@ describe(`crash points: npm start killed and started again (${dialect} dialect)`
         ['gone', 'revoked'],
       ]),
     );
+  }, 240_000);
+
+  it('during a sweep that resumes a standing order: one order, one result, the other keeps its place', async () => {
+    // Prepare: two standing orders for GPUs nobody lists
+    const resumed = await accept('/webhook/create-order', 'standing', {
+      gpu_type: 'OMEGA R1',
+      max_price: 0.5,
+      wait_seconds: 3_600,
+    });
+    const other = await accept('/webhook/create-order', 'other', {
+      gpu_type: 'OMEGA R2',
+      max_price: 0.5,
+      wait_seconds: 3_600,
+    });
+    await waitUntil(
+      async () => (await task(resumed)).state === 'waiting' && (await task(other)).state === 'waiting',
+      'both waiting',
+      WAIT_MS,
+    );
+    const created = sim.control.counters().ordersCreated;
+
+    // Act: the server appears; the relay dies once a sweep took the task out of the queue
+    sim.control.addServer(uniqueServer(9901, 'OMEGA R1', sim.control.nativeCoin));
+    await waitUntil(
+      async () => (await task(resumed)).state !== 'waiting' || sim.control.counters().ordersCreated > created,
+      'the sweep resuming the standing order',
+      WAIT_MS,
+    );
+    await crashAndRestart();
+
+    // Assert
+    await waitUntil(() => resultsFor('standing').length >= 1, 'the standing order result', WAIT_MS);
+    expect(resultsFor('standing').map((r) => r.json)).toEqual([
+      expect.objectContaining({ success: true, server_id: 9901 }),
+    ]);
+    expect(sim.control.orders().filter((o) => o.renting_server === 9901)).toHaveLength(1);
+    expect(await task(other)).toMatchObject({ state: 'waiting', position: 1 });
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    expect(resultsFor('standing')).toHaveLength(1);
+    expect(resultsFor('other')).toHaveLength(0);
   }, 240_000);
 });
