@@ -46,7 +46,9 @@ module.exports = {
       // - ssh-login (issue 31): the login readiness probe against either dialect's order shapes;
       // - host-records (issue 31 §2): a host avoided after failed logins, in either dialect;
       // - settlement (issue 38 §9): a cancelled order settled to the cancel (the live dialect's `spend`);
-      // - access (issue 37): keys, passwords, tokens and logins through either dialect's create_order and orders.
+      // - access (issue 37): keys, passwords, tokens and logins through either dialect's create_order and orders;
+      // - restart and crash-points (issue 39): a killed npm start adopts the order in flight from either
+      //   dialect's answers, and a cancel job is delivered again.
       testMatch: [
         '<rootDir>/test/e2e/relay.test.ts',
         '<rootDir>/test/e2e/fleet-watch.test.ts',
@@ -63,6 +65,8 @@ module.exports = {
         '<rootDir>/test/e2e/host-records.test.ts',
         '<rootDir>/test/e2e/settlement.test.ts',
         '<rootDir>/test/e2e/access.test.ts',
+        '<rootDir>/test/e2e/restart.test.ts',
+        '<rootDir>/test/e2e/crash-points.test.ts',
       ],
       setupFiles: [...base.setupFiles, '<rootDir>/test/setup-live-dialect.ts'],
       setupFilesAfterEnv: ['<rootDir>/test/setup-iam-checks.ts'],

@@ -24,8 +24,14 @@ export interface ApiGatewayOptions {
   readonly loadHandler: (route: RouteDefinition) => Promise<LambdaHandler>;
   /** 0 picks a free port. @default 0 */
   readonly port?: number;
-  /** @default '127.0.0.1' */
+  /** The bind address (HOST). `0.0.0.0` / `::` listen on every interface. @default '127.0.0.1' */
   readonly host?: string;
+  /**
+   * Peers whose `X-Forwarded-For` is believed (TRUSTED_PROXIES): a request from one of them gets, as
+   * its `sourceIp`, the right-most address of the header that is not itself a trusted proxy.
+   * @default - none: the source is always the TCP peer
+   */
+  readonly trustedProxies?: readonly string[];
   /** @default DEFAULT_MAX_BODY_BYTES */
   readonly maxBodyBytes?: number;
   /** @default DEFAULT_INTEGRATION_TIMEOUT_MS */
@@ -96,9 +102,29 @@ const joinValues = (value: string | string[] | undefined): string | undefined =>
   Array.isArray(value) ? value.join(',') : value;
 
 /** `::ffff:127.0.0.1` → `127.0.0.1`, as API Gateway reports IPv4 clients. */
-const sourceIpOf = (req: IncomingMessage): string => {
-  const address = req.socket.remoteAddress ?? '0.0.0.0';
-  return address.startsWith('::ffff:') ? address.slice(7) : address;
+const plainAddress = (address: string): string => (address.startsWith('::ffff:') ? address.slice(7) : address);
+
+/**
+ * The client's address: the TCP peer, unless the peer is a trusted proxy; then X-Forwarded-For is
+ * read from the right (each proxy appends the address it saw) and the first address not itself a
+ * trusted proxy is the client. Whatever a client writes on the left of the header is never reached.
+ */
+export const sourceIpOf = (req: IncomingMessage, trustedProxies: ReadonlySet<string> = new Set()): string => {
+  const peer = plainAddress(req.socket.remoteAddress ?? '0.0.0.0');
+  if (!trustedProxies.has(peer)) return peer;
+  const header = req.headers['x-forwarded-for'];
+  const hops = (Array.isArray(header) ? header.join(',') : (header ?? ''))
+    .split(',')
+    .map((hop) => plainAddress(hop.trim()))
+    .filter((hop) => hop !== '');
+  for (let i = hops.length - 1; i >= 0; i -= 1) if (!trustedProxies.has(hops[i])) return hops[i];
+  return hops[0] ?? peer;
+};
+
+/** A URL for reaching a server bound to `host` from this machine. */
+export const urlForHost = (host: string, port: number): string => {
+  if (host === '0.0.0.0' || host === '' || host === '::') return `http://127.0.0.1:${port}`;
+  return host.includes(':') ? `http://[${host}]:${port}` : `http://${host}:${port}`;
 };
 
 /** `12/Mar/2020:19:03:58 +0000`, the format of requestContext.time. */
@@ -117,6 +143,7 @@ export const buildEvent = (input: {
   readonly body: Buffer;
   readonly requestId: string;
   readonly now: Date;
+  readonly trustedProxies?: ReadonlySet<string>;
 }): APIGatewayProxyEventV2 => {
   const { req, route, url, body } = input;
   const headers: Record<string, string> = {};
@@ -152,7 +179,7 @@ export const buildEvent = (input: {
         method: req.method ?? 'GET',
         path: rawPath,
         protocol: `HTTP/${req.httpVersion}`,
-        sourceIp: sourceIpOf(req),
+        sourceIp: sourceIpOf(req, input.trustedProxies),
         userAgent: headers['user-agent'] ?? '',
       },
       requestId: input.requestId,
@@ -263,6 +290,7 @@ export const startApiGateway = async (options: ApiGatewayOptions): Promise<Local
   const log = options.log ?? (() => undefined);
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const integrationTimeoutMs = options.integrationTimeoutMs ?? DEFAULT_INTEGRATION_TIMEOUT_MS;
+  const trustedProxies = new Set((options.trustedProxies ?? []).map(plainAddress));
   const compiled: CompiledRoute[] = await Promise.all(
     options.routes.map(async (route) => ({
       route,
@@ -317,7 +345,16 @@ export const startApiGateway = async (options: ApiGatewayOptions): Promise<Local
     }
 
     const { route, handler } = match.c;
-    const event = buildEvent({ req, route, url, pathParameters: match.params, body, requestId, now: new Date() });
+    const event = buildEvent({
+      req,
+      route,
+      url,
+      pathParameters: match.params,
+      body,
+      requestId,
+      now: new Date(),
+      trustedProxies,
+    });
     const context = lambdaContext(`local-${route.id}`, requestId, integrationTimeoutMs);
     let timer: NodeJS.Timeout | undefined;
     try {
@@ -366,7 +403,7 @@ export const startApiGateway = async (options: ApiGatewayOptions): Promise<Local
   });
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: urlForHost(options.host ?? '127.0.0.1', port),
     port,
     close: () =>
       new Promise<void>((resolve) => {

@@ -1,10 +1,13 @@
 /**
- * DynamoDB for `npm start`: dynalite (the real DynamoDB wire protocol, in-process, in memory) with
- * the relay table created from RELAY_TABLE, the same definition the CDK construct uses.
+ * DynamoDB for `npm start`: dynalite (the real DynamoDB wire protocol, in-process) with the relay
+ * table created from RELAY_TABLE, the same definition the CDK construct uses. In memory (tests), or
+ * in a LevelDB folder (`path`: dynalite's own store, classic-level) that `npm start` keeps across
+ * restarts.
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
+import * as nodePath from 'node:path';
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { RELAY_TABLE } from '../contract/resources';
 
@@ -30,14 +33,51 @@ export interface LocalDynamoOptions {
   readonly tableName?: string;
   /** Region for the admin client; dynalite does not care, the SDK needs one. */
   readonly region?: string;
+  /** A LevelDB folder to keep the table in. @default - memory */
+  readonly path?: string;
 }
+
+/** Another process holds the LevelDB folder (another `npm start` on the same STATE_DIR). */
+export class StateInUseError extends Error {
+  public constructor(folder: string) {
+    super(`the state in ${folder} is in use by another process (another npm start with the same STATE_DIR?)`);
+    this.name = 'StateInUseError';
+  }
+}
+
+/** The part of `level` (dynalite's LevelDB binding) used to test the folder's lock. */
+type LevelClass = new (location: string) => { open(): Promise<void>; close(): Promise<void> };
+
+/**
+ * Opens and closes the folder once before dynalite does: dynalite opens it lazily, so a folder
+ * locked by another process would otherwise surface as a 500 on the first request.
+ */
+export const checkLevelFolder = async (folder: string): Promise<void> => {
+  const fromDynalite = createRequire(createRequire(__filename).resolve('dynalite/package.json'));
+  const { Level } = fromDynalite('level') as { Level: LevelClass };
+  const db = new Level(folder);
+  try {
+    await db.open();
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string } }).cause;
+    if (cause?.code === 'LEVEL_LOCKED') throw new StateInUseError(nodePath.dirname(folder));
+    throw error;
+  }
+  await db.close();
+};
 
 /** Starts dynalite on 127.0.0.1 and creates the relay table (no TTL: dynalite has no UpdateTimeToLive). */
 export const startLocalDynamo = async (options: LocalDynamoOptions = {}): Promise<LocalDynamo> => {
   // createRequire rather than `import`: dynalite has no types, and this keeps the cast in one place.
   const dynalite = createRequire(__filename)('dynalite') as DynaliteFactory;
   // Tables become ACTIVE at once instead of after dynalite's default 500 ms.
-  const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  if (options.path) await checkLevelFolder(options.path);
+  const server = dynalite({
+    createTableMs: 0,
+    deleteTableMs: 0,
+    updateTableMs: 0,
+    ...(options.path ? { path: options.path } : {}),
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, '127.0.0.1', () => {
@@ -63,28 +103,38 @@ export const startLocalDynamo = async (options: LocalDynamoOptions = {}): Promis
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
   });
   try {
-    await client.send(
-      new CreateTableCommand({
-        TableName: tableName,
-        AttributeDefinitions: [
-          { AttributeName: RELAY_TABLE.partitionKey, AttributeType: 'S' },
-          { AttributeName: RELAY_TABLE.waitingIndex.partitionKey, AttributeType: 'S' },
-          { AttributeName: RELAY_TABLE.waitingIndex.sortKey, AttributeType: 'S' },
-        ],
-        KeySchema: [{ AttributeName: RELAY_TABLE.partitionKey, KeyType: 'HASH' }],
-        GlobalSecondaryIndexes: [
-          {
-            IndexName: RELAY_TABLE.waitingIndex.name,
-            KeySchema: [
-              { AttributeName: RELAY_TABLE.waitingIndex.partitionKey, KeyType: 'HASH' },
-              { AttributeName: RELAY_TABLE.waitingIndex.sortKey, KeyType: 'RANGE' },
-            ],
-            Projection: { ProjectionType: 'ALL' },
+    const exists = options.path
+      ? await client.send(new DescribeTableCommand({ TableName: tableName })).then(
+          () => true,
+          (error: unknown) => {
+            if ((error as Error).name === 'ResourceNotFoundException') return false;
+            throw error;
           },
-        ],
-        BillingMode: 'PAY_PER_REQUEST',
-      }),
-    );
+        )
+      : false;
+    if (!exists)
+      await client.send(
+        new CreateTableCommand({
+          TableName: tableName,
+          AttributeDefinitions: [
+            { AttributeName: RELAY_TABLE.partitionKey, AttributeType: 'S' },
+            { AttributeName: RELAY_TABLE.waitingIndex.partitionKey, AttributeType: 'S' },
+            { AttributeName: RELAY_TABLE.waitingIndex.sortKey, AttributeType: 'S' },
+          ],
+          KeySchema: [{ AttributeName: RELAY_TABLE.partitionKey, KeyType: 'HASH' }],
+          GlobalSecondaryIndexes: [
+            {
+              IndexName: RELAY_TABLE.waitingIndex.name,
+              KeySchema: [
+                { AttributeName: RELAY_TABLE.waitingIndex.partitionKey, KeyType: 'HASH' },
+                { AttributeName: RELAY_TABLE.waitingIndex.sortKey, KeyType: 'RANGE' },
+              ],
+              Projection: { ProjectionType: 'ALL' },
+            },
+          ],
+          BillingMode: 'PAY_PER_REQUEST',
+        }),
+      );
     // createTableMs 0 still goes through a tick in CREATING; wait until ACTIVE.
     for (let i = 0; i < 50; i += 1) {
       const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));

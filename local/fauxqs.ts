@@ -5,12 +5,15 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DEAD_LETTER_QUEUE, JOB_QUEUE } from '../contract/resources';
+import { openQueueJournal, readQueueJournal, type QueueJournal, type SpiedSqsMessage } from './queue-journal';
 
 /** The part of fauxqs' `FauxqsServer` we use (its .d.ts imports `.ts` paths our resolver cannot follow). */
 interface FauxqsServer {
   readonly port: number;
+  /** Present when started with `messageSpies`; the queue calls `addMessage` synchronously. */
+  readonly spy: { addMessage(message: SpiedSqsMessage): void };
   stop(): Promise<void>;
 }
 interface FauxqsModule {
@@ -19,6 +22,7 @@ interface FauxqsModule {
     logger?: boolean;
     host?: string;
     defaultRegion?: string;
+    messageSpies?: boolean | { bufferSize?: number };
   }): Promise<FauxqsServer>;
   /** Makes `*.localhost` resolve to 127.0.0.1 in this process; returns the undo. */
   interceptLocalhostDns(hostname?: string): () => void;
@@ -49,6 +53,10 @@ export interface LocalSqs {
   readonly dlqUrl: string;
   /** ARN of the job queue, as Lambda puts it in `eventSourceARN`. */
   readonly queueArn: string;
+  /** The journal keeping the queue across restarts (absent: memory only). */
+  readonly journal?: Pick<QueueJournal, 'compact' | 'size'>;
+  /** Messages sent again at start from the journal. */
+  readonly restored: number;
   close(): Promise<void>;
 }
 
@@ -64,6 +72,11 @@ export interface LocalSqsOptions {
   /** @default DEAD_LETTER_QUEUE.logicalName */
   readonly dlqName?: string;
   readonly region?: string;
+  /**
+   * A journal file (local/queue-journal.ts): messages not deleted before a stop or crash are sent
+   * again at the next start. @default - memory only
+   */
+  readonly journalFile?: string;
 }
 
 /** Finds fauxqs' ESM entry: its package.json exports only an `import` condition, so `require.resolve` cannot. */
@@ -102,7 +115,23 @@ const loadFauxqs = async (): Promise<FauxqsModule> => {
 export const startLocalSqs = async (options: LocalSqsOptions = {}): Promise<LocalSqs> => {
   const fauxqs = await loadFauxqs();
   const region = options.region ?? process.env.AWS_REGION ?? 'us-east-1';
-  const server = await fauxqs.startFauxqs({ port: options.port ?? 0, logger: false, defaultRegion: region });
+  const server = await fauxqs.startFauxqs({
+    port: options.port ?? 0,
+    logger: false,
+    defaultRegion: region,
+    // The spy is the journal's hook; its own buffer is kept minimal.
+    ...(options.journalFile ? { messageSpies: { bufferSize: 1 } } : {}),
+  });
+  const journal = options.journalFile ? openQueueJournal(options.journalFile) : undefined;
+  const carried = options.journalFile ? readQueueJournal(options.journalFile) : [];
+  if (journal) {
+    const spy = server.spy;
+    const original = spy.addMessage.bind(spy);
+    spy.addMessage = (message: SpiedSqsMessage) => {
+      journal.record(message);
+      original(message);
+    };
+  }
   // Queue URLs look like http://sqs.<region>.localhost:<port>/000000000000/jobs, and fauxqs finds a
   // queue by its full URL. An SQS client whose endpoint comes from AWS_ENDPOINT_URL_SQS (the
   // handlers') sends to the queue URL's host, which not every resolver maps to loopback
@@ -144,7 +173,58 @@ export const startLocalSqs = async (options: LocalSqsOptions = {}): Promise<Loca
     const queueAttributes = await client.send(
       new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }),
     );
-    return { endpoint, queueUrl, dlqUrl, queueArn: required(queueAttributes.Attributes?.QueueArn, 'queue arn'), close };
+    let restored = 0;
+    if (journal) {
+      const urls: Record<string, { url: string; retentionMs: number }> = {
+        [options.queueName ?? JOB_QUEUE.logicalName]: {
+          url: queueUrl,
+          retentionMs: JOB_QUEUE.retentionSeconds * 1_000,
+        },
+        [options.dlqName ?? DEAD_LETTER_QUEUE.logicalName]: {
+          url: dlqUrl,
+          retentionMs: DEAD_LETTER_QUEUE.retentionSeconds * 1_000,
+        },
+      };
+      const now = Date.now();
+      for (const message of carried) {
+        const target = urls[message.queueName];
+        // SQS drops a message after its retention period, stopped or not.
+        if (!target || message.sentAtMs + target.retentionMs <= now) continue;
+        journal.resending(message.sentAtMs);
+        await client.send(
+          new SendMessageCommand({
+            QueueUrl: target.url,
+            MessageBody: message.body,
+            ...(Object.keys(message.messageAttributes).length > 0
+              ? {
+                  MessageAttributes: Object.fromEntries(
+                    Object.entries(message.messageAttributes).map(([name, v]) => [
+                      name,
+                      {
+                        DataType: v.DataType,
+                        ...(v.StringValue !== undefined ? { StringValue: v.StringValue } : {}),
+                        // fauxqs keeps binary values base64-encoded.
+                        ...(v.BinaryValue !== undefined ? { BinaryValue: Buffer.from(v.BinaryValue, 'base64') } : {}),
+                      },
+                    ]),
+                  ),
+                }
+              : {}),
+          }),
+        );
+        restored += 1;
+      }
+      journal.commit();
+    }
+    return {
+      endpoint,
+      queueUrl,
+      dlqUrl,
+      queueArn: required(queueAttributes.Attributes?.QueueArn, 'queue arn'),
+      ...(journal ? { journal } : {}),
+      restored,
+      close,
+    };
   } catch (error) {
     await close();
     throw error;

@@ -7,7 +7,7 @@
  * The handlers find the stand-ins through the SDK's per-service endpoint variables
  * (AWS_ENDPOINT_URL_DYNAMODB / _SQS / _SFN), so no handler knows it runs locally.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { SQSClient } from '@aws-sdk/client-sqs';
@@ -34,6 +34,8 @@ import type { synthesizeStackModel as SynthesizeStackModel, StackModel } from '.
 import { functionOfEntry, parseIamMode, startIamChecks, type IamDenial, type IamMode } from './iam-checks';
 import { queueArnFromUrl } from './sqs-poller';
 import { startWatchTimer } from './watch-timer';
+import { openStateDir, type StatePaths } from './state-dir';
+import { createTtlSweeper, type TtlSweepResult } from './ttl-sweep';
 import { applyEnv, definedEnv, withoutSecretArns } from './process-env';
 import type { ExecutionStatusChangeEvent, LocalStepFunctions as LocalStepFunctionsClass } from './stepfunctions';
 
@@ -60,6 +62,22 @@ export const PLACEHOLDER_WEBHOOK_SECRET = 'change-me-placeholder-webhook-secret'
  */
 export const generateCallbackSigningSecret = (): string => `whsec_${randomBytes(32).toString('base64')}`;
 
+/** The callback signing secret generated for a kept state (`callback-signing-secret`, mode 0600). */
+const keptCallbackSigningSecret = (state: StatePaths): string => {
+  const file = path.join(state.dir, 'callback-signing-secret');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  const secret = generateCallbackSigningSecret();
+  writeFileSync(file, `${secret}\n`, { mode: 0o600 });
+  return secret;
+};
+
+/** TRUSTED_PROXIES: comma-separated addresses whose X-Forwarded-For the API believes. */
+export const parseTrustedProxies = (text: string | undefined): string[] =>
+  (text ?? '')
+    .split(',')
+    .map((address) => address.trim())
+    .filter((address) => address !== '');
+
 /** Lambda timeout of the workflow task functions locally (the worker's context comes from the poller). */
 const TASK_TIMEOUT_MS = 600_000;
 
@@ -78,6 +96,31 @@ export interface LocalRuntimeOptions {
   readonly quiet?: boolean;
   /** The API Gateway emulation's integration timeout (tests of time budgets). @default 30 000, as HTTP APIs */
   readonly integrationTimeoutMs?: number;
+  /**
+   * A folder to keep the state in across restarts (local/state-dir.ts): the table, the job queue and
+   * the workflow executions; a restart carries on what had not ended. `npm start` passes STATE_DIR.
+   * @default - memory: everything is gone when the runtime closes (tests)
+   */
+  readonly stateDir?: string;
+  /** Empty `stateDir` before starting (`npm start -- --fresh`). */
+  readonly fresh?: boolean;
+  /** The bind address of the API. @default env HOST or 127.0.0.1 */
+  readonly host?: string;
+}
+
+/** What a runtime started on a kept state found and carried on. */
+export interface LocalStateInfo {
+  readonly dir: string;
+  /** True when the folder held no state (first start, --fresh, after state:reset). */
+  readonly created: boolean;
+  /** Jobs sent again from the queue's journal. */
+  readonly restoredJobs: number;
+  /** Workflow executions run again from their start under their task id. */
+  readonly resumedExecutions: readonly string[];
+  /** Executions past their deadline while stopped, ended through the ExecutionEnded path. */
+  readonly timedOutExecutions: readonly string[];
+  /** One TTL sweep now (it also runs every TTL_SWEEP_INTERVAL_SECONDS). */
+  sweepTtl(): Promise<TtlSweepResult>;
 }
 
 /** The permission checks of a runtime (local/iam-checks.ts; docs/local-runtime.md "Permission checks"). */
@@ -103,6 +146,8 @@ export interface LocalRuntime {
   /** The fleet watch's timer: sweeps started and ended so far (tests wait for sweeps instead of sleeping). */
   readonly watch: { readonly sweeps: () => number; readonly completed: () => number };
   readonly iam: LocalIamChecks;
+  /** Present when the runtime keeps its state on disk. */
+  readonly state?: LocalStateInfo;
   close(): Promise<void>;
 }
 
@@ -218,13 +263,20 @@ export const startLocalRuntime = async (opts: LocalRuntimeOptions = {}): Promise
   if (!useSimulator && !requested.MARKETPLACE_URL) {
     throw new Error('local runtime: MARKETPLACE_URL must be set when the simulator is disabled');
   }
+  // Refused before anything starts: a state of another format is never read half-way.
+  const state: StatePaths | undefined = opts.stateDir
+    ? openStateDir(opts.stateDir, { fresh: opts.fresh === true })
+    : undefined;
 
   try {
     // Independent pieces start concurrently; the CDK synthesis behind the ASL dominates start-up.
     const [dynamo, sqs, simulator, stackModel] = await Promise.all([
       (async () => {
         const t = Date.now();
-        const d: LocalDynamo = await startLocalDynamo({ tableName: requested.TABLE_NAME || undefined });
+        const d: LocalDynamo = await startLocalDynamo({
+          tableName: requested.TABLE_NAME || undefined,
+          ...(state ? { path: state.table } : {}),
+        });
         closers.push({ name: 'dynalite', close: d.close });
         mark('dynalite', t);
         return d;
@@ -236,7 +288,7 @@ export const startLocalRuntime = async (opts: LocalRuntimeOptions = {}): Promise
           'startLocalSqs',
           'the local SQS (fauxqs) wrapper',
         );
-        const s = await start();
+        const s = await start(state ? { journalFile: state.queue } : {});
         closers.push({ name: 'fauxqs', close: s.close });
         mark('fauxqs', t);
         return s;
@@ -306,7 +358,8 @@ export const startLocalRuntime = async (opts: LocalRuntimeOptions = {}): Promise
     };
     env.WEBHOOK_SECRET ||= PLACEHOLDER_WEBHOOK_SECRET;
     // Callbacks are signed with their own key, never the webhook secret; unset, one is made per run.
-    env.CALLBACK_SIGNING_SECRET ||= generateCallbackSigningSecret();
+    // On a kept state the generated one is kept with it: receivers verify deliveries across restarts.
+    env.CALLBACK_SIGNING_SECRET ||= state ? keptCallbackSigningSecret(state) : generateCallbackSigningSecret();
     if (!simulator && !env.MARKETPLACE_API_KEY)
       log('WARNING: MARKETPLACE_URL is set but MARKETPLACE_API_KEY is not; marketplace calls will fail');
 
@@ -342,6 +395,7 @@ export const startLocalRuntime = async (opts: LocalRuntimeOptions = {}): Promise
       stateMachineArn: LOCAL_STATE_MACHINE_ARN,
       onError: (message, error) =>
         log(`step functions: ${message}: ${error instanceof Error ? error.message : String(error)}`),
+      ...(state ? { journalFile: state.executions } : {}),
     });
     const sfnServer = await sfn.listen(0);
     closers.push({ name: 'step functions', close: sfnServer.close });
@@ -411,6 +465,8 @@ export const startLocalRuntime = async (opts: LocalRuntimeOptions = {}): Promise
       routes: ROUTES,
       loadHandler: async (route) => apiHandlers.get(route) as LambdaHandler,
       port,
+      host: opts.host ?? (env.HOST || '127.0.0.1'),
+      trustedProxies: parseTrustedProxies(env.TRUSTED_PROXIES),
       ...(opts.integrationTimeoutMs !== undefined ? { integrationTimeoutMs: opts.integrationTimeoutMs } : {}),
       log: opts.quiet
         ? undefined
@@ -427,8 +483,60 @@ export const startLocalRuntime = async (opts: LocalRuntimeOptions = {}): Promise
       run: () => scheduled({ source: 'local.timer', 'detail-type': 'Scheduled Event' }),
       intervalMs: Number(env.WATCH_INTERVAL_SECONDS || '60') * 1_000,
       onError: (error) => log(`fleet watch: sweep failed: ${error instanceof Error ? error.message : String(error)}`),
+      // On a kept state the watch catches up at once: leases that ended while the relay was stopped.
+      runAtStart: state !== undefined && !state.created,
     });
     closers.push({ name: 'fleet watch', close: watchTimer.stop });
+
+    // Closed first (closers run in reverse): executions are aborted while everything they call is still up,
+    // and an execution aborted by the stop is not recorded as ended (the next start carries it on).
+    closers.push({ name: 'workflow executions', close: () => sfn.close() });
+
+    let stateInfo: LocalStateInfo | undefined;
+    if (state) {
+      // Everything a previous run left running, now that every handler it calls is up.
+      const outcome = sfn.resume();
+      if (outcome.resumed.length + outcome.timedOut.length + sqs.restored > 0)
+        log(
+          `state: carried on ${outcome.resumed.length} workflow execution(s), ended ${outcome.timedOut.length} past their deadline, re-queued ${sqs.restored} job(s)`,
+        );
+      const sweeper = createTtlSweeper({
+        endpoint: dynamo.endpoint,
+        tableName: dynamo.tableName,
+        region: LOCAL_REGION,
+      });
+      let sweeping: Promise<TtlSweepResult> | undefined;
+      const sweepTtl = (): Promise<TtlSweepResult> => {
+        sweeping ??= sweeper.sweep().finally(() => {
+          sweeping = undefined;
+          sqs.journal?.compact();
+        });
+        return sweeping;
+      };
+      const ttlTimer = setInterval(
+        () => void sweepTtl().catch((error: unknown) => log(`ttl sweep failed: ${(error as Error).message}`)),
+        Number(env.TTL_SWEEP_INTERVAL_SECONDS || '3600') * 1_000,
+      );
+      ttlTimer.unref();
+      // The first sweep runs in the background: start-up does not wait for a scan of the table.
+      void sweepTtl().catch((error: unknown) => log(`ttl sweep failed: ${(error as Error).message}`));
+      closers.push({
+        name: 'ttl sweep',
+        close: async () => {
+          clearInterval(ttlTimer);
+          await sweeping?.catch(() => undefined);
+          sweeper.close();
+        },
+      });
+      stateInfo = {
+        dir: state.dir,
+        created: state.created,
+        restoredJobs: sqs.restored,
+        resumedExecutions: outcome.resumed,
+        timedOutExecutions: outcome.timedOut,
+        sweepTtl,
+      };
+    }
     timings.total = Date.now() - t0;
     log(`ready in ${timings.total} ms`);
 
@@ -443,6 +551,7 @@ export const startLocalRuntime = async (opts: LocalRuntimeOptions = {}): Promise
       timings,
       watch: { sweeps: watchTimer.sweeps, completed: watchTimer.completed },
       iam: { mode: iamMode, denials: iam.denials },
+      ...(stateInfo ? { state: stateInfo } : {}),
       close: async () => {
         if (closed) return;
         closed = true;

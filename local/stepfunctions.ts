@@ -7,6 +7,7 @@
  * "Step Functions Execution Status Change" event the AWS rule would deliver.
  */
 import { randomUUID } from 'node:crypto';
+import { appendFileSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
@@ -94,6 +95,36 @@ export interface LocalStepFunctionsOptions {
   readonly stateMachineArn?: string;
   /** Where failures of onExecutionEnded go. @default console.error */
   readonly onError?: (message: string, error: unknown) => void;
+  /**
+   * A journal of executions started and ended, kept across restarts: `resume()` carries on those
+   * that had not ended. @default - memory only
+   */
+  readonly journalFile?: string;
+}
+
+/** How long an ended execution's name stays taken (Step Functions keeps it 90 days). */
+const ENDED_NAME_KEPT_MS = 90 * 24 * 3600 * 1000;
+
+type JournalLine =
+  | { readonly op: 'start'; readonly name: string; readonly input: string; readonly startDate: number }
+  | { readonly op: 'end'; readonly name: string; readonly status: ExecutionStatus; readonly stopDate: number }
+  | { readonly op: 'state'; readonly name: string; readonly state: string };
+
+interface JournaledExecution {
+  readonly name: string;
+  readonly input: string;
+  readonly startDate: number;
+  end?: { readonly status: ExecutionStatus; readonly stopDate: number };
+  /** The last Task state entered. */
+  state?: string;
+}
+
+/** What `resume()` did with the executions a previous run left running. */
+export interface ResumeOutcome {
+  /** Run again from their start under the same name. */
+  readonly resumed: readonly string[];
+  /** Past their TimeoutSeconds while stopped: ended TIMED_OUT through onExecutionEnded. */
+  readonly timedOut: readonly string[];
 }
 
 /** A StartExecution name already used (AWS's error name, which the SDK surfaces). */
@@ -116,6 +147,8 @@ interface Execution {
   description: ExecutionDescription;
   abort: () => void;
   done: Promise<ExecutionDescription>;
+  /** Set when the runtime aborts it at its deadline (a resumed execution keeps its first start's). */
+  timedOut?: boolean;
 }
 
 /**
@@ -157,6 +190,8 @@ export class LocalStepFunctions {
   private readonly region: string;
   private readonly account: string;
   private closing = false;
+  private readonly journal = new Map<string, JournaledExecution>();
+  private readonly timeoutSeconds: number | undefined;
 
   public constructor(private readonly opts: LocalStepFunctionsOptions) {
     this.stateMachineArn = opts.stateMachineArn ?? 'arn:aws:states:us-east-1:000000000000:stateMachine:OrderWorkflow';
@@ -168,12 +203,90 @@ export class LocalStepFunctions {
     // QueryLanguage is a newer top-level field the library's validator does not know; JSONPath is its only language.
     delete (definition as { QueryLanguage?: string }).QueryLanguage;
     this.machine = new StateMachine(definition, { validationOptions: { checkArn: false } });
+    this.timeoutSeconds = definition.TimeoutSeconds;
+    if (opts.journalFile) this.loadJournal(opts.journalFile);
+  }
+
+  /**
+   * Carries on the executions a previous run left running: each runs again from its start under
+   * its name and input (the workflow's steps are idempotent per task), with the deadline of its
+   * first start; one already past it ends TIMED_OUT through onExecutionEnded, as in AWS.
+   */
+  public resume(now: Date = new Date()): ResumeOutcome {
+    const resumed: string[] = [];
+    const timedOut: string[] = [];
+    for (const record of [...this.journal.values()]) {
+      if (record.end) continue;
+      const deadline = this.timeoutSeconds === undefined ? undefined : record.startDate + this.timeoutSeconds * 1_000;
+      if (deadline !== undefined && deadline <= now.getTime()) {
+        const execution = this.track(record.name, record.input, new Date(record.startDate), { abort: () => undefined });
+        void this.settle(execution, {
+          status: 'TIMED_OUT',
+          error: 'States.Timeout',
+          cause: `the relay was stopped past the deadline while the task was in state ${record.state ?? 'unknown'}`,
+        });
+        timedOut.push(record.name);
+      } else {
+        this.run(record.name, record.input, new Date(record.startDate), deadline);
+        resumed.push(record.name);
+      }
+    }
+    return { resumed, timedOut };
+  }
+
+  private loadJournal(file: string): void {
+    if (existsSync(file)) {
+      for (const text of readFileSync(file, 'utf8').split('\n')) {
+        if (!text.trim()) continue;
+        let line: JournalLine;
+        try {
+          line = JSON.parse(text) as JournalLine;
+        } catch {
+          continue; // torn by a crash mid-write: its StartExecution never answered
+        }
+        this.apply(line);
+      }
+    }
+    // Compacted at every start: running ones, and ended names still taken.
+    const cutoff = Date.now() - ENDED_NAME_KEPT_MS;
+    for (const [name, record] of this.journal)
+      if (record.end && record.end.stopDate < cutoff) this.journal.delete(name);
+    const lines = [...this.journal.values()].flatMap((r): JournalLine[] => [
+      { op: 'start', name: r.name, input: r.input, startDate: r.startDate },
+      ...(r.state && !r.end ? [{ op: 'state' as const, name: r.name, state: r.state }] : []),
+      ...(r.end ? [{ op: 'end' as const, name: r.name, status: r.end.status, stopDate: r.end.stopDate }] : []),
+    ]);
+    writeFileSync(`${file}.next`, lines.map((l) => `${JSON.stringify(l)}\n`).join(''), { mode: 0o600 });
+    renameSync(`${file}.next`, file);
+  }
+
+  private append(line: JournalLine): void {
+    if (!this.opts.journalFile) return;
+    appendFileSync(this.opts.journalFile, `${JSON.stringify(line)}\n`, { mode: 0o600 });
+    this.apply(line);
+  }
+
+  private apply(line: JournalLine): void {
+    if (line.op === 'start') {
+      this.journal.set(line.name, { name: line.name, input: line.input, startDate: line.startDate });
+      return;
+    }
+    const record = this.journal.get(line.name);
+    if (!record) return;
+    if (line.op === 'state') record.state = line.state;
+    else record.end = { status: line.status, stopDate: line.stopDate };
+  }
+
+  /** Notes the Task state an execution entered (once per change: a polling loop writes one line). */
+  private entered(name: string, state: string): void {
+    if (!this.opts.journalFile || this.closing || this.journal.get(name)?.state === state) return;
+    this.append({ op: 'state', name, state });
   }
 
   /** Starts an execution named `name`. Same name and input while running: the same execution (AWS behaviour). */
   public startExecution(name: string, input: unknown = {}): { executionArn: string; startDate: Date } {
     const inputText = typeof input === 'string' ? input : JSON.stringify(input);
-    const executionArn = `arn:aws:states:${this.region}:${this.account}:execution:${this.stateMachineArn.split(':').pop()}:${name}`;
+    const executionArn = this.arnOf(name);
     const existing = this.executions.get(executionArn);
     if (existing) {
       if (existing.description.status === 'RUNNING' && existing.description.input === inputText) {
@@ -181,21 +294,22 @@ export class LocalStepFunctions {
       }
       throw new ExecutionAlreadyExistsError(name);
     }
+    if (this.journal.get(name)?.end) throw new ExecutionAlreadyExistsError(name);
     if (this.closing) throw new Error('local Step Functions is closed');
-    const parsedInput = JSON.parse(inputText) as Parameters<StateMachine['run']>[0];
-    const taskResourceLocalHandlers = Object.fromEntries(
-      Object.entries(this.opts.handlers).map(([state, fn]) => [state, asLambda(fn)]),
-    );
-    const run = this.machine.run(parsedInput, {
-      overrides: {
-        taskResourceLocalHandlers: taskResourceLocalHandlers as NonNullable<
-          NonNullable<Parameters<StateMachine['run']>[1]>['overrides']
-        >['taskResourceLocalHandlers'],
-        waitTimeOverrides: this.opts.waitTimeOverrides ? { ...this.opts.waitTimeOverrides } : undefined,
-        retryIntervalOverrides: this.opts.retryIntervalOverrides ? { ...this.opts.retryIntervalOverrides } : undefined,
-      },
-    });
+    JSON.parse(inputText); // a bad input is refused before anything is recorded
     const startDate = new Date();
+    // Recorded before the answer: a crash after it cannot lose a started execution.
+    this.append({ op: 'start', name, input: inputText, startDate: startDate.getTime() });
+    this.run(name, inputText, startDate, undefined);
+    return { executionArn, startDate };
+  }
+
+  private arnOf(name: string): string {
+    return `arn:aws:states:${this.region}:${this.account}:execution:${this.stateMachineArn.split(':').pop()}:${name}`;
+  }
+
+  private track(name: string, inputText: string, startDate: Date, run: { abort: () => void }): Execution {
+    const executionArn = this.arnOf(name);
     const execution: Execution = {
       description: {
         executionArn,
@@ -208,21 +322,55 @@ export class LocalStepFunctions {
       abort: run.abort,
       done: Promise.resolve() as unknown as Promise<ExecutionDescription>,
     };
+    this.executions.set(executionArn, execution);
+    return execution;
+  }
+
+  /** Runs the machine for an execution; `deadlineMs` (epoch) ends it TIMED_OUT earlier than the definition would. */
+  private run(name: string, inputText: string, startDate: Date, deadlineMs: number | undefined): Execution {
+    const parsedInput = JSON.parse(inputText) as Parameters<StateMachine['run']>[0];
+    const taskResourceLocalHandlers = Object.fromEntries(
+      Object.entries(this.opts.handlers).map(([state, fn]) => [
+        state,
+        asLambda(async (input: unknown) => {
+          this.entered(name, state);
+          return fn(input);
+        }),
+      ]),
+    );
+    const run = this.machine.run(parsedInput, {
+      overrides: {
+        taskResourceLocalHandlers: taskResourceLocalHandlers as NonNullable<
+          NonNullable<Parameters<StateMachine['run']>[1]>['overrides']
+        >['taskResourceLocalHandlers'],
+        waitTimeOverrides: this.opts.waitTimeOverrides ? { ...this.opts.waitTimeOverrides } : undefined,
+        retryIntervalOverrides: this.opts.retryIntervalOverrides ? { ...this.opts.retryIntervalOverrides } : undefined,
+      },
+    });
+    const execution = this.track(name, inputText, startDate, run);
+    let deadline: NodeJS.Timeout | undefined;
+    if (deadlineMs !== undefined) {
+      deadline = setTimeout(
+        () => {
+          execution.timedOut = true;
+          run.abort();
+        },
+        Math.max(0, deadlineMs - Date.now()),
+      );
+      deadline.unref();
+    }
     execution.done = run.result.then(
       (output) => this.settle(execution, { status: 'SUCCEEDED', output: JSON.stringify(output) }),
       (error: unknown) => {
-        if (error instanceof ExecutionTimeoutError)
-          return this.settle(execution, {
-            status: 'TIMED_OUT',
-            error: 'States.Timeout',
-            cause: 'The execution exceeded its TimeoutSeconds',
-          });
+        if (error instanceof ExecutionTimeoutError || (error instanceof ExecutionAbortedError && execution.timedOut))
+          // AWS's status-change event of a timeout carries no cause.
+          return this.settle(execution, { status: 'TIMED_OUT', error: 'States.Timeout' });
         if (error instanceof ExecutionAbortedError) return this.settle(execution, { status: 'ABORTED' });
         return this.settle(execution, { status: 'FAILED', ...parseCause(error) });
       },
     );
-    this.executions.set(executionArn, execution);
-    return { executionArn, startDate };
+    void execution.done.finally(() => clearTimeout(deadline));
+    return execution;
   }
 
   /** The execution's current description. */
@@ -311,6 +459,9 @@ export class LocalStepFunctions {
         (this.opts.onError ?? ((message, err) => console.error(message, err)))('execution-ended handler failed', error);
       }
     }
+    // Recorded once the safety net ran (at least once across a crash); an execution aborted by
+    // shutdown is not ended: the next start carries it on.
+    if (!this.closing) this.append({ op: 'end', name: d.name, status: end.status, stopDate: stopDate.getTime() });
     return d;
   }
 

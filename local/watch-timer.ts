@@ -15,6 +15,11 @@ export interface WatchTimerOptions {
   readonly onSkip?: () => void;
   /** How long stop() waits for a sweep in progress. @default 10000 */
   readonly stopWaitMs?: number;
+  /**
+   * Sweep once right away (a restart on a kept state: a lease that ended while the relay was
+   * stopped is ended now, not one interval later). @default false
+   */
+  readonly runAtStart?: boolean;
 }
 
 export interface WatchTimer {
@@ -51,6 +56,7 @@ export const startWatchTimer = (opts: WatchTimerOptions): WatchTimer => {
   };
   const timer = setInterval(tick, opts.intervalMs);
   timer.unref();
+  if (opts.runAtStart) tick();
 
   return {
     sweeps: () => started,

@@ -26,8 +26,9 @@ export interface RateLimitOptions {
  * 429 `{"error":"Rate limit exceeded"}` with Retry-After (whole seconds, rounded up) once an address
  * has `limit` counted requests in the last 60 s.
  *
- * The address is requestContext.http.sourceIp: API Gateway's view of the TCP peer (the socket
- * address locally). X-Forwarded-For is client-controlled and never consulted.
+ * The address is requestContext.http.sourceIp: API Gateway's view of the client. The middleware
+ * never reads X-Forwarded-For itself (client-controlled); locally the gateway emulation puts the
+ * TCP peer there, or, behind a proxy listed in TRUSTED_PROXIES, the client that proxy saw.
  *
  * Decision: when the window store fails, the request is refused (fail closed) with 503. An outage of
  * the table also stops the task records, so failing open would buy nothing but an unlimited window

@@ -6,7 +6,8 @@
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { connect } from 'node:net';
 import * as path from 'node:path';
 import { localRelayFile } from '../../contract/local-relay-file';
@@ -27,6 +28,10 @@ const portAccepts = (port: number): Promise<boolean> =>
 describe('npm start and SIGTERM', () => {
   let child: ChildProcess | undefined;
 
+  // Its own state folder: the repository's .relay/state may belong to a developer's npm start.
+  const stateDir = mkdtempSync(path.join(tmpdir(), 'relay-state-'));
+  afterAll(() => rmSync(stateDir, { recursive: true, force: true }));
+
   afterEach(() => {
     // Only if the test failed half-way: the process group npm start leads.
     if (child?.pid && child.exitCode === null) process.kill(-child.pid, 'SIGKILL');
@@ -36,7 +41,13 @@ describe('npm start and SIGTERM', () => {
     // Prepare: npm start on a free port, in its own process group (so a failure can clean up all of it).
     const started = spawn('npm', ['start'], {
       cwd: ROOT,
-      env: { ...process.env, PORT: '0', GPU_RELAY_SKIP_INSTALL_CHECK: '1', POWERTOOLS_LOG_LEVEL: 'ERROR' },
+      env: {
+        ...process.env,
+        PORT: '0',
+        STATE_DIR: stateDir,
+        GPU_RELAY_SKIP_INSTALL_CHECK: '1',
+        POWERTOOLS_LOG_LEVEL: 'ERROR',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });

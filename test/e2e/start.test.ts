@@ -131,3 +131,34 @@ describe('Function: loadDotenv', () => {
     expect(parsed).toEqual({ A: '1', B: 'two words', D: 'x' });
   });
 });
+
+describe('Function: banner, one machine (issue 39)', () => {
+  it('says when the marketplace is the production one and that state is only in memory', () => {
+    const text = banner(
+      fakeRuntime({ MARKETPLACE_URL: 'https://api.marketplace.example/v1', MARKETPLACE_API_KEY: 'k' }, false),
+      {},
+    );
+    expect(text).toMatch(
+      /Marketplace {2}PRODUCTION https:\/\/api\.marketplace\.example \(MARKETPLACE_URL\): orders are real and billed/,
+    );
+    expect(text).toMatch(/State {8}in memory: gone when the relay stops/);
+  });
+
+  it('says where state is kept, what a restart carried on, and the bind address', () => {
+    const runtime: LocalRuntime = {
+      ...fakeRuntime({ HOST: '0.0.0.0' }),
+      state: {
+        dir: '/srv/relay/state',
+        created: false,
+        restoredJobs: 2,
+        resumedExecutions: ['t1'],
+        timedOutExecutions: [],
+        sweepTtl: async () => ({ scanned: 0, deleted: 0 }),
+      },
+    };
+    const text = banner(runtime, {});
+    expect(text).toContain('State        kept in /srv/relay/state (STATE_DIR), carried on: 1 workflow(s), 2 job(s)');
+    expect(text).toContain('(bound to 0.0.0.0, HOST)');
+    expect(text).toContain('Marketplace  embedded simulator');
+  });
+});

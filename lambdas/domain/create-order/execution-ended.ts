@@ -17,9 +17,18 @@ export interface ExecutionEndedDeps extends CancelOrderDeps {
   readonly spend?: Pick<SpendStore, 'started' | 'settle'>;
 }
 
-/** The failure text of an execution that ended outside the workflow's own Catch. */
-export const executionEndedMessage = (status: EndedStatus, hardLimitSeconds: number, cause?: string): string => {
-  if (status === 'TIMED_OUT') return `Task timed out after ${hardLimitSeconds} s (hard limit)`;
+/**
+ * The failure text of an execution that ended outside the workflow's own Catch. `where` says where a
+ * timed-out execution was (the local runtime's "stopped in state CheckOrder"; AWS gives none).
+ */
+export const executionEndedMessage = (
+  status: EndedStatus,
+  hardLimitSeconds: number,
+  cause?: string,
+  where?: string,
+): string => {
+  if (status === 'TIMED_OUT')
+    return `Task timed out after ${hardLimitSeconds} s (hard limit)${where ? `: ${where}` : ''}`;
   if (status === 'ABORTED') return 'Task aborted';
   return cause ? `Task failed: ${cause}` : 'Task failed';
 };
@@ -30,14 +39,14 @@ export const executionEndedMessage = (status: EndedStatus, hardLimitSeconds: num
  * than blocking the result), then ends the task with a failure. Returns what it did.
  */
 export const handleExecutionEnded = async (
-  ended: { readonly taskId: string; readonly status: EndedStatus; readonly cause?: string },
+  ended: { readonly taskId: string; readonly status: EndedStatus; readonly cause?: string; readonly where?: string },
   deps: ExecutionEndedDeps,
   opts: { readonly now: number; readonly hardLimitSeconds: number; readonly onCancelError?: (error: unknown) => void },
 ): Promise<{ readonly action: 'none' | 'completed'; readonly cancel?: CancelResult; readonly delivered?: boolean }> => {
   const record = await deps.tasks.get(ended.taskId);
   if (!record || FINAL_STATES.includes(record.state)) return { action: 'none' };
   let cancel: CancelResult | undefined;
-  let message = executionEndedMessage(ended.status, opts.hardLimitSeconds, ended.cause);
+  let message = executionEndedMessage(ended.status, opts.hardLimitSeconds, ended.cause, ended.where);
   try {
     cancel = await cancelTaskOrder(ended.taskId, undefined, deps, opts.now);
   } catch (error) {

@@ -121,6 +121,24 @@ const refuseRuledOut = (state: WorkflowState, servers: readonly Server[]): void 
     throw new NoServerAvailableError(filteredNoMatchMessage(request.gpu_type, request.max_price, request, ruledOut));
 };
 
+/**
+ * The server an earlier run of this task placed an order on, or may have (an open intent not
+ * refused since): a workflow run again from its start under the same task id (the local runtime
+ * carrying on after a restart, issue 39; a redriven execution) must find the same server, although
+ * its own order rents it, and let PlaceOrder adopt that order instead of placing another.
+ */
+const serverPlacedOn = async (state: WorkflowState, deps: FindServerDeps): Promise<number | undefined> => {
+  if (!deps.tasks.get) return undefined;
+  const record = await deps.tasks.get(state.task_id);
+  if (record?.server_id === undefined) return undefined;
+  if (record.order_id !== undefined) return record.server_id;
+  const refused =
+    record.order_refused_at !== undefined &&
+    record.order_intent_at !== undefined &&
+    record.order_refused_at >= record.order_intent_at;
+  return record.order_intent_at !== undefined && !refused ? record.server_id : undefined;
+};
+
 const search = async (
   state: WorkflowState,
   deps: FindServerDeps,
@@ -157,7 +175,10 @@ const search = async (
   await deps.tasks.update(state.task_id, { state: 'running' }, now);
 
   const { request } = state;
-  const servers = await deps.marketplace.listServers();
+  const held = state.search || state.resume ? undefined : await serverPlacedOn(state, deps);
+  const listed = await deps.marketplace.listServers();
+  // The server this task's order is on is rented by that order: it stays a candidate for its own task.
+  const servers = held === undefined ? listed : listed.map((s) => (s.id === held ? { ...s, rented: false } : s));
   const criteria: MatchCriteria = {
     gpu_type: request.gpu_type,
     max_price: request.max_price,
@@ -181,7 +202,8 @@ const search = async (
   // `prefer` (issue 31 §3) decides the order in which the matches are tried.
   const candidates = orderByPreference(priced, request.prefer, request);
   // A resumed standing order tries the server the watch claimed for it first.
-  const preferred = state.resume?.server_id;
+  // A run again from its start goes back to the server it placed on, so PlaceOrder adopts that order.
+  const preferred = state.resume?.server_id ?? held;
   if (preferred !== undefined) candidates.sort((a, b) => Number(b.id === preferred) - Number(a.id === preferred));
   for (const server of candidates) {
     // A claim is a conditional write: a server another running task holds is skipped, so

@@ -73,7 +73,13 @@ export const createExecutionEndedHandler = (
     tagTask(taskId);
     const d = await deps();
     const outcome = await handleExecutionEnded(
-      { taskId, status: detail.status, cause: detail.error ?? undefined },
+      {
+        taskId,
+        status: detail.status,
+        cause: detail.error ?? undefined,
+        // A timeout's cause (none from AWS; the local runtime names the state a stopped relay left it in).
+        ...(detail.status === 'TIMED_OUT' && detail.cause ? { where: detail.cause } : {}),
+      },
       { ...d, marketplace: leavingTimeToReport(d.marketplace) },
       {
         now: clock(),

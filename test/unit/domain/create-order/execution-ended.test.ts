@@ -39,6 +39,25 @@ describe('Function: handleExecutionEnded', () => {
     expect(d.claims.holders.has(4)).toBe(false);
   });
 
+  it('names where a timed-out execution was when told (the local runtime stopped past the deadline)', async () => {
+    const d = deps();
+    d.tasks.seed('task-1', { state: 'running', request: { callback_url: 'http://cb/x' } });
+    await handleExecutionEnded(
+      {
+        taskId: 'task-1',
+        status: 'TIMED_OUT',
+        where: 'the relay was stopped past the deadline while the task was in state CheckOrder',
+      },
+      d,
+      { now: NOW, hardLimitSeconds: 600 },
+    );
+    expect(d.notifier.callbacks[0]?.result).toEqual({
+      success: false,
+      error:
+        'Task timed out after 600 s (hard limit): the relay was stopped past the deadline while the task was in state CheckOrder',
+    });
+  });
+
   it('still ends the task when the cancel fails', async () => {
     const d = deps();
     d.tasks.seed('task-1', { state: 'running', order_id: 3 });

@@ -47,6 +47,25 @@ describe('Function: findServer', () => {
     expect(deps.tasks.records.get('task-1')?.state).toBe('running');
   });
 
+  it('run again from its start (issue 39), goes back to the server its order rents; a refused intent does not', async () => {
+    // Prepare: an earlier run placed order 77 on server 3, which its own order now rents
+    const deps = setup();
+    deps.marketplace.servers = [aServer(1, { rented: true }), aServer(2), aServer(3, { rented: true })];
+    deps.tasks.seed('task-1', { server_id: 3, order_id: 77 });
+    deps.tasks.seed('task-2', { server_id: 3, order_intent_at: NOW - 5_000 });
+    deps.tasks.seed('task-3', { server_id: 3, order_intent_at: NOW - 5_000, order_refused_at: NOW - 4_000 });
+    // Act
+    const placed = await findServer(aState(), deps, NOW);
+    deps.claims.holders.clear();
+    const intended = await findServer({ ...aState(), task_id: 'task-2' }, deps, NOW);
+    deps.claims.holders.clear();
+    const refused = await findServer({ ...aState(), task_id: 'task-3' }, deps, NOW);
+    // Assess
+    expect(placed.server.id).toBe(3);
+    expect(intended.server.id).toBe(3);
+    expect(refused.server.id).toBe(2);
+  });
+
   it('under a budget skips a server with no on-demand USD price for an on-demand order (never its spot price), and says so', async () => {
     // Prepare: server 1 states a spot USD price but no on-demand one; server 2 both
     const deps = setup();
