@@ -1,9 +1,13 @@
 /**
- * Crash points (issue 39 §3), two of the named ones: `npm start` is killed (SIGKILL of the whole
+ * Crash points (issue 39 §3), the seven named ones: `npm start` is killed (SIGKILL of the whole
  * process group) at a point of an order's life and started again on the same state. For each:
  * exactly one result per task, no second order, and the ledger counts a settled order once.
  * - after create_order was sent and before its answer (the simulator creates the order and holds
  *   the answer: `timeoutAfterSend`);
+ * - after create_order's answer and before the relay records it (a proxy in front of the simulator
+ *   kills the relay right after writing the answer);
+ * - after the order is running and before the lease starts (killed right after the first my_orders
+ *   answer that shows it running: the readiness probe and the lease are still to come);
  * - during a cancel job (the simulator holds cancel_order's answer: `slow`);
  * - during the result callback (the receiver holds its answer): the task run again delivers the same
  *   result under the same webhook-id, which a Standard Webhooks receiver drops as a duplicate;
@@ -23,6 +27,7 @@ import { startSimulator, type MarketplaceSimulator } from '../../local/simulator
 import { FAST_LIVE_SIMULATOR, FAST_SIMULATOR, TEST_WEBHOOK_SECRET, testDialect } from '../helpers/local-runtime';
 import { request, signedPost, startReceiver, v2Headers, type Receiver } from '../helpers/receivers';
 import { uniqueServer } from '../helpers/sim-servers';
+import { startKillProxy, type KillProxy } from '../helpers/kill-proxy';
 import { relayEnvFor, startRelayProcess, type RelayProcess } from '../helpers/relay-process';
 import { waitUntil } from '../helpers/until';
 
@@ -34,18 +39,26 @@ describe(`crash points: npm start killed and started again (${dialect} dialect)`
   let sim: MarketplaceSimulator;
   let callbacks: Receiver;
   let relay: RelayProcess | undefined;
+  let proxy: KillProxy;
   const stateDir = mkdtempSync(path.join(tmpdir(), 'relay-crash-'));
   let env: Record<string, string>;
 
   beforeAll(async () => {
     sim = await startSimulator({ ...FAST_SIMULATOR, ...(dialect === 'live' ? FAST_LIVE_SIMULATOR : {}), dialect });
     callbacks = await startReceiver();
-    env = { ...relayEnvFor(sim), WATCH_INTERVAL_SECONDS: '1', ORDER_READY_TIMEOUT_SECONDS: '90' };
+    proxy = await startKillProxy(sim.url);
+    env = {
+      ...relayEnvFor(sim),
+      MARKETPLACE_URL: proxy.url,
+      WATCH_INTERVAL_SECONDS: '1',
+      ORDER_READY_TIMEOUT_SECONDS: '90',
+    };
     relay = await startRelayProcess({ stateDir, env });
   }, 120_000);
   afterAll(async () => {
     await relay?.stop('SIGKILL');
     await callbacks?.close();
+    await proxy?.close();
     await sim?.close();
     rmSync(stateDir, { recursive: true, force: true });
   });
@@ -221,5 +234,64 @@ describe(`crash points: npm start killed and started again (${dialect} dialect)`
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     expect(resultsFor('standing')).toHaveLength(1);
     expect(resultsFor('other')).toHaveLength(0);
+  }, 240_000);
+
+  it("after create_order's answer and before the relay records it: the order is adopted, one result", async () => {
+    // Prepare
+    const created = sim.control.counters().ordersCreated;
+    const kills = proxy.kills();
+    proxy.killAfter(
+      (p) => p.includes('create_order'),
+      () => relay!.killNow(),
+    );
+    const taskId = await accept('/webhook/create-order', 'answered', {
+      gpu_type: 'RTX 4090',
+      use_spot: false,
+      max_hours: 1,
+    });
+
+    // Act: killed as the answer was written to it
+    await waitUntil(() => proxy.kills() === kills + 1, 'the kill after the answer', WAIT_MS);
+    await crashAndRestart();
+
+    // Assert
+    await waitUntil(() => resultsFor('answered').length >= 1, 'the result', WAIT_MS);
+    const order = sim.control.orders().at(-1)!;
+    expect(sim.control.counters().ordersCreated).toBe(created + 1);
+    expect(resultsFor('answered').map((r) => r.json)).toEqual([
+      expect.objectContaining({ success: true, order_id: order.order_id }),
+    ]);
+    expect(await task(taskId)).toMatchObject({ state: 'succeeded' });
+  }, 240_000);
+
+  it('after the order is running and before the lease starts: one result, the order has its lease', async () => {
+    // Prepare
+    const before = sim.control.orders().length;
+    const created = sim.control.counters().ordersCreated;
+    const kills = proxy.kills();
+    proxy.killAfter(
+      (p) =>
+        p.includes('my_orders') &&
+        sim.control
+          .orders()
+          .slice(before)
+          .some((o) => o.online),
+      () => relay!.killNow(),
+    );
+    await accept('/webhook/create-order', 'running', { gpu_type: 'RTX 4090', use_spot: false, max_hours: 1 });
+
+    // Act
+    await waitUntil(() => proxy.kills() === kills + 1, 'the kill after the order showed running', WAIT_MS);
+    await crashAndRestart();
+
+    // Assert: one result, with its lease, and no second order
+    await waitUntil(() => resultsFor('running').length >= 1, 'the result', WAIT_MS);
+    const order = sim.control.orders().at(-1)!;
+    expect(sim.control.counters().ordersCreated).toBe(created + 1);
+    expect(resultsFor('running').map((r) => r.json)).toEqual([
+      expect.objectContaining({ success: true, order_id: order.order_id, lease_expires_at: expect.any(Number) }),
+    ]);
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    expect(resultsFor('running')).toHaveLength(1);
   }, 240_000);
 });

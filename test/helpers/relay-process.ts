@@ -17,6 +17,8 @@ export interface RelayProcess {
   output(): string;
   /** Sends `signal` to the whole process group and resolves once it exited. */
   stop(signal: 'SIGTERM' | 'SIGKILL'): Promise<void>;
+  /** SIGKILL to the whole process group, synchronously (a kill at an exact point); `stop` then waits. */
+  killNow(): void;
   /** Milliseconds from spawn to the banner (the API answers by then). */
   readonly startedInMs: number;
 }
@@ -61,14 +63,16 @@ export const startRelayProcess = async (options: {
   const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
   let gone = false;
   void exited.then(() => (gone = true));
-  const stop = async (signal: 'SIGTERM' | 'SIGKILL'): Promise<void> => {
-    if (!gone && child.pid) {
-      try {
-        process.kill(-child.pid, signal);
-      } catch {
-        // already gone
-      }
+  const signalGroup = (signal: 'SIGTERM' | 'SIGKILL'): void => {
+    if (gone || !child.pid) return;
+    try {
+      process.kill(-child.pid, signal);
+    } catch {
+      // already gone
     }
+  };
+  const stop = async (signal: 'SIGTERM' | 'SIGKILL'): Promise<void> => {
+    signalGroup(signal);
     await exited;
   };
   try {
@@ -85,5 +89,11 @@ export const startRelayProcess = async (options: {
     throw error;
   }
   const port = Number(/API\s+http:\/\/127\.0\.0\.1:(\d+)/.exec(output)?.[1]);
-  return { url: `http://127.0.0.1:${port}`, output: () => output, stop, startedInMs: Date.now() - t0 };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    output: () => output,
+    stop,
+    killNow: () => signalGroup('SIGKILL'),
+    startedInMs: Date.now() - t0,
+  };
 };
