@@ -6,20 +6,14 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import * as path from 'node:path';
+import { MAX_SSH_PUBLIC_KEY_LENGTH, SSH_PUBLIC_KEY_TYPES } from '../contract/ssh-keys';
 import { usageError } from './commands';
 
 /** The relay's limit on `ssh_public_key` (issue 37 §1). */
-export const SSH_PUBLIC_KEY_MAX_CHARS = 3072;
+export const SSH_PUBLIC_KEY_MAX_CHARS = MAX_SSH_PUBLIC_KEY_LENGTH;
 
 /** Key types the relay takes (issue 37 §1); ssh-rsa needs at least 2048 bits, which the relay checks. */
-const KEY_TYPES = [
-  'ssh-ed25519',
-  'ecdsa-sha2-nistp256',
-  'ecdsa-sha2-nistp384',
-  'ecdsa-sha2-nistp521',
-  'sk-ssh-ed25519@openssh.com',
-  'ssh-rsa',
-];
+const KEY_TYPES: readonly string[] = SSH_PUBLIC_KEY_TYPES;
 
 /** A file larger than this holds no public key; reading it whole is pointless (and it may be a disk image). */
 const MAX_FILE_BYTES = 64 * 1024;

@@ -25,6 +25,7 @@ const DOMAIN_CONTRACT = new Set([
   'contract/scopes',
   'contract/retry-policy',
   'contract/wait-and-outbid',
+  'contract/ssh-keys',
 ]);
 const TIMERS = /^(node:)?timers(\/|$)/;
 /** zod/mini, and its English texts alone (lambdas/domain/zod-texts.ts); classic 'zod' only outside what is bundled. */

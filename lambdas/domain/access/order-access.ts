@@ -11,9 +11,14 @@
  */
 import { createHash } from 'node:crypto';
 import type { PortProtocol } from '../marketplace-types';
+import {
+  MAX_SSH_PUBLIC_KEY_LENGTH,
+  SSH_PUBLIC_KEY_TYPES as KEY_TYPES,
+  SSH_RSA_MIN_BITS as MIN_RSA_BITS,
+  type SshPublicKeyType as SshKeyType,
+} from '../../../contract/ssh-keys';
 
-/** Longest public key line: one client's cap, the only one recorded (marketplace-live.md S14). */
-export const MAX_SSH_PUBLIC_KEY_LENGTH = 3072;
+export { MAX_SSH_PUBLIC_KEY_LENGTH, MIN_RSA_BITS };
 /** Longest start-up script (16 KiB, in UTF-8 bytes). */
 export const MAX_COMMAND_BYTES = 16 * 1024;
 /** Most ports one order maps. */
@@ -34,17 +39,7 @@ export const JUPYTER_TOKEN_ERROR = 'jupyter_token must be 16 to 32 letters and d
 export const COMMAND_ERROR = `command must be a string of at most ${MAX_COMMAND_BYTES} bytes`;
 export const PORTS_ERROR = `ports must map at most ${MAX_PORTS} container ports (1-65535) to "tcp" or "http"`;
 
-/** The key types the relay accepts, and what each one's blob must hold. */
-const KEY_TYPES = [
-  'ssh-ed25519',
-  'ecdsa-sha2-nistp256',
-  'ecdsa-sha2-nistp384',
-  'ecdsa-sha2-nistp521',
-  'sk-ssh-ed25519@openssh.com',
-  'ssh-rsa',
-] as const;
-export type SshKeyType = (typeof KEY_TYPES)[number];
-export const MIN_RSA_BITS = 2048;
+export type { SshKeyType };
 
 export const SSH_PUBLIC_KEY_ERROR =
   `ssh_public_key must be one OpenSSH public key line (${KEY_TYPES.join(', ')}; ssh-rsa of at least ${MIN_RSA_BITS} bits), ` +
