@@ -10,9 +10,9 @@ import type { Ports } from './shapes';
  * How a value is written: `int`, `hours` (a positive number, fractions allowed), `amount` (zero or a
  * positive number, fractions allowed) and `bool` are decoded
  * from env strings, `ports` from JSON, `ids` from a comma-separated list of Slack IDs (`T0123ABC,T0456DEF`),
- * `choice` is one of the setting's `choices`.
+ * `choice` is one of the setting's `choices`, `ssh-key` one OpenSSH public key line (never a private key).
  */
-export type SettingKind = 'url' | 'text' | 'int' | 'hours' | 'amount' | 'bool' | 'ports' | 'ids' | 'choice';
+export type SettingKind = 'url' | 'text' | 'ssh-key' | 'int' | 'hours' | 'amount' | 'bool' | 'ports' | 'ids' | 'choice';
 export type SettingValue<K extends SettingKind> = K extends 'int' | 'hours' | 'amount'
   ? number
   : K extends 'bool'
@@ -81,7 +81,7 @@ export const SETTINGS = {
   defaultImage: { env: 'DEFAULT_IMAGE', kind: 'text', default: 'nvidia/cuda:12.4.1-base-ubuntu22.04' },
   defaultCurrency: { env: 'DEFAULT_CURRENCY', kind: 'text', default: 'NATIVE-Blockchain' },
   defaultPorts: { env: 'DEFAULT_PORTS', kind: 'ports', default: { '22': 'tcp', '8888': 'http' } },
-  defaultSshPublicKey: { env: 'DEFAULT_SSH_PUBLIC_KEY', kind: 'text', optional: true },
+  defaultSshPublicKey: { env: 'DEFAULT_SSH_PUBLIC_KEY', kind: 'ssh-key', optional: true },
   maxOrdersPerHour: { env: 'MAX_ORDERS_PER_HOUR', kind: 'int', default: 10 },
   maxRequestsPerMinute: {
     env: 'MAX_REQUESTS_PER_MINUTE',

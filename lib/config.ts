@@ -12,6 +12,7 @@ import {
   type SettingValueOf,
 } from '../contract/settings';
 import { PortsSchema } from '../contract/shapes';
+import { isPublicKeyLineShape } from '../contract/ssh-keys';
 
 /** The deploy-time schema of one setting (CDK context values may be strings: numbers are coerced). */
 const deployedSchema = (key: string, s: Setting): z.ZodType => {
@@ -20,6 +21,14 @@ const deployedSchema = (key: string, s: Setting): z.ZodType => {
       return z.url();
     case 'text':
       return z.string().min(1);
+    case 'ssh-key':
+      // Its type and blob, one line, never a private key (the request rules parse the blob itself).
+      return z
+        .string()
+        .refine(
+          isPublicKeyLineShape,
+          `${key} must be one OpenSSH public key line (the .pub file's), never a private key`,
+        );
     case 'ports':
       // PortsSchema is zod/mini (shared with the bundled functions); the pipe gives it classic methods.
       return z.pipe(z.unknown(), PortsSchema);

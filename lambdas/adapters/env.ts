@@ -16,6 +16,7 @@ import {
   type SettingValueOf,
 } from '../../contract/settings';
 import { PortsSchema } from '../../contract/shapes';
+import { isPublicKeyLineShape } from '../../contract/ssh-keys';
 import { refuse } from '../http/refuse';
 import { ENGLISH_TEXTS } from '../domain/zod-texts';
 
@@ -45,6 +46,17 @@ const envSchema = (s: Setting): z.ZodMiniType => {
       return z.url();
     case 'text':
       return z.string().check(z.minLength(1));
+    case 'ssh-key':
+      // Issue 37 §2: what orders carry as `ssh_key`; a private key pasted here would reach the marketplace.
+      // The key's type and one line (the request rules' full parse stays out of every bundle).
+      return z
+        .string()
+        .check(
+          z.refine(
+            (line: string) => isPublicKeyLineShape(line),
+            `${s.env} must be one OpenSSH public key line (the .pub file's), never a private key`,
+          ),
+        );
     case 'ports':
       return portsJson(s.env);
     case 'bool':
