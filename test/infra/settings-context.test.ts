@@ -44,6 +44,11 @@ const sampleOf = (key: string, s: Setting): { context: string; value: string } =
     }
     case 'url':
       return { context: 'https://market.example.com', value: 'https://market.example.com' };
+    case 'ssh-key': {
+      // An ed25519 public key line (32 zero bytes: its shape is all a setting checks).
+      const line = `ssh-ed25519 ${Buffer.concat([Buffer.from([0, 0, 0, 11]), Buffer.from('ssh-ed25519'), Buffer.from([0, 0, 0, 32]), Buffer.alloc(32)]).toString('base64')} ops@relay`;
+      return { context: line, value: line };
+    }
     default:
       return { context: `sample-${key}`, value: `sample-${key}` };
   }
