@@ -31,6 +31,7 @@ import { parseDialect } from './simulator/dialect';
 import { LIVE_NATIVE_COIN } from './simulator/dialect-live';
 import type { startSqsPoller as StartSqsPoller, SqsPollerOptions } from './sqs-poller';
 import type { synthesizeStackModel as SynthesizeStackModel, StackModel } from './stack-model';
+import type { loadStackModel as LoadStackModel } from './stack-model-cache';
 import { functionOfEntry, parseIamMode, startIamChecks, type IamDenial, type IamMode } from './iam-checks';
 import { queueArnFromUrl } from './sqs-poller';
 import { startWatchTimer } from './watch-timer';
@@ -315,13 +316,26 @@ export const startLocalRuntime = async (opts: LocalRuntimeOptions = {}): Promise
         const t = Date.now();
         // The whole stack as `cdk deploy` would send it: the ASL the local Step Functions runs and
         // the policies the IAM checks enforce come from this one template.
-        const synthesize = await loadLocal<typeof SynthesizeStackModel>(
-          'stack-model',
-          'synthesizeStackModel',
-          'the stack synthesizer',
+        // Kept on disk under a hash of the stack's source (local/stack-model-cache.ts): a start on an
+        // unchanged checkout skips the synthesis and never loads aws-cdk-lib.
+        const load = await loadLocal<typeof LoadStackModel>(
+          'stack-model-cache',
+          'loadStackModel',
+          'the stack model cache',
         );
-        const model: StackModel = synthesize();
-        mark('synth', t);
+        let source = 'synth';
+        const model: StackModel = await load(
+          async () =>
+            (
+              await loadLocal<typeof SynthesizeStackModel>(
+                'stack-model',
+                'synthesizeStackModel',
+                'the stack synthesizer',
+              )
+            )(),
+          { onSource: (s) => (source = s) },
+        );
+        mark(source === 'cache' ? 'stack model (cached)' : 'synth', t);
         return model;
       })(),
     ]);
