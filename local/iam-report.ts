@@ -6,7 +6,7 @@
  * (scripts/iam-mutation-check.ts) picks the test file to run for each grant from the same data.
  */
 import { readFileSync } from 'node:fs';
-import { policyModel, type PolicyModel } from './iam-checks';
+import { policyModel, type PolicyModel } from './iam/policy-model';
 import type { LocalNames, StackModel } from './stack-model';
 
 /** One line of the counts file. */

@@ -10,7 +10,9 @@ import { runSimulation } from '@cloud-copilot/iam-simulate';
 import { relayConfig } from '../../lib/config';
 import { RelayStack } from '../../lib/relay-stack';
 import { ROUTES } from '../../contract/routes';
-import { IamChecker, requestsForCall, STATE_MACHINE_PRINCIPAL, type PolicyDocument } from '../../local/iam-checks';
+import { requestsForCall } from '../../local/iam/call-requests';
+import { IamChecker } from '../../local/iam/checker';
+import { STATE_MACHINE_PRINCIPAL, type PolicyDocument } from '../../local/iam/policy-model';
 import { REPORT_LOCAL_NAMES } from '../../local/iam-report';
 import { synthesizeStackModel, type StackModel } from '../../local/stack-model';
 

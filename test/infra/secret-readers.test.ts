@@ -8,7 +8,7 @@
  * `routeSecrets` says why every signed route is one of them).
  */
 import { ROUTES } from '../../contract/routes';
-import { IamChecker } from '../../local/iam-checks';
+import { IamChecker } from '../../local/iam/checker';
 import { REPORT_LOCAL_NAMES } from '../../local/iam-report';
 import { synthesizeStackModel, type StackModel } from '../../local/stack-model';
 

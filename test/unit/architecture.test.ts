@@ -10,7 +10,8 @@
  * - lambdas/domain holds no request schema and no OpenAPI text: those live in lambdas/http/
  *   (requests.ts, response-schemas.ts, openapi-document.ts);
  * - no import circle, type-only imports included (ESLint's import-x/no-cycle sees value imports only);
- * - no new file directly in lambdas/domain/ (issue 32 §3): a new rule goes into its capability's folder.
+ * - no new file directly in lambdas/domain/ (issue 32 §3, issue 40 §2): a new rule goes into its capability's
+ *   folder, and the failure names which (the folder it imports most from, or the one named like it).
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
@@ -149,6 +150,46 @@ export const importCircles = (graph: ReadonlyMap<string, readonly string[]>): st
   return circles;
 };
 
+/**
+ * Where a file found directly in lambdas/domain/ should go: the capability folder it imports most
+ * from, else the folder named like it (`host-x.ts` → hosts/), else the folder holding files named
+ * like it (its name's first word: `spend-alerts.ts` → teams/, beside spend-budget.ts). Undefined
+ * when nothing tells.
+ */
+export const domainFolderFor = (
+  name: string,
+  specifiers: readonly string[],
+  folders: ReadonlyMap<string, readonly string[]>,
+): { readonly folder: string; readonly why: string } | undefined => {
+  const imported = new Map<string, string[]>();
+  for (const specifier of specifiers) {
+    const folder = /^\.\/([^/]+)\//.exec(specifier)?.[1];
+    if (folder && folders.has(folder)) imported.set(folder, [...(imported.get(folder) ?? []), specifier]);
+  }
+  const mostImported = [...imported].sort((a, b) => b[1].length - a[1].length)[0];
+  if (mostImported) return { folder: mostImported[0], why: `it imports ${mostImported[1].join(', ')}` };
+  const word = name.replace(/\.(ts|mjs|js)$/, '').split('-')[0];
+  const named = [...folders.keys()].find((folder) => folder === word || folder === `${word}s`);
+  if (named) return { folder: named, why: `its name says ${named}` };
+  for (const [folder, files] of folders) {
+    const alike = files.filter((file) => file.split(/[-.]/)[0] === word);
+    if (alike.length > 0) return { folder, why: `beside ${alike.join(', ')}` };
+  }
+  return undefined;
+};
+
+/** The message for a file added directly in lambdas/domain/: the folder to move it to, and why. */
+const domainRootMessage = (name: string, folders: ReadonlyMap<string, readonly string[]>): string => {
+  const home = domainFolderFor(
+    name,
+    specifiersOf(readFileSync(path.join(ROOT, 'lambdas/domain', name), 'utf8')),
+    folders,
+  );
+  return home
+    ? `lambdas/domain/${name}: move it into lambdas/domain/${home.folder}/ (${home.why})`
+    : `lambdas/domain/${name}: move it into the capability folder it serves, one of ${[...folders.keys()].join('/, ')}/`;
+};
+
 const violations = (files: readonly string[]): string[] =>
   files.flatMap((file) =>
     specifiersOf(readFileSync(path.join(ROOT, file), 'utf8')).flatMap((specifier) => {
@@ -195,18 +236,41 @@ describe('Architecture: import rules', () => {
     expect(found).toEqual([]);
   });
 
-  it('adds no file directly in lambdas/domain/: a new rule goes into a capability folder', () => {
+  it('adds no file directly in lambdas/domain/: a new rule goes into a capability folder, named in the failure', () => {
     // Prepare
     const entries = readdirSync(path.join(ROOT, 'lambdas/domain'), { withFileTypes: true });
+    const folders = new Map(
+      entries
+        .filter((entry) => entry.isDirectory())
+        .map((entry) => [entry.name, readdirSync(path.join(ROOT, 'lambdas/domain', entry.name))] as const),
+    );
     // Act
     const added = entries
       .filter((entry) => entry.isFile() && /\.(ts|mjs|js)$/.test(entry.name) && !DOMAIN_ROOT_FILES.has(entry.name))
-      .map((entry) => `lambdas/domain/${entry.name}: move it into one of ${DOMAIN_CAPABILITIES.join('/, ')}/`);
+      .map((entry) => domainRootMessage(entry.name, folders));
     // Assess
-    expect(entries.filter((entry) => entry.isDirectory()).map((entry) => entry.name)).toEqual(
-      expect.arrayContaining(DOMAIN_CAPABILITIES),
-    );
+    expect([...folders.keys()]).toEqual(expect.arrayContaining(DOMAIN_CAPABILITIES));
     expect(added).toEqual([]);
+  });
+
+  it('names the folder a new domain file goes to (the checker itself)', () => {
+    const folders = new Map([
+      ['hosts', ['matching.ts', 'host-records.ts']],
+      ['leases', ['lease.ts', 'lease-sweep.ts']],
+      ['teams', ['spend-budget.ts', 'caller-keys.ts']],
+    ]);
+    expect(
+      domainFolderFor('grace.ts', ['./leases/lease', './teams/spend-budget', './leases/lease-sweep'], folders),
+    ).toEqual({
+      folder: 'leases',
+      why: 'it imports ./leases/lease, ./leases/lease-sweep',
+    });
+    expect(domainFolderFor('host-scores.ts', ['./task', 'zod/mini'], folders)).toEqual({
+      folder: 'hosts',
+      why: 'its name says hosts',
+    });
+    expect(domainFolderFor('spend-alerts.ts', [], folders)).toEqual({ folder: 'teams', why: 'beside spend-budget.ts' });
+    expect(domainFolderFor('misc.ts', ['./errors'], folders)).toBeUndefined();
   });
 
   it('bundles no classic zod: lambdas/ and contract/ import zod/mini only', () => {

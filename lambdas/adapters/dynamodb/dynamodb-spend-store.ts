@@ -115,19 +115,6 @@ export const reserveOrder = async (
   return outcome;
 };
 
-export const extendReservation = (
-  t: SpendTable,
-  taskId: string,
-  extension: { readonly id: string; readonly hours: number },
-  relayLimit: number | undefined,
-  now: number,
-): Promise<ReserveOutcome> =>
-  addSegment(t, taskId, `x${extension.id}`, relayLimit, now, (existing) => ({
-    // At the highest price reserved for the order so far (a raise included), the renter fee on top.
-    usd: worstCaseUsd(reservedUsdPerHour(existing), extension.hours, feesOf(existing)),
-    hours: extension.hours,
-  }));
-
 /** The limits an order's later reservations (extensions, price changes) are checked against. */
 const orderLimits = (existing: Reservation, relayLimit: number | undefined): BudgetLimits => ({
   ...(relayLimit !== undefined ? { relay: relayLimit } : {}),
@@ -178,6 +165,26 @@ const addSegment = async (
   return { ok: true, usd: 0, day, tracked: false };
 };
 
+/**
+ * Reserves an extension (extend-order) as the segment `x<id>` of the order's reservation: addSegment
+ * priced at the highest USD per hour reserved for the order so far (a raise included), the renter fee on top.
+ */
+export const extendReservation = (
+  t: SpendTable,
+  taskId: string,
+  extension: { readonly id: string; readonly hours: number },
+  relayLimit: number | undefined,
+  now: number,
+): Promise<ReserveOutcome> =>
+  addSegment(t, taskId, `x${extension.id}`, relayLimit, now, (existing) => ({
+    usd: worstCaseUsd(reservedUsdPerHour(existing), extension.hours, feesOf(existing)),
+    hours: extension.hours,
+  }));
+
+/**
+ * Reserves a price change (set-spot-price, an outbid rebid) as the segment `r<id>` of the order's
+ * reservation: addSegment priced as the raise to the new USD per hour over the hours left.
+ */
 export const repriceReservation = (
   t: SpendTable,
   taskId: string,

@@ -120,6 +120,55 @@ export interface SweepReport {
   readonly settlements?: readonly Settlement[];
 }
 
+/**
+ * One sweep of the fleet watch, its steps in the order docs/leases.md tells them ("One sweep, in
+ * order"): the standing orders waiting for a server are served and the outbid replacement rounds that
+ * ended are settled; then one `my_orders` read (through the shared read cache) covers every due lease
+ * and every watched order: expired leases of active orders are cancelled once (claimCancel) and
+ * reported (chat + `order.lease_expired`); leases in the warning window are warned once
+ * (`order.lease_expiring`); status changes are reported (chat + `order.status_changed`) and an outbid
+ * order is recovered; an order that is gone or expired leaves the watch; orders the relay placed that
+ * no task kept are cancelled. With nothing due, watched or to settle, my_orders is not read. Fails
+ * only when my_orders cannot be read.
+ */
+export const sweepFleet = async (deps: FleetWatchDeps, options: SweepOptions): Promise<SweepReport> => {
+  const sweep = startSweep(deps, options);
+  await serveStandingOrders(sweep);
+  await settleReplacementRounds(sweep);
+  const work = await readSweepWork(sweep);
+  if (isIdle(work)) return finishSweep(sweep);
+  const orders = await readOrders(sweep);
+  const active = activeOrdersById(orders);
+  const plan = planLeaseSweep(work.due, sweep.now, sweep.warningSeconds);
+  const cancelled = await expireLeases(sweep, plan.expire, active, work.watched);
+  await warnLeases(sweep, plan.warn, active);
+  await reportStatusChanges(sweep, work.watched, cancelled, orders, active);
+  await cancelOrphans(sweep, work.intents, orders, work.watched);
+  return finishSweep(sweep);
+};
+
+/** What the steps of one sweep share: its dependencies and options, its counters, the spend settler and the time gate. */
+interface Sweep {
+  readonly deps: FleetWatchDeps;
+  readonly options: SweepOptions;
+  readonly now: number;
+  readonly warningSeconds: number;
+  readonly canContinue: () => boolean;
+  readonly report: Counters;
+  readonly settle: SpendSettler;
+  /** Lease-store items read before the sweep began: `tableReads` counts from there. */
+  readonly readsBefore: number;
+  /** Asked before each lease and status change: false once out of time, and then the `left` ones count as deferred. */
+  readonly mayGoOn: (left: number) => boolean;
+}
+
+/** What a sweep has to look at: the due leases, the watched orders and the placement intents ready to settle. */
+interface SweepWork {
+  readonly due: readonly Lease[];
+  readonly watched: ReadonlyMap<number, WatchEntry>;
+  readonly intents: readonly PlacementIntent[];
+}
+
 type Counters = { -readonly [K in Exclude<keyof SweepReport, 'cancelFailures' | 'settlements'>]: SweepReport[K] } & {
   cancelFailures: { order_id: number; reason: string }[];
 };
@@ -150,30 +199,6 @@ const emptyReport = (): Counters => ({
   replacementsFailed: 0,
 });
 
-const reasonOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
-
-/** What the steps of one sweep share: its dependencies and options, its counters, the spend settler and the time gate. */
-interface Sweep {
-  readonly deps: FleetWatchDeps;
-  readonly options: SweepOptions;
-  readonly now: number;
-  readonly warningSeconds: number;
-  readonly canContinue: () => boolean;
-  readonly report: Counters;
-  readonly settle: SpendSettler;
-  /** Lease-store items read before the sweep began: `tableReads` counts from there. */
-  readonly readsBefore: number;
-  /** Asked before each lease and status change: false once out of time, and then the `left` ones count as deferred. */
-  readonly mayGoOn: (left: number) => boolean;
-}
-
-/** What a sweep has to look at: the due leases, the watched orders and the placement intents ready to settle. */
-interface SweepWork {
-  readonly due: readonly Lease[];
-  readonly watched: ReadonlyMap<number, WatchEntry>;
-  readonly intents: readonly PlacementIntent[];
-}
-
 /** Starts a sweep: the options' defaults, empty counters, the spend settler and the out-of-time gate. */
 const startSweep = (deps: FleetWatchDeps, options: SweepOptions): Sweep => {
   const warningSeconds = options.warningSeconds ?? DEFAULT_LEASE_WARNING_SECONDS;
@@ -190,14 +215,6 @@ const startSweep = (deps: FleetWatchDeps, options: SweepOptions): Sweep => {
   };
   return { deps, options, now: options.now, warningSeconds, canContinue, report, settle, readsBefore, mayGoOn };
 };
-
-/** The sweep's report: its counters with the settler's my_orders reads, the lease-store reads and the settlements. */
-const finishSweep = ({ deps, report, settle, readsBefore }: Sweep): SweepReport => ({
-  ...report,
-  marketplaceCalls: report.marketplaceCalls + settle.reads(),
-  tableReads: deps.leases.itemsRead() - readsBefore,
-  ...(settle.settled.length ? { settlements: settle.settled } : {}),
-});
 
 /** Serves the standing orders waiting for a server (issue 23), when the sweep has their queue. */
 const serveStandingOrders = async ({ deps, options, now, canContinue, report }: Sweep): Promise<void> => {
@@ -252,18 +269,6 @@ const isIdle = ({ due, watched, intents }: SweepWork): boolean =>
 const readOrders = async ({ deps, report }: Sweep): Promise<readonly Order[]> => {
   report.marketplaceCalls += 1;
   return deps.marketplace.listOrders();
-};
-
-/** Sends a lifecycle event to the order's callback_url once (the event claim decides), counted as sent or failed. */
-const sendEvent = async (
-  { deps, now, report }: Sweep,
-  order: TrackedOrder | undefined,
-  event: OutboundEvent,
-): Promise<void> => {
-  if (!order?.callback_url) return;
-  if (!(await deps.leases.claimEvent(event.id, now))) return;
-  if (await deps.events.send(order.callback_url, event.id, event.body)) report.eventsSent += 1;
-  else report.eventsFailed += 1;
 };
 
 /** Expires the leases whose end has passed, in order, while time is left; returns the orders this sweep cancelled. */
@@ -478,25 +483,27 @@ const cancelOrphans = async (
   report.deferred += orphans.deferred;
 };
 
-/**
- * One sweep of the fleet watch: one `my_orders` read (through the shared read cache) covers every
- * watched order and every due lease. Expired leases of active orders are cancelled once (claimCancel)
- * and reported (chat + `order.lease_expired`); leases in the warning window are warned once
- * (`order.lease_expiring`); status changes are reported (chat + `order.status_changed`); an order
- * that is gone or expired leaves the watch. Fails only when my_orders cannot be read.
- */
-export const sweepFleet = async (deps: FleetWatchDeps, options: SweepOptions): Promise<SweepReport> => {
-  const sweep = startSweep(deps, options);
-  await serveStandingOrders(sweep);
-  await settleReplacementRounds(sweep);
-  const work = await readSweepWork(sweep);
-  if (isIdle(work)) return finishSweep(sweep);
-  const orders = await readOrders(sweep);
-  const active = activeOrdersById(orders);
-  const plan = planLeaseSweep(work.due, sweep.now, sweep.warningSeconds);
-  const cancelled = await expireLeases(sweep, plan.expire, active, work.watched);
-  await warnLeases(sweep, plan.warn, active);
-  await reportStatusChanges(sweep, work.watched, cancelled, orders, active);
-  await cancelOrphans(sweep, work.intents, orders, work.watched);
-  return finishSweep(sweep);
+/** The sweep's report: its counters with the settler's my_orders reads, the lease-store reads and the settlements. */
+const finishSweep = ({ deps, report, settle, readsBefore }: Sweep): SweepReport => ({
+  ...report,
+  marketplaceCalls: report.marketplaceCalls + settle.reads(),
+  tableReads: deps.leases.itemsRead() - readsBefore,
+  ...(settle.settled.length ? { settlements: settle.settled } : {}),
+});
+
+// ---- shared by the steps ------------------------------------------------------------------------
+
+/** Sends a lifecycle event to the order's callback_url once (the event claim decides), counted as sent or failed. */
+const sendEvent = async (
+  { deps, now, report }: Sweep,
+  order: TrackedOrder | undefined,
+  event: OutboundEvent,
+): Promise<void> => {
+  if (!order?.callback_url) return;
+  if (!(await deps.leases.claimEvent(event.id, now))) return;
+  if (await deps.events.send(order.callback_url, event.id, event.body)) report.eventsSent += 1;
+  else report.eventsFailed += 1;
 };
+
+/** Why a marketplace call failed, for the report's cancelFailures. */
+const reasonOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));

@@ -50,49 +50,6 @@ export interface PendingReplacements {
   remove(taskId: string): Promise<boolean>;
 }
 
-/** The task id (and execution name) of the round replacing `orderId` of `taskId`: one per lost order. */
-export const replacementTaskId = (taskId: string, orderId: number): string => `${taskId}-r${orderId}`;
-
-/** Why a lost order is not replaced: its lease (if any) is over. Undefined when a replacement may start. */
-export const leaseOverReason = (order: TrackedOrder, now: number): string | undefined =>
-  hasLease(order) && (order.ended !== undefined || order.expires_at <= now)
-    ? `the lease of order ${order.order_id} has ended`
-    : undefined;
-
-/** The lease a replacement asks for, in hours: what is left of the lost order's (whole seconds, rounded up). Undefined: no lease. */
-export const remainingLeaseHours = (order: TrackedOrder, now: number): number | undefined =>
-  hasLease(order) ? Math.max(1, order.expires_at - now) / 3600 : undefined;
-
-/**
- * The replacement round's request, from the replaced task's recorded one: the same GPU type, image,
- * ports, env (names here; values kept beside the record, the replacement's copy sealed), price, currency and on_outbid; the lease that is left; no
- * wait (a replacement that finds no server fails at once); no callback_url (the watch reports).
- */
-export const replacementRequest = (
-  recorded: TaskRecord['request'],
-  order: TrackedOrder,
-  now: number,
-): Record<string, unknown> => {
-  const {
-    callback_url: _url,
-    price_alert_task_id: _alert,
-    wait_seconds: _wait,
-    max_hours: _hours,
-    ...rest
-  } = recorded as Record<string, unknown>;
-  const hours = remainingLeaseHours(order, now);
-  return { ...rest, ...(hours !== undefined ? { max_hours: hours } : {}) };
-};
-
-/** What the replaced task's watch record carries over to the new order (the lease is passed apart). */
-const carried = (order: TrackedOrder, orderId: number, roundTaskId: string): WatchedOrder => ({
-  order_id: orderId,
-  task_id: order.task_id,
-  // The round reserved the new order's spending (issue 24): its settlement and extensions go there.
-  spend_task_id: roundTaskId,
-  ...definedFields(order, ['callback_url', 'spot', 'key', 'on_outbid', 'max_price']),
-});
-
 export interface ReplacerDeps {
   readonly tasks: Pick<TaskRepository, 'get' | 'create' | 'update'> &
     Partial<Pick<TaskRepository, 'replacementEnv' | 'appendHistory' | 'sealedAccess'>>;
@@ -115,38 +72,18 @@ export interface ReplacerSettings {
   readonly soft_limit_seconds: number;
 }
 
-const reasonOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
-
-const isReadyOrder = (result: TaskRecord['result']): result is CreateOrderSuccess =>
-  result !== undefined && 'ssh_connection' in result && result.success === true;
-
-/** Reports one step once: the event claim decides, then chat, task history and callback_url. */
-const reportOnce = async (
-  deps: ReplacerDeps,
-  order: Pick<TrackedOrder, 'task_id' | 'callback_url'>,
-  e: OutboundEvent,
-  text: string,
-  now: number,
-): Promise<number> => {
-  if (!(await deps.leases.claimEvent(e.id, now))) return 0;
-  await deps.notifier.chat(text);
-  const { event: name, occurred_at: at, order_id: orderId, task_id: _task, ...rest } = e.body;
-  await deps.tasks
-    .appendHistory?.(order.task_id, { at, event: name, order_id: orderId, ...rest }, now * 1000)
-    .catch(() => undefined);
-  if (!order.callback_url) return 0;
-  return (await deps.events.send(order.callback_url, e.id, e.body)) ? 1 : 0;
-};
-
-/** The lost order when its watch record is gone (its retention ran out): reported to the task's callback_url all the same. */
-const untracked = async (deps: ReplacerDeps, entry: PendingReplacement): Promise<TrackedOrder> => {
-  const url = (await deps.tasks.get(entry.parent_task_id))?.request.callback_url;
-  return {
-    order_id: entry.from_order_id,
-    task_id: entry.parent_task_id,
-    ...(typeof url === 'string' && url.length > 0 ? { callback_url: url } : {}),
-  };
-};
+/**
+ * The Replacer the fleet watch runs, in the two halves docs/outbid-recovery.md "Replacing" tells:
+ * `replace` starts a replacement round for a lost order (startReplacement: the replaced task checked,
+ * its kept env and access, the round's request for the lease that is left, its record and workflow
+ * input, then the round launched); `settle`, in each later sweep, finishes the rounds that ended
+ * (settleRounds: a ready round's order takes over the lost one and `order.replaced` is reported; a
+ * round that placed nothing reports `order.recovery_failed`).
+ */
+export const createReplacer = (deps: ReplacerDeps, settings: ReplacerSettings): Replacer => ({
+  replace: (order, lost, now) => startReplacement(deps, settings, order, lost, now),
+  settle: (now, canContinue = () => true) => settleRounds(deps, now, canContinue),
+});
 
 // ---- replace: starting a round ------------------------------------------------------------------
 
@@ -161,6 +98,33 @@ interface RoundSource {
   /** The replaced task's access secrets, still sealed (issue 37). */
   readonly sealedAccess?: string;
 }
+
+/** Starts a replacement round for a lost order: checked, its request, record and workflow input built, then launched. */
+const startReplacement = async (
+  deps: ReplacerDeps,
+  settings: ReplacerSettings,
+  order: TrackedOrder,
+  lost: Order,
+  now: number,
+): Promise<ReplaceOutcome> => {
+  const found = await replacedTask(deps, order, now);
+  if ('started' in found) return found;
+  const { parent } = found;
+  const source = await keptEnv(deps, order, parent);
+  if ('started' in source) return source;
+  const taskId = replacementTaskId(order.task_id, order.order_id);
+  const request = replacementRequest(parent.request, order, now);
+  const record = roundRecord(taskId, request, parent, now);
+  const input = roundInput(settings, taskId, request, parent, order, lost, now);
+  const entry: PendingReplacement = {
+    task_id: taskId,
+    parent_task_id: order.task_id,
+    from_order_id: order.order_id,
+    from_server_id: lost.renting_server,
+    started_at: now,
+  };
+  return launchRound(deps, record, source, entry, input);
+};
 
 /** The replaced task a round may start from, or why none may: its lease is over, its task is gone, or its key was revoked. */
 const replacedTask = async (
@@ -180,6 +144,12 @@ const replacedTask = async (
   return { parent };
 };
 
+/** Why a lost order is not replaced: its lease (if any) is over. Undefined when a replacement may start. */
+export const leaseOverReason = (order: TrackedOrder, now: number): string | undefined =>
+  hasLease(order) && (order.ended !== undefined || order.expires_at <= now)
+    ? `the lease of order ${order.order_id} has ended`
+    : undefined;
+
 /** The container env kept for the replaced task when its request named one, or why the round cannot start without it. */
 const keptEnv = async (
   deps: ReplacerDeps,
@@ -198,6 +168,34 @@ const keptEnv = async (
     return { started: false, reason: `the access secrets of task ${order.task_id} are no longer kept` };
   return { parent, env, ...(sealedAccess !== undefined ? { sealedAccess } : {}) };
 };
+
+/** The task id (and execution name) of the round replacing `orderId` of `taskId`: one per lost order. */
+export const replacementTaskId = (taskId: string, orderId: number): string => `${taskId}-r${orderId}`;
+
+/**
+ * The replacement round's request, from the replaced task's recorded one: the same GPU type, image,
+ * ports, env (names here; values kept beside the record, the replacement's copy sealed), price, currency and on_outbid; the lease that is left; no
+ * wait (a replacement that finds no server fails at once); no callback_url (the watch reports).
+ */
+export const replacementRequest = (
+  recorded: TaskRecord['request'],
+  order: TrackedOrder,
+  now: number,
+): Record<string, unknown> => {
+  const {
+    callback_url: _url,
+    price_alert_task_id: _alert,
+    wait_seconds: _wait,
+    max_hours: _hours,
+    ...rest
+  } = recorded as Record<string, unknown>;
+  const hours = remainingLeaseHours(order, now);
+  return { ...rest, ...(hours !== undefined ? { max_hours: hours } : {}) };
+};
+
+/** The lease a replacement asks for, in hours: what is left of the lost order's (whole seconds, rounded up). Undefined: no lease. */
+export const remainingLeaseHours = (order: TrackedOrder, now: number): number | undefined =>
+  hasLease(order) ? Math.max(1, order.expires_at - now) / 3600 : undefined;
 
 /** The round's task record: queued, with the caller's key and source (its quota and budget apply) and no Slack response_url. */
 const roundRecord = (taskId: string, request: Record<string, unknown>, parent: TaskRecord, now: number): TaskRecord => {
@@ -235,24 +233,6 @@ const roundInput = (
   replaces: { task_id: order.task_id, order_id: order.order_id, server_id: lost.renting_server },
 });
 
-/** Stores the round's task (with the kept env sealed for it); a round already stored by a repeated start is kept. */
-const storeRound = async (
-  deps: ReplacerDeps,
-  record: TaskRecord,
-  env: Readonly<Record<string, string>> | undefined,
-  sealedAccess?: string,
-): Promise<void> => {
-  try {
-    await deps.tasks.create(record, {
-      ...(env ? { orderEnv: env, keepForReplacement: true } : {}),
-      ...(sealedAccess !== undefined ? { sealedAccess } : {}),
-    });
-  } catch (error) {
-    // A start repeated after its answer was lost: the round exists; starting it again is a no-op.
-    if (!(error instanceof TaskAlreadyExistsError)) throw error;
-  }
-};
-
 /** Stores the round, lists it as pending and starts its execution; when any of it fails, the round is pending no more. */
 const launchRound = async (
   deps: ReplacerDeps,
@@ -272,31 +252,22 @@ const launchRound = async (
   return { started: true };
 };
 
-/** Starts a replacement round for a lost order: checked, its request, record and workflow input built, then launched. */
-const startReplacement = async (
+/** Stores the round's task (with the kept env sealed for it); a round already stored by a repeated start is kept. */
+const storeRound = async (
   deps: ReplacerDeps,
-  settings: ReplacerSettings,
-  order: TrackedOrder,
-  lost: Order,
-  now: number,
-): Promise<ReplaceOutcome> => {
-  const found = await replacedTask(deps, order, now);
-  if ('started' in found) return found;
-  const { parent } = found;
-  const source = await keptEnv(deps, order, parent);
-  if ('started' in source) return source;
-  const taskId = replacementTaskId(order.task_id, order.order_id);
-  const request = replacementRequest(parent.request, order, now);
-  const record = roundRecord(taskId, request, parent, now);
-  const input = roundInput(settings, taskId, request, parent, order, lost, now);
-  const entry: PendingReplacement = {
-    task_id: taskId,
-    parent_task_id: order.task_id,
-    from_order_id: order.order_id,
-    from_server_id: lost.renting_server,
-    started_at: now,
-  };
-  return launchRound(deps, record, source, entry, input);
+  record: TaskRecord,
+  env: Readonly<Record<string, string>> | undefined,
+  sealedAccess?: string,
+): Promise<void> => {
+  try {
+    await deps.tasks.create(record, {
+      ...(env ? { orderEnv: env, keepForReplacement: true } : {}),
+      ...(sealedAccess !== undefined ? { sealedAccess } : {}),
+    });
+  } catch (error) {
+    // A start repeated after its answer was lost: the round exists; starting it again is a no-op.
+    if (!(error instanceof TaskAlreadyExistsError)) throw error;
+  }
 };
 
 // ---- settle: finishing the rounds that ended ------------------------------------------------------
@@ -311,6 +282,18 @@ interface Settling {
   /** The active orders by id, from one my_orders read made the first time a round needs it. */
   readonly activeOrders: () => Promise<ReadonlyMap<number, Order>>;
 }
+
+/** Settles the rounds that ended, oldest first, while time is left. */
+const settleRounds = async (deps: ReplacerDeps, now: number, canContinue: () => boolean): Promise<ReplacementSweep> => {
+  const settling = startSettling(deps, now);
+  const pending = await pendingRounds(deps);
+  settling.counts.pending = pending.length;
+  for (const entry of pending) {
+    if (!canContinue()) break;
+    await settleRound(settling, entry);
+  }
+  return settling.counts;
+};
 
 /** Starts a settling: zero counts, and the active orders read once, when first asked for. */
 const startSettling = (deps: ReplacerDeps, now: number): Settling => {
@@ -351,25 +334,18 @@ const settleRound = async (settling: Settling, entry: PendingReplacement): Promi
   else await failRound(settling, entry, lost, round);
 };
 
-/** A round that placed no order: order.recovery_failed once, and the round is pending no more (the lost order stays as it was). */
-const failRound = async (
-  { deps, now, counts }: Settling,
-  entry: PendingReplacement,
-  lost: TrackedOrder,
-  round: TaskRecord | undefined,
-): Promise<void> => {
-  const result = round?.result;
-  const why = result && 'error' in result ? result.error : round ? 'it ended without an order' : 'its task is gone';
-  const reason = `no replacement was placed: ${why}`;
-  counts.eventsSent += await reportOnce(
-    deps,
-    lost,
-    recoveryFailedEvent(lost, reason, now),
-    recoveryFailedText(lost.order_id, reason),
-    now,
-  );
-  await deps.pending.remove(entry.task_id);
-  counts.failed += 1;
+/** A round that ended with a ready order (its create-order success). */
+const isReadyOrder = (result: TaskRecord['result']): result is CreateOrderSuccess =>
+  result !== undefined && 'ssh_connection' in result && result.success === true;
+
+/** The lost order when its watch record is gone (its retention ran out): reported to the task's callback_url all the same. */
+const untracked = async (deps: ReplacerDeps, entry: PendingReplacement): Promise<TrackedOrder> => {
+  const url = (await deps.tasks.get(entry.parent_task_id))?.request.callback_url;
+  return {
+    order_id: entry.from_order_id,
+    task_id: entry.parent_task_id,
+    ...(typeof url === 'string' && url.length > 0 ? { callback_url: url } : {}),
+  };
 };
 
 /** A ready round's order takes over: watched in the lost one's place, the lost one cancelled and closed, order.replaced. */
@@ -399,6 +375,15 @@ const takeOver = async (
   await deps.pending.remove(entry.task_id);
   counts.replaced += 1;
 };
+
+/** What the replaced task's watch record carries over to the new order (the lease is passed apart). */
+const carried = (order: TrackedOrder, orderId: number, roundTaskId: string): WatchedOrder => ({
+  order_id: orderId,
+  task_id: order.task_id,
+  // The round reserved the new order's spending (issue 24): its settlement and extensions go there.
+  spend_task_id: roundTaskId,
+  ...definedFields(order, ['callback_url', 'spot', 'key', 'on_outbid', 'max_price']),
+});
 
 /** Cancels the lost order while it is still listed; false when the cancel failed (the round stays for the next sweep). */
 const cancelLostOrder = async (
@@ -430,20 +415,46 @@ const closeLostOrder = async (
   if (watchEntry) await deps.leases.setStatus(entry.from_order_id, watchEntry, undefined, now);
 };
 
-/** Settles the rounds that ended, oldest first, while time is left. */
-const settleRounds = async (deps: ReplacerDeps, now: number, canContinue: () => boolean): Promise<ReplacementSweep> => {
-  const settling = startSettling(deps, now);
-  const pending = await pendingRounds(deps);
-  settling.counts.pending = pending.length;
-  for (const entry of pending) {
-    if (!canContinue()) break;
-    await settleRound(settling, entry);
-  }
-  return settling.counts;
+/** A round that placed no order: order.recovery_failed once, and the round is pending no more (the lost order stays as it was). */
+const failRound = async (
+  { deps, now, counts }: Settling,
+  entry: PendingReplacement,
+  lost: TrackedOrder,
+  round: TaskRecord | undefined,
+): Promise<void> => {
+  const result = round?.result;
+  const why = result && 'error' in result ? result.error : round ? 'it ended without an order' : 'its task is gone';
+  const reason = `no replacement was placed: ${why}`;
+  counts.eventsSent += await reportOnce(
+    deps,
+    lost,
+    recoveryFailedEvent(lost, reason, now),
+    recoveryFailedText(lost.order_id, reason),
+    now,
+  );
+  await deps.pending.remove(entry.task_id);
+  counts.failed += 1;
 };
 
-/** The Replacer the fleet watch runs: `replace` starts a round, `settle` finishes the rounds that ended. */
-export const createReplacer = (deps: ReplacerDeps, settings: ReplacerSettings): Replacer => ({
-  replace: (order, lost, now) => startReplacement(deps, settings, order, lost, now),
-  settle: (now, canContinue = () => true) => settleRounds(deps, now, canContinue),
-});
+// ---- shared by both halves ---------------------------------------------------------------------------
+
+/** Reports one step once: the event claim decides, then chat, task history and callback_url. */
+const reportOnce = async (
+  deps: ReplacerDeps,
+  order: Pick<TrackedOrder, 'task_id' | 'callback_url'>,
+  e: OutboundEvent,
+  text: string,
+  now: number,
+): Promise<number> => {
+  if (!(await deps.leases.claimEvent(e.id, now))) return 0;
+  await deps.notifier.chat(text);
+  const { event: name, occurred_at: at, order_id: orderId, task_id: _task, ...rest } = e.body;
+  await deps.tasks
+    .appendHistory?.(order.task_id, { at, event: name, order_id: orderId, ...rest }, now * 1000)
+    .catch(() => undefined);
+  if (!order.callback_url) return 0;
+  return (await deps.events.send(order.callback_url, e.id, e.body)) ? 1 : 0;
+};
+
+/** Why a step failed, for a reason or a cancel failure. */
+const reasonOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
