@@ -388,6 +388,12 @@ export const startApiGateway = async (options: ApiGatewayOptions): Promise<Local
       sendJson(res, 500, { error: 'Internal error' });
     });
   });
+  // Idle keep-alive connections are kept 65 s (Node's default is 5 s). A client that reuses a
+  // connection just as the server closes it reads "other side closed": undici trusts the server's
+  // `Keep-Alive: timeout` hint less one second, and on a loaded machine a timer can be later than
+  // that. API Gateway keeps idle connections far longer than 5 s too; headersTimeout must exceed it.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
   // A malformed request line must not take the process down.
   server.on('clientError', (_error, socket) => {
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
