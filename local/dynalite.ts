@@ -89,7 +89,28 @@ export const startLocalDynamo = async (options: LocalDynamoOptions = {}): Promis
   const endpoint = `http://127.0.0.1:${port}`;
   const tableName = options.tableName ?? RELAY_TABLE.logicalName;
 
+  // Requests being answered. dynalite closes its store as soon as the HTTP server has closed, and an
+  // action still running then (an UpdateItem waiting on its item lock) meets "Database is closed",
+  // which dynalite throws out of its callback: the process would die with a stack on Ctrl-C while a
+  // handler is writing. So close() first lets the requests in progress finish (at most 5 s).
+  let inFlight = 0;
+  let drained: (() => void) | undefined;
+  server.on('request', (_req, res) => {
+    inFlight += 1;
+    res.once('close', () => {
+      inFlight -= 1;
+      if (inFlight === 0) drained?.();
+    });
+  });
   const close = async (): Promise<void> => {
+    if (inFlight > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        new Promise<void>((resolve) => (drained = resolve)),
+        new Promise<void>((resolve) => (timer = setTimeout(resolve, 5_000))),
+      ]);
+      clearTimeout(timer);
+    }
     await new Promise<void>((resolve) => {
       server.close(() => resolve());
       // The SDK keeps connections alive; without this close() waits for them to idle out.
