@@ -79,6 +79,17 @@ const WAIT: OptionName[] = [
   'callback-secret',
 ];
 
+/** The options of `keys create` alone: `keys` refuses them with its other subcommands. */
+export const KEYS_CREATE_OPTIONS = [
+  'name',
+  'scopes',
+  'orders-per-hour',
+  'budget-usd-per-day',
+  'expires',
+  'slack-user',
+  'ssh-key',
+] as const;
+
 /** What the caller brings to the server (issue 37 §1): key, password, Jupyter token, ports, start-up script. */
 const ACCESS: OptionName[] = ['ssh-key', 'no-ssh-key', 'port', 'command-file', 'password-prompt', 'jupyter-token'];
 
@@ -173,16 +184,7 @@ export const COMMANDS: Readonly<Record<string, CommandSpec>> = {
     summary: 'print a pinned `Host` block for ~/.ssh/config (default name gpu-<order_id>)',
   },
   keys: {
-    options: [
-      ...CONNECTION,
-      'name',
-      'scopes',
-      'orders-per-hour',
-      'budget-usd-per-day',
-      'expires',
-      'slack-user',
-      'ssh-key',
-    ],
+    options: [...CONNECTION, ...KEYS_CREATE_OPTIONS],
     usage:
       'keys create --name NAME --scopes order,cancel,read[,admin] [--orders-per-hour N] [--budget-usd-per-day USD] [--expires YYYY-MM-DD] [--slack-user U123] [--ssh-key FILE.pub] | keys list | keys ssh-key NAME FILE.pub | keys revoke NAME',
     summary:

@@ -4,22 +4,12 @@
  */
 import type { Values } from './args';
 import { parsePositiveNumber } from './args';
-import { usageError } from './commands';
+import { KEYS_CREATE_OPTIONS, usageError } from './commands';
 import type { Connection } from './connection';
 import { connectionOf, requireSecret } from './connection';
 import { EXIT_OK, out, printAnswer } from './output';
 import { send } from './signed-request';
 import { readPublicKeyFile } from './ssh-key-file';
-
-const CREATE_ONLY = [
-  'name',
-  'scopes',
-  'orders-per-hour',
-  'budget-usd-per-day',
-  'expires',
-  'slack-user',
-  'ssh-key',
-] as const;
 
 interface KeyView {
   readonly name: string;
@@ -134,7 +124,7 @@ export const runKeys = async (values: Values, positionals: readonly string[]): P
   const conn = connectionOf('keys', values);
   requireSecret('keys', conn.secret);
   if (sub !== 'create')
-    for (const flag of CREATE_ONLY)
+    for (const flag of KEYS_CREATE_OPTIONS)
       if (values[flag] !== undefined) throw usageError('keys', `--${flag} only makes sense with keys create`);
   switch (sub) {
     case 'create':

@@ -239,6 +239,8 @@ describe('CLI: gpu-relay', () => {
       [['create-order', '--gpu', '--wait'], "--gpu needs a value, got the option '--wait'"],
       [['cancel-task'], 'expected exactly one TASK_ID'],
       [['cancel-task', '12'], "TASK_ID is the task id a create-order answered (a UUID), got '12'"],
+      [['keys', 'list', '--budget-usd-per-day', '5'], '--budget-usd-per-day only makes sense with keys create'],
+      [['keys', 'revoke', 'ci', '--ssh-key', 'k.pub'], '--ssh-key only makes sense with keys create'],
     ])('exits 2 with a clear message for %j and never prints the secret', async (args, message) => {
       // Act: the secret is both in the environment and on the command line
       const run = await runCli([...args, '--secret', SECRET], { env: env() });
