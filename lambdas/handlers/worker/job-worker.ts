@@ -43,11 +43,11 @@ import { marketplaceFromEnv } from '../../adapters/marketplace-from-env';
 import { notifierFromEnv } from '../../adapters/notifier-from-env';
 import {
   countMetric,
+  invocationHandler,
   logger,
   MetricName,
   spendMetric,
   tagTask,
-  tracedHandler,
   tracedSegment,
   withTaskScope,
 } from '../../adapters/observability';
@@ -182,9 +182,8 @@ export const createJobWorkerHandler = (deps: JobWorkerDeps) => {
 
   const processRecord = async (record: SQSRecord): Promise<void> => {
     const receiveCount = receiveCountOf(record);
-    let message: TypedJobMessage | undefined;
     try {
-      message = parseJobMessage(record.body);
+      const message = parseJobMessage(record.body);
       tagTask(message.task_id, { job_kind: message.kind });
       await handleJob(message, receiveCount);
     } catch (error) {
@@ -200,8 +199,6 @@ export const createJobWorkerHandler = (deps: JobWorkerDeps) => {
       }
       await scheduleRetry(record, receiveCount);
       throw error;
-    } finally {
-      if (message) logger.removeKeys(['task_id', 'job_kind']);
     }
   };
 
@@ -267,8 +264,7 @@ const worker = lazy(() => createJobWorkerHandler(jobWorkerDepsFromEnv()));
 
 /** The Lambda entry point (SQS event source with ReportBatchItemFailures), traced as `## <handler>`. */
 export const handler = budgetedHandler(
-  tracedHandler(async function processJobQueue(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
-    logger.addContext(context);
+  invocationHandler(async function processJobQueue(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
     return worker()(event, context);
   }),
 );
