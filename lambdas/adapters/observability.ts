@@ -26,6 +26,7 @@ import type { Context } from 'aws-lambda';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 
 import { METRICS_NAMESPACE, MetricName, SERVICE_NAME } from '../../contract/telemetry';
+import { isCallerError } from '../domain/errors';
 
 export { METRICS_NAMESPACE, MetricName, SERVICE_NAME };
 
@@ -194,4 +195,17 @@ export const tagTask = (
   const scope = invocationScope.getStore();
   if (scope?.boundary) Object.assign(scope.keys, keys);
   else invocationScope.enterWith({ boundary: false, context: scope?.context, keys });
+};
+
+/**
+ * Logs a failure at the level it deserves: a caller's mistake (`isCallerError`: an order that is not
+ * the account's, a price under the floor, no server) at WARN with the error's name and message and no
+ * stack, since nothing is broken; any other failure (a fault) at ERROR with the error and its stack.
+ */
+export const logFailure = (message: string, error: unknown, fields: Readonly<Record<string, unknown>> = {}): void => {
+  if (isCallerError(error) && error instanceof Error) {
+    logger.warn(message, { ...fields, error: { name: error.name, message: error.message } });
+  } else {
+    logger.error(message, { ...fields, error });
+  }
 };

@@ -44,6 +44,7 @@ import { notifierFromEnv } from '../../adapters/notifier-from-env';
 import {
   countMetric,
   invocationHandler,
+  logFailure,
   logger,
   MetricName,
   spendMetric,
@@ -156,7 +157,8 @@ export const createJobWorkerHandler = (deps: JobWorkerDeps) => {
       result = await withSoftDeadline(runJob(message, deps, now()), softTimeLimitMs, softTimeLimitSeconds);
     } catch (error) {
       if (isRetryable(error) && !isFinalAttempt(receiveCount)) throw error;
-      logger.error('job failed; sending the failure result', { error, receiveCount });
+      // A caller's mistake (cancel-order of an order that is not the account's) is WARN, a fault ERROR.
+      logFailure('job failed; sending the failure result', error, { receiveCount });
       countMetric(MetricName.TasksFailed, { name: 'Kind', value: message.kind });
       result = failure(errorText(error));
     }
