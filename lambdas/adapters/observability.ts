@@ -53,14 +53,16 @@ const invocationScope = new AsyncLocalStorage<InvocationScope>();
 const SCOPED_KEYS = ['task_id', 'job_kind'] as const;
 
 /**
- * Powertools' standard JSON line, except that inside an invocation's scope the function fields are
- * the scope's context and `task_id` (and the other keys of `tagTask`) the scope's keys, whatever a
- * concurrent or earlier invocation left on the shared logger.
+ * Powertools' standard JSON line, except that the function fields are the invocation scope's context
+ * (none outside an invocation) and, inside a scope, `task_id` (and the other keys of `tagTask`) the
+ * scope's keys, whatever a concurrent or earlier invocation left on the shared logger.
  */
 class InvocationScopedLogFormatter extends LogFormatter {
   public formatAttributes(attributes: UnformattedAttributes, additionalLogAttributes: LogAttributes): LogItem {
     const scope = invocationScope.getStore();
-    const context = scope ? scope.context : attributes.lambdaContext;
+    // Outside every invocation (module load, a test) a line belongs to no invocation: the context the
+    // shared logger was last given is some earlier invocation's.
+    const context = scope?.context;
     const base: LogAttributes = {
       level: attributes.logLevel,
       message: attributes.message,
@@ -164,8 +166,8 @@ export const withInvocation = <R>(context: unknown, work: () => Promise<R>): Pro
  * every invocation runs in its own scope (`withInvocation`) with the context it was called with.
  */
 export const invocationHandler =
-  <E, R>(handler: (event: E, context: Context) => Promise<R>) =>
-  (event: E, context: Context): Promise<R> =>
+  <E, C extends Context | undefined, R>(handler: (event: E, context: C) => Promise<R>) =>
+  (event: E, context: C): Promise<R> =>
     withInvocation(context, () => handler(event, context));
 
 /**

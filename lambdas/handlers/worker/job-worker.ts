@@ -43,13 +43,13 @@ import { marketplaceFromEnv } from '../../adapters/marketplace-from-env';
 import { notifierFromEnv } from '../../adapters/notifier-from-env';
 import {
   countMetric,
-  invocationHandler,
   logFailure,
   logger,
   MetricName,
   spendMetric,
   tagTask,
   tracedSegment,
+  withInvocation,
   withTaskScope,
 } from '../../adapters/observability';
 import { budgetedHandler } from '../../adapters/invocation-budget';
@@ -214,16 +214,19 @@ export const createJobWorkerHandler = (deps: JobWorkerDeps) => {
     }
   };
 
-  return async function processJobs(event: SQSEvent, context?: Context): Promise<SQSBatchResponse> {
-    // One processor per batch: it holds the batch's state, and the same worker may run batches concurrently (local runtime, tests).
-    const processor = new BatchProcessor(EventType.SQS);
-    const { batchItemFailures } = await processPartialResponse(event, recordHandler, processor, {
-      context,
-      processInParallel: false,
-      throwOnFullBatchFailure: false,
+  return function processJobs(event: SQSEvent, context?: Context): Promise<SQSBatchResponse> {
+    // One log scope per invocation (its function's context), and one per record inside it (recordHandler).
+    return withInvocation(context, async () => {
+      // One processor per batch: it holds the batch's state, and the same worker may run batches concurrently (local runtime, tests).
+      const processor = new BatchProcessor(EventType.SQS);
+      const { batchItemFailures } = await processPartialResponse(event, recordHandler, processor, {
+        context,
+        processInParallel: false,
+        throwOnFullBatchFailure: false,
+      });
+      // A fresh array: with no failures the processor hands back a module-level constant.
+      return { batchItemFailures: batchItemFailures.map(({ itemIdentifier }) => ({ itemIdentifier })) };
     });
-    // A fresh array: with no failures the processor hands back a module-level constant.
-    return { batchItemFailures: batchItemFailures.map(({ itemIdentifier }) => ({ itemIdentifier })) };
   };
 };
 
@@ -265,8 +268,9 @@ export const jobWorkerDepsFromEnv = (): JobWorkerDeps => {
 const worker = lazy(() => createJobWorkerHandler(jobWorkerDepsFromEnv()));
 
 /** The Lambda entry point (SQS event source with ReportBatchItemFailures), traced as `## <handler>`. */
-export const handler = budgetedHandler(
-  invocationHandler(async function processJobQueue(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
-    return worker()(event, context);
-  }),
-);
+export const handler = budgetedHandler(async function processJobQueue(
+  event: SQSEvent,
+  context: Context,
+): Promise<SQSBatchResponse> {
+  return worker()(event, context);
+});
