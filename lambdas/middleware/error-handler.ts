@@ -57,7 +57,9 @@ export const errorHandler = (): middy.MiddlewareObj => {
       error.expose === true &&
       isJsonErrorBody(error.message)
     ) {
-      logger.warn('request refused', { statusCode: error.statusCode, error: errorTextOf(error.message) });
+      // A fault we answer in our own words (503 "retry later"): its cause was logged at ERROR where it
+      // was caught; this line only records the answer.
+      logger.warn('request failed', { statusCode: error.statusCode, error: errorTextOf(error.message) });
     } else {
       logger.error('unexpected error', { error });
     }
