@@ -1,12 +1,17 @@
 /**
  * Powertools logger and metrics, one of each per function. Every log line is JSON; the task id is
- * appended as `task_id` (next to Powertools' `xray_trace_id`) so one task can be followed across
- * API, workflow and worker.
+ * `task_id` (next to Powertools' `xray_trace_id`) so one task can be followed across API, workflow
+ * and worker.
  *
- * The task id of a line comes from the invocation's task scope (AsyncLocalStorage) when there is
- * one. Logger keys are process-wide: in Lambda one process serves one invocation at a time, but the
- * local runtime runs every function's invocations concurrently in one process, where a key appended
- * by one invocation would otherwise label (or be wiped by) another's lines.
+ * What a line says about its invocation (function name and request id, `task_id` and the other keys
+ * `tagTask` adds) comes from the invocation's own scope (AsyncLocalStorage), opened by every entry
+ * point (`invocationHandler`) with the context Lambda passed it. Keys appended to the shared logger
+ * are process-wide and outlive their invocation: in Lambda a warm instance serves the next
+ * invocation with them, and the local runtime runs every function's invocations concurrently in one
+ * process, where one invocation's keys (or its function name) would label another's lines. So
+ * per-invocation keys live in the scope and end with it, each entry point also clears the logger's
+ * own keys when it starts (Powertools `resetKeys`), and inside a scope a line's function fields are
+ * the scope's alone (docs/operations.md "Logs").
  *
  * Tracing is Lambda active tracing alone (no X-Ray SDK in the bundle, BENCHMARKS.md "Tracing"):
  * Lambda records each invocation's segment, and the SDK's recursion-detection middleware forwards
@@ -17,31 +22,47 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Logger, LogFormatter, LogItem } from '@aws-lambda-powertools/logger';
 import type { LogAttributes, UnformattedAttributes } from '@aws-lambda-powertools/logger/types';
-import type middy from '@middy/core';
+import type { Context } from 'aws-lambda';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 
 import { METRICS_NAMESPACE, MetricName, SERVICE_NAME } from '../../contract/telemetry';
+import { isCallerError } from '../domain/errors';
 
 export { METRICS_NAMESPACE, MetricName, SERVICE_NAME };
 
-/** The task an invocation (or one SQS record) works on; `taskId` unset = no task (yet). */
-interface TaskScope {
-  taskId?: string;
+/** What a log line says about the function and the invocation (Powertools' context fields). */
+type InvocationContext = Pick<Context, 'functionName' | 'invokedFunctionArn' | 'memoryLimitInMB' | 'awsRequestId'> & {
+  readonly coldStart: boolean;
+};
+
+/** One invocation (or one SQS record of it): whose lines these are, and the keys only they carry. */
+interface InvocationScope {
+  /** Absent outside Lambda's calling convention (a test calling a handler with no context). */
+  readonly context?: InvocationContext;
+  /** `task_id` and the keys `tagTask` added with it; they end with the scope. */
+  readonly keys: Record<string, string>;
   /**
    * Opened at an invocation boundary (and so owned by exactly one invocation or record), as opposed
    * to one `tagTask` opened itself, which may have leaked into whatever called that invocation.
    */
   readonly boundary: boolean;
 }
-const taskScope = new AsyncLocalStorage<TaskScope>();
+const invocationScope = new AsyncLocalStorage<InvocationScope>();
+
+/** Keys only an invocation's scope may set: a value appended to the shared logger is never used for them. */
+const SCOPED_KEYS = ['task_id', 'job_kind'] as const;
 
 /**
- * Powertools' standard JSON line, except that inside a task scope `task_id` is the scope's (and
- * absent when the scope has none), whatever a concurrent invocation appended to the shared logger.
+ * Powertools' standard JSON line, except that the function fields are the invocation scope's context
+ * (none outside an invocation) and, inside a scope, `task_id` (and the other keys of `tagTask`) the
+ * scope's keys, whatever a concurrent or earlier invocation left on the shared logger.
  */
-class TaskScopedLogFormatter extends LogFormatter {
+class InvocationScopedLogFormatter extends LogFormatter {
   public formatAttributes(attributes: UnformattedAttributes, additionalLogAttributes: LogAttributes): LogItem {
-    const context = attributes.lambdaContext;
+    const scope = invocationScope.getStore();
+    // Outside every invocation (module load, a test) a line belongs to no invocation: the context the
+    // shared logger was last given is some earlier invocation's.
+    const context = scope?.context;
     const base: LogAttributes = {
       level: attributes.logLevel,
       message: attributes.message,
@@ -55,16 +76,14 @@ class TaskScopedLogFormatter extends LogFormatter {
       sampling_rate: attributes.sampleRateValue,
       xray_trace_id: attributes.xRayTraceId,
     };
-    const scope = taskScope.getStore();
     if (scope === undefined) return new LogItem({ attributes: base }).addAttributes(additionalLogAttributes);
-    const { task_id: _appended, ...rest } = additionalLogAttributes;
-    return new LogItem({ attributes: base }).addAttributes(
-      scope.taskId === undefined ? rest : { ...rest, task_id: scope.taskId },
-    );
+    const rest = { ...additionalLogAttributes };
+    for (const key of SCOPED_KEYS) delete rest[key];
+    return new LogItem({ attributes: base }).addAttributes({ ...rest, ...scope.keys });
   }
 }
 
-export const logger = new Logger({ serviceName: SERVICE_NAME, logFormatter: new TaskScopedLogFormatter() });
+export const logger = new Logger({ serviceName: SERVICE_NAME, logFormatter: new InvocationScopedLogFormatter() });
 export const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME });
 
 /** Where the local runtime puts its client hook (local/iam-checks.ts: permission checks); never set in Lambda. */
@@ -109,39 +128,86 @@ export const spendMetric = (
 /** Runs `work`; the seam for a named subsegment (see `traceClient`). */
 export const tracedSegment = async <R>(_name: string, work: () => Promise<R>): Promise<R> => work();
 
-/**
- * Starts a fresh, empty task scope for the rest of the current invocation, from inside it (a middy
- * `before`): its lines carry no task id until `tagTask`, whatever another invocation tagged.
- */
-export const beginInvocation = (): void => {
-  taskScope.enterWith({ boundary: true });
+let invoked = false;
+/** Powertools' cold start rule: the first invocation of an on-demand instance (not a provisioned one). */
+const takeColdStart = (): boolean => {
+  const cold = !invoked && process.env.AWS_LAMBDA_INITIALIZATION_TYPE?.trim() === 'on-demand';
+  invoked = true;
+  return cold;
 };
 
-/** Runs `work` in its own empty task scope (one invocation, one SQS record). */
-export const withTaskScope = <R>(work: () => Promise<R>): Promise<R> => taskScope.run({ boundary: true }, work);
+/** The context fields of an invocation's lines, from the context Lambda (or the local runtime) passed. */
+const invocationContextOf = (context: unknown): InvocationContext | undefined => {
+  if (typeof context !== 'object' || context === null) return undefined;
+  const { functionName, invokedFunctionArn, memoryLimitInMB, awsRequestId } = context as Partial<Context>;
+  if (typeof functionName !== 'string') return undefined;
+  return {
+    functionName,
+    invokedFunctionArn: invokedFunctionArn ?? '',
+    memoryLimitInMB: memoryLimitInMB ?? '',
+    awsRequestId: awsRequestId ?? '',
+    coldStart: takeColdStart(),
+  };
+};
 
-/** Middy middleware, first in a chain: a fresh task scope per request. */
-export const taskScopeMiddleware = (): middy.MiddlewareObj => ({
-  before: () => {
-    beginInvocation();
-  },
-});
+/**
+ * Runs one invocation in its own scope: its lines carry its own function name and request id, and no
+ * key of another invocation. The logger's own keys are cleared first, as `injectLambdaContext({
+ * resetKeys: true })` would: nothing appended during an earlier invocation of a warm instance
+ * labels this one.
+ */
+export const withInvocation = <R>(context: unknown, work: () => Promise<R>): Promise<R> => {
+  logger.resetKeys();
+  return invocationScope.run({ boundary: true, context: invocationContextOf(context), keys: {} }, work);
+};
 
-/** Wraps a handler that is not built with middy (SQS worker, execution-ended): a fresh task scope. */
-export const tracedHandler =
-  <A extends unknown[], R>(handler: (...args: A) => Promise<R>): ((...args: A) => Promise<R>) =>
-  (...args: A): Promise<R> =>
-    withTaskScope(() => handler(...args));
+/**
+ * Wraps a Lambda entry point (API chain, Step Functions task, SQS worker, fleet watch, safety net):
+ * every invocation runs in its own scope (`withInvocation`) with the context it was called with.
+ */
+export const invocationHandler =
+  <E, C extends Context | undefined, R>(handler: (event: E, context: C) => Promise<R>) =>
+  (event: E, context: C): Promise<R> =>
+    withInvocation(context, () => handler(event, context));
+
+/**
+ * Starts a fresh scope without keys for the rest of the current invocation, from inside it: its
+ * lines carry no task id until `tagTask`, whatever another invocation tagged; the function's context
+ * stays the invocation's.
+ */
+export const beginInvocation = (): void => {
+  invocationScope.enterWith({ boundary: true, context: invocationScope.getStore()?.context, keys: {} });
+};
+
+/** Runs `work` in its own scope without keys, in the current invocation's context (one SQS record). */
+export const withTaskScope = <R>(work: () => Promise<R>): Promise<R> =>
+  invocationScope.run({ boundary: true, context: invocationScope.getStore()?.context, keys: {} }, work);
 
 /**
  * Correlates the rest of this invocation (or SQS record) with one task: `task_id` (plus `extra`)
  * on every log line (each also carries `xray_trace_id`, which leads from a task's lines to its
- * trace). Outside an invocation's scope it opens one for the rest of the current call chain. Callers that handle several tasks per invocation remove the
- * keys when done (`logger.removeKeys`).
+ * trace). The keys live in the invocation's scope and end with it; never `logger.appendKeys` for a
+ * per-invocation key. Outside an invocation's scope it opens one for the rest of the current call chain.
  */
-export const tagTask = (taskId: string, extra: Readonly<Record<string, string>> = {}): void => {
-  logger.appendKeys({ task_id: taskId, ...extra });
-  const scope = taskScope.getStore();
-  if (scope?.boundary) scope.taskId = taskId;
-  else taskScope.enterWith({ taskId, boundary: false });
+export const tagTask = (
+  taskId: string,
+  extra: Readonly<Partial<Record<(typeof SCOPED_KEYS)[number], string>>> = {},
+): void => {
+  const keys = { ...extra, task_id: taskId };
+  const scope = invocationScope.getStore();
+  if (scope?.boundary) Object.assign(scope.keys, keys);
+  else invocationScope.enterWith({ boundary: false, context: scope?.context, keys });
+};
+
+/**
+ * Logs a failure at the level it deserves: a caller's mistake (`isCallerError`: an order that is not
+ * the account's, a price under the floor, no server) at WARN with the error's name and message and no
+ * stack, since nothing is broken; any other failure (a fault) at ERROR with the error and its stack.
+ */
+export const logFailure = (message: string, error: unknown, fields: Readonly<Record<string, unknown>> = {}): void => {
+  if (isCallerError(error) && error instanceof Error) {
+    logger.warn(message, { ...fields, error: { name: error.name, message: error.message } });
+  } else {
+    logger.error(message, { ...fields, error });
+  }
 };

@@ -240,3 +240,25 @@ export { BUSINESS_ERROR_NAMES };
 
 /** True for a business outcome (never retried); any other exception is retried. */
 export const isBusinessOutcome = (error: unknown): boolean => BUSINESS_ERRORS.some((type) => error instanceof type);
+
+/**
+ * Failures a caller's request causes (the 4xx family): the relay or the marketplace cannot serve it as
+ * asked (an order that is not the account's, a price under the floor, no matching server, a cap or a
+ * budget reached). The logs say WARN without a stack; every other failure is a fault (ERROR with its
+ * stack): the operator's to fix (the API key, the account's balance), the relay's or the marketplace's.
+ */
+const CALLER_ERRORS = [
+  InvalidOrderRequestError,
+  MarketplaceInvalidInputError,
+  MarketplaceRejectedError,
+  NoServerAvailableError,
+  QuotaExceededError,
+  BudgetExceededError,
+  WaitingQueueFullError,
+] as const;
+
+/** True for a failure the caller's request caused (see CALLER_ERRORS); false for a fault. */
+export const isCallerError = (error: unknown): boolean =>
+  error instanceof MarketplaceRejectedError
+    ? error.reason !== 'not_enough_balance' // the account's balance is the operator's to fix
+    : CALLER_ERRORS.some((type) => error instanceof type);

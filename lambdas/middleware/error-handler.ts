@@ -2,6 +2,8 @@
  * The API's error shaping, around @middy/http-error-handler (register it LAST, so its onError runs
  * first). Every error answer is JSON `{ "error": text }` with Content-Type application/json;
  * unexpected errors become 500 `{"error":"Internal error"}` with no stack or detail, and are logged.
+ * Log levels (docs/operations.md "Logs"): a 4xx is the caller's mistake, WARN with the answer's text and
+ * no stack; a fault (5xx) is ERROR with its stack, or WARN when a middleware already logged its cause.
  */
 import type middy from '@middy/core';
 import httpErrorHandler from '@middy/http-error-handler';
@@ -28,6 +30,9 @@ const isJsonErrorBody = (message: string | undefined): boolean => {
   }
 };
 
+/** The `error` text of a JSON error body. */
+const errorTextOf = (body: string): string => (JSON.parse(body) as { error: string }).error;
+
 export const errorHandler = (): middy.MiddlewareObj => {
   const inner = httpErrorHandler({
     // Our own logging below decides the level; the inner handler must not print to stderr.
@@ -44,13 +49,17 @@ export const errorHandler = (): middy.MiddlewareObj => {
       // A thrown 4xx with a plain-text message still gets the JSON shape.
       if (!isJsonErrorBody(error.message))
         error.message = JSON.stringify({ error: error.message || 'Request rejected' });
+      // The caller's mistake: WARN with the answer's text, no stack (nothing here is broken).
+      logger.warn('request refused', { statusCode: error.statusCode, error: errorTextOf(error.message) });
     } else if (
       error &&
       typeof error.statusCode === 'number' &&
       error.expose === true &&
       isJsonErrorBody(error.message)
     ) {
-      logger.warn('request refused', { statusCode: error.statusCode, error: error.message });
+      // A fault we answer in our own words (503 "retry later"): its cause was logged at ERROR where it
+      // was caught; this line only records the answer.
+      logger.warn('request failed', { statusCode: error.statusCode, error: errorTextOf(error.message) });
     } else {
       logger.error('unexpected error', { error });
     }

@@ -6,7 +6,9 @@
  *    webhook URL or its token, a Slack response_url token, or any signature this test sent;
  *  - task work is correlated: its lines carry the right `task_id`, and lines of other work (a
  *    refused request, a poison message) carry none, although the local runtime runs every function
- *    concurrently in one process with one shared logger.
+ *    concurrently in one process with one shared logger;
+ *  - every line names the function that wrote it (issue 40 §4), and a refused request is WARN
+ *    without a stack, while ERROR lines are the run's faults.
  *
  * Where the lines go: Powertools Logger (POWERTOOLS_DEV unset) prints through its own
  * `new Console({ stdout: process.stdout, stderr: process.stderr })`, so its JSON lines are caught at
@@ -311,6 +313,41 @@ describe('Log hygiene: a full local run', () => {
       expect(lines.length).toBeGreaterThan(0);
       expect(lines.map((line) => line.task_id)).toEqual(lines.map(() => undefined));
     }
+  });
+
+  it('names every line after the function that wrote it, although they all ran in one process (issue 40 §4)', () => {
+    const namesOf = (message: string) => [...new Set(withMessage(message).map((line) => line.function_name))].sort();
+    expect(namesOf('task accepted')).toEqual([
+      'local-CancelOrder',
+      'local-CreateOrder',
+      'local-PriceAlert',
+      'local-SlackCommand',
+      'local-Status',
+    ]);
+    expect(namesOf('server chosen')).toEqual(['local-find-server']);
+    expect(namesOf('order placed')).toEqual(['local-place-order']);
+    expect(namesOf('task finished')).toEqual(['local-report-result']);
+    expect(namesOf('job finished')).toEqual(['local-job-worker']);
+    expect(namesOf('poison job message')).toEqual(['local-job-worker']);
+    expect(namesOf('marketplace listing failed')).toEqual(['local-MarketplaceSummary']);
+  });
+
+  it('logs refused requests at WARN without a stack; ERROR lines are faults (issue 40 §4)', () => {
+    // The two bad signatures (webhook, Slack): the caller's mistake, one WARN line each.
+    const refused = withMessage('request refused');
+    expect(refused.map((line) => [line.level, line.statusCode, line.error]).sort()).toEqual([
+      ['WARN', 401, 'Invalid Slack signature'],
+      ['WARN', 401, 'Invalid signature'],
+    ]);
+    expect(refused.filter((line) => JSON.stringify(line).includes('"stack"'))).toEqual([]);
+    // The marketplace's failure (its answer, 500, is the fault's second line) and the poison message
+    // are the run's only faults.
+    expect(withMessage('request failed').map((line) => [line.level, line.statusCode])).toEqual([['WARN', 500]]);
+    const errors = relayLines(capture.lines).filter((line) => line.level === 'ERROR');
+    expect([...new Set(errors.map((line) => line.message))].sort()).toEqual([
+      'marketplace listing failed',
+      'poison job message',
+    ]);
   });
 
   it('traces nothing locally: no X-Ray message was printed', async () => {

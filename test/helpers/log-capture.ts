@@ -76,3 +76,17 @@ export const leaks = (lines: readonly CapturedLine[], forbidden: Readonly<Record
       .filter(([, value]) => line.text.toLowerCase().includes(value.toLowerCase()))
       .map(([name]) => `${name} in ${line.source} line ${index}: ${line.text.slice(0, 120)}…`),
   );
+
+/**
+ * Runs `work` with every write captured; returns the structured lines it wrote, in order (the logger
+ * writes them when its level lets it: test/helpers/debug-logs.ts).
+ */
+export const loggedLines = async (work: () => Promise<unknown>): Promise<LogLine[]> => {
+  const capture = startCapture();
+  try {
+    await work();
+  } finally {
+    capture.stop();
+  }
+  return relayLines(capture.lines);
+};

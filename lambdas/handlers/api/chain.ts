@@ -1,6 +1,6 @@
 /**
  * The middleware chain every API route shares, driven by the route table (contract/routes.ts):
- * invocation budget → task scope → logger context → rate limit (rate-limited routes) → body
+ * invocation scope (around the chain) → invocation budget → logger context → rate limit (rate-limited routes) → body
  * size/decoding → webhook signature, its one-route claim and the route's scope (signed routes) or
  * Slack signature → JSON parsing → handler;
  * errors shaped last (JSON `{error}` bodies). Tracing is Lambda's own (no middleware).
@@ -13,7 +13,7 @@ import type { Context } from 'aws-lambda';
 import { ROUTE_SCOPES, ROUTES, type RouteDefinition } from '../../../contract/routes';
 import type { RelayEnv } from '../../adapters/env';
 import { invocationBudget, withInvocationBudget } from '../../adapters/invocation-budget';
-import { logger, taskScopeMiddleware } from '../../adapters/observability';
+import { invocationHandler, logger } from '../../adapters/observability';
 import type { SecretReadOptions } from '../../adapters/secrets';
 import type { IdempotencyStore, SlidingWindow } from '../../domain/ports';
 import { decodeBody } from '../../middleware/body';
@@ -46,7 +46,8 @@ export interface ChainDeps {
 }
 
 export type RouteId = (typeof ROUTES)[number]['id'];
-export type ApiHandler = middy.MiddyfiedHandler<RelayEvent, ApiResult>;
+/** A route's Lambda entry point. */
+export type ApiHandler = (event: RelayEvent, context: Context) => Promise<ApiResult>;
 
 const required = <T>(value: T | undefined, what: string): T => {
   if (value === undefined) throw new Error(`${what} is not wired for this route`);
@@ -121,17 +122,18 @@ export const apiHandler = <D extends ChainDeps>(
     );
   }
   if (options.json) chain.push(jsonBody());
-  return (
-    middy<RelayEvent, ApiResult>()
-      // Before anything awaits, so the whole chain runs inside this invocation's time budget (the
-      // marketplace client reads it); the handler below also runs inside it explicitly.
-      .use(invocationBudget())
-      .use(taskScopeMiddleware()) // this request's lines carry its own task id, or none
-      // logEvent pinned off: the raw event holds X-Webhook-Signature and caller URLs, and
-      // POWERTOOLS_LOGGER_LOG_EVENT=true must not be able to put them in the logs.
-      .use(injectLambdaContext(logger, { resetKeys: true, logEvent: false }))
-      .use(chain)
-      .use(errorHandler()) // last: its onError runs first and shapes every error
-      .handler((event, context) => withInvocationBudget(context, () => core(event, options.deps(), context)))
-  );
+  const chained = middy<RelayEvent, ApiResult>()
+    // Before anything awaits, so the whole chain runs inside this invocation's time budget (the
+    // marketplace client reads it); the handler below also runs inside it explicitly.
+    .use(invocationBudget())
+    // logEvent pinned off: the raw event holds X-Webhook-Signature and caller URLs, and
+    // POWERTOOLS_LOGGER_LOG_EVENT=true must not be able to put them in the logs.
+    .use(injectLambdaContext(logger, { resetKeys: true, logEvent: false }))
+    .use(chain)
+    .use(errorHandler()) // last: its onError runs first and shapes every error
+    .handler((event, context) => withInvocationBudget(context, () => core(event, options.deps(), context)));
+  // The invocation's scope around the whole chain (a scope entered from a middleware does not reach
+  // every later middleware): every line of this request, the error handler's too, carries this
+  // function's name and this request's task id, or none.
+  return invocationHandler((event: RelayEvent, context: Context) => chained(event, context));
 };

@@ -39,7 +39,7 @@ import { SOFT_TIME_LIMIT_SECONDS } from '../../../contract/limits';
 import { lazy } from '../../adapters/lazy';
 import { MARKETPLACE_CLIENT_LIMITS, marketplaceFromEnv } from '../../adapters/marketplace-from-env';
 import { notifierFromEnv } from '../../adapters/notifier-from-env';
-import { countMetric, logger, MetricName, metrics, spendMetric, tracedHandler } from '../../adapters/observability';
+import { countMetric, invocationHandler, logger, MetricName, metrics, spendMetric } from '../../adapters/observability';
 
 /** Allowance per table write or read, SDK retries included (the time-budget test's figure). */
 const AWS_CALL_MS = 1_000;
@@ -220,7 +220,7 @@ const deps = lazy<FleetWatchDeps>(() => {
 });
 
 export const handler = budgetedHandler(
-  tracedHandler(
+  invocationHandler(
     createFleetWatchHandler(
       async () => deps(),
       () => relayEnv(),

@@ -43,12 +43,13 @@ import { marketplaceFromEnv } from '../../adapters/marketplace-from-env';
 import { notifierFromEnv } from '../../adapters/notifier-from-env';
 import {
   countMetric,
+  logFailure,
   logger,
   MetricName,
   spendMetric,
   tagTask,
-  tracedHandler,
   tracedSegment,
+  withInvocation,
   withTaskScope,
 } from '../../adapters/observability';
 import { budgetedHandler } from '../../adapters/invocation-budget';
@@ -156,7 +157,8 @@ export const createJobWorkerHandler = (deps: JobWorkerDeps) => {
       result = await withSoftDeadline(runJob(message, deps, now()), softTimeLimitMs, softTimeLimitSeconds);
     } catch (error) {
       if (isRetryable(error) && !isFinalAttempt(receiveCount)) throw error;
-      logger.error('job failed; sending the failure result', { error, receiveCount });
+      // A caller's mistake (cancel-order of an order that is not the account's) is WARN, a fault ERROR.
+      logFailure('job failed; sending the failure result', error, { receiveCount });
       countMetric(MetricName.TasksFailed, { name: 'Kind', value: message.kind });
       result = failure(errorText(error));
     }
@@ -182,9 +184,8 @@ export const createJobWorkerHandler = (deps: JobWorkerDeps) => {
 
   const processRecord = async (record: SQSRecord): Promise<void> => {
     const receiveCount = receiveCountOf(record);
-    let message: TypedJobMessage | undefined;
     try {
-      message = parseJobMessage(record.body);
+      const message = parseJobMessage(record.body);
       tagTask(message.task_id, { job_kind: message.kind });
       await handleJob(message, receiveCount);
     } catch (error) {
@@ -200,8 +201,6 @@ export const createJobWorkerHandler = (deps: JobWorkerDeps) => {
       }
       await scheduleRetry(record, receiveCount);
       throw error;
-    } finally {
-      if (message) logger.removeKeys(['task_id', 'job_kind']);
     }
   };
 
@@ -215,16 +214,19 @@ export const createJobWorkerHandler = (deps: JobWorkerDeps) => {
     }
   };
 
-  return async function processJobs(event: SQSEvent, context?: Context): Promise<SQSBatchResponse> {
-    // One processor per batch: it holds the batch's state, and the same worker may run batches concurrently (local runtime, tests).
-    const processor = new BatchProcessor(EventType.SQS);
-    const { batchItemFailures } = await processPartialResponse(event, recordHandler, processor, {
-      context,
-      processInParallel: false,
-      throwOnFullBatchFailure: false,
+  return function processJobs(event: SQSEvent, context?: Context): Promise<SQSBatchResponse> {
+    // One log scope per invocation (its function's context), and one per record inside it (recordHandler).
+    return withInvocation(context, async () => {
+      // One processor per batch: it holds the batch's state, and the same worker may run batches concurrently (local runtime, tests).
+      const processor = new BatchProcessor(EventType.SQS);
+      const { batchItemFailures } = await processPartialResponse(event, recordHandler, processor, {
+        context,
+        processInParallel: false,
+        throwOnFullBatchFailure: false,
+      });
+      // A fresh array: with no failures the processor hands back a module-level constant.
+      return { batchItemFailures: batchItemFailures.map(({ itemIdentifier }) => ({ itemIdentifier })) };
     });
-    // A fresh array: with no failures the processor hands back a module-level constant.
-    return { batchItemFailures: batchItemFailures.map(({ itemIdentifier }) => ({ itemIdentifier })) };
   };
 };
 
@@ -266,9 +268,9 @@ export const jobWorkerDepsFromEnv = (): JobWorkerDeps => {
 const worker = lazy(() => createJobWorkerHandler(jobWorkerDepsFromEnv()));
 
 /** The Lambda entry point (SQS event source with ReportBatchItemFailures), traced as `## <handler>`. */
-export const handler = budgetedHandler(
-  tracedHandler(async function processJobQueue(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
-    logger.addContext(context);
-    return worker()(event, context);
-  }),
-);
+export const handler = budgetedHandler(async function processJobQueue(
+  event: SQSEvent,
+  context: Context,
+): Promise<SQSBatchResponse> {
+  return worker()(event, context);
+});

@@ -1,7 +1,7 @@
 /** CancelOrder: cancels the placed order after a readiness timeout, or as compensation after an error. */
 import { cancelOrderStep, type CancelOrderDeps } from '../../domain/create-order/cancel-order';
 import type { CancelResult } from '../../domain/create-order/workflow-state';
-import { countMetric, logger, MetricName, tracedHandler } from '../../adapters/observability';
+import { countMetric, logger, MetricName } from '../../adapters/observability';
 import { budgetedHandler } from '../../adapters/invocation-budget';
 import { cancelOrderDeps } from './deps';
 import { workflowTask } from './shared';
@@ -16,4 +16,4 @@ export const createCancelOrderStepHandler = workflowTask(
   },
 );
 
-export const handler = budgetedHandler(tracedHandler(createCancelOrderStepHandler(cancelOrderDeps)));
+export const handler = budgetedHandler(createCancelOrderStepHandler(cancelOrderDeps));

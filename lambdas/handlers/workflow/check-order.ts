@@ -1,7 +1,7 @@
 /** CheckOrder: one readiness poll of my_orders (and, with READINESS_PROBE=ssh, of the order's ssh endpoint); the state machine waits and loops. */
 import { checkOrder, type CheckOrderDeps } from '../../domain/create-order/readiness-wait';
 import type { CheckResult } from '../../domain/create-order/workflow-state';
-import { logger, tracedHandler } from '../../adapters/observability';
+import { logger } from '../../adapters/observability';
 import { budgetedHandler } from '../../adapters/invocation-budget';
 import { checkOrderDeps } from './deps';
 import { relayEnv } from '../../adapters/env';
@@ -33,4 +33,4 @@ export const createCheckOrderStepHandler = workflowTask(
 /** READINESS_PROBE=ssh-login: ssh2's client, imported here only (the other functions' bundles stay without it). */
 const loginProbe = lazy(() => sshLoginProbe({ allowPrivate: relayEnv().ALLOW_PRIVATE_SSH_PROBE }));
 
-export const handler = budgetedHandler(tracedHandler(createCheckOrderStepHandler(() => checkOrderDeps(loginProbe))));
+export const handler = budgetedHandler(createCheckOrderStepHandler(() => checkOrderDeps(loginProbe)));

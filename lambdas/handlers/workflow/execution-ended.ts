@@ -5,7 +5,7 @@
  */
 import * as z from 'zod/mini';
 import { handleExecutionEnded, type ExecutionEndedDeps } from '../../domain/create-order/execution-ended';
-import { countMetric, logger, MetricName, tagTask, tracedHandler } from '../../adapters/observability';
+import { countMetric, invocationHandler, logger, MetricName, tagTask } from '../../adapters/observability';
 import { callbackWorstCaseMs } from '../../adapters/http-notifier';
 import { budgetedHandler, withReserve } from '../../adapters/invocation-budget';
 import { HARD_TIME_LIMIT_SECONDS } from '../../../contract/limits';
@@ -97,4 +97,4 @@ export const createExecutionEndedHandler = (
     return { action: outcome.action };
   };
 
-export const handler = budgetedHandler(tracedHandler(createExecutionEndedHandler(executionEndedDeps)));
+export const handler = budgetedHandler(invocationHandler(createExecutionEndedHandler(executionEndedDeps)));

@@ -1,7 +1,7 @@
 /** FindServer: first matching server nobody else holds, claimed for this task. */
 import { findServerOrWait, type FindServerDeps, type WaitingResult } from '../../domain/create-order/find-server';
 import type { SearchResult } from '../../domain/create-order/workflow-state';
-import { logger, tracedHandler } from '../../adapters/observability';
+import { logger } from '../../adapters/observability';
 import { budgetedHandler } from '../../adapters/invocation-budget';
 import { findServerDeps } from './deps';
 import { workflowTask } from './shared';
@@ -19,4 +19,4 @@ export const createFindServerStepHandler = workflowTask(
   },
 );
 
-export const handler = budgetedHandler(tracedHandler(createFindServerStepHandler(findServerDeps)));
+export const handler = budgetedHandler(createFindServerStepHandler(findServerDeps));

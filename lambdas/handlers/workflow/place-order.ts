@@ -1,7 +1,7 @@
 /** PlaceOrder: create_order once per task (intent marker + my_orders reconciliation), or ask for a new search. */
 import { placeOrder, type PlaceOrderDeps } from '../../domain/create-order/place-order';
 import type { PlacementResult } from '../../domain/create-order/workflow-state';
-import { countMetric, logger, MetricName, tracedHandler } from '../../adapters/observability';
+import { countMetric, logger, MetricName } from '../../adapters/observability';
 import { budgetedHandler } from '../../adapters/invocation-budget';
 import { placeOrderDeps } from './deps';
 import { workflowTask } from './shared';
@@ -23,4 +23,4 @@ export const createPlaceOrderStepHandler = workflowTask(
   },
 );
 
-export const handler = budgetedHandler(tracedHandler(createPlaceOrderStepHandler(placeOrderDeps)));
+export const handler = budgetedHandler(createPlaceOrderStepHandler(placeOrderDeps));

@@ -1,6 +1,6 @@
 /** ReportResult: a ready order recorded for the fleet watch (and its lease), the task's one result (record, callback, chat on a ready order) and the claim release. */
 import { reportResult, type ReportResultDeps } from '../../domain/create-order/report-result';
-import { countMetric, logger, MetricName, spendMetric, tracedHandler } from '../../adapters/observability';
+import { countMetric, logger, MetricName, spendMetric } from '../../adapters/observability';
 import { budgetedHandler } from '../../adapters/invocation-budget';
 import { reportResultDeps } from './notifier-deps';
 import { workflowTask } from './shared';
@@ -58,4 +58,4 @@ export const createReportResultStepHandler = workflowTask(
   },
 );
 
-export const handler = budgetedHandler(tracedHandler(createReportResultStepHandler(reportResultDeps)));
+export const handler = budgetedHandler(createReportResultStepHandler(reportResultDeps));

@@ -1,5 +1,5 @@
 /** ReserveQuota: reserves the order's spending (issue 24), then counts it against MAX_ORDERS_PER_HOUR (rolling hour, account-wide). */
-import { logger, spendMetric, tracedHandler } from '../../adapters/observability';
+import { logger, spendMetric } from '../../adapters/observability';
 import { budgetedHandler } from '../../adapters/invocation-budget';
 import { reserveQuotaOrWait, type HeldResult, type WaitForQuotaDeps } from '../../domain/create-order/wait-for-quota';
 import { keys } from '../../../contract/resources';
@@ -39,4 +39,4 @@ export const createReserveQuotaStepHandler = workflowTask(
   },
 );
 
-export const handler = budgetedHandler(tracedHandler(createReserveQuotaStepHandler(reserveQuotaDeps)));
+export const handler = budgetedHandler(createReserveQuotaStepHandler(reserveQuotaDeps));

@@ -5,7 +5,8 @@
 import * as z from 'zod/mini';
 import { READINESS_PENDING, type WorkflowState } from '../../domain/create-order/workflow-state';
 import { callerSafeText, InvalidWorkflowInputError } from '../../domain/errors';
-import { beginInvocation, tagTask } from '../../adapters/observability';
+import type { Context } from 'aws-lambda';
+import { beginInvocation, tagTask, withInvocation } from '../../adapters/observability';
 import { PortsSchema } from '../../../contract/shapes';
 import { HostFilterShape, TaskOriginSchema } from '../../domain/task';
 import { ENGLISH_TEXTS } from '../../domain/zod-texts';
@@ -158,14 +159,16 @@ export type Clock = () => number;
 export const systemClock: Clock = () => Date.now();
 
 /**
- * A create-order task's handler builder, from what the task does (`run`): the input is validated into
- * the state document first (parseWorkflowState), then `run` gets it with the deps and the time. The
+ * A create-order task's handler builder, from what the task does (`run`): the invocation runs in its
+ * own log scope (its function's context, no other invocation's keys), the input is validated into the
+ * state document first (parseWorkflowState), then `run` gets it with the deps and the time. The
  * builder takes the deps and the clock, so tests pass fakes.
  */
 export const workflowTask =
   <D, R>(run: (state: WorkflowState, deps: D, now: number) => Promise<R>) =>
   (deps: () => D | Promise<D>, clock: Clock = systemClock) =>
-  async (input: unknown): Promise<R> => {
-    const state = parseWorkflowState(input);
-    return run(state, await deps(), clock());
-  };
+  (input: unknown, context?: Context): Promise<R> =>
+    withInvocation(context, async () => {
+      const state = parseWorkflowState(input);
+      return run(state, await deps(), clock());
+    });

@@ -19,6 +19,7 @@ import {
   InvalidOrderRequestError,
   OrderNotVisibleError,
   isBusinessOutcome,
+  isCallerError,
   isTransient,
   MarketplaceAuthError,
   MarketplaceDatabaseError,
@@ -32,6 +33,7 @@ import {
   QuotaExceededError,
   SoftTimeoutError,
   TRANSIENT_ERRORS,
+  WaitingQueueFullError,
 } from '../../../lambdas/domain/errors';
 
 /** An instance of each matched class, built with whatever arguments its constructor takes. */
@@ -95,6 +97,38 @@ describe('error matching', () => {
       expect(isTransient(other)).toBe(false);
       expect(isBusinessOutcome(other)).toBe(false);
     }
+  });
+});
+
+describe('caller errors and faults (the log level of a failure)', () => {
+  it.each([
+    new InvalidOrderRequestError('bad request'),
+    new MarketplaceInvalidInputError("order 99999 is not one of this account's orders"),
+    new MarketplaceRejectedError('too_low_price', { min_price: 0.2 }),
+    new NoServerAvailableError('none'),
+    new QuotaExceededError(10),
+    new BudgetExceededError('budget exceeded'),
+    new WaitingQueueFullError('full'),
+  ])('isCallerError(%s): WARN without a stack', (error) => {
+    expect(isCallerError(error)).toBe(true);
+  });
+
+  it.each([
+    new MarketplaceRejectedError('not_enough_balance'),
+    new MarketplaceAuthError('key'),
+    new SoftTimeoutError(),
+    new OrderNotVisibleError('late'),
+    new MarketplaceUnavailableError('down'),
+    new OrderOutcomeUnknownError('x'),
+    new HandOffError(),
+    new Error('x'),
+  ])('a fault, not a caller error: %s (ERROR with its stack)', (error) => {
+    expect(isCallerError(error)).toBe(false);
+  });
+
+  it('matches by class, not by a name string', () => {
+    expect(isCallerError(Object.assign(new Error('x'), { name: 'NoServerAvailableError' }))).toBe(false);
+    expect(isCallerError('NoServerAvailableError')).toBe(false);
   });
 });
 

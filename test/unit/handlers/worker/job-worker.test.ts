@@ -6,7 +6,6 @@ import {
 } from '../../../../lambdas/handlers/worker/job-worker';
 import { MarketplaceUnavailableError } from '../../../../lambdas/domain/errors';
 import { logger } from '../../../../lambdas/adapters/observability';
-import { anOrder } from '../../../fakes/builders';
 import { jobFakes } from '../../../fakes/deps';
 import { FakeVisibility } from '../../../fakes/message-visibility';
 import { anSqsEvent, anSqsRecord } from '../../../fakes/sqs';
@@ -197,21 +196,6 @@ describe('Function: createJobWorkerHandler', () => {
     );
     // Assess
     expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'mv' }] });
-  });
-
-  it('appends the task id to every log line of a record and removes it afterwards', async () => {
-    // Prepare
-    const { worker, tasks, marketplace } = setup();
-    tasks.seed('t-log', { kind: 'status' });
-    marketplace.orders = [anOrder(1, { status: 'running' })];
-    const append = jest.spyOn(logger, 'appendKeys');
-    const remove = jest.spyOn(logger, 'removeKeys');
-    // Act
-    await worker(event(record({ task_id: 't-log', kind: 'status', input: {}, origin: { source: 'webhook' } }, 1)));
-    // Assess
-    expect(append).toHaveBeenCalledWith({ task_id: 't-log', job_kind: 'status' });
-    expect(remove).toHaveBeenCalledWith(['task_id', 'job_kind']);
-    expect(tasks.finishes[0]?.result).toMatchObject({ total_orders: 1, active: 1 });
   });
 });
 
