@@ -137,4 +137,33 @@ describe('Crash points in AWS: a Lambda crash or timeout mid-step, covered by th
       expires_at: (record!.result as { lease_expires_at?: number }).lease_expires_at,
     });
   });
+
+  it('an order placed and not yet running, CheckOrder dying on every attempt: past its Retry the Catch cancels the order, one failure result', async () => {
+    // Prepare: every CheckOrder invocation dies once it read my_orders
+    serverId += 1;
+    h.resetServers([testServer(serverId)]);
+    h.sim.control.setReadyDelay(600_000);
+    h.listOrdersHook = async (send) => {
+      const orders = await send();
+      return h.invocations.at(-1) === 'CheckOrder' ? h.crashStep('CheckOrder') : orders;
+    };
+    const from = h.invocations.length;
+    const taskId = nextTaskId('crash-always');
+
+    // Act
+    const { execution, record } = await h.run(taskId, { request: { use_spot: false, max_hours: 1 } });
+
+    // Assert: 1 + 3 retries, then CancelOrder and the failure report
+    const ran = h.invocations.slice(from);
+    expect(ran.filter((s) => s === 'CheckOrder')).toHaveLength(4);
+    expect(ran.slice(-2)).toEqual(['CancelOrder', 'ReportResult']);
+    expect(execution.status).toBe('SUCCEEDED');
+    expect(record).toMatchObject({ state: 'failed' });
+    const deliveries = h.callback.requests.filter((r) => r.path.endsWith(`/${taskId}`));
+    expect(deliveries).toHaveLength(1);
+    expect(deliveries[0]!.json).toMatchObject({ success: false, error: expect.any(String) });
+    // the one order it placed is not left running
+    expect(h.sim.control.orders()).toHaveLength(1);
+    expect(h.sim.control.orders().filter((o) => !o.completed)).toEqual([]);
+  });
 });
