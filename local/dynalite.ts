@@ -4,7 +4,7 @@
  * in a LevelDB folder (`path`: dynalite's own store, classic-level) that `npm start` keeps across
  * restarts.
  */
-import type { Server } from 'node:http';
+import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import * as nodePath from 'node:path';
@@ -23,6 +23,12 @@ export interface LocalDynamo {
   /** `http://127.0.0.1:<port>`, for AWS_ENDPOINT_URL_DYNAMODB. */
   readonly endpoint: string;
   readonly tableName: string;
+  /**
+   * Holds every write that arrives from now on and resolves, once the writes already in progress
+   * have answered, with the function that lets them through again. Between the two the table cannot
+   * change: what is read then is the table at one instant (the state snapshot, local/state-snapshot.ts).
+   */
+  holdWrites(): Promise<() => void>;
   close(): Promise<void>;
 }
 
@@ -35,7 +41,64 @@ export interface LocalDynamoOptions {
   readonly region?: string;
   /** A LevelDB folder to keep the table in. @default - memory */
   readonly path?: string;
+  /** Create the table when the store has none; false only opens what is there (a snapshot's source). @default true */
+  readonly createTable?: boolean;
 }
+
+/** Operations that never change the store; every other one is held by `holdWrites`. */
+const READ_OPERATIONS = new Set([
+  'GetItem',
+  'BatchGetItem',
+  'Query',
+  'Scan',
+  'DescribeTable',
+  'ListTables',
+  'DescribeTimeToLive',
+  'ListTagsOfResource',
+  'DescribeLimits',
+]);
+
+/**
+ * Puts a gate in front of dynalite's request listener: reads always pass, writes pass unless held.
+ * A held write waits before dynalite reads its body, so it has neither landed nor answered.
+ */
+const gateWrites = (server: Server): LocalDynamo['holdWrites'] => {
+  const listeners = server.listeners('request') as RequestListener[];
+  server.removeAllListeners('request');
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
+    for (const listener of listeners) listener(req, res);
+  };
+  let holders = 0;
+  let inFlight = 0;
+  const waiting: (() => void)[] = [];
+  let drained: (() => void) | undefined;
+  const run = (req: IncomingMessage, res: ServerResponse) => {
+    inFlight += 1;
+    res.once('close', () => {
+      inFlight -= 1;
+      if (inFlight === 0) drained?.();
+    });
+    handle(req, res);
+  };
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const operation = String(req.headers['x-amz-target'] ?? '').split('.')[1] ?? '';
+    if (READ_OPERATIONS.has(operation)) return handle(req, res);
+    if (holders > 0) waiting.push(() => run(req, res));
+    else run(req, res);
+  });
+  return async () => {
+    holders += 1;
+    if (inFlight > 0) await new Promise<void>((resolve) => (drained = resolve));
+    drained = undefined;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      holders -= 1;
+      if (holders === 0) for (const next of waiting.splice(0)) next();
+    };
+  };
+};
 
 /** Another process holds the LevelDB folder (another `npm start` on the same STATE_DIR). */
 export class StateInUseError extends Error {
@@ -85,6 +148,7 @@ export const startLocalDynamo = async (options: LocalDynamoOptions = {}): Promis
       resolve();
     });
   });
+  const holdWrites = gateWrites(server);
   const { port } = server.address() as AddressInfo;
   const endpoint = `http://127.0.0.1:${port}`;
   const tableName = options.tableName ?? RELAY_TABLE.logicalName;
@@ -124,15 +188,17 @@ export const startLocalDynamo = async (options: LocalDynamoOptions = {}): Promis
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
   });
   try {
-    const exists = options.path
-      ? await client.send(new DescribeTableCommand({ TableName: tableName })).then(
-          () => true,
-          (error: unknown) => {
-            if ((error as Error).name === 'ResourceNotFoundException') return false;
-            throw error;
-          },
-        )
-      : false;
+    const exists =
+      options.createTable === false ||
+      (options.path
+        ? await client.send(new DescribeTableCommand({ TableName: tableName })).then(
+            () => true,
+            (error: unknown) => {
+              if ((error as Error).name === 'ResourceNotFoundException') return false;
+              throw error;
+            },
+          )
+        : false);
     if (!exists)
       await client.send(
         new CreateTableCommand({
@@ -157,7 +223,7 @@ export const startLocalDynamo = async (options: LocalDynamoOptions = {}): Promis
         }),
       );
     // createTableMs 0 still goes through a tick in CREATING; wait until ACTIVE.
-    for (let i = 0; i < 50; i += 1) {
+    for (let i = 0; options.createTable !== false && i < 50; i += 1) {
       const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
       if (Table?.TableStatus === 'ACTIVE') break;
       await new Promise((r) => setTimeout(r, 10));
@@ -168,5 +234,5 @@ export const startLocalDynamo = async (options: LocalDynamoOptions = {}): Promis
   } finally {
     client.destroy();
   }
-  return { endpoint, tableName, close };
+  return { endpoint, tableName, holdWrites, close };
 };

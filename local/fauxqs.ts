@@ -54,7 +54,7 @@ export interface LocalSqs {
   /** ARN of the job queue, as Lambda puts it in `eventSourceARN`. */
   readonly queueArn: string;
   /** The journal keeping the queue across restarts (absent: memory only). */
-  readonly journal?: Pick<QueueJournal, 'compact' | 'size'>;
+  readonly journal?: Pick<QueueJournal, 'compact' | 'size' | 'text'>;
   /** Messages sent again at start from the journal. */
   readonly restored: number;
   close(): Promise<void>;

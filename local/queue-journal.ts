@@ -70,6 +70,15 @@ export const readQueueJournal = (file: string): JournaledMessage[] => {
   return [...live.values()];
 };
 
+/** A journal holding exactly `messages` (a compacted journal, or a snapshot's). */
+export const queueJournalText = (messages: Iterable<JournaledMessage>): string =>
+  [...messages]
+    .map(
+      (m) =>
+        `${JSON.stringify({ op: 'sent', q: m.queueName, id: m.messageId, body: m.body, attrs: m.messageAttributes, t: m.sentAtMs } satisfies Line)}\n`,
+    )
+    .join('');
+
 export interface QueueJournal {
   /** The spy hook: records one fauxqs event. Synchronous, so the record exists before the answer. */
   record(event: SpiedSqsMessage): void;
@@ -82,6 +91,8 @@ export interface QueueJournal {
   compact(): void;
   /** Messages live now. */
   size(): number;
+  /** The journal of the messages live now, compacted (what a snapshot of the state keeps). */
+  text(): string;
 }
 
 /**
@@ -123,19 +134,11 @@ export const openQueueJournal = (file: string): QueueJournal & { commit(): void 
     },
     compact: () => {
       const tmp = `${target}.compact`;
-      writeFileSync(
-        tmp,
-        [...live.values()]
-          .map(
-            (m) =>
-              `${JSON.stringify({ op: 'sent', q: m.queueName, id: m.messageId, body: m.body, attrs: m.messageAttributes, t: m.sentAtMs } satisfies Line)}\n`,
-          )
-          .join(''),
-        { mode: 0o600 },
-      );
+      writeFileSync(tmp, queueJournalText(live.values()), { mode: 0o600 });
       renameSync(tmp, target);
     },
     size: () => live.size,
+    text: () => queueJournalText(live.values()),
     commit: () => {
       if (target === file) return;
       // Until this rename the old journal stands: a crash during the re-send loses nothing.

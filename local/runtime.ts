@@ -35,8 +35,10 @@ import type { loadStackModel as LoadStackModel } from './stack-model-cache';
 import { functionOfEntry, parseIamMode, startIamChecks, type IamDenial, type IamMode } from './iam-checks';
 import { queueArnFromUrl } from './sqs-poller';
 import { startWatchTimer } from './watch-timer';
-import { openStateDir, type StatePaths } from './state-dir';
+import { CALLBACK_SIGNING_SECRET_FILE, openStateDir, type StatePaths } from './state-dir';
 import { createTtlSweeper, type TtlSweepResult } from './ttl-sweep';
+import { captureSnapshot, type SnapshotLine } from './state-snapshot';
+import { startStateControl } from './state-control';
 import { applyEnv, definedEnv, withoutSecretArns } from './process-env';
 import type { ExecutionStatusChangeEvent, LocalStepFunctions as LocalStepFunctionsClass } from './stepfunctions';
 
@@ -65,7 +67,7 @@ export const generateCallbackSigningSecret = (): string => `whsec_${randomBytes(
 
 /** The callback signing secret generated for a kept state (`callback-signing-secret`, mode 0600). */
 const keptCallbackSigningSecret = (state: StatePaths): string => {
-  const file = path.join(state.dir, 'callback-signing-secret');
+  const file = path.join(state.dir, CALLBACK_SIGNING_SECRET_FILE);
   if (existsSync(file)) return readFileSync(file, 'utf8').trim();
   const secret = generateCallbackSigningSecret();
   writeFileSync(file, `${secret}\n`, { mode: 0o600 });
@@ -122,6 +124,11 @@ export interface LocalStateInfo {
   readonly timedOutExecutions: readonly string[];
   /** One TTL sweep now (it also runs every TTL_SWEEP_INTERVAL_SECONDS). */
   sweepTtl(): Promise<TtlSweepResult>;
+  /**
+   * A snapshot of the state at one instant, taken while running (local/state-snapshot.ts); also
+   * offered to `npm run state:snapshot` on the loopback control (local/state-control.ts).
+   */
+  snapshot(): Promise<SnapshotLine[]>;
 }
 
 /** The permission checks of a runtime (local/iam-checks.ts; docs/local-runtime.md "Permission checks"). */
@@ -542,6 +549,21 @@ export const startLocalRuntime = async (opts: LocalRuntimeOptions = {}): Promise
           sweeper.close();
         },
       });
+      const snapshot = () =>
+        captureSnapshot({
+          dir: state.dir,
+          dynamoEndpoint: dynamo.endpoint,
+          tableName: dynamo.tableName,
+          holdWrites: dynamo.holdWrites,
+          journals: () => ({ queue: sqs.journal?.text() ?? '', executions: sfn.journalText() }),
+        });
+      // Closed first (pushed last): no snapshot starts while the pieces it reads stop.
+      const control = await startStateControl({
+        dir: state.dir,
+        snapshot,
+        onError: (message, error) => log(`state control: ${message}: ${(error as Error).message}`),
+      });
+      closers.push({ name: 'state control', close: control.close });
       stateInfo = {
         dir: state.dir,
         created: state.created,
@@ -549,6 +571,7 @@ export const startLocalRuntime = async (opts: LocalRuntimeOptions = {}): Promise
         resumedExecutions: outcome.resumed,
         timedOutExecutions: outcome.timedOut,
         sweepTtl,
+        snapshot,
       };
     }
     timings.total = Date.now() - t0;

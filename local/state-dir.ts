@@ -19,13 +19,22 @@ export const DEFAULT_STATE_DIR = path.join('.relay', 'state');
 /** The commands that start with an empty state, named in every refusal. */
 export const RESET_COMMANDS = '`npm run state:reset` (or `npm start -- --fresh`)';
 
-const STAMP = 'state.json';
+export const STAMP = 'state.json';
+
+/**
+ * Secrets the relay generated for a state and keeps with it (a backup carries them): the callback
+ * signing key receivers verify deliveries with.
+ */
+export const CALLBACK_SIGNING_SECRET_FILE = 'callback-signing-secret';
+export const KEPT_SECRET_FILES: readonly string[] = [CALLBACK_SIGNING_SECRET_FILE];
 
 export interface StateStamp {
   readonly format: number;
   /** The relay version (package.json) that created the state; informative only. */
   readonly createdBy: string;
   readonly createdAt: string;
+  /** Set on a state written by `npm run state:snapshot`: when the copy was taken, and of which folder. */
+  readonly snapshot?: { readonly takenAt: string; readonly of: string };
 }
 
 /** A state folder this relay cannot read. Its message names the folder and the reset command. */

@@ -251,13 +251,23 @@ export class LocalStepFunctions {
     const cutoff = Date.now() - ENDED_NAME_KEPT_MS;
     for (const [name, record] of this.journal)
       if (record.end && record.end.stopDate < cutoff) this.journal.delete(name);
-    const lines = [...this.journal.values()].flatMap((r): JournalLine[] => [
-      { op: 'start', name: r.name, input: r.input, startDate: r.startDate },
-      ...(r.state && !r.end ? [{ op: 'state' as const, name: r.name, state: r.state }] : []),
-      ...(r.end ? [{ op: 'end' as const, name: r.name, status: r.end.status, stopDate: r.end.stopDate }] : []),
-    ]);
-    writeFileSync(`${file}.next`, lines.map((l) => `${JSON.stringify(l)}\n`).join(''), { mode: 0o600 });
+    writeFileSync(`${file}.next`, this.journalText(), { mode: 0o600 });
     renameSync(`${file}.next`, file);
+  }
+
+  /**
+   * The journal as it stands, compacted: every execution still running (with the last Task state it
+   * entered) and every ended name still taken. What a snapshot of the state keeps.
+   */
+  public journalText(): string {
+    return [...this.journal.values()]
+      .flatMap((r): JournalLine[] => [
+        { op: 'start', name: r.name, input: r.input, startDate: r.startDate },
+        ...(r.state && !r.end ? [{ op: 'state' as const, name: r.name, state: r.state }] : []),
+        ...(r.end ? [{ op: 'end' as const, name: r.name, status: r.end.status, stopDate: r.end.stopDate }] : []),
+      ])
+      .map((l) => `${JSON.stringify(l)}\n`)
+      .join('');
   }
 
   private append(line: JournalLine): void {

@@ -154,6 +154,7 @@ describe('Function: banner, one machine (issue 39)', () => {
         resumedExecutions: ['t1'],
         timedOutExecutions: [],
         sweepTtl: async () => ({ scanned: 0, deleted: 0 }),
+        snapshot: async () => [],
       },
     };
     const text = banner(runtime, {});

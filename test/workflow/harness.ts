@@ -60,6 +60,17 @@ export const testServer = (
   };
 };
 
+/**
+ * What Step Functions reports for a Lambda invocation that ended without an answer: the function
+ * timed out, or its sandbox died mid-step (a crash). The step's Retry (States.ALL) covers it.
+ */
+export class LambdaSandboxTimedoutError extends Error {
+  public constructor(state: string) {
+    super(`${state}: Task timed out (the function ended mid-step)`);
+    this.name = 'Sandbox.Timedout';
+  }
+}
+
 export interface RunOptions {
   readonly request?: Partial<CreateOrderInput>;
   readonly timing?: Partial<CreateOrderWorkflowInput['timing']>;
@@ -79,12 +90,27 @@ export interface WorkflowHarness {
   readonly discord: Receiver;
   readonly tasks: DynamoDbTaskRepository;
   readonly quota: DynamoDbSlidingWindow;
+  readonly leases: DynamoDbLeaseStore;
+  /** Every Task state invocation so far, in order (state names; the crash-point tests count retries). */
+  readonly invocations: string[];
   /** Hourly order cap the ReserveQuota handler uses (tests change it). */
   maxOrdersPerHour: number;
   /** Wraps the next create_order calls (fault injection on our side of the wire). */
   createOrderHook?: (
     send: () => Promise<{ order_id: number | undefined }>,
   ) => Promise<{ order_id: number | undefined }>;
+  /** Wraps the next my_orders reads (PlaceOrder's reconciliation, CheckOrder's readiness). */
+  listOrdersHook?: (
+    send: () => ReturnType<MarketplaceClient['listOrders']>,
+  ) => ReturnType<MarketplaceClient['listOrders']>;
+  /** Wraps the next result callbacks (ReportResult's delivery). */
+  callbackHook?: (send: () => Promise<boolean>) => Promise<boolean>;
+  /**
+   * Ends the invocation of `state` in progress the way a Lambda timeout or crash does: Step Functions
+   * sees `Sandbox.Timedout`, and the returned promise never settles, so nothing after this point of
+   * the step runs (call it from a hook, and return what it returns).
+   */
+  crashStep(state: string): Promise<never>;
   /** Creates the task record (as the ingress does) and runs one execution to its end. */
   run(taskId: string, options?: RunOptions): Promise<RunOutcome>;
   /** Back to the seeded simulator with the given test servers appended (listing order = array order). */
@@ -130,7 +156,8 @@ export const startWorkflowHarness = async (options: HarnessOptions = {}): Promis
     listWallets: () => http.listWallets(),
     createOrder: (request) =>
       harness.createOrderHook ? harness.createOrderHook(() => http.createOrder(request)) : http.createOrder(request),
-    listOrders: (opts) => http.listOrders(opts),
+    listOrders: (opts) =>
+      harness.listOrdersHook ? harness.listOrdersHook(() => http.listOrders(opts)) : http.listOrders(opts),
     cancelOrder: (id) => http.cancelOrder(id),
     setSpotPrice: (id, price) => http.setSpotPrice(id, price),
     spotMarket: (id) => http.spotMarket(id),
@@ -150,6 +177,9 @@ export const startWorkflowHarness = async (options: HarnessOptions = {}): Promis
     callbackAttempts: 2,
     callbackBackoffMs: 10,
   });
+  const deliver = notifier.callback.bind(notifier);
+  notifier.callback = (url, taskId, result) =>
+    harness.callbackHook ? harness.callbackHook(() => deliver(url, taskId, result)) : deliver(url, taskId, result);
 
   const byEntry: Record<string, (input: unknown) => Promise<unknown>> = {
     [WORKFLOW_TASKS.FindServer]: createFindServerStepHandler(() => ({ marketplace, claims, tasks })),
@@ -168,10 +198,23 @@ export const startWorkflowHarness = async (options: HarnessOptions = {}): Promis
     [WORKFLOW_TASKS.CancelOrder]: createCancelOrderStepHandler(() => ({ marketplace, tasks, intents })),
     [WORKFLOW_TASKS.ReportResult]: createReportResultStepHandler(() => ({ tasks, notifier, claims, leases })),
   };
+  const invocations: string[] = [];
+  const inProgress = new Map<string, (error: Error) => void>();
   const executionEnded = createExecutionEndedHandler(() => ({ marketplace, tasks, notifier, claims }));
   const sfn = new LocalStepFunctions({
     asl,
-    handlers: Object.fromEntries(Object.entries(functionForState).map(([state, entry]) => [state, byEntry[entry]])),
+    handlers: Object.fromEntries(
+      Object.entries(functionForState).map(([state, entry]) => [
+        state,
+        (input: unknown) => {
+          invocations.push(state);
+          return new Promise((resolve, reject) => {
+            inProgress.set(state, reject);
+            byEntry[entry](input).then(resolve, reject);
+          });
+        },
+      ]),
+    ),
     onExecutionEnded: (event) => executionEnded(event),
     waitTimeOverrides: { WaitForReady: 100 },
     retryIntervalOverrides: Object.fromEntries(Object.keys(functionForState).map((state) => [state, 20])),
@@ -187,6 +230,12 @@ export const startWorkflowHarness = async (options: HarnessOptions = {}): Promis
     discord,
     tasks,
     quota,
+    leases,
+    invocations,
+    crashStep(state: string): Promise<never> {
+      inProgress.get(state)?.(new LambdaSandboxTimedoutError(state));
+      return new Promise<never>(() => undefined);
+    },
     resetServers(servers: readonly SimServer[]) {
       sim.control.reset();
       sim.control.setReadyDelay(300);

@@ -265,6 +265,42 @@ describe('Function: serveWaitingTasks (the fleet watch)', () => {
     expect(queuePosition(await deps.waiting.list(), 'younger')).toBe(1);
   });
 
+  it.each([
+    ['after the server was claimed, before the execution started', false],
+    ['after the execution started, before the queue entry was removed', true],
+  ])(
+    'during a sweep that resumes a standing order (crash point, AWS), %s: the next sweep resumes it once, the other keeps its place',
+    async (_point, startedFirst) => {
+      // Prepare: two standing orders for one GPU type, one server; the first sweep's function dies
+      // at the point (timed out or crashed: nothing after it runs, the schedule runs the next sweep)
+      const { deps, queue } = watchDeps();
+      await queue(entry('older', NOW_MS - 2_000), entry('younger', NOW_MS - 1_000));
+      deps.marketplace.servers = [aServer(7)];
+      let reached!: () => void;
+      const crashed = new Promise<void>((resolve) => (reached = resolve));
+      const start = deps.workflow.start.bind(deps.workflow);
+      deps.workflow.start = async (...args) => {
+        deps.workflow.start = start;
+        if (startedFirst) await start(...args);
+        reached();
+        return new Promise<never>(() => undefined);
+      };
+      void serveWaitingTasks(deps, { nowMs: NOW_MS, softLimitSeconds: 300 });
+      await crashed;
+      expect(deps.waiting.entries.has('older')).toBe(true);
+      // Act: the next scheduled sweep
+      const report = await serveWaitingTasks(deps, { nowMs: NOW_MS + 60_000, softLimitSeconds: 300 });
+      // Assess: one execution under the resumed name, on the server it was given; the queue moved on
+      expect(report).toMatchObject({ resumed: 1 });
+      expect(deps.workflow.started.map((s) => [s.taskId, s.name, s.input.resume])).toEqual([
+        ['older', resumedExecutionName('older', 1), { server_id: 7, round: 1 }],
+      ]);
+      expect(deps.claims.holders.get(7)).toBe('older');
+      expect(deps.waiting.entries.has('older')).toBe(false);
+      expect(queuePosition(await deps.waiting.list(), 'younger')).toBe(1);
+    },
+  );
+
   it("fails a revoked key's waiting tasks with `key <name> revoked`, once, and serves the others (issue 29 §4)", async () => {
     const { deps, queue } = watchDeps();
     const asKey = (e: WaitingTask, key: string): WaitingTask => ({ ...e, key_name: key });

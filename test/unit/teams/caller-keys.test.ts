@@ -287,6 +287,33 @@ describe('Caller keys: admin routes', () => {
     });
   });
 
+  it("during a key revoke (crash point, AWS): the function dies after the write, before its answer; the client's retry answers revoked, the key is revoked once and no other key changes", async () => {
+    // Prepare: the first revoke lands and its invocation never answers (timed out or died there)
+    const { keyed, store } = await keyedFakes();
+    const before = new Map(store.records);
+    const revoke = createAdminKeysRevokeHandler(() => keyed);
+    const revokeEvent = () => ({ ...post('/admin/keys/ci/revoke', '', SECRET), pathParameters: { name: 'ci' } });
+    let reached!: () => void;
+    const crashed = new Promise<void>((resolve) => (reached = resolve));
+    const write = store.revoke.bind(store);
+    store.revoke = async (name, nowSeconds) => {
+      store.revoke = write;
+      await write(name, nowSeconds);
+      reached();
+      return new Promise<never>(() => undefined);
+    };
+    void revoke(revokeEvent(), lambdaContext());
+    await crashed;
+    const revokedAt = store.records.get('ci')?.revoked_at;
+    expect(revokedAt).toEqual(expect.any(Number));
+    // Act: the client, with no answer, sends the same request again
+    const retried = parseResult(await revoke(revokeEvent(), lambdaContext()));
+    // Assess
+    expect(retried).toMatchObject({ statusCode: 200, body: { name: 'ci', status: 'revoked', already: true } });
+    expect(store.records.get('ci')).toEqual({ ...before.get('ci'), revoked_at: revokedAt });
+    for (const name of ['ops', 'root']) expect(store.records.get(name)).toEqual(before.get(name));
+  });
+
   it('401 `signature v2 required for this route` for a valid v1 signature on an admin route or with a key id; `Invalid signature` for a wrong one', async () => {
     const { fakes, keyed, store } = await keyedFakes();
     const create = createAdminKeysCreateHandler(() => keyed);

@@ -4,7 +4,7 @@ import {
   parseJobMessage,
   receiveCountOf,
 } from '../../../../lambdas/handlers/worker/job-worker';
-import { MarketplaceUnavailableError } from '../../../../lambdas/domain/errors';
+import { MarketplaceInvalidInputError, MarketplaceUnavailableError } from '../../../../lambdas/domain/errors';
 import { logger } from '../../../../lambdas/adapters/observability';
 import { jobFakes } from '../../../fakes/deps';
 import { FakeVisibility } from '../../../fakes/message-visibility';
@@ -170,6 +170,40 @@ describe('Function: createJobWorkerHandler', () => {
         result: { success: false, error: 'Task exceeded its soft time limit of 300 s' },
       },
     ]);
+  });
+
+  it('during a cancel job (crash point, AWS): the worker dies after cancel_order was sent; the message, delivered again after its visibility timeout, ends the task with one result', async () => {
+    // Prepare: the first cancel_order cancels the order and its invocation never answers (the
+    // function timed out or died there: nothing after this point runs, the message is not deleted)
+    const { worker, tasks, notifier, marketplace, visibility } = setup();
+    tasks.seed('t-crash', { kind: 'cancel-order' });
+    let reached!: () => void;
+    const crashed = new Promise<void>((resolve) => (reached = resolve));
+    const cancel = marketplace.cancelOrder.bind(marketplace);
+    marketplace.cancelOrder = async (orderId) => {
+      await cancel(orderId);
+      // What the marketplace answers from now on: the order has ended, cancelling it again is invalid input.
+      marketplace.cancelOrder = async () => {
+        marketplace.cancelCalls.push(orderId);
+        throw new MarketplaceInvalidInputError();
+      };
+      marketplace.orders = [anOrder(orderId, { status: 'expired' })];
+      reached();
+      return new Promise<never>(() => undefined);
+    };
+    void worker(event(record(cancelJob('t-crash'), 1, 'msg-crash')));
+    await crashed;
+    expect(tasks.finishes).toEqual([]);
+    // Act: SQS delivers the same message again (its receive count 2)
+    const response = await worker(event(record(cancelJob('t-crash'), 2, 'msg-crash')));
+    // Assess: one result, a success (the order was cancelled), and the message done
+    expect(response).toEqual({ batchItemFailures: [] });
+    expect(marketplace.cancelCalls).toEqual([77, 77]);
+    expect(tasks.finishes).toEqual([
+      { taskId: 't-crash', state: 'succeeded', result: { success: true, order_id: 77, status: 'cancelled' } },
+    ]);
+    expect(notifier.callbacks).toHaveLength(1);
+    expect(visibility.changes).toEqual([]);
   });
 
   it('drops a redelivered job whose task already finished, without running it again', async () => {
