@@ -8,6 +8,7 @@ import { MarketplaceInvalidInputError, MarketplaceUnavailableError } from '../..
 import { logger } from '../../../../lambdas/adapters/observability';
 import { jobFakes } from '../../../fakes/deps';
 import { FakeVisibility } from '../../../fakes/message-visibility';
+import { anOrder } from '../../../fakes/builders';
 import { anSqsEvent, anSqsRecord } from '../../../fakes/sqs';
 
 const record = (body: unknown, receiveCount: number, messageId = `m-${receiveCount}`): SQSRecord =>
