@@ -4,7 +4,9 @@
  */
 import { DynamoDbAvoidedHosts } from './dynamodb/dynamodb-avoided-hosts';
 import { DynamoDbHostRecords } from './dynamodb/dynamodb-host-records';
-import { documentClient, sfnClient, sqsClient } from './aws-clients';
+import { documentClient } from './aws-clients';
+import { sqsClient } from './sqs-client';
+import { sfnClient } from './sfn-client';
 import { DynamoDbCallerKeys } from './dynamodb/dynamodb-caller-keys';
 import { DynamoDbIdempotencyStore } from './dynamodb/dynamodb-idempotency-store';
 import { DynamoDbLeaseBook } from './dynamodb/dynamodb-lease-book';
