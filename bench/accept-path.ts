@@ -5,7 +5,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
-import { RelayEnvSchema } from '../lambdas/adapters/env';
+import { relayEnvSchema } from '../lambdas/adapters/env';
 import { hmacHex, signatureMatches, signedBytes } from '../lambdas/domain/signing';
 import { slideWindow } from '../lambdas/domain/sliding-window';
 import type {
@@ -72,7 +72,7 @@ export interface AcceptPathFigures {
 
 export const benchAcceptPath = async (): Promise<AcceptPathFigures> => {
   // TABLE_NAME and MARKETPLACE_URL have no defaults (the env contract); nothing here reaches either.
-  const env = RelayEnvSchema.parse({
+  const env = relayEnvSchema().parse({
     WEBHOOK_SECRET: SECRET,
     MAX_REQUESTS_PER_MINUTE: '600',
     TABLE_NAME: 'relay',

@@ -184,13 +184,14 @@ const main = async (section: Section) => {
     console.table(
       b.bundles.map((x) => ({
         entry: name(x.entry),
+        kind: x.kind,
         size: kb(x.bytes),
-        sdk: x.usesAwsSdk,
-        budget: kb(x.budgetBytes),
+        budget: `${kb(x.budgetBytes)}${x.budgetLoadRatio === undefined ? '' : `, ${x.budgetLoadRatio}×`}`,
         'load CPU ms': x.loadCpuMsMedian.toFixed(1),
         'load ms': x.loadMsMedian.toFixed(1),
         '× reference': x.loadRatio.toFixed(2),
         '1st call ms': x.firstInvocationMsMedian.toFixed(1),
+        'lazy chunks CPU ms': x.lazyChunksCpuMsMedian.toFixed(1),
         'trace docs': x.traceDocuments,
         ok: x.withinBudget,
         'first call answered': x.firstInvocationOutcome,

@@ -6,8 +6,6 @@
  */
 import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { SFNClient } from '@aws-sdk/client-sfn';
-import { SQSClient } from '@aws-sdk/client-sqs';
 import { traceClient } from './observability';
 
 /** How long one AWS call may take, per attempt, and how many attempts it gets. */
@@ -99,8 +97,6 @@ export const awsClientConfig = (t: AwsClientTimeouts = AWS_CLIENT_TIMEOUTS) => (
 });
 
 let doc: DynamoDBDocumentClient | undefined;
-let sqs: SQSClient | undefined;
-let sfn: SFNClient | undefined;
 
 /** The shared DynamoDB document client (undefined attributes are dropped rather than rejected). */
 export const documentClient = (): DynamoDBDocumentClient => {
@@ -108,20 +104,6 @@ export const documentClient = (): DynamoDBDocumentClient => {
     marshallOptions: { removeUndefinedValues: true },
   });
   return doc;
-};
-
-/** The shared SQS client. */
-export const sqsClient = (): SQSClient => {
-  // Address the configured endpoint, not the host inside the queue URL (local emulators hand out
-  // URLs on *.localhost names that do not resolve).
-  sqs ??= traceClient(new SQSClient({ ...awsClientConfig(), useQueueUrlAsEndpoint: false }));
-  return sqs;
-};
-
-/** The shared Step Functions client. */
-export const sfnClient = (): SFNClient => {
-  sfn ??= traceClient(new SFNClient(awsClientConfig()));
-  return sfn;
 };
 
 /**

@@ -20,10 +20,11 @@ import { isPublicKeyLineShape } from '../../contract/ssh-keys';
 import { refuse } from '../http/refuse';
 import { ENGLISH_TEXTS } from '../domain/zod-texts';
 
-const bool = z.pipe(
-  z.enum(['true', 'false', '1', '0', '']),
-  z.transform((v) => v === 'true' || v === '1'),
-);
+const bool = () =>
+  z.pipe(
+    z.enum(['true', 'false', '1', '0', '']),
+    z.transform((v) => v === 'true' || v === '1'),
+  );
 
 const portsJson = (name: string) =>
   z.pipe(
@@ -60,7 +61,7 @@ const envSchema = (s: Setting): z.ZodMiniType => {
     case 'ports':
       return portsJson(s.env);
     case 'bool':
-      return bool;
+      return bool();
     case 'choice':
       return z.enum(s.choices ?? [''], `${s.env} must be one of ${(s.choices ?? []).join(', ')}`);
     case 'int':
@@ -109,45 +110,56 @@ const settingsEnvShape = (): SettingsEnvShape => {
   return shape as unknown as SettingsEnvShape;
 };
 
-export const RelayEnvSchema = z.object({
-  TABLE_NAME: z.string().check(z.minLength(1)),
-  STATE_MACHINE_ARN: z.optional(z.string()),
-  JOB_QUEUE_URL: z.optional(z.string()),
-  ...settingsEnvShape(),
-  // Secrets: ARN (AWS) or value (local).
-  WEBHOOK_SECRET_ARN: z.optional(z.string()),
-  WEBHOOK_SECRET: z.optional(z.string()),
-  WEBHOOK_SECRET_PREVIOUS: z.optional(z.string()),
-  MARKETPLACE_API_KEY_ARN: z.optional(z.string()),
-  MARKETPLACE_API_KEY: z.optional(z.string()),
-  /** JSON {"slack_webhook_url": "...", "discord_webhook_url": "..."} in Secrets Manager. */
-  CHAT_WEBHOOKS_SECRET_ARN: z.optional(z.string()),
-  SLACK_WEBHOOK_URL: z.optional(z.string()),
-  DISCORD_WEBHOOK_URL: z.optional(z.string()),
-  SLACK_SIGNING_SECRET_ARN: z.optional(z.string()),
-  SLACK_SIGNING_SECRET: z.optional(z.string()),
-  /** Standard Webhooks key (`whsec_…`) that signs callbacks and lifecycle events; never the webhook secret. */
-  CALLBACK_SIGNING_SECRET_ARN: z.optional(z.string()),
-  CALLBACK_SIGNING_SECRET: z.optional(z.string()),
-  CALLBACK_SIGNING_SECRET_PREVIOUS: z.optional(z.string()),
-  /** Caller keys (issue 24): the secret their stored secrets are encrypted under (AWS: ARN; locally: value, else derived from WEBHOOK_SECRET). */
-  CALLER_KEYS_SECRET_ARN: z.optional(z.string()),
-  CALLER_KEYS_SECRET: z.optional(z.string()),
-  /**
-   * The key of the relay's own root password of each order (issue 38 §4; AWS: ARN; locally: value,
-   * else derived from WEBHOOK_SECRET), and locally its previous value during a rotation.
-   */
-  SSH_PASSWORD_SECRET_ARN: z.optional(z.string()),
-  SSH_PASSWORD_SECRET: z.optional(z.string()),
-  SSH_PASSWORD_SECRET_PREVIOUS: z.optional(z.string()),
-});
+/**
+ * The environment's schema, built on first use rather than at import: ~235 zod schema objects, which
+ * cost every function 10–17 ms of CPU at module load (issue 40 §1, BENCHMARKS.md). A function builds it
+ * once, when it first reads its environment ({@link relayEnv}), which the handlers do on first call.
+ */
+const buildRelayEnvSchema = () =>
+  z.object({
+    TABLE_NAME: z.string().check(z.minLength(1)),
+    STATE_MACHINE_ARN: z.optional(z.string()),
+    JOB_QUEUE_URL: z.optional(z.string()),
+    ...settingsEnvShape(),
+    // Secrets: ARN (AWS) or value (local).
+    WEBHOOK_SECRET_ARN: z.optional(z.string()),
+    WEBHOOK_SECRET: z.optional(z.string()),
+    WEBHOOK_SECRET_PREVIOUS: z.optional(z.string()),
+    MARKETPLACE_API_KEY_ARN: z.optional(z.string()),
+    MARKETPLACE_API_KEY: z.optional(z.string()),
+    /** JSON {"slack_webhook_url": "...", "discord_webhook_url": "..."} in Secrets Manager. */
+    CHAT_WEBHOOKS_SECRET_ARN: z.optional(z.string()),
+    SLACK_WEBHOOK_URL: z.optional(z.string()),
+    DISCORD_WEBHOOK_URL: z.optional(z.string()),
+    SLACK_SIGNING_SECRET_ARN: z.optional(z.string()),
+    SLACK_SIGNING_SECRET: z.optional(z.string()),
+    /** Standard Webhooks key (`whsec_…`) that signs callbacks and lifecycle events; never the webhook secret. */
+    CALLBACK_SIGNING_SECRET_ARN: z.optional(z.string()),
+    CALLBACK_SIGNING_SECRET: z.optional(z.string()),
+    CALLBACK_SIGNING_SECRET_PREVIOUS: z.optional(z.string()),
+    /** Caller keys (issue 24): the secret their stored secrets are encrypted under (AWS: ARN; locally: value, else derived from WEBHOOK_SECRET). */
+    CALLER_KEYS_SECRET_ARN: z.optional(z.string()),
+    CALLER_KEYS_SECRET: z.optional(z.string()),
+    /**
+     * The key of the relay's own root password of each order (issue 38 §4; AWS: ARN; locally: value,
+     * else derived from WEBHOOK_SECRET), and locally its previous value during a rotation.
+     */
+    SSH_PASSWORD_SECRET_ARN: z.optional(z.string()),
+    SSH_PASSWORD_SECRET: z.optional(z.string()),
+    SSH_PASSWORD_SECRET_PREVIOUS: z.optional(z.string()),
+  });
 
-export type RelayEnv = z.infer<typeof RelayEnvSchema>;
+let schema: ReturnType<typeof buildRelayEnvSchema> | undefined;
+
+/** The environment's zod schema (built once, on first use). */
+export const relayEnvSchema = (): ReturnType<typeof buildRelayEnvSchema> => (schema ??= buildRelayEnvSchema());
+
+export type RelayEnv = z.infer<ReturnType<typeof buildRelayEnvSchema>>;
 
 let cached: RelayEnv | undefined;
 
 /** Parses `process.env` once; throws naming every bad variable. `reset` is for tests. */
 export const relayEnv = (options: { reset?: boolean } = {}): RelayEnv => {
-  if (!cached || options.reset) cached = RelayEnvSchema.parse(process.env, ENGLISH_TEXTS);
+  if (!cached || options.reset) cached = relayEnvSchema().parse(process.env, ENGLISH_TEXTS);
   return cached;
 };

@@ -4,7 +4,9 @@
  */
 import { DynamoDbAvoidedHosts } from './dynamodb/dynamodb-avoided-hosts';
 import { DynamoDbHostRecords } from './dynamodb/dynamodb-host-records';
-import { documentClient, sfnClient, sqsClient } from './aws-clients';
+import { documentClient } from './aws-clients';
+import { sqsClient } from './sqs-client';
+import { sfnClient } from './sfn-client';
 import { DynamoDbCallerKeys } from './dynamodb/dynamodb-caller-keys';
 import { DynamoDbIdempotencyStore } from './dynamodb/dynamodb-idempotency-store';
 import { DynamoDbLeaseBook } from './dynamodb/dynamodb-lease-book';
@@ -21,8 +23,7 @@ import {
 import { DynamoDbTaskRepository } from './dynamodb/dynamodb-task-repository';
 import { DynamoDbKeySshKeys } from './dynamodb/dynamodb-key-ssh-keys';
 import type { KeySshKeys } from '../domain/access/order-access';
-import { DynamoDbWaitingEntries } from './dynamodb/dynamodb-waiting-entries';
-import { DynamoDbWaitingTasks } from './dynamodb/dynamodb-waiting-tasks';
+import { lazyPort } from './lazy-port';
 import type { RelayEnv } from './env';
 import { SfnWorkflowStarter } from './sfn-workflow-starter';
 import { SqsJobQueue } from './sqs-job-queue';
@@ -59,13 +60,17 @@ export const slidingWindowFromEnv = (env: RelayEnv): SlidingWindow =>
 export const placementIntentsFromEnv = (env: RelayEnv): PlacementIntents =>
   new DynamoDbPlacementIntents(documentClient(), env.TABLE_NAME);
 
-/** The standing-order queue (issue 23). */
+/**
+ * The standing-order queue (issue 23), loaded on first use (lazyPort; issue 40 §1): a create-order
+ * admits a standing order only with `wait_seconds`, so the routes and workflow tasks that may do so do
+ * not parse the queue's adapter at every cold start. (The fleet watch, which reads the queue at every
+ * sweep, builds DynamoDbWaitingTasks itself.)
+ */
 export const waitingTasksFromEnv = (env: RelayEnv): WaitingTasks =>
-  new DynamoDbWaitingTasks(documentClient(), env.TABLE_NAME);
-
-/** The queue's entries without the listing (the job worker's cancel-task: no Query in its bundle). */
-export const waitingEntriesFromEnv = (env: RelayEnv): Omit<WaitingTasks, 'list'> =>
-  new DynamoDbWaitingEntries(documentClient(), env.TABLE_NAME);
+  lazyPort<WaitingTasks, 'add' | 'admit' | 'get' | 'list' | 'remove' | 'recount'>(async () => {
+    const { DynamoDbWaitingTasks } = await import('./dynamodb/dynamodb-waiting-tasks');
+    return new DynamoDbWaitingTasks(documentClient(), env.TABLE_NAME);
+  }, ['add', 'admit', 'get', 'list', 'remove', 'recount']);
 
 export const serverClaimsFromEnv = (env: RelayEnv): ServerClaims =>
   new DynamoDbServerClaims(documentClient(), env.TABLE_NAME);

@@ -16,6 +16,9 @@ import type { TaskResult } from '../domain/task';
 import { countMetric, logger, MetricName } from './observability';
 import { httpPost, type PostResponse, type Transport } from './http-post';
 import { isBlockedDestination } from './ssrf-guard';
+import { NOTIFIER_DEFAULTS } from './notifier-limits';
+
+export { callbackWorstCaseMs, chatWorstCaseMs, NOTIFIER_DEFAULTS } from './notifier-limits';
 
 export interface HttpNotifierOptions {
   /**
@@ -56,38 +59,6 @@ export interface HttpNotifierOptions {
   /** Kept back for the caller's work after the deliveries (claim release, logs). @default 2000 */
   readonly reserveMs?: number;
 }
-
-/** The notifier's defaults (order-relay.md §8 timeouts); the time-budget test sums the same numbers. */
-export const NOTIFIER_DEFAULTS = {
-  callbackTimeoutMs: 10_000,
-  chatTimeoutMs: 5_000,
-  callbackAttempts: 3,
-  callbackBackoffMs: 1_000,
-  discordMaxWaitMs: 5_000,
-  reserveMs: 2_000,
-  /** A POST given less than this is not started: it could not complete. */
-  minAttemptMs: 500,
-} as const;
-
-type Limits = Pick<
-  HttpNotifierOptions,
-  'callbackTimeoutMs' | 'chatTimeoutMs' | 'callbackAttempts' | 'callbackBackoffMs' | 'discordMaxWaitMs'
->;
-
-/** Longest a callback delivery can take without a budget: every attempt times out, with the back-off between. */
-export const callbackWorstCaseMs = (limits: Limits = {}): number => {
-  const attempts = Math.max(1, limits.callbackAttempts ?? NOTIFIER_DEFAULTS.callbackAttempts);
-  const backoff = limits.callbackBackoffMs ?? NOTIFIER_DEFAULTS.callbackBackoffMs;
-  let total = attempts * (limits.callbackTimeoutMs ?? NOTIFIER_DEFAULTS.callbackTimeoutMs);
-  for (let attempt = 1; attempt < attempts; attempt += 1) total += backoff * 2 ** (attempt - 1);
-  return total;
-};
-
-/** Longest a chat announcement can take (Slack and Discord in parallel; Discord may wait once for retry_after). */
-export const chatWorstCaseMs = (limits: Limits = {}): number => {
-  const post = limits.chatTimeoutMs ?? NOTIFIER_DEFAULTS.chatTimeoutMs;
-  return Math.max(post, post + (limits.discordMaxWaitMs ?? NOTIFIER_DEFAULTS.discordMaxWaitMs) + post);
-};
 
 type Outcome =
   { ok: true; status: number } | { ok: false; retry: boolean; status?: number; reason: string; retryAfterMs?: number };

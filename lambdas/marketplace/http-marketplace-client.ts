@@ -99,26 +99,31 @@ export class HttpMarketplaceClient implements MarketplaceClient {
   }
 
   public async listServers(): Promise<readonly Server[]> {
-    const res = await this.call({ endpoint: 'marketplace', method: 'GET', schema: MarketplaceResponseSchema });
+    const res = await this.call({ endpoint: 'marketplace', method: 'GET', schema: MarketplaceResponseSchema() });
     const { items, skipped } = readServers(res.servers, { pricePeriod: this.options.pricePeriod });
     if (skipped.length) this.options.onSkipped?.('marketplace', skipped);
     return items;
   }
 
   public async listWallets(): Promise<readonly Wallet[]> {
-    const res = await this.call({ endpoint: 'wallets', method: 'GET', schema: WalletsResponseSchema });
+    const res = await this.call({ endpoint: 'wallets', method: 'GET', schema: WalletsResponseSchema() });
     return res.wallets;
   }
 
   public async createOrder(request: CreateOrderRequest): Promise<{ order_id: number | undefined }> {
     const body = validateOrderRequest(request);
-    const res = await this.call({ endpoint: 'create_order', method: 'POST', schema: CreateOrderResponseSchema, body });
+    const res = await this.call({
+      endpoint: 'create_order',
+      method: 'POST',
+      schema: CreateOrderResponseSchema(),
+      body,
+    });
     return { order_id: res.order_id };
   }
 
   public async listOrders(options: { returnCompleted?: boolean } = {}): Promise<readonly Order[]> {
     const query = options.returnCompleted ? { return_completed: 'true' } : undefined;
-    const res = await this.call({ endpoint: 'my_orders', method: 'GET', schema: MyOrdersResponseSchema, query });
+    const res = await this.call({ endpoint: 'my_orders', method: 'GET', schema: MyOrdersResponseSchema(), query });
     const { items, skipped } = readOrders(res.orders);
     if (skipped.length) this.options.onSkipped?.('my_orders', skipped);
     return items;
@@ -128,7 +133,7 @@ export class HttpMarketplaceClient implements MarketplaceClient {
     await this.call({
       endpoint: 'cancel_order',
       method: 'POST',
-      schema: CancelOrderResponseSchema,
+      schema: CancelOrderResponseSchema(),
       body: { id: orderId },
     });
   }
@@ -137,7 +142,7 @@ export class HttpMarketplaceClient implements MarketplaceClient {
     await this.call({
       endpoint: 'set_spot_price',
       method: 'POST',
-      schema: SetSpotPriceResponseSchema,
+      schema: SetSpotPriceResponseSchema(),
       body: { order_id: orderId, desired_price: desiredPrice },
     });
   }
@@ -146,7 +151,7 @@ export class HttpMarketplaceClient implements MarketplaceClient {
     const res = await this.call({
       endpoint: 'spot_marketplace',
       method: 'GET',
-      schema: SpotMarketResponseSchema,
+      schema: SpotMarketResponseSchema(),
       query: { market: String(serverId) },
     });
     return res.market;
@@ -372,7 +377,7 @@ export class HttpMarketplaceClient implements MarketplaceClient {
       return this.failureWithoutCode(status, cause);
     }
     // A body with a result code is authoritative whatever the HTTP status (the spec maps none).
-    const envelope = EnvelopeSchema.safeParse(body);
+    const envelope = EnvelopeSchema().safeParse(body);
     if (!envelope.success) return this.failureWithoutCode(status);
     return { envelope: envelope.data, body };
   }

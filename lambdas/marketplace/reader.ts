@@ -128,7 +128,7 @@ export const gpusFromSpecs = (text: string): string[] =>
 
 /** One listing element, either dialect, or the reason it cannot be used. */
 export const readServer = (raw: unknown, options: ReaderOptions = {}): Server | string => {
-  const parsed = ServerElementSchema.safeParse(raw, ENGLISH_TEXTS);
+  const parsed = ServerElementSchema().safeParse(raw, ENGLISH_TEXTS);
   if (!parsed.success) return describeIssues(parsed.error);
   const { price, ...s } = parsed.data;
   const gpus = s.gpu_array.length > 0 ? s.gpu_array : gpusFromSpecs(s.specs.gpu);
@@ -159,7 +159,7 @@ const mappedPorts = (entries: readonly string[]): Map<string, string> => {
  * A production order. Ready when not expired, not offline, with a host and an ssh mapping; its
  * status is then `running`, `expired` when expired, else `creating_order` (marketplace-live.md).
  */
-const readLiveOrder = (o: z.infer<typeof LiveOrderElementSchema>): Order => {
+const readLiveOrder = (o: z.infer<ReturnType<typeof LiveOrderElementSchema>>): Order => {
   const host = o.pub_cluster.find((h) => h.trim().length > 0)?.trim();
   const tcp = mappedPorts(o.tcp_ports);
   const sshPort = tcp.get('22');
@@ -194,11 +194,11 @@ const readLiveOrder = (o: z.infer<typeof LiveOrderElementSchema>): Order => {
 export const readOrder = (raw: unknown): Order | string => {
   const fields = raw !== null && typeof raw === 'object' ? (raw as Record<string, unknown>) : undefined;
   if (fields && 'order_id' in fields) {
-    const parsed = SpecOrderElementSchema.safeParse(raw, ENGLISH_TEXTS);
+    const parsed = SpecOrderElementSchema().safeParse(raw, ENGLISH_TEXTS);
     return parsed.success ? parsed.data : describeIssues(parsed.error);
   }
   if (fields && 'id' in fields) {
-    const parsed = LiveOrderElementSchema.safeParse(raw, ENGLISH_TEXTS);
+    const parsed = LiveOrderElementSchema().safeParse(raw, ENGLISH_TEXTS);
     return parsed.success ? readLiveOrder(parsed.data) : describeIssues(parsed.error);
   }
   return 'neither order_id nor id';

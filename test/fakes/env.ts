@@ -1,11 +1,11 @@
 /** The Lambda environment for tests: what the stack (or the local runtime) always sets, plus `vars`. */
-import { RelayEnvSchema, type RelayEnv } from '../../lambdas/adapters/env';
+import { relayEnvSchema, type RelayEnv } from '../../lambdas/adapters/env';
 
 /** TABLE_NAME and MARKETPLACE_URL have no defaults inside Lambda; tests give them explicitly. */
 export const REQUIRED_ENV = { TABLE_NAME: 'relay-test', MARKETPLACE_URL: 'http://127.0.0.1:5001' } as const;
 
 export const testEnv = (vars: Readonly<Record<string, string>> = {}): RelayEnv =>
-  RelayEnvSchema.parse({ ...REQUIRED_ENV, ...vars });
+  relayEnvSchema().parse({ ...REQUIRED_ENV, ...vars });
 
 export const SECRET = 'test-webhook-secret';
 export const PREVIOUS_SECRET = 'previous-webhook-secret';

@@ -51,29 +51,42 @@ import {
 } from '../../domain/task';
 import { keys } from '../../../contract/resources';
 import { putItem, updateItem } from './dynamodb-item-writes';
+import { lazy } from '../lazy';
 
 /** How long a task record is kept after its last change. */
 export const TASK_RETENTION_SECONDS = 30 * 24 * 3600;
 
-const TaskRecordSchema = z.object({
-  task_id: z.string().check(z.minLength(1)),
-  kind: TaskKindSchema,
-  state: TaskStateSchema,
-  request: z.record(z.string(), z.unknown()),
-  origin: TaskOriginSchema,
-  created_at: z.string(),
-  updated_at: z.string(),
-  finished_at: z.optional(z.string()),
-  // Results are written only by this adapter from typed TaskResult values; check the shape loosely.
-  result: z.optional(z.record(z.string(), z.unknown())),
-  order_id: z.optional(z.int()),
-  server_id: z.optional(z.int()),
-  order_intent_at: z.optional(z.number()),
-  order_refused_at: z.optional(z.number()),
-  order_cancelled: z.optional(z.boolean()),
-  waiting_until: z.optional(z.number()),
-  history: z.optional(z.array(z.looseObject({ at: z.number(), event: z.string(), order_id: z.int() }))),
-});
+/**
+ * The stored shapes' schemas, built on a task's first read (issue 40 §1) rather than at import: a
+ * route that only records tasks (every accept route) never builds them.
+ */
+const schemas = lazy(() => ({
+  record: z.object({
+    task_id: z.string().check(z.minLength(1)),
+    kind: TaskKindSchema,
+    state: TaskStateSchema,
+    request: z.record(z.string(), z.unknown()),
+    origin: TaskOriginSchema,
+    created_at: z.string(),
+    updated_at: z.string(),
+    finished_at: z.optional(z.string()),
+    // Results are written only by this adapter from typed TaskResult values; check the shape loosely.
+    result: z.optional(z.record(z.string(), z.unknown())),
+    order_id: z.optional(z.int()),
+    server_id: z.optional(z.int()),
+    order_intent_at: z.optional(z.number()),
+    order_refused_at: z.optional(z.number()),
+    order_cancelled: z.optional(z.boolean()),
+    waiting_until: z.optional(z.number()),
+    history: z.optional(z.array(z.looseObject({ at: z.number(), event: z.string(), order_id: z.int() }))),
+  }),
+  orderEnv: z.record(z.string(), z.string()),
+  orderAccess: z.object({
+    ssh_password: z.optional(z.string()),
+    jupyter_token: z.optional(z.string()),
+    command: z.optional(z.string()),
+  }),
+}));
 
 /** The item attribute holding the container env until the task ends (clear inside the KMS-encrypted table). */
 export const ORDER_ENV_ATTRIBUTE = 'order_env';
@@ -85,13 +98,6 @@ export const ORDER_ACCESS_ATTRIBUTE = 'order_access';
 export const FINISH_TOKEN_ATTRIBUTE = 'finish_token';
 /** When a named finisher's result went out (markDelivered). */
 export const DELIVERED_ATTRIBUTE = 'delivered_at';
-
-const OrderEnvSchema = z.record(z.string(), z.string());
-const OrderAccessSchema = z.object({
-  ssh_password: z.optional(z.string()),
-  jupyter_token: z.optional(z.string()),
-  command: z.optional(z.string()),
-});
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 const ttlFrom = (ms: number): number => Math.floor(ms / 1000) + TASK_RETENTION_SECONDS;
@@ -162,7 +168,7 @@ export class DynamoDbTaskRepository implements TaskRepository {
       [DELIVERED_ATTRIBUTE]: _delivered,
       ...rest
     } = Item;
-    const parsed = TaskRecordSchema.parse(rest, ENGLISH_TEXTS);
+    const parsed = schemas().record.parse(rest, ENGLISH_TEXTS);
     return { ...parsed, result: parsed.result as TaskResult | undefined } as TaskRecord;
   }
 
@@ -173,18 +179,18 @@ export class DynamoDbTaskRepository implements TaskRepository {
   public async orderEnv(taskId: string): Promise<Readonly<Record<string, string>> | undefined> {
     const stored = await this.storedEnv(taskId, ORDER_ENV_ATTRIBUTE);
     if (typeof stored !== 'string')
-      return stored === undefined ? undefined : OrderEnvSchema.parse(stored, ENGLISH_TEXTS);
+      return stored === undefined ? undefined : schemas().orderEnv.parse(stored, ENGLISH_TEXTS);
     if (!this.envSealer) throw new Error("no sealer to open a standing order's env");
-    return OrderEnvSchema.parse(JSON.parse(await this.envSealer.open(stored)), ENGLISH_TEXTS);
+    return schemas().orderEnv.parse(JSON.parse(await this.envSealer.open(stored)), ENGLISH_TEXTS);
   }
 
   /** The env kept for a replacement round (on_outbid replace modes), also after the task ended; opened from its seal. */
   public async replacementEnv(taskId: string): Promise<Readonly<Record<string, string>> | undefined> {
     const stored = await this.storedEnv(taskId, REPLACEMENT_ENV_ATTRIBUTE);
     if (stored === undefined) return undefined;
-    if (typeof stored !== 'string') return OrderEnvSchema.parse(stored, ENGLISH_TEXTS); // kept in clear before issue 29
+    if (typeof stored !== 'string') return schemas().orderEnv.parse(stored, ENGLISH_TEXTS); // kept in clear before issue 29
     if (!this.envSealer) return undefined;
-    return OrderEnvSchema.parse(JSON.parse(await this.envSealer.open(stored)), ENGLISH_TEXTS);
+    return schemas().orderEnv.parse(JSON.parse(await this.envSealer.open(stored)), ENGLISH_TEXTS);
   }
 
   /**
@@ -202,7 +208,7 @@ export class DynamoDbTaskRepository implements TaskRepository {
   public async orderAccess(taskId: string): Promise<OrderAccessSecrets | undefined> {
     const stored = await this.storedEnv(taskId, ORDER_ACCESS_ATTRIBUTE);
     if (typeof stored !== 'string' || !this.accessSealer) return undefined;
-    return OrderAccessSchema.parse(JSON.parse(await this.accessSealer.open(stored)), ENGLISH_TEXTS);
+    return schemas().orderAccess.parse(JSON.parse(await this.accessSealer.open(stored)), ENGLISH_TEXTS);
   }
 
   /** The task's access secrets as stored (sealed), to copy into another task without opening them. */

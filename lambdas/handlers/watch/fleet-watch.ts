@@ -17,28 +17,27 @@ import {
 } from '../../domain/leases/fleet-watch';
 import { awsCallGiveUpMs, documentClient } from '../../adapters/aws-clients';
 import { DynamoDbLeaseStore } from '../../adapters/dynamodb/dynamodb-lease-store';
-import { DynamoDbPendingReplacements } from '../../adapters/dynamodb/dynamodb-pending-replacements';
-import { createReplacer } from '../../domain/recovery/outbid-replacement';
 import { keyCheckOf } from '../../domain/teams/caller-keys';
 import { replacementEnvSealerFromEnv } from '../../adapters/caller-key-sealer';
 import { relayEnv, type RelayEnv } from '../../adapters/env';
-import { callbackWorstCaseMs, chatWorstCaseMs } from '../../adapters/http-notifier';
+import { callbackWorstCaseMs, chatWorstCaseMs } from '../../adapters/notifier-limits';
 import { budgetedHandler, remainingMs, type BudgetContext } from '../../adapters/invocation-budget';
+import { DynamoDbAvoidedHosts } from '../../adapters/dynamodb/dynamodb-avoided-hosts';
+import { DynamoDbPlacementIntents } from '../../adapters/dynamodb/dynamodb-placement-intents';
+import { DynamoDbServerClaims } from '../../adapters/dynamodb/dynamodb-server-claims';
+import { DynamoDbTaskRepository } from '../../adapters/dynamodb/dynamodb-task-repository';
+import { DynamoDbWaitingTasks } from '../../adapters/dynamodb/dynamodb-waiting-tasks';
+import { lazyWorkflowStarterFromEnv } from '../../adapters/lazy-workflow-starter';
 import {
-  callerKeyStoreFromEnv,
-  placementIntentsFromEnv,
-  serverClaimsFromEnv,
-  spendStoreFromEnv,
-  taskRepositoryFromEnv,
-  waitingTasksFromEnv,
-  workflowStarterFromEnv,
-  avoidedHostsFromEnv,
-  hostRecordsFromEnv,
-} from '../../adapters/from-env';
+  lazyCallerKeyListFromEnv,
+  lazyHostRecordsFromEnv,
+  lazyNotifierFromEnv,
+  lazyReplacer,
+  lazySpendStoreFromEnv,
+} from './lazy-deps';
 import { SOFT_TIME_LIMIT_SECONDS } from '../../../contract/limits';
 import { lazy } from '../../adapters/lazy';
 import { MARKETPLACE_CLIENT_LIMITS, marketplaceFromEnv } from '../../adapters/marketplace-from-env';
-import { notifierFromEnv } from '../../adapters/notifier-from-env';
 import { countMetric, invocationHandler, logger, MetricName, metrics, spendMetric } from '../../adapters/observability';
 
 /** Allowance per table write or read, SDK retries included (the time-budget test's figure). */
@@ -146,24 +145,31 @@ export const createFleetWatchHandler = (
     return report;
   };
 
+// Issue 40 §1: what a sweep uses only when something happens is loaded then (./lazy-deps.ts): the
+// ledger (an order ended, a rebid's raise), the host records (an outbid), the caller keys (a standing
+// order or a replacement round to start), the notifier (a warning, an expiry, a status change), the
+// replacer and the workflow starter. from-env.ts is not imported here
+// for that reason: the adapters every sweep uses are built directly, as from-env.ts builds them.
 const deps = lazy<FleetWatchDeps>(() => {
   const env = relayEnv();
-  const notifier = notifierFromEnv(env);
+  const doc = documentClient();
+  const notifier = lazyNotifierFromEnv(env);
   const marketplace = marketplaceFromEnv(env);
-  const tasks = taskRepositoryFromEnv(env, replacementEnvSealerFromEnv(env));
-  const leases = new DynamoDbLeaseStore(documentClient(), env.TABLE_NAME);
-  const spend = spendStoreFromEnv(env);
+  const tasks = new DynamoDbTaskRepository(doc, env.TABLE_NAME, replacementEnvSealerFromEnv(env));
+  const leases = new DynamoDbLeaseStore(doc, env.TABLE_NAME);
+  const spend = lazySpendStoreFromEnv(env);
   // Issue 29 §4: a revoked or expired key's waiting tasks fail and its replacement rounds stop.
-  const keys = keyCheckOf(callerKeyStoreFromEnv(env));
+  const keys = keyCheckOf(lazyCallerKeyListFromEnv(env));
   // Issue 31 §2: outbids are counted per host (standing-order sweeps read the avoided hosts only).
-  const hosts = hostRecordsFromEnv(env);
+  const hosts = lazyHostRecordsFromEnv(env);
+  const workflow = env.STATE_MACHINE_ARN ? lazyWorkflowStarterFromEnv(env) : undefined;
   // Outbid recovery (issue 23): replacing starts a create-order workflow round (STATE_MACHINE_ARN set).
-  const replacer = env.STATE_MACHINE_ARN
-    ? createReplacer(
+  const replacer = workflow
+    ? lazyReplacer(
+        env,
         {
           tasks,
-          pending: new DynamoDbPendingReplacements(documentClient(), env.TABLE_NAME),
-          workflow: workflowStarterFromEnv(env),
+          workflow,
           leases,
           marketplace,
           notifier,
@@ -183,7 +189,7 @@ const deps = lazy<FleetWatchDeps>(() => {
     marketplace,
     notifier,
     events: notifier,
-    intents: placementIntentsFromEnv(env),
+    intents: new DynamoDbPlacementIntents(doc, env.TABLE_NAME),
     tasks,
     // Spending (issue 24): ended orders are settled.
     spend,
@@ -202,17 +208,17 @@ const deps = lazy<FleetWatchDeps>(() => {
       },
     },
     // Standing orders (issue 23): served when the watch may start workflows (STATE_MACHINE_ARN set).
-    ...(env.STATE_MACHINE_ARN
+    ...(workflow
       ? {
           standing: {
-            waiting: waitingTasksFromEnv(env),
+            waiting: new DynamoDbWaitingTasks(doc, env.TABLE_NAME),
             keys,
             marketplace,
-            claims: serverClaimsFromEnv(env),
+            claims: new DynamoDbServerClaims(doc, env.TABLE_NAME),
             tasks,
             notifier,
-            workflow: workflowStarterFromEnv(env),
-            hosts: avoidedHostsFromEnv(env),
+            workflow,
+            hosts: new DynamoDbAvoidedHosts(doc, env.TABLE_NAME),
           },
         }
       : {}),

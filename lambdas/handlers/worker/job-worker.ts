@@ -30,15 +30,11 @@ import {
 } from '../../domain/requests/jobs';
 import { MAX_LEASE_HOURS } from '../../domain/leases/lease';
 import { FINAL_STATES, failure, HostFilterShape, TaskOriginSchema, type TaskResult } from '../../domain/task';
-import { sqsClient } from '../../adapters/aws-clients';
+import { documentClient } from '../../adapters/aws-clients';
+import { DynamoDbLeaseBook } from '../../adapters/dynamodb/dynamodb-lease-book';
+import { DynamoDbTaskRepository } from '../../adapters/dynamodb/dynamodb-task-repository';
 import { relayEnv } from '../../adapters/env';
-import {
-  leaseBookFromEnv,
-  spendExtensionsFromEnv,
-  taskRepositoryFromEnv,
-  waitingEntriesFromEnv,
-  workflowStarterFromEnv,
-} from '../../adapters/from-env';
+import { lazyWorkflowStarterFromEnv } from '../../adapters/lazy-workflow-starter';
 import { marketplaceFromEnv } from '../../adapters/marketplace-from-env';
 import { notifierFromEnv } from '../../adapters/notifier-from-env';
 import {
@@ -55,7 +51,8 @@ import {
 import { budgetedHandler } from '../../adapters/invocation-budget';
 import { lazy } from '../../adapters/lazy';
 import { withSoftDeadline } from './soft-deadline';
-import { retryVisibilitySeconds, SqsMessageVisibility, type MessageVisibility } from './sqs-message-visibility';
+import { lazyMessageVisibility, lazySpendExtensionsFromEnv, lazyWaitingEntriesFromEnv } from './lazy-deps';
+import { retryVisibilitySeconds, type MessageVisibility } from './retry-visibility';
 
 // callback_url was checked at ingress (including the SSRF guard); here it only has to be a string.
 const CallbackUrl = z.optional(z.string().check(z.minLength(1)));
@@ -234,24 +231,29 @@ export const createJobWorkerHandler = (deps: JobWorkerDeps) => {
 export const jobWorkerDepsFromEnv = (): JobWorkerDeps => {
   const env = relayEnv();
   if (!env.JOB_QUEUE_URL) throw new Error('JOB_QUEUE_URL is not set: the worker cannot delay retries');
-  const waiting = waitingEntriesFromEnv(env);
+  // Issue 40 §1: what only some jobs use is loaded on first use (./lazy-deps.ts): the waiting queue
+  // (a price alert's standing order, cancel-task), the workflow starter (a price alert that fires) and
+  // the spend reservations (extend-order, set-spot-price). from-env.ts is not imported here for that
+  // reason: the table's own adapters are built directly.
+  const waiting = lazyWaitingEntriesFromEnv(env);
   return {
     marketplace: marketplaceFromEnv(env),
-    tasks: taskRepositoryFromEnv(env),
+    tasks: new DynamoDbTaskRepository(documentClient(), env.TABLE_NAME),
     notifier: notifierFromEnv(env),
-    workflow: workflowStarterFromEnv(env),
-    leases: leaseBookFromEnv(env),
+    workflow: lazyWorkflowStarterFromEnv(env),
+    leases: new DynamoDbLeaseBook(documentClient(), env.TABLE_NAME),
     waiting,
     // A price alert's standing order is admitted under the waiting queue's caps (issue 38 §1).
     standing: { waiting, caps: { perKey: env.MAX_WAITING_TASKS_PER_KEY, total: env.MAX_WAITING_TASKS } },
     spend: {
-      store: spendExtensionsFromEnv(env),
+      store: lazySpendExtensionsFromEnv(env),
       // Extensions and raises are reservations like a create's: the same metrics (the SpendNearDailyLimit alarm's).
       onReserved: (usd, usedToday, key) => spendMetric('SpendReservedUsd', key, usd, usedToday),
       clock: () => Date.now() / 1000,
       ...(env.SPEND_LIMIT_USD_PER_DAY !== undefined ? { limitUsdPerDay: env.SPEND_LIMIT_USD_PER_DAY } : {}),
     },
-    visibility: new SqsMessageVisibility(sqsClient(), env.JOB_QUEUE_URL),
+    // SQS is called only to delay a failed job's retry: its client is loaded then.
+    visibility: lazyMessageVisibility(env.JOB_QUEUE_URL),
     retryBaseMs: env.JOB_RETRY_BASE_MS,
     config: {
       defaultCurrency: env.DEFAULT_CURRENCY,

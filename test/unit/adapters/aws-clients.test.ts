@@ -22,10 +22,10 @@ import {
   awsClientConfig,
   documentClient,
   SDK_RETRY_BACKOFF,
-  sfnClient,
-  sqsClient,
   type AwsClientTimeouts,
 } from '../../../lambdas/adapters/aws-clients';
+import { sqsClient } from '../../../lambdas/adapters/sqs-client';
+import { sfnClient } from '../../../lambdas/adapters/sfn-client';
 
 /** What a raw TCP endpoint saw: connections accepted and HTTP requests begun on them. */
 interface Endpoint {

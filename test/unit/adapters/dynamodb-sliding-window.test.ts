@@ -1,7 +1,7 @@
 import { GetItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbSlidingWindow } from '../../../lambdas/adapters/dynamodb/dynamodb-sliding-window';
-import { RelayEnvSchema } from '../../../lambdas/adapters/env';
+import { relayEnvSchema } from '../../../lambdas/adapters/env';
 import { REQUIRED_ENV } from '../../fakes/env';
 import { RATE_WINDOW_MS } from '../../../lambdas/middleware/rate-limit';
 import { RelayConfigSchema } from '../../../lib/config';
@@ -94,7 +94,7 @@ describe('Adapter: DynamoDbSlidingWindow (dynalite)', () => {
   });
 
   describe('the largest window item, at the MAX_REQUESTS_PER_MINUTE cap', () => {
-    const cap = maxOf(RelayEnvSchema.shape.MAX_REQUESTS_PER_MINUTE);
+    const cap = maxOf(relayEnvSchema().shape.MAX_REQUESTS_PER_MINUTE);
     /** DynamoDB's write throughput limit of one partition key. */
     const PARTITION_WCU_PER_SECOND = 1_000;
 
@@ -125,7 +125,7 @@ describe('Adapter: DynamoDbSlidingWindow (dynalite)', () => {
       expect(cap).toBe(600);
       expect(maxOf(RelayConfigSchema.shape.maxRequestsPerMinute)).toBe(cap);
       expect(
-        RelayEnvSchema.safeParse({ ...REQUIRED_ENV, MAX_REQUESTS_PER_MINUTE: String(cap + 1) }).error?.issues[0]
+        relayEnvSchema().safeParse({ ...REQUIRED_ENV, MAX_REQUESTS_PER_MINUTE: String(cap + 1) }).error?.issues[0]
           ?.message,
       ).toMatch(/MAX_REQUESTS_PER_MINUTE must be at most 600/);
     });

@@ -2,7 +2,7 @@ import { DynamoDbIdempotencyStore } from '../../../lambdas/adapters/dynamodb/dyn
 import { DynamoDbServerClaims } from '../../../lambdas/adapters/dynamodb/dynamodb-server-claims';
 import { DynamoDbSlidingWindow } from '../../../lambdas/adapters/dynamodb/dynamodb-sliding-window';
 import { DynamoDbTaskRepository } from '../../../lambdas/adapters/dynamodb/dynamodb-task-repository';
-import { RelayEnvSchema } from '../../../lambdas/adapters/env';
+import { relayEnvSchema } from '../../../lambdas/adapters/env';
 import { REQUIRED_ENV } from '../../fakes/env';
 import {
   idempotencyStoreFromEnv,
@@ -20,7 +20,7 @@ import { startReceiver } from './receiver';
 
 describe('Module: from-env', () => {
   const env = (vars: Record<string, string> = {}) =>
-    RelayEnvSchema.parse({ ...REQUIRED_ENV, TABLE_NAME: 't', ...vars });
+    relayEnvSchema().parse({ ...REQUIRED_ENV, TABLE_NAME: 't', ...vars });
 
   it('builds the DynamoDB adapters on the configured table', () => {
     expect(taskRepositoryFromEnv(env())).toBeInstanceOf(DynamoDbTaskRepository);

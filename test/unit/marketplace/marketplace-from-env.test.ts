@@ -1,4 +1,4 @@
-import { RelayEnvSchema } from '../../../lambdas/adapters/env';
+import { relayEnvSchema } from '../../../lambdas/adapters/env';
 import { startSimulator, type MarketplaceSimulator } from '../../../local/simulator/marketplace-simulator';
 import { startDynalite, type LocalDynamo } from '../../helpers/dynalite';
 
@@ -27,7 +27,7 @@ describe('Function: marketplaceFromEnv', () => {
     const { marketplaceFromEnv } = await import('../../../lambdas/adapters/marketplace-from-env');
     const { DynamoDbPacingGate } = await import('../../../lambdas/adapters/dynamodb/dynamodb-pacing-gate');
     const minIntervalMs = 40;
-    const env = RelayEnvSchema.parse({
+    const env = relayEnvSchema().parse({
       TABLE_NAME: 'relay-test',
       MARKETPLACE_URL: sim.url,
       MARKETPLACE_API_KEY: sim.apiKey,
@@ -111,7 +111,7 @@ describe('Function: marketplaceFromEnv', () => {
 
   it('surfaces a wrong API key as MarketplaceAuthError', async () => {
     const { marketplaceFromEnv } = await import('../../../lambdas/adapters/marketplace-from-env');
-    const env = RelayEnvSchema.parse({
+    const env = relayEnvSchema().parse({
       TABLE_NAME: 'relay-test',
       MARKETPLACE_URL: sim.url,
       MARKETPLACE_API_KEY: 'nope',
@@ -126,7 +126,7 @@ describe('Function: marketplaceFromEnv', () => {
   it("passes MARKETPLACE_PRICE_PERIOD to the reader: day turns the spec simulator's USD (per hour) into a 24th", async () => {
     const { marketplaceFromEnv } = await import('../../../lambdas/adapters/marketplace-from-env');
     const env = (period: Record<string, string>) =>
-      RelayEnvSchema.parse({
+      relayEnvSchema().parse({
         TABLE_NAME: 'relay-test',
         MARKETPLACE_URL: sim.url,
         MARKETPLACE_API_KEY: sim.apiKey,
@@ -148,14 +148,14 @@ describe('Function: marketplaceFromEnv', () => {
 
   it.each([['hour'], ['day'], ['']])('MARKETPLACE_PRICE_PERIOD=%p is accepted (empty = unset)', (value) => {
     expect(
-      RelayEnvSchema.parse({ TABLE_NAME: 't', MARKETPLACE_URL: sim.url, MARKETPLACE_PRICE_PERIOD: value })
+      relayEnvSchema().parse({ TABLE_NAME: 't', MARKETPLACE_URL: sim.url, MARKETPLACE_PRICE_PERIOD: value })
         .MARKETPLACE_PRICE_PERIOD,
     ).toBe(value || undefined);
   });
 
   it('refuses any other MARKETPLACE_PRICE_PERIOD at cold start, naming the choices', () => {
     expect(() =>
-      RelayEnvSchema.parse({ TABLE_NAME: 't', MARKETPLACE_URL: sim.url, MARKETPLACE_PRICE_PERIOD: 'week' }),
+      relayEnvSchema().parse({ TABLE_NAME: 't', MARKETPLACE_URL: sim.url, MARKETPLACE_PRICE_PERIOD: 'week' }),
     ).toThrow('MARKETPLACE_PRICE_PERIOD must be one of hour, day');
   });
 });

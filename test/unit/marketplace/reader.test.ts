@@ -203,14 +203,14 @@ describe('older and odd shapes are read, not skipped', () => {
   it.each([[{ code: 0 }], [{ code: 0, exists: false }], [{ code: 0, market: null }]])(
     'a spot_marketplace answer %p without a market is "no market" (null), not an error',
     (body) => {
-      expect(SpotMarketResponseSchema.parse(body).market).toBeNull();
+      expect(SpotMarketResponseSchema().parse(body).market).toBeNull();
     },
   );
 });
 
 describe('fields of the wrong type fall back to their safe values (schemas.ts `fallback`)', () => {
   it('a listing element keeps its id with owner, reliability, rating, coins and specs at their fallbacks', () => {
-    const read = ServerElementSchema.parse(
+    const read = ServerElementSchema().parse(
       olderElement({ owner: 'x', reliability: 'high', rating: 5, allowed_coins: 'bitcoin', specs: 7, mrl: -1 }),
     );
     expect(read).toMatchObject({
@@ -227,13 +227,13 @@ describe('fields of the wrong type fall back to their safe values (schemas.ts `f
   it.each([
     [
       'production',
-      LiveOrderElementSchema,
+      LiveOrderElementSchema(),
       { id: 7, si: 25714, ct: 1, price: '1', currency: 3, tcp_ports: 'x', spend: 'a' },
       { id: 7, si: 25714, price: 0, currency: '', tcp_ports: [] },
     ],
     [
       'spec',
-      SpecOrderElementSchema,
+      SpecOrderElementSchema(),
       {
         order_id: 7,
         renting_server: 25714,
