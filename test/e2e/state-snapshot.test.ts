@@ -57,7 +57,11 @@ describe('npm run state:snapshot: a copy of a running relay that a stopped relay
       // Unset: the relay generates the callback signing key and keeps it with the state.
       CALLBACK_SIGNING_SECRET: '',
     };
-    first = await startRelayProcess({ stateDir, env });
+    // The first relay waits up to 50 s for a marketplace answer: its cancel_order (held 60 s by the
+    // simulator) stays in flight until the relay is killed, however slow the machine, instead of
+    // timing out at 5 s and being retried and finished before the kill (the copy would then replay a
+    // job the first relay had already reported).
+    first = await startRelayProcess({ stateDir, env: { ...env, MARKETPLACE_TIMEOUT_MS: '50000' } });
   }, 120_000);
   afterAll(async () => {
     await first?.stop('SIGKILL');
