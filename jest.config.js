@@ -2,6 +2,8 @@
  * Projects: unit, infra, workflow, e2e, and e2e-live (the dialect-sensitive e2e files again, against
  * the simulator in production's dialect: same test files, MARKETPLACE_DIALECT=live). `npm test` runs them all.
  */
+const { availableParallelism } = require('node:os');
+
 const base = {
   preset: 'ts-jest',
   testEnvironment: 'node',
@@ -80,5 +82,6 @@ module.exports = {
   // average (645 s of CPU in 537 s). Measured on that machine (2026-11-28, another agent's benchmark
   // beside it): 4 workers 537 s, 6 workers 519 s; 2 workers took 824–870 s the round before. Four,
   // not six: the suite's timing-sensitive files get less contention for the same wall time.
-  maxWorkers: '200%',
+  // (A number, not '200%': Jest reads a percentage over 100 as that many workers.)
+  maxWorkers: 2 * availableParallelism(),
 };

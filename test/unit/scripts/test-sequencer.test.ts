@@ -3,7 +3,7 @@
  * no cache of its own (a clean clone), so no slow file starts last.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import * as path from 'node:path';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -44,5 +44,11 @@ describe('test order', () => {
     const known = Object.keys(committed).filter((file) => file.endsWith('.test.ts'));
     expect(known.length).toBeGreaterThan(150);
     expect(Object.values(committed).every((s) => typeof s === 'number' && s >= 0)).toBe(true);
+  });
+
+  it('runs two workers per core, as a number (Jest reads a percentage over 100 as that many workers)', () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const config = require('../../../jest.config.js') as { maxWorkers: unknown };
+    expect(config.maxWorkers).toBe(2 * availableParallelism());
   });
 });
