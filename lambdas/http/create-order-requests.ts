@@ -24,6 +24,7 @@ import {
 } from './request-fields';
 
 /** A field that is one of `modes`: absent/null → undefined; one of the modes → itself; else the 400 text `error`. */
+/* @__NO_SIDE_EFFECTS__ */
 const modeField = <M extends string>(modes: readonly M[], error: string, description: string) =>
   describe(
     z.pipe(

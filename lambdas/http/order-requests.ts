@@ -39,6 +39,7 @@ export const MAX_EXCLUDE_SERVERS = 100;
  * A number in [min, max]: absent/null → undefined; else the 400 text naming the field and its range.
  * With min 0, a value above 0 is at least MIN_FILTER (issue 38 §6: 1e-200 is no filter DynamoDB can keep).
  */
+/* @__NO_SIDE_EFFECTS__ */
 const boundedNumber = (field: string, min: number, max: number, description: string, integer = false) =>
   z.optional(
     describe(

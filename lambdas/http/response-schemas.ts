@@ -89,6 +89,7 @@ export const SlackResponseSchema = describe(
  * GET /webhook/tasks/{task_id}: the domain's one declaration of the view (TaskViewShape), with the
  * OpenAPI descriptions of its fields added here (descriptions only: every field comes from the shape).
  */
+/* @__NO_SIDE_EFFECTS__ */
 const taskViewField = <K extends keyof typeof TaskViewShape.shape>(key: K, description: string) =>
   describe(TaskViewShape.shape[key], { description });
 

@@ -48,6 +48,7 @@ export const CancelTaskBodySchema = bodyObject({
 });
 
 /** order_id with a route's own "required" text; the other order_id texts are OrderIdSchema's. */
+/* @__NO_SIDE_EFFECTS__ */
 const requiredOrderId = (requiredMessage: string) =>
   describe(
     z.pipe(
@@ -70,6 +71,7 @@ const requiredOrderId = (requiredMessage: string) =>
   );
 
 /** A required field: absent or null → `requiredMessage`; present but failing `valid` → `invalidMessage`. */
+/* @__NO_SIDE_EFFECTS__ */
 const requiredNumber = (
   requiredMessage: string,
   invalidMessage: (value: unknown) => string,
