@@ -90,11 +90,12 @@ export const SlackResponseSchema = describe(
  * OpenAPI descriptions of its fields added here (descriptions only: every field comes from the shape).
  */
 /* @__NO_SIDE_EFFECTS__ */
-const taskViewField = <K extends keyof typeof TaskViewShape.shape>(key: K, description: string) =>
-  describe(TaskViewShape.shape[key], { description });
+const taskViewField = <K extends keyof ReturnType<typeof TaskViewShape>['shape']>(key: K, description: string) =>
+  // A copy with the description (as `.meta()` makes one): the shape's own field schemas are shared.
+  TaskViewShape().shape[key].check(z.meta({ description }));
 
 export const TaskViewSchema = describe(
-  z.extend(TaskViewShape, {
+  z.extend(TaskViewShape(), {
     result: taskViewField('result', 'The result payload (order-relay.md §2.3) once the task ended'),
     waiting_until: taskViewField(
       'waiting_until',
