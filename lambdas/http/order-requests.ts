@@ -1,12 +1,12 @@
 /**
- * The fields both order-placing routes take (standing-order wait, host filters) and the body of
- * POST /webhook/price-alert; create-order's own body is in create-order-requests.ts. The rules they
- * apply are in lambdas/domain (request-rules.ts, hosts/matching.ts).
+ * The fields both order-placing routes take (standing-order wait, host filters); create-order's own
+ * body is in create-order-requests.ts, price-alert's in price-alert-requests.ts. The rules they apply
+ * are in lambdas/domain (request-rules.ts, hosts/matching.ts).
  */
 import * as z from 'zod/mini';
 import { MAX_WAIT_SECONDS, WAIT_SECONDS_ERROR } from '../domain/requests/request-rules';
 import { boundText, MIN_FILTER } from '../domain/requests/number-bounds';
-import { bodyObject, CallbackUrlSchema, describe, gpuType, image, optional, price, refuse } from './request-fields';
+import { describe, refuse } from './request-fields';
 
 // ---- standing orders (issue 23; the rules are in standing-orders.ts) ----------------------------
 
@@ -112,21 +112,3 @@ export const HostFilterFields = {
     ),
   ),
 };
-
-const PRICE_ALERT_REQUIRED = 'gpu_type and target_price required';
-
-/** POST /webhook/price-alert. */
-export const PriceAlertBodySchema = bodyObject({
-  gpu_type: gpuType(PRICE_ALERT_REQUIRED),
-  target_price: price(
-    'target_price',
-    PRICE_ALERT_REQUIRED,
-    'Alert when a server is available at or under this USD/hour spot price',
-  ),
-  image,
-  callback_url: optional(CallbackUrlSchema),
-  /** The queued create-order's wait (issue 23): it may stand when the matched server is gone by then. */
-  wait_seconds: optional(WaitSecondsSchema),
-  ...HostFilterFields,
-});
-export type PriceAlertBody = z.infer<typeof PriceAlertBodySchema>;
