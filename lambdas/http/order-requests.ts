@@ -6,7 +6,23 @@
 import * as z from 'zod/mini';
 import { MAX_WAIT_SECONDS, WAIT_SECONDS_ERROR } from '../domain/requests/request-rules';
 import { boundText, MIN_FILTER } from '../domain/requests/number-bounds';
-import { describe, refuse } from './request-fields';
+import { describe, MAX_IMAGE_LENGTH, optional, refuse } from './request-fields';
+
+// ---- the image (create-order and price-alert; here, not in request-fields.ts, so the other routes do not build it) ----
+
+/** `image`: an optional container image reference. */
+export const image = describe(
+  optional(
+    z
+      .string({ error: 'image must be a string' })
+      .check(
+        z.trim(),
+        z.minLength(1, 'image must not be empty'),
+        z.maxLength(MAX_IMAGE_LENGTH, `image must be at most ${MAX_IMAGE_LENGTH} characters`),
+      ),
+  ),
+  { description: 'Container image reference; defaults to the configured image' },
+);
 
 // ---- standing orders (issue 23; the rules are in standing-orders.ts) ----------------------------
 

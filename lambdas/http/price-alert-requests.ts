@@ -1,7 +1,7 @@
 /** The body of POST /webhook/price-alert, in a module of its own so that create-order does not build it. */
 import type * as z from 'zod/mini';
-import { bodyObject, CallbackUrlSchema, gpuType, image, optional, price } from './request-fields';
-import { HostFilterFields, WaitSecondsSchema } from './order-requests';
+import { bodyObject, CallbackUrlSchema, gpuType, optional, price } from './request-fields';
+import { HostFilterFields, image, WaitSecondsSchema } from './order-requests';
 
 const PRICE_ALERT_REQUIRED = 'gpu_type and target_price required';
 

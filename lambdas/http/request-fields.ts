@@ -106,20 +106,6 @@ const isAbsoluteHttpUrl = (url: string): boolean => {
   }
 };
 
-/** `image`: an optional container image reference. */
-export const image = describe(
-  optional(
-    z
-      .string({ error: 'image must be a string' })
-      .check(
-        z.trim(),
-        z.minLength(1, 'image must not be empty'),
-        z.maxLength(MAX_IMAGE_LENGTH, `image must be at most ${MAX_IMAGE_LENGTH} characters`),
-      ),
-  ),
-  { description: 'Container image reference; defaults to the configured image' },
-);
-
 export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 
 /**
