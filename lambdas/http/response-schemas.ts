@@ -4,7 +4,7 @@
  * validates with (./requests.ts).
  */
 import * as z from 'zod/mini';
-import { describe, MAX_URL_LENGTH } from './request-fields';
+import { describe } from './request-fields';
 import { TaskViewShape } from '../domain/requests/task-view';
 
 /** Every error answer: `{ "error": "<text>" }`. */
@@ -69,13 +69,8 @@ export const MarketplaceSummarySchema = describe(
   { id: 'MarketplaceSummary' },
 );
 
-/** The form fields Slack posts to a slash-command URL (others are ignored). */
-export const SlackCommandFormSchema = z.object({
-  text: z.optional(z.string().check(z.maxLength(2000))),
-  command: z.optional(z.string().check(z.maxLength(100))),
-  response_url: z.optional(z.string().check(z.maxLength(MAX_URL_LENGTH))),
-  user_id: z.optional(z.string().check(z.maxLength(100))),
-});
+// The Slack command's form (a request) is in slack-requests.ts: the Slack function builds it alone.
+export { SlackCommandFormSchema } from './slack-requests';
 
 export const SlackResponseSchema = describe(
   z.object({
