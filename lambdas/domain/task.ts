@@ -2,9 +2,12 @@
 import type { OrderAccess } from './access/order-access';
 import * as z from 'zod/mini';
 import { TaskCallerSchema } from './teams/caller-keys';
+import { builtOnFirstUse } from './zod-texts';
 import type { PortProtocol } from './marketplace-types';
 
-export const TaskKindSchema = z.enum([
+// The stored shapes' schemas below are built on first use (builtOnFirstUse): only code that reads a
+// stored task, a workflow state or a job message parses with them, never an accept route.
+export const TASK_KINDS = [
   'create-order',
   'cancel-order',
   'status',
@@ -12,30 +15,34 @@ export const TaskKindSchema = z.enum([
   'extend-order',
   'set-spot-price',
   'cancel-task',
-]);
-export type TaskKind = z.infer<typeof TaskKindSchema>;
+] as const;
+export const TaskKindSchema = builtOnFirstUse(() => z.enum(TASK_KINDS));
+export type TaskKind = (typeof TASK_KINDS)[number];
 /** `waiting`: a standing order (issue 23) with no server yet, served by the fleet watch until its wait ends. */
-export const TaskStateSchema = z.enum(['queued', 'running', 'waiting', 'succeeded', 'failed']);
-export type TaskState = z.infer<typeof TaskStateSchema>;
+const TASK_STATES = ['queued', 'running', 'waiting', 'succeeded', 'failed'] as const;
+export const TaskStateSchema = builtOnFirstUse(() => z.enum(TASK_STATES));
+export type TaskState = (typeof TASK_STATES)[number];
 export const FINAL_STATES: readonly TaskState[] = ['succeeded', 'failed'];
 
 /** Where a task came from; decides where its result goes besides callback_url. */
-export const TaskOriginSchema = z.object({
-  source: z.enum(['webhook', 'slack']),
-  /** Slack's response_url for a slash command (hardening issue). */
-  responseUrl: z.optional(z.string().check(z.minLength(1))),
-  /** The caller key the request was signed with (issue 24); absent = the default key (shared webhook secret). */
-  caller: z.optional(TaskCallerSchema),
-});
-export type TaskOrigin = Readonly<z.infer<typeof TaskOriginSchema>>;
+export const TaskOriginSchema = builtOnFirstUse(() =>
+  z.object({
+    source: z.enum(['webhook', 'slack']),
+    /** Slack's response_url for a slash command (hardening issue). */
+    responseUrl: z.optional(z.string().check(z.minLength(1))),
+    /** The caller key the request was signed with (issue 24); absent = the default key (shared webhook secret). */
+    caller: z.optional(TaskCallerSchema()),
+  }),
+);
+export type TaskOrigin = Readonly<z.infer<ReturnType<typeof TaskOriginSchema>>>;
 
 /** The host filters (issue 31 §1) as stored inputs carry them: the workflow state and the job message. */
-export const HostFilterShape = {
+export const HostFilterShape = builtOnFirstUse(() => ({
   min_reliability: z.optional(z.number().check(z.gte(0), z.lte(1))),
   min_rating: z.optional(z.number().check(z.gte(0), z.lte(5))),
   min_rating_count: z.optional(z.int().check(z.positive())),
   exclude_servers: z.optional(z.array(z.int())),
-};
+}));
 
 /** Normalized create-order input: request plus defaults from config. This is the workflow input's `request`. */
 export interface CreateOrderInput {
@@ -259,22 +266,24 @@ export interface TaskRecord {
 }
 
 /** One step of a create-order task's outbid recovery, as GET /webhook/tasks/{id} lists it. */
-export const TaskHistoryEntrySchema = z.object({
-  /** Unix seconds. */
-  at: z.number(),
-  /** The lifecycle event's name (`order.outbid`, `order.rebid`, `order.replaced`, `order.recovery_failed`). */
-  event: z.string(),
-  /** The order the step is about (order.replaced: the new one). */
-  order_id: z.number(),
-  old_price: z.optional(z.number()),
-  new_price: z.optional(z.number()),
-  currency: z.optional(z.string()),
-  from_order_id: z.optional(z.number()),
-  to_order_id: z.optional(z.number()),
-  ssh_connection: z.optional(z.string()),
-  reason: z.optional(z.string()),
-});
-export type TaskHistoryEntry = Readonly<z.infer<typeof TaskHistoryEntrySchema>>;
+export const TaskHistoryEntrySchema = builtOnFirstUse(() =>
+  z.object({
+    /** Unix seconds. */
+    at: z.number(),
+    /** The lifecycle event's name (`order.outbid`, `order.rebid`, `order.replaced`, `order.recovery_failed`). */
+    event: z.string(),
+    /** The order the step is about (order.replaced: the new one). */
+    order_id: z.number(),
+    old_price: z.optional(z.number()),
+    new_price: z.optional(z.number()),
+    currency: z.optional(z.string()),
+    from_order_id: z.optional(z.number()),
+    to_order_id: z.optional(z.number()),
+    ssh_connection: z.optional(z.string()),
+    reason: z.optional(z.string()),
+  }),
+);
+export type TaskHistoryEntry = Readonly<z.infer<ReturnType<typeof TaskHistoryEntrySchema>>>;
 
 /** A job on the SQS queue (cancel-order, status, price-alert, extend-order, set-spot-price). */
 export interface JobMessage {

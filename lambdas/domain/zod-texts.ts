@@ -10,3 +10,14 @@ import type * as z from 'zod/mini';
 
 /** `en` alone from zod/v4/locales (~3 KB): `z.locales.en` from zod/mini's namespace would bundle every locale. */
 export const ENGLISH_TEXTS: z.core.ParseContext<z.core.$ZodIssue> = { error: en().localeError };
+
+/**
+ * A schema built on its first use, once (issue 40 §1): a module-level schema is built at every cold
+ * start of every function that bundles its module, whether or not the function ever parses with it
+ * (the stored task's shapes in an accept route, which records tasks but never reads one). Each such
+ * export is a getter: `TaskOriginSchema().safeParse(…)`.
+ */
+export const builtOnFirstUse = <T>(build: () => T): (() => T) => {
+  let schema: T | undefined;
+  return () => (schema ??= build());
+};

@@ -12,7 +12,6 @@ import {
   MAX_COMMAND_BYTES,
   MAX_PORTS,
   MAX_SSH_PUBLIC_KEY_LENGTH,
-  parseSshPublicKey,
   PORTS_ERROR,
   portsProblem,
   SSH_PASSWORD_ERROR,
@@ -20,8 +19,10 @@ import {
 } from '../domain/access/order-access';
 import type { PortProtocol } from '../domain/marketplace-types';
 import { describe, refuse } from './request-fields';
+import { sshPublicKeyLine } from './ssh-public-key-field';
 
 /** A field whose value must match `pattern` (a string), else `error`; the value is never part of the text. */
+/* @__NO_SIDE_EFFECTS__ */
 const secretField = (pattern: RegExp, error: string, meta: Record<string, unknown>) =>
   describe(
     z.pipe(
@@ -34,19 +35,10 @@ const secretField = (pattern: RegExp, error: string, meta: Record<string, unknow
     { type: 'string', ...meta },
   );
 
-/** One OpenSSH public key line, trimmed (absent or null: undefined); a private key gets PRIVATE_KEY_ERROR. */
-export const SshPublicKeySchema = z.pipe(
-  z.unknown(),
-  z.transform((value, ctx): string | undefined => {
-    if (value === undefined || value === null) return undefined;
-    const parsed = parseSshPublicKey(value);
-    return parsed.ok ? (value as string).trim() : refuse(ctx, parsed.error);
-  }),
-);
-
 /** The access fields of create-order (issue 37 §1): how the caller gets into the order. */
 const accessFields = {
-  ssh_public_key: describe(SshPublicKeySchema, {
+  // Its own instance: describe registers the metadata on the schema it is given.
+  ssh_public_key: describe(sshPublicKeyLine(), {
     type: 'string',
     maxLength: MAX_SSH_PUBLIC_KEY_LENGTH,
     description:

@@ -8,6 +8,7 @@ import type { TaskResult } from '../domain/task';
 import { describe } from './request-fields';
 
 /** A payload the document names `title`: an object of `shape`. */
+/* @__NO_SIDE_EFFECTS__ */
 const titled = <S extends z.core.$ZodLooseShape>(title: string, shape: S) => describe(z.object(shape), { title });
 
 // ---- callback payloads (order-relay.md §2.3) ------------------------------------------------------

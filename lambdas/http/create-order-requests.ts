@@ -10,20 +10,11 @@ import { ENV_AMPERSAND_ERROR, isSendableEnvValue } from '../domain/requests/requ
 import { PREFER_MODES, type Prefer } from '../domain/hosts/matching';
 import { AccessFields } from './access-requests';
 import { boundText, MIN_HOURS } from '../domain/requests/number-bounds';
-import { HostFilterFields, WaitSecondsSchema } from './order-requests';
-import {
-  bodyObject,
-  CallbackUrlSchema,
-  describe,
-  ENV_NAME,
-  gpuType,
-  image,
-  optional,
-  price,
-  refuse,
-} from './request-fields';
+import { HostFilterFields, image, WaitSecondsSchema } from './order-requests';
+import { bodyObject, CallbackUrlSchema, describe, ENV_NAME, gpuType, optional, price, refuse } from './request-fields';
 
 /** A field that is one of `modes`: absent/null → undefined; one of the modes → itself; else the 400 text `error`. */
+/* @__NO_SIDE_EFFECTS__ */
 const modeField = <M extends string>(modes: readonly M[], error: string, description: string) =>
   describe(
     z.pipe(

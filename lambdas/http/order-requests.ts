@@ -1,12 +1,28 @@
 /**
- * The fields both order-placing routes take (standing-order wait, host filters) and the body of
- * POST /webhook/price-alert; create-order's own body is in create-order-requests.ts. The rules they
- * apply are in lambdas/domain (request-rules.ts, hosts/matching.ts).
+ * The fields both order-placing routes take (standing-order wait, host filters); create-order's own
+ * body is in create-order-requests.ts, price-alert's in price-alert-requests.ts. The rules they apply
+ * are in lambdas/domain (request-rules.ts, hosts/matching.ts).
  */
 import * as z from 'zod/mini';
 import { MAX_WAIT_SECONDS, WAIT_SECONDS_ERROR } from '../domain/requests/request-rules';
 import { boundText, MIN_FILTER } from '../domain/requests/number-bounds';
-import { bodyObject, CallbackUrlSchema, describe, gpuType, image, optional, price, refuse } from './request-fields';
+import { describe, MAX_IMAGE_LENGTH, optional, refuse } from './request-fields';
+
+// ---- the image (create-order and price-alert; here, not in request-fields.ts, so the other routes do not build it) ----
+
+/** `image`: an optional container image reference. */
+export const image = describe(
+  optional(
+    z
+      .string({ error: 'image must be a string' })
+      .check(
+        z.trim(),
+        z.minLength(1, 'image must not be empty'),
+        z.maxLength(MAX_IMAGE_LENGTH, `image must be at most ${MAX_IMAGE_LENGTH} characters`),
+      ),
+  ),
+  { description: 'Container image reference; defaults to the configured image' },
+);
 
 // ---- standing orders (issue 23; the rules are in standing-orders.ts) ----------------------------
 
@@ -39,6 +55,7 @@ export const MAX_EXCLUDE_SERVERS = 100;
  * A number in [min, max]: absent/null → undefined; else the 400 text naming the field and its range.
  * With min 0, a value above 0 is at least MIN_FILTER (issue 38 §6: 1e-200 is no filter DynamoDB can keep).
  */
+/* @__NO_SIDE_EFFECTS__ */
 const boundedNumber = (field: string, min: number, max: number, description: string, integer = false) =>
   z.optional(
     describe(
@@ -111,21 +128,3 @@ export const HostFilterFields = {
     ),
   ),
 };
-
-const PRICE_ALERT_REQUIRED = 'gpu_type and target_price required';
-
-/** POST /webhook/price-alert. */
-export const PriceAlertBodySchema = bodyObject({
-  gpu_type: gpuType(PRICE_ALERT_REQUIRED),
-  target_price: price(
-    'target_price',
-    PRICE_ALERT_REQUIRED,
-    'Alert when a server is available at or under this USD/hour spot price',
-  ),
-  image,
-  callback_url: optional(CallbackUrlSchema),
-  /** The queued create-order's wait (issue 23): it may stand when the matched server is gone by then. */
-  wait_seconds: optional(WaitSecondsSchema),
-  ...HostFilterFields,
-});
-export type PriceAlertBody = z.infer<typeof PriceAlertBodySchema>;

@@ -16,6 +16,7 @@ export const MAX_GPU_TYPE_LENGTH = 100;
 export const MAX_IMAGE_LENGTH = 512;
 
 /** JSON `null` counts as "not sent" for optional fields: many clients serialize absent values that way. */
+/* @__NO_SIDE_EFFECTS__ */
 export const optional = <T extends z.core.SomeType>(
   schema: T,
 ): z.ZodMiniPipe<
@@ -33,16 +34,26 @@ export { refuse };
 export const unknownFieldText = (name: string): string => `unknown field ${name.slice(0, 100)}`;
 
 /** A request body: a strict object, whose first unknown field is refused with {@link unknownFieldText}. */
+/* @__NO_SIDE_EFFECTS__ */
 export const bodyObject = <T extends z.core.$ZodLooseShape>(shape: T): z.ZodMiniObject<T, z.core.$strict> =>
   z.strictObject(shape, {
     error: (issue) => (issue.code === 'unrecognized_keys' ? unknownFieldText(String(issue.keys[0])) : undefined),
   });
 
-/** Schema metadata for the OpenAPI document (classic zod's `.meta()`). */
-export const describe = <T extends z.ZodMiniType>(schema: T, meta: Record<string, unknown>): T =>
-  schema.check(z.meta(meta));
+/**
+ * Schema metadata for the OpenAPI document (classic zod's `.meta()`), registered on `schema` itself:
+ * `schema.check(z.meta(meta))` registered the same metadata on a clone, i.e. built every described
+ * schema twice (and a check) at every cold start, for a document the functions never render
+ * (BENCHMARKS.md §15). So `schema` must be the caller's own, not one shared with an undescribed use.
+ */
+/* @__NO_SIDE_EFFECTS__ */
+export const describe = <T extends z.ZodMiniType>(schema: T, meta: Record<string, unknown>): T => {
+  z.globalRegistry.add(schema, { ...z.globalRegistry.get(schema), ...meta });
+  return schema;
+};
 
 /** A required GPU model name; `requiredMessage` when absent or empty. */
+/* @__NO_SIDE_EFFECTS__ */
 export const gpuType = (requiredMessage: string) =>
   z
     .string({ error: requiredMessage })
@@ -56,6 +67,7 @@ export const gpuType = (requiredMessage: string) =>
  * A positive USD price per hour within [MIN_USD_PER_HOUR, MAX_USD_PER_HOUR] (issue 38 §6); the message
  * names the field for a wrong type, a non-positive value and a value out of range.
  */
+/* @__NO_SIDE_EFFECTS__ */
 export const price = (field: string, requiredMessage?: string, description = `${field} in USD per hour`) =>
   describe(
     z
@@ -93,20 +105,6 @@ const isAbsoluteHttpUrl = (url: string): boolean => {
     return false;
   }
 };
-
-/** `image`: an optional container image reference. */
-export const image = describe(
-  optional(
-    z
-      .string({ error: 'image must be a string' })
-      .check(
-        z.trim(),
-        z.minLength(1, 'image must not be empty'),
-        z.maxLength(MAX_IMAGE_LENGTH, `image must be at most ${MAX_IMAGE_LENGTH} characters`),
-      ),
-  ),
-  { description: 'Container image reference; defaults to the configured image' },
-);
 
 export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 

@@ -12,6 +12,7 @@
 export * from './request-fields';
 export * from './task-requests';
 export * from './order-requests';
+export * from './price-alert-requests';
 export * from './create-order-requests';
 export * from './admin-requests';
 export * from './access-requests';

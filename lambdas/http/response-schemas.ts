@@ -4,7 +4,7 @@
  * validates with (./requests.ts).
  */
 import * as z from 'zod/mini';
-import { describe, MAX_URL_LENGTH } from './request-fields';
+import { describe } from './request-fields';
 import { TaskViewShape } from '../domain/requests/task-view';
 
 /** Every error answer: `{ "error": "<text>" }`. */
@@ -69,13 +69,8 @@ export const MarketplaceSummarySchema = describe(
   { id: 'MarketplaceSummary' },
 );
 
-/** The form fields Slack posts to a slash-command URL (others are ignored). */
-export const SlackCommandFormSchema = z.object({
-  text: z.optional(z.string().check(z.maxLength(2000))),
-  command: z.optional(z.string().check(z.maxLength(100))),
-  response_url: z.optional(z.string().check(z.maxLength(MAX_URL_LENGTH))),
-  user_id: z.optional(z.string().check(z.maxLength(100))),
-});
+// The Slack command's form (a request) is in slack-requests.ts: the Slack function builds it alone.
+export { SlackCommandFormSchema } from './slack-requests';
 
 export const SlackResponseSchema = describe(
   z.object({
@@ -89,11 +84,13 @@ export const SlackResponseSchema = describe(
  * GET /webhook/tasks/{task_id}: the domain's one declaration of the view (TaskViewShape), with the
  * OpenAPI descriptions of its fields added here (descriptions only: every field comes from the shape).
  */
-const taskViewField = <K extends keyof typeof TaskViewShape.shape>(key: K, description: string) =>
-  describe(TaskViewShape.shape[key], { description });
+/* @__NO_SIDE_EFFECTS__ */
+const taskViewField = <K extends keyof ReturnType<typeof TaskViewShape>['shape']>(key: K, description: string) =>
+  // A copy with the description (as `.meta()` makes one): the shape's own field schemas are shared.
+  TaskViewShape().shape[key].check(z.meta({ description }));
 
 export const TaskViewSchema = describe(
-  z.extend(TaskViewShape, {
+  z.extend(TaskViewShape(), {
     result: taskViewField('result', 'The result payload (order-relay.md §2.3) once the task ended'),
     waiting_until: taskViewField(
       'waiting_until',

@@ -63,10 +63,10 @@ export const TASK_RETENTION_SECONDS = 30 * 24 * 3600;
 const schemas = lazy(() => ({
   record: z.object({
     task_id: z.string().check(z.minLength(1)),
-    kind: TaskKindSchema,
-    state: TaskStateSchema,
+    kind: TaskKindSchema(),
+    state: TaskStateSchema(),
     request: z.record(z.string(), z.unknown()),
-    origin: TaskOriginSchema,
+    origin: TaskOriginSchema(),
     created_at: z.string(),
     updated_at: z.string(),
     finished_at: z.optional(z.string()),

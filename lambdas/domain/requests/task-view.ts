@@ -5,30 +5,33 @@
  */
 import * as z from 'zod/mini';
 import { TaskHistoryEntrySchema, TaskKindSchema, TaskStateSchema } from '../task';
+import { builtOnFirstUse } from '../zod-texts';
 import type { TaskHistoryEntry, TaskRecord, TaskResult } from '../task';
 
 /** The public view: no request, origin or internal workflow markers (they may hold callback or Slack URLs). */
-export const TaskViewShape = z.object({
-  task_id: z.string(),
-  kind: TaskKindSchema,
-  state: TaskStateSchema,
-  /** The result payload (order-relay.md §2.3) once the task ended. */
-  result: z.optional(z.record(z.string(), z.unknown())),
-  created_at: z.string(),
-  updated_at: z.string(),
-  finished_at: z.optional(z.string()),
-  /** A waiting standing order (issue 23): when its wait ends (Unix seconds). */
-  waiting_until: z.optional(z.number()),
-  /** A waiting standing order: its 1-based place among the tasks waiting for the same GPU type. */
-  position: z.optional(z.int()),
-  /** Outbid recovery (issue 23), once it has history: the task's current order (a replacement moves it). */
-  order_id: z.optional(z.number()),
-  /** Outbid recovery: each step, oldest first ({at, event, order_id, ...}). */
-  history: z.optional(z.array(TaskHistoryEntrySchema)),
-});
+export const TaskViewShape = builtOnFirstUse(() =>
+  z.object({
+    task_id: z.string(),
+    kind: TaskKindSchema(),
+    state: TaskStateSchema(),
+    /** The result payload (order-relay.md §2.3) once the task ended. */
+    result: z.optional(z.record(z.string(), z.unknown())),
+    created_at: z.string(),
+    updated_at: z.string(),
+    finished_at: z.optional(z.string()),
+    /** A waiting standing order (issue 23): when its wait ends (Unix seconds). */
+    waiting_until: z.optional(z.number()),
+    /** A waiting standing order: its 1-based place among the tasks waiting for the same GPU type. */
+    position: z.optional(z.int()),
+    /** Outbid recovery (issue 23), once it has history: the task's current order (a replacement moves it). */
+    order_id: z.optional(z.number()),
+    /** Outbid recovery: each step, oldest first ({at, event, order_id, ...}). */
+    history: z.optional(z.array(TaskHistoryEntrySchema())),
+  }),
+);
 
 /** The view's type, from {@link TaskViewShape}; `result` is typed as the task results are. */
-export type TaskView = Readonly<Omit<z.infer<typeof TaskViewShape>, 'result' | 'history'>> & {
+export type TaskView = Readonly<Omit<z.infer<ReturnType<typeof TaskViewShape>>, 'result' | 'history'>> & {
   readonly result?: TaskResult;
   readonly history?: readonly TaskHistoryEntry[];
 };

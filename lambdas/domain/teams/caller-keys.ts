@@ -5,6 +5,7 @@
  * sees every order (the spec's single caller). Pure rules: storage and encryption are ports.
  */
 import * as z from 'zod/mini';
+import { builtOnFirstUse } from '../zod-texts';
 import { SCOPES, type Scope } from '../../../contract/scopes';
 
 export type { Scope } from '../../../contract/scopes';
@@ -40,14 +41,16 @@ export interface CallerKeyRecord {
  * Who a verified request is, as the task carries it (`origin.caller`) into the workflow and jobs.
  * Absent on a task = the default key.
  */
-export const TaskCallerSchema = z.object({
-  key: z.string().check(z.minLength(1), z.maxLength(64)),
-  /** The default key and keys with scope `admin` see, cancel and extend every order. */
-  sees_all: z.optional(z.boolean()),
-  orders_per_hour: z.optional(z.int().check(z.positive())),
-  budget_usd_per_day: z.optional(z.number().check(z.positive())),
-});
-export type TaskCaller = Readonly<z.infer<typeof TaskCallerSchema>>;
+export const TaskCallerSchema = builtOnFirstUse(() =>
+  z.object({
+    key: z.string().check(z.minLength(1), z.maxLength(64)),
+    /** The default key and keys with scope `admin` see, cancel and extend every order. */
+    sees_all: z.optional(z.boolean()),
+    orders_per_hour: z.optional(z.int().check(z.positive())),
+    budget_usd_per_day: z.optional(z.number().check(z.positive())),
+  }),
+);
+export type TaskCaller = Readonly<z.infer<ReturnType<typeof TaskCallerSchema>>>;
 
 /** A verified caller: its task identity and its scopes. */
 export interface Caller extends TaskCaller {

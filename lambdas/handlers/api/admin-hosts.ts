@@ -11,7 +11,7 @@ import { logger } from '../../adapters/observability';
 import { hostAvoidedText } from '../../domain/requests/chat-messages';
 import { hostView, type HostRecords } from '../../domain/hosts/host-records';
 import type { Notifier } from '../../domain/ports';
-import { AvoidHostBodySchema } from '../../http/admin-requests';
+import { AvoidHostBodySchema } from '../../http/admin-bodies/hosts';
 import { parseBody } from '../../http/request-fields';
 import { httpError, jsonResponse, type ApiResult, type RelayEvent } from '../../middleware/http';
 import { apiHandler, type ApiHandler, type ChainDeps } from './chain';

@@ -12,7 +12,8 @@ import {
   type CallerKeyStore,
   type KeySealer,
 } from '../../domain/teams/caller-keys';
-import { CreateKeyBodySchema, SshKeyBodySchema } from '../../http/admin-requests';
+import { CreateKeyBodySchema } from '../../http/admin-bodies/keys';
+import { SshKeyBodySchema } from '../../http/admin-bodies/ssh-key';
 import { parseSshPublicKey, type KeySshKeys } from '../../domain/access/order-access';
 import { parseBody } from '../../http/request-fields';
 import { httpError, jsonResponse, type ApiResult, type RelayEvent } from '../../middleware/http';

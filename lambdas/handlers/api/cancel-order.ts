@@ -1,6 +1,6 @@
 /** POST /webhook/cancel-order: signed; queues a cancel job (SQS). */
 import { normalizeCancelOrder } from '../../domain/requests/request-rules';
-import { CancelOrderBodySchema } from '../../http/task-requests';
+import { CancelOrderBodySchema } from '../../http/task-bodies/cancel-order';
 import { queuedRoute } from './queued-route';
 
 /** The handler; tests inject deps, `handler` wires the real adapters. */

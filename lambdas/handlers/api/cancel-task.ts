@@ -1,5 +1,5 @@
 /** POST /webhook/cancel-task: signed; queues a cancel-task job (SQS) that ends a waiting standing order (issue 23). */
-import { CancelTaskBodySchema } from '../../http/task-requests';
+import { CancelTaskBodySchema } from '../../http/task-bodies/cancel-task';
 import { callbackOf } from '../../domain/requests/request-rules';
 import { queuedRoute } from './queued-route';
 

@@ -1,5 +1,5 @@
 /** POST /webhook/extend-order: signed; queues an extend-order job (SQS) that moves an order's lease end. */
-import { ExtendOrderBodySchema } from '../../http/task-requests';
+import { ExtendOrderBodySchema } from '../../http/task-bodies/extend-order';
 import { callbackOf } from '../../domain/requests/request-rules';
 import { queuedRoute } from './queued-route';
 

@@ -3,7 +3,7 @@ import { normalizePriceAlert } from '../../domain/requests/request-rules';
 import { hostDefaults } from '../../adapters/host-defaults';
 import { randomToken } from '../../adapters/random-token';
 import { mapsHttp } from '../../domain/access/order-access';
-import { PriceAlertBodySchema } from '../../http/order-requests';
+import { PriceAlertBodySchema } from '../../http/price-alert-requests';
 import { queuedRoute } from './queued-route';
 
 /** The handler; tests inject deps, `handler` wires the real adapters. */

@@ -1,5 +1,5 @@
 /** POST /webhook/set-spot-price: signed; queues a set-spot-price job (SQS) that changes a spot order's bid. */
-import { SetSpotPriceBodySchema } from '../../http/task-requests';
+import { SetSpotPriceBodySchema } from '../../http/task-bodies/set-spot-price';
 import { callbackOf } from '../../domain/requests/request-rules';
 import { queuedRoute } from './queued-route';
 

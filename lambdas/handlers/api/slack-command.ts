@@ -19,7 +19,7 @@ import { normalizeCreateOrder } from '../../domain/requests/request-rules';
 import { randomToken } from '../../adapters/random-token';
 import { hostDefaults } from '../../adapters/host-defaults';
 import { callbackUrlProblem } from '../../http/request-fields';
-import { SlackCommandFormSchema } from '../../http/response-schemas';
+import { SlackCommandFormSchema } from '../../http/slack-requests';
 import { parseSlackCommand, unknownCommandText, usageText } from '../../domain/requests/slack-command';
 import { SLACK_COMMAND_SCOPES, slackCallerFor } from '../../domain/teams/slack-callers';
 import { scopeRefusal, taskCallerOf } from '../../domain/teams/caller-keys';

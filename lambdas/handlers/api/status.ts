@@ -1,6 +1,6 @@
 /** POST /webhook/status: signed; the body is optional (empty = `{}`); queues a status job (SQS). */
 import { normalizeStatus } from '../../domain/requests/request-rules';
-import { StatusBodySchema } from '../../http/task-requests';
+import { StatusBodySchema } from '../../http/task-bodies/status';
 import { queuedRoute } from './queued-route';
 
 /** The handler; tests inject deps, `handler` wires the real adapters. */

@@ -56,7 +56,7 @@ import { retryVisibilitySeconds, type MessageVisibility } from './retry-visibili
 
 // callback_url was checked at ingress (including the SSRF guard); here it only has to be a string.
 const CallbackUrl = z.optional(z.string().check(z.minLength(1)));
-const Envelope = { task_id: z.string().check(z.minLength(1), z.maxLength(128)), origin: TaskOriginSchema };
+const Envelope = { task_id: z.string().check(z.minLength(1), z.maxLength(128)), origin: TaskOriginSchema() };
 const OrderId = z.int().check(z.positive());
 
 /** The queue's message body (a JobMessage), with the input narrowed by kind. */
@@ -76,7 +76,7 @@ export const JobMessageSchema = z.discriminatedUnion('kind', [
       image: z.string().check(z.minLength(1)),
       callback_url: CallbackUrl,
       wait_seconds: z.optional(z.int().check(z.nonnegative())),
-      ...HostFilterShape,
+      ...HostFilterShape(),
     }),
   }),
   z.object({

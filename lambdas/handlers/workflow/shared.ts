@@ -63,13 +63,13 @@ export const WorkflowStateSchema = z.object({
     /** Outbid recovery (issue 23): carried to the fleet watch with the ready order. */
     on_outbid: z.optional(z.enum(['rebid', 'replace', 'rebid_then_replace'])),
     /** Host filters and choice (issue 31). */
-    ...HostFilterShape,
+    ...HostFilterShape(),
     prefer: z.optional(z.enum(['cheapest', 'reliable'])),
     /** Access (issue 37): the caller's public key line; the secrets are sealed beside the task record. */
     ssh_public_key: z.optional(z.string()),
   }),
   // The source only: Slack's response_url stays in the task record.
-  origin: z.object({ source: TaskOriginSchema.shape.source, caller: TaskOriginSchema.shape.caller }),
+  origin: z.object({ source: TaskOriginSchema().shape.source, caller: TaskOriginSchema().shape.caller }),
   timing: z.object({
     poll_interval_seconds: z.number().check(z.positive()),
     ready_timeout_seconds: z.number().check(z.positive()),
