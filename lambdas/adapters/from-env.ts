@@ -13,13 +13,7 @@ import { DynamoDbLeaseBook } from './dynamodb/dynamodb-lease-book';
 import { DynamoDbPlacementIntents } from './dynamodb/dynamodb-placement-intents';
 import { DynamoDbServerClaims } from './dynamodb/dynamodb-server-claims';
 import { DynamoDbSlidingWindow } from './dynamodb/dynamodb-sliding-window';
-import {
-  DynamoDbSpendStore,
-  extendReservation,
-  markRepriced,
-  repriceReservation,
-  unpriceReservation,
-} from './dynamodb/dynamodb-spend-store';
+import { DynamoDbSpendStore } from './dynamodb/dynamodb-spend-store';
 import { DynamoDbTaskRepository } from './dynamodb/dynamodb-task-repository';
 import { DynamoDbKeySshKeys } from './dynamodb/dynamodb-key-ssh-keys';
 import type { KeySshKeys } from '../domain/access/order-access';
@@ -29,7 +23,7 @@ import { SfnWorkflowStarter } from './sfn-workflow-starter';
 import { SqsJobQueue } from './sqs-job-queue';
 import type { CallerKeyStore, KeySealer } from '../domain/teams/caller-keys';
 import type { LeaseBook } from '../domain/leases/lease-ports';
-import type { MarketplaceFees, SpendStore } from '../domain/teams/spend-budget';
+import type { MarketplaceFees } from '../domain/teams/spend-budget';
 import { keys } from '../../contract/resources';
 import type {
   IdempotencyStore,
@@ -99,19 +93,6 @@ export const feesFromEnv = (env: RelayEnv): MarketplaceFees => ({
   renter_fee_percent: env.RENTER_FEE_PERCENT,
   creation_fee_usd: env.ORDER_CREATION_FEE_USD,
 });
-
-/** Only the extension's reservation (the job worker's extend-order): its bundle leaves the rest of the store out. */
-export const spendExtensionsFromEnv = (
-  env: RelayEnv,
-): Pick<SpendStore, 'extend' | 'reprice' | 'unprice' | 'repriced'> => {
-  const table = { doc: documentClient(), tableName: env.TABLE_NAME };
-  return {
-    extend: (taskId, extension, relayLimit, now) => extendReservation(table, taskId, extension, relayLimit, now),
-    reprice: (taskId, change, relayLimit, now) => repriceReservation(table, taskId, change, relayLimit, now),
-    unprice: (taskId, changeId) => unpriceReservation(table, taskId, changeId),
-    repriced: (taskId, changeId, at) => markRepriced(table, taskId, changeId, at),
-  };
-};
 
 export const idempotencyStoreFromEnv = (env: RelayEnv): IdempotencyStore =>
   new DynamoDbIdempotencyStore(documentClient(), env.TABLE_NAME);

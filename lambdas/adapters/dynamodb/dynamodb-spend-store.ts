@@ -226,6 +226,17 @@ export const markRepriced = async (t: SpendTable, taskId: string, changeId: stri
   });
 };
 
+/** The methods of an extension's or a raise's reservation (the job worker's extend-order and set-spot-price). */
+export type SpendExtensionMethods = 'extend' | 'reprice' | 'unprice' | 'repriced';
+
+/** Only the reservation changes of an extension or a raise, on `t`: the job worker's part of the store. */
+export const spendExtensions = (t: SpendTable): Pick<SpendStore, SpendExtensionMethods> => ({
+  extend: (taskId, extension, relayLimit, now) => extendReservation(t, taskId, extension, relayLimit, now),
+  reprice: (taskId, change, relayLimit, now) => repriceReservation(t, taskId, change, relayLimit, now),
+  unprice: (taskId, changeId) => unpriceReservation(t, taskId, changeId),
+  repriced: (taskId, changeId, at) => markRepriced(t, taskId, changeId, at),
+});
+
 export const markStarted = async (
   t: SpendTable,
   taskId: string,

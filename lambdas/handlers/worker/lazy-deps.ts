@@ -8,6 +8,7 @@
  */
 import type { WaitingTasks } from '../../domain/ports';
 import type { SpendStore } from '../../domain/teams/spend-budget';
+import type { SpendExtensionMethods } from '../../adapters/dynamodb/dynamodb-spend-store';
 import { documentClient } from '../../adapters/aws-clients';
 import type { RelayEnv } from '../../adapters/env';
 import { lazyPort } from '../../adapters/lazy-port';
@@ -22,20 +23,11 @@ export const lazyWaitingEntriesFromEnv = (env: RelayEnv): Pick<WaitingTasks, Wai
     return new DynamoDbWaitingEntries(documentClient(), env.TABLE_NAME);
   }, ['add', 'admit', 'get', 'remove']);
 
-type ExtensionMethods = 'extend' | 'reprice' | 'unprice' | 'repriced';
-
 /** An extension's or a raise's reservation (extend-order, set-spot-price), on first use. */
-export const lazySpendExtensionsFromEnv = (env: RelayEnv): Pick<SpendStore, ExtensionMethods> =>
-  lazyPort<Pick<SpendStore, ExtensionMethods>, ExtensionMethods>(async () => {
-    const { extendReservation, markRepriced, repriceReservation, unpriceReservation } =
-      await import('../../adapters/dynamodb/dynamodb-spend-store');
-    const table = { doc: documentClient(), tableName: env.TABLE_NAME };
-    return {
-      extend: (taskId, extension, relayLimit, now) => extendReservation(table, taskId, extension, relayLimit, now),
-      reprice: (taskId, change, relayLimit, now) => repriceReservation(table, taskId, change, relayLimit, now),
-      unprice: (taskId, changeId) => unpriceReservation(table, taskId, changeId),
-      repriced: (taskId, changeId, at) => markRepriced(table, taskId, changeId, at),
-    };
+export const lazySpendExtensionsFromEnv = (env: RelayEnv): Pick<SpendStore, SpendExtensionMethods> =>
+  lazyPort<Pick<SpendStore, SpendExtensionMethods>, SpendExtensionMethods>(async () => {
+    const { spendExtensions } = await import('../../adapters/dynamodb/dynamodb-spend-store');
+    return spendExtensions({ doc: documentClient(), tableName: env.TABLE_NAME });
   }, ['extend', 'reprice', 'unprice', 'repriced']);
 
 /** ChangeMessageVisibility on the job queue: its module and the SQS client, on first use. */
