@@ -73,9 +73,24 @@ export const main = async (argv: string[]): Promise<number> => {
   }
 };
 
+/** The longest exit waits for file writes in progress (below). */
+const FILE_WRITES_WAIT_MS = 1_000;
+
+/**
+ * Resolves once no promise-based file write is in progress, or after FILE_WRITES_WAIT_MS. tsx (which
+ * bin/gpu-relay.mjs loads this client through) writes its compile cache with fs.promises while the
+ * modules load: a process.exit right after a quick command (help, a usage error, a short request)
+ * cut those writes short and left empty cache files, so every run compiled the client again.
+ */
+const fileWritesDone = async (): Promise<void> => {
+  const until = Date.now() + FILE_WRITES_WAIT_MS;
+  while (Date.now() < until && process.getActiveResourcesInfo().includes('FSReqPromise'))
+    await new Promise((resolve) => setImmediate(resolve));
+};
+
 const exit = (code: number): void => {
-  // Let piped stdout/stderr drain before exiting.
-  process.stdout.write('', () => process.stderr.write('', () => process.exit(code)));
+  // Let piped stdout/stderr drain, and file writes finish, before exiting.
+  process.stdout.write('', () => process.stderr.write('', () => void fileWritesDone().then(() => process.exit(code))));
 };
 
 process.on('SIGINT', () => {
