@@ -89,12 +89,21 @@ export const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: 
 /** Where the local runtime puts its client hook (local/iam-checks.ts: permission checks); never set in Lambda. */
 const LOCAL_CLIENT_HOOK = Symbol.for('gpu-relay.aws-client-hook');
 
+/** The AWS SDK's own call logger, by its name in a client's middleware stack. */
+export const SDK_LOGGER_MIDDLEWARE = 'loggerMiddleware';
+
 /**
  * An AWS SDK client as the adapters use it: the one seam where per-call tracing would go back
  * (Powertools `captureAWSv3Client`) if subsegments per SDK call are wanted again, and where the local
  * runtime adds its IAM check middleware to every client a handler builds.
+ *
+ * The SDK's logger middleware is removed: the relay gives its clients no logger (it logs calls
+ * itself), yet that middleware copies every call's input and answer through the operation's schema
+ * to hide sensitive fields before handing them to the no-op logger. On a 100 KB DynamoDB item
+ * (the host index, a ledger day) that walk cost as much CPU as the call's own unmarshalling.
  */
-export const traceClient = <T>(client: T): T => {
+export const traceClient = <T extends { middlewareStack: { remove(name: string): boolean } }>(client: T): T => {
+  client.middlewareStack.remove(SDK_LOGGER_MIDDLEWARE);
   const hook = (globalThis as Record<symbol, unknown>)[LOCAL_CLIENT_HOOK];
   if (typeof hook === 'function') (hook as (client: T) => void)(client);
   return client;

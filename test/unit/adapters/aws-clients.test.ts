@@ -24,6 +24,7 @@ import {
   SDK_RETRY_BACKOFF,
   type AwsClientTimeouts,
 } from '../../../lambdas/adapters/aws-clients';
+import { SDK_LOGGER_MIDDLEWARE, traceClient } from '../../../lambdas/adapters/observability';
 import { sqsClient } from '../../../lambdas/adapters/sqs-client';
 import { sfnClient } from '../../../lambdas/adapters/sfn-client';
 
@@ -247,6 +248,39 @@ describe('Adapter: AWS client timeouts', () => {
       expect(endpoint.requests).toBe(4);
       secrets.destroy();
     });
+  });
+
+  it("every relay client is built without the SDK's logger middleware (it copied each call's input and answer for a no-op logger)", async () => {
+    // Prepare: a client with a logger, built plainly and through traceClient
+    const body = '{"__type":"ValidationException","message":"refused by the test endpoint"}';
+    endpoint = await startEndpoint((socket) =>
+      socket.write(
+        `HTTP/1.1 400 Bad Request\r\nContent-Type: application/x-amz-json-1.0\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+      ),
+    );
+    const logged: unknown[] = [];
+    const sdkLogger = {
+      debug: () => {},
+      info: () => {},
+      warn: () => {},
+      error: (entry: unknown) => logged.push(entry),
+    };
+    const plain = new DynamoDBClient({ ...awsClientConfig(), ...LOCAL, endpoint: endpoint.url, logger: sdkLogger });
+    const traced = traceClient(
+      new DynamoDBClient({ ...awsClientConfig(), ...LOCAL, endpoint: endpoint.url, logger: sdkLogger }),
+    );
+    // Act
+    await rejection(plain.send(new GetItemCommand({ TableName: 't', Key: { pk: { S: 'a' } } })));
+    const plainLogged = logged.length;
+    await rejection(traced.send(new GetItemCommand({ TableName: 't', Key: { pk: { S: 'a' } } })));
+    // Assess: the plain client's middleware handed the call to the logger, the relay's did not
+    expect(plainLogged).toBe(1);
+    expect(logged).toHaveLength(1);
+    expect(plain.middlewareStack.identify().some((m) => m.startsWith(SDK_LOGGER_MIDDLEWARE))).toBe(true);
+    for (const client of [traced, documentClient(), sqsClient(), sfnClient()])
+      expect(client.middlewareStack.identify().filter((m) => m.startsWith(SDK_LOGGER_MIDDLEWARE))).toEqual([]);
+    plain.destroy();
+    traced.destroy();
   });
 
   describe('the figures the time budgets use', () => {
