@@ -69,8 +69,9 @@ describe(`Standing orders under a full hourly order cap (${dialect} marketplace 
   it("fails a standing order held by the cap with the cap's text when its wait ends, once", async () => {
     // Prepare: the cap is full (the test above placed one order); a server matches at once
     sim().addServer(uniqueServer(9813, 'OMEGA C2', sim().nativeCoin));
-    // Act
-    const taskId = await create('cap-timeout', { gpu_type: 'OMEGA C2', wait_seconds: 15 });
+    // Act: a wait long enough to be seen waiting first (accepted to held takes a second or two on a
+    // loaded machine), short enough not to be waited out for long
+    const taskId = await create('cap-timeout', { gpu_type: 'OMEGA C2', wait_seconds: 8 });
     // Assess: it waits (the cap refused it), then ends without an order, the one result saying what stopped it
     await waitingView(taskId);
     const result = json(await callbacks.waitFor((r) => isResult(r, '/cap-timeout'), WAIT_MS));

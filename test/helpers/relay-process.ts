@@ -27,7 +27,15 @@ export interface RelayProcess {
 export const relayEnvFor = (sim: MarketplaceSimulator): Record<string, string> => ({
   ...FAST_ENV,
   ...(sim.dialect === 'live' ? { ...FAST_LIVE_ENV, DEFAULT_CURRENCY: 'CLORE-Blockchain' } : {}),
-  ...(sim.dialect === 'spec' ? { RENTER_FEE_PERCENT: '0', ORDER_CREATION_FEE_USD: '0' } : {}),
+  // The spec dialect has no create_order spacing (the simulator's createIntervalMs, 0): startLocalRuntime
+  // passes it on, and so must a relay started apart, or it paces creates at production's 5 s.
+  ...(sim.dialect === 'spec'
+    ? {
+        RENTER_FEE_PERCENT: '0',
+        ORDER_CREATION_FEE_USD: '0',
+        MARKETPLACE_CREATE_INTERVAL_MS: String(sim.createIntervalMs),
+      }
+    : {}),
   MARKETPLACE_URL: sim.url,
   MARKETPLACE_API_KEY: sim.apiKey,
 });
