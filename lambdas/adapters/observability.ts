@@ -1,5 +1,6 @@
 /**
- * Powertools logger and metrics, one of each per function. Every log line is JSON; the task id is
+ * Powertools logger, one per function, and metrics as CloudWatch embedded metric format (EMF) lines
+ * of our own (`publishMetrics`). Every log line is JSON; the task id is
  * `task_id` (next to Powertools' `xray_trace_id`) so one task can be followed across API, workflow
  * and worker.
  *
@@ -23,7 +24,6 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { Logger, LogFormatter, LogItem } from '@aws-lambda-powertools/logger';
 import type { LogAttributes, UnformattedAttributes } from '@aws-lambda-powertools/logger/types';
 import type { Context } from 'aws-lambda';
-import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 
 import { METRICS_NAMESPACE, MetricName, SERVICE_NAME } from '../../contract/telemetry';
 import { isCallerError } from '../domain/errors';
@@ -84,7 +84,70 @@ class InvocationScopedLogFormatter extends LogFormatter {
 }
 
 export const logger = new Logger({ serviceName: SERVICE_NAME, logFormatter: new InvocationScopedLogFormatter() });
-export const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME });
+
+/**
+ * Metrics are written as the EMF lines Powertools Metrics wrote (namespace METRICS_NAMESPACE, the
+ * `service` dimension, the same `_aws` block and key order), by `publishMetrics` below rather than
+ * by Powertools Metrics: the relay only ever emitted one blob at a time (`singleMetric`, or the fleet
+ * watch's one report per sweep) and never used its buffering, cold-start metric or validation, and
+ * the library cost every function ~12 KB of bundle and ~4.5 M instructions of module load (its
+ * stores, env parsing and a Console built at import; BENCHMARKS.md §15, "Third pass").
+ */
+export const MetricUnit = { Count: 'Count', NoUnit: 'None' } as const;
+export type MetricUnit = (typeof MetricUnit)[keyof typeof MetricUnit];
+
+/** One metric of an EMF blob. */
+export interface MetricValue {
+  readonly name: string;
+  readonly unit: MetricUnit;
+  readonly value: number;
+}
+
+const TRUTHY = new Set(['1', 'y', 'yes', 't', 'true', 'on']);
+const FALSY = new Set(['0', 'n', 'no', 'f', 'false', 'off']);
+/** Powertools' extended boolean of an environment variable: undefined when unset or not a boolean. */
+const envFlag = (name: string): boolean | undefined => {
+  const value = process.env[name]?.trim().toLowerCase();
+  if (value === undefined) return undefined;
+  return TRUTHY.has(value) ? true : FALSY.has(value) ? false : undefined;
+};
+
+/** Powertools' rule: POWERTOOLS_METRICS_DISABLED when set, else off in dev mode (POWERTOOLS_DEV). */
+const metricsDisabled = (): boolean => {
+  const disabled = envFlag('POWERTOOLS_METRICS_DISABLED');
+  return process.env.POWERTOOLS_METRICS_DISABLED !== undefined ? disabled === true : envFlag('POWERTOOLS_DEV') === true;
+};
+
+/**
+ * Emits `values` at once as one EMF blob, with the `service` dimension and an optional one more: one
+ * stdout line (Lambda's console adds a prefix that would hide the JSON from CloudWatch; in dev mode,
+ * POWERTOOLS_DEV, Powertools used the console, and so does this).
+ */
+export const publishMetrics = (
+  values: readonly MetricValue[],
+  dimension?: { readonly name: string; readonly value: string },
+): void => {
+  if (values.length === 0 || metricsDisabled()) return;
+  const dimensions: Record<string, string> = { service: SERVICE_NAME };
+  if (dimension) dimensions[dimension.name] = dimension.value;
+  const blob: Record<string, unknown> = {
+    _aws: {
+      Timestamp: Date.now(),
+      CloudWatchMetrics: [
+        {
+          Namespace: METRICS_NAMESPACE,
+          Dimensions: [Object.keys(dimensions)],
+          Metrics: values.map(({ name, unit }) => ({ Name: name, Unit: unit })),
+        },
+      ],
+    },
+    ...dimensions,
+  };
+  for (const { name, value } of values) blob[name] = value;
+  const line = JSON.stringify(blob);
+  if (envFlag('POWERTOOLS_DEV') === true) console.log(line);
+  else process.stdout.write(`${line}\n`);
+};
 
 /** Where the local runtime puts its client hook (local/iam-checks.ts: permission checks); never set in Lambda. */
 const LOCAL_CLIENT_HOOK = Symbol.for('gpu-relay.aws-client-hook');
@@ -110,12 +173,8 @@ export const traceClient = <T extends { middlewareStack: { remove(name: string):
 };
 
 /** Emits one count immediately (its own EMF blob), with an optional dimension. */
-export const countMetric = (name: string, dimension?: { name: string; value: string }): void => {
-  // singleMetric flushes at once, so no handler has to remember publishStoredMetrics.
-  const single = metrics.singleMetric();
-  if (dimension) single.addDimension(dimension.name, dimension.value);
-  single.addMetric(name, MetricUnit.Count, 1);
-};
+export const countMetric = (name: string, dimension?: { name: string; value: string }): void =>
+  publishMetrics([{ name, unit: MetricUnit.Count, value: 1 }], dimension);
 
 /**
  * Spending (issue 24): `usd` reserved or settled for a caller key (dimension `key`), and the relay's
@@ -127,11 +186,9 @@ export const spendMetric = (
   usd: number,
   usedToday?: number,
 ): void => {
-  const single = metrics.singleMetric();
-  single.addDimension('key', key);
-  single.addMetric(name, MetricUnit.NoUnit, usd);
+  publishMetrics([{ name, unit: MetricUnit.NoUnit, value: usd }], { name: 'key', value: key });
   if (usedToday !== undefined)
-    metrics.singleMetric().addMetric(MetricName.SpendUsedTodayUsd, MetricUnit.NoUnit, usedToday);
+    publishMetrics([{ name: MetricName.SpendUsedTodayUsd, unit: MetricUnit.NoUnit, value: usedToday }]);
 };
 
 /** Runs `work`; the seam for a named subsegment (see `traceClient`). */

@@ -5,13 +5,20 @@
  * once per SECRET_REFRESH_MIN_INTERVAL_SECONDS per instance, so a caller that switches to the new
  * secret right after put-secret-value is not refused by warm functions for up to 5 minutes.
  *
- * One Powertools SecretsProvider per version stage: a provider keys its cache on the secret name
- * (and transform) only, not on `sdkOptions.VersionStage`, so reading AWSCURRENT and AWSPREVIOUS
- * through one provider (or `getSecret`) made both stages share one cache entry.
+ * The cache is our own (`readSecret`: a Map keyed on version stage and secret id around
+ * GetSecretValue), not Powertools Parameters' SecretsProvider, which this module used before. That
+ * provider keys its cache on the secret name (and transform) only, not on `sdkOptions.VersionStage`,
+ * so reading AWSCURRENT and AWSPREVIOUS through one provider made both stages share one entry, and it
+ * took a subclass per stage to keep them apart (plus an override to cache a missing AWSPREVIOUS);
+ * what was left of the library was a 5-minute Map. And it cost every function that reads a secret
+ * (every API function, the workflow tasks, the worker, the watch) ~3.5 KB of bundle and its share of
+ * the module load (BENCHMARKS.md §15, "Third pass").
  */
-import { ResourceNotFoundException, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
-import type { SecretsGetOptions } from '@aws-lambda-powertools/parameters/secrets/types';
+import {
+  GetSecretValueCommand,
+  ResourceNotFoundException,
+  SecretsManagerClient,
+} from '@aws-sdk/client-secrets-manager';
 import { awsClientConfig } from './aws-clients';
 import type { RelayEnv } from './env';
 import { logger, traceClient } from './observability';
@@ -52,43 +59,65 @@ const isNotFound = (error: unknown): boolean =>
   error instanceof ResourceNotFoundException ||
   (error as { name?: unknown } | null)?.name === 'ResourceNotFoundException';
 
-/** A SecretsProvider pinned to one version stage, so its name-keyed cache holds that stage only. */
-class StageSecretsProvider extends SecretsProvider {
-  public constructor(
-    private readonly stage: VersionStage,
-    client: SecretsManagerClient,
-  ) {
-    super({ awsSdkV3Client: client });
-  }
+let client: SecretsManagerClient | undefined;
+const secretsClient = (): SecretsManagerClient => (client ??= traceClient(new SecretsManagerClient(awsClientConfig())));
 
-  protected override async _get(name: string, options?: SecretsGetOptions): Promise<string | Uint8Array | undefined> {
-    try {
-      return await super._get(name, { ...options, sdkOptions: { ...options?.sdkOptions, VersionStage: this.stage } });
-    } catch (error) {
-      // Secrets Manager answers ResourceNotFoundException for a stage no version carries. Cache that
-      // as "none" like a value, instead of asking again on every request until the first rotation.
-      if (this.stage === 'AWSPREVIOUS' && isNotFound(error)) return NO_VERSION;
+/** Values read, per `<stage> <secret id>`, until `expiresAt` (ms since the epoch). */
+const cache = new Map<string, { readonly value: string; readonly expiresAt: number }>();
+/** The read under way per key: concurrent reads of one key (a cold start's) share one request. */
+const reading = new Map<string, Promise<string>>();
+
+/** One GetSecretValue of one stage; a missing AWSPREVIOUS is NO_VERSION. Not a string (or empty) throws. */
+const fetchSecret = async (secretId: string, stage: VersionStage): Promise<string> => {
+  try {
+    const { SecretString } = await secretsClient().send(
+      new GetSecretValueCommand({ SecretId: secretId, VersionStage: stage }),
+    );
+    if (SecretString) return SecretString;
+  } catch (error) {
+    // Secrets Manager answers ResourceNotFoundException for a stage no version carries. Cached as
+    // "none" like a value, instead of asking again on every request until the first rotation.
+    if (stage === 'AWSPREVIOUS' && isNotFound(error)) return NO_VERSION;
+    throw error;
+  }
+  throw new Error(`secret ${secretId} is not a string`);
+};
+
+/**
+ * A stage's value from the cache while younger than SECRET_MAX_AGE_SECONDS, else read and cached.
+ * `forceFetch` starts a read of its own whatever the cache holds or a read under way (which may have
+ * started before a rotation); the latest read started is the one cached. Failures are not cached.
+ */
+const readSecret = (secretId: string, stage: VersionStage, forceFetch: boolean): Promise<string> => {
+  const key = `${stage} ${secretId}`;
+  if (!forceFetch) {
+    const cached = cache.get(key);
+    if (cached && cached.expiresAt >= Date.now()) return Promise.resolve(cached.value);
+    const under = reading.get(key);
+    if (under) return under;
+  }
+  const read = fetchSecret(secretId, stage).then(
+    (value) => {
+      if (reading.get(key) === read) {
+        reading.delete(key);
+        cache.set(key, { value, expiresAt: Date.now() + SECRET_MAX_AGE_SECONDS * 1000 });
+      }
+      return value;
+    },
+    (error: unknown) => {
+      if (reading.get(key) === read) reading.delete(key);
       throw error;
-    }
-  }
-}
-
-let providers: Record<VersionStage, StageSecretsProvider> | undefined;
-
-const providerFor = (stage: VersionStage): StageSecretsProvider => {
-  if (!providers) {
-    const client = traceClient(new SecretsManagerClient(awsClientConfig()));
-    providers = {
-      AWSCURRENT: new StageSecretsProvider('AWSCURRENT', client),
-      AWSPREVIOUS: new StageSecretsProvider('AWSPREVIOUS', client),
-    };
-  }
-  return providers[stage];
+    },
+  );
+  reading.set(key, read);
+  return read;
 };
 
 /** Forgets every cached value (tests; a new Lambda instance starts empty anyway). */
 export const clearSecretCache = (): void => {
-  providers = undefined;
+  client = undefined;
+  cache.clear();
+  reading.clear();
   lastForcedRead.clear();
 };
 
@@ -102,10 +131,8 @@ export const getSecretString = async (
   versionStage: VersionStage = 'AWSCURRENT',
   forceFetch = false,
 ): Promise<string | undefined> => {
-  const value = await providerFor(versionStage).get(secretId, { maxAge: SECRET_MAX_AGE_SECONDS, forceFetch });
-  if (versionStage === 'AWSPREVIOUS' && value === NO_VERSION) return undefined;
-  if (typeof value !== 'string') throw new Error(`secret ${secretId} is not a string`);
-  return value;
+  const value = await readSecret(secretId, versionStage, forceFetch);
+  return versionStage === 'AWSPREVIOUS' && value === NO_VERSION ? undefined : value;
 };
 
 /** The previous version of a secret, or undefined. A read failure is not cached and only drops the old key. */

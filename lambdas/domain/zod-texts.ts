@@ -8,8 +8,16 @@
 import { en } from 'zod/v4/locales';
 import type * as z from 'zod/mini';
 
-/** `en` alone from zod/v4/locales (~3 KB): `z.locales.en` from zod/mini's namespace would bundle every locale. */
-export const ENGLISH_TEXTS: z.core.ParseContext<z.core.$ZodIssue> = { error: en().localeError };
+let english: z.core.$ZodErrorMap | undefined;
+
+/**
+ * `en` alone from zod/v4/locales (~3 KB): `z.locales.en` from zod/mini's namespace would bundle every
+ * locale. Its tables are built on the first issue that needs a text (a parse that fails), not at
+ * every cold start of every function that bundles this module (BENCHMARKS.md §15, "Third pass").
+ */
+export const ENGLISH_TEXTS: z.core.ParseContext<z.core.$ZodIssue> = {
+  error: (issue) => (english ??= en().localeError)(issue),
+};
 
 /**
  * A schema built on its first use, once (issue 40 §1): a module-level schema is built at every cold

@@ -177,6 +177,35 @@ const sdkPackageVersionOnly: Plugin = {
   },
 };
 
+/** The import of @middy/core's index.js that middyWebStreamsOnUse replaces. */
+const MIDDY_WEB_STREAMS_IMPORT = 'import { ReadableStream } from "node:stream/web";';
+
+/**
+ * @middy/core imports `ReadableStream` from `node:stream/web` for one `instanceof` in its response
+ * streaming path (`streamifyResponse`, which no relay function uses), and that import loads Node's
+ * web streams (stream/web and six internal modules, none of which the Lambda runtime has loaded):
+ * ~3.7 M instructions of every function's module load (BENCHMARKS.md §15, "Third pass"). The import
+ * becomes an object whose `instanceof` asks Node's global `ReadableStream` (the same class, defined
+ * lazily), so the web streams load only if a streamed response is ever checked. A middy whose
+ * index.js lacks that exact import fails the build: middy changed shape.
+ */
+const middyWebStreamsOnUse: Plugin = {
+  name: 'relay-middy-web-streams-on-use',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]@middy[\\/]core[\\/]index\.js$/ }, async (args) => {
+      const source = await readFile(args.path, 'utf8');
+      if (!source.includes(MIDDY_WEB_STREAMS_IMPORT)) {
+        return { errors: [{ text: `no node:stream/web import found in ${args.path}: update relay-bundling.ts` }] };
+      }
+      const contents = source.replace(
+        MIDDY_WEB_STREAMS_IMPORT,
+        'const ReadableStream = { [Symbol.hasInstance]: (value) => value instanceof globalThis.ReadableStream };',
+      );
+      return { contents, loader: 'js' };
+    });
+  },
+};
+
 /**
  * The bundles' esbuild plugins (BENCHMARKS.md §14). Plugins need esbuild's JavaScript API, which is
  * why RelayFunction bundles through lib/constructs/build-relay-bundle.ts rather than NodejsFunction's
@@ -185,6 +214,7 @@ const sdkPackageVersionOnly: Plugin = {
 export const relayEsbuildPlugins = (): Plugin[] => [
   sdkErrorsUnregistered(new Set(KEPT_SDK_ERRORS)),
   sdkPackageVersionOnly,
+  middyWebStreamsOnUse,
 ];
 
 /** The Node.js version Lambda runs the bundles on (RelayFunction's runtime), as an esbuild target. */

@@ -8,7 +8,6 @@
  * counted (LeaseCancelFailures is alarmed) and retried or dropped by the domain rules. An
  * infrastructure failure (the table or my_orders unreadable) throws, after counting WatchErrors.
  */
-import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import {
   sweepFleet,
   DEFAULT_SWEEP_LIMIT,
@@ -38,7 +37,15 @@ import {
 import { SOFT_TIME_LIMIT_SECONDS } from '../../../contract/limits';
 import { lazy } from '../../adapters/lazy';
 import { MARKETPLACE_CLIENT_LIMITS, marketplaceFromEnv } from '../../adapters/marketplace-from-env';
-import { countMetric, invocationHandler, logger, MetricName, metrics, spendMetric } from '../../adapters/observability';
+import {
+  countMetric,
+  invocationHandler,
+  logger,
+  MetricName,
+  MetricUnit,
+  publishMetrics,
+  spendMetric,
+} from '../../adapters/observability';
 
 /** Allowance per table write or read, SDK retries included (the time-budget test's figure). */
 const AWS_CALL_MS = 1_000;
@@ -104,8 +111,7 @@ const REPORT_METRICS: readonly (readonly [string, keyof Omit<SweepReport, 'cance
 
 /** One EMF blob per sweep, zeros included (an alarm on LeaseCancelFailures sees 0, not missing data). */
 const publish = (report: SweepReport): void => {
-  for (const [name, key] of REPORT_METRICS) metrics.addMetric(name, MetricUnit.Count, report[key]);
-  metrics.publishStoredMetrics();
+  publishMetrics(REPORT_METRICS.map(([name, key]) => ({ name, unit: MetricUnit.Count, value: report[key] })));
   for (const settled of report.settlements ?? []) spendMetric('SpendSettledUsd', settled.key, settled.cost_usd);
 };
 

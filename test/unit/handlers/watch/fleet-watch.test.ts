@@ -36,6 +36,8 @@ const setup = () => {
 
 describe('Handler: fleet watch', () => {
   let stored: { name: string; value: number }[];
+  /** EMF blobs published (the report is one). */
+  let blobs: number;
   let counted: string[];
   let logs: { level: string; message: string; fields: unknown }[];
 
@@ -43,11 +45,11 @@ describe('Handler: fleet watch', () => {
     stored = [];
     counted = [];
     logs = [];
-    jest.spyOn(observability.metrics, 'addMetric').mockImplementation((name: string, _unit, value: number) => {
-      stored.push({ name, value });
-      return observability.metrics;
+    blobs = 0;
+    jest.spyOn(observability, 'publishMetrics').mockImplementation((values) => {
+      blobs += 1;
+      stored.push(...values.map(({ name, value }) => ({ name, value })));
     });
-    jest.spyOn(observability.metrics, 'publishStoredMetrics').mockImplementation(() => observability.metrics);
     jest.spyOn(observability, 'countMetric').mockImplementation((name) => {
       counted.push(name);
     });
@@ -81,6 +83,7 @@ describe('Handler: fleet watch', () => {
       WaitingTasksExpired: 0,
       WaitingSlotsRepaired: 0,
     });
+    expect(blobs).toBe(1);
     expect(counted).toEqual([]);
   });
 
