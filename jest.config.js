@@ -77,11 +77,11 @@ module.exports = {
   testTimeout: 60000,
   // Longest first from committed durations (test/runner/sequencer.js): a clean clone has no jest cache.
   testSequencer: '<rootDir>/test/runner/sequencer.js',
-  // Two workers per core. Most of an e2e file's time is waiting on sweeps, pacing and polls, so one
-  // worker per core left the 2-core CI machine half idle: the whole suite used 1.2 of its 2 cores on
-  // average (645 s of CPU in 537 s). Measured on that machine (2026-11-28, another agent's benchmark
-  // beside it): 4 workers 537 s, 6 workers 519 s; 2 workers took 824–870 s the round before. Four,
-  // not six: the suite's timing-sensitive files get less contention for the same wall time.
-  // (A number, not '200%': Jest reads a percentage over 100 as that many workers.)
-  maxWorkers: 2 * availableParallelism(),
+  // Three workers per core. Most of an e2e file's time is waiting on sweeps, pacing and polls (relay.test:
+  // 16.5 s of its 28 s idle), so one worker per core left the 2-core CI machine half idle. Measured on
+  // that machine, quiet, `npm test` with the typecheck and lint beside jest (2026-11-28, after this
+  // round's cuts): 4 workers jest 461.6 s (npm test 463 s), 6 workers 429.9 s (npm test 444 s: the niced
+  // checks end last); 2 workers took 824–870 s a round earlier. Every test passed in both.
+  // (A number, not '300%': Jest reads a percentage over 100 as that many workers.)
+  maxWorkers: 3 * availableParallelism(),
 };
