@@ -52,11 +52,6 @@ describe(`crash points: npm start killed and started again (${dialect} dialect)`
       MARKETPLACE_URL: proxy.url,
       WATCH_INTERVAL_SECONDS: '1',
       ORDER_READY_TIMEOUT_SECONDS: '90',
-      // A kill between PlaceOrder's intent and create_order leaves an intent with no order: the run
-      // again looks for it this long before placing (production: 60 s; the simulator lists new orders
-      // at once). The watch takes an order nobody claimed only twice this long after the intent,
-      // which leaves a restart under load 40 s to claim the order it finds.
-      ORDER_VISIBLE_TIMEOUT_SECONDS: '20',
     };
     relay = await startRelayProcess({ stateDir, env });
   }, 120_000);

@@ -36,10 +36,6 @@ describe(`npm start on a kept state: a SIGKILL loses nothing (${dialect} dialect
       ...relayEnvFor(sim),
       WATCH_INTERVAL_SECONDS: '1',
       ORDER_READY_TIMEOUT_SECONDS: '90',
-      // A create_order whose answer is late on a loaded machine (or lost to the kill) is looked for in
-      // my_orders this long before the relay places again (production: 60 s; the simulator lists new
-      // orders at once): the one wait of about a minute this file's path can meet.
-      ORDER_VISIBLE_TIMEOUT_SECONDS: '20',
     };
     relay = await startRelayProcess({ stateDir, env });
   }, 120_000);
