@@ -5,14 +5,22 @@
 const { availableParallelism } = require('node:os');
 
 const base = {
-  preset: 'ts-jest',
   testEnvironment: 'node',
-  // middy >= 5 ships ESM only; let ts-jest transform it.
+  // middy >= 5 ships ESM only; let the transform make it CommonJS.
   transformIgnorePatterns: ['/node_modules/(?!@middy/)'],
-  // Transpile only (tsc --noEmit type-checks): isolatedModules as a compiler option, where ts-jest 29.2+
-  // wants it (its own isolatedModules option is deprecated and warned about once per worker).
+  // Transpile only (tsc --noEmit type-checks), with swc: ts-jest's TypeScript transpiler cost ~5.6 s of
+  // CPU per worker for an e2e file's modules on a cold cache (a clean clone, 6 workers at once), swc
+  // ~2.8 s. One difference: swc's CommonJS exports are getters, so a test that spies on a module's
+  // export mocks that module with writable properties first (http-notifier.test.ts).
   transform: {
-    '^.+\\.[tj]sx?$': ['ts-jest', { tsconfig: { allowJs: true, module: 'commonjs', isolatedModules: true } }],
+    '^.+\\.[tj]sx?$': [
+      '@swc/jest',
+      {
+        jsc: { target: 'es2022', parser: { syntax: 'typescript' } },
+        module: { type: 'commonjs' },
+        sourceMaps: 'inline',
+      },
+    ],
   },
   setupFiles: ['<rootDir>/test/setup-env.ts'],
 };

@@ -207,7 +207,8 @@ describe(`Access: your GPU, reachable by you alone (${dialect} marketplace diale
       );
       expect(res.status).toBe(202);
       const result = json(await callbacks.waitFor((r) => isResult(r, `/${tag}`), WAIT_MS));
-      expect(result).toMatchObject({ success: true });
+      // (the error beside success, so a failed result says why)
+      expect({ success: result.success, error: result.error }).toMatchObject({ success: true });
       const token = (result.access as { jupyter?: { token?: string } } | undefined)?.jupyter?.token;
       if (token !== undefined) generatedTokens.push(token);
       return { taskId: String(res.json?.task_id), result };

@@ -12,6 +12,13 @@ import {
 import type { PostResponse, Transport } from '../../../lambdas/adapters/http-post';
 import { DeliveryTimeoutError } from '../../../lambdas/domain/errors';
 import * as observability from '../../../lambdas/adapters/observability';
+
+// The metric functions as writable properties, so the tests can spy on them (a transpiler's CommonJS
+// exports may be read-only getters).
+jest.mock('../../../lambdas/adapters/observability', () => {
+  const actual = jest.requireActual<typeof observability>('../../../lambdas/adapters/observability');
+  return { __esModule: true, ...actual, countMetric: actual.countMetric, publishMetrics: actual.publishMetrics };
+});
 import type { TaskResult } from '../../../lambdas/domain/task';
 
 const result: TaskResult = { success: true, order_id: 42, status: 'cancelled' };

@@ -2,6 +2,13 @@ import { callbackDeliveryId, HttpNotifier, type HttpNotifierOptions } from '../.
 import { httpPost, type Transport } from '../../../lambdas/adapters/http-post';
 import type { Resolver } from '../../../lambdas/adapters/ssrf-guard';
 import * as observability from '../../../lambdas/adapters/observability';
+
+// The metric functions as writable properties, so the tests can spy on them (a transpiler's CommonJS
+// exports may be read-only getters).
+jest.mock('../../../lambdas/adapters/observability', () => {
+  const actual = jest.requireActual<typeof observability>('../../../lambdas/adapters/observability');
+  return { __esModule: true, ...actual, countMetric: actual.countMetric, publishMetrics: actual.publishMetrics };
+});
 import { Webhook } from 'standardwebhooks';
 import { hmacHex, signedBytes } from '../../../lambdas/domain/signing';
 import type { TaskResult } from '../../../lambdas/domain/task';

@@ -1,6 +1,13 @@
 import { MarketplaceUnavailableError } from '../../../../lambdas/domain/errors';
 import { withInvocationBudget } from '../../../../lambdas/adapters/invocation-budget';
 import * as observability from '../../../../lambdas/adapters/observability';
+
+// The metric functions as writable properties, so the tests can spy on them (a transpiler's CommonJS
+// exports may be read-only getters).
+jest.mock('../../../../lambdas/adapters/observability', () => {
+  const actual = jest.requireActual<typeof observability>('../../../../lambdas/adapters/observability');
+  return { __esModule: true, ...actual, countMetric: actual.countMetric, publishMetrics: actual.publishMetrics };
+});
 import {
   leaseWorstCaseMs,
   createFleetWatchHandler,
