@@ -175,7 +175,10 @@ const search = async (
   await deps.tasks.update(state.task_id, { state: 'running' }, now);
 
   const { request } = state;
-  const held = state.search || state.resume ? undefined : await serverPlacedOn(state, deps);
+  // A resumed standing order run again from its start (npm start killed after its create_order) holds
+  // the server the watch claimed for it only: the record's older intents are not this round's.
+  const placedOn = state.search ? undefined : await serverPlacedOn(state, deps);
+  const held = state.resume && placedOn !== state.resume.server_id ? undefined : placedOn;
   const listed = await deps.marketplace.listServers();
   // The server this task's order is on is rented by that order: it stays a candidate for its own task.
   const servers = held === undefined ? listed : listed.map((s) => (s.id === held ? { ...s, rented: false } : s));

@@ -66,6 +66,23 @@ describe('Function: findServer', () => {
     expect(refused.server.id).toBe(2);
   });
 
+  it('a resumed standing order run again from its start goes back to its resume server, which its own order rents (issue 39)', async () => {
+    // Prepare: the watch resumed task-1 on server 3; the run placed an order there before npm start was
+    // killed, so server 3 is listed rented. task-2 has an intent on server 3 from an earlier round but is
+    // resumed on server 2.
+    const deps = setup();
+    deps.marketplace.servers = [aServer(2), aServer(3, { rented: true })];
+    deps.tasks.seed('task-1', { server_id: 3, order_intent_at: NOW - 5_000 });
+    deps.tasks.seed('task-2', { server_id: 3, order_intent_at: NOW - 5_000 });
+    // Act
+    const resumed = await findServer({ ...aState(), resume: { server_id: 3, round: 1 } }, deps, NOW);
+    deps.claims.holders.clear();
+    const other = await findServer({ ...aState(), task_id: 'task-2', resume: { server_id: 2, round: 1 } }, deps, NOW);
+    // Assess: server 3 again, so PlaceOrder adopts the order there instead of the watch cancelling it
+    expect(resumed.server.id).toBe(3);
+    expect(other.server.id).toBe(2);
+  });
+
   it('under a budget skips a server with no on-demand USD price for an on-demand order (never its spot price), and says so', async () => {
     // Prepare: server 1 states a spot USD price but no on-demand one; server 2 both
     const deps = setup();
