@@ -85,12 +85,12 @@ module.exports = {
   testTimeout: 60000,
   // Longest first from committed durations (test/runner/sequencer.js): a clean clone has no jest cache.
   testSequencer: '<rootDir>/test/runner/sequencer.js',
-  // Two workers per core. Most of an e2e file's time is waiting on sweeps, pacing and polls (relay.test:
+  // Three workers per core. Most of an e2e file's time is waiting on sweeps, pacing and polls (relay.test:
   // 16.5 s of its 28 s idle), so one worker per core left the 2-core CI machine half idle. Measured on
-  // that machine, quiet, `npm test` with the typecheck and lint beside jest (2026-11-28, ts-jest): 4
-  // workers jest 461.6 s, 6 workers 429.9 s. Six were tried in two clean-clone CI runs and both times
-  // crash-points' "sweep that resumes a standing order" placed a second order (the fleet watch cancelled
-  // the first, which the restarted relay had not claimed in 90 s); it has passed at four. Two per core
-  // until that is understood. (A number, not '200%': Jest reads a percentage over 100 as a count.)
-  maxWorkers: 2 * availableParallelism(),
+  // that machine (2026-11-28, BENCHMARKS.md §16): quiet, ts-jest, 4 workers jest 461.6 s, 6 workers
+  // 429.9 s; clean clone, swc, 4 workers 490.1 s, 6 workers 451.0 s. The two first clean-clone runs
+  // with six each failed crash-points' resumed standing order once: a real bug the load exposed
+  // (FindServer did not hold a resumed round's own server after a restart), fixed.
+  // (A number, not '300%': Jest reads a percentage over 100 as that many workers.)
+  maxWorkers: 3 * availableParallelism(),
 };

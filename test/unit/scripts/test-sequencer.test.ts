@@ -46,9 +46,9 @@ describe('test order', () => {
     expect(Object.values(committed).every((s) => typeof s === 'number' && s >= 0)).toBe(true);
   });
 
-  it('runs two workers per core, as a number (Jest reads a percentage over 100 as that many workers)', () => {
+  it('runs three workers per core, as a number (Jest reads a percentage over 100 as that many workers)', () => {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const config = require('../../../jest.config.js') as { maxWorkers: unknown };
-    expect(config.maxWorkers).toBe(2 * availableParallelism());
+    expect(config.maxWorkers).toBe(3 * availableParallelism());
   });
 });
