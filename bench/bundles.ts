@@ -51,6 +51,30 @@ import { startFakeAws } from './fake-aws';
 
 const ROOT = path.resolve(__dirname, '..');
 const OUT = path.join(ROOT, 'bench', 'out', 'bundles');
+
+/**
+ * What Lambda puts in a function's environment (credentials are fake; nothing reaches AWS) for a
+ * bundle in `taskRoot`; with an X-Ray daemon address, the variables of an active-tracing function too.
+ */
+export const lambdaEnv = (taskRoot: string, xrayDaemonAddress?: string): NodeJS.ProcessEnv => ({
+  PATH: process.env.PATH,
+  AWS_REGION: 'us-east-1',
+  AWS_DEFAULT_REGION: 'us-east-1',
+  AWS_ACCESS_KEY_ID: 'AKIDBENCH',
+  AWS_SECRET_ACCESS_KEY: 'bench-secret-key',
+  AWS_SESSION_TOKEN: 'bench-session-token',
+  AWS_LAMBDA_FUNCTION_NAME: 'bench',
+  AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '512',
+  ...(xrayDaemonAddress !== undefined
+    ? {
+        AWS_EXECUTION_ENV: `AWS_Lambda_${LAMBDA_NODE_RUNTIME}`,
+        LAMBDA_TASK_ROOT: taskRoot,
+        _X_AMZN_TRACE_ID: 'Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1',
+        AWS_XRAY_DAEMON_ADDRESS: xrayDaemonAddress,
+        AWS_XRAY_CONTEXT_MISSING: 'IGNORE_ERROR',
+      }
+    : {}),
+});
 const LOAD_RUNS = 5;
 /** Reference processes before the first function and after each one. */
 const REFERENCE_RUNS_BETWEEN = 2;
@@ -285,24 +309,7 @@ export const benchBundles = async (): Promise<BundlesResult> => {
       queueArn: sqs.queueArn,
     };
     const env: NodeJS.ProcessEnv = {
-      PATH: process.env.PATH,
-      // What Lambda puts in a function's environment (credentials are fake; nothing reaches AWS).
-      AWS_REGION: 'us-east-1',
-      AWS_DEFAULT_REGION: 'us-east-1',
-      AWS_ACCESS_KEY_ID: 'AKIDBENCH',
-      AWS_SECRET_ACCESS_KEY: 'bench-secret-key',
-      AWS_SESSION_TOKEN: 'bench-session-token',
-      AWS_LAMBDA_FUNCTION_NAME: 'bench',
-      AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '512',
-      ...(tracing
-        ? {
-            AWS_EXECUTION_ENV: `AWS_Lambda_${LAMBDA_NODE_RUNTIME}`,
-            LAMBDA_TASK_ROOT: OUT,
-            _X_AMZN_TRACE_ID: 'Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1',
-            AWS_XRAY_DAEMON_ADDRESS: fake.daemonAddress,
-            AWS_XRAY_CONTEXT_MISSING: 'IGNORE_ERROR',
-          }
-        : {}),
+      ...lambdaEnv(OUT, tracing ? fake.daemonAddress : undefined),
       AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
       AWS_ENDPOINT_URL_SQS: sqs.endpoint,
       AWS_ENDPOINT_URL_SFN: fake.endpoint,

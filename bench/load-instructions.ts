@@ -18,7 +18,7 @@ import { promisify } from 'node:util';
 import { build } from 'esbuild';
 import { relayBundleBytes, relayBundleOptions, relayFunctionKind } from '../lib/constructs/relay-bundling';
 import { HANDLER_ENTRIES } from '../lib/routes';
-import { LAMBDA_RUNTIME_BUILTINS } from './bundles';
+import { LAMBDA_RUNTIME_BUILTINS, lambdaEnv } from './bundles';
 
 const ROOT = path.resolve(__dirname, '..');
 const OUT = process.env.BENCH_INSTR_OUT ?? path.join(ROOT, 'bench', 'out', 'instructions');
@@ -34,19 +34,7 @@ process.exit(0);
 
 /** The environment the bundle bench's child has at load (no endpoints: nothing is called). */
 const ENV: NodeJS.ProcessEnv = {
-  PATH: process.env.PATH,
-  AWS_REGION: 'us-east-1',
-  AWS_DEFAULT_REGION: 'us-east-1',
-  AWS_ACCESS_KEY_ID: 'AKIDBENCH',
-  AWS_SECRET_ACCESS_KEY: 'bench-secret-key',
-  AWS_SESSION_TOKEN: 'bench-session-token',
-  AWS_LAMBDA_FUNCTION_NAME: 'bench',
-  AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '512',
-  AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x',
-  LAMBDA_TASK_ROOT: OUT,
-  _X_AMZN_TRACE_ID: 'Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1',
-  AWS_XRAY_DAEMON_ADDRESS: '127.0.0.1:2000',
-  AWS_XRAY_CONTEXT_MISSING: 'IGNORE_ERROR',
+  ...lambdaEnv(OUT, '127.0.0.1:2000'),
   POWERTOOLS_LOG_LEVEL: 'SILENT',
   POWERTOOLS_METRICS_DISABLED: 'true',
 };
