@@ -126,8 +126,10 @@ describe(`npm start on a kept state: a SIGKILL loses nothing (${dialect} dialect
       WAIT_MS,
     );
     const taskIds = [...leased, String(cancel.json?.task_id), ...waiting];
-    // An order in flight: placed, not running yet, when the relay dies
-    sim.control.setReadyDelay(20_000);
+    // An order in flight: placed, not running yet, when the relay dies. It never starts on its own
+    // (a loaded machine can take longer than any ready delay between the placing and the read after
+    // the restart); the test starts it once the state was read again.
+    sim.control.setReadyDelay(600_000);
     const ordersBefore = sim.control.orders().length;
     await create('inflight', { gpu_type: 'RTX 4090', use_spot: false, max_hours: 1 });
     await waitUntil(() => sim.control.orders().length === ordersBefore + 1, 'the in-flight order placed', WAIT_MS);
@@ -137,8 +139,8 @@ describe(`npm start on a kept state: a SIGKILL loses nothing (${dialect} dialect
     await relay!.stop('SIGKILL');
     relay = await startRelayProcess({ stateDir, env });
     const after = await readable('status-after', taskIds);
-    // The in-flight order starts now rather than when its 20 s ready delay ends: it was not running
-    // before the kill nor while the state was read again.
+    // The in-flight order starts now: it was not running before the kill nor while the state was read
+    // again.
     sim.control.setOrder(sim.control.orders()[ordersBefore]!.order_id, { status: 'running' });
 
     // Assert: everything readable is the same
