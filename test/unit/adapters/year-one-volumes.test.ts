@@ -259,7 +259,8 @@ describe('Year-one volumes (dynalite, issue 38 §5)', () => {
     } while (spendNext);
     expect(spendDays.size).toBe(365);
     counted.close();
-  }, 300_000); // about 60 s alone on 2 cores (dynalite rewrites items of 40–375 KB); room for a loaded CI run
+  }, 600_000); // about 60 s alone on 2 cores (dynalite rewrites items of 40–375 KB), 189 s in a full run; a run
+  // with the suite and 6 CPU hogs beside it went past 300 s: what it checks is units, not time
 
   it('bounds the host index by its worst line: MAX_INDEX_LINES lines and MAX_INDEX_KEY_AVOIDANCES key avoidances fit in 100 KB', () => {
     const item: Record<string, unknown> = { pk: 'HOSTS#index' };
