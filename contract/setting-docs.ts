@@ -31,6 +31,8 @@ export const SETTING_DOCS: Readonly<Record<SettingKey, string>> = {
   slackUnmappedUsers:
     'Slack commands from a user no caller key names (`keys create --slack-user`): `default` = they act as the default key, every scope (how Slack worked before caller keys; `npm start`), `deny` = an ephemeral refusal and nothing queued (the deployed default: an unmapped user must not get more rights than a mapped one; `-c slackUnmappedUsers=default` opts back in). A user mapped to a key always acts as that key.',
   marketplaceTimeoutMs: 'Timeout of one marketplace call.',
+  awsCallTimeoutMs:
+    "How long one attempt of an AWS call (DynamoDB, SQS, Step Functions, Secrets Manager) may wait for its answer, and how long its answer may stall, before the SDK tries again (3 attempts). 2 s in AWS, which the functions' time budgets count on; `npm start` waits 10 s, since its DynamoDB, SQS and Step Functions run in the relay's own process and a busy machine slows them with it.",
   marketplaceMinIntervalMs:
     'Minimum spacing of marketplace calls per API key (1 req/s); the pacing gate adds its own lateness margin.',
   marketplaceMaxIntervalMs:

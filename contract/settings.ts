@@ -222,6 +222,16 @@ export const SETTINGS = {
   },
   orderCreationFeeUsd: { env: 'ORDER_CREATION_FEE_USD', kind: 'amount', default: 0.1 },
   jobRetryBaseMs: { env: 'JOB_RETRY_BASE_MS', kind: 'int', deployed: false, default: 1_000 },
+  // The relay's AWS SDK calls, per attempt (lambdas/adapters/aws-clients.ts): 2 s is sized for DynamoDB,
+  // SQS and Step Functions in-region, and the functions' time budgets count on it; `npm start`'s
+  // emulators run in the relay's own process, on its CPU.
+  awsCallTimeoutMs: {
+    env: 'AWS_CALL_TIMEOUT_MS',
+    kind: 'int',
+    deployed: false,
+    default: 2_000,
+    localDefault: 10_000,
+  },
   // ---- issue 29 §5 and §7 (the waiting queue's caps, the ssh probe's own address policy) ----
   allowPrivateSshProbe: { env: 'ALLOW_PRIVATE_SSH_PROBE', kind: 'bool', default: false, localDefault: true },
   maxWaitingTasksPerKey: { env: 'MAX_WAITING_TASKS_PER_KEY', kind: 'int', default: 20 },

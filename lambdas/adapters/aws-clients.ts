@@ -62,6 +62,21 @@ export const AWS_CLIENT_TIMEOUTS: AwsClientTimeouts = {
 };
 
 /**
+ * AWS_CLIENT_TIMEOUTS, with AWS_CALL_TIMEOUT_MS as the request and socket timeouts when it is set.
+ * The stack never sets it (the functions' time budgets count on AWS_CLIENT_TIMEOUTS); `npm start`
+ * sets 10 s: its DynamoDB, SQS and Step Functions emulators run in the relay's own process, so on a
+ * busy machine an answer waits for the same CPU as the call, and 2 s turned bursts into 503s.
+ * The value is validated with the other settings at cold start (lambdas/adapters/env.ts); anything
+ * but a positive integer here leaves the defaults.
+ */
+export const awsClientTimeouts = (env: NodeJS.ProcessEnv = process.env): AwsClientTimeouts => {
+  const ms = Number(env.AWS_CALL_TIMEOUT_MS);
+  return Number.isSafeInteger(ms) && ms > 0
+    ? { ...AWS_CLIENT_TIMEOUTS, requestTimeoutMs: ms, socketTimeoutMs: ms }
+    : AWS_CLIENT_TIMEOUTS;
+};
+
+/**
  * The SDK's standard-mode back-off (@smithy/core/retry, 2026 retry behaviour): before retry n
  * (0-based) it waits random × min(baseMs × 2^n, maxMs); base 50 ms (DynamoDB 25 ms; throttling
  * 1 s). Not ours to set: stated here for the worst case, and checked against the SDK by
@@ -83,9 +98,9 @@ export const awsCallGiveUpMs = (t: AwsClientTimeouts = AWS_CLIENT_TIMEOUTS): num
 
 /**
  * The client configuration every relay AWS SDK client is built with (spread it first:
- * `new XClient({ ...awsClientConfig(), ...ownOptions })`). Tests pass smaller timeouts.
+ * `new XClient({ ...awsClientConfig(), ...ownOptions })`): awsClientTimeouts(). Tests pass smaller timeouts.
  */
-export const awsClientConfig = (t: AwsClientTimeouts = AWS_CLIENT_TIMEOUTS) => ({
+export const awsClientConfig = (t: AwsClientTimeouts = awsClientTimeouts()) => ({
   maxAttempts: t.maxAttempts,
   retryMode: 'standard',
   requestHandler: {

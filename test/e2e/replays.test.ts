@@ -94,6 +94,8 @@ describe(`Local runtime (${dialect} marketplace dialect): replayed requests`, ()
     const before = (await request(`${runtime.env.MARKETPLACE_URL}/_sim/orders`)).json?.orders as unknown[];
     const tasksBefore = await taskCount();
     const signed = signedRequest({ gpu_type: 'RTX 4090', callback_url: `${callbacks.url}/copies` });
+    // npm start gives each AWS call to its in-process emulators 10 s per attempt (2 s in AWS)
+    expect(runtime.env.AWS_CALL_TIMEOUT_MS).toBe('10000');
     // Act
     const answers = await Promise.all(
       Array.from({ length: 20 }, () => sendUntilAccepted('/webhook/create-order', signed)),

@@ -20,6 +20,7 @@ import {
   AWS_CLIENT_TIMEOUTS,
   awsCallGiveUpMs,
   awsClientConfig,
+  awsClientTimeouts,
   documentClient,
   SDK_RETRY_BACKOFF,
   type AwsClientTimeouts,
@@ -294,6 +295,45 @@ describe('Adapter: AWS client timeouts', () => {
       expect(t.connectionTimeoutMs).toBeLessThanOrEqual(t.requestTimeoutMs);
       expect(awsCallGiveUpMs()).toBe(t.maxAttempts * (t.requestTimeoutMs + t.socketTimeoutMs) + 50 + 100);
       expect(awsCallGiveUpMs()).toBeLessThanOrEqual(15_000);
+    });
+  });
+  describe('AWS_CALL_TIMEOUT_MS (npm start: 10 s; never set by the stack)', () => {
+    it('replaces the request and socket timeouts only; unset or not a positive integer leaves the defaults', () => {
+      expect(awsClientTimeouts({ AWS_CALL_TIMEOUT_MS: '10000' })).toEqual({
+        ...AWS_CLIENT_TIMEOUTS,
+        requestTimeoutMs: 10_000,
+        socketTimeoutMs: 10_000,
+      });
+      for (const value of [undefined, '', '0', '-5', '1.5', 'ten'])
+        expect(awsClientTimeouts({ AWS_CALL_TIMEOUT_MS: value })).toBe(AWS_CLIENT_TIMEOUTS);
+      // The time budgets are figured on the defaults, whatever the environment says.
+      expect(awsCallGiveUpMs()).toBe(awsCallGiveUpMs(AWS_CLIENT_TIMEOUTS));
+    });
+
+    it('is what a client built with awsClientConfig() gets', async () => {
+      // Prepare: an endpoint that refuses at once (the handler resolves its options on the first call)
+      const body = '{"__type":"ValidationException","message":"refused by the test endpoint"}';
+      endpoint = await startEndpoint((socket) =>
+        socket.write(
+          `HTTP/1.1 400 Bad Request\r\nContent-Type: application/x-amz-json-1.0\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+        ),
+      );
+      const saved = process.env.AWS_CALL_TIMEOUT_MS;
+      process.env.AWS_CALL_TIMEOUT_MS = '7000';
+      try {
+        const client = new DynamoDBClient({ ...awsClientConfig(), ...LOCAL, endpoint: endpoint.url });
+        await rejection(client.send(new GetItemCommand({ TableName: 't', Key: { pk: { S: 'a' } } })));
+        const handler = client.config.requestHandler as unknown as { httpHandlerConfigs(): Record<string, unknown> };
+        expect(handler.httpHandlerConfigs()).toMatchObject({
+          connectionTimeout: AWS_CLIENT_TIMEOUTS.connectionTimeoutMs,
+          requestTimeout: 7_000,
+          socketTimeout: 7_000,
+        });
+        client.destroy();
+      } finally {
+        if (saved === undefined) delete process.env.AWS_CALL_TIMEOUT_MS;
+        else process.env.AWS_CALL_TIMEOUT_MS = saved;
+      }
     });
   });
 });
