@@ -68,7 +68,8 @@ describe(`Spending budgets and the ledger (${dialect} marketplace dialect)`, () 
     seq += 1;
     const tag = `/r${seq}`;
     const res = await post(path, { ...body, callback_url: `${callbacks.url}${tag}` }, key);
-    expect(res.status).toBe(202);
+    // The answer's text beside a status other than 202, so a refusal says which part refused.
+    expect(res.status === 202 ? 202 : `${res.status} ${res.text}`).toBe(202);
     return tag;
   };
   const resultOf = async (tag: string): Promise<Json> =>
