@@ -58,7 +58,16 @@ describe(`Settlement at the cancel (${dialect} marketplace dialect)`, () => {
 
   beforeAll(async () => {
     callbacks = await startReceiver();
-    runtime = await startTestRuntime({ dialect, env: { WATCH_INTERVAL_SECONDS: String(SWEEP_SECONDS) } });
+    runtime = await startTestRuntime({
+      dialect,
+      env: {
+        WATCH_INTERVAL_SECONDS: String(SWEEP_SECONDS),
+        // The ledger is polled every 100 ms until the settlement: at the default 60 requests per minute
+        // a sweep a few seconds late (a loaded machine) filled the window, and every poll after was
+        // refused until the 45 s wait ran out (both dialects at once, load ~13). 45 s of polls stay under 600.
+        MAX_REQUESTS_PER_MINUTE: '600',
+      },
+    });
     const res = await post('/admin/keys', { name: 'ledger', scopes: ['order', 'cancel', 'read'] });
     expect(res.status).toBe(201);
     secret = String(res.json?.secret);
