@@ -28,7 +28,12 @@ describe(`Standing orders under a full hourly order cap (${dialect} marketplace 
 
   beforeAll(async () => {
     callbacks = await startReceiver();
-    runtime = await startTestRuntime({ dialect, env: { WATCH_INTERVAL_SECONDS: '1', MAX_ORDERS_PER_HOUR: '1' } });
+    runtime = await startTestRuntime({
+      dialect,
+      // Task views are polled every 100 ms (waitingView): at the default 60 requests per minute a few
+      // slow seconds fill the window and the next view is a 429.
+      env: { WATCH_INTERVAL_SECONDS: '1', MAX_ORDERS_PER_HOUR: '1', MAX_REQUESTS_PER_MINUTE: '600' },
+    });
   });
   afterAll(async () => {
     await runtime?.close();

@@ -38,6 +38,10 @@ export const relayEnvFor = (sim: MarketplaceSimulator): Record<string, string> =
     : {}),
   MARKETPLACE_URL: sim.url,
   MARKETPLACE_API_KEY: sim.apiKey,
+  // The files on a relay process poll task views and the ledger every 100 ms from one address: at the
+  // default 60 per minute a wait of a few seconds fills the window and every later poll is refused
+  // (429) until it slides, which a loaded machine reaches sooner. The most the setting allows.
+  MAX_REQUESTS_PER_MINUTE: '600',
 });
 
 export const startRelayProcess = async (options: {

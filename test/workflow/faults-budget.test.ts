@@ -44,8 +44,11 @@ const TIMEOUT_MS: Record<WorkflowTaskName, number> = {
   PlaceOrder: 8_000,
   CheckOrder: 5_000,
   CancelOrder: 8_000,
-  // Callback: 3 attempts × 2 s without a budget, plus chat: more than 4 s.
-  ReportResult: 4_000,
+  // Callback: 3 attempts × 2 s without a budget, plus chat 2 s: more than 7 s. Not less than 7 s: a
+  // callback gets the time left less the reserve (1 s) and one chat post (2 s), and an attempt needs
+  // 0.5 s of it (the notifier's minAttemptMs); at 4 s the record writes before the callback, slow on a
+  // loaded machine, left too little and the result was recorded but never delivered (load ~14).
+  ReportResult: 7_000,
 };
 /** Marketplace per-attempt timeout: 3 attempts of a read (2 network retries) take 6 s without a budget. */
 const MARKETPLACE_TIMEOUT_MS = 2_000;
