@@ -18,7 +18,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { startTestRuntime, TEST_WEBHOOK_SECRET, testDialect } from '../helpers/local-runtime';
 import type { LocalRuntime } from '../helpers/local-runtime';
-import { request, signedPost, startReceiver, v2Headers } from '../helpers/receivers';
+import { request, sendUntilNot503, signedPost, startReceiver, v2Headers } from '../helpers/receivers';
 import type { ReceivedRequest, Receiver } from '../helpers/receivers';
 import { waitUntil } from '../helpers/until';
 import { runCli } from '../unit/cli/run-cli';
@@ -67,18 +67,10 @@ describe(`Spending budgets and the ledger (${dialect} marketplace dialect)`, () 
   const accept = async (path: string, body: Json, key?: string): Promise<string> => {
     seq += 1;
     const tag = `/r${seq}`;
-    let res = await post(path, { ...body, callback_url: `${callbacks.url}${tag}` }, key);
-    // A 503 queued nothing and says to retry later (`Rate limiter unavailable`, with Retry-After;
-    // `Could not queue the task; nothing was started`), so the request is sent again after a while, as
-    // a caller would. The concurrent test's 20 requests at once got one of these in 5 of 14 runs at
-    // load 10-20 (all five at 17 or more): every request here comes from 127.0.0.1, so they all update one
-    // rate-limit item, and the hand-offs go to the in-process queue and workflow engine, with the
-    // relay's AWS timeouts of 2 s per attempt. That is the local runtime's pace on a loaded machine,
-    // not the budget this file tests.
-    for (let retry = 0; retry < 5 && res.status === 503; retry += 1) {
-      await new Promise((resolve) => setTimeout(resolve, Number(res.headers.get('retry-after') ?? 1) * 1000));
-      res = await post(path, { ...body, callback_url: `${callbacks.url}${tag}` }, key);
-    }
+    // A 503 queued nothing and says to retry later: sent again, as a caller would. The concurrent
+    // test's 20 requests at once (all from 127.0.0.1: one rate-limit item) got one in 5 of 14 runs at
+    // load 17-20, when the local AWS calls still timed out after 2 s.
+    const res = await sendUntilNot503(() => post(path, { ...body, callback_url: `${callbacks.url}${tag}` }, key));
     // The answer's text beside a status other than 202, so a refusal says which part refused.
     expect(res.status === 202 ? 202 : `${res.status} ${res.text}`).toBe(202);
     return tag;
@@ -182,7 +174,7 @@ describe(`Spending budgets and the ledger (${dialect} marketplace dialect)`, () 
     expect(await taskCount()).toBe(before);
   });
 
-  it("cancel settles the reservation and releases the rest; the ledger holds the time the relay held the order", async () => {
+  it('cancel settles the reservation and releases the rest; the ledger holds the time the relay held the order', async () => {
     // Prepare: probe (no budget) places an order; its worst case is reserved
     const placed = await run('/webhook/create-order', order, 'probe');
     const readyBy = Date.now() / 1000;

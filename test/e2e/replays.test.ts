@@ -9,7 +9,7 @@ import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { hmacHex, signedBytes } from '../../lambdas/domain/signing';
 import { startTestRuntime, TEST_WEBHOOK_SECRET, testDialect } from '../helpers/local-runtime';
 import type { LocalRuntime } from '../helpers/local-runtime';
-import { request, startReceiver } from '../helpers/receivers';
+import { request, sendUntilNot503, startReceiver } from '../helpers/receivers';
 import { deliveryVerifies } from '../helpers/receivers';
 import type { HttpAnswer, ReceivedRequest, Receiver } from '../helpers/receivers';
 import { ROUTES } from '../../contract/routes';
@@ -49,24 +49,6 @@ describe(`Local runtime (${dialect} marketplace dialect): replayed requests`, ()
   const send = (path: string, init: { raw: string; headers: Record<string, string> }): Promise<HttpAnswer> =>
     request(`${runtime.url}${path}`, { method: 'POST', headers: init.headers, body: init.raw });
 
-  /**
-   * `send`, and the same bytes again after Retry-After while the relay answers 503 (retry later), as
-   * a client does. Locally every copy's AWS calls run in the one process that also hosts the
-   * emulators: on a loaded machine some copies outlive the SDK's 2 s request timeout and are refused
-   * with 503, which is the relay's answer to a call it could not finish, not a second task.
-   */
-  const sendUntilAccepted = async (
-    path: string,
-    init: { raw: string; headers: Record<string, string> },
-  ): Promise<HttpAnswer> => {
-    for (let attempt = 1; ; attempt += 1) {
-      const answer = await send(path, init);
-      if (answer.status !== 503 || attempt === 5) return answer;
-      const seconds = Number(answer.headers.get('retry-after') ?? '1');
-      await new Promise((resolve) => setTimeout(resolve, seconds * 1_000));
-    }
-  };
-
   beforeAll(async () => {
     callbacks = await startReceiver();
     // Every copy counts toward the per-address limit: room for them all.
@@ -98,7 +80,7 @@ describe(`Local runtime (${dialect} marketplace dialect): replayed requests`, ()
     expect(runtime.env.AWS_CALL_TIMEOUT_MS).toBe('10000');
     // Act
     const answers = await Promise.all(
-      Array.from({ length: 20 }, () => sendUntilAccepted('/webhook/create-order', signed)),
+      Array.from({ length: 20 }, () => sendUntilNot503(() => send('/webhook/create-order', signed))),
     );
     const result = await callbacks.waitFor((r) => r.path === '/copies', 30_000);
     // Assess
