@@ -293,6 +293,12 @@ export const benchBundles = async (): Promise<BundlesResult> => {
     [SECRET_ARN('webhook')]: secrets.webhook,
     [SECRET_ARN('marketplace')]: sim.apiKey,
     [SECRET_ARN('slack')]: secrets.slack,
+    // The stack gives every signed route the caller-keys secret (it seals a task's access secrets and
+    // kept env), and PlaceOrder / CheckOrder the root-password key; without them the first call of
+    // create-order and price-alert measured a 503 hand-off failure instead of the accepted request.
+    [SECRET_ARN('callerKeys')]: 'bench-caller-keys-secret',
+    [SECRET_ARN('sshPassword')]: 'bench-ssh-password-secret',
+    [SECRET_ARN('callback')]: `whsec_${Buffer.from('bench-callback-signing-secret-32b').toString('base64')}`,
   };
   const fake = await startFakeAws(secretValues);
   try {
@@ -329,6 +335,9 @@ export const benchBundles = async (): Promise<BundlesResult> => {
       MARKETPLACE_API_KEY_ARN: SECRET_ARN('marketplace'),
       CHAT_WEBHOOKS_SECRET_ARN: SECRET_ARN('chat'),
       SLACK_SIGNING_SECRET_ARN: SECRET_ARN('slack'),
+      CALLER_KEYS_SECRET_ARN: SECRET_ARN('callerKeys'),
+      SSH_PASSWORD_SECRET_ARN: SECRET_ARN('sshPassword'),
+      CALLBACK_SIGNING_SECRET_ARN: SECRET_ARN('callback'),
     };
 
     // Workflow steps and jobs work on a task the API recorded: seed it as the API would.
