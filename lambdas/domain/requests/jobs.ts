@@ -86,6 +86,12 @@ export interface JobDeps {
   readonly standing?: { readonly waiting: Pick<WaitingTasks, 'admit' | 'remove'>; readonly caps: WaitingCaps };
   /** Spending budgets (issue 24): extend-order reserves its hours first. */
   readonly spend?: ExtensionSpend;
+  /**
+   * Epoch ms, read when a job records a moment after a marketplace call: the end of a cancelled
+   * order's time held is when cancel_order answered, not when the job began (the call may first wait
+   * for its pacing slot, seconds at a widened interval). Absent: the job's start.
+   */
+  readonly clock?: () => number;
 }
 
 /** Which job a message is and when it runs. */
@@ -135,12 +141,13 @@ const gpuLabel = (server: Server): string => server.specs.gpu || server.gpu_arra
 // ---- cancel-order --------------------------------------------------------------------------
 
 /**
- * Cancels an order on the marketplace, records the moment on the order's record (the ledger settles
- * to it, not to the sweep that sees the order gone: issue 38 §9) and tells the chat. `now` is epoch ms.
+ * Cancels an order on the marketplace, records the moment it answered on the order's record (the
+ * ledger settles to it, not to the sweep that sees the order gone: issue 38 §9) and tells the chat.
+ * `now` is the job's start, epoch ms (the moment when `deps.clock` is absent).
  */
 export const runCancel = async (
   input: CancelOrderInput,
-  deps: Pick<JobDeps, 'marketplace' | 'notifier'> & { readonly leases?: Pick<LeaseBook, 'cancelled'> },
+  deps: Pick<JobDeps, 'marketplace' | 'notifier' | 'clock'> & { readonly leases?: Pick<LeaseBook, 'cancelled'> },
   now: number,
 ): Promise<CancelSuccess> => {
   try {
@@ -154,8 +161,9 @@ export const runCancel = async (
     if (!listed) throw new MarketplaceInvalidInputError(notAccountOrderText(input.order_id));
     if (listed.status !== 'expired') throw error;
   }
-  // After the marketplace call: a cancel that failed must not end the order's time held early.
-  if (deps.leases) await deps.leases.cancelled(input.order_id, now / 1000);
+  // After the marketplace call: a cancel that failed must not end the order's time held early, and
+  // the order is billed until the marketplace took the cancel.
+  if (deps.leases) await deps.leases.cancelled(input.order_id, (deps.clock?.() ?? now) / 1000);
   await deps.notifier.chat(orderCancelledText(input.order_id));
   return { success: true, order_id: input.order_id, status: 'cancelled' };
 };

@@ -255,6 +255,7 @@ export const jobWorkerDepsFromEnv = (): JobWorkerDeps => {
     // SQS is called only to delay a failed job's retry: its client is loaded then.
     visibility: lazyMessageVisibility(env.JOB_QUEUE_URL),
     retryBaseMs: env.JOB_RETRY_BASE_MS,
+    clock: Date.now,
     config: {
       defaultCurrency: env.DEFAULT_CURRENCY,
       defaultPorts: env.DEFAULT_PORTS,

@@ -72,6 +72,26 @@ describe('Function: runCancel', () => {
   });
 });
 
+describe('Function: runCancel records when the marketplace took the cancel', () => {
+  it('ends the time held at the clock after cancel_order answered, not at the job start', async () => {
+    // Prepare: cancel_order answers 7 s after the job began (a paced slot, a slow answer)
+    const { deps, marketplace } = jobFakes();
+    let clockMs = NOW;
+    const cancelOrder = marketplace.cancelOrder.bind(marketplace);
+    marketplace.cancelOrder = async (orderId: number) => {
+      clockMs += 7_000;
+      return cancelOrder(orderId);
+    };
+    const moments: number[] = [];
+    const leases = { cancelled: async (_orderId: number, at: number) => void moments.push(at) };
+    // Act
+    await runCancel({ order_id: 4242 }, { ...deps, leases, clock: () => clockMs }, NOW);
+    await runCancel({ order_id: 4243 }, { ...deps, leases }, NOW);
+    // Assess: with a clock, the answer's moment; without one, the job's start
+    expect(moments).toEqual([(NOW + 7_000) / 1000, NOW / 1000]);
+  });
+});
+
 describe('Function: runStatus', () => {
   it('counts running and creating orders and lists ssh lines of active orders only', async () => {
     // Prepare
