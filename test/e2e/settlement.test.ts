@@ -9,8 +9,9 @@
  * The hours held are read from the ledger line and each end is checked against the window in which
  * the relay saw it: the readiness between the create and its result, the cancel between the
  * cancel-order request and its result. Not against the simulator's start and end: on a loaded machine
- * the relay's cancel moment (taken before its cancel_order call) came 1.7 s before the simulator ended
- * the order, more than any fixed slack that still tells a cancel from a sweep.
+ * each end is off the simulator's by seconds (the relay's cancel moment, then taken before its
+ * cancel_order call, came 1.7 s before the simulator ended the order; it is now taken when the call
+ * answered), more than any fixed slack that still tells a cancel from a sweep.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
