@@ -14,10 +14,14 @@
  * - on_outbid `rebid` without a spot order or without max_price is a 400; so is `replace` without a spot order.
  * Waits are on conditions with deadlines (callbacks, sweep counts), never fixed sleeps.
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { bidCeiling } from '../../lambdas/domain/recovery/outbid-recovery';
-import { startTestRuntime, TEST_WEBHOOK_SECRET, testDialect, type LocalRuntime } from '../helpers/local-runtime';
+import {
+  runtimeTableItem,
+  startTestRuntime,
+  TEST_WEBHOOK_SECRET,
+  testDialect,
+  type LocalRuntime,
+} from '../helpers/local-runtime';
 import { signedPost, startReceiver, type Receiver } from '../helpers/receivers';
 import { uniqueServer } from '../helpers/sim-servers';
 import { e2eCalls, isResult, json, type Json } from '../helpers/e2e-calls';
@@ -74,23 +78,8 @@ describe(`Outbid recovery (${dialect} marketplace dialect)`, () => {
   };
 
   /** One attribute of a task's raw item in the runtime's table (what any role that may read task items sees). */
-  const rawTaskAttribute = async (taskId: string, name: string): Promise<unknown> => {
-    const doc = DynamoDBDocumentClient.from(
-      new DynamoDBClient({
-        endpoint: runtime.dynamo.endpoint,
-        region: 'us-east-1',
-        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-      }),
-    );
-    try {
-      const { Item } = await doc.send(
-        new GetCommand({ TableName: runtime.dynamo.tableName, Key: { pk: `TASK#${taskId}` } }),
-      );
-      return Item?.[name];
-    } finally {
-      doc.destroy();
-    }
-  };
+  const rawTaskAttribute = async (taskId: string, name: string): Promise<unknown> =>
+    (await runtimeTableItem(runtime, `TASK#${taskId}`))?.[name];
 
   beforeAll(async () => {
     callbacks = await startReceiver();

@@ -13,9 +13,7 @@
  * cancel_order call, came 1.7 s before the simulator ended the order; it is now taken when the call
  * answered), more than any fixed slack that still tells a cancel from a sweep.
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { startTestRuntime, TEST_WEBHOOK_SECRET, testDialect } from '../helpers/local-runtime';
+import { runtimeTableItem, startTestRuntime, TEST_WEBHOOK_SECRET, testDialect } from '../helpers/local-runtime';
 import type { LocalRuntime } from '../helpers/local-runtime';
 import { request, signedPost, startReceiver, v2Headers } from '../helpers/receivers';
 import type { ReceivedRequest, Receiver } from '../helpers/receivers';
@@ -80,21 +78,8 @@ describe(`Settlement at the cancel (${dialect} marketplace dialect)`, () => {
 
   /** The order's ledger line as the relay wrote it: the hours held, from its readiness to its end (Unix seconds). */
   const ledgerLine = async (orderId: number): Promise<{ started: number; ended: number }> => {
-    const doc = DynamoDBDocumentClient.from(
-      new DynamoDBClient({
-        endpoint: runtime.dynamo.endpoint,
-        region: 'us-east-1',
-        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-      }),
-    );
-    try {
-      const { Item } = await doc.send(
-        new GetCommand({ TableName: runtime.dynamo.tableName, Key: { pk: `LEDGER#${orderId}` } }),
-      );
-      return { started: Date.parse(String(Item?.started_at)) / 1000, ended: Date.parse(String(Item?.ended_at)) / 1000 };
-    } finally {
-      doc.destroy();
-    }
+    const item = await runtimeTableItem(runtime, `LEDGER#${orderId}`);
+    return { started: Date.parse(String(item?.started_at)) / 1000, ended: Date.parse(String(item?.ended_at)) / 1000 };
   };
 
   it('settles a cancelled order to the cancel, not to the next sweep: the hours and USD of the time the relay held it', async () => {

@@ -5,6 +5,8 @@
  * One runtime per test file: the handlers parse `process.env` once per module registry, and jest
  * gives each test file its own registry and its own copy of `process.env`.
  */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { startLocalRuntime } from '../../local/runtime';
 import type { LocalRuntime, LocalRuntimeOptions, SimulatorOptions } from '../../local/runtime';
 import { parseDialect, type Dialect } from '../../local/simulator/dialect';
@@ -80,4 +82,27 @@ export const startTestRuntime = (options: TestRuntimeOptions = {}): Promise<Loca
         : { ...FAST_SIMULATOR, ...(dialect === 'live' ? FAST_LIVE_SIMULATOR : {}), dialect, ...options.simulator },
   };
   return startLocalRuntime(runtimeOptions);
+};
+
+/**
+ * One item of the runtime's table as stored (what a role that may read it sees), read through a
+ * client of its own, or undefined.
+ */
+export const runtimeTableItem = async (
+  runtime: LocalRuntime,
+  pk: string,
+): Promise<Record<string, unknown> | undefined> => {
+  const doc = DynamoDBDocumentClient.from(
+    new DynamoDBClient({
+      endpoint: runtime.dynamo.endpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    }),
+  );
+  try {
+    const { Item } = await doc.send(new GetCommand({ TableName: runtime.dynamo.tableName, Key: { pk } }));
+    return Item;
+  } finally {
+    doc.destroy();
+  }
 };
